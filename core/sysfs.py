@@ -1,0 +1,85 @@
+"""Safe readers of sysfs attributes and device-name validation (reads only; writes live in writes.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from core.errors import BadInput, UnknownDevice
+
+# Kernel block device names: letters, digits and a few separators; never a path.
+_DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+!-]{0,63}$")
+_NVME_PATH = re.compile(r"^nvme(\d+)c\d+n(\d+)$")
+
+
+def multipath_head(name: str) -> str | None:
+    """The namespace a hidden NVMe multipath path belongs to: nvme0c1n2 -> nvme0n2."""
+    m = _NVME_PATH.match(name)
+    return f"nvme{m.group(1)}n{m.group(2)}" if m else None
+
+
+def read_attr(path: Path, default: str | None = None) -> str | None:
+    """An attribute's text, stripped; ``default`` when it is absent or unreadable."""
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode(errors="replace").strip()
+    except OSError:
+        return default
+
+
+def read_int(path: Path, default: int | None = None) -> int | None:
+    text = read_attr(path)
+    if text is None:
+        return default
+    try:
+        return int(text)
+    except ValueError:
+        return default
+
+
+def parse_scheduler(text: str | None) -> tuple[str | None, list[str]]:
+    """``"none [mq-deadline] kyber"`` -> ("mq-deadline", ["none", "mq-deadline", "kyber"]).
+
+    A missing file (None) means the device has no elevator: (None, []).
+    """
+    if text is None:
+        return None, []
+    current: str | None = None
+    available: list[str] = []
+    for token in text.split():
+        if token.startswith("[") and token.endswith("]"):
+            token = token[1:-1]
+            current = token
+        available.append(token)
+    return current, available
+
+
+def partition_parent(name: str, root: str | Path = "/") -> str | None:
+    """The whole disk a partition belongs to, or None when ``name`` is not a partition."""
+    target = Path(root, "sys/class/block", name)
+    if not (target / "partition").exists():
+        return None
+    try:
+        return Path(os.path.realpath(target)).parent.name
+    except OSError:
+        return None
+
+
+def check_device_name(name: str, root: str | Path = "/") -> Path:
+    """Validate a whole-disk name and return its /sys/block directory; BadInput says what is wrong."""
+    if not isinstance(name, str) or not name:
+        raise BadInput("no device name given")
+    if name != name.strip() or any(c.isspace() for c in name):
+        raise BadInput(f"device name {name!r} contains white space")
+    if "/" in name or name in (".", ".."):
+        raise BadInput(f"device name {name!r} must be a bare name like sda, not a path")
+    if not _DEVICE_NAME.match(name):
+        raise BadInput(f"device name {name!r} has characters no block device name has")
+    path = Path(root, "sys/block", name)
+    if not path.is_dir():
+        parent = partition_parent(name, root)
+        if parent:
+            raise BadInput(f"{name} is a partition; schedulers belong to the whole disk {parent}")
+        raise UnknownDevice(f"no block device named {name}")
+    return path

@@ -1,0 +1,197 @@
+"""The one door for privileged writes to sysfs: validate, journal the original, write once, read back.
+
+Kernel facts that shape this (6.x): the scheduler file accepts junk after 15 characters, any string that
+starts with "none" and an empty write as a silent no-op; some devices accept a write and change nothing;
+a buffered text-mode write reports EINVAL only at close(). So callers pass exact tokens, the write is one
+unbuffered os.write(), and the value is always read back.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.errors import BadInput, DeviceGone, IoschedError, NotPermitted
+from core.journal import Journal, JournalEntry, default_run_dir, new_entry
+from core.sysfs import check_device_name, parse_scheduler, read_attr, read_int
+
+# Queue knobs the tool may change besides the scheduler and its iosched/* tunables.
+QUEUE_KNOBS = frozenset({
+    "nr_requests", "read_ahead_kb", "rq_affinity", "nomerges", "wbt_lat_usec", "max_sectors_kb",
+    "add_random", "io_poll_delay",
+})
+_TUNABLE = re.compile(r"^queue/iosched/[a-z0-9_]{1,40}$")
+_VALUE = re.compile(r"^-?[A-Za-z0-9_.-]{1,40}$")
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    device: str
+    attr: str
+    old: str
+    new: str
+    seconds: float  # how long the kernel took to accept the write
+    time: float  # monotonic time of the write, for markers on the timeline
+
+
+def _check_attr(attr: str) -> None:
+    if attr == "queue/scheduler" or _TUNABLE.match(attr):
+        return
+    if attr.startswith("queue/") and attr[6:] in QUEUE_KNOBS:
+        return
+    raise BadInput(f"{attr} is not a setting iosched changes")
+
+
+def _current_value(path: Path, attr: str) -> str | None:
+    text = read_attr(path)
+    if text is None:
+        return None
+    if attr == "queue/scheduler":
+        return parse_scheduler(text)[0]
+    return text
+
+
+def _raw_write(path: Path, value: str, device: str, attr: str) -> float:
+    """One unbuffered write; returns the seconds it took. Errors become our own exceptions."""
+    t0 = time.perf_counter()
+    try:
+        fd = os.open(path, os.O_WRONLY)
+    except FileNotFoundError as e:
+        raise DeviceGone(f"{device} is gone (no {attr})") from e
+    except PermissionError as e:
+        raise NotPermitted(f"permission denied writing {device} {attr}: run as root") from e
+    try:
+        os.write(fd, value.encode())
+    except OSError as e:
+        if e.errno == errno.EINVAL:
+            raise IoschedError(f"the kernel refused {value!r} for {device} {attr} (invalid argument)") from e
+        if e.errno in (errno.ENODEV, errno.ENXIO, errno.ENOENT):
+            raise DeviceGone(f"{device} went away during the write") from e
+        if e.errno in (errno.EACCES, errno.EPERM):
+            raise NotPermitted(f"permission denied writing {device} {attr}: run as root") from e
+        raise IoschedError(f"writing {value!r} to {device} {attr} failed: {e.strerror}") from e
+    finally:
+        os.close(fd)
+    return time.perf_counter() - t0
+
+
+def _identity(sysdir: Path) -> dict[str, object]:
+    return {
+        "maj_min": read_attr(sysdir / "dev"),
+        "diskseq": read_int(sysdir / "diskseq"),
+        "serial": read_attr(sysdir / "serial") or read_attr(sysdir / "device/serial") or None,
+        "backing_file": read_attr(sysdir / "loop/backing_file") or None,
+    }
+
+
+def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
+               journal: Journal | None = None) -> WriteResult:
+    """Set ``/sys/block/DEVICE/ATTR`` to ``value``, journaling the original; raises if it does not stick."""
+    sysdir = check_device_name(device, root)
+    _check_attr(attr)
+    if not _VALUE.match(value):
+        raise BadInput(f"value {value!r} is not a plain token")
+    path = sysdir / attr
+    journal = journal or Journal(default_run_dir(root))
+    with journal.locked() as entries:
+        old = _current_value(path, attr)
+        if old is None:
+            raise DeviceGone(f"{device} has no {attr} (device gone, or not available with this scheduler)")
+        if old == value:
+            return WriteResult(device, attr, old, value, 0.0, time.monotonic())
+        key = f"{device}/{attr}"
+        if key not in entries:
+            sched = None
+            if attr.startswith("queue/iosched/"):
+                sched = _current_value(sysdir / "queue/scheduler", "queue/scheduler")
+            entries[key] = new_entry(device, attr, old, scheduler=sched, **_identity(sysdir))
+        at = time.monotonic()
+        seconds = _raw_write(path, value, device, attr)
+        new = _current_value(path, attr)
+    if new is None:
+        raise DeviceGone(f"{device} vanished right after the write")
+    if new != value:
+        raise IoschedError(f"{device} accepted {value!r} for {attr} but it still reads {new!r}")
+    return WriteResult(device, attr, old, new, seconds, at)
+
+
+@dataclass(frozen=True)
+class RestoreOutcome:
+    device: str
+    attr: str
+    original: str
+    current: str | None
+    status: str  # "restored", "would restore", "unchanged", "gone", "replaced", "skipped", "failed"
+    detail: str = ""
+
+
+def _same_device(entry: JournalEntry, sysdir: Path) -> str | None:
+    """Why the device under this name is not the one the entry was made for, or None when it is."""
+    now = _identity(sysdir)
+    for key in ("maj_min", "diskseq", "serial", "backing_file"):
+        was, is_ = getattr(entry, key), now[key]
+        if was is not None and is_ is not None and was != is_:
+            return f"{key} was {was}, now {is_}"
+    return None
+
+
+def _order(entry: JournalEntry) -> int:
+    # The scheduler first (a switch resets nr_requests and iosched/*), then knobs, then tunables.
+    if entry.attr == "queue/scheduler":
+        return 0
+    return 2 if entry.attr.startswith("queue/iosched/") else 1
+
+
+def restore(root: str | Path = "/", journal: Journal | None = None,
+            dry_run: bool = False) -> list[RestoreOutcome]:
+    """Put back every value the tool changed that still differs. Idempotent; entries done with are dropped."""
+    journal = journal or Journal(default_run_dir(root))
+    outcomes: list[RestoreOutcome] = []
+    if dry_run:
+        entries = journal.entries()
+        for entry in sorted(entries.values(), key=_order):
+            outcomes.append(_restore_one(entry, root, dry_run=True))
+        return outcomes
+    with journal.locked() as entries:
+        for entry in sorted(entries.values(), key=_order):
+            outcome = _restore_one(entry, root, dry_run=False)
+            outcomes.append(outcome)
+            if outcome.status != "failed":
+                del entries[entry.key]
+    return outcomes
+
+
+def _restore_one(entry: JournalEntry, root: str | Path, dry_run: bool) -> RestoreOutcome:
+    def out(status: str, current: str | None = None, detail: str = "") -> RestoreOutcome:
+        return RestoreOutcome(entry.device, entry.attr, entry.original, current, status, detail)
+
+    sysdir = Path(root, "sys/block", entry.device)
+    if not sysdir.is_dir():
+        return out("gone", detail="device no longer exists")
+    why = _same_device(entry, sysdir)
+    if why:
+        return out("replaced", detail=f"another device now has this name ({why}); left alone")
+    path = sysdir / entry.attr
+    current = _current_value(path, entry.attr)
+    if current is None:
+        return out("skipped", detail=f"{entry.attr} no longer exists")
+    if current == entry.original:
+        return out("unchanged", current)
+    if entry.scheduler is not None:
+        sched = _current_value(sysdir / "queue/scheduler", "queue/scheduler")
+        if sched != entry.scheduler:
+            return out("skipped", current, f"belongs to {entry.scheduler}, device now runs {sched}")
+    if dry_run:
+        return out("would restore", current)
+    try:
+        _raw_write(path, entry.original, entry.device, entry.attr)
+    except IoschedError as e:
+        return out("failed", current, str(e))
+    after = _current_value(path, entry.attr)
+    if after != entry.original:
+        return out("failed", after, f"still reads {after!r}")
+    return out("restored", current)

@@ -1,0 +1,168 @@
+"""The `iosched` command: argument parsing, one-sentence errors, exit codes (0 ok, 1 failure, 2 bad input)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+from core.devices import BlockDevice, list_devices
+from core.errors import BadInput, IoschedError
+from core.scheduler import switch_scheduler
+from core.sysfs import check_device_name
+from core.writes import restore
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "K", "M", "G", "T", "P"):
+        if n < 1024 or unit == "P":
+            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
+        n /= 1024
+    return str(n)
+
+
+def _sched_text(d: BlockDevice) -> str:
+    if not d.schedulers:
+        return "(no scheduler)"
+    return " ".join(f"[{s}]" if s == d.scheduler else s for s in d.schedulers)
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    devices = list_devices(args.root, include_empty=args.all)
+    if args.json:
+        print(json.dumps([d.to_json() for d in devices], indent=1))
+        return 0
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(box=None, header_style="bold", pad_edge=False)
+    for col in ("NAME", "MAJ:MIN", "SIZE", "TYPE", "MODEL", "SCHEDULERS", "MOUNTED / USED BY"):
+        table.add_column(col, no_wrap=col in ("SCHEDULERS", "NAME"))
+    for d in devices:
+        kind = "HDD" if d.rotational else "SSD"
+        used = ", ".join(d.mountpoints + [f"holder {h}" for h in d.holders])
+        if d.backing_file:
+            used = (used + ", " if used else "") + f"file {d.backing_file}"
+        model = d.model or d.transport or ""
+        cells = (d.name, d.maj_min, _size(d.size_bytes), kind, model, _sched_text(d), used)
+        table.add_row(*(escape(c) for c in cells))
+    Console().print(table)
+    return 0
+
+
+def cmd_set(args: argparse.Namespace) -> int:
+    r = switch_scheduler(args.device, args.scheduler, root=args.root)
+    if r.old == r.new:
+        print(f"{r.device}: already {r.new}")
+    else:
+        print(f"{r.device}: {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    outcomes = restore(args.root, dry_run=args.dry_run)
+    if not outcomes:
+        print("nothing to restore: iosched has changed nothing that is still recorded")
+        return 0
+    failed = 0
+    for o in outcomes:
+        what = f"{o.device} {o.attr.removeprefix('queue/')}"
+        if o.status in ("restored", "would restore"):
+            print(f"{what}: {o.status} {o.current} -> {o.original}")
+        elif o.status == "unchanged":
+            print(f"{what}: already {o.original}")
+        else:
+            print(f"{what}: {o.status}{': ' + o.detail if o.detail else ''}")
+        failed += o.status == "failed"
+    return 1 if failed else 0
+
+
+def _positive_interval(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0.05 <= value <= 3600:
+        raise argparse.ArgumentTypeError("the interval must be between 0.05 and 3600 seconds")
+    return value
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    from tui.watch import watch
+
+    for dev in args.devices:
+        check_device_name(dev, args.root)
+    defaults = [d.name for d in list_devices(args.root)]
+    try:
+        watch(sys.stdout, args.interval, args.devices or None, args.json, args.count, args.root, defaults)
+    except KeyboardInterrupt:
+        pass
+    except BrokenPipeError:
+        # `iosched watch | head`: the reader left; leave quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def cmd_tui(args: argparse.Namespace) -> int:
+    try:
+        from tui.app import run_app
+    except ImportError:  # the TUI is not built yet: show the inventory instead
+        return cmd_list(args)
+    return run_app(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="iosched", description="See, switch and compare Linux IO schedulers.")
+    p.add_argument("--root", default="/", help=argparse.SUPPRESS)  # fixture trees in tests
+    p.set_defaults(func=cmd_tui, json=False, all=False)
+    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+
+    s = sub.add_parser("list", help="list block devices with their schedulers")
+    s.add_argument("--json", action="store_true", help="machine-readable output")
+    s.add_argument("--all", action="store_true", help="include devices of size 0 (unattached loop, zram)")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("set", help="switch a device's IO scheduler")
+    s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
+    s.add_argument("scheduler", help="one of the device's available schedulers")
+    s.set_defaults(func=cmd_set)
+
+    s = sub.add_parser("restore", help="put back every scheduler and setting iosched changed")
+    s.add_argument("--dry-run", "--list", dest="dry_run", action="store_true", help="show, change nothing")
+    s.set_defaults(func=cmd_restore)
+
+    s = sub.add_parser("watch", help="iostat-like live figures")
+    s.add_argument("devices", nargs="*", metavar="DEV")
+    s.add_argument("-i", "--interval", type=_positive_interval, default=1.0, help="seconds (default 1)")
+    s.add_argument("-c", "--count", type=int, default=None, help="stop after N intervals")
+    s.add_argument("--json", action="store_true", help="one JSON object per interval and line")
+    s.set_defaults(func=cmd_watch)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    # A dropped SSH session must not leave us spinning: exit on SIGHUP like on SIGTERM.
+    signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
+    return run(build_parser().parse_args(argv))
+
+
+def run(args: argparse.Namespace) -> int:
+    """Carry out parsed arguments; core errors become one sentence on stderr and an exit code."""
+    try:
+        return args.func(args)
+    except BadInput as e:
+        print(f"iosched: {e}", file=sys.stderr)
+        return 2
+    except IoschedError as e:
+        print(f"iosched: {e}", file=sys.stderr)
+        return e.exit_code
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

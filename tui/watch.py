@@ -1,0 +1,74 @@
+"""`iosched watch`: iostat-like lines (or JSON lines) from the shared sampler."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import TextIO
+
+from core.sampler import Rates, Sampler, compute_rates
+
+TEXT_COLUMNS = ("r/s", "w/s", "rkB/s", "wkB/s", "rrqm/s", "wrqm/s", "r_await", "w_await", "aqu-sz",
+                "rareq-sz", "wareq-sz", "util")
+CPU_COLUMNS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "idle")
+
+
+def rates_to_json(rates: Rates, wall: datetime, devices: Iterable[str] | None) -> dict:
+    """One interval under sysstat's own key names (`iostat -x -o JSON`, `mpstat -o JSON`)."""
+    names = sorted(rates.disks) if devices is None else [d for d in devices if d in rates.disks]
+    return {
+        "time": wall.isoformat(timespec="seconds"),
+        "interval": round(rates.interval, 4),
+        "disks": {n: rates.disks[n].sysstat() for n in names},
+        "cpu": {k: v.sysstat() for k, v in sorted(rates.cpus.items(), key=lambda kv: _cpu_order(kv[0]))},
+    }
+
+
+def _cpu_order(key: str) -> int:
+    return -1 if key == "all" else int(key)
+
+
+def rates_to_text(rates: Rates, wall: datetime, devices: Iterable[str] | None) -> str:
+    names = sorted(rates.disks) if devices is None else [d for d in devices if d in rates.disks]
+    lines = [f"{wall:%H:%M:%S}  interval {rates.interval:.2f}s"]
+    cpu = rates.cpus.get("all")
+    if cpu is not None:
+        c = cpu.sysstat()
+        lines.append("%cpu   " + "  ".join(f"{k} {c[k]:5.1f}" for k in CPU_COLUMNS))
+    width = max([6, *(len(n) for n in names)])
+    lines.append(f"{'Device':<{width}} " + " ".join(f"{c:>8}" for c in TEXT_COLUMNS))
+    for n in names:
+        s = rates.disks[n].sysstat()
+        lines.append(f"{n:<{width}} " + " ".join(f"{s[c]:8.2f}" for c in TEXT_COLUMNS))
+    return "\n".join(lines) + "\n"
+
+
+def watch(out: TextIO, interval: float, devices: list[str] | None, as_json: bool, count: int | None,
+          root: str | Path = "/", default_devices: list[str] | None = None) -> None:
+    """Print one block (or JSON line) per interval until ``count`` intervals or Ctrl-C.
+
+    Deadlines are absolute (start + k*interval) so the output does not drift.
+    """
+    sampler = Sampler(root)
+    prev = sampler.take()
+    start = prev.time
+    shown = devices if devices else default_devices
+    k = 0
+    while count is None or k < count:
+        k += 1
+        delay = start + k * interval - time.monotonic()
+        if delay > 0:
+            time.sleep(delay)
+        cur = sampler.take()
+        rates = compute_rates(prev, cur)
+        prev = cur
+        wall = datetime.now().astimezone()
+        if as_json:
+            out.write(json.dumps(rates_to_json(rates, wall, shown)) + "\n")
+        else:
+            out.write(rates_to_text(rates, wall, shown) + "\n")
+        out.flush()
+
