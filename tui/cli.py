@@ -14,6 +14,7 @@ from core.errors import BadInput, IoschedError
 from core.scheduler import switch_scheduler
 from core.sysfs import check_device_name
 from core.writes import restore
+from themes import THEME_NAMES
 
 
 def _size(n: int) -> str:
@@ -108,16 +109,17 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    try:
-        from tui.app import run_app
-    except ImportError:  # the TUI is not built yet: show the inventory instead
-        return cmd_list(args)
+    from tui.app import run_app
+
     return run_app(args)
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="iosched", description="See, switch and compare Linux IO schedulers.")
     p.add_argument("--root", default="/", help=argparse.SUPPRESS)  # fixture trees in tests
+    p.add_argument("--theme", choices=THEME_NAMES, help="TUI theme (default dark; mono when NO_COLOR is set)")
+    p.add_argument("-i", "--interval", type=_positive_interval, default=1.0, dest="tui_interval",
+                   help="TUI refresh in seconds (0.25 to 5)")
     p.set_defaults(func=cmd_tui, json=False, all=False)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 

@@ -1,0 +1,444 @@
+"""The Textual app: live device table, graphs of the selected device, CPU pane, scheduler hot-swap."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import fcntl
+import os
+import signal
+import sys
+from collections import deque
+from pathlib import Path
+from typing import ClassVar, Protocol
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid
+from textual.message import Message
+from textual.theme import Theme
+from textual.timer import Timer
+from textual.widgets import DataTable, Footer, Static
+from textual.worker import get_current_worker
+
+from core.devices import BlockDevice, list_devices
+from core.errors import IoschedError
+from core.journal import default_run_dir
+from core.sampler import History, Rates, Sample, Sampler, compute_rates
+from core.scheduler import switch_scheduler
+from core.writes import WriteResult, restore
+from themes import THEME_NAMES, stylesheets
+from tui.commands import SchedulerCommands
+from tui.screens import ConfirmScreen, HelpScreen, SchedulerPicker
+from tui.widgets import CpuPane, DeviceTable, LineChart, Marker
+
+INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
+SORT_KEYS = ("name", "r_s", "w_s", "util", "r_await", "w_await")
+HISTORY_POINTS = 1200  # 10 min at 0.5 s; idle devices share one zero-rates object, so this stays small
+INVENTORY_POLL_S = 2.0  # an outside scheduler change shows within this
+
+MONO_THEME = Theme(
+    name="iosched-mono", primary="#c0c0c0", secondary="#a0a0a0", accent="#ffffff", warning="#ffffff",
+    error="#ffffff", success="#d0d0d0", foreground="#e0e0e0", background="#000000", surface="#101010",
+    panel="#202020", dark=True,
+)
+TEXTUAL_THEME = {"dark": "textual-dark", "light": "textual-light", "mono": "iosched-mono"}
+
+
+class SampleSource(Protocol):
+    def take(self) -> Sample: ...
+
+
+class InventoryLoaded(Message):
+    def __init__(self, devices: list[BlockDevice]) -> None:
+        super().__init__()
+        self.devices = devices
+
+
+class DevicesChanged(Message):
+    """A block uevent arrived (attach, detach, change): re-read the inventory."""
+
+
+class SwitchDone(Message):
+    def __init__(self, result: WriteResult) -> None:
+        super().__init__()
+        self.result = result
+
+
+class SwitchFailed(Message):
+    def __init__(self, device: str, error: str) -> None:
+        super().__init__()
+        self.device = device
+        self.error = error
+
+
+class IoschedApp(App[int]):
+    TITLE = "iosched"
+    CSS_PATH: ClassVar = [str(p) for p in stylesheets()]
+    COMMANDS: ClassVar = App.COMMANDS | {SchedulerCommands}
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("s", "switch", "Scheduler"),
+        Binding("space", "pause", "Pause"),
+        Binding("plus,equals_sign", "faster", "Faster", show=False),
+        Binding("minus", "slower", "Slower", show=False),
+        Binding("o", "sort", "Sort"),
+        Binding("t", "cycle_theme", "Theme"),
+        Binding("question_mark,f1", "help", "Help"),
+        Binding("q", "quit", "Quit"),
+        Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
+    ]
+    HELP_KEYS: ClassVar[list[tuple[str, str]]] = [
+        ("↑/↓", "select a device (its graphs show below the table)"),
+        ("s", "switch the selected device's IO scheduler (picker; Enter applies)"),
+        ("ctrl+p", "command palette: '<dev>: scheduler -> <name>' and more"),
+        ("space", "pause / resume sampling"),
+        ("+ / -", "sample faster / slower (0.25 s … 5 s)"),
+        ("o", "sort the table: name, r/s, w/s, %util, r_await, w_await"),
+        ("t", "cycle theme: dark, light, mono"),
+        ("? / F1", "this help"),
+        ("q / ctrl+c", "quit (offers to restore schedulers changed in this session)"),
+    ]
+
+    def __init__(self, root: str | Path = "/", interval: float = 1.0, theme_name: str = "dark",
+                 sampler: SampleSource | None = None, auto_tick: bool = True, watch_udev: bool = True) -> None:
+        super().__init__()
+        self.root = Path(root)
+        self.interval = min(INTERVALS, key=lambda i: abs(i - interval))
+        self.theme_name = theme_name if theme_name in THEME_NAMES else "dark"
+        self.sampler: SampleSource = sampler or Sampler(root)
+        self.auto_tick = auto_tick
+        self.watch_udev = watch_udev
+        self.history = History(HISTORY_POINTS)
+        self.devices: list[BlockDevice] = []
+        self.markers: deque[Marker] = deque(maxlen=500)
+        self.changed_devices: set[str] = set()
+        self.sort_key = "name"
+        self.paused = False
+        self.last_rates: Rates | None = None
+        self._prev: Sample | None = None
+        self._disk_names: frozenset[str] = frozenset()
+        self._timer: Timer | None = None
+        self._switching = False
+        self._selected: str | None = None
+
+    # ---- layout -------------------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        yield DeviceTable(id="devices")
+        with Grid(id="graphs"):
+            yield LineChart("IOPS", ["r/s", "w/s"], id="chart-iops")
+            yield LineChart("Device latency ms", ["r_await", "w_await"], id="chart-latency")
+            yield LineChart("MB/s", ["read", "write"], id="chart-throughput")
+            yield LineChart("Queue", ["aqu-sz", "%util"], id="chart-queue")
+        yield CpuPane(id="cpu")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.register_theme(MONO_THEME)
+        self._apply_theme()
+        self._apply_size_classes()
+        self.devices = list_devices(self.root)  # first frame shows real rows; ~50 µs per device
+        self._sync_table()
+        self._prev = self.sampler.take()
+        self._disk_names = frozenset(self._prev.disks)
+        if self.auto_tick:
+            self._timer = self.set_interval(self.interval, self.tick)
+            self.set_interval(INVENTORY_POLL_S, self.refresh_inventory)
+            if self.watch_udev and str(self.root) == "/":
+                self._watch_udev()
+        self._render_status()
+        self.query_one(DeviceTable).focus()
+
+    def on_resize(self) -> None:
+        self._apply_size_classes()
+
+    def _apply_size_classes(self) -> None:
+        w, h = self.size
+        self.screen.set_class(w < 100 or h < 30, "-compact")
+        self.screen.set_class(w < 60 or h < 16, "-tiny")
+
+    def _apply_theme(self) -> None:
+        for name in THEME_NAMES:
+            self.set_class(name == self.theme_name, f"theme-{name}")
+        self.theme = TEXTUAL_THEME[self.theme_name]
+
+    # ---- sampling -----------------------------------------------------------------------------
+    def tick(self) -> None:
+        """One sample, rates, history; then redraw what is visible. Procfs reads take microseconds."""
+        cur = self.sampler.take()
+        prev, self._prev = self._prev, cur
+        if prev is None:
+            return
+        rates = compute_rates(prev, cur)
+        self.history.append(rates)
+        self.last_rates = rates
+        names = frozenset(cur.disks)
+        if names != self._disk_names:
+            self._disk_names = names
+            self.refresh_inventory()
+        self._redraw()
+
+    def _redraw(self) -> None:
+        with self.batch_update():
+            if self.sort_key != "name":
+                self._sync_table()
+            table = self.query_one(DeviceTable)
+            if self.last_rates is not None:
+                table.update_rates(self.devices, self.last_rates.disks)
+            self._draw_graphs()
+            self._render_status()
+
+    def _draw_graphs(self) -> None:
+        dev = self.selected_device()
+        times = list(self.history.times)
+        marks = [m for m in self.markers if dev is not None and m.device == dev.name]
+        name = dev.name if dev else ""
+
+        def series(field: str, scale: float = 1.0) -> list[float | None]:
+            values = self.history.disk_series(name, field)
+            return values if scale == 1.0 else [None if v is None else v * scale for v in values]
+
+        charts = {
+            "chart-iops": [series("r_s"), series("w_s")],
+            "chart-latency": [series("r_await"), series("w_await")],
+            "chart-throughput": [series("rkB_s", 1 / 1024), series("wkB_s", 1 / 1024)],
+            "chart-queue": [series("aqu_sz"), series("util")],
+        }
+        for chart_id, data in charts.items():
+            chart = self.query_one(f"#{chart_id}", LineChart)
+            if chart.display and chart.size.width:
+                chart.set_data(times, data, marks)
+        cpu = self.query_one(CpuPane)
+        if cpu.display:
+            cpu.set_data(list(self.history.cpus.get("all", ())),
+                         self.last_rates.cpus if self.last_rates else {})
+
+    def _render_status(self) -> None:
+        dev = self.selected_device()
+        where = "no device" if dev is None else f"{dev.name} [{dev.scheduler or 'no scheduler'}]"
+        state = "❚❚ paused" if self.paused else "● live"
+        util = ""
+        if dev is not None and not dev.util_is_saturation:
+            util = "  %util≠saturation (multi-queue SSD)"
+        if dev is not None and not dev.iostats:
+            util = "  iostats off: counters frozen"
+        self.query_one("#status", Static).update(
+            Text(f"iosched  {where}  {state}  every {self.interval:g}s  sort {self.sort_key}{util}"))
+
+    # ---- inventory ----------------------------------------------------------------------------
+    def refresh_inventory(self) -> None:
+        self._load_inventory()
+
+    @work(thread=True, exclusive=True, group="inventory", exit_on_error=False)
+    def _load_inventory(self) -> None:
+        self.post_message(InventoryLoaded(list_devices(self.root)))
+
+    def on_inventory_loaded(self, message: InventoryLoaded) -> None:
+        self.devices = message.devices
+        self._sync_table()
+        self._redraw()
+
+    def on_devices_changed(self, _: DevicesChanged) -> None:
+        self.refresh_inventory()
+
+    @work(thread=True, exclusive=True, group="udev", exit_on_error=False)
+    def _watch_udev(self) -> None:
+        try:
+            import pyudev
+
+            context = pyudev.Context()
+            # Without a running udevd (containers, minimal VMs) only the kernel's own events arrive.
+            source = "udev" if os.path.exists("/run/udev/control") else "kernel"
+            monitor = pyudev.Monitor.from_netlink(context, source=source)
+            monitor.filter_by("block")
+            monitor.start()
+        except Exception:
+            return  # the slow poll still notices changes
+        worker = get_current_worker()
+        while not worker.is_cancelled:
+            if monitor.poll(timeout=0.5) is not None:
+                self.post_message(DevicesChanged())
+
+    def _sorted_devices(self) -> list[BlockDevice]:
+        if self.sort_key == "name" or self.last_rates is None:
+            return sorted(self.devices, key=lambda d: d.name)
+        rates = self.last_rates.disks
+
+        def key(d: BlockDevice) -> tuple[float, str]:
+            r = rates.get(d.name)
+            return (-(getattr(r, self.sort_key) if r else 0.0), d.name)
+
+        return sorted(self.devices, key=key)
+
+    def _sync_table(self) -> None:
+        self.devices = self._sorted_devices()
+        table = self.query_one(DeviceTable)
+        table.sync_rows(self.devices)
+        if self.last_rates is not None:
+            table.update_rates(self.devices, self.last_rates.disks)
+        self._selected = table.selected_name()
+
+    def selected_device(self) -> BlockDevice | None:
+        name = self._selected
+        return next((d for d in self.devices if d.name == name), None)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._selected = None if event.row_key.value is None else str(event.row_key.value)
+        self._draw_graphs()
+        self._render_status()
+
+    # ---- switching ----------------------------------------------------------------------------
+    def action_switch(self) -> None:
+        dev = self.selected_device()
+        if dev is None:
+            self.notify("No device selected.", severity="warning")
+            return
+        if not dev.has_scheduler:
+            self.notify(f"{dev.name} has no IO scheduler (its driver bypasses the elevator).", severity="warning")
+            return
+        if self._switching:
+            return  # debounce: one switch at a time
+
+        def chosen(name: str | None) -> None:
+            if name is not None:
+                self.start_switch(dev.name, name)
+
+        self.push_screen(SchedulerPicker(dev.name, dev.scheduler, dev.schedulers), chosen)
+
+    def start_switch(self, device: str, name: str) -> None:
+        if self._switching:
+            self.notify("A switch is already in progress.", severity="warning")
+            return
+        self._switching = True
+        self._switch_worker(device, name)
+
+    @work(thread=True, group="switch", exit_on_error=False)
+    def _switch_worker(self, device: str, name: str) -> None:
+        try:
+            result = switch_scheduler(device, name, root=self.root)
+        except IoschedError as e:
+            self.post_message(SwitchFailed(device, str(e)))
+        except Exception as e:  # never let a switch take the app down
+            self.post_message(SwitchFailed(device, f"{type(e).__name__}: {e}"))
+        else:
+            self.post_message(SwitchDone(result))
+
+    def on_switch_done(self, message: SwitchDone) -> None:
+        self._switching = False
+        r = message.result
+        if r.old == r.new:
+            self.notify(f"{r.device} already uses {r.new}.")
+            return
+        self.changed_devices.add(r.device)
+        self.markers.append(Marker(r.time, r.device, r.new))
+        self.notify(f"{r.device}: {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
+        self.refresh_inventory()
+
+    def on_switch_failed(self, message: SwitchFailed) -> None:
+        self._switching = False
+        self.notify(message.error, title=f"{message.device}: switch failed", severity="error", timeout=8)
+
+    # ---- controls -----------------------------------------------------------------------------
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        if self._timer is not None:
+            if self.paused:
+                self._timer.pause()
+            else:
+                self._prev = self.sampler.take()  # a fresh baseline: no point averaging over the pause
+                self._timer.resume()
+        self._render_status()
+
+    def _set_interval(self, step: int) -> None:
+        i = INTERVALS.index(self.interval)
+        self.interval = INTERVALS[max(0, min(len(INTERVALS) - 1, i + step))]
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = self.set_interval(self.interval, self.tick, pause=self.paused)
+        self._render_status()
+
+    def action_faster(self) -> None:
+        self._set_interval(-1)
+
+    def action_slower(self) -> None:
+        self._set_interval(+1)
+
+    def action_sort(self) -> None:
+        self.sort_key = SORT_KEYS[(SORT_KEYS.index(self.sort_key) + 1) % len(SORT_KEYS)]
+        self._sync_table()
+        self._render_status()
+
+    def action_cycle_theme(self) -> None:
+        self.theme_name = THEME_NAMES[(THEME_NAMES.index(self.theme_name) + 1) % len(THEME_NAMES)]
+        self._apply_theme()
+        self.notify(f"theme: {self.theme_name}", timeout=2)
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(self.HELP_KEYS))
+
+    async def action_quit(self) -> None:
+        if not self.changed_devices:
+            self.exit(0)
+            return
+        names = ", ".join(sorted(self.changed_devices))
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                outcomes = restore(self.root)
+                failed = [o for o in outcomes if o.status == "failed"]
+                self.exit(1 if failed else 0, message="\n".join(
+                    f"{o.device} {o.attr.removeprefix('queue/')}: {o.status} {o.original}" for o in outcomes))
+            else:
+                self.exit(0, message=f"Left changed: {names}. `iosched restore` puts the originals back.")
+
+        self.push_screen(ConfirmScreen(
+            f"This session changed the scheduler of {names}.\nRestore the original values before quitting?"),
+            answered)
+
+    # ---- signals ------------------------------------------------------------------------------
+    def install_signal_handlers(self) -> None:
+        """SIGTERM quits cleanly; SIGHUP (dropped SSH) exits at once without touching the dead terminal.
+
+        Python dies on both without running `finally`, and Textual installs no handler: the journal is
+        already on disk, so leaving schedulers as they are and exiting is safe; `iosched restore` undoes.
+        """
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGTERM, lambda: self.exit(143))
+        loop.add_signal_handler(signal.SIGHUP, lambda: os._exit(129))
+
+
+def acquire_instance_lock(run_dir: Path) -> int | None:
+    """An exclusive lock so a second TUI on the machine is told about the first. None: lock not possible."""
+    try:
+        run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(run_dir / "tui.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError:
+        return None  # not root: nothing to protect, the TUI is read-only anyway
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        other = os.read(fd, 32).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise IoschedError(f"another iosched is already running on this machine (pid {other})") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
+def run_app(args: argparse.Namespace) -> int:
+    if not sys.stdout.isatty():
+        raise IoschedError("the TUI needs a terminal; use `iosched watch` or `iosched list` in scripts")
+    lock = acquire_instance_lock(default_run_dir(args.root))
+    theme = args.theme or ("mono" if os.environ.get("NO_COLOR") else "dark")
+    app = IoschedApp(root=args.root, interval=args.tui_interval, theme_name=theme)
+    app.call_later(app.install_signal_handlers)
+    try:
+        code = app.run()
+    finally:
+        if lock is not None:
+            with contextlib.suppress(OSError):
+                os.close(lock)
+    return code or 0

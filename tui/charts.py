@@ -1,0 +1,116 @@
+"""Cheap terminal charts: braille line charts and stacked CPU columns, as pure functions of numbers.
+
+A full plotext frame costs 25-100 ms at 200x50; these cost well under a millisecond for a pane, so live
+panes can redraw every tick. plotext is kept for detailed, one-off charts.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+# Braille dot bits by (x, y) inside a 2x4 cell, y counted from the top.
+_DOT = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+BRAILLE_BASE = 0x2800
+
+
+def nice_ceiling(value: float) -> float:
+    """A round axis maximum at or above ``value``: 1, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of ten."""
+    if value <= 0 or math.isnan(value):
+        return 1.0
+    exp = math.floor(math.log10(value))
+    for step in (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0):
+        top = step * 10**exp
+        if top >= value * 0.999999:
+            return top
+    return 10 ** (exp + 1)
+
+
+def short_number(value: float) -> str:
+    """Compact axis label: 950, 1.2k, 35k, 1.5M."""
+    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if abs(value) >= scale:
+            v = value / scale
+            return f"{v:.1f}{unit}" if v < 10 else f"{v:.0f}{unit}"
+    if value == int(value):
+        return str(int(value))
+    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+
+
+def braille_grid(series: Sequence[Sequence[float | None]], width: int, height: int,
+                 ymax: float) -> list[list[tuple[int, int]]]:
+    """Draw series into ``height`` rows of ``width`` braille cells: each cell is (dot bits, series index).
+
+    The newest point sits at the right edge, one point per dot column (two per cell). Consecutive points
+    are joined vertically so a line stays continuous. Where series overlap a cell, the later one wins the
+    colour and both keep their dots. ``None`` is a gap.
+    """
+    cols, rows = width * 2, height * 4
+    grid = [[(0, -1) for _ in range(width)] for _ in range(height)]
+    if width <= 0 or height <= 0 or ymax <= 0:
+        return grid
+    for index, values in enumerate(series):
+        visible = list(values)[-cols:]
+        offset = cols - len(visible)
+        prev_y: int | None = None
+        for i, v in enumerate(visible):
+            if v is None or math.isnan(v):
+                prev_y = None
+                continue
+            y = min(rows - 1, max(0, round(v / ymax * (rows - 1))))  # 0 = bottom
+            lo, hi = (y, y) if prev_y is None else (min(y, prev_y), max(y, prev_y))
+            x = offset + i
+            for yy in range(lo, hi + 1):
+                row_from_top = rows - 1 - yy
+                cell_row, dot_y = divmod(row_from_top, 4)
+                bits, _ = grid[cell_row][x // 2]
+                grid[cell_row][x // 2] = (bits | _DOT[x % 2][dot_y], index)
+            prev_y = y
+    return grid
+
+
+def marker_columns(times: Sequence[float], marks: Sequence[float], width: int) -> dict[int, int]:
+    """Cell column of each marker time inside the visible window -> marker index.
+
+    ``times`` are the sample times of the plotted points (newest last); a marker lands on the first point
+    at or after it, so the switch shows between the last "before" and the first "after" sample.
+    """
+    cols = width * 2
+    visible = list(times)[-cols:]
+    offset = cols - len(visible)
+    out: dict[int, int] = {}
+    for m_index, mark in enumerate(marks):
+        for i, t in enumerate(visible):
+            if t >= mark:
+                out[(offset + i) // 2] = m_index
+                break
+    return out
+
+
+CPU_STACK_FIELDS = ("usr", "sys", "iowait", "irq", "soft", "steal")
+
+
+def cpu_stack_column(values: dict[str, float], height: int) -> list[int]:
+    """Which category fills each row of one column (bottom row first); -1 for idle.
+
+    Row r covers percent (r*100/height .. (r+1)*100/height); it takes the category under its midpoint.
+    """
+    bounds = []
+    acc = 0.0
+    for name in CPU_STACK_FIELDS:
+        acc += values.get(name, 0.0)
+        bounds.append(acc)
+    column = []
+    for r in range(height):
+        mid = (r + 0.5) * 100.0 / height
+        column.append(next((i for i, b in enumerate(bounds) if mid < b), -1))
+    return column
+
+
+SPARK = " ▁▂▃▄▅▆▇█"
+
+
+def spark_char(percent: float) -> str:
+    """One block character for 0-100%."""
+    p = min(max(percent, 0.0), 100.0)
+    return SPARK[min(len(SPARK) - 1, math.ceil(p / 100.0 * (len(SPARK) - 1)))]

@@ -1,0 +1,97 @@
+"""Modal screens: the scheduler picker, the help screen and the restore-on-quit question."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Label, OptionList, Static
+from textual.widgets.option_list import Option
+
+
+class SchedulerPicker(ModalScreen[str | None]):
+    """Choose one of a device's available schedulers; the current one is marked and preselected."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    DEFAULT_CSS = """
+    SchedulerPicker { align: center middle; }
+    SchedulerPicker > Vertical { width: 40; height: auto; border: thick $accent; background: $surface;
+                                 padding: 0 1; }
+    SchedulerPicker OptionList { height: auto; max-height: 10; }
+    """
+
+    def __init__(self, device: str, current: str | None, available: list[str]) -> None:
+        super().__init__()
+        self.device = device
+        self.current = current
+        self.available = available
+
+    def compose(self) -> ComposeResult:
+        options = [Option(f"{'● ' if s == self.current else '  '}{s}", id=s) for s in self.available]
+        with Vertical():
+            yield Label(f"[b]{self.device}[/b]: IO scheduler (Enter switches, Esc cancels)")
+            yield OptionList(*options, id="schedulers")
+
+    def on_mount(self) -> None:
+        option_list = self.query_one(OptionList)
+        if self.current in self.available:
+            option_list.highlighted = self.available.index(self.current)
+        option_list.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    """A yes/no question; y/Enter answers yes, n/Esc answers no."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("y,enter", "dismiss(True)", "Yes"),
+        Binding("n,escape", "dismiss(False)", "No"),
+    ]
+    DEFAULT_CSS = """
+    ConfirmScreen { align: center middle; }
+    ConfirmScreen > Vertical { width: 60; height: auto; border: thick $warning; background: $surface;
+                               padding: 1 2; }
+    """
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(self.question)
+            yield Static("[b]y[/b] yes   [b]n[/b] no", classes="keys")
+
+
+class HelpScreen(ModalScreen[None]):
+    """Every binding of the main screen, and what the figures mean."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark,f1", "dismiss(None)", "Close")]
+    DEFAULT_CSS = """
+    HelpScreen { align: center middle; }
+    HelpScreen > VerticalScroll { width: 76; max-width: 100%; height: auto; max-height: 90%;
+                                  border: thick $accent; background: $surface; padding: 0 1; }
+    """
+
+    def __init__(self, bindings: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self.bindings = bindings
+
+    def compose(self) -> ComposeResult:
+        lines = ["[b]iosched — keys[/b]", ""]
+        lines += [f"  [b]{key:<12}[/b] {text}" for key, text in self.bindings]
+        lines += [
+            "",
+            "[b]Figures[/b] (as iostat -x): r/s w/s requests completed per second; MB/s throughput;",
+            "r_await w_await: device (block-layer) latency in ms, queueing included — not what the",
+            "application sees (fio's clat is higher); aqu-sz: average requests in flight;",
+            "%util: time the device was busy — a poor saturation signal on multi-queue SSDs.",
+            "Markers (│ with a label) show the moment a scheduler was switched.",
+        ]
+        with VerticalScroll():
+            yield Static("\n".join(lines))

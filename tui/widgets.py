@@ -1,0 +1,265 @@
+"""Widgets of the main screen: the device table, braille line charts with switch markers, the CPU pane."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.widget import Widget
+from textual.widgets import DataTable
+
+from core.devices import BlockDevice
+from core.rates import CpuRates, DiskRates
+from tui.charts import (
+    BRAILLE_BASE,
+    CPU_STACK_FIELDS,
+    braille_grid,
+    cpu_stack_column,
+    marker_columns,
+    nice_ceiling,
+    short_number,
+    spark_char,
+)
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A moment on the timeline (monotonic time) with a short label, e.g. a scheduler switch."""
+
+    time: float
+    device: str
+    label: str
+
+
+def human_size(n: int) -> str:
+    for unit in ("B", "K", "M", "G", "T", "P"):
+        if n < 1024 or unit == "P":
+            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+# (key, header, width, how to get the value from DiskRates)
+# Ordered by importance: at 80 columns the later ones scroll off to the right.
+RATE_COLUMNS: tuple[tuple[str, str, int], ...] = (
+    ("r_s", "r/s", 6), ("w_s", "w/s", 6), ("r_await", "r_await", 7), ("w_await", "w_await", 7),
+    ("util", "%util", 5), ("rMB_s", "rMB/s", 6), ("wMB_s", "wMB/s", 6), ("aqu_sz", "aqu-sz", 6),
+)
+
+
+def rate_value(rates: DiskRates, key: str) -> float:
+    if key == "rMB_s":
+        return rates.rkB_s / 1024
+    if key == "wMB_s":
+        return rates.wkB_s / 1024
+    return getattr(rates, key)
+
+
+def format_rate(key: str, value: float) -> str:
+    if key in ("r_s", "w_s"):
+        return short_number(value) if value >= 10000 else f"{value:.0f}"
+    if key == "util":
+        return f"{value:.0f}"
+    return f"{value:.2f}" if value < 100 else f"{value:.0f}"
+
+
+class DeviceTable(DataTable):
+    """One row per whole disk, updated in place every tick; idle devices dimmed."""
+
+    DEFAULT_CSS = """
+    DeviceTable { height: auto; max-height: 12; scrollbar-size-horizontal: 0; }
+    """
+
+    def on_mount(self) -> None:
+        self.cursor_type = "row"
+        self.zebra_stripes = False
+        self.add_column("Device", key="name", width=8)
+        self.add_column("Scheduler", key="sched", width=11)
+        for key, header, width in RATE_COLUMNS:
+            self.add_column(header, key=key, width=width)
+        self.add_column("Type", key="type", width=4)
+        self.add_column("Size", key="size", width=7)
+        self.add_column("Model", key="model", width=16)
+
+    def sync_rows(self, devices: Sequence[BlockDevice]) -> None:
+        """Add and remove rows so the table lists exactly ``devices``, in that order; keep the cursor."""
+        selected = self.selected_name()
+        wanted = [d.name for d in devices]
+        current = [str(k.value) for k in self.rows]
+        if current != wanted:
+            self.clear()
+            for d in devices:
+                name, kind, sched = self._static_cells(d)
+                self.add_row(name, sched, *(["-"] * len(RATE_COLUMNS)), kind, "", "", key=d.name)
+                self.update_cell(d.name, "size", human_size(d.size_bytes))
+                self.update_cell(d.name, "model", d.model or d.transport or "")
+            if selected in wanted:
+                self.move_cursor(row=wanted.index(selected))
+        else:
+            for d in devices:
+                for key, cell in zip(("name", "type", "sched"), self._static_cells(d)):
+                    self.update_cell(d.name, key, cell)
+
+    @staticmethod
+    def _static_cells(d: BlockDevice) -> tuple[Text, str, Text]:
+        sched = Text(d.scheduler or "—") if d.has_scheduler else Text("no sched", style="italic")
+        return Text(d.name), ("HDD" if d.rotational else "SSD"), sched
+
+    def update_rates(self, devices: Sequence[BlockDevice], rates: dict[str, DiskRates]) -> None:
+        dim = Style(dim=True)
+        for d in devices:
+            r = rates.get(d.name)
+            idle = r is None or (r.r_s == 0 and r.w_s == 0 and r.d_s == 0 and r.f_s == 0)
+            for key, _, _ in RATE_COLUMNS:
+                text = "-" if r is None else format_rate(key, rate_value(r, key))
+                self.update_cell(d.name, key, Text(text, style=dim if idle else "", justify="right"))
+            self.update_cell(d.name, "name", Text(d.name, style=dim if idle else "bold"))
+
+    def selected_name(self) -> str | None:
+        if not self.row_count:
+            return None
+        try:
+            key = self.coordinate_to_cell_key(self.cursor_coordinate).row_key
+        except Exception:  # cursor outside a table that just shrank
+            return None
+        return None if key.value is None else str(key.value)
+
+
+class LineChart(Widget):
+    """A braille line chart of up to two series, with labelled vertical markers."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "chart--s0", "chart--s1", "chart--axis", "chart--marker", "chart--title"}
+    DEFAULT_CSS = """
+    LineChart { height: 1fr; min-height: 3; }
+    LineChart > .chart--s0 { color: $success; }
+    LineChart > .chart--s1 { color: $warning; }
+    LineChart > .chart--axis { color: $text-muted; }
+    LineChart > .chart--marker { color: $error; text-style: bold; }
+    LineChart > .chart--title { text-style: bold; }
+    """
+    GUTTER = 6
+
+    def __init__(self, title: str, labels: Sequence[str], unit: str = "", **kw) -> None:
+        super().__init__(**kw)
+        self.title = title
+        self.labels = list(labels)
+        self.unit = unit
+        self._times: list[float] = []
+        self._series: list[list[float | None]] = []
+        self._markers: list[Marker] = []
+
+    def set_data(self, times: Sequence[float], series: Sequence[Sequence[float | None]],
+                 markers: Sequence[Marker]) -> None:
+        self._times = list(times)
+        self._series = [list(s) for s in series]
+        self._markers = list(markers)
+        self.refresh()
+
+    def render(self) -> Text:
+        width = max(1, self.size.width - self.GUTTER)
+        height = max(1, self.size.height - 1)
+        styles = [self.get_component_rich_style(f"chart--s{i}") for i in range(2)]
+        axis = self.get_component_rich_style("chart--axis")
+        mark_style = self.get_component_rich_style("chart--marker")
+        visible = [v for s in self._series for v in s[-width * 2:] if v is not None]
+        ymax = nice_ceiling(max(visible, default=0.0))
+
+        out = Text(no_wrap=True, overflow="crop")
+        out.append(self.title, self.get_component_rich_style("chart--title"))
+        for i, label in enumerate(self.labels):
+            latest = next((v for v in reversed(self._series[i]) if v is not None), None) \
+                if i < len(self._series) else None
+            value = "-" if latest is None else short_number(latest)
+            out.append("  ━ ", styles[i % 2])
+            out.append(f"{label} {value}{self.unit}")
+        out.append("\n")
+
+        grid = braille_grid(self._series, width, height, ymax)
+        marks = marker_columns(self._times, [m.time for m in self._markers], width)
+        labels: dict[int, str] = {}  # top-row overlay: each marker's label beside its line
+        for col, index in marks.items():
+            label = self._markers[index].label[:width]
+            start = col + 1 if col + 1 + len(label) <= width else max(0, col - len(label))
+            labels.update({start + i: ch for i, ch in enumerate(label)})
+        for row in range(height):
+            if row == 0:
+                out.append(f"{short_number(ymax):>{self.GUTTER - 1}}┤", axis)
+            elif row == height - 1:
+                out.append(f"{'0':>{self.GUTTER - 1}}┤", axis)
+            else:
+                out.append(" " * (self.GUTTER - 1) + "│", axis)
+            for col in range(width):
+                bits, index = grid[row][col]
+                if row == 0 and col in labels:
+                    out.append(labels[col], mark_style)
+                elif bits:  # data stays visible through a marker
+                    out.append(chr(BRAILLE_BASE + bits), styles[index % 2])
+                elif col in marks:
+                    out.append("│", mark_style)
+                else:
+                    out.append(chr(BRAILLE_BASE), axis)
+            if row < height - 1:
+                out.append("\n")
+        return out
+
+
+class CpuPane(Widget):
+    """Stacked usr/sys/iowait/irq/soft/steal for "all" over time, plus one spark per CPU."""
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        *(f"cpu--{f}" for f in CPU_STACK_FIELDS), "cpu--title", "cpu--idle"}
+    DEFAULT_CSS = """
+    CpuPane { height: 6; }
+    CpuPane > .cpu--usr { color: $success; }
+    CpuPane > .cpu--sys { color: $error; }
+    CpuPane > .cpu--iowait { color: $warning; }
+    CpuPane > .cpu--irq { color: $accent; }
+    CpuPane > .cpu--soft { color: $secondary; }
+    CpuPane > .cpu--steal { color: $primary; }
+    CpuPane > .cpu--idle { color: $text-muted; }
+    CpuPane > .cpu--title { text-style: bold; }
+    """
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._history: list[CpuRates | None] = []
+        self._per_cpu: dict[str, CpuRates] = {}
+
+    def set_data(self, history: Sequence[CpuRates | None], per_cpu: dict[str, CpuRates]) -> None:
+        self._history = list(history)
+        self._per_cpu = per_cpu
+        self.refresh()
+
+    def render(self) -> Text:
+        width = max(1, self.size.width)
+        stack_rows = max(1, self.size.height - 2)
+        styles = [self.get_component_rich_style(f"cpu--{f}") for f in CPU_STACK_FIELDS]
+        idle_style = self.get_component_rich_style("cpu--idle")
+        out = Text(no_wrap=True, overflow="crop")
+        out.append("CPU", self.get_component_rich_style("cpu--title"))
+        latest = self._history[-1] if self._history else None
+        for f, style in zip(CPU_STACK_FIELDS, styles):
+            value = "-" if latest is None else f"{getattr(latest, f):.1f}"
+            out.append(" ■", style)
+            out.append(f"{f} {value}")
+        out.append("\n")
+        columns = [None if r is None else cpu_stack_column(r._asdict(), stack_rows)
+                   for r in self._history[-width:]]
+        pad = width - len(columns)
+        for row in reversed(range(stack_rows)):
+            out.append(" " * pad)
+            for col in columns:
+                cat = -1 if col is None else col[row]
+                out.append("█" if cat >= 0 else "·", styles[cat] if cat >= 0 else idle_style)
+            out.append("\n")
+        for key in sorted((k for k in self._per_cpu if k != "all"), key=int):
+            r = self._per_cpu[key]
+            busy = 100.0 - r.idle
+            out.append(f"{key}:")
+            out.append(spark_char(busy), styles[0])
+            out.append(f"{busy:3.0f}% ")
+        return out
