@@ -51,6 +51,7 @@ class Loop:
     name: str  # e.g. "loop3"
     path: str  # "/dev/loop3"
     file: Path
+    initial_scheduler: str = ""
 
     @property
     def sysdir(self) -> Path:
@@ -70,10 +71,18 @@ def attach_loop(directory: Path, size: str = "1G") -> Loop:
     out = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", str(f)],
                          check=True, capture_output=True, text=True)
     path = out.stdout.strip()
-    return Loop(name=os.path.basename(path), path=path, file=f)
+    loop = Loop(name=os.path.basename(path), path=path, file=f)
+    loop.initial_scheduler = loop.current()
+    return loop
 
 
 def detach_loop(loop: Loop) -> None:
+    """Detach and delete; the loop node outlives the attachment, so its scheduler is put back first."""
+    try:
+        if loop.current() != loop.initial_scheduler:
+            (loop.sysdir / "queue/scheduler").write_text(loop.initial_scheduler)
+    except (OSError, ValueError):
+        pass
     subprocess.run(["losetup", "-d", loop.path], check=False, capture_output=True)
     loop.file.unlink(missing_ok=True)
 

@@ -1,0 +1,58 @@
+"""SVG snapshots of the main screen, the scheduler picker and the help screen, on fixture data.
+
+Update after an intended change with: .venv/bin/pytest tests/test_snapshots.py --snapshot-update
+"""
+
+from __future__ import annotations
+
+import pytest
+from tui_support import SteppedSampler, populated_tree, set_counters
+
+from tui.app import IoschedApp
+
+
+def make_app(tmp_path) -> tuple[IoschedApp, object]:
+    tree = populated_tree(tmp_path / "root")
+    app = IoschedApp(root=tree.root, sampler=SteppedSampler(tree.root), auto_tick=False, watch_udev=False)
+    return app, tree
+
+
+def ticks(app: IoschedApp, tree, n: int = 30):
+    async def run_before(pilot) -> None:
+        for step in range(1, n + 1):
+            set_counters(tree, step)
+            app.tick()
+        await pilot.press("down")  # select sda, the HDD with a steady read load
+        await pilot.pause()
+
+    return run_before
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_main_screen(snap_compare, tmp_path, size):
+    app, tree = make_app(tmp_path)
+    assert snap_compare(app, terminal_size=size, run_before=ticks(app, tree))
+
+
+def test_scheduler_picker(snap_compare, tmp_path):
+    app, tree = make_app(tmp_path)
+    before = ticks(app, tree)
+
+    async def run_before(pilot) -> None:
+        await before(pilot)
+        await pilot.press("s")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+
+
+def test_help_screen(snap_compare, tmp_path):
+    app, tree = make_app(tmp_path)
+    before = ticks(app, tree, 3)
+
+    async def run_before(pilot) -> None:
+        await before(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
