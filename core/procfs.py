@@ -36,22 +36,29 @@ class DiskCounters(NamedTuple):
 _DISK_VALUES = len(DiskCounters._fields) - 2  # counters after major, minor
 
 
+def parse_diskstats_line(line: str) -> tuple[str, DiskCounters] | None:
+    """One line of /proc/diskstats (14, 18 or 20 columns); None for anything else."""
+    parts = line.split()
+    n = len(parts)
+    if n != 20 and n != 18 and n != 14:
+        return None
+    try:
+        values = list(map(int, parts[3:]))
+        major, minor = int(parts[0]), int(parts[1])
+    except ValueError:
+        return None
+    if n < 20:
+        values.extend([0] * (_DISK_VALUES - len(values)))
+    return parts[2], DiskCounters(major, minor, *values)
+
+
 def parse_diskstats(text: str) -> dict[str, DiskCounters]:
     """Parse /proc/diskstats text; lines of 14, 18 and 20 columns are accepted, others ignored."""
     disks: dict[str, DiskCounters] = {}
     for line in text.splitlines():
-        parts = line.split()
-        n = len(parts)
-        if n not in (14, 18, 20):
-            continue
-        try:
-            values = [int(p) for p in parts[3:]]
-            major, minor = int(parts[0]), int(parts[1])
-        except ValueError:
-            continue
-        if n < 20:
-            values.extend([0] * (_DISK_VALUES - len(values)))
-        disks[parts[2]] = DiskCounters(major, minor, *values)
+        parsed = parse_diskstats_line(line)
+        if parsed is not None:
+            disks[parsed[0]] = parsed[1]
     return disks
 
 

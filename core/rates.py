@@ -72,8 +72,8 @@ SYSSTAT_DISK_KEYS: dict[str, str] = {
     "aqu_sz": "aqu-sz", "util": "util",
 }  # fmt: skip
 
-# Cumulative fields of DiskCounters (everything but major/minor and the in_flight gauge).
-_DISK_COUNTER_FIELDS = tuple(f for f in DiskCounters._fields if f not in ("major", "minor", "in_flight"))
+# Positions of the cumulative fields in DiskCounters (everything but major, minor and the in_flight gauge).
+_COUNTER_INDEXES = tuple(i for i, f in enumerate(DiskCounters._fields) if f not in ("major", "minor", "in_flight"))
 
 
 def _ratio(num: float, den: float) -> float:
@@ -88,12 +88,14 @@ def disk_rates(prev: DiskCounters, cur: DiskCounters, dt: float) -> DiskRates | 
     """iostat -x figures for one device over ``dt`` seconds; None if a counter was reset or dt <= 0."""
     if dt <= 0:
         return None
-    d: dict[str, int] = {}
-    for field in _DISK_COUNTER_FIELDS:
-        delta = counter_delta(getattr(prev, field), getattr(cur, field))
-        if delta is None:
-            return None
-        d[field] = delta
+    deltas = [c - p for p, c in zip(prev, cur)]
+    for i in _COUNTER_INDEXES:
+        if deltas[i] < 0:  # rare: a wrap or a reset
+            fixed = counter_delta(prev[i], cur[i])
+            if fixed is None:
+                return None
+            deltas[i] = fixed
+    d = dict(zip(DiskCounters._fields, deltas))
     reads, writes, discards, flushes = d["reads"], d["writes"], d["discards"], d["flushes"]
     ms = dt * 1000.0
     return DiskRates(

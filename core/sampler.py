@@ -11,7 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.procfs import CpuCounters, DiskCounters, parse_diskstats, parse_proc_stat
+from core.procfs import CpuCounters, DiskCounters, parse_diskstats_line, parse_proc_stat
 from core.rates import CpuRates, DiskRates, cpu_rates, disk_rates
 from core.sysfs import multipath_head
 
@@ -119,7 +119,7 @@ class Sampler:
         for line in text.splitlines():
             hit = cache.get(line)
             if hit is None:
-                parsed = _parse_one(line)
+                parsed = parse_diskstats_line(line)
                 if parsed is None:
                     continue
                 hit = parsed
@@ -136,14 +136,6 @@ class Sampler:
             cpus = parse_proc_stat(f.read().decode())
         # One clock reading next to the reads: the interval is measured, never assumed.
         return Sample(time=time.monotonic(), disks=disks, cpus=cpus)
-
-
-def _parse_one(line: str) -> tuple[str, DiskCounters] | None:
-    parsed = parse_diskstats(line)
-    if not parsed:
-        return None
-    ((name, counters),) = parsed.items()
-    return name, counters
 
 
 @dataclass

@@ -115,8 +115,11 @@ def test_device_detached_between_list_and_set(tmp_path):
     loop = attach_loop(tmp_path, "64M")
     listed = json.loads(run_cli("list", "--json").stdout)
     assert loop.name in [d["name"] for d in listed]
+    current = loop.current()
     detach_loop(loop)
-    r = run_cli("set", loop.name, "bfq")
+    # Ask for the scheduler it already had: should anything re-attach this loop node meanwhile, the request
+    # changes nothing on a device this test no longer owns.
+    r = run_cli("set", loop.name, current)
     assert r.returncode == 1
     assert "no medium attached" in r.stderr
 

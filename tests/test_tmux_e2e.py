@@ -30,7 +30,8 @@ def wait_for(predicate, what: str, timeout: float = 10.0) -> str:
         if predicate(text):
             return text
         time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}; screen was:\n{text}")
+    size = tmux("display-message", "-p", "-t", SESSION, "#{window_width}x#{window_height}").strip()
+    raise AssertionError(f"timed out waiting for {what}; screen ({size}) was:\n{text}")
 
 
 def status_line(text: str) -> str:
@@ -44,7 +45,9 @@ def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_j
     cmd = (f"cd {shlex.quote(os.getcwd())} && IOSCHED_RUN_DIR={shlex.quote(str(private_journal))} "
            f"{shlex.quote(sys.executable)} -m tui.cli; echo $? > {shlex.quote(str(done))}; sleep 30")
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
-    tmux("new-session", "-d", "-s", SESSION, "-x", "100", "-y", "30", cmd)
+    # Size the window first, then start the app in it: no resize race at start-up.
+    tmux("new-session", "-d", "-s", SESSION, "-x", "100", "-y", "30")
+    tmux("send-keys", "-t", SESSION, f"exec bash -c {shlex.quote(cmd)}", "Enter")
     try:
         wait_for(lambda t: loop.name in t and "iosched" in status_line(t), "the device table")
         for _ in range(40):  # walk the cursor to our device, as a person would

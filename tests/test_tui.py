@@ -12,7 +12,7 @@ from tui_support import SteppedSampler, populated_tree, set_counters
 
 from tui.app import IoschedApp
 from tui.screens import ConfirmScreen, HelpScreen, SchedulerPicker
-from tui.widgets import CpuPane, DeviceTable, LineChart
+from tui.widgets import CpuPane, DeviceTable, LineChart, Marker
 
 from conftest import attach_loop, detach_loop, need_real
 
@@ -55,11 +55,24 @@ async def test_graphs_follow_the_selected_device_and_cpu_pane_fills(tmp_path):
         assert app.selected_device().name == "sda"
         iops = app.query_one("#chart-iops", LineChart)
         assert iops._series[0][-4:] == [100.0] * 4
-        assert "r/s 100" in iops.render().plain
+        assert "r/s 100" in iops.plain_text()
         cpu = app.query_one(CpuPane)
-        text = cpu.render().plain
+        text = cpu.plain_text()
         assert "usr 15.0" in text and "iowait 5.0" in text  # 30 of 200 ticks, 10 of 200
         assert "█" in text
+
+
+async def test_a_switch_before_the_first_plotted_sample_still_shows_its_marker(tmp_path):
+    app, tree = fixture_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("down")  # sda
+        app.markers.append(Marker(time=0.0, device="sda", label="bfq"))  # before every sample
+        for step in range(1, 4):
+            set_counters(tree, step)
+            app.tick()
+        await pilot.pause()
+        top_row = app.query_one("#chart-iops", LineChart).plain_text().splitlines()[1]
+        assert "bfq" in top_row
 
 
 async def test_picker_marks_the_current_scheduler_and_escape_changes_nothing(tmp_path):
@@ -182,7 +195,7 @@ async def test_real_loop_device_under_load_switch_marker_and_restore_on_quit(tmp
             (marker,) = app.markers
             assert marker.device == loop.name and marker.label == target
             await pilot.pause(0.6)  # a sample after the switch puts the marker on the graph
-            assert target in app.query_one("#chart-iops", LineChart).render().plain
+            assert target in app.query_one("#chart-iops", LineChart).plain_text()
             await pilot.press("q")
             await pilot.pause()
             assert isinstance(app.screen, ConfirmScreen)

@@ -13,15 +13,14 @@ from collections import deque
 from pathlib import Path
 from typing import ClassVar, Protocol
 
-from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid
 from textual.message import Message
 from textual.theme import Theme
 from textual.timer import Timer
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer
 from textual.worker import get_current_worker
 
 from core.devices import BlockDevice, list_devices
@@ -33,7 +32,7 @@ from core.writes import WriteResult, restore
 from themes import THEME_NAMES, stylesheets
 from tui.commands import SchedulerCommands
 from tui.screens import ConfirmScreen, HelpScreen, SchedulerPicker
-from tui.widgets import CpuPane, DeviceTable, LineChart, Marker
+from tui.widgets import CpuPane, DeviceTable, LineChart, Marker, StatusBar
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
 SORT_KEYS = ("name", "r_s", "w_s", "util", "r_await", "w_await")
@@ -126,7 +125,7 @@ class IoschedApp(App[int]):
 
     # ---- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
+        yield StatusBar(id="status")
         yield DeviceTable(id="devices")
         with Grid(id="graphs"):
             yield LineChart("IOPS", ["r/s", "w/s"], id="chart-iops")
@@ -152,11 +151,12 @@ class IoschedApp(App[int]):
         self._render_status()
         self.query_one(DeviceTable).focus()
 
-    def on_resize(self) -> None:
-        self._apply_size_classes()
+    def on_resize(self, event: events.Resize) -> None:
+        self._apply_size_classes(event.size.width, event.size.height)
 
-    def _apply_size_classes(self) -> None:
-        w, h = self.size
+    def _apply_size_classes(self, w: int | None = None, h: int | None = None) -> None:
+        if w is None or h is None:
+            w, h = self.size
         self.screen.set_class(w < 100 or h < 30, "-compact")
         self.screen.set_class(w < 60 or h < 16, "-tiny")
 
@@ -225,8 +225,8 @@ class IoschedApp(App[int]):
             util = "  %util≠saturation (multi-queue SSD)"
         if dev is not None and not dev.iostats:
             util = "  iostats off: counters frozen"
-        self.query_one("#status", Static).update(
-            Text(f"iosched  {where}  {state}  every {self.interval:g}s  sort {self.sort_key}{util}"))
+        self.query_one(StatusBar).set_text(
+            f"iosched  {where}  {state}  every {self.interval:g}s  sort {self.sort_key}{util}")
 
     # ---- inventory ----------------------------------------------------------------------------
     def refresh_inventory(self) -> None:

@@ -6,8 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import DataTable
 
@@ -74,6 +76,7 @@ class DeviceTable(DataTable):
     """
 
     def on_mount(self) -> None:
+        self._shown: dict[str, tuple] = {}  # what each row shows now, to skip unchanged updates
         self.cursor_type = "row"
         self.zebra_stripes = False
         self.add_column("Device", key="name", width=8)
@@ -90,6 +93,7 @@ class DeviceTable(DataTable):
         wanted = [d.name for d in devices]
         current = [str(k.value) for k in self.rows]
         if current != wanted:
+            self._shown.clear()
             self.clear()
             for d in devices:
                 name, kind, sched = self._static_cells(d)
@@ -110,11 +114,16 @@ class DeviceTable(DataTable):
 
     def update_rates(self, devices: Sequence[BlockDevice], rates: dict[str, DiskRates]) -> None:
         dim = Style(dim=True)
+        shown = self._shown
         for d in devices:
             r = rates.get(d.name)
             idle = r is None or (r.r_s == 0 and r.w_s == 0 and r.d_s == 0 and r.f_s == 0)
-            for key, _, _ in RATE_COLUMNS:
-                text = "-" if r is None else format_rate(key, rate_value(r, key))
+            cells = [(key, "-" if r is None else format_rate(key, rate_value(r, key))) for key, _, _ in RATE_COLUMNS]
+            state = (idle, tuple(cells))
+            if shown.get(d.name) == state:
+                continue  # unchanged row (idle devices, most ticks): no cell updates, no repaint
+            shown[d.name] = state
+            for key, text in cells:
                 self.update_cell(d.name, key, Text(text, style=dim if idle else "", justify="right"))
             self.update_cell(d.name, "name", Text(d.name, style=dim if idle else "bold"))
 
@@ -128,7 +137,88 @@ class DeviceTable(DataTable):
         return None if key.value is None else str(key.value)
 
 
-class LineChart(Widget):
+class Runs:
+    """One screen row as runs of (text, style); neighbouring characters of one style share a run."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[str, Style]] = []
+
+    def add(self, text: str, style: Style) -> None:
+        if self.runs and self.runs[-1][1] is style:
+            self.runs[-1] = (self.runs[-1][0] + text, style)
+        else:
+            self.runs.append((text, style))
+
+    @property
+    def plain(self) -> str:
+        return "".join(t for t, _ in self.runs)
+
+
+class RowsWidget(Widget):
+    """A widget drawn through the line API from rows built once per data change or resize.
+
+    Building a Rich Text of thousands of one-character spans and converting it costs tens of ms per
+    frame; a few merged segments per row cost well under one.
+    """
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._rows: list[Runs] | None = None
+        self._strips: list[Strip] = []
+        self._rows_size: tuple[int, int] = (0, 0)
+
+    def build_rows(self, width: int, height: int) -> list[Runs]:
+        raise NotImplementedError
+
+    def invalidate(self) -> None:
+        self._rows = None
+        self.refresh()
+
+    def on_resize(self) -> None:
+        self.invalidate()
+
+    def rows(self) -> list[Runs]:
+        size = (self.size.width, self.size.height)
+        if self._rows is None or size != self._rows_size:
+            width = max(1, size[0])
+            self._rows = self.build_rows(width, max(1, size[1]))
+            self._rows_size = size
+            base = self.rich_style
+            self._strips = [Strip([Segment(text, base + style) for text, style in row.runs])
+                            .adjust_cell_length(width, base) for row in self._rows]
+        return self._rows
+
+    def plain_text(self) -> str:
+        return "\n".join(r.plain for r in self.rows())
+
+    def render_line(self, y: int) -> Strip:
+        self.rows()
+        if y >= len(self._strips):
+            return Strip.blank(self.size.width, self.rich_style)
+        return self._strips[y]
+
+
+class StatusBar(RowsWidget):
+    """One line of text; cheaper than a Static, whose update() asks for a new layout."""
+
+    DEFAULT_CSS = "StatusBar { height: 1; }"
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self._text = ""
+
+    def set_text(self, text: str) -> None:
+        if text != self._text:
+            self._text = text
+            self.invalidate()
+
+    def build_rows(self, width: int, height: int) -> list[Runs]:
+        row = Runs()
+        row.add(self._text, Style())
+        return [row]
+
+
+class LineChart(RowsWidget):
     """A braille line chart of up to two series, with labelled vertical markers."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -154,60 +244,70 @@ class LineChart(Widget):
 
     def set_data(self, times: Sequence[float], series: Sequence[Sequence[float | None]],
                  markers: Sequence[Marker]) -> None:
-        self._times = list(times)
-        self._series = [list(s) for s in series]
-        self._markers = list(markers)
-        self.refresh()
+        points = max(2, (self.size.width - self.GUTTER) * 2)
+        all_times = list(times)
+        times = all_times[-points:]
+        series = [list(s)[-points:] for s in series]
+        # A marker older than the window is gone; one before the first sample ever still shows (left edge).
+        scrolled = len(all_times) > points
+        marks = [m for m in markers if times and (m.time >= times[0] or not scrolled)]
+        # An idle device's graph does not change as time passes: skip the rebuild and the repaint.
+        key = (tuple(tuple(s) for s in series), tuple(marker_columns(times, [m.time for m in marks],
+                                                                     points // 2).items()))
+        self._times, self._series, self._markers = times, series, marks
+        if key != getattr(self, "_key", None):
+            self._key = key
+            self.invalidate()
 
-    def render(self) -> Text:
-        width = max(1, self.size.width - self.GUTTER)
-        height = max(1, self.size.height - 1)
+    def build_rows(self, width: int, height: int) -> list[Runs]:
+        plot_w = max(1, width - self.GUTTER)
+        plot_h = max(1, height - 1)
         styles = [self.get_component_rich_style(f"chart--s{i}") for i in range(2)]
         axis = self.get_component_rich_style("chart--axis")
         mark_style = self.get_component_rich_style("chart--marker")
-        visible = [v for s in self._series for v in s[-width * 2:] if v is not None]
+        plain = Style()
+        visible = [v for s in self._series for v in s[-plot_w * 2:] if v is not None]
         ymax = nice_ceiling(max(visible, default=0.0))
 
-        out = Text(no_wrap=True, overflow="crop")
-        out.append(self.title, self.get_component_rich_style("chart--title"))
+        title = Runs()
+        title.add(self.title, self.get_component_rich_style("chart--title"))
         for i, label in enumerate(self.labels):
-            latest = next((v for v in reversed(self._series[i]) if v is not None), None) \
-                if i < len(self._series) else None
-            value = "-" if latest is None else short_number(latest)
-            out.append("  ━ ", styles[i % 2])
-            out.append(f"{label} {value}{self.unit}")
-        out.append("\n")
+            series = self._series[i] if i < len(self._series) else []
+            latest = next((v for v in reversed(series) if v is not None), None)
+            title.add("  ━ ", styles[i % 2])
+            title.add(f"{label} {'-' if latest is None else short_number(latest)}{self.unit}", plain)
+        rows = [title]
 
-        grid = braille_grid(self._series, width, height, ymax)
-        marks = marker_columns(self._times, [m.time for m in self._markers], width)
+        grid = braille_grid(self._series, plot_w, plot_h, ymax)
+        marks = marker_columns(self._times, [m.time for m in self._markers], plot_w)
         labels: dict[int, str] = {}  # top-row overlay: each marker's label beside its line
         for col, index in marks.items():
-            label = self._markers[index].label[:width]
-            start = col + 1 if col + 1 + len(label) <= width else max(0, col - len(label))
+            label = self._markers[index].label[:plot_w]
+            start = col + 1 if col + 1 + len(label) <= plot_w else max(0, col - len(label))
             labels.update({start + i: ch for i, ch in enumerate(label)})
-        for row in range(height):
+        for row in range(plot_h):
+            runs = Runs()
             if row == 0:
-                out.append(f"{short_number(ymax):>{self.GUTTER - 1}}┤", axis)
-            elif row == height - 1:
-                out.append(f"{'0':>{self.GUTTER - 1}}┤", axis)
+                runs.add(f"{short_number(ymax):>{self.GUTTER - 1}}┤", axis)
+            elif row == plot_h - 1:
+                runs.add(f"{'0':>{self.GUTTER - 1}}┤", axis)
             else:
-                out.append(" " * (self.GUTTER - 1) + "│", axis)
-            for col in range(width):
+                runs.add(" " * (self.GUTTER - 1) + "│", axis)
+            for col in range(plot_w):
                 bits, index = grid[row][col]
                 if row == 0 and col in labels:
-                    out.append(labels[col], mark_style)
+                    runs.add(labels[col], mark_style)
                 elif bits:  # data stays visible through a marker
-                    out.append(chr(BRAILLE_BASE + bits), styles[index % 2])
+                    runs.add(chr(BRAILLE_BASE + bits), styles[index % 2])
                 elif col in marks:
-                    out.append("│", mark_style)
+                    runs.add("│", mark_style)
                 else:
-                    out.append(chr(BRAILLE_BASE), axis)
-            if row < height - 1:
-                out.append("\n")
-        return out
+                    runs.add(" ", axis)
+            rows.append(runs)
+        return rows
 
 
-class CpuPane(Widget):
+class CpuPane(RowsWidget):
     """Stacked usr/sys/iowait/irq/soft/steal for "all" over time, plus one spark per CPU."""
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {
@@ -230,36 +330,43 @@ class CpuPane(Widget):
         self._per_cpu: dict[str, CpuRates] = {}
 
     def set_data(self, history: Sequence[CpuRates | None], per_cpu: dict[str, CpuRates]) -> None:
-        self._history = list(history)
+        history = list(history)[-max(1, self.size.width):]
+        if history == self._history and per_cpu == self._per_cpu:
+            return
+        self._history = history
         self._per_cpu = per_cpu
-        self.refresh()
+        self.invalidate()
 
-    def render(self) -> Text:
-        width = max(1, self.size.width)
-        stack_rows = max(1, self.size.height - 2)
+    def build_rows(self, width: int, height: int) -> list[Runs]:
+        stack_rows = max(1, height - 2)
         styles = [self.get_component_rich_style(f"cpu--{f}") for f in CPU_STACK_FIELDS]
         idle_style = self.get_component_rich_style("cpu--idle")
-        out = Text(no_wrap=True, overflow="crop")
-        out.append("CPU", self.get_component_rich_style("cpu--title"))
+        plain = Style()
+        title = Runs()
+        title.add("CPU", self.get_component_rich_style("cpu--title"))
         latest = self._history[-1] if self._history else None
         for f, style in zip(CPU_STACK_FIELDS, styles):
-            value = "-" if latest is None else f"{getattr(latest, f):.1f}"
-            out.append(" ■", style)
-            out.append(f"{f} {value}")
-        out.append("\n")
+            title.add(" ■", style)
+            title.add(f"{f} {'-' if latest is None else f'{getattr(latest, f):.1f}'}", plain)
+        rows = [title]
         columns = [None if r is None else cpu_stack_column(r._asdict(), stack_rows)
                    for r in self._history[-width:]]
         pad = width - len(columns)
         for row in reversed(range(stack_rows)):
-            out.append(" " * pad)
+            runs = Runs()
+            runs.add(" " * pad, plain)
             for col in columns:
                 cat = -1 if col is None else col[row]
-                out.append("█" if cat >= 0 else "·", styles[cat] if cat >= 0 else idle_style)
-            out.append("\n")
+                if cat >= 0:
+                    runs.add("█", styles[cat])
+                else:
+                    runs.add("·", idle_style)
+            rows.append(runs)
+        per_cpu = Runs()
         for key in sorted((k for k in self._per_cpu if k != "all"), key=int):
-            r = self._per_cpu[key]
-            busy = 100.0 - r.idle
-            out.append(f"{key}:")
-            out.append(spark_char(busy), styles[0])
-            out.append(f"{busy:3.0f}% ")
-        return out
+            busy = 100.0 - self._per_cpu[key].idle
+            per_cpu.add(f"{key}:", plain)
+            per_cpu.add(spark_char(busy), styles[0])
+            per_cpu.add(f"{busy:3.0f}% ", plain)
+        rows.append(per_cpu)
+        return rows

@@ -1,0 +1,93 @@
+"""Helpers shared by the benchmark scripts: extra loop devices, process CPU/RSS sampling, tmux sessions."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+@contextlib.contextmanager
+def extra_loop_devices(count: int, size: str = "64M") -> Iterator[list[str]]:
+    """Attach ``count`` loop devices over sparse temp files; always detached afterwards."""
+    paths: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="iosched-bench-") as tmp:
+        try:
+            for i in range(count):
+                f = Path(tmp, f"d{i}.img")
+                subprocess.run(["truncate", "-s", size, str(f)], check=True)
+                out = subprocess.run(["losetup", "-f", "--show", str(f)], check=True, capture_output=True, text=True)
+                paths.append(out.stdout.strip())
+            yield paths
+        finally:
+            for p in paths:
+                subprocess.run(["losetup", "-d", p], capture_output=True)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """utime + stime of a process and its waited-for children, in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(x) for x in fields[11:15]) / CLK_TCK
+
+
+def _cpu_or_zero(pid: int) -> float:
+    try:
+        return process_cpu_seconds(pid)
+    except OSError:  # exited meanwhile
+        return 0.0
+
+
+def tree_pids(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    pids = [pid]
+    for child in out:
+        pids += tree_pids(int(child))
+    return pids
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def measure_process(pid: int, seconds: float) -> tuple[float, float]:
+    """CPU% of one core over ``seconds`` (the process and its live children) and RSS at the end, in MB."""
+    pids = tree_pids(pid)
+    before = sum(_cpu_or_zero(p) for p in pids)
+    t0 = time.monotonic()
+    time.sleep(seconds)
+    after = sum(_cpu_or_zero(p) for p in pids)
+    return (after - before) / (time.monotonic() - t0) * 100, sum(rss_mb(p) for p in pids)
+
+
+def percentile(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))]
+
+
+def summary_us(samples: list[float]) -> str:
+    us = [s * 1e6 for s in samples]
+    return f"median {statistics.median(us):7.1f} µs   p99 {percentile(us, 0.99):7.1f} µs"
+
+
+@contextlib.contextmanager
+def tmux_session(name: str, command: str, width: int, height: int) -> Iterator[int]:
+    """Run ``command`` in a detached tmux session; yields the pid of the pane's process."""
+    subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+    subprocess.run(["tmux", "new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), command],
+                   check=True)
+    try:
+        pid = int(subprocess.run(["tmux", "display-message", "-p", "-t", name, "#{pane_pid}"],
+                                 capture_output=True, text=True, check=True).stdout)
+        yield pid
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)

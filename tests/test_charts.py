@@ -1,0 +1,37 @@
+from tui.charts import BRAILLE_BASE, braille_grid, cpu_stack_column, marker_columns, nice_ceiling, short_number
+
+
+def test_nice_ceiling_rounds_up_to_readable_values():
+    assert [nice_ceiling(v) for v in (0, 0.7, 1, 259_000, 300_001, 7.9, 0.051)] == \
+        [1.0, 0.8, 1.0, 300_000, 400_000, 8.0, 0.06]
+
+
+def test_short_number():
+    assert [short_number(v) for v in (0, 950, 1234, 35_000, 1_500_000, 0.25)] == ["0", "950", "1.2k", "35k", "1.5M",
+                                                                               "0.25"]
+
+
+def test_braille_grid_places_newest_point_at_the_right_edge():
+    grid = braille_grid([[0.0, 10.0]], width=2, height=1, ymax=10.0)
+    # one cell row of 4 dots: point 0.0 at the bottom-left of cell 1, 10.0 at the top-right, joined vertically
+    bits, series = grid[0][1]
+    assert series == 0
+    assert bits == 0x40 | 0x08 | 0x10 | 0x20 | 0x80
+    assert grid[0][0] == (0, -1)
+    assert chr(BRAILLE_BASE + bits) == "⣸"
+
+
+def test_gaps_break_the_line():
+    grid = braille_grid([[10.0, None, 10.0]], width=2, height=1, ymax=10.0)
+    assert grid[0][0][0] == 0x08  # third-from-last point: top of the right column of cell 0
+    assert grid[0][1][0] == 0x08
+
+
+def test_marker_lands_on_first_sample_at_or_after_it():
+    times = [1.0, 2.0, 3.0, 4.0]
+    assert marker_columns(times, [2.5], width=2) == {1: 0}  # point at t=3 is column 2 of 4 -> cell 1
+    assert marker_columns(times, [9.0], width=2) == {}
+
+
+def test_cpu_stack_column_fills_bottom_up():
+    assert cpu_stack_column({"usr": 50.0, "sys": 25.0}, 4) == [0, 0, 1, -1]
