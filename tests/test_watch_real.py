@@ -37,16 +37,21 @@ def test_watch_agrees_with_iostat_mpstat_and_fio(loopdev, rw, extra):
     dev = loopdev.name
     sampler = Sampler()
     before = sampler.take()
-    fio = subprocess.Popen(fio_cmd(loopdev.path, rw, INTERVALS + 3, extra), stdout=subprocess.PIPE, text=True)
+    fio = subprocess.Popen(fio_cmd(loopdev.path, rw, INTERVALS + 4, extra), stdout=subprocess.PIPE, text=True)
     try:
         time.sleep(1.0)  # let the load settle before the measured window
         ours = subprocess.Popen([sys.executable, "-m", "tui.cli", "watch", "--json", "-i", "1", "-c",
-                                 str(INTERVALS), dev], stdout=subprocess.PIPE, text=True)
+                                 str(INTERVALS + 1), dev], stdout=subprocess.PIPE, text=True)
+        # Align the windows: start the oracles right after our first interval ends, so that our intervals
+        # 2..n and theirs cover the same seconds (Python's start-up would otherwise shift ours by ~0.3 s).
+        first = ours.stdout.readline()
         iostat = subprocess.Popen(["iostat", "-x", "-o", "JSON", dev, "1", str(INTERVALS + 1)],
                                   stdout=subprocess.PIPE, text=True)
         mpstat = subprocess.Popen(["mpstat", "-o", "JSON", "1", str(INTERVALS)], stdout=subprocess.PIPE,
                                   text=True)
-        our_lines = [json.loads(line) for line in ours.communicate(timeout=30)[0].splitlines()]
+        rest = ours.communicate(timeout=30)[0]
+        assert first
+        our_lines = [json.loads(line) for line in rest.splitlines()]
         io_stats = json.loads(iostat.communicate(timeout=30)[0])["sysstat"]["hosts"][0]["statistics"][1:]
         mp_stats = json.loads(mpstat.communicate(timeout=30)[0])["sysstat"]["hosts"][0]["statistics"]
         fio_out = fio.communicate(timeout=60)[0]
