@@ -53,7 +53,11 @@ def tree_pids(pid: int) -> list[int]:
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:  # exited meanwhile
+        return 0.0
+    for line in status.splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0

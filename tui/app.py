@@ -237,6 +237,9 @@ class IoschedApp(App[int]):
         self.post_message(InventoryLoaded(list_devices(self.root)))
 
     def on_inventory_loaded(self, message: InventoryLoaded) -> None:
+        by_name = sorted(message.devices, key=lambda d: d.name)
+        if by_name == sorted(self.devices, key=lambda d: d.name):
+            return  # the slow poll found nothing new: no table update, no repaint
         self.devices = message.devices
         self._sync_table()
         self._redraw()

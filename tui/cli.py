@@ -15,14 +15,7 @@ from core.scheduler import switch_scheduler
 from core.sysfs import check_device_name
 from core.writes import restore
 from themes import THEME_NAMES
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "K", "M", "G", "T", "P"):
-        if n < 1024 or unit == "P":
-            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
-        n /= 1024
-    return str(n)
+from tui.formatting import human_size
 
 
 def _sched_text(d: BlockDevice) -> str:
@@ -49,7 +42,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         if d.backing_file:
             used = (used + ", " if used else "") + f"file {d.backing_file}"
         model = d.model or d.transport or ""
-        cells = (d.name, d.maj_min, _size(d.size_bytes), kind, model, _sched_text(d), used)
+        cells = (d.name, d.maj_min, human_size(d.size_bytes), kind, model, _sched_text(d), used)
         table.add_row(*(escape(c) for c in cells))
     Console().print(table)
     return 0

@@ -25,6 +25,7 @@ from tui.charts import (
     short_number,
     spark_char,
 )
+from tui.formatting import human_size
 
 
 @dataclass(frozen=True)
@@ -36,15 +37,6 @@ class Marker:
     label: str
 
 
-def human_size(n: int) -> str:
-    for unit in ("B", "K", "M", "G", "T", "P"):
-        if n < 1024 or unit == "P":
-            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
-
-
-# (key, header, width, how to get the value from DiskRates)
 # Ordered by importance: at 80 columns the later ones scroll off to the right.
 RATE_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("r_s", "r/s", 6), ("w_s", "w/s", 6), ("r_await", "r_await", 7), ("w_await", "w_await", 7),
