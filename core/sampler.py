@@ -5,6 +5,7 @@ The TUI, `iosched watch` and the experiment runner all consume the Sample/Rates 
 
 from __future__ import annotations
 
+import itertools
 import os
 import time
 from collections import deque
@@ -169,11 +170,20 @@ class History:
         for name in [n for n, s in store.items() if s[-1] is None and not any(s)]:
             del store[name]
 
-    def disk_series(self, name: str, field_name: str) -> list[float | None]:
-        series = self.disks.get(name, ())
+    def disk_series(self, name: str, field_name: str, last: int | None = None) -> list[float | None]:
+        """One field of one disk, oldest first; ``last`` keeps only the newest points (what a graph shows)."""
+        series = _tail(self.disks.get(name, ()), last)
         return [None if r is None else getattr(r, field_name) for r in series]
 
-    def cpu_series(self, name: str, field_name: str) -> list[float | None]:
-        series = self.cpus.get(name, ())
-        return [None if r is None else getattr(r, field_name) for r in series]
+    def recent_times(self, last: int | None = None) -> list[float]:
+        return _tail(self.times, last)
+
+    def cpu_rates(self, name: str, last: int | None = None) -> list[CpuRates | None]:
+        return _tail(self.cpus.get(name, ()), last)
+
+
+def _tail(items, last: int | None) -> list:
+    if last is None or last >= len(items):
+        return list(items)
+    return list(itertools.islice(items, len(items) - last, None))
 

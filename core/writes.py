@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import BadInput, DeviceGone, IoschedError, NotPermitted
+from core.errors import BadInput, DeviceGone, IoschedError, NotPermitted, WriteNotApplied
 from core.journal import Journal, JournalEntry, default_run_dir, new_entry
 from core.sysfs import check_device_name, parse_scheduler, read_attr, read_int
 
@@ -115,7 +115,7 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
     if new is None:
         raise DeviceGone(f"{device} vanished right after the write")
     if new != value:
-        raise IoschedError(f"{device} accepted {value!r} for {attr} but it still reads {new!r}")
+        raise WriteNotApplied(f"{device} accepted {value!r} for {attr} but it still reads {new!r}")
     return WriteResult(device, attr, old, new, seconds, at)
 
 

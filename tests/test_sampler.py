@@ -97,6 +97,8 @@ def test_history_is_bounded_and_aligned():
     assert list(h.times) == [3.0, 4.0, 5.0, 6.0, 7.0]
     assert h.disk_series("a", "r_s") == [3.0, 4.0, 5.0, 6.0, 7.0]
     assert h.disk_series("b", "r_s") == [None, None, None, 6.0, 7.0]
+    assert h.disk_series("a", "r_s", last=2) == [6.0, 7.0]
+    assert h.recent_times(2) == [6.0, 7.0] and h.recent_times(99) == list(h.times)
 
 
 def test_history_forgets_devices_gone_for_the_whole_window():

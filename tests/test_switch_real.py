@@ -12,7 +12,7 @@ from core.journal import Journal
 from core.scheduler import switch_scheduler
 from core.writes import restore
 
-from conftest import attach_loop, detach_loop, run_cli
+from conftest import attach_loop, detach_loop, need_real, run_cli
 
 
 def test_every_available_scheduler_and_back_then_restore(loopdev, private_journal):
@@ -73,8 +73,6 @@ def test_bad_scheduler_names_change_nothing(loopdev, name, private_journal):
 
 
 def test_partition_name_points_at_the_disk(tmp_path):
-    from conftest import need_real
-
     need_real("sfdisk")
     loop = attach_loop(tmp_path, "64M")
     try:
@@ -109,8 +107,6 @@ def test_not_root_is_refused_with_a_clear_message(loopdev, private_journal):
 
 
 def test_device_detached_between_list_and_set(tmp_path):
-    from conftest import need_real
-
     need_real()
     loop = attach_loop(tmp_path, "64M")
     listed = json.loads(run_cli("list", "--json").stdout)

@@ -193,12 +193,14 @@ class IoschedApp(App[int]):
 
     def _draw_graphs(self) -> None:
         dev = self.selected_device()
-        times = list(self.history.times)
+        # Only what the widest graph can show: copying the whole 1200-point window each tick costs more.
+        last = max(2, self.size.width * 2)
+        times = self.history.recent_times(last)
         marks = [m for m in self.markers if dev is not None and m.device == dev.name]
         name = dev.name if dev else ""
 
         def series(field: str, scale: float = 1.0) -> list[float | None]:
-            values = self.history.disk_series(name, field)
+            values = self.history.disk_series(name, field, last)
             return values if scale == 1.0 else [None if v is None else v * scale for v in values]
 
         charts = {
@@ -213,7 +215,7 @@ class IoschedApp(App[int]):
                 chart.set_data(times, data, marks)
         cpu = self.query_one(CpuPane)
         if cpu.display:
-            cpu.set_data(list(self.history.cpus.get("all", ())),
+            cpu.set_data(self.history.cpu_rates("all", max(1, cpu.size.width)),
                          self.last_rates.cpus if self.last_rates else {})
 
     def _render_status(self) -> None:
@@ -390,16 +392,25 @@ class IoschedApp(App[int]):
 
         def answered(yes: bool | None) -> None:
             if yes:
-                outcomes = restore(self.root)
-                failed = [o for o in outcomes if o.status == "failed"]
-                self.exit(1 if failed else 0, message="\n".join(
-                    f"{o.device} {o.attr.removeprefix('queue/')}: {o.status} {o.original}" for o in outcomes))
+                self._restore_and_exit()
             else:
                 self.exit(0, message=f"Left changed: {names}. `iosched restore` puts the originals back.")
 
         self.push_screen(ConfirmScreen(
             f"This session changed the scheduler of {names}.\nRestore the original values before quitting?"),
             answered)
+
+    @work(thread=True, group="restore", exit_on_error=False)
+    def _restore_and_exit(self) -> None:
+        """Restore in a worker: a switch on a busy device waits for its queue to drain."""
+        try:
+            outcomes = restore(self.root)
+        except IoschedError as e:
+            self.call_from_thread(self.exit, 1, message=f"Restore failed: {e}. Run `iosched restore`.")
+            return
+        failed = any(o.status == "failed" for o in outcomes)
+        message = "\n".join(f"{o.device} {o.attr.removeprefix('queue/')}: {o.status} {o.original}" for o in outcomes)
+        self.call_from_thread(self.exit, 1 if failed else 0, message=message)
 
     # ---- signals ------------------------------------------------------------------------------
     def install_signal_handlers(self) -> None:

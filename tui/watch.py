@@ -16,9 +16,14 @@ TEXT_COLUMNS = ("r/s", "w/s", "rkB/s", "wkB/s", "rrqm/s", "wrqm/s", "r_await", "
 CPU_COLUMNS = ("usr", "nice", "sys", "iowait", "irq", "soft", "steal", "idle")
 
 
+def _shown(rates: Rates, devices: Iterable[str] | None) -> list[str]:
+    """The devices to print: those asked for (in that order) that have a rate this interval, else all."""
+    return sorted(rates.disks) if devices is None else [d for d in devices if d in rates.disks]
+
+
 def rates_to_json(rates: Rates, wall: datetime, devices: Iterable[str] | None) -> dict:
     """One interval under sysstat's own key names (`iostat -x -o JSON`, `mpstat -o JSON`)."""
-    names = sorted(rates.disks) if devices is None else [d for d in devices if d in rates.disks]
+    names = _shown(rates, devices)
     return {
         "time": wall.isoformat(timespec="seconds"),
         "interval": round(rates.interval, 4),
@@ -32,7 +37,7 @@ def _cpu_order(key: str) -> int:
 
 
 def rates_to_text(rates: Rates, wall: datetime, devices: Iterable[str] | None) -> str:
-    names = sorted(rates.disks) if devices is None else [d for d in devices if d in rates.disks]
+    names = _shown(rates, devices)
     lines = [f"{wall:%H:%M:%S}  interval {rates.interval:.2f}s"]
     cpu = rates.cpus.get("all")
     if cpu is not None:

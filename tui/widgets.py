@@ -233,6 +233,7 @@ class LineChart(RowsWidget):
         self._times: list[float] = []
         self._series: list[list[float | None]] = []
         self._markers: list[Marker] = []
+        self._key: tuple = ()  # what the current picture was drawn from
 
     def set_data(self, times: Sequence[float], series: Sequence[Sequence[float | None]],
                  markers: Sequence[Marker]) -> None:
@@ -247,7 +248,7 @@ class LineChart(RowsWidget):
         key = (tuple(tuple(s) for s in series), tuple(marker_columns(times, [m.time for m in marks],
                                                                      points // 2).items()))
         self._times, self._series, self._markers = times, series, marks
-        if key != getattr(self, "_key", None):
+        if key != self._key:
             self._key = key
             self.invalidate()
 
