@@ -18,7 +18,7 @@ class SchedulerPicker(ModalScreen[str | None]):
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
     DEFAULT_CSS = """
     SchedulerPicker { align: center middle; }
-    SchedulerPicker > Vertical { width: 40; height: auto; border: thick $accent; background: $surface;
+    SchedulerPicker > Vertical { width: 54; height: auto; border: thick $accent; background: $surface;
                                  padding: 0 1; }
     SchedulerPicker OptionList { height: auto; max-height: 10; }
     """
