@@ -7,7 +7,7 @@ from pathlib import Path
 from core.errors import BadInput, DeviceGone, NoScheduler, UnknownScheduler
 from core.journal import Journal
 from core.sysfs import check_device_name, parse_scheduler, read_attr, read_int
-from core.writes import WriteResult, write_attr
+from core.writes import QUEUE_KNOBS, WriteResult, write_attr
 
 
 def available_schedulers(device: str, root: str | Path = "/") -> tuple[str | None, list[str]]:
@@ -33,3 +33,34 @@ def switch_scheduler(device: str, name: str, root: str | Path = "/",
     if name not in available:
         raise UnknownScheduler(f"{device} has no scheduler {name!r}; available: {', '.join(available)}")
     return write_attr(device, "queue/scheduler", name, root=root, journal=journal)
+
+
+def read_tunables(device: str, root: str | Path = "/") -> dict[str, str]:
+    """The current scheduler's tunables (queue/iosched/*), name -> value; empty for none or no elevator."""
+    d = check_device_name(device, root) / "queue/iosched"
+    out: dict[str, str] = {}
+    try:
+        names = sorted(p.name for p in d.iterdir())
+    except OSError:
+        return out
+    for name in names:
+        value = read_attr(d / name)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def read_knobs(device: str, root: str | Path = "/") -> dict[str, str]:
+    """Queue knobs iosched may change (nr_requests, read_ahead_kb, ...), name -> value."""
+    d = check_device_name(device, root) / "queue"
+    out: dict[str, str] = {}
+    for name in sorted(QUEUE_KNOBS):
+        value = read_attr(d / name)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+def setting_attr(key: str) -> str:
+    """The sysfs attribute under /sys/block/DEV for a setting name: a queue knob or a scheduler tunable."""
+    return f"queue/{key}" if key in QUEUE_KNOBS else f"queue/iosched/{key}"

@@ -104,14 +104,20 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
         if old == value:
             return WriteResult(device, attr, old, value, 0.0, time.monotonic())
         key = f"{device}/{attr}"
-        if key not in entries:
+        fresh = key not in entries
+        if fresh:
             sched = None
             if attr.startswith("queue/iosched/"):
                 sched = _current_value(sysdir / "queue/scheduler", "queue/scheduler")
             entries[key] = new_entry(device, attr, old, scheduler=sched, **_identity(sysdir))
         at = time.monotonic()
-        seconds = _raw_write(path, value, device, attr)
-        new = _current_value(path, attr)
+        try:
+            seconds = _raw_write(path, value, device, attr)
+        finally:
+            new = _current_value(path, attr)
+            if fresh and new == old:
+                # Nothing changed (refused, or accepted and ignored): nothing to restore either.
+                del entries[key]
     if new is None:
         raise DeviceGone(f"{device} vanished right after the write")
     if new != value:
@@ -195,3 +201,25 @@ def _restore_one(entry: JournalEntry, root: str | Path, dry_run: bool) -> Restor
     if after != entry.original:
         return out("failed", after, f"still reads {after!r}")
     return out("restored", current)
+
+
+def drop_caches(root: str | Path = "/") -> None:
+    """sync, then drop the page cache, dentries and inodes, so a run starts cold. Changes no setting."""
+    os.sync()
+    try:
+        with open(Path(root, "proc/sys/vm/drop_caches"), "w") as f:
+            f.write("3")
+    except PermissionError as e:
+        raise NotPermitted("permission denied dropping caches: run as root") from e
+    except OSError as e:
+        raise IoschedError(f"dropping caches failed: {e.strerror}") from e
+
+
+def forget_unchanged(device: str, root: str | Path = "/", journal: Journal | None = None) -> None:
+    """Drop journal entries of ``device`` whose value is back at the original: nothing left to restore."""
+    journal = journal or Journal(default_run_dir(root))
+    sysdir = Path(root, "sys/block", device)
+    with journal.locked() as entries:
+        for key, entry in list(entries.items()):
+            if entry.device == device and _current_value(sysdir / entry.attr, entry.attr) == entry.original:
+                del entries[key]

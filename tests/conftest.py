@@ -72,6 +72,8 @@ def attach_loop(directory: Path, size: str = "1G") -> Loop:
                          check=True, capture_output=True, text=True)
     path = out.stdout.strip()
     loop = Loop(name=os.path.basename(path), path=path, file=f)
+    # Partitions added by hand (partx) outlive `losetup -d` on a node without partscan: drop stale ones.
+    subprocess.run(["partx", "-d", path], check=False, capture_output=True)
     loop.initial_scheduler = loop.current()
     return loop
 
@@ -83,6 +85,7 @@ def detach_loop(loop: Loop) -> None:
             (loop.sysdir / "queue/scheduler").write_text(loop.initial_scheduler)
     except (OSError, ValueError):
         pass
+    subprocess.run(["partx", "-d", loop.path], check=False, capture_output=True)
     subprocess.run(["losetup", "-d", loop.path], check=False, capture_output=True)
     loop.file.unlink(missing_ok=True)
 

@@ -1,0 +1,521 @@
+"""A/B/n experiments: interleaved repeats of one workload under each variant, and live alternation.
+
+A variant is a scheduler plus optional settings ("mq-deadline:read_expire=100"). A switch resets the
+scheduler's tunables and nr_requests, so every run first puts its variant's whole configuration in place.
+Whatever happens (end, cancel, signal), the device gets back the configuration it had at the start; a
+crash leaves the journal, which `iosched restore` replays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import platform
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.devices import read_device
+from core.errors import BadInput, IoschedError
+from core.fio import FioProgress, FioResult, FioRun, run_fio
+from core.jobs import Job, JobFile
+from core.sampler import Sample, Sampler, compute_rates
+from core.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr, switch_scheduler
+from core.stats import Comparison, compare, summarize
+from core.targets import Target
+from core.writes import QUEUE_KNOBS, drop_caches, forget_unchanged, write_attr
+
+# --- variants ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str  # exactly as the user wrote it, made unique ("none", "none#2" for an A/A check)
+    scheduler: str
+    settings: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "scheduler": self.scheduler, "settings": dict(self.settings)}
+
+
+def parse_variants(text: str) -> list[Variant]:
+    """"none,mq-deadline:read_expire=100:fifo_batch=8,bfq" -> variants; the same one twice is an A/A check."""
+    out: list[Variant] = []
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) < 2 or not all(parts):
+        raise BadInput(f"--schedulers needs at least two comma-separated variants, got {text!r}")
+    for part in parts:
+        sched, *settings = part.split(":")
+        pairs = []
+        for s in settings:
+            key, eq, value = s.partition("=")
+            if not eq or not key or not value:
+                raise BadInput(f"setting {s!r} in variant {part!r} is not KEY=VALUE")
+            pairs.append((key.strip(), value.strip()))
+        label = part
+        n = sum(1 for v in out if v.label.split("#")[0] == part)
+        if n:
+            label = f"{part}#{n + 1}"
+        out.append(Variant(label, sched.strip(), tuple(pairs)))
+    return out
+
+
+def check_variants(device: str, variants: list[Variant], root: str | Path = "/") -> None:
+    _, available = available_schedulers(device, root)
+    for v in variants:
+        if v.scheduler not in available:
+            raise BadInput(f"{device} has no scheduler {v.scheduler!r}; available: {', '.join(available)}")
+
+
+def plan_order(n_variants: int, repeat: int) -> list[int]:
+    """Interleaved order: A B, then B A, then A B ... so drift and warm caches favour no side."""
+    order: list[int] = []
+    for r in range(repeat):
+        seq = list(range(n_variants))
+        order += seq if r % 2 == 0 else seq[::-1]
+    return order
+
+
+# --- putting a configuration in place ----------------------------------------------------------------------
+
+
+class Configurator:
+    """Applies variants with fresh defaults, and puts back the configuration found at the start."""
+
+    def __init__(self, device: str, variants: list[Variant], root: str | Path = "/") -> None:
+        self.device, self.root = device, root
+        # Queue knobs a variant sets; the others are left to the kernel (bfq turns wbt off, for one).
+        self.managed_knobs = {k for v in variants for k, _ in v.settings if k in QUEUE_KNOBS}
+        self.original_scheduler, self.available = available_schedulers(device, root)
+        self.original_tunables = read_tunables(device, root)
+        self.original_knobs = read_knobs(device, root)
+        self.defaults: dict[str, dict[str, str]] = {}  # scheduler -> tunables+knobs right after a fresh switch
+        self.switches: list[tuple[float, str]] = []  # (monotonic time, scheduler) of every switch made
+
+    def _switch(self, name: str) -> None:
+        r = switch_scheduler(self.device, name, self.root)
+        if r.old != r.new:
+            self.switches.append((r.time, name))
+
+    def _current(self) -> str | None:
+        return available_schedulers(self.device, self.root)[0]
+
+    def apply(self, v: Variant) -> dict[str, str]:
+        """Put ``v`` in place from its scheduler's defaults; returns every setting as now read back."""
+        if v.scheduler not in self.defaults:
+            if self._current() == v.scheduler:
+                # The device may carry hand-tuned values: switch away and back for the kernel's defaults.
+                other = next((s for s in self.available if s != v.scheduler), None)
+                if other is not None:
+                    self._switch(other)
+            self._switch(v.scheduler)
+            # The switch reset the tunables and nr_requests; other managed knobs go back to their start values.
+            now = read_knobs(self.device, self.root)
+            knobs = {k: now.get(k) if k == "nr_requests" else self.original_knobs.get(k) for k in self.managed_knobs}
+            self.defaults[v.scheduler] = {**read_tunables(self.device, self.root),
+                                          **{f"knob:{k}": x for k, x in knobs.items() if x is not None}}
+        elif self._current() != v.scheduler:
+            self._switch(v.scheduler)
+        wanted = dict(self.defaults[v.scheduler])
+        for key, value in v.settings:
+            wanted[f"knob:{key}" if key in QUEUE_KNOBS else key] = value
+        for key, value in wanted.items():
+            name = key.removeprefix("knob:")
+            write_attr(self.device, setting_attr(name), value, self.root)
+        return self.snapshot()
+
+    def snapshot(self) -> dict[str, str]:
+        cur = self._current() or ""
+        return {"scheduler": cur, **read_tunables(self.device, self.root),
+                **{f"knob:{k}": x for k, x in read_knobs(self.device, self.root).items()}}
+
+    def put_back(self) -> None:
+        """The configuration found at the start, then drop journal entries that are back at their originals."""
+        if self.original_scheduler and self._current() != self.original_scheduler:
+            self._switch(self.original_scheduler)
+        knobs = {k: x for k, x in self.original_knobs.items() if k in self.managed_knobs}
+        for name, value in {**knobs, **self.original_tunables}.items():
+            with contextlib.suppress(IoschedError):
+                write_attr(self.device, setting_attr(name), value, self.root)
+        forget_unchanged(self.device, self.root)
+
+
+# --- workloads ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Workload:
+    """A fio job on a target, or a command (timed) — run once per repeat."""
+
+    job: Job | JobFile | None = None
+    target: Target | None = None
+    runtime: float | None = None
+    cmd: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.job.name if self.job is not None else f"cmd: {self.cmd}"
+
+    def to_json(self) -> dict:
+        return {"job": self.job.to_json() if self.job is not None else None,
+                "target": self.target.to_json() if self.target else None, "runtime": self.runtime, "cmd": self.cmd}
+
+
+class Cancelled(IoschedError):
+    pass
+
+
+@dataclass
+class Control:
+    """Shared between the experiment's thread and whoever may stop it (TUI, signal handler)."""
+
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    fio: FioRun | None = None
+    proc: subprocess.Popen | None = None
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        if self.fio is not None:
+            self.fio.stop()
+        if self.proc is not None and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
+
+def _run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None]) -> dict[str, float]:
+    """Run a shell command in its own session, timed; CPU from the children's rusage."""
+    before = os.times()
+    t0 = time.monotonic()
+    proc = subprocess.Popen(["/bin/sh", "-c", cmd], start_new_session=True, stdin=subprocess.DEVNULL)
+    ctl.proc = proc
+    try:
+        while True:
+            try:
+                proc.wait(timeout=0.5)
+                break
+            except subprocess.TimeoutExpired:
+                check_drift()
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        ctl.proc = None
+    wall = time.monotonic() - t0
+    after = os.times()
+    if ctl.cancelled.is_set():
+        raise Cancelled("cancelled")
+    if proc.returncode != 0:
+        raise IoschedError(f"the command exited with status {proc.returncode}: {cmd}")
+    return {"wall_s": wall, "cmd_usr_s": after.children_user - before.children_user,
+            "cmd_sys_s": after.children_system - before.children_system}
+
+
+# --- per-run measurement ------------------------------------------------------------------------------------
+
+
+def window_metrics(device: str, s0: Sample, s1: Sample, ios: int | None) -> dict[str, float]:
+    """What the sampler saw over one run: CPU breakdown, CPU time per IO and the device's own latencies."""
+    r = compute_rates(s0, s1)
+    out: dict[str, float] = {}
+    cpu = r.cpus.get("all")
+    ncpu = max(sum(1 for k in s1.cpus if k != "all"), 1)
+    d = r.disks.get(device)
+    if d is not None:
+        out.update(dev_iops=d.r_s + d.w_s, dev_r_await=d.r_await, dev_w_await=d.w_await, dev_aqu_sz=d.aqu_sz,
+                   dev_util=d.util)
+        if ios is None:
+            ios = round((d.r_s + d.w_s) * r.interval)
+    if cpu is not None:
+        out.update(cpu_usr=cpu.usr, cpu_sys=cpu.sys, cpu_iowait=cpu.iowait, cpu_irq=cpu.irq, cpu_soft=cpu.soft)
+        busy = cpu.usr + cpu.nice + cpu.sys + cpu.irq + cpu.soft + cpu.steal
+        if ios:
+            out["cpu_us_per_io"] = busy / 100.0 * ncpu * r.interval * 1e6 / ios
+    return out
+
+
+@dataclass
+class Event:
+    """Progress for the front end: ``kind`` is "run-start", "progress", "run-end", "note" or "done"."""
+
+    kind: str
+    index: int = 0
+    total: int = 0
+    variant: str = ""
+    text: str = ""
+    progress: FioProgress | None = None
+    run: dict | None = None
+
+
+def _sysinfo(device: str, root: str | Path) -> dict:
+    dev = read_device(device, root)
+    u = platform.uname()
+    return {"kernel": u.release, "machine": u.machine, "host": u.node,
+            "device": dev.to_json() if dev else {"name": device}}
+
+
+@contextlib.contextmanager
+def _shielded() -> Iterator[None]:
+    """Hold off SIGINT/SIGTERM/SIGHUP while putting things back, so a second Ctrl-C cannot cut it short."""
+    sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def run_experiment(device: str, variants: list[Variant], workload: Workload, repeat: int = 3,
+                   drop: bool = False, settle: float = 1.0, root: str | Path = "/",
+                   on_event: Callable[[Event], None] | None = None, ctl: Control | None = None) -> dict:
+    """Run every variant ``repeat`` times in interleaved order; returns the document `report` judges."""
+    if repeat < 1:
+        raise BadInput("--repeat must be at least 1")
+    check_variants(device, variants, root)
+    ctl = ctl or Control()
+    emit = on_event or (lambda e: None)
+    cfg = Configurator(device, variants, root)
+    sampler = Sampler(root)
+    order = plan_order(len(variants), repeat)
+    doc: dict = {
+        "version": 1, "kind": "compare", "started": time.time(), **_sysinfo(device, root),
+        "variants": [v.to_json() for v in variants], "order": [variants[i].label for i in order],
+        "repeat": repeat, "drop_caches": drop, "settle_s": settle, "workload": workload.to_json(),
+        "original": cfg.snapshot(), "runs": [], "notes": [],
+    }
+    t_origin = time.monotonic()
+    try:
+        for n, vi in enumerate(order):
+            if ctl.cancelled.is_set():
+                raise Cancelled("cancelled")
+            v = variants[vi]
+            config = cfg.apply(v)
+            if drop:
+                drop_caches(root)
+            if settle:
+                time.sleep(settle)
+            emit(Event("run-start", n, len(order), v.label))
+            run = _one_run(device, v, config, workload, sampler, ctl, root, emit, n, len(order))
+            run["start"] -= t_origin
+            run["end"] -= t_origin
+            doc["runs"].append(run)
+            emit(Event("run-end", n, len(order), v.label, run=run))
+    except Cancelled:
+        doc["notes"].append("cancelled before the end: results cover the runs that finished")
+        doc["cancelled"] = True
+        raise
+    finally:
+        with _shielded():
+            if ctl.fio is not None:
+                ctl.fio.kill()
+            cfg.put_back()
+            if workload.target is not None:
+                workload.target.release(root)
+        doc["switches"] = [(t - t_origin, s) for t, s in cfg.switches]
+        doc["finished"] = time.time()
+    emit(Event("done"))
+    return doc
+
+
+def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload, sampler: Sampler,
+             ctl: Control, root: str | Path, emit: Callable[[Event], None], n: int, total: int) -> dict:
+    drift: list[str] = []
+
+    def check_drift() -> None:
+        cur = available_schedulers(device, root)[0]
+        if cur != config["scheduler"] and not drift:
+            drift.append(f"the scheduler changed to {cur} during the run (a udev rule or tuned?)")
+
+    def progress(p: FioProgress) -> None:
+        check_drift()
+        emit(Event("progress", n, total, v.label, progress=p))
+
+    def hold(run: FioRun) -> None:
+        ctl.fio = run
+        if ctl.cancelled.is_set():
+            run.stop()
+
+    s0 = sampler.take()
+    fio_res: FioResult | None = None
+    metrics: dict[str, float | None] = {}
+    try:
+        if workload.cmd is not None:
+            metrics.update(_run_cmd(workload.cmd, ctl, check_drift))
+        else:
+            assert workload.job is not None and workload.target is not None
+            fio_res = run_fio(workload.job, workload.target, workload.runtime, progress, hold)
+            metrics.update(fio_res.metrics())
+    except IoschedError:
+        if ctl.cancelled.is_set():
+            raise Cancelled("cancelled") from None
+        raise
+    finally:
+        ctl.fio = None
+    s1 = sampler.take()
+    check_drift()
+    now = {**read_tunables(device, root), **{f"knob:{k}": x for k, x in read_knobs(device, root).items()}}
+    changed = [k for k, x in config.items() if k != "scheduler" and now.get(k) != x]
+    if changed and not drift:
+        drift.append(f"settings changed during the run: {', '.join(changed)}")
+    metrics.update(window_metrics(device, s0, s1, fio_res.total_ios if fio_res else None))
+    return {
+        "index": n, "variant": v.label, "start": s0.time, "end": s1.time, "valid": not drift,
+        "invalid_reason": drift[0] if drift else None, "config": config, "metrics": metrics,
+        "fio": fio_res.raw if fio_res else None,
+    }
+
+
+# --- judging ------------------------------------------------------------------------------------------------
+
+# key, label, unit, word for more, word for less
+METRICS: list[tuple[str, str, str, str, str]] = [
+    ("iops", "IOPS", "", "more", "fewer"),
+    ("mb_s", "MB/s", "", "more", "fewer"),
+    ("wall_s", "wall time", "s", "longer", "shorter"),
+    ("clat_mean_us", "mean latency", "µs", "higher", "lower"),
+    ("clat_p50_us", "p50 latency", "µs", "higher", "lower"),
+    ("clat_p99_us", "p99 latency", "µs", "higher", "lower"),
+    ("clat_p999_us", "p99.9 latency", "µs", "higher", "lower"),
+    ("cpu_us_per_io", "CPU µs per IO", "", "more", "less"),
+    ("cpu_usr", "CPU usr", "%", "more", "less"),
+    ("cpu_sys", "CPU sys", "%", "more", "less"),
+    ("cpu_iowait", "CPU iowait", "%", "more", "less"),
+    ("dev_r_await", "device r_await", "ms", "higher", "lower"),
+    ("dev_w_await", "device w_await", "ms", "higher", "lower"),
+]
+HEADLINE = ("iops", "wall_s", "cpu_us_per_io", "clat_p99_us")
+
+
+def judge(doc: dict, alpha: float = 0.05) -> dict:
+    """Summaries per variant and pairwise comparisons, from the valid runs of ``doc`` (re-judgeable)."""
+    labels = [v["label"] for v in doc["variants"]]
+    valid = [r for r in doc["runs"] if r.get("valid", True)]
+    values: dict[str, dict[str, list[float]]] = {lb: {} for lb in labels}
+    for r in valid:
+        for key, x in r["metrics"].items():
+            if isinstance(x, (int, float)) and r["variant"] in values:
+                values[r["variant"]].setdefault(key, []).append(float(x))
+    summaries = {lb: {k: summarize(xs).to_json() for k, xs in m.items()} for lb, m in values.items()}
+    pairs: list[Comparison] = []
+    for i, a in enumerate(labels):
+        for b in labels[i + 1:]:
+            for key, label, _unit, more, fewer in METRICS:
+                xa, xb = values[a].get(key), values[b].get(key)
+                if xa and xb and any(xa) and any(xb):
+                    pairs.append(compare(key, label, a, xa, b, xb, alpha, more, fewer))
+    invalid = [f"run {r['index'] + 1} ({r['variant']}): {r['invalid_reason']}" for r in doc["runs"]
+               if not r.get("valid", True)]
+    return {"alpha": alpha, "summaries": summaries, "pairs": [c.to_json() for c in pairs], "invalid": invalid}
+
+
+# --- live alternation ---------------------------------------------------------------------------------------
+
+
+def run_alternation(device: str, variants: list[Variant], workload: Workload, every: float, duration: float,
+                    discard: float = 1.0, root: str | Path = "/", on_event: Callable[[Event], None] | None = None,
+                    ctl: Control | None = None) -> dict:
+    """One continuous fio run while the variants take turns every ``every`` seconds.
+
+    The job's runtime must exceed ``duration`` (fio is stopped when the last turn ends).
+
+    Each turn is one sample (its mean over the turn, after discarding the first ``discard`` seconds), so the
+    statistics treat turns, not seconds, as independent: honest, if slower to reach significance.
+    """
+    if workload.job is None or workload.target is None:
+        raise BadInput("live alternation needs a fio job")
+    if every <= discard + 0.5:
+        raise BadInput(f"--alternate must be longer than {discard + 0.5:g} s (the first {discard:g} s of a turn "
+                       "is discarded)")
+    if duration < 2 * len(variants) * every:
+        raise BadInput(f"--duration must allow at least two turns per variant ({2 * len(variants) * every:g} s)")
+    check_variants(device, variants, root)
+    ctl = ctl or Control()
+    emit = on_event or (lambda e: None)
+    cfg = Configurator(device, variants, root)
+    sampler = Sampler(root)
+    doc: dict = {
+        "version": 1, "kind": "alternate", "started": time.time(), **_sysinfo(device, root),
+        "variants": [v.to_json() for v in variants], "every_s": every, "duration_s": duration,
+        "discard_s": discard, "workload": workload.to_json(), "original": cfg.snapshot(), "runs": [], "notes": [],
+        "order": [],
+    }
+    configs = {v.label: cfg.apply(v) for v in variants}  # captures each scheduler's defaults before the load
+    result: dict = {}
+
+    def hold(run: FioRun) -> None:
+        ctl.fio = run
+        if ctl.cancelled.is_set():
+            run.stop()
+
+    def fio_thread() -> None:
+        try:
+            result["fio"] = run_fio(workload.job, workload.target, workload.runtime,
+                                    lambda p: emit(Event("progress", len(doc["runs"]), 0, cur[0], progress=p)),
+                                    hold)
+        except IoschedError as e:
+            result["error"] = e
+
+    cur = [variants[0].label]
+    t_origin = time.monotonic()
+    worker = threading.Thread(target=fio_thread, name="iosched-fio", daemon=True)
+    try:
+        cfg.apply(variants[0])
+        worker.start()
+        turns = int(duration // every)
+        t_next = time.monotonic() + 1.0  # give fio a moment to lay out and start
+        _sleep_until(t_next, ctl, worker)
+        for k in range(turns):
+            if ctl.cancelled.is_set():
+                raise Cancelled("cancelled")
+            if not worker.is_alive():
+                break
+            v = variants[k % len(variants)]
+            cur[0] = v.label
+            t_turn = time.monotonic()
+            config = cfg.apply(v)
+            configs[v.label] = config
+            _sleep_until(t_turn + discard, ctl, worker)
+            s0 = sampler.take()
+            _sleep_until(t_turn + every, ctl, worker)
+            s1 = sampler.take()
+            if not worker.is_alive() and s1.time - s0.time < every - discard - 0.2:
+                break  # fio ended inside the turn: a short turn would skew its variant
+            now = available_schedulers(device, root)[0]
+            m = window_metrics(device, s0, s1, None)
+            m["iops"] = m.pop("dev_iops", 0.0)
+            run = {"index": k, "variant": v.label, "start": s0.time - t_origin, "end": s1.time - t_origin,
+                   "valid": now == config["scheduler"], "config": config, "metrics": m, "fio": None,
+                   "invalid_reason": None if now == config["scheduler"] else f"scheduler changed to {now}"}
+            doc["runs"].append(run)
+            doc["order"].append(v.label)
+            emit(Event("run-end", k, turns, v.label, run=run))
+    finally:
+        with _shielded():
+            if worker.is_alive():
+                ctl.cancel()
+            worker.join(timeout=10)
+            cfg.put_back()
+            workload.target.release(root)
+        doc["switches"] = [(t - t_origin, s) for t, s in cfg.switches]
+        doc["finished"] = time.time()
+    if "error" in result and not doc["runs"]:
+        raise result["error"]
+    if "fio" in result:
+        doc["fio"] = result["fio"].raw
+    emit(Event("done"))
+    return doc
+
+
+def _sleep_until(t: float, ctl: Control, worker: threading.Thread) -> None:
+    while True:
+        left = t - time.monotonic()
+        if left <= 0 or ctl.cancelled.is_set() or not worker.is_alive():
+            return
+        time.sleep(min(left, 0.1))

@@ -1,0 +1,277 @@
+"""The fio runner: one child process, JSON status every interval, and no orphans.
+
+Facts about fio 3.33 that shape this: forked job processes call setsid(), so a process-group kill misses
+them; with ``--thread`` every job is a thread of the one process, which dies as a whole. fio ignores
+SIGHUP. It exits 0 when its mounted-device guard aborts a write job, so success is judged from the JSON;
+after a signal the JSON may be preceded by text lines. The child also gets PR_SET_PDEATHSIG=SIGKILL, so
+even a SIGKILLed iosched takes fio with it (the signal follows the spawning thread: spawn and wait in
+the same thread).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from core.errors import IoschedError
+from core.jobs import Job, JobFile
+from core.targets import Target
+
+INSTALL_HINT = "apt-get install -y fio"
+
+
+class FioMissing(IoschedError):
+    pass
+
+
+class FioFailed(IoschedError):
+    pass
+
+
+def fio_binary() -> str:
+    path = shutil.which("fio")
+    if path is None:
+        raise FioMissing(f"fio is not installed (on Debian: {INSTALL_HINT}); nothing was changed")
+    return path
+
+
+def _pdeathsig() -> None:
+    # Runs in the child between fork and exec.
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
+@dataclass(frozen=True)
+class FioProgress:
+    """The workload's own view over the last status interval."""
+
+    elapsed: float  # seconds since start
+    iops: float
+    read_iops: float
+    write_iops: float
+    mb_s: float
+    clat_mean_us: float | None  # cumulative mean so far
+
+
+@dataclass
+class FioResult:
+    raw: dict  # fio's full JSON
+    iops: float
+    read_iops: float
+    write_iops: float
+    mb_s: float
+    total_ios: int
+    clat_mean_us: float | None
+    clat_p50_us: float | None
+    clat_p99_us: float | None
+    clat_p999_us: float | None
+    runtime_s: float
+    usr_cpu: float
+    sys_cpu: float
+
+    def metrics(self) -> dict[str, float | None]:
+        return {"iops": self.iops, "mb_s": self.mb_s, "clat_mean_us": self.clat_mean_us,
+                "clat_p50_us": self.clat_p50_us, "clat_p99_us": self.clat_p99_us, "clat_p999_us": self.clat_p999_us}
+
+
+def _pct(clat: dict, key: str) -> float | None:
+    v = (clat.get("percentile") or {}).get(key)
+    return v / 1000.0 if v else None
+
+
+def parse_result(obj: dict) -> FioResult:
+    """Sum the jobs (group reporting gives one per group) and take latency from the busiest direction."""
+    jobs = obj.get("jobs") or []
+    if not jobs:
+        raise FioFailed("fio ran no job")
+    errors = [f"{j.get('jobname')}: error {j['error']}" for j in jobs if j.get("error")]
+    if errors:
+        raise FioFailed("fio reported " + "; ".join(errors))
+    r_iops = sum(j["read"]["iops"] for j in jobs)
+    w_iops = sum(j["write"]["iops"] for j in jobs)
+    bw = sum(j[d]["bw_bytes"] for j in jobs for d in ("read", "write"))
+    total = sum(j[d]["total_ios"] for j in jobs for d in ("read", "write", "trim"))
+    # Latency: ios-weighted mean over directions; percentiles from the direction with most IOs.
+    lat_sum, lat_n, best = 0.0, 0, None
+    for j in jobs:
+        for d in ("read", "write"):
+            n, clat = j[d]["total_ios"], j[d].get("clat_ns") or {}
+            if n and clat.get("mean") is not None:
+                lat_sum += clat["mean"] * n
+                lat_n += n
+                if best is None or n > best[0]:
+                    best = (n, clat)
+    clat = best[1] if best else {}
+    runtime = _job_seconds(obj)
+    if total == 0:
+        raise FioFailed("fio completed no IO")
+    return FioResult(
+        raw=obj, iops=r_iops + w_iops, read_iops=r_iops, write_iops=w_iops, mb_s=bw / 1e6, total_ios=total,
+        clat_mean_us=lat_sum / lat_n / 1000.0 if lat_n else None,
+        clat_p50_us=_pct(clat, "50.000000"), clat_p99_us=_pct(clat, "99.000000"),
+        clat_p999_us=_pct(clat, "99.900000"), runtime_s=runtime,
+        usr_cpu=sum(j.get("usr_cpu", 0.0) for j in jobs) / len(jobs),
+        sys_cpu=sum(j.get("sys_cpu", 0.0) for j in jobs) / len(jobs),
+    )
+
+
+def _job_seconds(obj: dict) -> float:
+    """Wall seconds the jobs ran: group reporting sums job_runtime over threads, so divide it back."""
+    best = 0.0
+    for j in obj.get("jobs") or []:
+        threads = max(int((j.get("job options") or {}).get("numjobs", 1) or 1), 1)
+        best = max(best, j.get("job_runtime", 0) / 1000.0 / threads)
+    return best
+
+
+def _counts(obj: dict) -> tuple[int, int, int, float, int]:
+    jobs = obj.get("jobs") or []
+    r = sum(j["read"]["total_ios"] for j in jobs)
+    w = sum(j["write"]["total_ios"] for j in jobs)
+    b = sum(j[d]["io_bytes"] for j in jobs for d in ("read", "write"))
+    lat = sum(j[d]["clat_ns"]["mean"] * j[d]["total_ios"] for j in jobs for d in ("read", "write")
+              if j[d].get("clat_ns"))
+    return r, w, b, lat, r + w
+
+
+def command(job: Job | JobFile, target: Target, workdir: str, runtime: float | None = None,
+            status_interval: float = 1.0) -> list[str]:
+    """fio's argument list for a catalog job or a validated job file aimed at ``target``."""
+    argv = [fio_binary(), "--output-format=json", f"--status-interval={status_interval:g}", "--thread",
+            "--eta=never"]
+    if isinstance(job, Job):
+        argv += [f"--name={job.name}", f"--filename={target.path}"]
+        argv += [f"--{k}={v}" for k, v in job.fio_options()]
+    else:
+        path = os.path.join(workdir, "job.fio")
+        text = job.render(runtime)
+        # The target goes into [global]; validation refused any filename/directory in the file itself.
+        text = text.replace("[global]\n", f"[global]\nfilename={target.path}\n", 1)
+        with open(path, "w") as f:
+            f.write(text)
+        argv.append(path)
+    return argv
+
+
+@dataclass
+class FioRun:
+    """A running fio child. ``run()`` blocks (call it from the thread that should own the child)."""
+
+    argv: list[str]
+    on_progress: Callable[[FioProgress], None] | None = None
+    proc: subprocess.Popen | None = None
+    started: float = 0.0
+    last: dict | None = None
+    stderr_text: str = ""
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self, timeout: float | None = None) -> FioResult:
+        self.started = time.monotonic()
+        try:
+            self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                         start_new_session=True, preexec_fn=_pdeathsig)
+        except FileNotFoundError as e:
+            raise FioMissing(f"fio is not installed (on Debian: {INSTALL_HINT})") from e
+        err_reader = threading.Thread(target=self._read_stderr, daemon=True)
+        err_reader.start()
+        try:
+            self._read_stdout(timeout)
+            self.proc.wait()
+        finally:
+            self.kill()
+        err_reader.join(timeout=2)
+        if self._stop.is_set():
+            raise FioFailed("the workload was stopped")
+        if self.last is None:
+            tail = self.stderr_text.strip().splitlines()[-3:]
+            raise FioFailed("fio failed: " + (" / ".join(tail) or f"exit status {self.proc.returncode}"))
+        try:
+            return parse_result(self.last)
+        except FioFailed as e:
+            tail = [ln for ln in self.stderr_text.splitlines() if ln.startswith("fio:")][-2:]
+            raise FioFailed(f"{e}{': ' + ' / '.join(tail) if tail else ''}") from None
+
+    def _read_stderr(self) -> None:
+        assert self.proc and self.proc.stderr
+        for line in self.proc.stderr:
+            if len(self.stderr_text) < 64_000:
+                self.stderr_text += line
+
+    def _read_stdout(self, timeout: float | None) -> None:
+        assert self.proc and self.proc.stdout
+        buf: list[str] = []
+        prev: tuple[float, tuple[int, int, int, float, int]] | None = None
+        deadline = None if timeout is None else self.started + timeout
+        for line in self.proc.stdout:
+            if deadline is not None and time.monotonic() > deadline:
+                self.kill()
+                raise FioFailed(f"fio did not finish within {timeout:.0f} s")
+            # Each status report is one JSON object whose closing brace stands alone at the start of a line.
+            if line.startswith("{"):
+                buf = [line]
+            elif buf:
+                buf.append(line)
+            if line.rstrip() != "}" or not buf:
+                continue
+            try:
+                obj = json.loads("".join(buf))
+            except json.JSONDecodeError:
+                buf = []
+                continue
+            buf = []
+            self.last = obj
+            now = time.monotonic()
+            counts = _counts(obj)
+            lat = counts[3] / counts[4] / 1000.0 if counts[4] else None
+            if prev is None:
+                # The first report: fio's own run time so far, so the first point comes after one interval.
+                dt = _job_seconds(obj)
+                if dt > 0 and self.on_progress is not None:
+                    self.on_progress(FioProgress(now - self.started, counts[4] / dt, counts[0] / dt,
+                                                 counts[1] / dt, counts[2] / dt / 1e6, lat))
+            elif self.on_progress is not None and now - prev[0] > 0.5:  # skip the short tail of the final report
+                dt = now - prev[0]
+                dr, dw, db = (counts[i] - prev[1][i] for i in range(3))
+                self.on_progress(FioProgress(now - self.started, (dr + dw) / dt, dr / dt, dw / dt, db / dt / 1e6, lat))
+            prev = (now, counts)
+
+    def kill(self) -> None:
+        """Kill fio and anything in its session; safe to call twice and from any thread."""
+        p = self.proc
+        if p is None or p.returncode is not None:
+            return
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(p.pid, sig)
+            try:
+                p.wait(timeout=3)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def stop(self) -> None:
+        """Ask a running workload to end now (from another thread)."""
+        self._stop.set()
+        self.kill()
+
+
+def run_fio(job: Job | JobFile, target: Target, runtime: float | None = None,
+            on_progress: Callable[[FioProgress], None] | None = None,
+            holder: Callable[[FioRun], None] | None = None) -> FioResult:
+    """Run ``job`` on ``target`` to the end; ``holder`` receives the FioRun so another thread can stop it."""
+    with tempfile.TemporaryDirectory(prefix="iosched-fio-") as work:
+        run = FioRun(command(job, target, work, runtime), on_progress)
+        if holder is not None:
+            holder(run)
+        expected = (runtime if runtime is not None else getattr(job, "runtime", 600.0)) or 600.0
+        return run.run(timeout=expected * 3 + 120)

@@ -1,0 +1,189 @@
+"""Where a workload may do its IO without losing anybody's data.
+
+- A scratch file in a directory (named by the user, or a temp dir on the device's mounted filesystem):
+  registered under the run dir before it exists, removed afterwards; `iosched restore` removes what a
+  crashed run left.
+- The raw device: reads always; writes only when nothing is mounted from it, it has no partitions, no
+  dm/md holders and no filesystem or partition-table signature, unless the user confirms by name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.devices import BlockDevice, read_device
+from core.errors import BadInput, IoschedError, UnknownDevice
+from core.journal import default_run_dir
+from core.sysfs import check_device_name
+
+
+class Refused(BadInput):
+    """A write workload aimed at a device that holds (or may hold) data."""
+
+
+@dataclass
+class Target:
+    device: str
+    path: str  # what fio opens: /dev/NAME or the scratch file
+    kind: str  # "device" or "file"
+    scratch_dir: str | None = None  # removed with everything in it by release()
+    note: str = ""
+
+    def release(self, root: str | Path = "/") -> None:
+        if self.scratch_dir:
+            shutil.rmtree(self.scratch_dir, ignore_errors=True)
+            _registry(root).joinpath(_reg_name(self.scratch_dir)).unlink(missing_ok=True)
+            self.scratch_dir = None
+
+    def to_json(self) -> dict:
+        return {"device": self.device, "path": self.path, "kind": self.kind, "note": self.note}
+
+
+def _registry(root: str | Path) -> Path:
+    return default_run_dir(root) / "scratch"
+
+
+def _reg_name(scratch_dir: str) -> str:
+    return scratch_dir.strip("/").replace("/", "_") + ".json"
+
+
+def signature(dev_path: str | Path) -> str | None:
+    """The filesystem / partition-table / RAID signature blkid finds on the device, or None when blank.
+
+    Raises when the probe cannot tell (no blkid, unreadable device): unknown is not blank.
+    """
+    blkid = shutil.which("blkid")
+    if blkid is None:
+        raise IoschedError("cannot check the device for a filesystem signature: blkid is missing "
+                           "(apt-get install -y util-linux)")
+    if not Path(dev_path).exists():
+        raise IoschedError(f"cannot probe {dev_path} for signatures: no such device node")
+    r = subprocess.run([blkid, "-p", "-o", "export", str(dev_path)], capture_output=True, text=True, timeout=30)
+    if r.returncode == 2:  # nothing found
+        return None
+    if r.returncode != 0:
+        raise IoschedError(f"cannot probe {dev_path} for signatures: {r.stderr.strip() or 'blkid failed'}")
+    props = dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
+    return props.get("TYPE") or props.get("PTTYPE") or props.get("USAGE") or "unknown signature"
+
+
+def why_not_writable(dev: BlockDevice, root: str | Path = "/") -> str | None:
+    """Why a raw write workload would destroy data on ``dev``, or None when it looks blank and unused."""
+    if dev.mountpoints:
+        return f"it is mounted or in use ({', '.join(dev.mountpoints[:3])})"
+    if dev.partitions:
+        return f"it holds partitions ({', '.join(dev.partitions[:4])})"
+    if dev.holders:
+        return f"it is in use by {', '.join(dev.holders)}"
+    sig = dev.fs_type or dev.part_table or signature(Path(root, "dev", dev.name))
+    if sig:
+        return f"it carries a {sig} signature"
+    return None
+
+
+def _device(name: str, root: str | Path) -> BlockDevice:
+    check_device_name(name, root)
+    dev = read_device(name, root)
+    if dev is None:
+        raise UnknownDevice(f"{name} is not a whole-disk block device")
+    return dev
+
+
+def _on_device(directory: Path, dev: BlockDevice, root: str | Path) -> bool:
+    st = os.stat(directory)
+    mm = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    if mm == dev.maj_min:
+        return True
+    sysdir = Path(root, "sys/block", dev.name)
+    return any((sysdir / p / "dev").is_file() and (sysdir / p / "dev").read_text().strip() == mm
+               for p in dev.partitions)
+
+
+def scratch_target(device: str, directory: str | Path, size: int, root: str | Path = "/") -> Target:
+    """A scratch file of ``size`` bytes in a fresh temp dir under ``directory``; checks free space first."""
+    dev = _device(device, root)
+    d = Path(directory)
+    if not d.is_dir():
+        raise BadInput(f"scratch directory {d} does not exist or is not a directory")
+    st = os.statvfs(d)
+    free = st.f_bavail * st.f_frsize
+    if free < size + 16 * 1024 * 1024:
+        raise BadInput(f"not enough space in {d} for a {size // 2**20} MiB scratch file "
+                       f"({free // 2**20} MiB free): pass a smaller --size or another --dir")
+    note = "" if _on_device(d, dev, root) else f"note: {d} is not on {device}; its IO will not show on {device}"
+    reg = _registry(root)
+    reg.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        sdir = tempfile.mkdtemp(prefix="iosched-scratch-", dir=d)
+    except OSError as e:
+        raise IoschedError(f"cannot create a scratch directory in {d}: {e.strerror}") from e
+    # Registered before fio lays out the file, so a crash at any point leaves something restore can find.
+    (reg / _reg_name(sdir)).write_text(json.dumps({"dir": sdir, "pid": os.getpid(), "device": device}))
+    return Target(device, str(Path(sdir, "iosched.dat")), "file", sdir, note)
+
+
+def choose_target(device: str, writes: bool, directory: str | Path | None = None, size: int = 1 << 30,
+                  raw: bool = False, destroy_data: str | None = None, root: str | Path = "/") -> Target:
+    """The target for a workload on ``device``: scratch file when asked or when mounted, else the raw device."""
+    dev = _device(device, root)
+    if destroy_data is not None and destroy_data != device:
+        raise BadInput(f"--destroy-data names {destroy_data!r} but the target is {device}: they must match")
+    if directory is not None:
+        return scratch_target(device, directory, size, root)
+    fs_mounts = [m for m in dev.mountpoints if m.startswith("/")]
+    if fs_mounts and not raw:
+        return scratch_target(device, fs_mounts[0], size, root)
+    target = Target(device, f"/dev/{device}", "device")
+    if not writes:
+        return target
+    why = why_not_writable(dev, root)
+    if why is None:
+        return target
+    if dev.mountpoints:
+        # Even a confirmed raw write to a mounted filesystem corrupts it while it is in use: never.
+        raise Refused(f"refused: a write workload on raw {device} would destroy data: {why}; "
+                      f"unmount it, or use a scratch file (--dir)")
+    if destroy_data == device:
+        target.note = f"writing to raw {device} although {why}: confirmed with --destroy-data"
+        return target
+    raise Refused(f"refused: a write workload on raw {device} would destroy data: {why}; "
+                  f"pass --destroy-data {device} to confirm, or use a scratch file (--dir)")
+
+
+def clean_stale_scratch(root: str | Path = "/") -> list[str]:
+    """Remove scratch dirs whose owning process is gone (a crashed run); returns what was removed."""
+    removed: list[str] = []
+    reg = _registry(root)
+    if not reg.is_dir():
+        return removed
+    for f in sorted(reg.glob("*.json")):
+        try:
+            info = json.loads(f.read_text())
+            pid, sdir = int(info["pid"]), str(info["dir"])
+        except (OSError, ValueError, KeyError, TypeError):
+            f.unlink(missing_ok=True)
+            continue
+        if _alive(pid):
+            continue
+        # Only ever remove what we created: a directory named by our prefix.
+        if Path(sdir).name.startswith("iosched-scratch-"):
+            shutil.rmtree(sdir, ignore_errors=True)
+            removed.append(sdir)
+        f.unlink(missing_ok=True)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

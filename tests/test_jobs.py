@@ -1,0 +1,94 @@
+"""The job catalog as data, and validation of user job files."""
+
+import pytest
+
+from core.errors import BadInput
+from core.jobs import CATALOG, GiB, catalog_job, load_job, parse_job_file
+
+
+def test_catalog_holds_every_family():
+    groups = {j.group for j in CATALOG.values()}
+    assert groups >= {"4k matrix", "1M write patterns", "request-size sweep", "sequential-read check",
+                      "desktop presets"}
+    m = CATALOG["4k-randwrite"]
+    assert (m.bs, m.numjobs, m.iodepth, m.ioengine, m.writes) == ("4k", 8, 4, "libaio", True)
+    assert len([j for j in CATALOG.values() if j.group == "1M write patterns"]) == 8
+    assert CATALOG["1m-seq-1"].size == 32 * GiB and CATALOG["1m-rand-4"].numjobs == 4
+    assert len([j for j in CATALOG.values() if j.group == "request-size sweep"]) == 24
+    assert {"seq1m-q8t1-read", "seq1m-q1t1-write", "rnd4k-q32t1-read", "rnd4k-q1t1-write"} <= set(CATALOG)
+    assert not CATALOG["seqread-buffered"].direct and CATALOG["seqread-direct"].direct
+    assert all(j.description and len(j.description) < 100 for j in CATALOG.values())
+
+
+def test_scaling_and_fio_options():
+    j = CATALOG["randread-q16t2"].scaled(runtime=1.5, size=64 << 20)
+    opts = dict(j.fio_options())
+    assert opts["runtime"] == "1500ms" and opts["size"] == str(64 << 20)
+    assert opts["rw"] == "randread" and opts["iodepth"] == "16" and opts["numjobs"] == "2"
+    assert opts["time_based"] == "1" and opts["group_reporting"] == "1"
+    assert dict(CATALOG["4k-read"].scaled(runtime=3).fio_options())["runtime"] == "3"
+
+
+def test_unknown_job_suggests_names():
+    with pytest.raises(BadInput, match="did you mean 4k-randread"):
+        catalog_job("4k-randre")
+
+
+GOOD = """; a plain job
+[global]
+ioengine=libaio
+direct=1
+runtime=30
+
+[rand]
+rw=randrw
+bs=4k
+iodepth=8
+"""
+
+
+def test_valid_job_file_is_rendered_with_our_overrides():
+    jf = parse_job_file(GOOD, "mine.fio")
+    assert jf.writes
+    text = jf.render(runtime=2)
+    assert "runtime=30" not in text and "runtime=2" in text and "time_based" in text
+    assert "group_reporting" in text and "[rand]" in text
+    reads = parse_job_file("[r]\nrw=randread\n")
+    assert not reads.writes
+
+
+@pytest.mark.parametrize(("line", "why"), [
+    ("exec_prerun=rm -rf /", "exec_prerun runs a shell command"),
+    ("exec_postrun=/bin/true", "exec_postrun runs a shell command"),
+    ("ioengine=exec", "ioengine exec"),
+    ("ioengine=external:/tmp/evil.so", "ioengine external"),
+    ("filename=/dev/vda", "filename picks its own target"),
+    ("directory=/data", "directory picks its own target"),
+    ("write_iolog=/etc/shadow", "write_iolog"),
+    ("read_iolog=/tmp/log", "read_iolog"),
+    ("allow_mounted_write=1", "allow_mounted_write"),
+    ("bs=$(reboot)", "shell substitutions"),
+])
+def test_dangerous_options_are_refused_naming_the_line(line, why):
+    text = f"[global]\nbs=4k\n\n[job]\n{line}\nrw=read\n"
+    with pytest.raises(BadInput) as e:
+        parse_job_file(text, "x.fio")
+    assert "x.fio line 5" in str(e.value) and why in str(e.value)
+
+
+def test_malformed_files():
+    with pytest.raises(BadInput, match="line 1"):
+        parse_job_file("rw=read\n[job]\n", "a.fio")
+    with pytest.raises(BadInput, match="defines no job"):
+        parse_job_file("[global]\nrw=read\n", "b.fio")
+    with pytest.raises(BadInput, match=r"line 2.*include"):
+        parse_job_file("[job]\ninclude other.fio\n", "c.fio")
+
+
+def test_load_job_from_path_or_catalog(tmp_path):
+    f = tmp_path / "j.fio"
+    f.write_text(GOOD)
+    assert load_job(str(f)).name == "j.fio"
+    assert load_job("4k-read").name == "4k-read"
+    with pytest.raises(BadInput, match="no job file"):
+        load_job(str(tmp_path / "missing.fio"))
