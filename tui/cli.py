@@ -13,8 +13,10 @@ from core.devices import BlockDevice, list_devices
 from core.errors import BadInput, IoschedError
 from core.scheduler import switch_scheduler
 from core.sysfs import check_device_name
+from core.targets import clean_stale_scratch
 from core.writes import restore
 from themes import THEME_NAMES
+from tui.cli_workloads import add_arguments as add_workload_arguments
 from tui.formatting import human_size
 
 
@@ -59,6 +61,9 @@ def cmd_set(args: argparse.Namespace) -> int:
 
 def cmd_restore(args: argparse.Namespace) -> int:
     outcomes = restore(args.root, dry_run=args.dry_run)
+    if not args.dry_run:
+        for d in clean_stale_scratch(args.root):
+            print(f"removed scratch files a crashed run left: {d}")
     if not outcomes:
         print("nothing to restore: iosched has changed nothing that is still recorded")
         return 0
@@ -136,12 +141,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-c", "--count", type=int, default=None, help="stop after N intervals")
     s.add_argument("--json", action="store_true", help="one JSON object per interval and line")
     s.set_defaults(func=cmd_watch)
+
+    add_workload_arguments(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     # A dropped SSH session must not leave us spinning: exit on SIGHUP like on SIGTERM.
+    # SIGTERM unwinds the same way, so a running experiment kills fio, restores and removes its scratch files.
     signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     return run(build_parser().parse_args(argv))
 
 

@@ -1,0 +1,241 @@
+"""Workloads and A/B experiments on real loop devices the tests create, with real fio and real signals."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import need_real, run_cli
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fio_procs(marker: str) -> list[int]:
+    """PIDs of fio processes whose command line mentions ``marker`` (a loop device or scratch dir)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmd and os.path.basename(cmd[0]) == b"fio" and any(marker.encode() in a for a in cmd):
+            pids.append(int(d.name))
+    return pids
+
+
+def start_cli(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "tui.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+
+
+def wait_for_fio(marker: str, proc: subprocess.Popen, timeout: float = 20) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = fio_procs(marker)
+        if pids:
+            return pids
+        if proc.poll() is not None:
+            pytest.fail(f"iosched ended before fio started: {proc.communicate()}")
+        time.sleep(0.05)
+    pytest.fail("fio did not start")
+
+
+def no_fio_left(marker: str) -> None:
+    deadline = time.monotonic() + 5
+    while fio_procs(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fio_procs(marker) == [], "an orphan fio is still running"
+
+
+def iops_pair(doc: dict) -> dict:
+    (pair,) = [p for p in doc["judgement"]["pairs"] if p["metric"] == "iops"]
+    return pair
+
+
+def test_real_difference_is_found_none_vs_bfq(loopdev, private_journal, tmp_path):
+    """Reads of a never-written sparse file are CPU-bound, so bfq's per-IO cost shows as fewer IOPS."""
+    need_real("fio")
+    save = tmp_path / "exp.json"
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2",
+                "--runtime", "2", "--repeat", "3", "--settle", "0.3", "--json", "--save", str(save), timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["order"] == ["none", "bfq", "bfq", "none", "none", "bfq"]
+    assert all(run["valid"] for run in doc["runs"])
+    assert [run["config"]["scheduler"] for run in doc["runs"]] == doc["order"]
+    pair = iops_pair(doc)
+    assert pair["significant"] and pair["p_value"] < 0.05 and pair["diff_pct"] < -10, pair
+    assert pair["verdict"].startswith("bfq: ") and "fewer IOPS than none" in pair["verdict"]
+    cpu = [p for p in doc["judgement"]["pairs"] if p["metric"] == "cpu_us_per_io"]
+    assert cpu and cpu[0]["b_mean"] > cpu[0]["a_mean"]
+    # Everything needed to re-judge is saved: raw fio JSON per run, kernel, device, settings.
+    run0 = doc["runs"][0]
+    assert run0["fio"]["fio version"].startswith("fio-") and doc["kernel"] and doc["device"]["name"] == loopdev.name
+    assert "dev_r_await" in run0["metrics"] and "cpu_iowait" in run0["metrics"]
+    assert loopdev.current() == loopdev.initial_scheduler
+    assert json.loads((private_journal / "journal.json").read_text())["entries"] == []
+    no_fio_left(loopdev.path)
+    # `report` re-judges the saved file to the same verdict; text, JSON and CSV.
+    rep = run_cli("report", str(save), "--json")
+    assert rep.returncode == 0 and iops_pair(json.loads(rep.stdout))["p_value"] == pytest.approx(pair["p_value"])
+    text = run_cli("report", str(save)).stdout
+    assert "fewer IOPS than none" in text and "95% confidence interval" in text
+    table = [line for line in text.splitlines() if "±" in line]
+    assert len(table) >= 4 and all(len(line) <= 80 for line in table), table
+    rows = run_cli("report", str(save), "--csv").stdout.splitlines()
+    assert rows[0].startswith("run,variant,scheduler,valid") and len(rows) == 7
+
+
+def test_a_a_check_finds_no_difference(loopdev):
+    need_real("fio")
+    # alpha 0.01: a true A/A comes out "significant" 1% of the time by construction, not more.
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,none", "--job", "randread-q16t2",
+                "--runtime", "1.5", "--repeat", "3", "--settle", "0.2", "--alpha", "0.01", "--json", timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert [v["label"] for v in doc["variants"]] == ["none", "none#2"]
+    pair = iops_pair(doc)
+    assert not pair["significant"] and pair["verdict"].startswith("IOPS: no significant difference"), pair
+
+
+def test_tuned_variants_are_applied_per_run_and_put_back(loopdev):
+    need_real("fio")
+    r = run_cli("compare", loopdev.name, "--schedulers", "mq-deadline,mq-deadline:read_expire=100:fifo_batch=4",
+                "--job", "randread-q16t2", "--runtime", "0.5", "--repeat", "2", "--settle", "0", "--json",
+                timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    by = {run["variant"]: run["config"] for run in doc["runs"]}
+    tuned = by["mq-deadline:read_expire=100:fifo_batch=4"]
+    assert tuned["read_expire"] == "100" and tuned["fifo_batch"] == "4"
+    # The plain arm got the kernel's defaults back, not the previous arm's values.
+    assert by["mq-deadline"]["read_expire"] == "500" and by["mq-deadline"]["fifo_batch"] == "16"
+    assert loopdev.current() == loopdev.initial_scheduler
+
+
+def test_command_workload_is_timed(loopdev):
+    need_real()
+    cmd = f"dd if={loopdev.path} of=/dev/null bs=1M count=32 iflag=direct status=none"
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,kyber", "--cmd", cmd, "--repeat", "2",
+                "--settle", "0", "--csv", timeout=120)
+    assert r.returncode == 0, r.stderr
+    rows = r.stdout.splitlines()
+    assert "wall_s" in rows[0] and len(rows) == 5
+    header = rows[0].split(",")
+    assert all(float(row.split(",")[header.index("wall_s")]) > 0 for row in rows[1:])
+    assert loopdev.current() == loopdev.initial_scheduler
+
+
+def test_live_alternation(loopdev):
+    need_real("fio")
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2",
+                "--alternate", "2", "--duration", "12", "--json", timeout=120)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["kind"] == "alternate"
+    labels = [run["variant"] for run in doc["runs"]]
+    assert labels[:4] == ["none", "bfq", "none", "bfq"] and len(labels) >= 5
+    assert all(run["end"] - run["start"] == pytest.approx(1.0, abs=0.3) for run in doc["runs"])  # 1 s discarded
+    assert iops_pair(doc)["diff_pct"] < 0
+    assert loopdev.current() == loopdev.initial_scheduler
+    no_fio_left(loopdev.path)
+
+
+def test_run_shows_fio_and_the_device(loopdev):
+    need_real("fio")
+    r = run_cli("run", loopdev.name, "--job", "rnd4k-q32t1-read", "--runtime", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["target"]["path"] == loopdev.path and out["metrics"]["iops"] > 1000
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_signal_mid_experiment_cleans_up(loopdev, tmp_path, private_journal, sig, code):
+    need_real("fio")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    p = start_cli("compare", loopdev.name, "--schedulers", "bfq,kyber", "--job", "4k-randwrite", "--dir",
+                  str(scratch), "--size", "32M", "--runtime", "30", "--repeat", "2", "--settle", "0")
+    wait_for_fio(str(scratch), p)
+    assert loopdev.current() == "bfq"
+    p.send_signal(sig)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == code, err
+    assert loopdev.current() == loopdev.initial_scheduler
+    assert list(scratch.iterdir()) == []
+    no_fio_left(str(scratch))
+    assert json.loads((private_journal / "journal.json").read_text())["entries"] == []
+
+
+def test_fio_killed_mid_run_fails_cleanly(loopdev):
+    need_real("fio")
+    p = start_cli("compare", loopdev.name, "--schedulers", "bfq,none", "--job", "randread-q16t2",
+                  "--runtime", "30", "--repeat", "2", "--settle", "0")
+    for pid in wait_for_fio(loopdev.path, p):
+        os.kill(pid, signal.SIGKILL)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 1 and "fio" in err, err
+    assert loopdev.current() == loopdev.initial_scheduler
+
+
+def test_sigkill_of_iosched_takes_fio_along_and_restore_repairs(loopdev, tmp_path):
+    need_real("fio")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    p = start_cli("compare", loopdev.name, "--schedulers", "kyber,bfq", "--job", "4k-randwrite", "--dir",
+                  str(scratch), "--size", "32M", "--runtime", "30", "--repeat", "2", "--settle", "0")
+    wait_for_fio(str(scratch), p)
+    p.kill()
+    p.communicate(timeout=10)
+    no_fio_left(str(scratch))  # PR_SET_PDEATHSIG
+    assert loopdev.current() == "kyber" and any(scratch.iterdir())
+    r = run_cli("restore")
+    assert r.returncode == 0, r.stderr
+    assert loopdev.current() == loopdev.initial_scheduler
+    assert "removed scratch files" in r.stdout and list(scratch.iterdir()) == []
+
+
+def test_fio_missing_changes_nothing(loopdev, private_journal):
+    need_real()
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "4k-read",
+                env={"PATH": "/nonexistent"})
+    assert r.returncode == 1 and "apt-get install -y fio" in r.stderr
+    assert loopdev.current() == loopdev.initial_scheduler and not (private_journal / "journal.json").exists()
+
+
+def test_refusals_change_nothing(loopdev, tmp_path, private_journal):
+    need_real("fio", "mkfs.ext4", "mount")
+    bad = tmp_path / "bad.fio"
+    bad.write_text("[global]\nbs=4k\n[j]\nrw=read\nexec_prerun=touch /tmp/pwned\n")
+    r = run_cli("run", loopdev.name, "--job", str(bad))
+    assert r.returncode == 2 and "line 5" in r.stderr and "exec_prerun" in r.stderr
+    subprocess.run(["mkfs.ext4", "-q", "-F", loopdev.path], check=True, capture_output=True)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", loopdev.path, str(mnt)], check=True)
+    try:
+        r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "4k-write", "--raw",
+                    "--destroy-data", loopdev.name)
+        assert r.returncode == 2 and "mounted" in r.stderr, r.stderr
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "4k-write")
+    assert r.returncode == 2 and "ext4 signature" in r.stderr and f"--destroy-data {loopdev.name}" in r.stderr
+    assert loopdev.current() == loopdev.initial_scheduler and not (private_journal / "journal.json").exists()
+    assert not Path("/tmp/pwned").exists()
+
+
+def test_report_refuses_what_it_cannot_read(tmp_path):
+    f = tmp_path / "x.json"
+    f.write_text('{"hello": 1}')
+    r = run_cli("report", str(f))
+    assert r.returncode == 2 and "not a saved iosched experiment" in r.stderr
+    r = run_cli("report", str(tmp_path / "none.json"))
+    assert r.returncode == 2 and "no such file" in r.stderr

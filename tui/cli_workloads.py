@@ -1,0 +1,347 @@
+"""`iosched jobs`, `run`, `compare` and `report`: workloads and experiments from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+from pathlib import Path
+
+from core.errors import BadInput
+from core.experiment import (
+    HEADLINE,
+    METRICS,
+    Event,
+    Variant,
+    Workload,
+    check_variants,
+    judge,
+    parse_variants,
+    run_alternation,
+    run_experiment,
+)
+from core.fio import FioProgress, fio_binary, run_fio
+from core.jobs import CATALOG, Job, load_job
+from core.sampler import Sampler, compute_rates
+from core.targets import Target, choose_target
+from tui.formatting import human_size
+
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    unit = t[-1:] if t[-1:] in "kmgt" else ""
+    try:
+        value = float(t[: len(t) - len(unit)])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 512M, 2G)") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("the size must be positive")
+    return int(value * _SIZE_UNITS[unit])
+
+
+def parse_seconds(text: str) -> float:
+    t = text.strip().lower()
+    mult = 60.0 if t.endswith("m") else 1.0
+    t = t.rstrip("sm")
+    try:
+        value = float(t) * mult
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 10, 10s, 2m)") from None
+    if not 0.5 <= value <= 24 * 3600:
+        raise argparse.ArgumentTypeError("the duration must be between 0.5 s and 24 h")
+    return value
+
+
+def add_arguments(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("jobs", help="list the canned fio jobs")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_jobs)
+
+    def target_opts(s: argparse.ArgumentParser) -> None:
+        s.add_argument("--job", required=False, help="catalog name (see `iosched jobs`) or a fio job file")
+        s.add_argument("--runtime", type=parse_seconds, help="seconds per run (scales the job)")
+        s.add_argument("--size", type=parse_size, help="bytes the job covers, e.g. 256M (scales the job)")
+        s.add_argument("--dir", help="run on a scratch file in this directory (removed afterwards)")
+        s.add_argument("--raw", action="store_true", help="use the raw device even when it is mounted (reads)")
+        s.add_argument("--destroy-data", metavar="DEV",
+                       help="allow a write job on the raw device although it holds data (name must match)")
+        s.add_argument("--json", action="store_true", help="machine-readable result")
+
+    s = sub.add_parser("run", help="run one workload on a device and show its effect")
+    s.add_argument("device")
+    target_opts(s)
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("compare", help="A/B/n experiment: schedulers (and tunings) under one workload")
+    s.add_argument("device")
+    s.add_argument("--schedulers", required=True,
+                   help="comma-separated variants, e.g. none,bfq or none,mq-deadline:read_expire=100")
+    target_opts(s)
+    s.add_argument("--cmd", help="instead of a job: a shell command run and timed once per repeat")
+    s.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3)")
+    s.add_argument("--drop-caches", action="store_true", help="sync and drop caches before each run")
+    s.add_argument("--settle", type=float, default=1.0, help="seconds of quiet before each run (default 1)")
+    s.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    s.add_argument("--alternate", type=parse_seconds, metavar="S",
+                   help="live alternation: one continuous run, switching every S seconds")
+    s.add_argument("--duration", type=parse_seconds, default=60.0, help="length of a live alternation (default 60s)")
+    s.add_argument("--csv", action="store_true", help="one row per run")
+    s.add_argument("--save", help="write everything needed to re-judge to this JSON file")
+    s.set_defaults(func=cmd_compare)
+
+    s = sub.add_parser("report", help="show a saved experiment again")
+    s.add_argument("file")
+    s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--csv", action="store_true")
+    s.set_defaults(func=cmd_report)
+
+
+# --- jobs ---------------------------------------------------------------------------------------------------
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    if args.json:
+        print(json.dumps([j.to_json() for j in CATALOG.values()], indent=1))
+        return 0
+    group = None
+    for j in CATALOG.values():
+        if j.group != group:
+            group = j.group
+            print(f"\n{group}:" if group != next(iter(CATALOG.values())).group else f"{group}:")
+        flag = "W" if j.writes else " "
+        print(f"  {j.name:<22} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}")
+    print("\nW = writes (refused on a raw device that holds data). Scale with --runtime and --size.")
+    return 0
+
+
+# --- shared -------------------------------------------------------------------------------------------------
+
+
+def _workload(args: argparse.Namespace) -> Workload:
+    if getattr(args, "cmd", None):
+        if args.job:
+            raise BadInput("give either --job or --cmd, not both")
+        return Workload(cmd=args.cmd)
+    if not args.job:
+        raise BadInput("--job NAME|FILE is required (`iosched jobs` lists the names)")
+    job = load_job(args.job)
+    fio_binary()  # fio missing: say so before anything is touched
+    runtime = args.runtime
+    size = args.size
+    if isinstance(job, Job):
+        job = job.scaled(runtime=runtime, size=size)
+        runtime = None
+    target = choose_target(args.device, job.writes, args.dir, (size or getattr(job, "size", 1 << 30)),
+                           raw=args.raw, destroy_data=args.destroy_data, root=args.root)
+    if target.note:
+        print(f"iosched: {target.note}", file=sys.stderr)
+    return Workload(job=job, target=target, runtime=runtime)
+
+
+def _si(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return f"{x / div:.1f}{suffix}"
+    if abs(x) < 1:
+        return f"{x:.2f}"
+    return f"{x:.1f}" if abs(x) < 100 else f"{x:.0f}"
+
+
+def _live(p: FioProgress, dev_iops: float | None) -> str:
+    lat = f"{p.clat_mean_us:.0f} µs" if p.clat_mean_us is not None else "-"
+    dev = f"  device {_si(dev_iops)} IOPS" if dev_iops is not None else ""
+    return f"{p.elapsed:5.1f}s  fio {_si(p.iops)} IOPS {p.mb_s:8.1f} MB/s  clat {lat}{dev}"
+
+
+# --- run ----------------------------------------------------------------------------------------------------
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    wl = _workload(args)
+    assert wl.job is not None and wl.target is not None
+    sampler = Sampler(args.root)
+    last = [sampler.take()]
+    tty = sys.stderr.isatty()
+
+    def progress(p: FioProgress) -> None:
+        s = sampler.take()
+        d = compute_rates(last[0], s).disks.get(args.device)
+        last[0] = s
+        if not args.json:
+            line = _live(p, d.r_s + d.w_s if d else None)
+            print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
+
+    target: Target = wl.target
+    try:
+        res = run_fio(wl.job, target, wl.runtime, progress)
+    finally:
+        target.release(args.root)
+        if tty and not args.json:
+            print(file=sys.stderr)
+    if args.json:
+        print(json.dumps({"device": args.device, "job": wl.job.to_json(), "target": target.to_json(),
+                          "metrics": res.metrics(), "fio": res.raw}, indent=1))
+        return 0
+    m = res.metrics()
+    print(f"{args.device} {wl.job.name} on {target.path}: {_si(res.iops)} IOPS, {res.mb_s:.1f} MB/s, "
+          f"clat mean {_si(m['clat_mean_us'])} µs p99 {_si(m['clat_p99_us'])} µs over {res.runtime_s:.1f} s")
+    return 0
+
+
+# --- compare / report ---------------------------------------------------------------------------------------
+
+
+def _printer(quiet: bool):
+    tty = sys.stderr.isatty()
+
+    def on_event(e: Event) -> None:
+        if quiet and e.kind != "note":
+            return
+        if e.kind == "progress" and e.progress is not None:
+            line = f"run {e.index + 1}/{e.total} {e.variant:<14} " + _live(e.progress, None)
+            print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
+        elif e.kind == "run-end" and e.run is not None:
+            m = e.run["metrics"]
+            bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
+            main = f"IOPS {_si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
+            line = f"run {e.index + 1}/{e.total} {e.variant:<14} {main}  CPU/IO {_si(m.get('cpu_us_per_io'))} µs{bad}"
+            print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, flush=True)
+        elif e.kind == "note":
+            print(f"iosched: {e.text}", file=sys.stderr, flush=True)
+    return on_event
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    variants: list[Variant] = parse_variants(args.schedulers)
+    if not 0 < args.alpha < 0.5:
+        raise BadInput("--alpha must lie between 0 and 0.5")
+    if args.repeat < 1 or args.repeat > 1000:
+        raise BadInput("--repeat must be between 1 and 1000")
+    check_variants(args.device, variants, args.root)
+    if args.save:
+        _check_writable(args.save)
+    quiet = args.json or args.csv
+    if args.alternate:
+        if args.cmd:
+            raise BadInput("--alternate needs a --job (one continuous fio run), not --cmd")
+        if args.runtime is not None:
+            raise BadInput("--alternate runs for --duration; --runtime does not apply")
+        args.runtime = args.duration + 10.0  # fio outlives the last turn and is stopped then
+        wl = _workload(args)
+        doc = run_alternation(args.device, variants, wl, args.alternate, args.duration, root=args.root,
+                              on_event=_printer(quiet))
+    else:
+        wl = _workload(args)
+        doc = run_experiment(args.device, variants, wl, args.repeat, args.drop_caches, args.settle, args.root,
+                             _printer(quiet))
+    verdict = judge(doc, args.alpha)
+    doc["judgement"] = verdict
+    if args.save:
+        Path(args.save).write_text(json.dumps(doc))
+    _render(doc, verdict, args)
+    return 1 if not any(r.get("valid", True) for r in doc["runs"]) else 0
+
+
+def _check_writable(path: str) -> None:
+    p = Path(path)
+    if p.is_dir() or not p.parent.is_dir():
+        raise BadInput(f"cannot save to {path}: not a file in an existing directory")
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    try:
+        doc = json.loads(Path(args.file).read_text())
+    except FileNotFoundError:
+        raise BadInput(f"no such file {args.file}") from None
+    except (OSError, ValueError) as e:
+        raise BadInput(f"{args.file} is not a saved iosched experiment ({e.__class__.__name__})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not doc.get("variants"):
+        raise BadInput(f"{args.file} is not a saved iosched experiment (no runs or variants)")
+    try:
+        verdict = judge(doc, args.alpha)
+    except (KeyError, TypeError, AttributeError) as e:
+        raise BadInput(f"{args.file} is not a saved iosched experiment (bad {e})") from None
+    _render(doc, verdict, args)
+    return 0
+
+
+def _render(doc: dict, verdict: dict, args: argparse.Namespace) -> None:
+    if args.json:
+        out = {k: v for k, v in doc.items() if k != "runs"}
+        out["runs"] = doc["runs"]
+        out["judgement"] = verdict
+        print(json.dumps(out, indent=1))
+    elif args.csv:
+        sys.stdout.write(runs_csv(doc))
+    else:
+        sys.stdout.write(text_report(doc, verdict))
+
+
+def runs_csv(doc: dict) -> str:
+    keys = [k for k, *_ in METRICS if any(k in r["metrics"] for r in doc["runs"])]
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["run", "variant", "scheduler", "valid", "start_s", "end_s", *keys])
+    for r in doc["runs"]:
+        w.writerow([r["index"] + 1, r["variant"], r["config"].get("scheduler"), int(r.get("valid", True)),
+                    f"{r['start']:.3f}", f"{r['end']:.3f}", *(_csv_num(r["metrics"].get(k)) for k in keys)])
+    return buf.getvalue()
+
+
+def _csv_num(x: float | None) -> str:
+    return "" if x is None else f"{x:.6g}"
+
+
+def text_report(doc: dict, verdict: dict) -> str:
+    dev = doc.get("device", {})
+    wl = doc.get("workload", {})
+    what = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
+    lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): {what}"]
+    if doc.get("kind") == "alternate":
+        lines.append(f"live alternation every {doc['every_s']:g} s for {doc['duration_s']:g} s; "
+                     f"first {doc['discard_s']:g} s after each switch discarded; one sample per segment")
+    else:
+        lines.append(f"{doc.get('repeat')} run(s) per variant, order {' '.join(doc.get('order', []))}")
+    summaries = verdict["summaries"]
+    keys = [k for k, *_ in METRICS if any(s.get(k, {}).get("mean") for s in summaries.values())]
+    shown = [k for k in ("iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io", "cpu_sys",
+                         "dev_r_await", "dev_w_await") if k in keys]
+    labels = {k: f"{lb} ({unit})" if unit else lb for k, lb, unit, *_ in METRICS}
+    width = max(len(lb) for lb in summaries) + 2
+    for i in range(0, len(shown), 3):  # three metrics a block: fits 80 columns
+        block = shown[i:i + 3]
+        lines.append("")
+        lines.append(" " * width + "".join(f"{labels[k]:>21}" for k in block))
+        for lb, s in summaries.items():
+            cells = []
+            for k in block:
+                x = s.get(k)
+                if x is None:
+                    cells.append(f"{'-':>21}")
+                    continue
+                half = (x["ci95"][1] - x["ci95"][0]) / 2
+                cells.append(f"{_si(x['mean']) + ' ± ' + _si(half):>21}")
+            n = max((s[k]["n"] for k in s), default=0)
+            lines.append(f"{lb:<{width}}" + "".join(cells) + (f"  n={n}" if i == 0 else ""))
+    lines.append(f"{'':<{width}}(mean ± half-width of the 95% confidence interval)")
+    lines.append("")
+    lines.append(f"Verdict (Welch's t-test, alpha {verdict['alpha']:g}):")
+    for c in verdict["pairs"]:
+        if c["metric"] in HEADLINE:
+            lines.append(f"  {c['verdict']}")
+    others = [c for c in verdict["pairs"] if c["significant"] and c["metric"] not in HEADLINE]
+    for c in others:
+        lines.append(f"  {c['verdict']}")
+    for bad in verdict["invalid"]:
+        lines.append(f"  invalid: {bad}")
+    for note in doc.get("notes", []):
+        lines.append(f"  note: {note}")
+    return "\n".join(lines) + "\n"
