@@ -26,6 +26,11 @@ from core.sysfs import check_device_name
 class Refused(BadInput):
     """A write workload aimed at a device that holds (or may hold) data."""
 
+    def __init__(self, message: str, why: str = "", confirmable: bool = False) -> None:
+        super().__init__(message)
+        self.why = why
+        self.confirmable = confirmable  # True: the user may confirm by typing the device name
+
 
 @dataclass
 class Target:
@@ -128,6 +133,14 @@ def scratch_target(device: str, directory: str | Path, size: int, root: str | Pa
     return Target(device, str(Path(sdir, "iosched.dat")), "file", sdir, note)
 
 
+def target_hint(dev: BlockDevice) -> str:
+    """Where a job on ``dev`` will run, said before anything is probed (for pickers)."""
+    fs_mounts = [m for m in dev.mountpoints if m.startswith("/")]
+    if fs_mounts:
+        return f"target: a scratch file under {fs_mounts[0]} (removed afterwards)"
+    return f"target: raw /dev/{dev.name}; W jobs write: refused if it holds data, unless you type its name"
+
+
 def choose_target(device: str, writes: bool, directory: str | Path | None = None, size: int = 1 << 30,
                   raw: bool = False, destroy_data: str | None = None, root: str | Path = "/") -> Target:
     """The target for a workload on ``device``: scratch file when asked or when mounted, else the raw device."""
@@ -148,12 +161,12 @@ def choose_target(device: str, writes: bool, directory: str | Path | None = None
     if dev.mountpoints:
         # Even a confirmed raw write to a mounted filesystem corrupts it while it is in use: never.
         raise Refused(f"refused: a write workload on raw {device} would destroy data: {why}; "
-                      f"unmount it, or use a scratch file (--dir)")
+                      f"unmount it, or use a scratch file (--dir)", why)
     if destroy_data == device:
         target.note = f"writing to raw {device} although {why}: confirmed with --destroy-data"
         return target
     raise Refused(f"refused: a write workload on raw {device} would destroy data: {why}; "
-                  f"pass --destroy-data {device} to confirm, or use a scratch file (--dir)")
+                  f"pass --destroy-data {device} to confirm, or use a scratch file (--dir)", why, confirmable=True)
 
 
 def clean_stale_scratch(root: str | Path = "/") -> list[str]:

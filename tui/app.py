@@ -9,6 +9,7 @@ import fcntl
 import os
 import signal
 import sys
+import time
 from collections import deque
 from pathlib import Path
 from typing import ClassVar, Protocol
@@ -25,13 +26,17 @@ from textual.worker import get_current_worker
 
 from core.devices import BlockDevice, list_devices
 from core.errors import IoschedError
+from core.fio import FioProgress, FioResult
 from core.journal import default_run_dir
 from core.sampler import History, Rates, Sample, Sampler, compute_rates
 from core.scheduler import switch_scheduler
+from core.targets import Refused, target_hint
 from core.writes import WriteResult, restore
 from themes import THEME_NAMES, stylesheets
+from tui.charts import short_number
 from tui.commands import SchedulerCommands
-from tui.screens import ConfirmScreen, HelpScreen, SchedulerPicker
+from tui.job_run import TUI_RUNTIME_S, JobState, picker_jobs, run_job, tui_job
+from tui.screens import ConfirmScreen, HelpScreen, JobPicker, SchedulerPicker, TypeNameScreen
 from tui.widgets import CpuPane, DeviceTable, LineChart, Marker, StatusBar
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
@@ -74,12 +79,32 @@ class SwitchFailed(Message):
         self.error = error
 
 
+class JobProgressed(Message):
+    def __init__(self, progress: FioProgress) -> None:
+        super().__init__()
+        self.progress = progress
+
+
+class JobEnded(Message):
+    """The job finished (result), failed or was stopped (error), or needs the device name typed (refused)."""
+
+    def __init__(self, state: JobState, result: FioResult | None = None, error: str = "",
+                 refused: Refused | None = None) -> None:
+        super().__init__()
+        self.state = state
+        self.result = result
+        self.error = error
+        self.refused = refused
+
+
 class IoschedApp(App[int]):
     TITLE = "iosched"
     CSS_PATH: ClassVar = [str(p) for p in stylesheets()]
     COMMANDS: ClassVar = App.COMMANDS | {SchedulerCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("s", "switch", "Scheduler"),
+        Binding("j", "job", "Job"),
+        Binding("x", "stop_job", "Stop job", show=False),  # the status line says "x stops" while a job runs
         Binding("space", "pause", "Pause"),
         Binding("plus,equals_sign", "faster", "Faster", show=False),
         Binding("minus", "slower", "Slower", show=False),
@@ -92,6 +117,8 @@ class IoschedApp(App[int]):
     HELP_KEYS: ClassVar[list[tuple[str, str]]] = [
         ("↑/↓", "select a device (its graphs show below the table)"),
         ("s", "switch the selected device's IO scheduler (picker; Enter applies)"),
+        ("j", "run a fio job on the selected device in the background (W = writes)"),
+        ("x", "stop the running job"),
         ("ctrl+p", "command palette: '<dev>: scheduler -> <name>' and more"),
         ("space", "pause / resume sampling"),
         ("+ / -", "sample faster / slower (0.25 s … 5 s)"),
@@ -122,6 +149,7 @@ class IoschedApp(App[int]):
         self._timer: Timer | None = None
         self._switching = False
         self._selected: str | None = None
+        self.job: JobState | None = None
 
     # ---- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -227,8 +255,26 @@ class IoschedApp(App[int]):
             util = "  %util≠saturation (multi-queue SSD)"
         if dev is not None and not dev.iostats:
             util = "  iostats off: counters frozen"
+        if self.job is not None:  # the job's figures matter more than the settings line
+            self.query_one(StatusBar).set_text(f"{where} {state[0]} {self.interval:g}s{self._job_text()}")
+            return
         self.query_one(StatusBar).set_text(
             f"iosched  {where}  {state}  every {self.interval:g}s  sort {self.sort_key}{util}")
+
+    def _job_text(self) -> str:
+        job = self.job
+        if job is None:
+            return ""
+        p = job.progress
+        if p is None:
+            return f"  ▶ {job.job.name} on {job.device}: starting…"
+        lat = f" {p.clat_mean_us:.0f}µs" if p.clat_mean_us is not None else ""
+        dev = ""
+        if self.last_rates is not None and job.device in self.last_rates.disks:
+            d = self.last_rates.disks[job.device]
+            dev = f" · device {short_number(d.r_s + d.w_s)}"
+        return (f"  ▶ {job.job.name} {p.elapsed:.0f}/{job.job.runtime:.0f}s  fio {short_number(p.iops)} IOPS{lat}"
+                f"{dev}  x stops")
 
     # ---- inventory ----------------------------------------------------------------------------
     def refresh_inventory(self) -> None:
@@ -346,6 +392,80 @@ class IoschedApp(App[int]):
         self._switching = False
         self.notify(message.error, title=f"{message.device}: switch failed", severity="error", timeout=8)
 
+    # ---- jobs ---------------------------------------------------------------------------------
+    def action_job(self) -> None:
+        dev = self.selected_device()
+        if dev is None:
+            self.notify("No device selected.", severity="warning")
+            return
+        if self.job is not None:
+            self.notify(f"{self.job.job.name} is still running on {self.job.device}: x stops it.", severity="warning")
+            return
+
+        def chosen(name: str | None) -> None:
+            if name is not None:
+                self.start_job(dev.name, name)
+
+        self.push_screen(JobPicker(dev.name, picker_jobs(), target_hint(dev), TUI_RUNTIME_S), chosen)
+
+    def start_job(self, device: str, name: str, destroy: bool = False) -> None:
+        if self.job is not None:
+            return
+        self.job = JobState(device, tui_job(name))
+        self.markers.append(Marker(self.job.started, device, "job"))
+        self._job_worker(self.job, destroy)
+        self._render_status()
+
+    @work(thread=True, group="job", exit_on_error=False)
+    def _job_worker(self, state: JobState, destroy: bool) -> None:
+        try:
+            result = run_job(state, destroy, self.root, lambda p: self.post_message(JobProgressed(p)))
+        except Refused as e:
+            self.post_message(JobEnded(state, error=str(e), refused=e))
+        except IoschedError as e:
+            self.post_message(JobEnded(state, error=str(e)))
+        except Exception as e:  # a job must never take the app down
+            self.post_message(JobEnded(state, error=f"{type(e).__name__}: {e}"))
+        else:
+            self.post_message(JobEnded(state, result=result))
+
+    def on_job_progressed(self, message: JobProgressed) -> None:
+        if self.job is not None:
+            self.job.progress = message.progress
+            self._render_status()
+
+    def on_job_ended(self, message: JobEnded) -> None:
+        state = message.state
+        if self.job is state:
+            self.job = None
+        self.markers.append(Marker(time.monotonic(), state.device, "end"))
+        self._render_status()
+        r = message.result
+        if r is not None:
+            self.notify(f"{state.job.name} on {state.device}: {short_number(r.iops)} IOPS, {r.mb_s:.0f} MB/s, "
+                        f"p99 {r.clat_p99_us or 0:.0f} µs", timeout=8)
+        elif message.refused is not None and message.refused.confirmable:
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self.start_job(state.device, state.job.name, destroy=True)
+
+            self.push_screen(TypeNameScreen(state.device, message.refused.why), confirmed)
+        elif state.stopping:
+            self.notify(f"{state.job.name} on {state.device} stopped.")
+        else:
+            self.notify(message.error, title=f"{state.device}: job failed", severity="error", timeout=10)
+
+    def action_stop_job(self) -> None:
+        if self.job is None:
+            self.notify("No job is running.")
+            return
+        self.job.stop()
+
+    def kill_job(self) -> None:
+        """fio dies and its scratch file is removed now: quit, SIGTERM, SIGHUP."""
+        if self.job is not None:
+            self.job.kill(self.root)
+
     # ---- controls -----------------------------------------------------------------------------
     def action_pause(self) -> None:
         self.paused = not self.paused
@@ -385,6 +505,7 @@ class IoschedApp(App[int]):
         self.push_screen(HelpScreen(self.HELP_KEYS))
 
     async def action_quit(self) -> None:
+        self.kill_job()
         if not self.changed_devices:
             self.exit(0)
             return
@@ -421,7 +542,11 @@ class IoschedApp(App[int]):
         """
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, lambda: self.exit(143))
-        loop.add_signal_handler(signal.SIGHUP, lambda: os._exit(129))
+        loop.add_signal_handler(signal.SIGHUP, self._hangup)
+
+    def _hangup(self) -> None:
+        self.kill_job()
+        os._exit(129)
 
 
 def acquire_instance_lock(run_dir: Path) -> int | None:
@@ -452,6 +577,7 @@ def run_app(args: argparse.Namespace) -> int:
     try:
         code = app.run()
     finally:
+        app.kill_job()  # however the app ended, no fio and no scratch file outlive it
         if lock is not None:
             with contextlib.suppress(OSError):
                 os.close(lock)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList, Static
+from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 
@@ -95,3 +96,69 @@ class HelpScreen(ModalScreen[None]):
         ]
         with VerticalScroll():
             yield Static("\n".join(lines))
+
+
+class JobPicker(ModalScreen[str | None]):
+    """Choose a canned job for the selected device; the target it will use is shown up front."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    DEFAULT_CSS = """
+    JobPicker { align: center middle; }
+    JobPicker > Vertical { width: 76; max-width: 100%; height: auto; max-height: 90%; border: thick $accent;
+                           background: $surface; padding: 0 1; }
+    JobPicker OptionList { height: auto; max-height: 16; text-wrap: nowrap; text-overflow: ellipsis; }
+    JobPicker Label { width: 100%; }
+    """
+
+    def __init__(self, device: str, jobs: list[tuple[str, str, bool]], target_hint: str, runtime: float) -> None:
+        super().__init__()
+        self.device = device
+        self.jobs = jobs  # (name, description, writes)
+        self.target_hint = target_hint
+        self.runtime = runtime
+
+    def compose(self) -> ComposeResult:
+        options = [Option(Text(f"{name:<17}{'W' if writes else ' '} {desc}", no_wrap=True, overflow="ellipsis"),
+                          id=name) for name, desc, writes in self.jobs]
+        with Vertical():
+            yield Label(f"[b]{self.device}[/b]: run a job for {self.runtime:g} s (Enter starts, Esc cancels)")
+            yield Label(self.target_hint)
+            yield OptionList(*options, id="jobs")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)
+
+
+class TypeNameScreen(ModalScreen[bool]):
+    """Destroying data needs the device's name typed in full, not a y/n."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(False)", "Cancel")]
+    DEFAULT_CSS = """
+    TypeNameScreen { align: center middle; }
+    TypeNameScreen > Vertical { width: 70; max-width: 100%; height: auto; border: thick $error;
+                                background: $surface; padding: 1 2; }
+    """
+
+    def __init__(self, device: str, reason: str) -> None:
+        super().__init__()
+        self.device = device
+        self.reason = reason
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(f"[b]This job writes to raw {self.device}[/b] and would destroy its data:\n{self.reason}\n\n"
+                         f"Type [b]{self.device}[/b] and Enter to go ahead; Esc cancels.")
+            yield Input(placeholder=self.device, id="confirm-name")
+
+    def on_mount(self) -> None:
+        self.query_one(Input).focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.value.strip() == self.device:
+            self.dismiss(True)
+        else:
+            self.query_one(Input).value = ""
+            self.notify(f"That is not {self.device}; nothing was started.", severity="warning")

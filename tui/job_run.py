@@ -1,0 +1,76 @@
+"""A background fio job for the TUI: one at a time, on the selected device, stoppable, never orphaned.
+
+The worker thread spawns fio and waits for it (fio's PR_SET_PDEATHSIG follows that thread); the UI
+thread only reads ``JobState`` and may call ``stop()`` or, on the way out, ``kill()``.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from core.fio import FioProgress, FioResult, FioRun, run_fio
+from core.jobs import CATALOG, Job
+from core.targets import Target, choose_target
+
+TUI_RUNTIME_S = 60.0  # long enough to switch schedulers a few times while watching
+TUI_MAX_SIZE = 1 << 30  # a scratch file or device span; the catalog's 32 GiB patterns are cut to this
+
+# Shown first in the picker: the jobs that make scheduler differences visible quickly.
+SUGGESTED = ("randread-q16t2", "rnd4k-q32t1-read", "rnd4k-q1t1-read", "seq1m-q8t1-read", "4k-randwrite",
+             "4k-rw")
+
+
+def picker_jobs() -> list[tuple[str, str, bool]]:
+    first = [CATALOG[n] for n in SUGGESTED]
+    rest = [j for j in CATALOG.values() if j.name not in SUGGESTED]
+    return [(j.name, j.description, j.writes) for j in first + rest]
+
+
+def tui_job(name: str) -> Job:
+    job = CATALOG[name]
+    return job.scaled(runtime=TUI_RUNTIME_S, size=min(job.size, TUI_MAX_SIZE))
+
+
+@dataclass
+class JobState:
+    device: str
+    job: Job
+    started: float = field(default_factory=time.monotonic)
+    target: Target | None = None
+    fio: FioRun | None = None
+    progress: FioProgress | None = None
+    stopping: bool = False
+
+    def stop(self) -> None:
+        self.stopping = True
+        if self.fio is not None:
+            self.fio.stop()
+
+    def kill(self, root: str | Path) -> None:
+        """Quit path: fio dies now and its scratch file goes with it (both idempotent)."""
+        self.stopping = True
+        if self.fio is not None:
+            self.fio.kill()
+        if self.target is not None:
+            self.target.release(root)
+
+
+def run_job(state: JobState, destroy: bool, root: str | Path,
+            on_progress: Callable[[FioProgress], None]) -> FioResult:
+    """Worker side: pick the target (Refused when it needs the typed name), run fio, clean up."""
+    state.target = choose_target(state.device, state.job.writes, size=state.job.size,
+                                 destroy_data=state.device if destroy else None, root=root)
+
+    def hold(run: FioRun) -> None:
+        state.fio = run
+        if state.stopping:
+            run.stop()
+
+    try:
+        return run_fio(state.job, state.target, None, on_progress, hold)
+    finally:
+        state.target.release(root)
+
