@@ -68,3 +68,15 @@ def test_job_picker_at_80x24(snap_compare, tmp_path):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+def test_compare_form_at_80x24(snap_compare, tmp_path):
+    app, tree = make_app(tmp_path)
+    before = ticks(app, tree, 3)
+
+    async def run_before(pilot) -> None:
+        await before(pilot)
+        await pilot.press("c")
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)

@@ -35,6 +35,7 @@ from core.writes import WriteResult, restore
 from themes import THEME_NAMES, stylesheets
 from tui.charts import short_number
 from tui.commands import SchedulerCommands
+from tui.compare_screen import CompareScreen
 from tui.job_run import TUI_RUNTIME_S, JobState, picker_jobs, run_job, tui_job
 from tui.screens import ConfirmScreen, HelpScreen, JobPicker, SchedulerPicker, TypeNameScreen
 from tui.widgets import CpuPane, DeviceTable, LineChart, Marker, StatusBar
@@ -105,6 +106,7 @@ class IoschedApp(App[int]):
         Binding("s", "switch", "Scheduler"),
         Binding("j", "job", "Job"),
         Binding("x", "stop_job", "Stop job", show=False),  # the status line says "x stops" while a job runs
+        Binding("c", "compare", "Compare"),  # the status line says "x stops" while a job runs
         Binding("space", "pause", "Pause"),
         Binding("plus,equals_sign", "faster", "Faster", show=False),
         Binding("minus", "slower", "Slower", show=False),
@@ -119,6 +121,7 @@ class IoschedApp(App[int]):
         ("s", "switch the selected device's IO scheduler (picker; Enter applies)"),
         ("j", "run a fio job on the selected device in the background (W = writes)"),
         ("x", "stop the running job"),
+        ("c", "compare schedulers: A/B runs with repeats or live alternation, with a verdict"),
         ("ctrl+p", "command palette: '<dev>: scheduler -> <name>' and more"),
         ("space", "pause / resume sampling"),
         ("+ / -", "sample faster / slower (0.25 s … 5 s)"),
@@ -150,6 +153,7 @@ class IoschedApp(App[int]):
         self._switching = False
         self._selected: str | None = None
         self.job: JobState | None = None
+        self.compare: CompareScreen | None = None
 
     # ---- layout -------------------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -392,6 +396,13 @@ class IoschedApp(App[int]):
         self._switching = False
         self.notify(message.error, title=f"{message.device}: switch failed", severity="error", timeout=8)
 
+    MAIN_SCREEN_ACTIONS: ClassVar[frozenset[str]] = frozenset(
+        {"switch", "job", "stop_job", "compare", "sort", "pause", "faster", "slower"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # On the experiment screen the device belongs to the experiment: no switching or jobs from here.
+        return not (action in self.MAIN_SCREEN_ACTIONS and isinstance(self.screen, CompareScreen))
+
     # ---- jobs ---------------------------------------------------------------------------------
     def action_job(self) -> None:
         dev = self.selected_device()
@@ -462,9 +473,30 @@ class IoschedApp(App[int]):
         self.job.stop()
 
     def kill_job(self) -> None:
-        """fio dies and its scratch file is removed now: quit, SIGTERM, SIGHUP."""
+        """fio dies and its scratch file is removed now: quit, SIGTERM, SIGHUP. Experiments are cancelled."""
         if self.job is not None:
             self.job.kill(self.root)
+        if self.compare is not None:
+            self.compare.cancel()
+
+    def action_compare(self) -> None:
+        dev = self.selected_device()
+        if dev is None or not dev.has_scheduler:
+            self.notify("Select a device with an IO scheduler first.", severity="warning")
+            return
+        if self.job is not None:
+            self.notify("Stop the running job first (x).", severity="warning")
+            return
+        if self.compare is not None and self.compare.running:
+            self.push_screen(self.compare)
+            return
+
+        def closed(_: None) -> None:
+            if self.compare is not None and not self.compare.running:
+                self.compare = None
+
+        self.compare = CompareScreen(dev.name, dev.scheduler, dev.schedulers)
+        self.push_screen(self.compare, closed)
 
     # ---- controls -----------------------------------------------------------------------------
     def action_pause(self) -> None:
@@ -578,6 +610,8 @@ def run_app(args: argparse.Namespace) -> int:
         code = app.run()
     finally:
         app.kill_job()  # however the app ended, no fio and no scratch file outlive it
+        if app.compare is not None:
+            app.compare.wait()  # an experiment puts the device back before we go
         if lock is not None:
             with contextlib.suppress(OSError):
                 os.close(lock)

@@ -114,3 +114,30 @@ def spark_char(percent: float) -> str:
     """One block character for 0-100%."""
     p = min(max(percent, 0.0), 100.0)
     return SPARK[min(len(SPARK) - 1, math.ceil(p / 100.0 * (len(SPARK) - 1)))]
+
+
+def error_bar(mean: float, low: float, high: float, top: float, width: int) -> str:
+    """A horizontal bar to ``mean`` with the confidence interval drawn as ├──┤ over it; scale 0..top."""
+    if width < 3 or top <= 0 or math.isnan(mean):
+        return " " * max(width, 0)
+
+    def col(v: float) -> int:
+        return max(0, min(width - 1, round(v / top * (width - 1))))
+
+    cells = ["█" if i < col(mean) else " " for i in range(width)]
+    lo, hi = col(max(low, 0.0)), col(high)
+    for i in range(lo, hi + 1):
+        cells[i] = "─" if cells[i] == " " else "╪"
+    cells[lo], cells[hi] = "├", "┤"
+    if lo == hi:
+        cells[lo] = "│"
+    return "".join(cells)
+
+
+def log_bar(value: float, low: float, high: float, width: int) -> str:
+    """A bar on a log scale from ``low`` to ``high`` (latencies span decades)."""
+    if width < 1 or value <= 0 or low <= 0 or high <= low:
+        return ""
+    frac = (math.log10(value) - math.log10(low)) / (math.log10(high) - math.log10(low))
+    n = max(1, min(width, round(frac * width)))
+    return "█" * n

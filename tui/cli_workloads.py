@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import csv
-import io
 import json
-import math
 import sys
 from pathlib import Path
 
 from core.errors import BadInput
 from core.experiment import (
-    HEADLINE,
-    METRICS,
     Event,
     Variant,
     Workload,
@@ -28,6 +23,7 @@ from core.jobs import CATALOG, Job, load_job
 from core.sampler import Sampler, compute_rates
 from core.targets import Target, choose_target
 from tui.formatting import human_size
+from tui.report import runs_csv, si, text_report
 
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -144,21 +140,10 @@ def _workload(args: argparse.Namespace) -> Workload:
     return Workload(job=job, target=target, runtime=runtime)
 
 
-def _si(x: float | None) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= div:
-            return f"{x / div:.1f}{suffix}"
-    if abs(x) < 1:
-        return f"{x:.2f}"
-    return f"{x:.1f}" if abs(x) < 100 else f"{x:.0f}"
-
-
 def _live(p: FioProgress, dev_iops: float | None) -> str:
     lat = f"{p.clat_mean_us:.0f} µs" if p.clat_mean_us is not None else "-"
-    dev = f"  device {_si(dev_iops)} IOPS" if dev_iops is not None else ""
-    return f"{p.elapsed:5.1f}s  fio {_si(p.iops)} IOPS {p.mb_s:8.1f} MB/s  clat {lat}{dev}"
+    dev = f"  device {si(dev_iops)} IOPS" if dev_iops is not None else ""
+    return f"{p.elapsed:5.1f}s  fio {si(p.iops)} IOPS {p.mb_s:8.1f} MB/s  clat {lat}{dev}"
 
 
 # --- run ----------------------------------------------------------------------------------------------------
@@ -191,8 +176,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                           "metrics": res.metrics(), "fio": res.raw}, indent=1))
         return 0
     m = res.metrics()
-    print(f"{args.device} {wl.job.name} on {target.path}: {_si(res.iops)} IOPS, {res.mb_s:.1f} MB/s, "
-          f"clat mean {_si(m['clat_mean_us'])} µs p99 {_si(m['clat_p99_us'])} µs over {res.runtime_s:.1f} s")
+    print(f"{args.device} {wl.job.name} on {target.path}: {si(res.iops)} IOPS, {res.mb_s:.1f} MB/s, "
+          f"clat mean {si(m['clat_mean_us'])} µs p99 {si(m['clat_p99_us'])} µs over {res.runtime_s:.1f} s")
     return 0
 
 
@@ -211,8 +196,8 @@ def _printer(quiet: bool):
         elif e.kind == "run-end" and e.run is not None:
             m = e.run["metrics"]
             bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
-            main = f"IOPS {_si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
-            line = f"run {e.index + 1}/{e.total} {e.variant:<14} {main}  CPU/IO {_si(m.get('cpu_us_per_io'))} µs{bad}"
+            main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
+            line = f"run {e.index + 1}/{e.total} {e.variant:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{bad}"
             print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, flush=True)
         elif e.kind == "note":
             print(f"iosched: {e.text}", file=sys.stderr, flush=True)
@@ -283,65 +268,3 @@ def _render(doc: dict, verdict: dict, args: argparse.Namespace) -> None:
         sys.stdout.write(runs_csv(doc))
     else:
         sys.stdout.write(text_report(doc, verdict))
-
-
-def runs_csv(doc: dict) -> str:
-    keys = [k for k, *_ in METRICS if any(k in r["metrics"] for r in doc["runs"])]
-    buf = io.StringIO()
-    w = csv.writer(buf)
-    w.writerow(["run", "variant", "scheduler", "valid", "start_s", "end_s", *keys])
-    for r in doc["runs"]:
-        w.writerow([r["index"] + 1, r["variant"], r["config"].get("scheduler"), int(r.get("valid", True)),
-                    f"{r['start']:.3f}", f"{r['end']:.3f}", *(_csv_num(r["metrics"].get(k)) for k in keys)])
-    return buf.getvalue()
-
-
-def _csv_num(x: float | None) -> str:
-    return "" if x is None else f"{x:.6g}"
-
-
-def text_report(doc: dict, verdict: dict) -> str:
-    dev = doc.get("device", {})
-    wl = doc.get("workload", {})
-    what = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
-    lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): {what}"]
-    if doc.get("kind") == "alternate":
-        lines.append(f"live alternation every {doc['every_s']:g} s for {doc['duration_s']:g} s; "
-                     f"first {doc['discard_s']:g} s after each switch discarded; one sample per segment")
-    else:
-        lines.append(f"{doc.get('repeat')} run(s) per variant, order {' '.join(doc.get('order', []))}")
-    summaries = verdict["summaries"]
-    keys = [k for k, *_ in METRICS if any(s.get(k, {}).get("mean") for s in summaries.values())]
-    shown = [k for k in ("iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io", "cpu_sys",
-                         "dev_r_await", "dev_w_await") if k in keys]
-    labels = {k: f"{lb} ({unit})" if unit else lb for k, lb, unit, *_ in METRICS}
-    width = max(len(lb) for lb in summaries) + 2
-    for i in range(0, len(shown), 3):  # three metrics a block: fits 80 columns
-        block = shown[i:i + 3]
-        lines.append("")
-        lines.append(" " * width + "".join(f"{labels[k]:>21}" for k in block))
-        for lb, s in summaries.items():
-            cells = []
-            for k in block:
-                x = s.get(k)
-                if x is None:
-                    cells.append(f"{'-':>21}")
-                    continue
-                half = (x["ci95"][1] - x["ci95"][0]) / 2
-                cells.append(f"{_si(x['mean']) + ' ± ' + _si(half):>21}")
-            n = max((s[k]["n"] for k in s), default=0)
-            lines.append(f"{lb:<{width}}" + "".join(cells) + (f"  n={n}" if i == 0 else ""))
-    lines.append(f"{'':<{width}}(mean ± half-width of the 95% confidence interval)")
-    lines.append("")
-    lines.append(f"Verdict (Welch's t-test, alpha {verdict['alpha']:g}):")
-    for c in verdict["pairs"]:
-        if c["metric"] in HEADLINE:
-            lines.append(f"  {c['verdict']}")
-    others = [c for c in verdict["pairs"] if c["significant"] and c["metric"] not in HEADLINE]
-    for c in others:
-        lines.append(f"  {c['verdict']}")
-    for bad in verdict["invalid"]:
-        lines.append(f"  invalid: {bad}")
-    for note in doc.get("notes", []):
-        lines.append(f"  note: {note}")
-    return "\n".join(lines) + "\n"

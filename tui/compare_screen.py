@@ -1,0 +1,273 @@
+"""The experiment screen: pick schedulers, job and repeats (or live alternation), watch it run, read the verdict.
+
+The experiment itself runs in core on a worker thread; this screen only sends the form, shows the
+events it gets back, and cancels. Cancelling or leaving puts the device back as it was (core does that).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Checkbox, Footer, Input, Label, ProgressBar, Select, SelectionList, Static
+
+from core.errors import IoschedError
+from core.experiment import Control, Event, Variant, Workload, judge, parse_variants, run_alternation, run_experiment
+from core.jobs import CATALOG
+from core.targets import Refused, choose_target
+from tui.charts import short_number
+from tui.job_run import SUGGESTED, TUI_MAX_SIZE
+from tui.report import text_report
+from tui.screens import TypeNameScreen
+from tui.widgets import Marker
+
+if TYPE_CHECKING:
+    from tui.app import IoschedApp
+
+
+class ExperimentEvent(Message):
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class ExperimentEnded(Message):
+    def __init__(self, doc: dict | None, error: str = "", refused: Refused | None = None) -> None:
+        super().__init__()
+        self.doc = doc
+        self.error = error
+        self.refused = refused
+
+
+def _number(text: str, lo: float, hi: float, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{what} must be a number") from None
+    if not lo <= value <= hi:
+        raise ValueError(f"{what} must lie between {lo:g} and {hi:g}")
+    return value
+
+
+class CompareScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("ctrl+r", "start", "Start"),
+        Binding("escape", "back", "Back / cancel"),
+    ]
+    DEFAULT_CSS = """
+    CompareScreen { layout: vertical; }
+    CompareScreen #form { height: auto; padding: 0 1; }
+    CompareScreen #form Horizontal { height: auto; }
+    CompareScreen SelectionList { height: auto; max-height: 6; width: 28; }
+    CompareScreen #right { width: 1fr; height: auto; }
+    CompareScreen #job-info { padding: 0 1; color: $text-muted; }
+    CompareScreen ProgressBar Bar { width: 1fr; }
+    CompareScreen ProgressBar { width: 1fr; }
+    CompareScreen Input { width: 8; height: 1; border: none; padding: 0 1; }
+    CompareScreen Checkbox { height: 1; border: none; padding: 0; }
+    CompareScreen Label { padding: 0 1; }
+    CompareScreen #form Horizontal.fields { margin-top: 1; }
+    CompareScreen #progress-row { height: auto; padding: 0 1; }
+    CompareScreen #live { height: auto; padding: 0 1; }
+    CompareScreen #results { height: 1fr; padding: 0 1; }
+    """
+
+    def __init__(self, device: str, current: str | None, available: list[str]) -> None:
+        super().__init__()
+        self.device = device
+        self.current = current
+        self.available = available
+        self.ctl: Control | None = None
+        self.thread: threading.Thread | None = None
+        self.running = False
+        self.leave_when_done = False
+        self.fio_iops: float | None = None
+        self.doc: dict | None = None
+
+    @property
+    def iosched(self) -> IoschedApp:
+        return self.app  # type: ignore[return-value]
+
+    def compose(self) -> ComposeResult:
+        other = next((s for s in ("bfq", "mq-deadline", "kyber", "none") if s != self.current
+                      and s in self.available), None)
+        picks = {self.current, other}
+        jobs = [(n, n) for n in SUGGESTED if not CATALOG[n].writes]
+        jobs += [(j.name, j.name) for j in CATALOG.values() if j.name not in SUGGESTED]
+        yield Static(f"[b]Compare schedulers on {self.device}[/b] · ctrl+r starts · Esc cancels / goes back",
+                     id="title")
+        with Vertical(id="form"):
+            with Horizontal():
+                yield SelectionList[str](*[(s, s, s in picks) for s in self.available], id="schedulers")
+                with Vertical(id="right"):
+                    yield Select(jobs, value=SUGGESTED[0], allow_blank=False, id="job")
+                    yield Static(CATALOG[SUGGESTED[0]].description, id="job-info")
+            with Horizontal(classes="fields"):
+                yield Label("repeats")
+                yield Input("3", id="repeat")
+                yield Label("runtime s")
+                yield Input("5", id="runtime")
+            with Horizontal():
+                yield Checkbox("live alternation", id="alternate")
+                yield Label("every s")
+                yield Input("3", id="every")
+                yield Label("for s")
+                yield Input("30", id="duration")
+        with Horizontal(id="progress-row"):
+            yield ProgressBar(total=1, show_eta=False, id="progress")
+        yield Static("", id="live")
+        with VerticalScroll(id="results"):
+            yield Static("", id="report")
+        yield Footer()
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.value in CATALOG:
+            self.query_one("#job-info", Static).update(CATALOG[str(event.value)].description)
+
+    # ---- starting -----------------------------------------------------------------------------
+    def action_start(self, destroy: bool = False) -> None:
+        if self.running:
+            self.notify("An experiment is already running.", severity="warning")
+            return
+        try:
+            names = list(self.query_one(SelectionList).selected)
+            if len(names) < 2:
+                names = names * 2  # one scheduler picked: an A/A check
+            if not names:
+                raise ValueError("pick at least one scheduler")
+            job = CATALOG[str(self.query_one("#job", Select).value)]
+            alternate = self.query_one("#alternate", Checkbox).value
+            repeat = int(_number(self.query_one("#repeat", Input).value, 2, 100, "repeats"))
+            runtime = _number(self.query_one("#runtime", Input).value, 0.5, 3600, "runtime")
+            every = _number(self.query_one("#every", Input).value, 2, 600, "every")
+            duration = _number(self.query_one("#duration", Input).value, 4 * every, 24 * 3600, "duration")
+        except ValueError as e:
+            self.notify(str(e), severity="error")
+            return
+        variants = parse_variants(",".join(names))
+        job = job.scaled(runtime=duration + 10 if alternate else runtime, size=min(job.size, TUI_MAX_SIZE))
+        total = int(duration // every) if alternate else repeat * len(variants)
+        self.query_one(ProgressBar).update(total=total, progress=0)
+        self.query_one("#report", Static).update("")
+        self.ctl = Control()
+        self.running = True
+        self._run(variants, job, repeat, alternate, every, duration, destroy)
+
+    @work(thread=True, group="experiment", exit_on_error=False)
+    def _run(self, variants: list[Variant], job, repeat: int, alternate: bool, every: float, duration: float,
+             destroy: bool) -> None:
+        self.thread = threading.current_thread()
+        assert self.ctl is not None
+        try:
+            target = choose_target(self.device, job.writes, size=job.size,
+                                   destroy_data=self.device if destroy else None, root=self.iosched.root)
+        except Refused as e:
+            self.post_message(ExperimentEnded(None, str(e), e))
+            return
+        except IoschedError as e:
+            self.post_message(ExperimentEnded(None, str(e)))
+            return
+        wl = Workload(job=job, target=target)
+
+        def emit(e: Event) -> None:
+            self.post_message(ExperimentEvent(e))
+
+        try:
+            if alternate:
+                doc = run_alternation(self.device, variants, wl, every, duration, root=self.iosched.root,
+                                      on_event=emit, ctl=self.ctl)
+            else:
+                doc = run_experiment(self.device, variants, wl, repeat, settle=0.5, root=self.iosched.root,
+                                     on_event=emit, ctl=self.ctl)
+        except IoschedError as e:
+            self.post_message(ExperimentEnded(None, str(e)))
+        except Exception as e:  # never take the app down
+            self.post_message(ExperimentEnded(None, f"{type(e).__name__}: {e}"))
+        else:
+            doc["judgement"] = judge(doc)
+            self.post_message(ExperimentEnded(doc))
+        finally:
+            target.release(self.iosched.root)
+
+    # ---- progress -----------------------------------------------------------------------------
+    def on_experiment_event(self, message: ExperimentEvent) -> None:
+        e = message.event
+        if e.kind == "run-start":
+            sched = e.variant.split(":")[0].split("#")[0]
+            self.iosched.markers.append(Marker(time.monotonic(), self.device, sched))
+        elif e.kind == "progress" and e.progress is not None:
+            self.fio_iops = e.progress.iops
+            self._live(e)
+        elif e.kind == "run-end" and e.run is not None:
+            self.query_one(ProgressBar).advance(1)
+            if self.doc is None:
+                self.doc = {"runs": []}
+            m = e.run["metrics"]
+            bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
+            line = (f"run {e.index + 1}: {e.variant}  {short_number(m.get('iops', 0))} IOPS  "
+                    f"CPU/IO {m.get('cpu_us_per_io', 0):.1f} µs{bad}")
+            rep = self.query_one("#report", Static)
+            rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
+
+    def _live(self, e: Event) -> None:
+        rates = self.iosched.last_rates
+        dev = ""
+        if rates is not None and self.device in rates.disks:
+            d = rates.disks[self.device]
+            dev = f"   device (sampler) {short_number(d.r_s + d.w_s)} IOPS, r_await {d.r_await:.2f} ms"
+        p = e.progress
+        assert p is not None
+        self.query_one("#live", Static).update(
+            f"now: {e.variant}   fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs{dev}")
+
+    def on_experiment_ended(self, message: ExperimentEnded) -> None:
+        self.running = False
+        self.thread = None
+        if message.refused is not None and message.refused.confirmable:
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self.action_start(destroy=True)
+
+            self.app.push_screen(TypeNameScreen(self.device, message.refused.why), confirmed)
+            return
+        if message.doc is None:
+            if self.ctl is not None and self.ctl.cancelled.is_set():
+                self.notify("Experiment cancelled; the device is back as it was.")
+            else:
+                self.notify(message.error, title="experiment failed", severity="error", timeout=10)
+            self.query_one("#live", Static).update(f"stopped: {message.error}")
+        else:
+            self.doc = message.doc
+            self.query_one("#live", Static).update("done; the device is back as it was.")
+            report = text_report(message.doc, message.doc["judgement"], verdict_first=True)
+            self.query_one("#report", Static).update(report)
+        self.iosched.refresh_inventory()
+        if self.leave_when_done:
+            self.dismiss(None)
+
+    # ---- leaving ------------------------------------------------------------------------------
+    def action_back(self) -> None:
+        if self.running and self.ctl is not None:
+            self.leave_when_done = True
+            self.ctl.cancel()
+            self.query_one("#live", Static).update("cancelling: stopping fio and putting the device back…")
+            return
+        self.dismiss(None)
+
+    def cancel(self) -> None:
+        """Quit path: stop fio now; the worker then puts the device back (see wait())."""
+        if self.running and self.ctl is not None:
+            self.ctl.cancel()
+
+    def wait(self, timeout: float = 20.0) -> None:
+        """After the UI is gone: give core the time to put the device back before the process ends."""
+        t = self.thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout)

@@ -1,0 +1,131 @@
+"""Experiment results as text, CSV and simple charts: shared by `iosched compare/report` and the TUI."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+from core.experiment import HEADLINE, METRICS
+from tui.charts import error_bar, log_bar
+
+
+def si(x: float | None) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(x) >= div:
+            return f"{x / div:.1f}{suffix}"
+    if abs(x) < 1:
+        return f"{x:.2f}"
+    return f"{x:.1f}" if abs(x) < 100 else f"{x:.0f}"
+
+
+def runs_csv(doc: dict) -> str:
+    keys = [k for k, *_ in METRICS if any(k in r["metrics"] for r in doc["runs"])]
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(["run", "variant", "scheduler", "valid", "start_s", "end_s", *keys])
+    for r in doc["runs"]:
+        w.writerow([r["index"] + 1, r["variant"], r["config"].get("scheduler"), int(r.get("valid", True)),
+                    f"{r['start']:.3f}", f"{r['end']:.3f}", *(_csv_num(r["metrics"].get(k)) for k in keys)])
+    return buf.getvalue()
+
+
+def _csv_num(x: float | None) -> str:
+    return "" if x is None else f"{x:.6g}"
+
+
+def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
+    """The whole result: what ran, a table of means with their 95% CI, charts and the verdict in words."""
+    dev = doc.get("device", {})
+    wl = doc.get("workload", {})
+    what = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
+    lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): {what}"]
+    if doc.get("kind") == "alternate":
+        lines.append(f"live alternation every {doc['every_s']:g} s for {doc['duration_s']:g} s; "
+                     f"first {doc['discard_s']:g} s after each switch discarded; one sample per segment")
+    else:
+        lines.append(f"{doc.get('repeat')} run(s) per variant, order {' '.join(doc.get('order', []))}")
+    summaries = verdict["summaries"]
+    keys = [k for k, *_ in METRICS if any(s.get(k, {}).get("mean") for s in summaries.values())]
+    shown = [k for k in ("iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io", "cpu_sys",
+                         "dev_r_await", "dev_w_await") if k in keys]
+    labels = {k: f"{lb} ({unit})" if unit else lb for k, lb, unit, *_ in METRICS}
+    width = max(len(lb) for lb in summaries) + 2
+    for i in range(0, len(shown), 3):  # three metrics a block: fits 80 columns
+        block = shown[i:i + 3]
+        lines.append("")
+        lines.append(" " * width + "".join(f"{labels[k]:>21}" for k in block))
+        for lb, s in summaries.items():
+            cells = []
+            for k in block:
+                x = s.get(k)
+                if x is None:
+                    cells.append(f"{'-':>21}")
+                    continue
+                half = (x["ci95"][1] - x["ci95"][0]) / 2
+                cells.append(f"{si(x['mean']) + ' ± ' + si(half):>21}")
+            n = max((s[k]["n"] for k in s), default=0)
+            lines.append(f"{lb:<{width}}" + "".join(cells) + (f"  n={n}" if i == 0 else ""))
+    lines.append(f"{'':<{width}}(mean ± half-width of the 95% confidence interval)")
+    lines.append("")
+    lines += bar_charts(verdict)
+    verdict_lines = verdict_text(doc, verdict)
+    if verdict_first:
+        lines[2:2] = ["", *verdict_lines]
+    else:
+        lines += verdict_lines
+    return "\n".join(lines) + "\n"
+
+
+def verdict_text(doc: dict, verdict: dict) -> list[str]:
+    """The headline comparisons first, then whatever else differs significantly, then what was invalid."""
+    lines = [f"Verdict (Welch's t-test, alpha {verdict['alpha']:g}):"]
+    lines += [f"  {c['verdict']}" for c in verdict["pairs"] if c["metric"] in HEADLINE]
+    lines += [f"  {c['verdict']}" for c in verdict["pairs"] if c["significant"] and c["metric"] not in HEADLINE]
+    lines += [f"  invalid: {bad}" for bad in verdict["invalid"]]
+    lines += [f"  note: {note}" for note in doc.get("notes", [])]
+    return lines
+
+
+def bar_charts(verdict: dict, width: int = 78) -> list[str]:
+    """Per variant, the headline metrics as bars with their 95% CI, and latency percentiles on a log scale."""
+    summaries: dict[str, dict] = verdict["summaries"]
+    if not summaries:
+        return []
+    name_w = max(len(lb) for lb in summaries) + 1
+    bar_w = max(10, width - name_w - 20)
+    lines: list[str] = []
+    labels = {k: (lb, unit) for k, lb, unit, *_ in METRICS}
+    for key in ("iops", "wall_s", "cpu_us_per_io"):
+        stats = {lb: s[key] for lb, s in summaries.items() if key in s and s[key]["n"]}
+        if not stats or not any(x["mean"] for x in stats.values()):
+            continue
+        top = max(max(x["ci95"][1], x["mean"]) for x in stats.values()) * 1.05
+        label, unit = labels[key]
+        lines.append(f"{label}{' (' + unit + ')' if unit else ''}, bars to the mean, ├─┤ the 95% CI:")
+        for lb, x in stats.items():
+            half = (x["ci95"][1] - x["ci95"][0]) / 2
+            bar = error_bar(x["mean"], x["ci95"][0], x["ci95"][1], top, bar_w)
+            lines.append(f"  {lb:<{name_w}}{bar} {si(x['mean'])} ± {si(half)}")
+        lines.append("")
+    # fio's completion latency beside the device's own await: the gap is time spent above the block layer.
+    pct = [("p50", "clat_p50_us"), ("p99", "clat_p99_us"), ("p99.9", "clat_p999_us")]
+    rows: dict[str, list[tuple[str, float]]] = {}
+    for lb, s in summaries.items():
+        rows[lb] = [(name, s[k]["mean"]) for name, k in pct if k in s and s[k]["mean"]]
+        if rows[lb]:
+            rows[lb] += [(f"dev {d[4]}_await", s[d]["mean"] * 1000.0) for d in ("dev_r_await", "dev_w_await")
+                         if d in s and s[d]["mean"]]
+    values = [v for r in rows.values() for _, v in r]
+    if values:
+        lo, hi = min(values) / 2, max(values) * 1.2
+        lines.append(f"latency per scheduler (µs, log scale {si(lo)}..{si(hi)}): fio clat percentiles,")
+        lines.append("and the device's mean await from the sampler (block-layer time only):")
+        for lb, r in rows.items():
+            for i, (name, v) in enumerate(r):
+                head = lb if i == 0 else ""
+                lines.append(f"  {head:<{name_w}}{name:>11} {log_bar(v, lo, hi, bar_w - 13)} {si(v)}")
+        lines.append("")
+    return lines
