@@ -15,7 +15,7 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 @contextlib.contextmanager
-def extra_loop_devices(count: int, size: str = "64M") -> Iterator[list[str]]:
+def extra_loop_devices(count: int, size: str = "64M", direct: bool = False) -> Iterator[list[str]]:
     """Attach ``count`` loop devices over sparse temp files; always detached afterwards."""
     paths: list[str] = []
     with tempfile.TemporaryDirectory(prefix="iosched-bench-") as tmp:
@@ -23,7 +23,8 @@ def extra_loop_devices(count: int, size: str = "64M") -> Iterator[list[str]]:
             for i in range(count):
                 f = Path(tmp, f"d{i}.img")
                 subprocess.run(["truncate", "-s", size, str(f)], check=True)
-                out = subprocess.run(["losetup", "-f", "--show", str(f)], check=True, capture_output=True, text=True)
+                cmd = ["losetup", "-f", "--show", *(["--direct-io=on"] if direct else []), str(f)]
+                out = subprocess.run(cmd, check=True, capture_output=True, text=True)
                 paths.append(out.stdout.strip())
             yield paths
         finally:
