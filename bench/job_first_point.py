@@ -14,8 +14,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import extra_loop_devices  # noqa: E402
-from tui.app import IoschedApp  # noqa: E402
+from bench.common import extra_loop_devices
+from tui.app import IoschedApp
 
 
 async def once(dev: str, interval: float) -> tuple[float, float]:
@@ -37,8 +37,10 @@ async def once(dev: str, interval: float) -> tuple[float, float]:
             if status is None and app.job is not None and app.job.progress is not None:
                 status = now
         await pilot.press("x")
-        while app.job is not None:
-            await asyncio.sleep(0.05)
+        for _ in range(200):  # fio stops within a moment; give up after 10 s
+            if app.job is None:
+                break
+            await pilot.pause(0.05)
         await pilot.press("q")
     return graph or float("nan"), status or float("nan")
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.common import extra_loop_devices  # noqa: E402
-from core.experiment import Event, Workload, parse_variants, run_alternation, run_experiment  # noqa: E402
-from core.jobs import CATALOG  # noqa: E402
-from core.stats import welch  # noqa: E402
-from core.targets import Target  # noqa: E402
+from bench.common import extra_loop_devices
+from core.experiment import Event, Workload, parse_variants, run_alternation, run_experiment
+from core.jobs import CATALOG
+from core.stats import welch
+from core.targets import Target
 
 
 class Tracker:

@@ -239,3 +239,30 @@ def test_report_refuses_what_it_cannot_read(tmp_path):
     assert r.returncode == 2 and "not a saved iosched experiment" in r.stderr
     r = run_cli("report", str(tmp_path / "none.json"))
     assert r.returncode == 2 and "no such file" in r.stderr
+
+
+def test_a_scheduler_changed_behind_our_back_marks_the_run_invalid(loopdev):
+    need_real("fio")
+    p = start_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2",
+                  "--runtime", "3", "--repeat", "1", "--settle", "0", "--json")
+    wait_for_fio(loopdev.path, p)
+    time.sleep(0.5)
+    # What a udev rule or tuned would do: another writer sets the scheduler mid-run.
+    (loopdev.sysdir / "queue/scheduler").write_text("kyber")
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 0, err
+    doc = json.loads(out)
+    first, second = doc["runs"]
+    assert not first["valid"] and "changed to kyber" in first["invalid_reason"]
+    assert second["valid"]
+    assert any("changed to kyber" in line for line in doc["judgement"]["invalid"])
+    assert loopdev.current() == loopdev.initial_scheduler
+
+
+def test_drop_caches_between_runs(loopdev):
+    need_real()
+    cmd = f"dd if={loopdev.path} of=/dev/null bs=1M count=8 status=none"
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,mq-deadline", "--cmd", cmd, "--repeat", "1",
+                "--settle", "0", "--drop-caches", "--json", timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["drop_caches"] is True
