@@ -27,6 +27,7 @@ from core.sampler import Sample, Sampler, compute_rates
 from core.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr, switch_scheduler
 from core.stats import Comparison, compare, summarize
 from core.targets import Target
+from core.tunables import validate
 from core.writes import QUEUE_KNOBS, drop_caches, forget_unchanged, write_attr
 
 # --- variants ---------------------------------------------------------------------------------------------
@@ -65,10 +66,13 @@ def parse_variants(text: str) -> list[Variant]:
 
 
 def check_variants(device: str, variants: list[Variant], root: str | Path = "/") -> None:
+    """Every scheduler exists on the device and every setting exists for its scheduler, in range."""
     _, available = available_schedulers(device, root)
     for v in variants:
         if v.scheduler not in available:
             raise BadInput(f"{device} has no scheduler {v.scheduler!r}; available: {', '.join(available)}")
+        if v.settings:
+            validate(device, list(v.settings), root, scheduler=v.scheduler)
 
 
 def plan_order(n_variants: int, repeat: int) -> list[int]:

@@ -110,6 +110,8 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
             if attr.startswith("queue/iosched/"):
                 sched = _current_value(sysdir / "queue/scheduler", "queue/scheduler")
             entries[key] = new_entry(device, attr, old, scheduler=sched, **_identity(sysdir))
+            if attr == "queue/scheduler":
+                _journal_reset_by_switch(entries, device, sysdir, old)
         at = time.monotonic()
         try:
             seconds = _raw_write(path, value, device, attr)
@@ -123,6 +125,19 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
     if new != value:
         raise WriteNotApplied(f"{device} accepted {value!r} for {attr} but it still reads {new!r}")
     return WriteResult(device, attr, old, new, seconds, at)
+
+
+def _journal_reset_by_switch(entries: dict[str, JournalEntry], device: str, sysdir: Path, sched: str) -> None:
+    """A switch resets the old scheduler's tunables and nr_requests: journal them too, so that a restore
+    brings back hand-tuned values, not just the scheduler's name."""
+    identity = _identity(sysdir)
+    values = {f"queue/iosched/{p.name}": read_attr(p) for p in sorted((sysdir / "queue/iosched").glob("*"))}
+    for attr, value in values.items():
+        if value is not None and f"{device}/{attr}" not in entries:
+            entries[f"{device}/{attr}"] = new_entry(device, attr, value, scheduler=sched, **identity)
+    nr = read_attr(sysdir / "queue/nr_requests")
+    if nr is not None and f"{device}/queue/nr_requests" not in entries:
+        entries[f"{device}/queue/nr_requests"] = new_entry(device, "queue/nr_requests", nr, **identity)
 
 
 @dataclass(frozen=True)
@@ -182,15 +197,15 @@ def _restore_one(entry: JournalEntry, root: str | Path, dry_run: bool) -> Restor
     if why:
         return out("replaced", detail=f"another device now has this name ({why}); left alone")
     path = sysdir / entry.attr
+    if entry.scheduler is not None:
+        sched = _current_value(sysdir / "queue/scheduler", "queue/scheduler")
+        if sched != entry.scheduler:
+            return out("skipped", None, f"belongs to {entry.scheduler}, device now runs {sched}")
     current = _current_value(path, entry.attr)
     if current is None:
         return out("skipped", detail=f"{entry.attr} no longer exists")
     if current == entry.original:
         return out("unchanged", current)
-    if entry.scheduler is not None:
-        sched = _current_value(sysdir / "queue/scheduler", "queue/scheduler")
-        if sched != entry.scheduler:
-            return out("skipped", current, f"belongs to {entry.scheduler}, device now runs {sched}")
     if dry_run:
         return out("would restore", current)
     try:
@@ -223,3 +238,28 @@ def forget_unchanged(device: str, root: str | Path = "/", journal: Journal | Non
         for key, entry in list(entries.items()):
             if entry.device == device and _current_value(sysdir / entry.attr, entry.attr) == entry.original:
                 del entries[key]
+
+
+def write_rules_file(path: str | Path, text: str | None) -> None:
+    """Replace a udev rules file atomically (write beside it, then rename); ``None`` removes it."""
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise BadInput(f"rules directory {path.parent} does not exist")
+    if text is None:
+        path.unlink(missing_ok=True)
+        return
+    tmp = path.with_name(f".{path.name}.iosched-tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            os.write(fd, text.encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except PermissionError as e:
+        raise NotPermitted(f"permission denied writing {path}: run as root") from e
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        raise IoschedError(f"writing {path} failed: {e.strerror}") from e

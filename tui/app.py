@@ -28,16 +28,27 @@ from core.devices import BlockDevice, list_devices
 from core.errors import IoschedError
 from core.fio import FioProgress, FioResult
 from core.journal import default_run_dir
+from core.persist import DEFAULT_RULES, apply_hint, build_rule, merged
 from core.sampler import History, Rates, Sample, Sampler, compute_rates
 from core.scheduler import switch_scheduler
 from core.targets import Refused, target_hint
-from core.writes import WriteResult, restore
+from core.tunables import apply as apply_settings
+from core.tunables import list_settings
+from core.writes import WriteResult, restore, write_rules_file
 from themes import THEME_NAMES, stylesheets
 from tui.charts import short_number
 from tui.commands import SchedulerCommands
 from tui.compare_screen import CompareScreen
 from tui.job_run import TUI_RUNTIME_S, JobState, picker_jobs, run_job, tui_job
-from tui.screens import ConfirmScreen, HelpScreen, JobPicker, SchedulerPicker, TypeNameScreen
+from tui.screens import (
+    ConfirmScreen,
+    HelpScreen,
+    JobPicker,
+    PersistScreen,
+    SchedulerPicker,
+    TunablesScreen,
+    TypeNameScreen,
+)
 from tui.widgets import CpuPane, DeviceTable, LineChart, Marker, StatusBar
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
@@ -106,12 +117,14 @@ class IoschedApp(App[int]):
         Binding("s", "switch", "Scheduler"),
         Binding("j", "job", "Job"),
         Binding("x", "stop_job", "Stop job", show=False),  # the status line says "x stops" while a job runs
-        Binding("c", "compare", "Compare"),  # the status line says "x stops" while a job runs
-        Binding("space", "pause", "Pause"),
+        Binding("c", "compare", "Compare"),
+        Binding("u", "tunables", "Tunables"),
+        Binding("P", "persist", "Persist", show=False),  # the status line says "x stops" while a job runs
+        Binding("space", "pause", "Pause", show=False),
         Binding("plus,equals_sign", "faster", "Faster", show=False),
         Binding("minus", "slower", "Slower", show=False),
-        Binding("o", "sort", "Sort"),
-        Binding("t", "cycle_theme", "Theme"),
+        Binding("o", "sort", "Sort", show=False),
+        Binding("t", "cycle_theme", "Theme", show=False),
         Binding("question_mark,f1", "help", "Help"),
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
@@ -122,6 +135,8 @@ class IoschedApp(App[int]):
         ("j", "run a fio job on the selected device in the background (W = writes)"),
         ("x", "stop the running job"),
         ("c", "compare schedulers: A/B runs with repeats or live alternation, with a verdict"),
+        ("u", "the scheduler's tunables and the queue knobs, with meanings; Enter edits (journaled)"),
+        ("P", "make the selected device's scheduler permanent (udev rule; shows the change first)"),
         ("ctrl+p", "command palette: '<dev>: scheduler -> <name>' and more"),
         ("space", "pause / resume sampling"),
         ("+ / -", "sample faster / slower (0.25 s … 5 s)"),
@@ -132,8 +147,10 @@ class IoschedApp(App[int]):
     ]
 
     def __init__(self, root: str | Path = "/", interval: float = 1.0, theme_name: str = "dark",
-                 sampler: SampleSource | None = None, auto_tick: bool = True, watch_udev: bool = True) -> None:
+                 sampler: SampleSource | None = None, auto_tick: bool = True, watch_udev: bool = True,
+                 rules_file: str = DEFAULT_RULES) -> None:
         super().__init__()
+        self.rules_file = rules_file
         self.root = Path(root)
         self.interval = min(INTERVALS, key=lambda i: abs(i - interval))
         self.theme_name = theme_name if theme_name in THEME_NAMES else "dark"
@@ -384,12 +401,13 @@ class IoschedApp(App[int]):
     def on_switch_done(self, message: SwitchDone) -> None:
         self._switching = False
         r = message.result
+        what = "" if r.attr == "queue/scheduler" else f"{r.attr.rsplit('/', 1)[-1]} "
         if r.old == r.new:
-            self.notify(f"{r.device} already uses {r.new}.")
+            self.notify(f"{r.device} {what}already {r.new}.")
             return
         self.changed_devices.add(r.device)
-        self.markers.append(Marker(r.time, r.device, r.new))
-        self.notify(f"{r.device}: {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
+        self.markers.append(Marker(r.time, r.device, r.new if not what else f"{what.strip()}={r.new}"))
+        self.notify(f"{r.device}: {what}{r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
         self.refresh_inventory()
 
     def on_switch_failed(self, message: SwitchFailed) -> None:
@@ -397,7 +415,7 @@ class IoschedApp(App[int]):
         self.notify(message.error, title=f"{message.device}: switch failed", severity="error", timeout=8)
 
     MAIN_SCREEN_ACTIONS: ClassVar[frozenset[str]] = frozenset(
-        {"switch", "job", "stop_job", "compare", "sort", "pause", "faster", "slower"})
+        {"switch", "job", "stop_job", "compare", "sort", "pause", "faster", "slower", "tunables", "persist"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # On the experiment screen the device belongs to the experiment: no switching or jobs from here.
@@ -498,6 +516,78 @@ class IoschedApp(App[int]):
         self.compare = CompareScreen(dev.name, dev.scheduler, dev.schedulers)
         self.push_screen(self.compare, closed)
 
+    # ---- tunables and persistence -------------------------------------------------------------
+    def action_tunables(self) -> None:
+        dev = self.selected_device()
+        if dev is None or not dev.has_scheduler:
+            self.notify("Select a device with an IO scheduler first.", severity="warning")
+            return
+        try:
+            settings = list_settings(dev.name, self.root)
+        except IoschedError as e:
+            self.notify(str(e), severity="error")
+            return
+
+        def edited(change: tuple[str, str] | None) -> None:
+            if change is not None:
+                self._tune_worker(dev.name, *change)
+
+        self.push_screen(TunablesScreen(dev.name, settings), edited)
+
+    @work(thread=True, group="switch", exit_on_error=False)
+    def _tune_worker(self, device: str, key: str, value: str) -> None:
+        try:
+            (result,) = apply_settings(device, [(key, value)], self.root)
+        except IoschedError as e:
+            self.post_message(SwitchFailed(device, str(e)))
+        except Exception as e:  # never let a write take the app down
+            self.post_message(SwitchFailed(device, f"{type(e).__name__}: {e}"))
+        else:
+            self.post_message(SwitchDone(result))
+
+    def action_persist(self) -> None:
+        dev = self.selected_device()
+        if dev is None or not dev.scheduler:
+            self.notify("Select a device with an IO scheduler first.", severity="warning")
+            return
+        choices = [("kernel-name", f"KERNEL==\"{dev.name}\" (this name only)"),
+                   ("rotational", f"every {'rotational' if dev.rotational else 'non-rotational'} disk")]
+        if dev.model:
+            choices.insert(0, ("model", f"every disk of model {dev.model}"))
+        if dev.serial:
+            choices.insert(0, ("serial", f"this disk wherever it appears (serial {dev.serial})"))
+        scheduler = dev.scheduler
+
+        def chosen(by: str | None) -> None:
+            if by is None:
+                return
+            try:
+                rule = build_rule(dev.name, scheduler, [], by, self.root)
+                path = Path(self.rules_file)
+                old = path.read_text() if path.is_file() else ""
+                new = merged(old, rule)
+            except (IoschedError, OSError) as e:
+                self.notify(str(e), severity="error")
+                return
+            if new == old:
+                self.notify(f"{path} already has this rule.")
+                return
+
+            def confirmed(yes: bool | None) -> None:
+                if not yes:
+                    return
+                try:
+                    write_rules_file(path, new)
+                except IoschedError as e:
+                    self.notify(str(e), severity="error")
+                    return
+                self.notify(f"Written. Apply now with: {apply_hint(rule, dev.name)}", timeout=12)
+
+            self.push_screen(ConfirmScreen(f"{path} will get:\n\n{rule.tag()}\n{rule.line()}\n\nWrite it?"),
+                             confirmed)
+
+        self.push_screen(PersistScreen(dev.name, scheduler, choices, self.rules_file), chosen)
+
     # ---- controls -----------------------------------------------------------------------------
     def action_pause(self) -> None:
         self.paused = not self.paused
@@ -550,7 +640,8 @@ class IoschedApp(App[int]):
                 self.exit(0, message=f"Left changed: {names}. `iosched restore` puts the originals back.")
 
         self.push_screen(ConfirmScreen(
-            f"This session changed the scheduler of {names}.\nRestore the original values before quitting?"),
+            f"This session changed the scheduler or settings of {names}.\n"
+            "Restore the original values before quitting?"),
             answered)
 
     @work(thread=True, group="restore", exit_on_error=False)

@@ -16,6 +16,7 @@ from core.sysfs import check_device_name
 from core.targets import clean_stale_scratch
 from core.writes import restore
 from themes import THEME_NAMES
+from tui.cli_settings import add_arguments as add_settings_arguments
 from tui.cli_workloads import add_arguments as add_workload_arguments
 from tui.formatting import human_size
 
@@ -68,15 +69,19 @@ def cmd_restore(args: argparse.Namespace) -> int:
         print("nothing to restore: iosched has changed nothing that is still recorded")
         return 0
     failed = 0
+    unchanged = [o for o in outcomes if o.status == "unchanged"]
     for o in outcomes:
         what = f"{o.device} {o.attr.removeprefix('queue/')}"
         if o.status in ("restored", "would restore"):
             print(f"{what}: {o.status} {o.current} -> {o.original}")
         elif o.status == "unchanged":
-            print(f"{what}: already {o.original}")
+            if o.attr == "queue/scheduler":
+                print(f"{what}: already {o.original}")
         else:
             print(f"{what}: {o.status}{': ' + o.detail if o.detail else ''}")
         failed += o.status == "failed"
+    if unchanged:
+        print(f"{len(unchanged)} recorded setting(s) already at their original values")
     return 1 if failed else 0
 
 
@@ -143,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_watch)
 
     add_workload_arguments(sub)
+    add_settings_arguments(sub)
     return p
 
 

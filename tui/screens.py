@@ -162,3 +162,84 @@ class TypeNameScreen(ModalScreen[bool]):
         else:
             self.query_one(Input).value = ""
             self.notify(f"That is not {self.device}; nothing was started.", severity="warning")
+
+
+class TunablesScreen(ModalScreen[tuple[str, str] | None]):
+    """The selected device's tunables and queue knobs with their meaning; Enter edits, the new value is
+    returned as (name, value) and applied by the app (journaled, marked on the graphs)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close")]
+    DEFAULT_CSS = """
+    TunablesScreen { align: center middle; }
+    TunablesScreen > Vertical { width: 96; max-width: 100%; height: auto; max-height: 90%; border: thick $accent;
+                                background: $surface; padding: 0 1; }
+    TunablesScreen OptionList { height: auto; max-height: 20; text-wrap: nowrap; text-overflow: ellipsis; }
+    TunablesScreen Input { display: none; }
+    TunablesScreen Input.-editing { display: block; }
+    """
+
+    def __init__(self, device: str, settings: list) -> None:
+        super().__init__()
+        self.device = device
+        self.settings = settings  # core.tunables.Setting
+        self.editing: str | None = None
+
+    def compose(self) -> ComposeResult:
+        options = []
+        for s in self.settings:
+            value = f"{s.value} {s.unit}".strip()
+            scope = "queue" if s.scope == "queue" else s.scope
+            options.append(Option(Text(f"{s.name:<18} {value:<13} {scope:<11} {s.meaning}", no_wrap=True,
+                                       overflow="ellipsis"), id=s.name))
+        with Vertical():
+            yield Label(f"[b]{self.device}[/b]: settings (Enter edits, Esc closes); changes are journaled")
+            yield OptionList(*options, id="settings")
+            yield Input(id="value")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.editing = event.option.id
+        current = next(s.value for s in self.settings if s.name == self.editing)
+        box = self.query_one(Input)
+        box.value = current
+        box.placeholder = f"new value for {self.editing}"
+        box.add_class("-editing")
+        box.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if self.editing is not None:
+            self.dismiss((self.editing, event.value.strip()))
+
+
+class PersistScreen(ModalScreen[str | None]):
+    """Make the device's current scheduler permanent: choose what the rule matches, see the diff, confirm."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
+    DEFAULT_CSS = """
+    PersistScreen { align: center middle; }
+    PersistScreen > Vertical { width: 100; max-width: 100%; height: auto; max-height: 90%;
+                               border: thick $warning; background: $surface; padding: 0 1; }
+    PersistScreen OptionList { height: auto; }
+    PersistScreen #diff { height: auto; max-height: 12; }
+    """
+
+    def __init__(self, device: str, scheduler: str, choices: list[tuple[str, str]], path: str) -> None:
+        super().__init__()
+        self.device = device
+        self.scheduler = scheduler
+        self.choices = choices  # (by, "what it matches")
+        self.path = path
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Label(f"[b]Make {self.scheduler} permanent for {self.device}[/b]: a udev rule in {self.path}.\n"
+                        "Match the device by (Enter writes the rule, Esc cancels):")
+            yield OptionList(*[Option(f"{by:<12} {what}", id=by) for by, what in self.choices], id="by")
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(event.option.id)

@@ -1,0 +1,179 @@
+"""Making a choice permanent: a udev rule in the modern syntax (or the equivalent tuned snippet).
+
+The tool owns one rules file (default /etc/udev/rules.d/60-iosched.rules). Each rule in it is preceded by
+a ``# iosched: by=… match=…`` line, so rules merge by what they match (one rule per match, never two) and
+lines someone else put in the file are kept as they are. ``ENV{DEVTYPE}=="disk"`` keeps partitions out;
+``TEST=="queue/scheduler"`` skips devices without an elevator.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.devices import read_device
+from core.errors import BadInput
+from core.scheduler import available_schedulers, setting_attr
+from core.tunables import validate
+
+DEFAULT_RULES = "/etc/udev/rules.d/60-iosched.rules"
+BY = ("serial", "model", "rotational", "kernel-name")
+HEADER = ["# Written by iosched (`iosched persist`): one rule per match. Lines without an `# iosched:` line",
+          "# above them are not iosched's and are left alone."]
+# Disk kinds a rule by rotational flag applies to (DEVTYPE=="disk" already keeps partitions out).
+DISK_KERNELS = "sd*|vd*|xvd*|hd*|nvme[0-9]*n[0-9]*|mmcblk[0-9]*"
+_TAG = re.compile(r"^# iosched: by=(?P<by>[a-z-]+) match=(?P<match>.*)$")
+_SAFE = re.compile(r'^[^"\\\n*?\[\]|]{1,120}$')  # no quotes, escapes or glob characters in a match value
+
+
+@dataclass(frozen=True)
+class Rule:
+    by: str
+    match: str
+    scheduler: str
+    settings: tuple[tuple[str, str], ...] = ()
+
+    def matcher(self) -> str:
+        if self.by == "serial":
+            return f'ENV{{ID_SERIAL}}=="{self.match}"'
+        if self.by == "model":
+            return f'ENV{{ID_MODEL}}=="{self.match}"'
+        if self.by == "rotational":
+            return f'KERNEL=="{DISK_KERNELS}", ATTR{{queue/rotational}}=="{self.match}"'
+        return f'KERNEL=="{self.match}"'
+
+    def line(self) -> str:
+        assigns = [f'ATTR{{queue/scheduler}}="{self.scheduler}"']
+        # After the scheduler: a switch resets its tunables and nr_requests.
+        assigns += [f'ATTR{{{setting_attr(k)}}}="{v}"' for k, v in self.settings]
+        return ('ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", '
+                f'{self.matcher()}, TEST=="queue/scheduler", ' + ", ".join(assigns))
+
+    def tag(self) -> str:
+        return f"# iosched: by={self.by} match={self.match}"
+
+    def to_json(self) -> dict:
+        return {"by": self.by, "match": self.match, "scheduler": self.scheduler, "settings": dict(self.settings),
+                "rule": self.line()}
+
+
+_ASSIGN = re.compile(r'ATTR\{queue/(?:iosched/)?([a-z0-9_]+)\}="([^"]*)"')
+
+
+def parse_rules(text: str) -> tuple[list[Rule], list[str]]:
+    """Our rules (by their tag line) and every other line, in order, to be kept as it is."""
+    rules: list[Rule] = []
+    foreign: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _TAG.match(lines[i])
+        if m and i + 1 < len(lines):
+            assigns = _ASSIGN.findall(lines[i + 1])
+            sched = next((v for k, v in assigns if k == "scheduler"), None)
+            if sched:
+                rules.append(Rule(m["by"], m["match"], sched, tuple((k, v) for k, v in assigns if k != "scheduler")))
+                i += 2
+                continue
+        if lines[i] not in HEADER:
+            foreign.append(lines[i])
+        i += 1
+    return rules, foreign
+
+
+def render_rules(rules: list[Rule], foreign: list[str]) -> str:
+    out = list(HEADER)
+    for r in rules:
+        out += [r.tag(), r.line()]
+    kept = [ln for ln in foreign if ln.strip()]
+    if kept:
+        out += ["", *kept]
+    return "\n".join(out) + "\n"
+
+
+def match_value(device: str, by: str, root: str | Path = "/") -> str:
+    """What identifies ``device`` for a rule ``by`` serial, model, rotational flag or kernel name."""
+    if by not in BY:
+        raise BadInput(f"--by must be one of {', '.join(BY)}")
+    dev = read_device(device, root)
+    if dev is None:
+        raise BadInput(f"{device} is not a whole-disk block device")
+    if by == "kernel-name":
+        value = device
+    elif by == "rotational":
+        value = "1" if dev.rotational else "0"
+    elif by == "serial":
+        value = dev.serial or ""
+        if not value:
+            raise BadInput(f"udev knows no serial for {device} (no ID_SERIAL): use --by model or --by kernel-name")
+    else:
+        value = dev.model or ""
+        if not value:
+            raise BadInput(f"udev knows no model for {device} (no ID_MODEL): use --by kernel-name")
+    if not _SAFE.match(value):
+        raise BadInput(f"the {by} of {device} ({value!r}) cannot be matched safely in a udev rule")
+    return value
+
+
+def build_rule(device: str, scheduler: str, settings: list[tuple[str, str]], by: str,
+               root: str | Path = "/") -> Rule:
+    _, available = available_schedulers(device, root)
+    if scheduler not in available:
+        raise BadInput(f"{device} has no scheduler {scheduler!r}; available: {', '.join(available)}")
+    if settings:
+        validate(device, settings, root, scheduler=scheduler)
+    return Rule(by, match_value(device, by, root), scheduler, tuple(settings))
+
+
+def merged(text: str, rule: Rule) -> str:
+    """The rules file with ``rule`` in place of any rule of ours with the same match."""
+    rules, foreign = parse_rules(text)
+    out = [r for r in rules if (r.by, r.match) != (rule.by, rule.match)]
+    return render_rules([*out, rule], foreign)
+
+
+def without(text: str, by: str, match: str) -> tuple[str, bool]:
+    rules, foreign = parse_rules(text)
+    kept = [r for r in rules if (r.by, r.match) != (by, match)]
+    return render_rules(kept, foreign), len(kept) != len(rules)
+
+
+def diff(old: str, new: str, path: str) -> str:
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"{path} (now)",
+                                        f"{path} (new)"))
+
+
+def apply_hint(rule: Rule, device: str) -> str:
+    trigger = "udevadm trigger --action=change --subsystem-match=block"
+    if rule.by == "kernel-name":
+        trigger += f" --sysname-match={device}"
+    return f"udevadm control --reload && {trigger}"
+
+
+def tuned_snippet(rule: Rule, device: str) -> str:
+    """The same setting as a tuned profile fragment ([disk] elevator, [sysfs] for the rest)."""
+    lines = ["[disk]"]
+    if rule.by == "kernel-name":
+        lines.append(f"devices={device}")
+    elif rule.by == "serial":
+        lines.append(f"devices_udev_regex=ID_SERIAL={re.escape(rule.match)}")
+    elif rule.by == "model":
+        lines.append(f"devices_udev_regex=ID_MODEL={re.escape(rule.match)}")
+    else:
+        lines.append("# tuned's [disk] cannot select by rotational flag: list the devices with devices=")
+    lines.append(f"elevator={rule.scheduler}")
+    rest = []
+    for key, value in rule.settings:
+        if key == "read_ahead_kb":
+            lines.append(f"readahead={value}")
+        else:
+            rest.append((key, value))
+    if rest:
+        glob = device if rule.by == "kernel-name" else "*"
+        lines += ["", "[sysfs]"]
+        lines += [f"/sys/block/{glob}/{setting_attr(k)}={v}" for k, v in rest]
+        if glob == "*":
+            lines.append("# [sysfs] has no device match: narrow the glob to the disks this is meant for")
+    return "\n".join(lines) + "\n"

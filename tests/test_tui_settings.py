@@ -1,0 +1,78 @@
+"""Tunables and persistence from the TUI, on a real loop device: edit a tunable, mark it, persist a rule."""
+
+from __future__ import annotations
+
+from test_tui_jobs import select, wait_until
+from textual.widgets import Input
+
+from core.persist import parse_rules
+from tui.app import IoschedApp
+from tui.screens import ConfirmScreen, PersistScreen, TunablesScreen
+
+from conftest import attach_loop, detach_loop, need_real
+
+
+async def test_edit_a_tunable_then_restore_on_quit(tmp_path):
+    need_real()
+    loop = attach_loop(tmp_path, "64M")
+    (loop.sysdir / "queue/scheduler").write_text("mq-deadline")
+    try:
+        app = IoschedApp(interval=0.25, watch_udev=False, rules_file=str(tmp_path / "60-iosched.rules"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await select(app, pilot, loop.name)
+            await pilot.press("u")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, TunablesScreen)
+            names = [s.name for s in screen.settings]
+            assert "read_expire" in names and "nr_requests" in names
+            await pilot.press(*(["down"] * names.index("read_expire")), "enter")
+            box = screen.query_one(Input)
+            assert box.value == "500"
+            box.value = "120"
+            await pilot.press("enter")
+            assert await wait_until(pilot, lambda: any(m.label == "read_expire=120" for m in app.markers))
+            assert (loop.sysdir / "queue/iosched/read_expire").read_text().strip() == "120"
+            # A bad value is refused with a message and changes nothing.
+            await pilot.press("u")
+            await pilot.pause()
+            await pilot.press(*(["down"] * names.index("read_expire")), "enter")
+            app.screen.query_one(Input).value = "soon"
+            await pilot.press("enter")
+            await pilot.pause(0.3)
+            assert any("takes an integer" in n.message for n in app._notifications)
+            assert (loop.sysdir / "queue/iosched/read_expire").read_text().strip() == "120"
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmScreen)
+            await pilot.press("y")
+            await pilot.pause(0.3)
+        assert (loop.sysdir / "queue/iosched/read_expire").read_text().strip() == "500"
+    finally:
+        detach_loop(loop)
+
+
+async def test_persist_writes_a_rule_after_showing_it(tmp_path):
+    need_real()
+    loop = attach_loop(tmp_path, "64M")
+    rules = tmp_path / "60-iosched.rules"
+    try:
+        app = IoschedApp(interval=0.25, watch_udev=False, rules_file=str(rules))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await select(app, pilot, loop.name)
+            await pilot.press("P")
+            await pilot.pause()
+            assert isinstance(app.screen, PersistScreen)
+            choices = [by for by, _ in app.screen.choices]
+            assert choices[-2:] == ["kernel-name", "rotational"]
+            await pilot.press(*(["down"] * choices.index("kernel-name")), "enter")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmScreen) and f'KERNEL=="{loop.name}"' in app.screen.question
+            assert not rules.exists()
+            await pilot.press("y")
+            await pilot.pause()
+            (rule,), _ = parse_rules(rules.read_text())
+            assert (rule.by, rule.match, rule.scheduler) == ("kernel-name", loop.name, loop.initial_scheduler)
+            await pilot.press("q")
+    finally:
+        detach_loop(loop)

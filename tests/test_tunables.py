@@ -1,0 +1,108 @@
+"""Tunables and queue knobs: meanings, validation (fixture trees), real writes, refusals and restore."""
+
+import json
+import signal
+import time
+
+import pytest
+from test_experiment_real import start_cli, wait_for_fio
+
+from core.errors import BadInput
+from core.tunables import list_settings, parse_assignments, validate
+
+from conftest import need_real, run_cli
+
+DEADLINE = {"read_expire": "500", "write_expire": "5000", "fifo_batch": "16", "writes_starved": "2",
+            "front_merges": "1"}
+
+
+def deadline_disk(tree):
+    tree.add_disk("sda", "8:0", scheduler="none [mq-deadline] kyber bfq",
+                  extra={**{f"queue/iosched/{k}": v for k, v in DEADLINE.items()},
+                         "queue/max_hw_sectors_kb": "512", "queue/rq_affinity": "1"})
+
+
+def test_settings_listed_with_meanings(tree):
+    deadline_disk(tree)
+    settings = {s.name: s for s in list_settings("sda", tree.root)}
+    assert settings["read_expire"].value == "500" and settings["read_expire"].unit == "ms"
+    assert settings["read_expire"].scope == "mq-deadline" and "deadline" in settings["read_expire"].meaning
+    assert settings["nr_requests"].scope == "queue" and settings["rq_affinity"].meaning.startswith("complete IO")
+
+
+@pytest.mark.parametrize(("pair", "message"), [
+    ("read_expire=abc", "takes an integer"),
+    ("front_merges=2", "between 0 and 1"),
+    ("rq_affinity=3", "between 0 and 2"),
+    ("slice_idle=0", "has no setting 'slice_idle'"),
+    ("max_sectors_kb=1024", "must not exceed max_hw_sectors_kb (512)"),
+])
+def test_validation_names_the_problem(tree, pair, message):
+    deadline_disk(tree)
+    with pytest.raises(BadInput, match=message.replace("(", r"\(").replace(")", r"\)")):
+        validate("sda", parse_assignments([pair]), tree.root)
+
+
+def test_validation_for_another_scheduler(tree):
+    deadline_disk(tree)
+    validate("sda", [("low_latency", "0")], tree.root, scheduler="bfq")
+    with pytest.raises(BadInput, match="bfq has no setting 'read_expire'"):
+        validate("sda", [("read_expire", "1")], tree.root, scheduler="bfq")
+    with pytest.raises(BadInput, match="not KEY=VALUE"):
+        parse_assignments(["read_expire"])
+
+
+def test_tune_on_a_real_device_journals_and_restores(loopdev):
+    assert run_cli("set", loopdev.name, "mq-deadline").returncode == 0
+    r = run_cli("tune", loopdev.name, "read_expire=100", "fifo_batch=4", "read_ahead_kb=64")
+    assert r.returncode == 0, r.stderr
+    assert "read_expire: 500 -> 100" in r.stdout and "read_ahead_kb" in r.stdout
+    q = loopdev.sysdir / "queue"
+    assert (q / "iosched/read_expire").read_text().strip() == "100"
+    listed = {s["name"]: s for s in json.loads(run_cli("tune", loopdev.name, "--json").stdout)}
+    assert listed["fifo_batch"]["value"] == "4"
+    r = run_cli("restore")
+    assert r.returncode == 0, r.stderr
+    assert loopdev.current() == loopdev.initial_scheduler
+    assert (q / "read_ahead_kb").read_text().strip() != "64"
+
+
+def test_kernel_refusal_and_silent_ignore_are_clear_errors(loopdev):
+    r = run_cli("tune", loopdev.name, "nr_requests=3000")
+    assert r.returncode == 1 and "kernel refused '3000'" in r.stderr
+    r = run_cli("tune", loopdev.name, "io_poll_delay=5")
+    assert r.returncode == 1 and "still reads" in r.stderr
+    assert run_cli("restore").stdout.startswith("nothing to restore")
+
+
+def test_hand_tuned_values_come_back_after_a_switch(loopdev):
+    """A switch resets the old scheduler's tunables; restore must bring back what the user had set by hand."""
+    q = loopdev.sysdir / "queue"
+    (q / "scheduler").write_text("mq-deadline")
+    (q / "iosched/read_expire").write_text("300")
+    (q / "nr_requests").write_text("64")
+    assert run_cli("set", loopdev.name, "bfq").returncode == 0
+    assert run_cli("restore").returncode == 0
+    assert loopdev.current() == "mq-deadline"
+    assert (q / "iosched/read_expire").read_text().strip() == "300"
+    assert (q / "nr_requests").read_text().strip() == "64"
+
+
+def test_sigkill_mid_experiment_then_restore_from_a_new_process(loopdev):
+    need_real("fio")
+    q = loopdev.sysdir / "queue"
+    (q / "scheduler").write_text("mq-deadline")
+    (q / "iosched/read_expire").write_text("300")
+    (q / "iosched/fifo_batch").write_text("8")
+    p = start_cli("compare", loopdev.name, "--schedulers", "bfq:low_latency=0,mq-deadline:read_expire=100",
+                  "--job", "randread-q16t2", "--runtime", "30", "--repeat", "2", "--settle", "0")
+    wait_for_fio(loopdev.path, p)
+    assert loopdev.current() == "bfq" and (q / "iosched/low_latency").read_text().strip() == "0"
+    p.send_signal(signal.SIGKILL)
+    p.communicate(timeout=10)
+    time.sleep(0.2)
+    r = run_cli("restore")
+    assert r.returncode == 0, r.stderr
+    assert loopdev.current() == "mq-deadline"
+    assert (q / "iosched/read_expire").read_text().strip() == "300"
+    assert (q / "iosched/fifo_batch").read_text().strip() == "8"

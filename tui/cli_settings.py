@@ -1,0 +1,123 @@
+"""`iosched tune` and `iosched persist`: scheduler tunables and queue knobs, and making a choice permanent."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from core.errors import BadInput
+from core.persist import (
+    BY,
+    DEFAULT_RULES,
+    apply_hint,
+    build_rule,
+    diff,
+    match_value,
+    merged,
+    parse_rules,
+    tuned_snippet,
+    without,
+)
+from core.tunables import apply, list_settings, parse_assignments
+from core.writes import write_rules_file
+
+
+def add_arguments(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("tune", help="show or set the scheduler's tunables and the queue knobs")
+    s.add_argument("device")
+    s.add_argument("settings", nargs="*", metavar="KEY=VALUE")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_tune)
+
+    s = sub.add_parser("persist", help="make a scheduler (and settings) permanent with a udev rule")
+    s.add_argument("device", nargs="?")
+    s.add_argument("scheduler", nargs="?")
+    s.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
+                   help="a tunable or queue knob to persist too (repeatable)")
+    s.add_argument("--by", choices=BY, default="serial", help="what the rule matches (default serial)")
+    s.add_argument("--rules-file", default=DEFAULT_RULES, help=f"default {DEFAULT_RULES}")
+    s.add_argument("--rules-dir", help="write 60-iosched.rules in this directory instead")
+    s.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+    s.add_argument("--list", action="store_true", help="show the rules iosched wrote")
+    s.add_argument("--remove", action="store_true", help="remove the rule for DEVICE (matched --by)")
+    s.add_argument("--format", choices=("udev", "tuned"), default="udev",
+                   help="tuned prints the equivalent tuned profile snippet and writes nothing")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_persist)
+
+
+def cmd_tune(args: argparse.Namespace) -> int:
+    if args.settings:
+        pairs = parse_assignments(args.settings)
+        for r in apply(args.device, pairs, args.root):
+            name = r.attr.rsplit("/", 1)[-1]
+            print(f"{r.device} {name}: {r.old} -> {r.new}" if r.old != r.new else f"{r.device} {name}: already {r.new}")
+        return 0
+    settings = list_settings(args.device, args.root)
+    if args.json:
+        print(json.dumps([s.to_json() for s in settings], indent=1))
+        return 0
+    scope = None
+    for s in settings:
+        if s.scope != scope:
+            scope = s.scope
+            print(f"{args.device} {'queue knobs' if scope == 'queue' else scope + ' tunables'}:")
+        value = f"{s.value} {s.unit}".strip()
+        print(f"  {s.name:<18} {value:<14} {s.meaning}")
+    if not any(s.scope != "queue" for s in settings):
+        print("(the current scheduler has no tunables)")
+    return 0
+
+
+def _rules_path(args: argparse.Namespace) -> Path:
+    if args.rules_dir:
+        return Path(args.rules_dir, Path(DEFAULT_RULES).name)
+    return Path(args.rules_file)
+
+
+def cmd_persist(args: argparse.Namespace) -> int:
+    path = _rules_path(args)
+    old = path.read_text() if path.is_file() else ""
+    if args.list:
+        rules, _ = parse_rules(old)
+        if args.json:
+            print(json.dumps([r.to_json() for r in rules], indent=1))
+        elif not rules:
+            print(f"no iosched rules in {path}")
+        for r in rules if not args.json else []:
+            extra = "".join(f" {k}={v}" for k, v in r.settings)
+            print(f"{r.by}={r.match}: {r.scheduler}{extra}")
+        return 0
+    if not args.device:
+        raise BadInput("persist needs a DEVICE (or --list)")
+    if args.remove:
+        new, found = without(old, args.by, match_value(args.device, args.by, args.root))
+        if not found:
+            print(f"no iosched rule for {args.device} by {args.by} in {path}")
+            return 0
+        rules, foreign = parse_rules(new)
+        empty = not rules and not any(line.strip() for line in foreign)
+        print(diff(old, "" if empty else new, str(path)), end="")
+        if not args.dry_run:
+            write_rules_file(path, None if empty else new)
+            print("removed; the device keeps its current scheduler until the next boot or `iosched set`")
+        return 0
+    if not args.scheduler:
+        raise BadInput("persist needs DEVICE SCHEDULER")
+    rule = build_rule(args.device, args.scheduler, parse_assignments(args.settings), args.by, args.root)
+    if args.format == "tuned":
+        print(tuned_snippet(rule, args.device), end="")
+        return 0
+    new = merged(old, rule)
+    if new == old:
+        print(f"{path} already has this rule; nothing to do")
+        return 0
+    print(diff(old, new, str(path)), end="")
+    if args.dry_run:
+        print("(dry run: nothing written)")
+        return 0
+    write_rules_file(path, new)
+    print(f"written. Apply it now with: {apply_hint(rule, args.device)}")
+    return 0
+
