@@ -93,3 +93,14 @@ class Journal:
 def new_entry(device: str, attr: str, original: str, **identity: object) -> JournalEntry:
     return JournalEntry(device=device, attr=attr, original=original, changed_at=time.time(), pid=os.getpid(),
                         **identity)  # type: ignore[arg-type]
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process that registered something under the run dir still exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from core.devices import BlockDevice, read_device
 from core.errors import BadInput, IoschedError, UnknownDevice
-from core.journal import default_run_dir
+from core.journal import default_run_dir, pid_alive
 from core.sysfs import check_device_name
 
 
@@ -169,8 +169,8 @@ def choose_target(device: str, writes: bool, directory: str | Path | None = None
                   f"pass --destroy-data {device} to confirm, or use a scratch file (--dir)", why, confirmable=True)
 
 
-def clean_stale_scratch(root: str | Path = "/") -> list[str]:
-    """Remove scratch dirs whose owning process is gone (a crashed run); returns what was removed."""
+def clean_stale_scratch(root: str | Path = "/", dry_run: bool = False) -> list[str]:
+    """Remove scratch dirs whose owning process is gone (a crashed run); returns what was (or would be) removed."""
     removed: list[str] = []
     reg = _registry(root)
     if not reg.is_dir():
@@ -182,7 +182,10 @@ def clean_stale_scratch(root: str | Path = "/") -> list[str]:
         except (OSError, ValueError, KeyError, TypeError):
             f.unlink(missing_ok=True)
             continue
-        if _alive(pid):
+        if pid_alive(pid):
+            continue
+        if dry_run:
+            removed.append(sdir)
             continue
         # Only ever remove what we created: a directory named by our prefix.
         if Path(sdir).name.startswith("iosched-scratch-"):
@@ -190,13 +193,3 @@ def clean_stale_scratch(root: str | Path = "/") -> list[str]:
             removed.append(sdir)
         f.unlink(missing_ok=True)
     return removed
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

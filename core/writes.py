@@ -168,17 +168,23 @@ def _order(entry: JournalEntry) -> int:
 
 
 def restore(root: str | Path = "/", journal: Journal | None = None,
-            dry_run: bool = False) -> list[RestoreOutcome]:
-    """Put back every value the tool changed that still differs. Idempotent; entries done with are dropped."""
+            dry_run: bool = False, devices: set[str] | None = None) -> list[RestoreOutcome]:
+    """Put back every value the tool changed that still differs (only on ``devices`` when given).
+
+    Idempotent; entries done with are dropped.
+    """
     journal = journal or Journal(default_run_dir(root))
     outcomes: list[RestoreOutcome] = []
+
+    def mine(entries: dict[str, JournalEntry]) -> list[JournalEntry]:
+        return sorted((e for e in entries.values() if devices is None or e.device in devices), key=_order)
+
     if dry_run:
-        entries = journal.entries()
-        for entry in sorted(entries.values(), key=_order):
+        for entry in mine(journal.entries()):
             outcomes.append(_restore_one(entry, root, dry_run=True))
         return outcomes
     with journal.locked() as entries:
-        for entry in sorted(entries.values(), key=_order):
+        for entry in mine(entries):
             outcome = _restore_one(entry, root, dry_run=False)
             outcomes.append(outcome)
             if outcome.status != "failed":

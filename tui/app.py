@@ -148,9 +148,10 @@ class IoschedApp(App[int]):
 
     def __init__(self, root: str | Path = "/", interval: float = 1.0, theme_name: str = "dark",
                  sampler: SampleSource | None = None, auto_tick: bool = True, watch_udev: bool = True,
-                 rules_file: str = DEFAULT_RULES) -> None:
+                 rules_file: str = DEFAULT_RULES, focus: str | None = None) -> None:
         super().__init__()
         self.rules_file = rules_file
+        self.focus_device = focus  # select this device at start (the demo sandbox)
         self.root = Path(root)
         self.interval = min(INTERVALS, key=lambda i: abs(i - interval))
         self.theme_name = theme_name if theme_name in THEME_NAMES else "dark"
@@ -198,7 +199,14 @@ class IoschedApp(App[int]):
             if self.watch_udev and str(self.root) == "/":
                 self._watch_udev()
         self._render_status()
-        self.query_one(DeviceTable).focus()
+        table = self.query_one(DeviceTable)
+        table.focus()
+        if self.focus_device in [d.name for d in self.devices]:
+            table.move_cursor(row=[d.name for d in self.devices].index(self.focus_device))
+            self._selected = self.focus_device
+            self.notify(f"Sandbox {self.focus_device}: j runs a job (randread-q16t2 shows scheduler cost), "
+                        "s switches the scheduler while it runs, c compares. It is removed when you quit.",
+                        timeout=15)
 
     def on_resize(self, event: events.Resize) -> None:
         self._apply_size_classes(event.size.width, event.size.height)
@@ -690,12 +698,12 @@ def acquire_instance_lock(run_dir: Path) -> int | None:
     return fd
 
 
-def run_app(args: argparse.Namespace) -> int:
+def run_app(args: argparse.Namespace, focus: str | None = None) -> int:
     if not sys.stdout.isatty():
         raise IoschedError("the TUI needs a terminal; use `iosched watch` or `iosched list` in scripts")
     lock = acquire_instance_lock(default_run_dir(args.root))
     theme = args.theme or ("mono" if os.environ.get("NO_COLOR") else "dark")
-    app = IoschedApp(root=args.root, interval=args.tui_interval, theme_name=theme)
+    app = IoschedApp(root=args.root, interval=args.tui_interval, theme_name=theme, focus=focus)
     app.call_later(app.install_signal_handlers)
     try:
         code = app.run()

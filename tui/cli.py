@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 from core.devices import BlockDevice, list_devices
 from core.errors import BadInput, IoschedError
+from core.sandbox import clean_stale as clean_stale_sandboxes
 from core.scheduler import switch_scheduler
 from core.sysfs import check_device_name
 from core.targets import clean_stale_scratch
@@ -62,9 +63,16 @@ def cmd_set(args: argparse.Namespace) -> int:
 
 def cmd_restore(args: argparse.Namespace) -> int:
     outcomes = restore(args.root, dry_run=args.dry_run)
-    if not args.dry_run:
-        for d in clean_stale_scratch(args.root):
-            print(f"removed scratch files a crashed run left: {d}")
+    verb = "would remove" if args.dry_run else "removed"
+    leftovers = 0
+    for d in clean_stale_scratch(args.root, args.dry_run):
+        print(f"{verb} scratch files a crashed run left: {d}")
+        leftovers += 1
+    for sb in clean_stale_sandboxes(args.root, args.dry_run):
+        print(f"{verb} a demo sandbox a crashed demo left: {sb.device or 'no device'} over {sb.file}")
+        leftovers += 1
+    if not outcomes and leftovers:
+        return 0
     if not outcomes:
         print("nothing to restore: iosched has changed nothing that is still recorded")
         return 0
@@ -111,6 +119,24 @@ def cmd_watch(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_demo(args: argparse.Namespace) -> int:
+    from core import sandbox
+
+    sandbox.check_root()
+    from tui.app import run_app
+    from tui.cli_workloads import parse_size
+
+    if not sys.stdout.isatty():
+        raise IoschedError("iosched demo opens the TUI and needs a terminal")
+    size = parse_size(args.size)
+    sb = sandbox.create(size, args.dir, args.root)
+    try:
+        return run_app(args, focus=sb.device)
+    finally:
+        sandbox.destroy(sb, args.root)
+        print(f"sandbox {sb.device} detached and {sb.file} deleted")
+
+
 def cmd_tui(args: argparse.Namespace) -> int:
     from tui.app import run_app
 
@@ -146,6 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-c", "--count", type=int, default=None, help="stop after N intervals")
     s.add_argument("--json", action="store_true", help="one JSON object per interval and line")
     s.set_defaults(func=cmd_watch)
+
+    s = sub.add_parser("demo", help="a safe sandbox: a loop device over a sparse file, opened in the TUI")
+    s.add_argument("--size", default="2G", help="size of the sparse file (default 2G; takes no space until written)")
+    s.add_argument("--dir", help="where to put the file (default /var/tmp)")
+    s.set_defaults(func=cmd_demo)
 
     add_workload_arguments(sub)
     add_settings_arguments(sub)
