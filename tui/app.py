@@ -11,6 +11,8 @@ import signal
 import sys
 import time
 from collections import deque
+from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import ClassVar, Protocol
 
@@ -29,6 +31,7 @@ from core.errors import IoschedError
 from core.fio import FioProgress, FioResult
 from core.journal import default_run_dir
 from core.persist import DEFAULT_RULES, apply_hint, build_rule, merged
+from core.recording import Recording
 from core.sampler import History, Rates, Sample, Sampler, compute_rates
 from core.scheduler import switch_scheduler
 from core.targets import Refused, target_hint
@@ -125,6 +128,12 @@ class IoschedApp(App[int]):
         Binding("minus", "slower", "Slower", show=False),
         Binding("o", "sort", "Sort", show=False),
         Binding("t", "cycle_theme", "Theme", show=False),
+        Binding("comma", "replay_step(-10)", "Back", show=False),
+        Binding("full_stop", "replay_step(10)", "Forward", show=False),
+        Binding("less_than_sign", "replay_step(-60)", "Back 1 min", show=False),
+        Binding("greater_than_sign", "replay_step(60)", "Forward 1 min", show=False),
+        Binding("g", "replay_edge(False)", "Start", show=False),
+        Binding("G", "replay_edge(True)", "End", show=False),
         Binding("question_mark,f1", "help", "Help"),
         Binding("q", "quit", "Quit"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True),
@@ -148,8 +157,15 @@ class IoschedApp(App[int]):
 
     def __init__(self, root: str | Path = "/", interval: float = 1.0, theme_name: str = "dark",
                  sampler: SampleSource | None = None, auto_tick: bool = True, watch_udev: bool = True,
-                 rules_file: str = DEFAULT_RULES, focus: str | None = None) -> None:
+                 rules_file: str = DEFAULT_RULES, focus: str | None = None, replay: Recording | None = None,
+                 replay_name: str = "") -> None:
         super().__init__()
+        self.replay = replay
+        self.replay_name = replay_name
+        self._replay_rates: list[Rates] = []
+        self.replay_pos = 0  # how many replayed intervals are shown (the scrub position)
+        if replay is not None:
+            auto_tick, watch_udev = False, False
         self.rules_file = rules_file
         self.focus_device = focus  # select this device at start (the demo sandbox)
         self.root = Path(root)
@@ -189,6 +205,9 @@ class IoschedApp(App[int]):
         self.register_theme(MONO_THEME)
         self._apply_theme()
         self._apply_size_classes()
+        if self.replay is not None:
+            self._mount_replay(self.replay)
+            return
         self.devices = list_devices(self.root)  # first frame shows real rows; ~50 µs per device
         self._sync_table()
         self._prev = self.sampler.take()
@@ -276,6 +295,9 @@ class IoschedApp(App[int]):
                          self.last_rates.cpus if self.last_rates else {})
 
     def _render_status(self) -> None:
+        if self.replay is not None:
+            self.query_one(StatusBar).set_text(self._replay_status())
+            return
         dev = self.selected_device()
         where = "no device" if dev is None else f"{dev.name} [{dev.scheduler or 'no scheduler'}]"
         state = "❚❚ paused" if self.paused else "● live"
@@ -307,7 +329,55 @@ class IoschedApp(App[int]):
 
     # ---- inventory ----------------------------------------------------------------------------
     def refresh_inventory(self) -> None:
-        self._load_inventory()
+        if self.replay is None:  # a replay's inventory is the recorded one
+            self._load_inventory()
+
+    # ---- replay -------------------------------------------------------------------------------
+    def _mount_replay(self, rec: Recording) -> None:
+        self.devices = rec.inventory
+        self._replay_rates = list(rec.rates())
+        self.markers.extend(Marker(e.time, e.device, e.label) for e in rec.events)
+        self._sync_table()
+        self.query_one(DeviceTable).focus()
+        self.replay_seek(len(self._replay_rates))
+
+    def replay_seek(self, pos: int) -> None:
+        """Show the recording up to interval ``pos``: the graphs' window ends there, the table shows it."""
+        pos = max(1, min(len(self._replay_rates), pos))
+        self.replay_pos = pos
+        self.history = History(HISTORY_POINTS)
+        for rates in self._replay_rates[max(0, pos - HISTORY_POINTS):pos]:
+            self.history.append(rates)
+        self.last_rates = self._replay_rates[pos - 1]
+        # The table's scheduler column as it was at that moment.
+        assert self.replay is not None
+        at = self.last_rates.time
+        sched = {d.name: d.scheduler for d in self.replay.inventory}
+        for e in self.replay.events:
+            if e.name == "scheduler" and e.time <= at:
+                sched[e.device] = e.new
+        self.devices = [replace(d, scheduler=sched.get(d.name, d.scheduler)) for d in self.devices]
+        self._sync_table()
+        self._redraw()
+
+    def action_replay_step(self, step: int) -> None:
+        if self.replay is not None:
+            self.replay_seek(self.replay_pos + step)
+
+    def action_replay_edge(self, end: bool) -> None:
+        if self.replay is not None:
+            self.replay_seek(len(self._replay_rates) if end else 1)
+
+    def _replay_status(self) -> str:
+        assert self.replay is not None
+        t0 = self.replay.samples[0].time
+        at = self.last_rates.time - t0 if self.last_rates else 0.0
+        span = self.replay.samples[-1].time - t0
+        wall = datetime.fromtimestamp(self.replay.header["start_wall"] + at).astimezone()
+        dev = self.selected_device()
+        where = "" if dev is None else f"{dev.name} "
+        return (f"replay {self.replay_name}  {where}{wall:%H:%M:%S} +{at:.1f}/{span:.1f}s  "
+                ",/. step  </> 1 min  g/G start/end")
 
     @work(thread=True, exclusive=True, group="inventory", exit_on_error=False)
     def _load_inventory(self) -> None:
@@ -425,7 +495,14 @@ class IoschedApp(App[int]):
     MAIN_SCREEN_ACTIONS: ClassVar[frozenset[str]] = frozenset(
         {"switch", "job", "stop_job", "compare", "sort", "pause", "faster", "slower", "tunables", "persist"})
 
+    LIVE_ACTIONS: ClassVar[frozenset[str]] = frozenset(
+        {"switch", "job", "stop_job", "compare", "tunables", "persist", "pause", "faster", "slower"})
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.replay is not None:  # a replay shows the past: nothing to switch, load or tune
+            return action not in self.LIVE_ACTIONS
+        if action.startswith("replay_"):
+            return False
         # On the experiment screen the device belongs to the experiment: no switching or jobs from here.
         return not (action in self.MAIN_SCREEN_ACTIONS and isinstance(self.screen, CompareScreen))
 
@@ -632,6 +709,12 @@ class IoschedApp(App[int]):
         self.notify(f"theme: {self.theme_name}", timeout=2)
 
     def action_help(self) -> None:
+        if self.replay is not None:
+            self.push_screen(HelpScreen([
+                ("↑/↓", "select a device"), (", / .", "step 10 intervals back / forward"),
+                ("< / >", "step 60 intervals back / forward"), ("g / G", "start / end of the recording"),
+                ("o", "sort"), ("t", "theme"), ("q", "quit")]))
+            return
         self.push_screen(HelpScreen(self.HELP_KEYS))
 
     async def action_quit(self) -> None:
@@ -696,6 +779,14 @@ def acquire_instance_lock(run_dir: Path) -> int | None:
     os.ftruncate(fd, 0)
     os.write(fd, str(os.getpid()).encode())
     return fd
+
+
+def run_replay(args: argparse.Namespace, rec: Recording) -> int:
+    if not sys.stdout.isatty():
+        raise IoschedError("the replay opens the TUI and needs a terminal; `iosched report FILE` prints it")
+    theme = args.theme or ("mono" if os.environ.get("NO_COLOR") else "dark")
+    app = IoschedApp(root=args.root, theme_name=theme, replay=rec, replay_name=Path(args.file).name)
+    return app.run() or 0
 
 
 def run_app(args: argparse.Namespace, focus: str | None = None) -> int:

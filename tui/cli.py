@@ -17,6 +17,7 @@ from core.sysfs import check_device_name
 from core.targets import clean_stale_scratch
 from core.writes import restore
 from themes import THEME_NAMES
+from tui.cli_record import add_arguments as add_record_arguments
 from tui.cli_settings import add_arguments as add_settings_arguments
 from tui.cli_workloads import add_arguments as add_workload_arguments
 from tui.formatting import human_size
@@ -179,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_demo)
 
     add_workload_arguments(sub)
+    add_record_arguments(sub, _positive_interval)
     add_settings_arguments(sub)
     return p
 
@@ -186,7 +188,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     # A dropped SSH session must not leave us spinning: exit on SIGHUP like on SIGTERM.
     # SIGTERM unwinds the same way, so a running experiment kills fio, restores and removes its scratch files.
-    signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
+    # Under nohup SIGHUP is ignored on purpose (a recording that outlives the SSH session): keep it so.
+    if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
+        signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     return run(build_parser().parse_args(argv))
 

@@ -90,7 +90,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--save", help="write everything needed to re-judge to this JSON file")
     s.set_defaults(func=cmd_compare)
 
-    s = sub.add_parser("report", help="show a saved experiment again")
+    s = sub.add_parser("report", help="show a saved experiment or a recording again")
     s.add_argument("file")
     s.add_argument("--alpha", type=float, default=0.05)
     s.add_argument("--json", action="store_true")
@@ -242,6 +242,12 @@ def _check_writable(path: str) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    from core.recording import is_recording, load
+    from tui.cli_record import recording_report
+
+    if is_recording(args.file):
+        recording_report(load(args.file), args)
+        return 0
     try:
         doc = json.loads(Path(args.file).read_text())
     except FileNotFoundError:
