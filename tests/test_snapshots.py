@@ -34,49 +34,32 @@ def test_main_screen(snap_compare, tmp_path, size):
     assert snap_compare(app, terminal_size=size, run_before=ticks(app, tree))
 
 
-def test_scheduler_picker(snap_compare, tmp_path):
-    app, tree = make_app(tmp_path)
-    before = ticks(app, tree)
+def after_key(app: IoschedApp, tree, key: str, n: int = 30):
+    before = ticks(app, tree, n)
 
     async def run_before(pilot) -> None:
         await before(pilot)
-        await pilot.press("s")
+        await pilot.press(key)
         await pilot.pause()
 
-    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+    return run_before
+
+
+def test_scheduler_picker(snap_compare, tmp_path):
+    app, tree = make_app(tmp_path)
+    assert snap_compare(app, terminal_size=(100, 30), run_before=after_key(app, tree, "s"))
 
 
 def test_help_screen(snap_compare, tmp_path):
     app, tree = make_app(tmp_path)
-    before = ticks(app, tree, 3)
-
-    async def run_before(pilot) -> None:
-        await before(pilot)
-        await pilot.press("question_mark")
-        await pilot.pause()
-
-    assert snap_compare(app, terminal_size=(100, 30), run_before=run_before)
+    assert snap_compare(app, terminal_size=(100, 30), run_before=after_key(app, tree, "question_mark", 3))
 
 
 def test_job_picker_at_80x24(snap_compare, tmp_path):
     app, tree = make_app(tmp_path)
-    before = ticks(app, tree, 3)
-
-    async def run_before(pilot) -> None:
-        await before(pilot)
-        await pilot.press("j")
-        await pilot.pause()
-
-    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=after_key(app, tree, "j", 3))
 
 
 def test_compare_form_at_80x24(snap_compare, tmp_path):
     app, tree = make_app(tmp_path)
-    before = ticks(app, tree, 3)
-
-    async def run_before(pilot) -> None:
-        await before(pilot)
-        await pilot.press("c")
-        await pilot.pause()
-
-    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+    assert snap_compare(app, terminal_size=(80, 24), run_before=after_key(app, tree, "c", 3))

@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -463,15 +464,16 @@ class IoschedApp(App[int]):
             self.notify("A switch is already in progress.", severity="warning")
             return
         self._switching = True
-        self._switch_worker(device, name)
+        self._write_worker(device, lambda: switch_scheduler(device, name, root=self.root))
 
     @work(thread=True, group="switch", exit_on_error=False)
-    def _switch_worker(self, device: str, name: str) -> None:
+    def _write_worker(self, device: str, write: Callable[[], WriteResult]) -> None:
+        """A sysfs write off the UI thread: a switch on a busy device waits for its queue to drain."""
         try:
-            result = switch_scheduler(device, name, root=self.root)
+            result = write()
         except IoschedError as e:
             self.post_message(SwitchFailed(device, str(e)))
-        except Exception as e:  # never let a switch take the app down
+        except Exception as e:  # never let a write take the app down
             self.post_message(SwitchFailed(device, f"{type(e).__name__}: {e}"))
         else:
             self.post_message(SwitchDone(result))
@@ -615,20 +617,9 @@ class IoschedApp(App[int]):
 
         def edited(change: tuple[str, str] | None) -> None:
             if change is not None:
-                self._tune_worker(dev.name, *change)
+                self._write_worker(dev.name, lambda: apply_settings(dev.name, [change], self.root)[0])
 
         self.push_screen(TunablesScreen(dev.name, settings), edited)
-
-    @work(thread=True, group="switch", exit_on_error=False)
-    def _tune_worker(self, device: str, key: str, value: str) -> None:
-        try:
-            (result,) = apply_settings(device, [(key, value)], self.root)
-        except IoschedError as e:
-            self.post_message(SwitchFailed(device, str(e)))
-        except Exception as e:  # never let a write take the app down
-            self.post_message(SwitchFailed(device, f"{type(e).__name__}: {e}"))
-        else:
-            self.post_message(SwitchDone(result))
 
     def action_persist(self) -> None:
         dev = self.selected_device()
