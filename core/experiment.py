@@ -231,7 +231,8 @@ def window_metrics(device: str, s0: Sample, s1: Sample, ios: int | None) -> dict
     d = r.disks.get(device)
     if d is not None:
         out.update(dev_iops=d.r_s + d.w_s, dev_r_await=d.r_await, dev_w_await=d.w_await, dev_aqu_sz=d.aqu_sz,
-                   dev_util=d.util)
+                   dev_util=d.util, dev_ios=(d.r_s + d.w_s) * r.interval,
+                   dev_mb=(d.rkB_s + d.wkB_s) * r.interval / 1024)
         if ios is None:
             ios = round((d.r_s + d.w_s) * r.interval)
     if cpu is not None:
@@ -311,9 +312,10 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
             run["end"] -= t_origin
             doc["runs"].append(run)
             emit(Event("run-end", n, len(order), v.label, run=run))
-    except Cancelled:
-        doc["notes"].append("cancelled before the end: results cover the runs that finished")
+    except BaseException as e:  # cancel, Ctrl-C, SIGTERM, a failed run: what finished can still be saved
+        doc["notes"].append(f"ended early ({type(e).__name__}: {e}): results cover the runs that finished")
         doc["cancelled"] = True
+        e.partial_doc = doc  # type: ignore[attr-defined]
         raise
     finally:
         with _shielded():
@@ -523,3 +525,30 @@ def _sleep_until(t: float, ctl: Control, worker: threading.Thread) -> None:
         if left <= 0 or ctl.cancelled.is_set() or not worker.is_alive():
             return
         time.sleep(min(left, 0.1))
+
+
+class RunningVerdict:
+    """The verdict so far, updated as runs (or alternation turns) end: first variant against each other."""
+
+    def __init__(self, labels: list[str], alpha: float = 0.05) -> None:
+        self.labels = labels
+        self.alpha = alpha
+        self.values: dict[str, dict[str, list[float]]] = {lb: {} for lb in labels}
+
+    def add(self, run: dict) -> None:
+        if not run.get("valid", True) or run["variant"] not in self.values:
+            return
+        for key in ("iops", "wall_s"):
+            x = run["metrics"].get(key)
+            if isinstance(x, (int, float)):
+                self.values[run["variant"]].setdefault(key, []).append(float(x))
+
+    def lines(self) -> list[str]:
+        out = []
+        a = self.labels[0]
+        for b in self.labels[1:]:
+            for key, label, _unit, more, fewer in METRICS:
+                xa, xb = self.values[a].get(key, []), self.values[b].get(key, [])
+                if key in ("iops", "wall_s") and len(xa) >= 2 and len(xb) >= 2:
+                    out.append(compare(key, label, a, xa, b, xb, self.alpha, more, fewer).verdict)
+        return out

@@ -133,17 +133,20 @@ def test_command_workload_is_timed(loopdev):
     assert loopdev.current() == loopdev.initial_scheduler
 
 
-def test_live_alternation(loopdev):
+def test_live_alternation(loopdev, tmp_path):
     need_real("fio")
+    save = tmp_path / "alt.json"
     r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2",
-                "--alternate", "2", "--duration", "12", "--json", timeout=120)
+                "--alternate", "2", "--duration", "12", "--save", str(save), timeout=120)
     assert r.returncode == 0, r.stderr
-    doc = json.loads(r.stdout)
+    assert "live alternation every 2 s" in r.stdout
+    doc = json.loads(save.read_text())
     assert doc["kind"] == "alternate"
     labels = [run["variant"] for run in doc["runs"]]
     assert labels[:4] == ["none", "bfq", "none", "bfq"] and len(labels) >= 5
     assert all(run["end"] - run["start"] == pytest.approx(1.0, abs=0.3) for run in doc["runs"])  # 1 s discarded
     assert iops_pair(doc)["diff_pct"] < 0
+    assert "so far: " in r.stderr  # the verdict updates as turns end
     assert loopdev.current() == loopdev.initial_scheduler
     no_fio_left(loopdev.path)
 
@@ -172,6 +175,22 @@ def test_signal_mid_experiment_cleans_up(loopdev, tmp_path, private_journal, sig
     assert list(scratch.iterdir()) == []
     no_fio_left(str(scratch))
     assert json.loads((private_journal / "journal.json").read_text())["entries"] == []
+
+
+def test_runs_finished_before_ctrl_c_are_saved(loopdev, tmp_path):
+    need_real("fio")
+    save = tmp_path / "partial.json"
+    p = start_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "1",
+                  "--repeat", "10", "--settle", "0", "--save", str(save))
+    wait_for_fio(loopdev.path, p)
+    time.sleep(3.5)  # a few 1 s runs finish
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    doc = json.loads(save.read_text())
+    assert doc["cancelled"] and len(doc["runs"]) >= 2 and "ended early" in doc["notes"][0]
+    assert run_cli("report", str(save)).returncode == 0
+    assert loopdev.current() == loopdev.initial_scheduler
 
 
 def test_fio_killed_mid_run_fails_cleanly(loopdev):

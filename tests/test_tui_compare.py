@@ -36,6 +36,7 @@ async def test_compare_screen_runs_to_a_verdict_and_puts_the_device_back(tmp_pat
             await pilot.press("ctrl+r")
             assert await wait_until(pilot, lambda: fio_procs(loop.path) != [], 10)
             assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 40)
+            assert str(screen.query_one("#so-far", Static).content).startswith("so far: ")
             report = str(screen.query_one("#report", Static).content)
             assert report.index("Verdict") < report.index("IOPS, bars to the mean")
             assert [r["variant"] for r in screen.doc["runs"]] == ["none", "bfq", "bfq", "none"]

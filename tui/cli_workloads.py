@@ -10,6 +10,7 @@ from pathlib import Path
 from core.errors import BadInput
 from core.experiment import (
     Event,
+    RunningVerdict,
     Variant,
     Workload,
     check_variants,
@@ -184,7 +185,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 # --- compare / report ---------------------------------------------------------------------------------------
 
 
-def _printer(quiet: bool):
+def _printer(quiet: bool, verdict: RunningVerdict | None = None):
     tty = sys.stderr.isatty()
 
     def on_event(e: Event) -> None:
@@ -199,6 +200,10 @@ def _printer(quiet: bool):
             main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
             line = f"run {e.index + 1}/{e.total} {e.variant:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{bad}"
             print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, flush=True)
+            if verdict is not None:
+                verdict.add(e.run)
+                for text in verdict.lines():
+                    print(f"    so far: {text}", file=sys.stderr, flush=True)
         elif e.kind == "note":
             print(f"iosched: {e.text}", file=sys.stderr, flush=True)
     return on_event
@@ -222,11 +227,20 @@ def cmd_compare(args: argparse.Namespace) -> int:
         args.runtime = args.duration + 10.0  # fio outlives the last turn and is stopped then
         wl = _workload(args)
         doc = run_alternation(args.device, variants, wl, args.alternate, args.duration, root=args.root,
-                              on_event=_printer(quiet))
+                              on_event=_printer(quiet, RunningVerdict([v.label for v in variants], args.alpha)))
     else:
         wl = _workload(args)
-        doc = run_experiment(args.device, variants, wl, args.repeat, args.drop_caches, args.settle, args.root,
-                             _printer(quiet))
+        try:
+            doc = run_experiment(args.device, variants, wl, args.repeat, args.drop_caches, args.settle, args.root,
+                                 _printer(quiet, RunningVerdict([v.label for v in variants], args.alpha)))
+        except BaseException as e:
+            partial = getattr(e, "partial_doc", None)
+            if args.save and partial is not None and partial["runs"]:
+                partial["judgement"] = judge(partial, args.alpha)
+                Path(args.save).write_text(json.dumps(partial))
+                print(f"iosched: the {len(partial['runs'])} finished run(s) were saved to {args.save}",
+                      file=sys.stderr)
+            raise
     verdict = judge(doc, args.alpha)
     doc["judgement"] = verdict
     if args.save:

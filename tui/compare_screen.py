@@ -19,7 +19,17 @@ from textual.screen import Screen
 from textual.widgets import Checkbox, Footer, Input, Label, ProgressBar, Select, SelectionList, Static
 
 from core.errors import IoschedError
-from core.experiment import Control, Event, Variant, Workload, judge, parse_variants, run_alternation, run_experiment
+from core.experiment import (
+    Control,
+    Event,
+    RunningVerdict,
+    Variant,
+    Workload,
+    judge,
+    parse_variants,
+    run_alternation,
+    run_experiment,
+)
 from core.jobs import CATALOG
 from core.targets import Refused, choose_target
 from tui.charts import short_number
@@ -76,6 +86,7 @@ class CompareScreen(Screen[None]):
     CompareScreen #form Horizontal.fields { margin-top: 1; }
     CompareScreen #progress-row { height: auto; padding: 0 1; }
     CompareScreen #live { height: auto; padding: 0 1; }
+    CompareScreen #so-far { height: auto; padding: 0 1; color: $accent; }
     CompareScreen #results { height: 1fr; padding: 0 1; }
     """
 
@@ -90,6 +101,7 @@ class CompareScreen(Screen[None]):
         self.leave_when_done = False
         self.fio_iops: float | None = None
         self.doc: dict | None = None
+        self.verdict: RunningVerdict | None = None
 
     @property
     def iosched(self) -> IoschedApp:
@@ -123,6 +135,7 @@ class CompareScreen(Screen[None]):
         with Horizontal(id="progress-row"):
             yield ProgressBar(total=1, show_eta=False, id="progress")
         yield Static("", id="live")
+        yield Static("", id="so-far")
         with VerticalScroll(id="results"):
             yield Static("", id="report")
         yield Footer()
@@ -157,6 +170,8 @@ class CompareScreen(Screen[None]):
         self.query_one(ProgressBar).update(total=total, progress=0)
         self.query_one("#report", Static).update("")
         self.ctl = Control()
+        self.verdict = RunningVerdict([v.label for v in variants])
+        self.query_one("#so-far", Static).update("")
         self.running = True
         self._run(variants, job, repeat, alternate, every, duration, destroy)
 
@@ -215,6 +230,9 @@ class CompareScreen(Screen[None]):
                     f"CPU/IO {m.get('cpu_us_per_io', 0):.1f} µs{bad}")
             rep = self.query_one("#report", Static)
             rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
+            if self.verdict is not None:
+                self.verdict.add(e.run)
+                self.query_one("#so-far", Static).update("\n".join(f"so far: {t}" for t in self.verdict.lines()))
 
     def _live(self, e: Event) -> None:
         rates = self.iosched.last_rates
