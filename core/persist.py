@@ -9,6 +9,7 @@ lines someone else put in the file are kept as they are. ``ENV{DEVTYPE}=="disk"`
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +27,11 @@ HEADER = ["# Written by iosched (`iosched persist`): one rule per match. Lines w
 DISK_KERNELS = "sd*|vd*|xvd*|hd*|nvme[0-9]*n[0-9]*|mmcblk[0-9]*"
 _TAG = re.compile(r"^# iosched: by=(?P<by>[a-z-]+) match=(?P<match>.*)$")
 _SAFE = re.compile(r'^[^"\\\n*?\[\]|]{1,120}$')  # no quotes, escapes or glob characters in a match value
+
+
+def covers(device: str) -> bool:
+    """Whether a rule by rotational flag (which lists disk kinds by kernel name) would reach ``device``."""
+    return any(fnmatch.fnmatchcase(device, pattern) for pattern in DISK_KERNELS.split("|"))
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,9 @@ def match_value(device: str, by: str, root: str | Path = "/") -> str:
     if by == "kernel-name":
         value = device
     elif by == "rotational":
+        if not covers(device):
+            raise BadInput(f"a rule by rotational flag covers {DISK_KERNELS.replace('|', ', ')} disks; "
+                           f"{device} is not one: use --by kernel-name")
         value = "1" if dev.rotational else "0"
     elif by == "serial":
         value = dev.serial or ""

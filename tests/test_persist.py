@@ -42,7 +42,8 @@ def test_merge_keeps_one_rule_per_match_and_foreign_lines():
 
 
 def test_build_rule_validates_against_the_device(tree):
-    tree.add_disk("sda", "8:0", scheduler="none [mq-deadline] kyber bfq")
+    tree.add_disk("sda", "8:0", scheduler="none [mq-deadline] kyber bfq", rotational=True)
+    assert build_rule("sda", "bfq", [], "rotational", tree.root).match == "1"
     tree.write("run/udev/data/b8:0", 'E:ID_SERIAL=Disk_"evil"\nE:ID_MODEL=WDC\n')
     assert build_rule("sda", "bfq", [("low_latency", "0")], "model", tree.root).match == "WDC"
     with pytest.raises(BadInput, match="no scheduler 'cfq'"):
@@ -74,6 +75,8 @@ def test_cli_persist_writes_lists_removes(loopdev, tmp_path):
                                               "--set", "low_latency=0", *d).stdout
     r = run_cli("persist", loopdev.name, "bfq", "--by", "serial", *d)
     assert r.returncode == 2 and "no serial" in r.stderr
+    r = run_cli("persist", loopdev.name, "bfq", "--by", "rotational", *d)
+    assert r.returncode == 2 and "is not one: use --by kernel-name" in r.stderr
     r = run_cli("persist", loopdev.name, "--remove", "--by", "kernel-name", *d)
     assert r.returncode == 0 and not f.exists()
     assert loopdev.current() == loopdev.initial_scheduler  # persisting never touched the device

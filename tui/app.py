@@ -32,6 +32,7 @@ from core.errors import IoschedError
 from core.fio import FioProgress, FioResult
 from core.journal import default_run_dir
 from core.persist import DEFAULT_RULES, apply_hint, build_rule, merged
+from core.persist import covers as persist_covers
 from core.recording import Recording
 from core.sampler import History, Rates, Sample, Sampler, compute_rates
 from core.scheduler import switch_scheduler
@@ -324,9 +325,9 @@ class IoschedApp(App[int]):
         dev = ""
         if self.last_rates is not None and job.device in self.last_rates.disks:
             d = self.last_rates.disks[job.device]
-            dev = f" · device {short_number(d.r_s + d.w_s)}"
-        return (f"  ▶ {job.job.name} {p.elapsed:.0f}/{job.job.runtime:.0f}s  fio {short_number(p.iops)} IOPS{lat}"
-                f"{dev}  x stops")
+            dev = f" · dev {short_number(d.r_s + d.w_s)}"
+        return (f" ▶ {job.job.name} {p.elapsed:.0f}/{job.job.runtime:.0f}s fio {short_number(p.iops)} IOPS{lat}"
+                f"{dev} · x stops")
 
     # ---- inventory ----------------------------------------------------------------------------
     def refresh_inventory(self) -> None:
@@ -626,8 +627,9 @@ class IoschedApp(App[int]):
         if dev is None or not dev.scheduler:
             self.notify("Select a device with an IO scheduler first.", severity="warning")
             return
-        choices = [("kernel-name", f"KERNEL==\"{dev.name}\" (this name only)"),
-                   ("rotational", f"every {'rotational' if dev.rotational else 'non-rotational'} disk")]
+        choices = [("kernel-name", f"KERNEL==\"{dev.name}\" (this name only)")]
+        if persist_covers(dev.name):
+            choices.append(("rotational", f"every {'rotational' if dev.rotational else 'non-rotational'} disk"))
         if dev.model:
             choices.insert(0, ("model", f"every disk of model {dev.model}"))
         if dev.serial:

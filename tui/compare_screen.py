@@ -81,7 +81,8 @@ class CompareScreen(Screen[None]):
     CompareScreen ProgressBar Bar { width: 1fr; }
     CompareScreen ProgressBar { width: 1fr; }
     CompareScreen Input { width: 8; height: 1; border: none; padding: 0 1; }
-    CompareScreen Checkbox { height: 1; border: none; padding: 0; }
+    CompareScreen Checkbox, CompareScreen Checkbox:focus { height: 1; border: none; padding: 0; }
+    CompareScreen Input:focus { border: none; }
     CompareScreen Label { padding: 0 1; }
     CompareScreen #form Horizontal.fields { margin-top: 1; }
     CompareScreen #progress-row { height: auto; padding: 0 1; }

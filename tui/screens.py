@@ -188,8 +188,8 @@ class TunablesScreen(ModalScreen[tuple[str, str] | None]):
         options = []
         for s in self.settings:
             value = f"{s.value} {s.unit}".strip()
-            scope = "queue" if s.scope == "queue" else s.scope
-            options.append(Option(Text(f"{s.name:<18} {value:<13} {scope:<11} {s.meaning}", no_wrap=True,
+            scope = "queue" if s.scope == "queue" else "sched"
+            options.append(Option(Text(f"{s.name:<18} {value:<12} {scope:<6} {s.meaning}", no_wrap=True,
                                        overflow="ellipsis"), id=s.name))
         with Vertical():
             yield Label(f"[b]{self.device}[/b]: settings (Enter edits, Esc closes); changes are journaled")
@@ -222,6 +222,7 @@ class PersistScreen(ModalScreen[str | None]):
     PersistScreen > Vertical { width: 100; max-width: 100%; height: auto; max-height: 90%;
                                border: thick $warning; background: $surface; padding: 0 1; }
     PersistScreen OptionList { height: auto; }
+    PersistScreen Label { width: 100%; }
     PersistScreen #diff { height: auto; max-height: 12; }
     """
 
