@@ -149,6 +149,8 @@ def command(job: Job | JobFile, target: Target, workdir: str, runtime: float | N
     """fio's argument list for a catalog job or a validated job file aimed at ``target``."""
     argv = [fio_binary(), "--output-format=json", f"--status-interval={status_interval:g}", "--thread",
             "--eta=never"]
+    if not job.writes and target.kind == "device":
+        argv.append("--readonly")  # fio's own guard too: a read job never writes to a raw device
     if isinstance(job, Job):
         argv += [f"--name={job.name}", f"--filename={target.path}"]
         argv += [f"--{k}={v}" for k, v in job.fio_options()]

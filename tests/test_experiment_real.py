@@ -151,12 +151,16 @@ def test_live_alternation(loopdev, tmp_path):
     no_fio_left(loopdev.path)
 
 
-def test_run_shows_fio_and_the_device(loopdev):
+def test_run_shows_fio_and_the_device(loopdev, tmp_path):
     need_real("fio")
     r = run_cli("run", loopdev.name, "--job", "rnd4k-q32t1-read", "--runtime", "1", "--json")
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["target"]["path"] == loopdev.path and out["metrics"]["iops"] > 1000
+    # A read job on a scratch file: fio lays the file out first, then reads; the file goes afterwards.
+    r = run_cli("run", loopdev.name, "--job", "4k-read", "--dir", str(tmp_path), "--size", "16M", "--runtime", "1")
+    assert r.returncode == 0, r.stderr
+    assert "IOPS" in r.stdout and not list(tmp_path.glob("iosched-scratch-*"))
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
