@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import BadInput
+from core.journal import Journal, default_run_dir
 from core.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr
-from core.sysfs import check_device_name, read_int
+from core.sysfs import check_device_name, read_attr, read_int
 from core.writes import QUEUE_KNOBS, WriteResult, write_attr
 
 BIG = 2**31 - 1
@@ -132,3 +133,20 @@ def apply(device: str, pairs: list[tuple[str, str]], root: str | Path = "/") -> 
     """Validate all, then write each through the one door (journaled, read back)."""
     validate(device, pairs, root)
     return [write_attr(device, setting_attr(key), value, root) for key, value in pairs]
+
+
+def changed_here(device: str, root: str | Path = "/") -> list[tuple[str, str]]:
+    """Settings iosched changed on ``device`` that now differ from their originals: what "make this
+    permanent" keeps besides the scheduler. nr_requests is left out (a switch alone changes it)."""
+    current = available_schedulers(device, root)[0]
+    sysdir = check_device_name(device, root)
+    out = []
+    for e in Journal(default_run_dir(root)).entries().values():
+        if e.device != device or e.attr in ("queue/scheduler", "queue/nr_requests"):
+            continue
+        if e.attr.startswith("queue/iosched/") and e.scheduler != current:
+            continue
+        value = read_attr(sysdir / e.attr)
+        if value is not None and value != e.original:
+            out.append((e.attr.rsplit("/", 1)[-1], value))
+    return sorted(out)

@@ -9,7 +9,7 @@ from core.persist import parse_rules
 from tui.app import IoschedApp
 from tui.screens import ConfirmScreen, PersistScreen, TunablesScreen
 
-from conftest import attach_loop, detach_loop, need_real
+from conftest import attach_loop, detach_loop, need_real, run_cli
 
 
 async def test_edit_a_tunable_then_restore_on_quit(tmp_path):
@@ -56,6 +56,12 @@ async def test_persist_writes_a_rule_after_showing_it(tmp_path):
     need_real()
     loop = attach_loop(tmp_path, "64M")
     rules = tmp_path / "60-iosched.rules"
+    # Tuned with iosched before: the rule keeps that too; a value changed by hand (not journaled) is not ours.
+    assert run_cli("set", loop.name, "kyber").returncode == 0
+    assert run_cli("tune", loop.name, "read_lat_nsec=1000000").returncode == 0
+    ra = loop.sysdir / "queue/read_ahead_kb"
+    ra_before = ra.read_text().strip()
+    ra.write_text("512")
     try:
         app = IoschedApp(interval=0.25, watch_udev=False, rules_file=str(rules))
         async with app.run_test(size=(120, 40)) as pilot:
@@ -72,7 +78,9 @@ async def test_persist_writes_a_rule_after_showing_it(tmp_path):
             await pilot.press("y")
             await pilot.pause()
             (rule,), _ = parse_rules(rules.read_text())
-            assert (rule.by, rule.match, rule.scheduler) == ("kernel-name", loop.name, loop.initial_scheduler)
+            assert (rule.by, rule.match, rule.scheduler) == ("kernel-name", loop.name, "kyber")
+            assert rule.settings == (("read_lat_nsec", "1000000"),)
             await pilot.press("q")
     finally:
+        ra.write_text(ra_before)
         detach_loop(loop)

@@ -38,7 +38,7 @@ from core.sampler import History, Rates, Sample, Sampler, compute_rates
 from core.scheduler import switch_scheduler
 from core.targets import Refused, target_hint
 from core.tunables import apply as apply_settings
-from core.tunables import list_settings
+from core.tunables import changed_here, list_settings
 from core.writes import WriteResult, restore, write_rules_file
 from themes import THEME_NAMES, stylesheets
 from tui.charts import short_number
@@ -635,12 +635,17 @@ class IoschedApp(App[int]):
         if dev.serial:
             choices.insert(0, ("serial", f"this disk wherever it appears (serial {dev.serial})"))
         scheduler = dev.scheduler
+        try:
+            settings = changed_here(dev.name, self.root)  # tuned with iosched: kept in the rule too
+        except IoschedError as e:
+            self.notify(str(e), severity="error")
+            return
 
         def chosen(by: str | None) -> None:
             if by is None:
                 return
             try:
-                rule = build_rule(dev.name, scheduler, [], by, self.root)
+                rule = build_rule(dev.name, scheduler, settings, by, self.root)
                 path = Path(self.rules_file)
                 old = path.read_text() if path.is_file() else ""
                 new = merged(old, rule)
@@ -664,7 +669,8 @@ class IoschedApp(App[int]):
             self.push_screen(ConfirmScreen(f"{path} will get:\n\n{rule.tag()}\n{rule.line()}\n\nWrite it?"),
                              confirmed)
 
-        self.push_screen(PersistScreen(dev.name, scheduler, choices, self.rules_file), chosen)
+        what = scheduler + "".join(f" {k}={v}" for k, v in settings)
+        self.push_screen(PersistScreen(dev.name, what, choices, self.rules_file), chosen)
 
     # ---- controls -----------------------------------------------------------------------------
     def action_pause(self) -> None:
