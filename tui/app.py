@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from textual import events, work
 from textual.app import App, ComposeResult
@@ -29,11 +29,9 @@ from textual.worker import get_current_worker
 
 from core.devices import BlockDevice, list_devices
 from core.errors import IoschedError
-from core.fio import FioProgress, FioResult
 from core.journal import default_run_dir
 from core.persist import DEFAULT_RULES, apply_hint, build_rule, merged
 from core.persist import covers as persist_covers
-from core.recording import Recording
 from core.sampler import History, Rates, Sample, Sampler, compute_rates
 from core.scheduler import switch_scheduler
 from core.targets import Refused, target_hint
@@ -43,8 +41,6 @@ from core.writes import WriteResult, restore, write_rules_file
 from themes import THEME_NAMES, stylesheets
 from tui.charts import short_number
 from tui.commands import SchedulerCommands
-from tui.compare_screen import CompareScreen
-from tui.job_run import TUI_RUNTIME_S, JobState, picker_jobs, run_job, tui_job
 from tui.screens import (
     ConfirmScreen,
     HelpScreen,
@@ -55,6 +51,12 @@ from tui.screens import (
     TypeNameScreen,
 )
 from tui.widgets import CpuPane, DeviceTable, LineChart, Marker, StatusBar
+
+if TYPE_CHECKING:  # the workload and experiment modules load on first use: a faster first frame
+    from core.fio import FioProgress, FioResult
+    from core.recording import Recording
+    from tui.compare_screen import CompareScreen
+    from tui.job_run import JobState
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
 SORT_KEYS = ("name", "r_s", "w_s", "util", "r_await", "w_await")
@@ -507,7 +509,8 @@ class IoschedApp(App[int]):
         if action.startswith("replay_"):
             return False
         # On the experiment screen the device belongs to the experiment: no switching or jobs from here.
-        return not (action in self.MAIN_SCREEN_ACTIONS and isinstance(self.screen, CompareScreen))
+        owned = getattr(self.screen, "OWNS_DEVICE", False)  # the experiment screen
+        return not (action in self.MAIN_SCREEN_ACTIONS and owned)
 
     # ---- jobs ---------------------------------------------------------------------------------
     def action_job(self) -> None:
@@ -523,11 +526,15 @@ class IoschedApp(App[int]):
             if name is not None:
                 self.start_job(dev.name, name)
 
+        from tui.job_run import TUI_RUNTIME_S, picker_jobs
+
         self.push_screen(JobPicker(dev.name, picker_jobs(), target_hint(dev), TUI_RUNTIME_S), chosen)
 
     def start_job(self, device: str, name: str, destroy: bool = False) -> None:
         if self.job is not None:
             return
+        from tui.job_run import JobState, tui_job
+
         self.job = JobState(device, tui_job(name))
         self.markers.append(Marker(self.job.started, device, "job"))
         self._job_worker(self.job, destroy)
@@ -535,6 +542,8 @@ class IoschedApp(App[int]):
 
     @work(thread=True, group="job", exit_on_error=False)
     def _job_worker(self, state: JobState, destroy: bool) -> None:
+        from tui.job_run import run_job
+
         try:
             result = run_job(state, destroy, self.root, lambda p: self.post_message(JobProgressed(p)))
         except Refused as e:
@@ -600,6 +609,8 @@ class IoschedApp(App[int]):
         def closed(_: None) -> None:
             if self.compare is not None and not self.compare.running:
                 self.compare = None
+
+        from tui.compare_screen import CompareScreen
 
         self.compare = CompareScreen(dev.name, dev.scheduler, dev.schedulers)
         self.push_screen(self.compare, closed)

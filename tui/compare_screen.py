@@ -67,6 +67,7 @@ def _number(text: str, lo: float, hi: float, what: str) -> float:
 
 
 class CompareScreen(Screen[None]):
+    OWNS_DEVICE = True  # the app disables switching, jobs and tuning from its own bindings meanwhile
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "start", "Start"),
         Binding("escape", "back", "Back / cancel"),
