@@ -275,5 +275,6 @@ def run_fio(job: Job | JobFile, target: Target, runtime: float | None = None,
         run = FioRun(command(job, target, work, runtime), on_progress)
         if holder is not None:
             holder(run)
-        expected = (runtime if runtime is not None else getattr(job, "runtime", 600.0)) or 600.0
-        return run.run(timeout=expected * 3 + 120)
+        # A hung fio is stopped after three times its runtime; a job file that sets its own has no limit.
+        expected = runtime if runtime is not None else job.runtime if isinstance(job, Job) else None
+        return run.run(timeout=None if expected is None else expected * 3 + 120)
