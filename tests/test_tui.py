@@ -232,3 +232,21 @@ async def test_devices_come_and_go_even_the_selected_one(tmp_path):
         await asyncio.sleep(0.5)
         assert app.is_running
         await pilot.press("q")
+
+
+async def test_a_switch_made_elsewhere_is_marked_too(tmp_path):
+    need_real()
+    loop = attach_loop(tmp_path, "64M")
+    try:
+        app = IoschedApp(interval=0.25, watch_udev=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause(0.3)
+            target = "kyber" if loop.current() != "kyber" else "bfq"
+            (loop.sysdir / "queue/scheduler").write_text(target)  # as `iosched compare` in another pane would
+            deadline = time.monotonic() + 5
+            while not app.markers and time.monotonic() < deadline:
+                await pilot.pause(0.1)
+            assert [(m.device, m.label) for m in app.markers] == [(loop.name, target)]
+            await pilot.press("q")
+    finally:
+        detach_loop(loop)

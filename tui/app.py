@@ -391,9 +391,20 @@ class IoschedApp(App[int]):
         by_name = sorted(message.devices, key=lambda d: d.name)
         if by_name == sorted(self.devices, key=lambda d: d.name):
             return  # the slow poll found nothing new: no table update, no repaint
+        # A scheduler changed by someone else (`iosched compare` in another pane, udev, tuned): mark it too.
+        before = {d.name: d.scheduler for d in self.devices}
+        for d in message.devices:
+            old = before.get(d.name)
+            if old is not None and d.scheduler and d.scheduler != old:
+                self._mark(d.name, d.scheduler, time.monotonic())
         self.devices = message.devices
         self._sync_table()
         self._redraw()
+
+    def _mark(self, device: str, label: str, at: float) -> None:
+        """A marker on the device's graphs, once: our own switch and the inventory poll both see it."""
+        if not any(m.device == device and m.label == label and abs(at - m.time) < 5 for m in self.markers):
+            self.markers.append(Marker(at, device, label))
 
     def on_devices_changed(self, _: DevicesChanged) -> None:
         self.refresh_inventory()
@@ -489,7 +500,7 @@ class IoschedApp(App[int]):
             self.notify(f"{r.device} {what}already {r.new}.")
             return
         self.changed_devices.add(r.device)
-        self.markers.append(Marker(r.time, r.device, r.new if not what else f"{what.strip()}={r.new}"))
+        self._mark(r.device, r.new if not what else f"{what.strip()}={r.new}", r.time)
         self.notify(f"{r.device}: {what}{r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
         self.refresh_inventory()
 
