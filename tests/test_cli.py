@@ -1,6 +1,8 @@
 """The command line on fixture trees: output shapes, key names and exit codes."""
 
 import json
+import subprocess
+import sys
 
 from conftest import run_cli
 from fixtree import diskstats_line
@@ -55,3 +57,9 @@ def test_watch_rejects_bad_interval_and_unknown_device(tree):
 def test_restore_with_empty_journal_is_a_no_op(tree):
     r = run_cli("--root", str(tree.root), "restore")
     assert r.returncode == 0 and "nothing to restore" in r.stdout
+
+
+def test_output_cut_short_by_a_pipe_is_not_an_error():
+    r = subprocess.run(f"{sys.executable} -m tui.cli jobs | head -1", shell=True, capture_output=True, text=True,
+                       timeout=60)
+    assert r.stdout.strip() == "4k matrix:" and "Traceback" not in r.stderr

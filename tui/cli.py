@@ -207,6 +207,10 @@ def run(args: argparse.Namespace) -> int:
         return e.exit_code
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # `iosched jobs | head`: the reader left; leave quietly (and keep Python's exit flush from failing).
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
