@@ -141,6 +141,14 @@ class Runs:
         else:
             self.runs.append((text, style))
 
+    def add_cells(self, chars: list[str], styles: list[Style]) -> None:
+        """Many one-character cells at once: joined per run of one style (charts are thousands of cells)."""
+        start = 0
+        for i in range(1, len(chars) + 1):
+            if i == len(chars) or styles[i] is not styles[start]:
+                self.add("".join(chars[start:i]), styles[start])
+                start = i
+
     @property
     def plain(self) -> str:
         return "".join(t for t, _ in self.runs)
@@ -286,16 +294,24 @@ class LineChart(RowsWidget):
                 runs.add(f"{'0':>{self.GUTTER - 1}}┤", axis)
             else:
                 runs.add(" " * (self.GUTTER - 1) + "│", axis)
+            chars: list[str] = []
+            cell_styles: list[Style] = []
+            grid_row = grid[row]
             for col in range(plot_w):
-                bits, index = grid[row][col]
+                bits, index = grid_row[col]
                 if row == 0 and col in labels:
-                    runs.add(labels[col], mark_style)
+                    chars.append(labels[col])
+                    cell_styles.append(mark_style)
                 elif bits:  # data stays visible through a marker
-                    runs.add(chr(BRAILLE_BASE + bits), styles[index % 2])
+                    chars.append(chr(BRAILLE_BASE + bits))
+                    cell_styles.append(styles[index % 2])
                 elif col in marks:
-                    runs.add("│", mark_style)
+                    chars.append("│")
+                    cell_styles.append(mark_style)
                 else:
-                    runs.add(" ", axis)
+                    chars.append(" ")
+                    cell_styles.append(axis)
+            runs.add_cells(chars, cell_styles)
             rows.append(runs)
         return rows
 
@@ -348,12 +364,8 @@ class CpuPane(RowsWidget):
         for row in reversed(range(stack_rows)):
             runs = Runs()
             runs.add(" " * pad, plain)
-            for col in columns:
-                cat = -1 if col is None else col[row]
-                if cat >= 0:
-                    runs.add("█", styles[cat])
-                else:
-                    runs.add("·", idle_style)
+            cats = [-1 if col is None else col[row] for col in columns]
+            runs.add_cells(["█" if c >= 0 else "·" for c in cats], [styles[c] if c >= 0 else idle_style for c in cats])
             rows.append(runs)
         per_cpu = Runs()
         for key in sorted((k for k in self._per_cpu if k != "all"), key=int):
