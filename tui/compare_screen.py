@@ -30,7 +30,7 @@ from core.experiment import (
     run_alternation,
     run_experiment,
 )
-from core.jobs import CATALOG
+from core.jobs import CATALOG, Job
 from core.targets import Refused, choose_target
 from tui.charts import short_number
 from tui.job_run import SUGGESTED, TUI_MAX_SIZE
@@ -178,8 +178,8 @@ class CompareScreen(Screen[None]):
         self._run(variants, job, repeat, alternate, every, duration, destroy)
 
     @work(thread=True, group="experiment", exit_on_error=False)
-    def _run(self, variants: list[Variant], job, repeat: int, alternate: bool, every: float, duration: float,
-             destroy: bool) -> None:
+    def _run(self, variants: list[Variant], job: Job, repeat: int, alternate: bool, every: float,
+             duration: float, destroy: bool) -> None:
         self.thread = threading.current_thread()
         assert self.ctl is not None
         try:
