@@ -95,3 +95,29 @@ def test_demo_needs_root():
             "os.setgroups([]); os.setgid(65534); os.setuid(65534); sys.exit(run(args))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
     assert r.returncode == 1 and "run it as root" in r.stderr
+
+
+def test_hangup_cleans_the_sandbox_and_puts_an_experiment_device_back(tmp_path, private_journal):
+    """A dropped SSH session (tmux kill-session sends SIGHUP): no restore needed afterwards."""
+    need_real("fio", "tmux")
+    done = tmp_path / "exit-code"
+    start_demo(tmp_path, private_journal, done)
+    try:
+        dev, file = sandbox_device(tmp_path)
+        wait_for(lambda t: f"Sandbox {dev}" in t, "the demo hint")
+        tmux("send-keys", "-t", SESSION, "c")
+        wait_for(lambda t: "Compare schedulers on" in t, "the experiment screen")
+        tmux("send-keys", "-t", SESSION, "C-r")
+        deadline = time.monotonic() + 15
+        while not fio_procs(f"/dev/{dev}") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert fio_procs(f"/dev/{dev}"), "the experiment did not start"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+    deadline = time.monotonic() + 20
+    while attached(file) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not attached(file) and not file.parent.exists()
+    assert fio_procs(f"/dev/{dev}") == []
+    journal = private_journal / "journal.json"
+    assert not journal.exists() or json.loads(journal.read_text())["entries"] == []

@@ -172,6 +172,7 @@ class IoschedApp(App[int]):
             auto_tick, watch_udev = False, False
         self.rules_file = rules_file
         self.focus_device = focus  # select this device at start (the demo sandbox)
+        self.hangup_cleanups: list[Callable[[], None]] = []  # run on SIGHUP, which skips every `finally`
         self.root = Path(root)
         self.interval = min(INTERVALS, key=lambda i: abs(i - interval))
         self.theme_name = theme_name if theme_name in THEME_NAMES else "dark"
@@ -770,17 +771,25 @@ class IoschedApp(App[int]):
 
     # ---- signals ------------------------------------------------------------------------------
     def install_signal_handlers(self) -> None:
-        """SIGTERM quits cleanly; SIGHUP (dropped SSH) exits at once without touching the dead terminal.
+        """SIGTERM quits cleanly; SIGHUP (dropped SSH) cleans up and exits without touching the dead terminal.
 
-        Python dies on both without running `finally`, and Textual installs no handler: the journal is
-        already on disk, so leaving schedulers as they are and exiting is safe; `iosched restore` undoes.
+        Python dies on both without running `finally`, and Textual installs no handler. Schedulers the user
+        switched stay as they are (the journal is on disk; `iosched restore` undoes); fio, a running
+        experiment and the demo sandbox are cleaned up first (see _hangup).
         """
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, lambda: self.exit(143))
         loop.add_signal_handler(signal.SIGHUP, self._hangup)
 
     def _hangup(self) -> None:
+        """The terminal is gone: stop fio, let a running experiment put its device back, run the cleanups
+        (the demo's sandbox), then leave at once without writing to the dead terminal."""
         self.kill_job()
+        if self.compare is not None:
+            self.compare.wait(10)
+        for cleanup in self.hangup_cleanups:
+            with contextlib.suppress(Exception):
+                cleanup()
         os._exit(129)
 
 
@@ -810,12 +819,14 @@ def run_replay(args: argparse.Namespace, rec: Recording) -> int:
     return app.run() or 0
 
 
-def run_app(args: argparse.Namespace, focus: str | None = None) -> int:
+def run_app(args: argparse.Namespace, focus: str | None = None,
+            cleanups: list[Callable[[], None]] | None = None) -> int:
     if not sys.stdout.isatty():
         raise IoschedError("the TUI needs a terminal; use `iosched watch` or `iosched list` in scripts")
     lock = acquire_instance_lock(default_run_dir(args.root))
     theme = args.theme or ("mono" if os.environ.get("NO_COLOR") else "dark")
     app = IoschedApp(root=args.root, interval=args.tui_interval, theme_name=theme, focus=focus)
+    app.hangup_cleanups.extend(cleanups or [])
     app.call_later(app.install_signal_handlers)
     try:
         code = app.run()

@@ -132,7 +132,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     size = parse_size(args.size)
     sb = sandbox.create(size, args.dir, args.root)
     try:
-        return run_app(args, focus=sb.device)
+        return run_app(args, focus=sb.device, cleanups=[lambda: sandbox.destroy(sb, args.root)])
     finally:
         sandbox.destroy(sb, args.root)
         print(f"sandbox {sb.device} detached and {sb.file} deleted")
