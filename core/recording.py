@@ -71,6 +71,9 @@ class Recorder:
         except OSError as e:
             raise BadInput(f"cannot create {self.path}: {e.strerror}") from None
         inventory = [d for d in list_devices(root) if devices is None or d.name in devices]
+        # Settings are read for the devices in the inventory only (not every empty loop node in diskstats):
+        # about 20 sysfs reads per device and interval.
+        self._watched = devices if devices is not None else [d.name for d in inventory]
         self._write({"t": "header", "version": VERSION, "start_wall": time.time(), "interval": interval,
                      "devices": devices, "kernel": platform.uname().release, "host": platform.uname().node,
                      "inventory": [d.to_json() for d in inventory]})
@@ -96,7 +99,7 @@ class Recorder:
         if gone:
             line["gone"] = gone
         self._write(line)
-        for name in (self.devices if self.devices is not None else list(self._last)):
+        for name in self._watched:
             now = _settings(name, self.root)
             before = self._settings.get(name)
             if before is not None:

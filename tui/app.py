@@ -167,6 +167,7 @@ class IoschedApp(App[int]):
         self.replay = replay
         self.replay_name = replay_name
         self._replay_rates: list[Rates] = []
+        self._replay_start_sched: dict[str, str | None] = {}  # scheduler per device when recording began
         self.replay_pos = 0  # how many replayed intervals are shown (the scrub position)
         if replay is not None:
             auto_tick, watch_udev = False, False
@@ -340,6 +341,7 @@ class IoschedApp(App[int]):
     # ---- replay -------------------------------------------------------------------------------
     def _mount_replay(self, rec: Recording) -> None:
         self.devices = rec.inventory
+        self._replay_start_sched = {d.name: d.scheduler for d in self.devices}
         self._replay_rates = list(rec.rates())
         self.markers.extend(Marker(e.time, e.device, e.label) for e in rec.events)
         self._sync_table()
@@ -357,7 +359,7 @@ class IoschedApp(App[int]):
         # The table's scheduler column as it was at that moment.
         assert self.replay is not None
         at = self.last_rates.time
-        sched = {d.name: d.scheduler for d in self.replay.inventory}
+        sched = dict(self._replay_start_sched)
         for e in self.replay.events:
             if e.name == "scheduler" and e.time <= at:
                 sched[e.device] = e.new
