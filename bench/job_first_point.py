@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import statistics
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from bench.common import extra_loop_devices
-from tui.app import IoschedApp
+from iosched.tui.app import IoschedApp
 
 
 async def once(dev: str, interval: float) -> tuple[float, float]:

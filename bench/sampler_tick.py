@@ -14,13 +14,10 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
 import psutil
 from common import extra_loop_devices, measure_process, summary_us
 
-from core.sampler import Sampler, compute_rates
+from iosched.core.sampler import Sampler, compute_rates
 
 
 def time_ticks(ticks: int, cold: bool) -> list[float]:
@@ -69,7 +66,7 @@ def report(label: str, ticks: int) -> None:
 
 def watch_vs_iostat(seconds: float) -> None:
     print(f"\nCPU of one core over {seconds:.0f} s at a 1 s interval:")
-    for label, cmd in (("iosched watch -i 1", [sys.executable, "-m", "tui.cli", "watch", "-i", "1"]),
+    for label, cmd in (("iosched watch -i 1", [sys.executable, "-m", "iosched", "watch", "-i", "1"]),
                        ("iostat -x 1", ["iostat", "-x", "1"])):
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 cwd=Path(__file__).resolve().parent.parent)

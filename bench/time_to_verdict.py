@@ -11,17 +11,14 @@ Run as root: python3 bench/time_to_verdict.py [--runtime 2] [--repeat 6] [--ever
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 from bench.common import extra_loop_devices
-from core.experiment import Event, Workload, parse_variants, run_alternation, run_experiment
-from core.jobs import CATALOG
-from core.stats import welch
-from core.targets import Target
+from iosched.core.experiment import Event, Workload, parse_variants, run_alternation, run_experiment
+from iosched.core.jobs import CATALOG
+from iosched.core.stats import welch
+from iosched.core.targets import Target
 
 
 class Tracker:

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 from common import extra_loop_devices, process_cpu_seconds, rss_mb, tmux_session, tree_pids  # noqa: E402
 
@@ -28,7 +27,7 @@ def main() -> None:
     p.add_argument("--devices", type=int, default=10)
     args = p.parse_args()
     with tempfile.TemporaryDirectory() as run_dir, extra_loop_devices(args.devices):
-        cmd = f"cd {ROOT} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m tui.cli -i 0.25"
+        cmd = f"cd {ROOT} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m iosched -i 0.25"
         with tmux_session("bench-memory", cmd, 120, 40) as pane:
             time.sleep(3)
             start = time.monotonic()

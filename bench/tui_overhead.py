@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
 
 from common import extra_loop_devices, measure_process, tmux_session  # noqa: E402
 
@@ -25,7 +24,7 @@ ROOT = HERE.parent
 
 
 def programs(run_dir: str) -> dict[str, str]:
-    progs = {"iosched": f"cd {ROOT} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m tui.cli -i 1"}
+    progs = {"iosched": f"cd {ROOT} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m iosched -i 1"}
     if shutil.which("btop"):
         progs["btop"] = "btop --update 1000"
     if shutil.which("glances"):

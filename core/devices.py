@@ -11,7 +11,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from core.sysfs import multipath_head, parse_scheduler, read_attr, read_int
+from iosched.core.sysfs import multipath_head, parse_scheduler, read_attr, read_int
 
 
 @dataclass(frozen=True)

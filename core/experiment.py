@@ -19,16 +19,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.devices import read_device
-from core.errors import BadInput, IoschedError
-from core.fio import FioProgress, FioResult, FioRun, run_fio
-from core.jobs import Job, JobFile
-from core.sampler import Sample, Sampler, compute_rates
-from core.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr, switch_scheduler
-from core.stats import Comparison, compare, summarize
-from core.targets import Target
-from core.tunables import validate
-from core.writes import QUEUE_KNOBS, drop_caches, forget_unchanged, write_attr
+from iosched.core.devices import read_device
+from iosched.core.errors import BadInput, IoschedError
+from iosched.core.fio import FioProgress, FioResult, FioRun, run_fio
+from iosched.core.jobs import Job, JobFile
+from iosched.core.sampler import Sample, Sampler, compute_rates
+from iosched.core.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr, switch_scheduler
+from iosched.core.stats import Comparison, compare, summarize
+from iosched.core.targets import Target
+from iosched.core.tunables import validate
+from iosched.core.writes import QUEUE_KNOBS, drop_caches, forget_unchanged, write_attr
 
 # --- variants ---------------------------------------------------------------------------------------------
 

@@ -23,9 +23,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from core.errors import IoschedError
-from core.jobs import Job, JobFile
-from core.targets import Target
+from iosched.core.errors import IoschedError
+from iosched.core.jobs import Job, JobFile
+from iosched.core.targets import Target
 
 INSTALL_HINT = "apt-get install -y fio"
 

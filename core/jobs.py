@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from core.errors import BadInput
+from iosched.core.errors import BadInput
 
 KiB, MiB, GiB = 1024, 1024**2, 1024**3
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from core.errors import IoschedError, NotPermitted
+from iosched.core.errors import IoschedError, NotPermitted
 
 
 @dataclass(frozen=True)

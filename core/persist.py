@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.devices import read_device
-from core.errors import BadInput
-from core.scheduler import available_schedulers, setting_attr
-from core.tunables import validate
+from iosched.core.devices import read_device
+from iosched.core.errors import BadInput
+from iosched.core.scheduler import available_schedulers, setting_attr
+from iosched.core.tunables import validate
 
 DEFAULT_RULES = "/etc/udev/rules.d/60-iosched.rules"
 BY = ("serial", "model", "rotational", "kernel-name")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from core.procfs import CpuCounters, DiskCounters
+from iosched.core.procfs import CpuCounters, DiskCounters
 
 _U32 = 1 << 32
 _U64 = 1 << 64

@@ -17,12 +17,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.devices import BlockDevice, list_devices
-from core.errors import BadInput, IoschedError
-from core.procfs import CpuCounters, DiskCounters
-from core.sampler import Rates, Sample, Sampler, compute_rates
-from core.scheduler import read_knobs, read_tunables
-from core.sysfs import parse_scheduler, read_attr
+from iosched.core.devices import BlockDevice, list_devices
+from iosched.core.errors import BadInput, IoschedError
+from iosched.core.procfs import CpuCounters, DiskCounters
+from iosched.core.sampler import Rates, Sample, Sampler, compute_rates
+from iosched.core.scheduler import read_knobs, read_tunables
+from iosched.core.sysfs import parse_scheduler, read_attr
 
 VERSION = 1
 

@@ -12,9 +12,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.procfs import CpuCounters, DiskCounters, parse_diskstats_line, parse_proc_stat
-from core.rates import CpuRates, DiskRates, cpu_rates, disk_rates
-from core.sysfs import multipath_head
+from iosched.core.procfs import CpuCounters, DiskCounters, parse_diskstats_line, parse_proc_stat
+from iosched.core.rates import CpuRates, DiskRates, cpu_rates, disk_rates
+from iosched.core.sysfs import multipath_head
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import BadInput, IoschedError, NotPermitted
-from core.journal import default_run_dir, pid_alive
-from core.sysfs import read_attr
-from core.writes import restore
+from iosched.core.errors import BadInput, IoschedError, NotPermitted
+from iosched.core.journal import default_run_dir, pid_alive
+from iosched.core.sysfs import read_attr
+from iosched.core.writes import restore
 
 
 @dataclass

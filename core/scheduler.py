@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.errors import BadInput, DeviceGone, NoScheduler, UnknownScheduler
-from core.journal import Journal
-from core.sysfs import check_device_name, parse_scheduler, read_attr, read_int
-from core.writes import QUEUE_KNOBS, WriteResult, write_attr
+from iosched.core.errors import BadInput, DeviceGone, NoScheduler, UnknownScheduler
+from iosched.core.journal import Journal
+from iosched.core.sysfs import check_device_name, parse_scheduler, read_attr, read_int
+from iosched.core.writes import QUEUE_KNOBS, WriteResult, write_attr
 
 
 def available_schedulers(device: str, root: str | Path = "/") -> tuple[str | None, list[str]]:

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from core.errors import BadInput, UnknownDevice
+from iosched.core.errors import BadInput, UnknownDevice
 
 # Kernel block device names: letters, digits and a few separators; never a path.
 _DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+!-]{0,63}$")

@@ -17,10 +17,10 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.devices import BlockDevice, read_device
-from core.errors import BadInput, IoschedError, UnknownDevice
-from core.journal import default_run_dir, pid_alive
-from core.sysfs import check_device_name
+from iosched.core.devices import BlockDevice, read_device
+from iosched.core.errors import BadInput, IoschedError, UnknownDevice
+from iosched.core.journal import default_run_dir, pid_alive
+from iosched.core.sysfs import check_device_name
 
 
 class Refused(BadInput):

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import BadInput
-from core.journal import Journal, default_run_dir
-from core.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr
-from core.sysfs import check_device_name, read_attr, read_int
-from core.writes import QUEUE_KNOBS, WriteResult, write_attr
+from iosched.core.errors import BadInput
+from iosched.core.journal import Journal, default_run_dir
+from iosched.core.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr
+from iosched.core.sysfs import check_device_name, read_attr, read_int
+from iosched.core.writes import QUEUE_KNOBS, WriteResult, write_attr
 
 BIG = 2**31 - 1
 

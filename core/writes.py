@@ -15,9 +15,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.errors import BadInput, DeviceGone, IoschedError, NotPermitted, WriteNotApplied
-from core.journal import Journal, JournalEntry, default_run_dir, new_entry
-from core.sysfs import check_device_name, parse_scheduler, read_attr, read_int
+from iosched.core.errors import BadInput, DeviceGone, IoschedError, NotPermitted, WriteNotApplied
+from iosched.core.journal import Journal, JournalEntry, default_run_dir, new_entry
+from iosched.core.sysfs import check_device_name, parse_scheduler, read_attr, read_int
 
 # Queue knobs the tool may change besides the scheduler and its iosched/* tunables.
 QUEUE_KNOBS = frozenset({

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
 from fixtree import FixTree
 
 IN_CI = bool(os.environ.get("CI"))
@@ -104,6 +103,6 @@ def loopdev(tmp_path: Path) -> Iterator[Loop]:
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60,
             preexec: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real `iosched` entry point in a child process."""
-    cmd = [*(preexec or []), sys.executable, "-m", "tui.cli", *args]
+    cmd = [*(preexec or []), sys.executable, "-m", "iosched", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})

@@ -1,4 +1,11 @@
-from tui.charts import BRAILLE_BASE, braille_grid, cpu_stack_column, marker_columns, nice_ceiling, short_number
+from iosched.core.textcharts import (
+    BRAILLE_BASE,
+    braille_grid,
+    cpu_stack_column,
+    marker_columns,
+    nice_ceiling,
+    short_number,
+)
 
 
 def test_nice_ceiling_rounds_up_to_readable_values():

@@ -2,9 +2,9 @@
 
 import pytest
 
-from core.errors import BadInput
-from core.experiment import RunningVerdict, judge, parse_variants, plan_order
-from tui.report import runs_csv, text_report
+from iosched.core.errors import BadInput
+from iosched.core.experiment import RunningVerdict, judge, parse_variants, plan_order
+from iosched.report import runs_csv, text_report
 
 
 def test_variants_with_settings_and_a_a_labels():

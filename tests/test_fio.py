@@ -4,9 +4,9 @@ import shutil
 
 import pytest
 
-from core.fio import FioFailed, command, parse_result
-from core.jobs import CATALOG, parse_job_file
-from core.targets import Target
+from iosched.core.fio import FioFailed, command, parse_result
+from iosched.core.jobs import CATALOG, parse_job_file
+from iosched.core.targets import Target
 
 from conftest import need
 

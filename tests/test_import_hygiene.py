@@ -4,12 +4,12 @@ import pkgutil
 import subprocess
 import sys
 
-import core
+import iosched.core as core
 
 
 def test_core_modules_load_no_ui_library():
-    names = [f"core.{m.name}" for m in pkgutil.iter_modules(core.__path__)]
-    assert "core.sampler" in names
+    names = [f"iosched.core.{m.name}" for m in pkgutil.iter_modules(core.__path__)]
+    assert "iosched.core.sampler" in names
     code = ("import sys\n" + "".join(f"import {n}\n" for n in names) +
             "ui = ('textual', 'rich', 'textual_plotext')\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ui)\n"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import BadInput
-from core.persist import Rule, build_rule, merged, parse_rules, tuned_snippet, without
+from iosched.core.errors import BadInput
+from iosched.core.persist import Rule, build_rule, merged, parse_rules, tuned_snippet, without
 
 from conftest import need, need_real, run_cli
 

@@ -1,6 +1,6 @@
-from core.procfs import parse_diskstats
-from core.rates import DiskRates
-from core.sampler import History, Rates, Sample, Sampler, compute_rates, fold_multipath
+from iosched.core.procfs import parse_diskstats
+from iosched.core.rates import DiskRates
+from iosched.core.sampler import History, Rates, Sample, Sampler, compute_rates, fold_multipath
 
 from fixtree import diskstats_line
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from tui_support import SteppedSampler, populated_tree, set_counters
 
-from tui.app import IoschedApp
+from iosched.tui.app import IoschedApp
 
 
 def make_app(tmp_path) -> tuple[IoschedApp, object]:

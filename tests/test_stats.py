@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from core.stats import compare, summarize, t_ppf, t_sf2, welch
+from iosched.core.stats import compare, summarize, t_ppf, t_sf2, welch
 
 # Two-sided critical values t(0.975, df) and t(0.995, df) from the standard t table.
 T_TABLE = [(1, 12.706, 63.657), (2, 4.303, 9.925), (4, 2.776, 4.604), (10, 2.228, 3.169), (30, 2.042, 2.750)]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import BadInput
-from core.targets import Refused, choose_target, clean_stale_scratch, scratch_target
+from iosched.core.errors import BadInput
+from iosched.core.targets import Refused, choose_target, clean_stale_scratch, scratch_target
 
 from conftest import attach_loop, detach_loop, need_real
 

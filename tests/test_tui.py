@@ -10,9 +10,9 @@ import pytest
 from textual.widgets import OptionList
 from tui_support import SteppedSampler, populated_tree, set_counters
 
-from tui.app import IoschedApp
-from tui.screens import ConfirmScreen, HelpScreen, SchedulerPicker
-from tui.widgets import CpuPane, DeviceTable, LineChart, Marker
+from iosched.tui.app import IoschedApp
+from iosched.tui.screens import ConfirmScreen, HelpScreen, SchedulerPicker
+from iosched.tui.widgets import CpuPane, DeviceTable, LineChart, Marker
 
 from conftest import attach_loop, detach_loop, need_real
 

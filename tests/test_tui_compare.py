@@ -6,9 +6,9 @@ from test_experiment_real import fio_procs
 from test_tui_jobs import select, wait_until
 from textual.widgets import Input, SelectionList, Static
 
-from tui.app import IoschedApp
-from tui.compare_screen import CompareScreen
-from tui.screens import SchedulerPicker
+from iosched.tui.app import IoschedApp
+from iosched.tui.compare_screen import CompareScreen
+from iosched.tui.screens import SchedulerPicker
 
 from conftest import attach_loop, detach_loop, need_real
 

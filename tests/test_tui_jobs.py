@@ -8,9 +8,9 @@ import time
 from test_experiment_real import fio_procs
 from textual.widgets import Input
 
-from tui.app import IoschedApp
-from tui.screens import ConfirmScreen, JobPicker, TypeNameScreen
-from tui.widgets import StatusBar
+from iosched.tui.app import IoschedApp
+from iosched.tui.screens import ConfirmScreen, JobPicker, TypeNameScreen
+from iosched.tui.widgets import StatusBar
 
 from conftest import attach_loop, detach_loop, need_real
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from test_tui_jobs import select, wait_until
 from textual.widgets import Input
 
-from core.persist import parse_rules
-from tui.app import IoschedApp
-from tui.screens import ConfirmScreen, PersistScreen, TunablesScreen
+from iosched.core.persist import parse_rules
+from iosched.tui.app import IoschedApp
+from iosched.tui.screens import ConfirmScreen, PersistScreen, TunablesScreen
 
 from conftest import attach_loop, detach_loop, need_real, run_cli
 

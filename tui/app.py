@@ -27,21 +27,21 @@ from textual.timer import Timer
 from textual.widgets import DataTable, Footer
 from textual.worker import get_current_worker
 
-from core.devices import BlockDevice, list_devices
-from core.errors import IoschedError
-from core.journal import default_run_dir
-from core.persist import DEFAULT_RULES, apply_hint, build_rule, merged
-from core.persist import covers as persist_covers
-from core.sampler import History, Rates, Sample, Sampler, compute_rates
-from core.scheduler import switch_scheduler
-from core.targets import Refused, target_hint
-from core.tunables import apply as apply_settings
-from core.tunables import changed_here, list_settings
-from core.writes import WriteResult, restore, write_rules_file
-from themes import THEME_NAMES, stylesheets
-from tui.charts import short_number
-from tui.commands import SchedulerCommands
-from tui.screens import (
+from iosched.core.devices import BlockDevice, list_devices
+from iosched.core.errors import IoschedError
+from iosched.core.journal import default_run_dir
+from iosched.core.persist import DEFAULT_RULES, apply_hint, build_rule, merged
+from iosched.core.persist import covers as persist_covers
+from iosched.core.sampler import History, Rates, Sample, Sampler, compute_rates
+from iosched.core.scheduler import switch_scheduler
+from iosched.core.targets import Refused, target_hint
+from iosched.core.textcharts import short_number
+from iosched.core.tunables import apply as apply_settings
+from iosched.core.tunables import changed_here, list_settings
+from iosched.core.writes import WriteResult, restore, write_rules_file
+from iosched.themes import THEME_NAMES, stylesheets
+from iosched.tui.commands import SchedulerCommands
+from iosched.tui.screens import (
     ConfirmScreen,
     HelpScreen,
     JobPicker,
@@ -50,13 +50,13 @@ from tui.screens import (
     TunablesScreen,
     TypeNameScreen,
 )
-from tui.widgets import CpuPane, DeviceTable, LineChart, Marker, StatusBar
+from iosched.tui.widgets import CpuPane, DeviceTable, LineChart, Marker, StatusBar
 
 if TYPE_CHECKING:  # the workload and experiment modules load on first use: a faster first frame
-    from core.fio import FioProgress, FioResult
-    from core.recording import Recording
-    from tui.compare_screen import CompareScreen
-    from tui.job_run import JobState
+    from iosched.core.fio import FioProgress, FioResult
+    from iosched.core.recording import Recording
+    from iosched.tui.compare_screen import CompareScreen
+    from iosched.tui.job_run import JobState
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
 SORT_KEYS = ("name", "r_s", "w_s", "util", "r_await", "w_await")
@@ -540,14 +540,14 @@ class IoschedApp(App[int]):
             if name is not None:
                 self.start_job(dev.name, name)
 
-        from tui.job_run import TUI_RUNTIME_S, picker_jobs
+        from iosched.tui.job_run import TUI_RUNTIME_S, picker_jobs
 
         self.push_screen(JobPicker(dev.name, picker_jobs(), target_hint(dev), TUI_RUNTIME_S), chosen)
 
     def start_job(self, device: str, name: str, destroy: bool = False) -> None:
         if self.job is not None:
             return
-        from tui.job_run import JobState, tui_job
+        from iosched.tui.job_run import JobState, tui_job
 
         self.job = JobState(device, tui_job(name))
         self.markers.append(Marker(self.job.started, device, "job"))
@@ -556,7 +556,7 @@ class IoschedApp(App[int]):
 
     @work(thread=True, group="job", exit_on_error=False)
     def _job_worker(self, state: JobState, destroy: bool) -> None:
-        from tui.job_run import run_job
+        from iosched.tui.job_run import run_job
 
         try:
             result = run_job(state, destroy, self.root, lambda p: self.post_message(JobProgressed(p)))
@@ -624,7 +624,7 @@ class IoschedApp(App[int]):
             if self.compare is not None and not self.compare.running:
                 self.compare = None
 
-        from tui.compare_screen import CompareScreen
+        from iosched.tui.compare_screen import CompareScreen
 
         self.compare = CompareScreen(dev.name, dev.scheduler, dev.schedulers)
         self.push_screen(self.compare, closed)

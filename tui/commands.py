@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
-    from tui.app import IoschedApp
+    from iosched.tui.app import IoschedApp
 
 
 class SchedulerCommands(Provider):

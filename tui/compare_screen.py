@@ -18,8 +18,8 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Checkbox, Footer, Input, Label, ProgressBar, Select, SelectionList, Static
 
-from core.errors import IoschedError
-from core.experiment import (
+from iosched.core.errors import IoschedError
+from iosched.core.experiment import (
     Control,
     Event,
     RunningVerdict,
@@ -30,16 +30,16 @@ from core.experiment import (
     run_alternation,
     run_experiment,
 )
-from core.jobs import CATALOG, Job
-from core.targets import Refused, choose_target
-from tui.charts import short_number
-from tui.job_run import SUGGESTED, TUI_MAX_SIZE
-from tui.report import text_report
-from tui.screens import TypeNameScreen
-from tui.widgets import Marker
+from iosched.core.jobs import CATALOG, Job
+from iosched.core.targets import Refused, choose_target
+from iosched.core.textcharts import short_number
+from iosched.report import text_report
+from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
+from iosched.tui.screens import TypeNameScreen
+from iosched.tui.widgets import Marker
 
 if TYPE_CHECKING:
-    from tui.app import IoschedApp
+    from iosched.tui.app import IoschedApp
 
 
 class ExperimentEvent(Message):

@@ -13,9 +13,9 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import DataTable
 
-from core.devices import BlockDevice
-from core.rates import CpuRates, DiskRates
-from tui.charts import (
+from iosched.core.devices import BlockDevice
+from iosched.core.rates import CpuRates, DiskRates
+from iosched.core.textcharts import (
     BRAILLE_BASE,
     CPU_STACK_FIELDS,
     braille_grid,
@@ -25,7 +25,7 @@ from tui.charts import (
     short_number,
     spark_char,
 )
-from tui.formatting import human_size
+from iosched.core.units import human_size
 
 
 @dataclass(frozen=True)

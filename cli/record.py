@@ -8,11 +8,11 @@ import io
 import sys
 from datetime import datetime, timedelta
 
-from core.errors import BadInput
-from core.rates import SYSSTAT_DISK_KEYS
-from core.recording import Recording, load, record
-from core.sysfs import check_device_name
-from tui.watch import rates_to_json
+from iosched.core.errors import BadInput
+from iosched.core.rates import SYSSTAT_DISK_KEYS
+from iosched.core.recording import Recording, load, record
+from iosched.core.sysfs import check_device_name
+from iosched.watch import rates_to_json
 
 SYSSTAT_CSV_KEYS = tuple(SYSSTAT_DISK_KEYS.values())
 
@@ -46,7 +46,7 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from tui.app import run_replay
+    from iosched.tui.app import run_replay
 
     rec = load(args.file)
     if len(rec.samples) < 2:

@@ -9,18 +9,18 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from core.devices import BlockDevice, list_devices
-from core.errors import BadInput, IoschedError
-from core.sandbox import clean_stale as clean_stale_sandboxes
-from core.scheduler import switch_scheduler
-from core.sysfs import check_device_name
-from core.targets import clean_stale_scratch
-from core.writes import restore
-from themes import THEME_NAMES
-from tui.cli_record import add_arguments as add_record_arguments
-from tui.cli_settings import add_arguments as add_settings_arguments
-from tui.cli_workloads import add_arguments as add_workload_arguments
-from tui.formatting import human_size
+from iosched.core.devices import BlockDevice, list_devices
+from iosched.core.errors import BadInput, IoschedError
+from iosched.core.sandbox import clean_stale as clean_stale_sandboxes
+from iosched.core.scheduler import switch_scheduler
+from iosched.core.sysfs import check_device_name
+from iosched.core.targets import clean_stale_scratch
+from iosched.core.units import human_size
+from iosched.core.writes import restore
+from iosched.record import add_arguments as add_record_arguments
+from iosched.settings import add_arguments as add_settings_arguments
+from iosched.themes import THEME_NAMES
+from iosched.workloads import add_arguments as add_workload_arguments
 
 
 def _sched_text(d: BlockDevice) -> str:
@@ -105,7 +105,7 @@ def _positive_interval(text: str) -> float:
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from tui.watch import watch
+    from iosched.watch import watch
 
     for dev in args.devices:
         check_device_name(dev, args.root)
@@ -121,11 +121,11 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from core import sandbox
+    from iosched.core import sandbox
 
     sandbox.check_root()
-    from tui.app import run_app
-    from tui.cli_workloads import parse_size
+    from iosched.tui.app import run_app
+    from iosched.workloads import parse_size
 
     if not sys.stdout.isatty():
         raise IoschedError("iosched demo opens the TUI and needs a terminal")
@@ -139,7 +139,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    from tui.app import run_app
+    from iosched.tui.app import run_app
 
     return run_app(args)
 

@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from core.sampler import Rates, Sampler, compute_rates
+from iosched.core.sampler import Rates, Sampler, compute_rates
 
 TEXT_COLUMNS = ("r/s", "w/s", "rkB/s", "wkB/s", "rrqm/s", "wrqm/s", "r_await", "w_await", "aqu-sz",
                 "rareq-sz", "wareq-sz", "util")

@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
-from core.errors import BadInput
-from core.persist import (
+from iosched.core.errors import BadInput
+from iosched.core.persist import (
     BY,
     DEFAULT_RULES,
     apply_hint,
@@ -19,8 +19,8 @@ from core.persist import (
     tuned_snippet,
     without,
 )
-from core.tunables import apply, list_settings, parse_assignments
-from core.writes import write_rules_file
+from iosched.core.tunables import apply, list_settings, parse_assignments
+from iosched.core.writes import write_rules_file
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:

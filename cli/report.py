@@ -6,8 +6,8 @@ import csv
 import io
 import math
 
-from core.experiment import HEADLINE, METRICS
-from tui.charts import error_bar, log_bar
+from iosched.core.experiment import HEADLINE, METRICS
+from iosched.core.textcharts import error_bar, log_bar
 
 
 def si(x: float | None) -> str:

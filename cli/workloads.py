@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from core.errors import BadInput
-from core.experiment import (
+from iosched.core.errors import BadInput
+from iosched.core.experiment import (
     Event,
     RunningVerdict,
     Variant,
@@ -19,12 +19,12 @@ from core.experiment import (
     run_alternation,
     run_experiment,
 )
-from core.fio import FioProgress, fio_binary, run_fio
-from core.jobs import CATALOG, Job, load_job
-from core.sampler import Sampler, compute_rates
-from core.targets import Target, choose_target
-from tui.formatting import human_size
-from tui.report import runs_csv, si, text_report
+from iosched.core.fio import FioProgress, fio_binary, run_fio
+from iosched.core.jobs import CATALOG, Job, load_job
+from iosched.core.sampler import Sampler, compute_rates
+from iosched.core.targets import Target, choose_target
+from iosched.core.units import human_size
+from iosched.report import runs_csv, si, text_report
 
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
@@ -256,8 +256,8 @@ def _check_writable(path: str) -> None:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from core.recording import is_recording, load
-    from tui.cli_record import recording_report
+    from iosched.core.recording import is_recording, load
+    from iosched.record import recording_report
 
     if is_recording(args.file):
         recording_report(load(args.file), args)
