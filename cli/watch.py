@@ -1,15 +1,15 @@
-"""`iosched watch`: iostat-like lines (or JSON lines) from the shared sampler."""
+"""`iosched watch`: iostat-like lines (or JSON lines) from a core Monitor."""
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from iosched.core.sampler import Rates, Sampler, compute_rates
+from iosched.core.monitor import Monitor, Ticker
+from iosched.core.sampler import Rates
 
 TEXT_COLUMNS = ("r/s", "w/s", "rkB/s", "wkB/s", "rrqm/s", "wrqm/s", "r_await", "w_await", "aqu-sz",
                 "rareq-sz", "wareq-sz", "util")
@@ -57,23 +57,17 @@ def watch(out: TextIO, interval: float, devices: list[str] | None, as_json: bool
 
     Deadlines are absolute (start + k*interval) so the output does not drift.
     """
-    sampler = Sampler(root)
-    prev = sampler.take()
-    start = prev.time
+    monitor = Monitor(root=root, capacity=1)  # watch prints each interval once: no history to keep
+    monitor.baseline()
+    ticker = Ticker(interval)
     shown = devices if devices else default_devices
-    k = 0
-    while count is None or k < count:
-        k += 1
-        delay = start + k * interval - time.monotonic()
-        if delay > 0:
-            time.sleep(delay)
-        cur = sampler.take()
-        rates = compute_rates(prev, cur)
-        prev = cur
+    while count is None or ticker.k < count:
+        ticker.next()
+        rates = monitor.step()
+        assert rates is not None  # a baseline was taken
         wall = datetime.now().astimezone()
         if as_json:
             out.write(json.dumps(rates_to_json(rates, wall, shown)) + "\n")
         else:
             out.write(rates_to_text(rates, wall, shown) + "\n")
         out.flush()
-

@@ -23,7 +23,8 @@ from iosched.core.devices import read_device
 from iosched.core.errors import BadInput, IoschedError
 from iosched.core.fio import FioProgress, FioResult, FioRun, run_fio
 from iosched.core.jobs import Job, JobFile
-from iosched.core.sampler import Sample, Sampler, compute_rates
+from iosched.core.monitor import Monitor
+from iosched.core.sampler import Sample, compute_rates
 from iosched.core.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr, switch_scheduler
 from iosched.core.stats import Comparison, compare, summarize
 from iosched.core.targets import Target
@@ -287,7 +288,7 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
     ctl = ctl or Control()
     emit = on_event or (lambda e: None)
     cfg = Configurator(device, variants, root)
-    sampler = Sampler(root)
+    monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     order = plan_order(len(variants), repeat)
     doc: dict = {
         "version": 1, "kind": "compare", "started": time.time(), **_sysinfo(device, root),
@@ -304,10 +305,10 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
             config = cfg.apply(v)
             if drop:
                 drop_caches(root)
-            if settle:
-                time.sleep(settle)
+            if settle and ctl.cancelled.wait(settle):  # a cancel ends the settle at once
+                raise Cancelled("cancelled")
             emit(Event("run-start", n, len(order), v.label))
-            run = _one_run(device, v, config, workload, sampler, ctl, root, emit, n, len(order))
+            run = _one_run(device, v, config, workload, monitor, ctl, root, emit, n, len(order))
             run["start"] -= t_origin
             run["end"] -= t_origin
             doc["runs"].append(run)
@@ -330,7 +331,7 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
     return doc
 
 
-def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload, sampler: Sampler,
+def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload, monitor: Monitor,
              ctl: Control, root: str | Path, emit: Callable[[Event], None], n: int, total: int) -> dict:
     drift: list[str] = []
 
@@ -348,7 +349,7 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
         if ctl.cancelled.is_set():
             run.stop()
 
-    s0 = sampler.take()
+    s0 = monitor.snapshot()
     fio_res: FioResult | None = None
     metrics: dict[str, float | None] = {}
     try:
@@ -364,7 +365,7 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
         raise
     finally:
         ctl.fio = None
-    s1 = sampler.take()
+    s1 = monitor.snapshot()
     check_drift()
     now = {**read_tunables(device, root), **{f"knob:{k}": x for k, x in read_knobs(device, root).items()}}
     changed = [k for k, x in config.items() if k != "scheduler" and now.get(k) != x]
@@ -445,7 +446,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     ctl = ctl or Control()
     emit = on_event or (lambda e: None)
     cfg = Configurator(device, variants, root)
-    sampler = Sampler(root)
+    monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     doc: dict = {
         "version": 1, "kind": "alternate", "started": time.time(), **_sysinfo(device, root),
         "variants": [v.to_json() for v in variants], "every_s": every, "duration_s": duration,
@@ -488,9 +489,9 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
             config = cfg.apply(v)
             configs[v.label] = config
             _sleep_until(t_turn + discard, ctl, worker)
-            s0 = sampler.take()
+            s0 = monitor.snapshot()
             _sleep_until(t_turn + every, ctl, worker)
-            s1 = sampler.take()
+            s1 = monitor.snapshot()
             if not worker.is_alive() and s1.time - s0.time < every - discard - 0.2:
                 break  # fio ended inside the turn: a short turn would skew its variant
             now = available_schedulers(device, root)[0]
@@ -520,11 +521,11 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
 
 
 def _sleep_until(t: float, ctl: Control, worker: threading.Thread) -> None:
-    while True:
+    """Wait until ``t``; a cancel wakes it at once, fio ending within a tenth of a second."""
+    while worker.is_alive():
         left = t - time.monotonic()
-        if left <= 0 or ctl.cancelled.is_set() or not worker.is_alive():
+        if left <= 0 or ctl.cancelled.wait(min(left, 0.1)):
             return
-        time.sleep(min(left, 0.1))
 
 
 class RunningVerdict:

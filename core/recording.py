@@ -18,11 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iosched.core.devices import BlockDevice, list_devices
-from iosched.core.errors import BadInput, IoschedError
+from iosched.core.errors import BadInput
+from iosched.core.monitor import Monitor, SettingsWatch, Ticker
 from iosched.core.procfs import CpuCounters, DiskCounters
-from iosched.core.sampler import Rates, Sample, Sampler, compute_rates
-from iosched.core.scheduler import read_knobs, read_tunables
-from iosched.core.sysfs import parse_scheduler, read_attr
+from iosched.core.sampler import Rates, Sample, compute_rates
 
 VERSION = 1
 
@@ -40,18 +39,6 @@ class SettingEvent:
         return (self.new or "?") if self.name == "scheduler" else f"{self.name}={self.new}"
 
 
-def _settings(device: str, root: str | Path) -> dict[str, str]:
-    text = read_attr(Path(root, "sys/block", device, "queue/scheduler"))
-    current = parse_scheduler(text)[0] if text else None
-    out = {"scheduler": current or ""}
-    try:
-        out.update(read_tunables(device, root))
-        out.update(read_knobs(device, root))
-    except IoschedError:
-        pass  # the device went away: its samples stop, nothing to record here
-    return out
-
-
 class Recorder:
     """Appends one line per ``step()`` to ``path``; the first line is a header with the inventory."""
 
@@ -60,10 +47,9 @@ class Recorder:
         self.devices = devices
         self.interval = interval
         self.root = root
-        self.sampler = Sampler(root)
+        self.monitor = Monitor(root=root, capacity=1)  # raw counters go to the file; no history needed
         self.t0 = time.monotonic()
         self._last: dict[str, list[int]] = {}
-        self._settings: dict[str, dict[str, str]] = {}
         try:
             self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
         except FileExistsError:
@@ -73,7 +59,7 @@ class Recorder:
         inventory = [d for d in list_devices(root) if devices is None or d.name in devices]
         # Settings are read for the devices in the inventory only (not every empty loop node in diskstats):
         # about 20 sysfs reads per device and interval.
-        self._watched = devices if devices is not None else [d.name for d in inventory]
+        self.settings = SettingsWatch(devices if devices is not None else [d.name for d in inventory], root)
         self._write({"t": "header", "version": VERSION, "start_wall": time.time(), "interval": interval,
                      "devices": devices, "kernel": platform.uname().release, "host": platform.uname().node,
                      "inventory": [d.to_json() for d in inventory]})
@@ -82,7 +68,9 @@ class Recorder:
         os.write(self.fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
 
     def step(self) -> Sample:
-        s = self.sampler.take()
+        self.monitor.step()
+        s = self.monitor.last_sample
+        assert s is not None
         m = round(s.time - self.t0, 4)
         disks = {}
         for name, c in s.disks.items():
@@ -99,18 +87,8 @@ class Recorder:
         if gone:
             line["gone"] = gone
         self._write(line)
-        for name in self._watched:
-            now = _settings(name, self.root)
-            before = self._settings.get(name)
-            if before is not None:
-                switched = now.get("scheduler") != before.get("scheduler")
-                # A switch resets the tunables and nr_requests: only the switch itself is news then.
-                keys = ["scheduler"] if switched else sorted(now.keys() | before.keys())
-                for key in keys:
-                    if now.get(key) != before.get(key):
-                        self._write({"t": "e", "m": m, "dev": name, "name": key, "old": before.get(key),
-                                     "new": now.get(key)})
-            self._settings[name] = now
+        for c in self.settings.poll():
+            self._write({"t": "e", "m": m, "dev": c.device, "name": c.name, "old": c.old, "new": c.new})
         return s
 
     def close(self) -> None:
@@ -122,14 +100,14 @@ def record(path: str | Path, devices: list[str] | None, interval: float, duratio
     """Record until ``duration`` or an interrupt; absolute deadlines so the interval does not drift."""
     rec = Recorder(path, devices, interval, root)
     n = 0
+    ticker = Ticker(interval)
     try:
-        start = time.monotonic()
         while duration is None or n * interval < duration + 1e-9:
             rec.step()
             if on_step is not None:
                 on_step(n)
             n += 1
-            time.sleep(max(0.0, start + n * interval - time.monotonic()))
+            ticker.next()
     finally:
         rec.close()
     return n
