@@ -124,7 +124,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from iosched.core import sandbox
 
     sandbox.check_root()
-    from iosched.tui.app import run_app
+    from iosched.tui.launch import TuiOptions, run_app
     from iosched.workloads import parse_size
 
     if not sys.stdout.isatty():
@@ -132,16 +132,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     size = parse_size(args.size)
     sb = sandbox.create(size, args.dir, args.root)
     try:
-        return run_app(args, focus=sb.device, cleanups=[lambda: sandbox.destroy(sb, args.root)])
+        return run_app(TuiOptions(args.root, args.tui_interval, args.theme, focus=sb.device,
+                                  cleanups=(lambda: sandbox.destroy(sb, args.root),)))
     finally:
         sandbox.destroy(sb, args.root)
         print(f"sandbox {sb.device} detached and {sb.file} deleted")
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    from iosched.tui.app import run_app
+    from iosched.tui.launch import TuiOptions, run_app  # the only place Textual is loaded: lazily
 
-    return run_app(args)
+    return run_app(TuiOptions(args.root, args.tui_interval, args.theme))
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -46,12 +46,14 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from iosched.tui.app import run_replay
+    from pathlib import Path
+
+    from iosched.tui.launch import TuiOptions, run_replay  # opens the TUI: loaded only here
 
     rec = load(args.file)
     if len(rec.samples) < 2:
         raise BadInput(f"{args.file} holds fewer than two samples: nothing to replay")
-    return run_replay(args, rec)
+    return run_replay(TuiOptions(args.root, theme=args.theme), rec, Path(args.file).name)
 
 
 def _walls(rec: Recording) -> list[datetime]:

@@ -16,3 +16,31 @@ def test_core_modules_load_no_ui_library():
             "print(','.join(bad))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == ""
+
+
+# iosched.__main__ runs the command on import: the `-m iosched` test below covers it.
+CLI_MODULES = ("iosched", "iosched.main", "iosched.watch", "iosched.record",
+               "iosched.settings", "iosched.workloads", "iosched.report")
+
+
+def test_every_command_line_module_loads_without_textual():
+    code = ("import sys\n" + "".join(f"import {n}\n" for n in CLI_MODULES) +
+            "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'textual_plotext')"
+            " or m.startswith('iosched.tui'))))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == ""
+
+
+def test_iosched_list_runs_without_ever_importing_textual(tmp_path):
+    """`python -X importtime` names every module a real command loaded: no textual, no iosched.tui."""
+    from tui_support import populated_tree
+
+    tree = populated_tree(tmp_path)
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "iosched", "--root", str(tree.root), "list"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "nvme0n1" in r.stdout
+    loaded = [line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")]
+    assert "iosched.main" in loaded and "iosched.core.devices" in loaded  # the trace is real
+    assert [m for m in loaded if m.split(".")[0] in ("textual", "textual_plotext") or
+            m.startswith("iosched.tui")] == []

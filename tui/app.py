@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import contextlib
-import fcntl
 import os
 import signal
-import sys
 import time
 from collections import deque
 from collections.abc import Callable
@@ -29,15 +26,14 @@ from textual.worker import get_current_worker
 
 from iosched.core.devices import BlockDevice, list_devices
 from iosched.core.errors import IoschedError
-from iosched.core.journal import default_run_dir
 from iosched.core.persist import DEFAULT_RULES, apply_hint, build_rule, merged
 from iosched.core.persist import covers as persist_covers
 from iosched.core.sampler import History, Rates, Sample, Sampler, compute_rates
 from iosched.core.scheduler import switch_scheduler
 from iosched.core.targets import Refused, target_hint
-from iosched.core.textcharts import short_number
 from iosched.core.tunables import apply as apply_settings
 from iosched.core.tunables import changed_here, list_settings
+from iosched.core.units import short_number
 from iosched.core.writes import WriteResult, restore, write_rules_file
 from iosched.themes import THEME_NAMES, stylesheets
 from iosched.tui.commands import SchedulerCommands
@@ -783,6 +779,11 @@ class IoschedApp(App[int]):
         loop.add_signal_handler(signal.SIGTERM, lambda: self.exit(143))
         loop.add_signal_handler(signal.SIGHUP, self._hangup)
 
+    def wait_for_children(self) -> None:
+        """After the UI is gone: a running experiment puts its device back before the process ends."""
+        if self.compare is not None:
+            self.compare.wait()
+
     def _hangup(self) -> None:
         """The terminal is gone: stop fio, let a running experiment put its device back, run the cleanups
         (the demo's sandbox), then leave at once without writing to the dead terminal."""
@@ -793,50 +794,3 @@ class IoschedApp(App[int]):
             with contextlib.suppress(Exception):
                 cleanup()
         os._exit(129)
-
-
-def acquire_instance_lock(run_dir: Path) -> int | None:
-    """An exclusive lock so a second TUI on the machine is told about the first. None: lock not possible."""
-    try:
-        run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(run_dir / "tui.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return None  # not root: nothing to protect, the TUI is read-only anyway
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        other = os.read(fd, 32).decode(errors="replace").strip() or "?"
-        os.close(fd)
-        raise IoschedError(f"another iosched is already running on this machine (pid {other})") from None
-    os.ftruncate(fd, 0)
-    os.write(fd, str(os.getpid()).encode())
-    return fd
-
-
-def run_replay(args: argparse.Namespace, rec: Recording) -> int:
-    if not sys.stdout.isatty():
-        raise IoschedError("the replay opens the TUI and needs a terminal; `iosched report FILE` prints it")
-    theme = args.theme or ("mono" if os.environ.get("NO_COLOR") else "dark")
-    app = IoschedApp(root=args.root, theme_name=theme, replay=rec, replay_name=Path(args.file).name)
-    return app.run() or 0
-
-
-def run_app(args: argparse.Namespace, focus: str | None = None,
-            cleanups: list[Callable[[], None]] | None = None) -> int:
-    if not sys.stdout.isatty():
-        raise IoschedError("the TUI needs a terminal; use `iosched watch` or `iosched list` in scripts")
-    lock = acquire_instance_lock(default_run_dir(args.root))
-    theme = args.theme or ("mono" if os.environ.get("NO_COLOR") else "dark")
-    app = IoschedApp(root=args.root, interval=args.tui_interval, theme_name=theme, focus=focus)
-    app.hangup_cleanups.extend(cleanups or [])
-    app.call_later(app.install_signal_handlers)
-    try:
-        code = app.run()
-    finally:
-        app.kill_job()  # however the app ended, no fio and no scratch file outlive it
-        if app.compare is not None:
-            app.compare.wait()  # an experiment puts the device back before we go
-        if lock is not None:
-            with contextlib.suppress(OSError):
-                os.close(lock)
-    return code or 0
