@@ -4,21 +4,10 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 
 from iosched.core.experiment import HEADLINE, METRICS
 from iosched.core.textcharts import error_bar, log_bar
-
-
-def si(x: float | None) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    for div, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(x) >= div:
-            return f"{x / div:.1f}{suffix}"
-    if abs(x) < 1:
-        return f"{x:.2f}"
-    return f"{x:.1f}" if abs(x) < 100 else f"{x:.0f}"
+from iosched.core.units import si
 
 
 def runs_csv(doc: dict) -> str:

@@ -23,8 +23,8 @@ from iosched.core.fio import FioProgress, fio_binary, run_fio
 from iosched.core.jobs import CATALOG, Job, load_job
 from iosched.core.sampler import Sampler, compute_rates
 from iosched.core.targets import Target, choose_target
-from iosched.core.units import human_size
-from iosched.report import runs_csv, si, text_report
+from iosched.core.units import human_size, si
+from iosched.report import runs_csv, text_report
 
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 

@@ -3,15 +3,14 @@
 Facts about fio 3.33 that shape this: forked job processes call setsid(), so a process-group kill misses
 them; with ``--thread`` every job is a thread of the one process, which dies as a whole. fio ignores
 SIGHUP. It exits 0 when its mounted-device guard aborts a write job, so success is judged from the JSON;
-after a signal the JSON may be preceded by text lines. The child also gets PR_SET_PDEATHSIG=SIGKILL, so
-even a SIGKILLed iosched takes fio with it (the signal follows the spawning thread: spawn and wait in
-the same thread).
+after a signal the JSON may be preceded by text lines. fio is started through util-linux `setpriv
+--pdeathsig KILL`, so even a SIGKILLed iosched takes fio with it (the signal follows the spawning thread:
+spawn and wait in the same thread). `preexec_fn` would do the same but is unsafe in a threaded process.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import shutil
@@ -45,10 +44,12 @@ def fio_binary() -> str:
     return path
 
 
-def _pdeathsig() -> None:
-    # Runs in the child between fork and exec.
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+def dies_with_us(argv: list[str]) -> list[str]:
+    """``argv`` run through `setpriv --pdeathsig KILL`: the child is killed when its parent thread ends."""
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        raise IoschedError("setpriv is missing (on Debian: apt-get install -y util-linux); nothing was started")
+    return [setpriv, "--pdeathsig", "KILL", "--", *argv]
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,8 @@ class FioRun:
     def run(self, timeout: float | None = None) -> FioResult:
         self.started = time.monotonic()
         try:
-            self.proc = subprocess.Popen(self.argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                         start_new_session=True, preexec_fn=_pdeathsig)
+            self.proc = subprocess.Popen(dies_with_us(self.argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                         text=True, start_new_session=True)
         except FileNotFoundError as e:
             raise FioMissing(f"fio is not installed (on Debian: {INSTALL_HINT})") from e
         err_reader = threading.Thread(target=self._read_stderr, daemon=True)
@@ -247,10 +248,21 @@ class FioRun:
                 self.on_progress(FioProgress(now - self.started, (dr + dw) / dt, dr / dt, dw / dt, db / dt / 1e6, lat))
             prev = (now, counts)
 
-    def kill(self) -> None:
-        """Kill fio and anything in its session; safe to call twice and from any thread."""
+    def kill(self, wait: bool = True) -> None:
+        """Kill fio and anything in its session; safe to call twice and from any thread.
+
+        ``wait=False`` returns at once (the UI thread): SIGTERM now, SIGKILL 3 s later from a timer thread
+        if fio is still there; the thread that runs fio reaps it.
+        """
         p = self.proc
         if p is None or p.returncode is not None:
+            return
+        if not wait:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(p.pid, signal.SIGTERM)
+            timer = threading.Timer(3.0, self.kill)
+            timer.daemon = True
+            timer.start()
             return
         for sig in (signal.SIGTERM, signal.SIGKILL):
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -262,9 +274,9 @@ class FioRun:
                 continue
 
     def stop(self) -> None:
-        """Ask a running workload to end now (from another thread)."""
+        """Ask a running workload to end now (from another thread); returns at once."""
         self._stop.set()
-        self.kill()
+        self.kill(wait=False)
 
 
 def run_fio(job: Job | JobFile, target: Target, runtime: float | None = None,

@@ -104,3 +104,22 @@ def pid_alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def stale_registrations(registry: Path) -> list[tuple[Path, dict]]:
+    """Entries of a registry dir (one JSON file per thing a process made) whose process is gone.
+
+    The shared half of `iosched restore`'s cleanups (scratch dirs, demo sandboxes): an unreadable entry is
+    removed, a live owner's entry is kept, the caller undoes what a dead owner left and removes the entry.
+    """
+    out: list[tuple[Path, dict]] = []
+    for f in sorted(registry.glob("*.json")) if registry.is_dir() else []:
+        try:
+            info = json.loads(f.read_text())
+            pid = int(info["pid"])
+        except (OSError, ValueError, KeyError, TypeError):
+            f.unlink(missing_ok=True)
+            continue
+        if not pid_alive(pid):
+            out.append((f, info))
+    return out

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iosched.core.errors import BadInput, IoschedError, NotPermitted
-from iosched.core.journal import default_run_dir, pid_alive
+from iosched.core.journal import default_run_dir, stale_registrations
 from iosched.core.sysfs import read_attr
 from iosched.core.writes import restore
 
@@ -85,16 +85,13 @@ def destroy(sb: Sandbox, root: str | Path = "/") -> None:
 def clean_stale(root: str | Path = "/", dry_run: bool = False) -> list[Sandbox]:
     """Destroy sandboxes whose demo process is gone (a crash or SIGKILL); returns them."""
     out: list[Sandbox] = []
-    reg = _registry(root)
-    for f in sorted(reg.glob("*.json")) if reg.is_dir() else []:
+    for f, info in stale_registrations(_registry(root)):
         try:
-            info = json.loads(f.read_text())
-            pid = int(info["pid"])
             sb = Sandbox(str(info["directory"]), str(info["file"]), str(info.get("device") or ""))
-        except (OSError, ValueError, KeyError, TypeError):
+        except KeyError:
             f.unlink(missing_ok=True)
             continue
-        if pid_alive(pid) or not Path(sb.directory).name.startswith("iosched-demo-"):
+        if not Path(sb.directory).name.startswith("iosched-demo-"):
             continue
         if not dry_run:
             destroy(sb, root)

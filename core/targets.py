@@ -14,12 +14,13 @@ import os
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from iosched.core.devices import BlockDevice, read_device
 from iosched.core.errors import BadInput, IoschedError, UnknownDevice
-from iosched.core.journal import default_run_dir, pid_alive
+from iosched.core.journal import default_run_dir, stale_registrations
 from iosched.core.sysfs import check_device_name
 
 
@@ -39,12 +40,15 @@ class Target:
     kind: str  # "device" or "file"
     scratch_dir: str | None = None  # removed with everything in it by release()
     note: str = ""
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def release(self, root: str | Path = "/") -> None:
-        if self.scratch_dir:
-            shutil.rmtree(self.scratch_dir, ignore_errors=True)
-            _registry(root).joinpath(_reg_name(self.scratch_dir)).unlink(missing_ok=True)
-            self.scratch_dir = None
+        """Remove the scratch files: idempotent, and safe from two threads at once (a job's worker and quit)."""
+        with self._lock:
+            scratch, self.scratch_dir = self.scratch_dir, None
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+            _registry(root).joinpath(_reg_name(scratch)).unlink(missing_ok=True)
 
     def to_json(self) -> dict:
         return {"device": self.device, "path": self.path, "kind": self.kind, "note": self.note}
@@ -172,17 +176,11 @@ def choose_target(device: str, writes: bool, directory: str | Path | None = None
 def clean_stale_scratch(root: str | Path = "/", dry_run: bool = False) -> list[str]:
     """Remove scratch dirs whose owning process is gone (a crashed run); returns what was (or would be) removed."""
     removed: list[str] = []
-    reg = _registry(root)
-    if not reg.is_dir():
-        return removed
-    for f in sorted(reg.glob("*.json")):
+    for f, info in stale_registrations(_registry(root)):
         try:
-            info = json.loads(f.read_text())
-            pid, sdir = int(info["pid"]), str(info["dir"])
-        except (OSError, ValueError, KeyError, TypeError):
+            sdir = str(info["dir"])
+        except KeyError:
             f.unlink(missing_ok=True)
-            continue
-        if pid_alive(pid):
             continue
         if dry_run:
             removed.append(sdir)

@@ -1,7 +1,7 @@
 """Cheap terminal charts: braille line charts and stacked CPU columns, as pure functions of numbers.
 
 A full plotext frame costs 25-100 ms at 200x50; these cost well under a millisecond for a pane, so live
-panes can redraw every tick. plotext is kept for detailed, one-off charts.
+panes can redraw every tick. plotext is meant for detailed, one-off result charts, never for live panes.
 """
 
 from __future__ import annotations
@@ -24,17 +24,6 @@ def nice_ceiling(value: float) -> float:
         if top >= value * 0.999999:
             return top
     return 10 ** (exp + 1)
-
-
-def short_number(value: float) -> str:
-    """Compact axis label: 950, 1.2k, 35k, 1.5M."""
-    for unit, scale in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(value) >= scale:
-            v = value / scale
-            return f"{v:.1f}{unit}" if v < 10 else f"{v:.0f}{unit}"
-    if value == int(value):
-        return str(int(value))
-    return f"{value:.2f}" if value < 10 else f"{value:.1f}"
 
 
 def braille_grid(series: Sequence[Sequence[float | None]], width: int, height: int,

@@ -4,8 +4,8 @@ from iosched.core.textcharts import (
     cpu_stack_column,
     marker_columns,
     nice_ceiling,
-    short_number,
 )
+from iosched.core.units import short_number
 
 
 def test_nice_ceiling_rounds_up_to_readable_values():

@@ -32,7 +32,7 @@ from iosched.core.experiment import (
 )
 from iosched.core.jobs import CATALOG, Job
 from iosched.core.targets import Refused, choose_target
-from iosched.core.textcharts import short_number
+from iosched.core.units import short_number
 from iosched.report import text_report
 from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
 from iosched.tui.screens import TypeNameScreen

@@ -22,10 +22,9 @@ from iosched.core.textcharts import (
     cpu_stack_column,
     marker_columns,
     nice_ceiling,
-    short_number,
     spark_char,
 )
-from iosched.core.units import human_size
+from iosched.core.units import human_size, short_number
 
 
 @dataclass(frozen=True)
