@@ -18,6 +18,7 @@ from iosched.core.targets import clean_stale_scratch
 from iosched.core.units import human_size
 from iosched.core.writes import restore
 from iosched.record import add_arguments as add_record_arguments
+from iosched.serve import add_arguments as add_serve_arguments
 from iosched.settings import add_arguments as add_settings_arguments
 from iosched.themes import THEME_NAMES
 from iosched.workloads import add_arguments as add_workload_arguments
@@ -142,7 +143,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_tui(args: argparse.Namespace) -> int:
     from iosched.tui.launch import TuiOptions, run_app  # the only place Textual is loaded: lazily
 
-    return run_app(TuiOptions(args.root, args.tui_interval, args.theme))
+    return run_app(TuiOptions(args.root, args.tui_interval, args.theme, read_only=args.read_only))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -151,6 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--theme", choices=THEME_NAMES, help="TUI theme (default dark; mono when NO_COLOR is set)")
     p.add_argument("-i", "--interval", type=_positive_interval, default=1.0, dest="tui_interval",
                    help="TUI refresh in seconds (0.25 to 5)")
+    p.add_argument("--read-only", action="store_true",
+                   help="TUI that only watches: no switching, jobs or tuning; runs beside another iosched")
     p.set_defaults(func=cmd_tui, json=False, all=False)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -183,6 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_workload_arguments(sub)
     add_record_arguments(sub, _positive_interval)
     add_settings_arguments(sub)
+    add_serve_arguments(sub)
     return p
 
 

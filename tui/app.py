@@ -65,6 +65,8 @@ MONO_THEME = Theme(
     panel="#202020", dark=True,
 )
 TEXTUAL_THEME = {"dark": "textual-dark", "light": "textual-light", "mono": "iosched-mono"}
+READ_ONLY_NOTICE = ("This is a read-only view: switching, jobs, experiments, tunables and persist are off. "
+                    "Writes need the TUI in a terminal, or `iosched serve --allow-writes`.")
 
 
 class SampleSource(Protocol):
@@ -158,8 +160,9 @@ class IoschedApp(App[int]):
     def __init__(self, root: str | Path = "/", interval: float = 1.0, theme_name: str = "dark",
                  sampler: SampleSource | None = None, auto_tick: bool = True, watch_udev: bool = True,
                  rules_file: str = DEFAULT_RULES, focus: str | None = None, replay: Recording | None = None,
-                 replay_name: str = "") -> None:
+                 replay_name: str = "", read_only: bool = False) -> None:
         super().__init__()
+        self.read_only = read_only  # a viewer: watches, never writes (browser views unless --allow-writes)
         self.replay = replay
         self.replay_name = replay_name
         self._replay_rates: list[Rates] = []
@@ -311,8 +314,9 @@ class IoschedApp(App[int]):
         if self.job is not None:  # the job's figures matter more than the settings line
             self.query_one(StatusBar).set_text(f"{where} {state[0]} {self.interval:g}s{self._job_text()}")
             return
+        mode = "  read-only" if self.read_only else ""
         self.query_one(StatusBar).set_text(
-            f"iosched  {where}  {state}  every {self.interval:g}s  sort {self.sort_key}{util}")
+            f"iosched{mode}  {where}  {state}  every {self.interval:g}s  sort {self.sort_key}{util}")
 
     def _job_text(self) -> str:
         job = self.job
@@ -455,7 +459,15 @@ class IoschedApp(App[int]):
         self._render_status()
 
     # ---- switching ----------------------------------------------------------------------------
+    def refused_read_only(self) -> bool:
+        """In a read-only view a write action says why it does nothing."""
+        if self.read_only:
+            self.notify(READ_ONLY_NOTICE, title="Read-only", severity="warning", timeout=6)
+        return self.read_only
+
     def action_switch(self) -> None:
+        if self.refused_read_only():
+            return
         dev = self.selected_device()
         if dev is None:
             self.notify("No device selected.", severity="warning")
@@ -473,6 +485,8 @@ class IoschedApp(App[int]):
         self.push_screen(SchedulerPicker(dev.name, dev.scheduler, dev.schedulers), chosen)
 
     def start_switch(self, device: str, name: str) -> None:
+        if self.refused_read_only():  # the command palette comes here directly
+            return
         if self._switching:
             self.notify("A switch is already in progress.", severity="warning")
             return
@@ -482,6 +496,8 @@ class IoschedApp(App[int]):
     @work(thread=True, group="switch", exit_on_error=False)
     def _write_worker(self, device: str, write: Callable[[], WriteResult]) -> None:
         """A sysfs write off the UI thread: a switch on a busy device waits for its queue to drain."""
+        if self.read_only:
+            return
         try:
             result = write()
         except IoschedError as e:
@@ -524,6 +540,8 @@ class IoschedApp(App[int]):
 
     # ---- jobs ---------------------------------------------------------------------------------
     def action_job(self) -> None:
+        if self.refused_read_only():
+            return
         dev = self.selected_device()
         if dev is None:
             self.notify("No device selected.", severity="warning")
@@ -541,7 +559,7 @@ class IoschedApp(App[int]):
         self.push_screen(JobPicker(dev.name, picker_jobs(), target_hint(dev), TUI_RUNTIME_S), chosen)
 
     def start_job(self, device: str, name: str, destroy: bool = False) -> None:
-        if self.job is not None:
+        if self.job is not None or self.read_only:
             return
         from iosched.tui.job_run import JobState, tui_job
 
@@ -605,6 +623,8 @@ class IoschedApp(App[int]):
             self.compare.cancel()
 
     def action_compare(self) -> None:
+        if self.refused_read_only():
+            return
         dev = self.selected_device()
         if dev is None or not dev.has_scheduler:
             self.notify("Select a device with an IO scheduler first.", severity="warning")
@@ -627,6 +647,8 @@ class IoschedApp(App[int]):
 
     # ---- tunables and persistence -------------------------------------------------------------
     def action_tunables(self) -> None:
+        if self.refused_read_only():
+            return
         dev = self.selected_device()
         if dev is None or not dev.has_scheduler:
             self.notify("Select a device with an IO scheduler first.", severity="warning")
@@ -644,6 +666,8 @@ class IoschedApp(App[int]):
         self.push_screen(TunablesScreen(dev.name, settings), edited)
 
     def action_persist(self) -> None:
+        if self.refused_read_only():
+            return
         dev = self.selected_device()
         if dev is None or not dev.scheduler:
             self.notify("Select a device with an IO scheduler first.", severity="warning")

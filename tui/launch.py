@@ -4,7 +4,6 @@ command line imports (lazily, inside the command that opens the TUI)."""
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 import sys
 from collections.abc import Callable
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from iosched.core.errors import IoschedError
 from iosched.core.journal import default_run_dir
+from iosched.core.writer_lock import WriterBusy, acquire_writer_lock
 
 if TYPE_CHECKING:
     from iosched.core.recording import Recording
@@ -28,28 +28,16 @@ class TuiOptions:
     theme: str | None = None  # None: dark, or mono when NO_COLOR is set
     focus: str | None = None  # select this device at start (the demo sandbox)
     cleanups: tuple[Callable[[], None], ...] = field(default=())  # run on SIGHUP, which skips every `finally`
+    read_only: bool = False  # a viewer: takes no writer lock, refuses every write (browser views by default)
 
     @property
     def theme_name(self) -> str:
         return self.theme or ("mono" if os.environ.get("NO_COLOR") else "dark")
 
 
-def acquire_instance_lock(run_dir: Path) -> int | None:
-    """An exclusive lock so a second TUI on the machine is told about the first. None: lock not possible."""
-    try:
-        run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(run_dir / "tui.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return None  # not root: nothing to protect, the TUI is read-only anyway
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        other = os.read(fd, 32).decode(errors="replace").strip() or "?"
-        os.close(fd)
-        raise IoschedError(f"another iosched is already running on this machine (pid {other})") from None
-    os.ftruncate(fd, 0)
-    os.write(fd, str(os.getpid()).encode())
-    return fd
+def served_in_browser() -> bool:
+    """textual-serve runs the app with its web driver over pipes: no terminal, and none needed."""
+    return os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")
 
 
 def run_replay(options: TuiOptions, rec: Recording, name: str) -> int:
@@ -62,13 +50,24 @@ def run_replay(options: TuiOptions, rec: Recording, name: str) -> int:
 
 
 def run_app(options: TuiOptions) -> int:
-    if not sys.stdout.isatty():
+    served = served_in_browser()
+    if not sys.stdout.isatty() and not served:
         raise IoschedError("the TUI needs a terminal; use `iosched watch` or `iosched list` in scripts")
-    lock = acquire_instance_lock(default_run_dir(options.root))
+    read_only, busy, lock = options.read_only, "", None
+    if not read_only:  # viewers take no lock: any number of them may watch beside the writer
+        try:
+            lock = acquire_writer_lock(default_run_dir(options.root))
+        except WriterBusy as e:
+            if not served:
+                raise
+            # A second browser tab of `serve --allow-writes`: a view, not a dead page.
+            read_only, busy = True, f"iosched pid {e.pid} holds the writer lock: this tab is a read-only view."
     from iosched.tui.app import IoschedApp
 
     app = IoschedApp(root=options.root, interval=options.interval, theme_name=options.theme_name,
-                     focus=options.focus)
+                     focus=options.focus, read_only=read_only)
+    if busy:
+        app.call_later(app.notify, busy, severity="warning", timeout=10)
     app.hangup_cleanups.extend(options.cleanups)
     app.call_later(app.install_signal_handlers)
     try:

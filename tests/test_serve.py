@@ -1,0 +1,99 @@
+"""`iosched serve` without a browser: the host rule, the writer lock, and the read-only app refusing writes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from tui_support import SteppedSampler, populated_tree
+
+from iosched.core.writer_lock import WriterBusy, acquire_writer_lock
+from iosched.serve import app_command, is_loopback
+from iosched.tui.app import IoschedApp
+from iosched.tui.launch import served_in_browser
+from iosched.tui.screens import SchedulerPicker
+from iosched.tui.widgets import StatusBar
+
+from conftest import run_cli
+
+
+@pytest.mark.parametrize("host", ["10.0.0.1", "0.0.0.0", "::", "example.org", "192.168.1.2"])
+def test_a_non_loopback_host_needs_public(host: str):
+    r = run_cli("serve", "--host", host, "--port", "1")
+    assert r.returncode == 2
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--public" in lines[0] and "ssh -L 8000:localhost:8000" in lines[0]
+    assert r.stdout == ""
+
+
+def test_loopback_addresses():
+    assert all(is_loopback(h) for h in ("127.0.0.1", "127.1.2.3", "::1", "[::1]", "localhost"))
+    assert not any(is_loopback(h) for h in ("0.0.0.0", "::", "10.1.1.1", "host.example", ""))
+
+
+@pytest.mark.parametrize("port", ["0", "65536", "http"])
+def test_a_bad_port_is_bad_input(port: str):
+    r = run_cli("serve", "--port", port)
+    assert r.returncode == 2 and "port" in r.stderr
+
+
+def test_views_are_read_only_unless_writes_are_allowed():
+    from iosched.main import build_parser
+
+    args = build_parser().parse_args(["serve"])
+    assert app_command(args).endswith(" --read-only")
+    args = build_parser().parse_args(["--theme", "mono", "serve", "--allow-writes"])
+    command = app_command(args)
+    assert "--read-only" not in command and "--theme mono" in command and " -m iosched " in command
+
+
+def test_a_second_writer_is_refused_with_the_first_writers_pid(tmp_path: Path):
+    first = acquire_writer_lock(tmp_path / "run")
+    assert first is not None
+    try:
+        with pytest.raises(WriterBusy) as e:
+            acquire_writer_lock(tmp_path / "run")
+        assert e.value.pid == str(os.getpid()) and f"pid {os.getpid()}" in str(e.value)
+    finally:
+        os.close(first)
+    again = acquire_writer_lock(tmp_path / "run")  # released with its descriptor
+    assert again is not None
+    os.close(again)
+
+
+def test_the_web_driver_is_what_counts_as_served(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("TEXTUAL_DRIVER", raising=False)
+    assert not served_in_browser()
+    monkeypatch.setenv("TEXTUAL_DRIVER", "textual.drivers.web_driver:WebDriver")
+    assert served_in_browser()
+
+
+async def test_read_only_app_refuses_every_write_with_a_notice(tmp_path: Path):
+    tree = populated_tree(tmp_path / "root")
+    app = IoschedApp(root=tree.root, sampler=SteppedSampler(tree.root), auto_tick=False, watch_udev=False,
+                     read_only=True)
+    before = (tree.root / "sys/block/sda/queue/scheduler").read_text()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("down")  # sda
+        for key in ("s", "j", "c", "u", "P"):
+            app.clear_notifications()
+            await pilot.press(key)
+            await pilot.pause()
+            assert not isinstance(app.screen, SchedulerPicker) and app.screen is app.screen_stack[0], key
+            notes = list(app._notifications)
+            assert notes and notes[-1].title == "Read-only" and "--allow-writes" in notes[-1].message, key
+        app.start_switch("sda", "none")  # the command palette's way in
+        await pilot.pause()
+        assert app.job is None and not app.changed_devices
+        assert app.query_one(StatusBar).plain_text().startswith("iosched  read-only  sda [bfq]")
+    assert (tree.root / "sys/block/sda/queue/scheduler").read_text() == before
+
+
+async def test_a_writer_app_still_opens_the_picker(tmp_path: Path):
+    tree = populated_tree(tmp_path / "root")
+    app = IoschedApp(root=tree.root, sampler=SteppedSampler(tree.root), auto_tick=False, watch_udev=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("down", "s")
+        await pilot.pause()
+        assert isinstance(app.screen, SchedulerPicker)
