@@ -97,3 +97,21 @@ async def test_a_writer_app_still_opens_the_picker(tmp_path: Path):
         await pilot.press("down", "s")
         await pilot.pause()
         assert isinstance(app.screen, SchedulerPicker)
+
+
+def test_the_page_ships_every_glyph_the_tui_draws_that_its_font_lacks():
+    import base64
+    import io
+    import re
+
+    from glyph_coverage import drawn_characters, font_covers, glyphs_to_ship
+
+    import iosched.serve
+
+    css = (Path(iosched.serve.PAGE_DIR) / "glyphs.css").read_text()
+    font = base64.b64decode(re.search(r"base64,([^)]*)\)", css).group(1))
+    need = glyphs_to_ship()
+    assert {0x2800, 0x28FF, ord("●"), ord("▶")} <= need <= drawn_characters()
+    missing = sorted(chr(c) for c in need - font_covers(io.BytesIO(font)))
+    assert missing == [], "run docs/web_glyphs.py"
+    assert '{% include "glyphs.css" %}' in (Path(iosched.serve.PAGE_DIR) / "app_index.html").read_text()

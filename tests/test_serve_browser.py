@@ -178,6 +178,11 @@ def test_read_only_view_shows_the_device_and_refuses_a_switch(browser, loopdev: 
             # Only our own origin was loaded: the fonts and scripts come from this server.
             entries = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
             assert entries and all(e.startswith(url) or e.startswith("ws://127.0.0.1") for e in entries), entries
+            # The page's own fonts loaded: Roboto Mono from this server, the glyph subset from the page.
+            faces = browser.execute_script(
+                "return [...document.fonts].map(f => [f.family, f.unicodeRange, f.status])")
+            assert any("U+2800-28FF" in r and s == "loaded" for _, r, s in faces), faces
+            assert any(r == "U+0-10FFFF" and s == "loaded" for _, r, s in faces), faces
             page.keys("s")
             page.wait_for(lambda t: "Read-only" in t, "the read-only notice")
             from selenium.webdriver.common.keys import Keys
