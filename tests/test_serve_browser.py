@@ -1,8 +1,7 @@
 """`iosched serve` in a real headless Chromium: the page draws the TUI, keys from the browser reach it, and
 writes happen only with --allow-writes (sysfs read back).
 
-The terminal's text is read from xterm.js itself: a shift-drag selects the whole screen (shift makes xterm
-select even while the app tracks the mouse) and a copy event hands back what xterm's buffer holds.
+The terminal's text comes from xterm.js's own buffer (see browser_support).
 """
 
 from __future__ import annotations
@@ -10,140 +9,46 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import signal
-import socket
-import subprocess
-import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from browser_support import MISSING_GLYPHS_JS, Page, serving, start_chromium
 
 from conftest import Loop, need, need_real
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
-COPY_SCREEN_JS = """
-const dt = new DataTransfer();
-document.querySelector('.xterm').dispatchEvent(
-    new ClipboardEvent('copy', {clipboardData: dt, bubbles: true, cancelable: true}));
-return dt.getData('text/plain');
-"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def serving(*flags: str, run_dir: Path) -> Iterator[str]:
-    """`iosched serve` on a free loopback port in its own session; killed with all its tabs' apps after."""
-    port = free_port()
-    env = {**os.environ, "IOSCHED_RUN_DIR": str(run_dir)}
-    proc = subprocess.Popen([sys.executable, "-m", "iosched", "serve", "--port", str(port), *flags],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/"
+def need_chromium() -> None:
+    need(shutil.which("chromium") is not None and shutil.which("chromedriver") is not None,
+         "needs chromium and chromedriver (Debian: chromium chromium-driver)")
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                urllib.request.urlopen(url, timeout=2).read()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-                    raise AssertionError(f"iosched serve did not come up: {out}") from None
-                time.sleep(0.2)
-        yield url
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
+        import selenium  # noqa: F401
+    except ImportError:
+        need(False, "needs selenium (the test extra)")
 
 
 @pytest.fixture
 def browser():
-    need(shutil.which("chromium") is not None and shutil.which("chromedriver") is not None,
-         "needs chromium and chromedriver (Debian: chromium chromium-driver)")
-    try:
-        from selenium import webdriver
-        from selenium.webdriver.chrome.service import Service
-    except ImportError:
-        need(False, "needs selenium (the test extra)")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1280,1000"):
-        options.add_argument(arg)
-    driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    need_chromium()
+    driver = start_chromium()
     try:
         yield driver
     finally:
         driver.quit()
 
 
-class Page:
-    """One browser tab showing the served TUI."""
-
-    def __init__(self, driver, url: str) -> None:
-        self.driver = driver
-        driver.get(url)
-        self.wait_for(lambda t: "Device" in t and "iosched" in t, "the app's first frame")
-
-    def text(self) -> str:
-        from selenium.webdriver.common.action_chains import ActionChains
-        from selenium.webdriver.common.by import By
-        from selenium.webdriver.common.keys import Keys
-
-        screen = self.driver.find_element(By.CSS_SELECTOR, ".xterm-screen")
-        w, h = screen.size["width"], screen.size["height"]
-        if not w or not h:
-            return ""
-        (ActionChains(self.driver).key_down(Keys.SHIFT)
-         .move_to_element_with_offset(screen, -w // 2 + 1, -h // 2 + 1).click_and_hold()
-         .move_to_element_with_offset(screen, w // 2 - 1, h // 2 - 1).release().key_up(Keys.SHIFT).perform())
-        return self.driver.execute_script(COPY_SCREEN_JS) or ""
-
-    def wait_for(self, predicate: Callable[[str], bool], what: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
-        text = ""
-        while time.monotonic() < deadline:
-            if self.driver.find_elements("css selector", ".xterm-screen"):
-                text = self.text()
-                if predicate(text):
-                    return text
-            time.sleep(0.3)
-        raise AssertionError(f"timed out waiting for {what}; the page's terminal showed:\n{text}")
-
-    def keys(self, *keys: str) -> None:
-        from selenium.webdriver.common.by import By
-
-        self.driver.find_element(By.CSS_SELECTOR, ".xterm-helper-textarea").send_keys(*keys)
-
-    def status(self) -> str:
-        return self.text().splitlines()[0]
-
-    def select(self, device: str) -> str:
-        """Walk the table's cursor to the device with the arrow keys, as a person would."""
-        from selenium.webdriver.common.keys import Keys
-
-        for _ in range(200):
-            m = re.search(r"\b(\S+) \[", self.status())
-            if m and m.group(1) == device:
-                return self.text()
-            self.keys(Keys.ARROW_DOWN if m is None or m.group(1) < device else Keys.ARROW_UP)
-            time.sleep(0.1)
-        raise AssertionError(f"could not select {device}; status: {self.status()}")
+@pytest.fixture
+def bare_browser(tmp_path: Path):
+    """Chromium that sees no font on the machine at all, like a viewer's laptop that has none we use."""
+    need_chromium()
+    conf = tmp_path / "fonts.conf"
+    conf.write_text(f'<?xml version="1.0"?>\n<fontconfig><cachedir>{tmp_path}/fc-cache</cachedir></fontconfig>\n')
+    driver = start_chromium({**os.environ, "FONTCONFIG_FILE": str(conf)})
+    try:
+        yield driver
+    finally:
+        driver.quit()
 
 
 def next_scheduler(loop: Loop) -> str:
@@ -158,6 +63,18 @@ def test_page_loads_nothing_from_outside(private_journal: Path):
     assert links, html
     outside = [u for u in links if u.startswith(("http:", "https:", "//")) and not u.startswith(url)]
     assert outside == []
+
+
+def test_every_glyph_the_tui_draws_renders_without_any_font_on_the_viewers_machine(bare_browser,
+                                                                                  private_journal: Path):
+    from glyph_coverage import XTERM_DRAWS, drawn_characters
+
+    chars = [chr(c) for c in sorted(drawn_characters()) if c not in XTERM_DRAWS and c != 0x2800]  # U+2800 is blank
+    with serving(run_dir=private_journal) as url:
+        Page(bare_browser, url)
+        # Control: a snowman is in common system fonts but not in the page's: it must show as missing here.
+        assert bare_browser.execute_async_script(MISSING_GLYPHS_JS, ["\u2603", "A"]) == ["\u2603"]
+        assert bare_browser.execute_async_script(MISSING_GLYPHS_JS, chars) == []
 
 
 def test_read_only_view_shows_the_device_and_refuses_a_switch(browser, loopdev: Loop, private_journal: Path):
