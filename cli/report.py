@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 import io
 
-from iosched.core.experiment import HEADLINE, METRICS
 from iosched.core.textcharts import error_bar, log_bar
 from iosched.core.units import si
+from iosched.core.verdict import METRICS
 
 
 def runs_csv(doc: dict) -> str:
@@ -54,7 +54,8 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
                     cells.append(f"{'-':>21}")
                     continue
                 half = (x["ci95"][1] - x["ci95"][0]) / 2
-                cells.append(f"{si(x['mean']) + ' ± ' + si(half):>21}")
+                spread = " ± " + si(half) if x["n"] >= 2 else " (n=1)"  # one run has no interval
+                cells.append(f"{si(x['mean']) + spread:>21}")
             n = max((s[k]["n"] for k in s), default=0)
             lines.append(f"{lb:<{width}}" + "".join(cells) + (f"  n={n}" if i == 0 else ""))
     lines.append(f"{'':<{width}}(mean ± half-width of the 95% confidence interval)")
@@ -69,10 +70,17 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
 
 
 def verdict_text(doc: dict, verdict: dict) -> list[str]:
-    """The headline comparisons first, then whatever else differs significantly, then what was invalid."""
-    lines = [f"Verdict (Welch's t-test, alpha {verdict['alpha']:g}):"]
-    lines += [f"  {c['verdict']}" for c in verdict["pairs"] if c["metric"] in HEADLINE]
-    lines += [f"  {c['verdict']}" for c in verdict["pairs"] if c["significant"] and c["metric"] not in HEADLINE]
+    """The primary metric's verdict first, then every secondary metric (significant or not), then notes."""
+    status = verdict.get("status", "final")
+    head = {"final": "Verdict", "interim": "Interim estimate", "cancelled": "Verdict (cancelled: partial runs)"}
+    lines = [f"{head.get(status, 'Verdict')} on {verdict['primary_metric']}: {verdict['method']}"]
+    comps = verdict["comparisons"]
+    lines += [f"  {c['verdict']}" for c in comps if c["primary"]]
+    secondary = [c for c in comps if not c["primary"]]
+    if secondary:
+        lines.append("Secondary metrics (tested only once the primary metric differs; Holm-corrected):")
+        lines += [f"  {c['verdict']}" for c in secondary]
+    lines += [f"  note: {note}" for note in verdict.get("notes", [])]
     lines += [f"  invalid: {bad}" for bad in verdict["invalid"]]
     lines += [f"  note: {note}" for note in doc.get("notes", [])]
     return lines

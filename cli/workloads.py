@@ -10,11 +10,9 @@ from pathlib import Path
 from iosched.core.errors import BadInput
 from iosched.core.experiment import (
     Event,
-    RunningVerdict,
     Variant,
     Workload,
     check_variants,
-    judge,
     parse_variants,
     run_alternation,
     run_experiment,
@@ -24,6 +22,7 @@ from iosched.core.jobs import CATALOG, Job, load_job
 from iosched.core.sampler import Sampler, compute_rates
 from iosched.core.targets import Target, choose_target
 from iosched.core.units import human_size, si
+from iosched.core.verdict import METRIC_NAMES, RunningVerdict, judge, sequential_plan
 from iosched.report import runs_csv, text_report
 
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -84,6 +83,12 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--drop-caches", action="store_true", help="sync and drop caches before each run")
     s.add_argument("--settle", type=float, default=1.0, help="seconds of quiet before each run (default 1)")
     s.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    s.add_argument("--metric", choices=METRIC_NAMES,
+                   help="the primary metric the verdict is about (default iops; wall_s for --cmd)")
+    s.add_argument("--until-verdict", action="store_true",
+                   help="sequential: stop as soon as the primary metric crosses a boundary that keeps the overall "
+                        "false-positive rate at alpha (at most --max-runs per variant, or --duration)")
+    s.add_argument("--max-runs", type=int, default=20, help="with --until-verdict: most runs per variant (default 20)")
     s.add_argument("--alternate", type=parse_seconds, metavar="S",
                    help="live alternation: one continuous run, switching every S seconds")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="length of a live alternation (default 60s)")
@@ -94,6 +99,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("report", help="show a saved experiment or a recording again")
     s.add_argument("file")
     s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--metric", choices=METRIC_NAMES, help="judge this primary metric instead of the saved one")
     s.add_argument("--json", action="store_true")
     s.add_argument("--csv", action="store_true")
     s.set_defaults(func=cmd_report)
@@ -192,7 +198,8 @@ def _printer(quiet: bool, verdict: RunningVerdict | None = None):
         if quiet and e.kind != "note":
             return
         if e.kind == "progress" and e.progress is not None:
-            line = f"run {e.index + 1}/{e.total} {e.variant:<14} " + _live(e.progress, None)
+            total = f"{e.index + 1}/{e.total}" if e.total else f"{e.index + 1}"
+            line = f"run {total} {e.variant:<14} " + _live(e.progress, None)
             print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
         elif e.kind == "run-end" and e.run is not None:
             m = e.run["metrics"]
@@ -201,7 +208,6 @@ def _printer(quiet: bool, verdict: RunningVerdict | None = None):
             line = f"run {e.index + 1}/{e.total} {e.variant:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{bad}"
             print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, flush=True)
             if verdict is not None:
-                verdict.add(e.run)
                 for text in verdict.lines():
                     print(f"    so far: {text}", file=sys.stderr, flush=True)
         elif e.kind == "note":
@@ -215,33 +221,47 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise BadInput("--alpha must lie between 0 and 0.5")
     if args.repeat < 1 or args.repeat > 1000:
         raise BadInput("--repeat must be between 1 and 1000")
+    if args.until_verdict and not 4 <= args.max_runs <= 200:
+        raise BadInput("--max-runs must be between 4 and 200")
     check_variants(args.device, variants, args.root)
     if args.save:
         _check_writable(args.save)
     quiet = args.json or args.csv
-    if args.alternate:
-        if args.cmd:
-            raise BadInput("--alternate needs a --job (one continuous fio run), not --cmd")
-        if args.runtime is not None:
-            raise BadInput("--alternate runs for --duration; --runtime does not apply")
-        args.runtime = args.duration + 10.0  # fio outlives the last turn and is stopped then
-        wl = _workload(args)
-        doc = run_alternation(args.device, variants, wl, args.alternate, args.duration, root=args.root,
-                              on_event=_printer(quiet, RunningVerdict([v.label for v in variants], args.alpha)))
-    else:
-        wl = _workload(args)
-        try:
-            doc = run_experiment(args.device, variants, wl, args.repeat, args.drop_caches, args.settle, args.root,
-                                 _printer(quiet, RunningVerdict([v.label for v in variants], args.alpha)))
-        except BaseException as e:
-            partial = getattr(e, "partial_doc", None)
-            if args.save and partial is not None and partial["runs"]:
-                partial["judgement"] = judge(partial, args.alpha)
-                Path(args.save).write_text(json.dumps(partial))
-                print(f"iosched: the {len(partial['runs'])} finished run(s) were saved to {args.save}",
-                      file=sys.stderr)
-            raise
-    verdict = judge(doc, args.alpha)
+    metric = args.metric or ("wall_s" if args.cmd else "iops")
+    labels = [v.label for v in variants]
+    kind = "alternate" if args.alternate else "compare"
+    plan = None
+    if args.until_verdict:
+        most = int(args.duration // args.alternate) // len(variants) if args.alternate else args.max_runs
+        plan = sequential_plan(most, args.alpha, len(variants), bool(args.alternate))
+    running = RunningVerdict(labels, args.alpha, metric, kind, plan)
+    stop = running.should_stop if plan else running.add_and_continue
+    try:
+        if args.alternate:
+            if args.cmd:
+                raise BadInput("--alternate needs a --job (one continuous fio run), not --cmd")
+            if args.runtime is not None:
+                raise BadInput("--alternate runs for --duration; --runtime does not apply")
+            args.runtime = args.duration + 10.0  # fio outlives the last turn and is stopped then
+            wl = _workload(args)
+            doc = run_alternation(args.device, variants, wl, args.alternate, args.duration, root=args.root,
+                                  on_event=_printer(quiet, running), stop=stop, sequential=plan)
+        else:
+            wl = _workload(args)
+            repeat = args.max_runs if plan else args.repeat
+            doc = run_experiment(args.device, variants, wl, repeat, args.drop_caches, args.settle, args.root,
+                                 _printer(quiet, running), stop=stop, sequential=plan)
+    except BaseException as e:
+        partial = getattr(e, "partial_doc", None)
+        if args.save and partial is not None and partial["runs"]:
+            partial["primary_metric"] = metric
+            partial["judgement"] = judge(partial, args.alpha, metric)
+            Path(args.save).write_text(json.dumps(partial))
+            print(f"iosched: the {len(partial['runs'])} finished run(s) were saved to {args.save} "
+                  "(status: cancelled)", file=sys.stderr)
+        raise
+    doc["primary_metric"] = metric
+    verdict = judge(doc, args.alpha, metric)
     doc["judgement"] = verdict
     if args.save:
         Path(args.save).write_text(json.dumps(doc))
@@ -271,8 +291,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not doc.get("variants"):
         raise BadInput(f"{args.file} is not a saved iosched experiment (no runs or variants)")
     try:
-        verdict = judge(doc, args.alpha)
-    except (KeyError, TypeError, AttributeError) as e:
+        verdict = judge(doc, args.alpha, args.metric)
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise BadInput(f"{args.file} is not a saved iosched experiment (bad {e})") from None
     _render(doc, verdict, args)
     return 0
@@ -281,6 +301,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def _render(doc: dict, verdict: dict, args: argparse.Namespace) -> None:
     if args.json:
         out = {k: v for k, v in doc.items() if k != "runs"}
+        out["primary_metric"] = verdict["primary_metric"]
+        out["status"] = verdict["status"]
+        out["comparisons"] = verdict["comparisons"]
         out["runs"] = doc["runs"]
         out["judgement"] = verdict
         print(json.dumps(out, indent=1))

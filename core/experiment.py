@@ -26,10 +26,12 @@ from iosched.core.jobs import Job, JobFile
 from iosched.core.monitor import Monitor
 from iosched.core.sampler import Sample, compute_rates
 from iosched.core.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr, switch_scheduler
-from iosched.core.stats import Comparison, compare, summarize
 from iosched.core.targets import Target
 from iosched.core.tunables import validate
+from iosched.core.verdict import METRICS, RunningVerdict, judge
 from iosched.core.writes import QUEUE_KNOBS, drop_caches, forget_unchanged, write_attr
+
+__all__ = ["METRICS", "RunningVerdict", "judge"]  # re-exported from core/verdict.py
 
 # --- variants ---------------------------------------------------------------------------------------------
 
@@ -280,8 +282,13 @@ def _shielded() -> Iterator[None]:
 
 def run_experiment(device: str, variants: list[Variant], workload: Workload, repeat: int = 3,
                    drop: bool = False, settle: float = 1.0, root: str | Path = "/",
-                   on_event: Callable[[Event], None] | None = None, ctl: Control | None = None) -> dict:
-    """Run every variant ``repeat`` times in interleaved order; returns the document `report` judges."""
+                   on_event: Callable[[Event], None] | None = None, ctl: Control | None = None,
+                   stop: Callable[[dict], bool] | None = None, sequential: dict | None = None) -> dict:
+    """Run every variant ``repeat`` times in interleaved order; returns the document `report` judges.
+
+    ``stop`` sees each finished run and ends the experiment early when it returns True (the sequential
+    boundary); ``sequential`` is that boundary's plan, saved so `report` judges against the same level.
+    """
     if repeat < 1:
         raise BadInput("--repeat must be at least 1")
     check_variants(device, variants, root)
@@ -296,6 +303,8 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
         "repeat": repeat, "drop_caches": drop, "settle_s": settle, "workload": workload.to_json(),
         "original": cfg.snapshot(), "runs": [], "notes": [],
     }
+    if sequential is not None:
+        doc["sequential"] = sequential
     t_origin = time.monotonic()
     try:
         for n, vi in enumerate(order):
@@ -312,7 +321,11 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
             run["start"] -= t_origin
             run["end"] -= t_origin
             doc["runs"].append(run)
+            done = stop is not None and stop(run)
             emit(Event("run-end", n, len(order), v.label, run=run))
+            if done:
+                doc["notes"].append(f"stopped after run {n + 1} of at most {len(order)}: the boundary was crossed")
+                break
     except BaseException as e:  # cancel, Ctrl-C, SIGTERM, a failed run: what finished can still be saved
         doc["notes"].append(f"ended early ({type(e).__name__}: {e}): results cover the runs that finished")
         doc["cancelled"] = True
@@ -379,68 +392,29 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     }
 
 
-# --- judging ------------------------------------------------------------------------------------------------
-
-# key, label, unit, word for more, word for less
-METRICS: list[tuple[str, str, str, str, str]] = [
-    ("iops", "IOPS", "", "more", "fewer"),
-    ("mb_s", "MB/s", "", "more", "fewer"),
-    ("wall_s", "wall time", "s", "longer", "shorter"),
-    ("clat_mean_us", "mean latency", "µs", "higher", "lower"),
-    ("clat_p50_us", "p50 latency", "µs", "higher", "lower"),
-    ("clat_p99_us", "p99 latency", "µs", "higher", "lower"),
-    ("clat_p999_us", "p99.9 latency", "µs", "higher", "lower"),
-    ("cpu_us_per_io", "CPU µs per IO", "", "more", "less"),
-    ("cpu_usr", "CPU usr", "%", "more", "less"),
-    ("cpu_sys", "CPU sys", "%", "more", "less"),
-    ("cpu_iowait", "CPU iowait", "%", "more", "less"),
-    ("dev_r_await", "device r_await", "ms", "higher", "lower"),
-    ("dev_w_await", "device w_await", "ms", "higher", "lower"),
-]
-HEADLINE = ("iops", "wall_s", "cpu_us_per_io", "clat_p99_us")
-
-
-def judge(doc: dict, alpha: float = 0.05) -> dict:
-    """Summaries per variant and pairwise comparisons, from the valid runs of ``doc`` (re-judgeable)."""
-    labels = [v["label"] for v in doc["variants"]]
-    valid = [r for r in doc["runs"] if r.get("valid", True)]
-    values: dict[str, dict[str, list[float]]] = {lb: {} for lb in labels}
-    for r in valid:
-        for key, x in r["metrics"].items():
-            if isinstance(x, (int, float)) and r["variant"] in values:
-                values[r["variant"]].setdefault(key, []).append(float(x))
-    summaries = {lb: {k: summarize(xs).to_json() for k, xs in m.items()} for lb, m in values.items()}
-    pairs: list[Comparison] = []
-    for i, a in enumerate(labels):
-        for b in labels[i + 1:]:
-            for key, label, _unit, more, fewer in METRICS:
-                xa, xb = values[a].get(key), values[b].get(key)
-                if xa and xb and any(xa) and any(xb):
-                    pairs.append(compare(key, label, a, xa, b, xb, alpha, more, fewer))
-    invalid = [f"run {r['index'] + 1} ({r['variant']}): {r['invalid_reason']}" for r in doc["runs"]
-               if not r.get("valid", True)]
-    return {"alpha": alpha, "summaries": summaries, "pairs": [c.to_json() for c in pairs], "invalid": invalid}
-
-
 # --- live alternation ---------------------------------------------------------------------------------------
 
 
 def run_alternation(device: str, variants: list[Variant], workload: Workload, every: float, duration: float,
                     discard: float = 1.0, root: str | Path = "/", on_event: Callable[[Event], None] | None = None,
-                    ctl: Control | None = None) -> dict:
+                    ctl: Control | None = None, stop: Callable[[dict], bool] | None = None,
+                    sequential: dict | None = None) -> dict:
     """One continuous fio run while the variants take turns every ``every`` seconds.
 
     The job's runtime must exceed ``duration`` (fio is stopped when the last turn ends).
 
-    Each turn is one sample (its mean over the turn, after discarding the first ``discard`` seconds), so the
-    statistics treat turns, not seconds, as independent: honest, if slower to reach significance.
+    Turns go in balanced order (A B, B A, A B ...: one pass over the variants, then the reverse) and only
+    whole passes are run. Each turn is one sample (its mean over the turn, after discarding the first
+    ``discard`` seconds); the verdict pairs the turns within each pass (core/verdict.py), so drift the
+    variants share cancels. ``stop`` and ``sequential`` as in `run_experiment`.
     """
     if workload.job is None or workload.target is None:
         raise BadInput("live alternation needs a fio job")
     if every <= discard + 0.5:
         raise BadInput(f"--alternate must be longer than {discard + 0.5:g} s (the first {discard:g} s of a turn "
                        "is discarded)")
-    if duration < 2 * len(variants) * every:
+    passes = int(duration // every) // len(variants)
+    if passes < 2:
         raise BadInput(f"--duration must allow at least two turns per variant ({2 * len(variants) * every:g} s)")
     check_variants(device, variants, root)
     ctl = ctl or Control()
@@ -453,6 +427,8 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
         "discard_s": discard, "workload": workload.to_json(), "original": cfg.snapshot(), "runs": [], "notes": [],
         "order": [],
     }
+    if sequential is not None:
+        doc["sequential"] = sequential
     configs = {v.label: cfg.apply(v) for v in variants}  # captures each scheduler's defaults before the load
     result: dict = {}
 
@@ -475,7 +451,8 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     try:
         cfg.apply(variants[0])
         worker.start()
-        turns = int(duration // every)
+        order = plan_order(len(variants), passes)
+        turns = len(order)
         t_next = time.monotonic() + 1.0  # give fio a moment to lay out and start
         _sleep_until(t_next, ctl, worker)
         for k in range(turns):
@@ -483,7 +460,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
                 raise Cancelled("cancelled")
             if not worker.is_alive():
                 break
-            v = variants[k % len(variants)]
+            v = variants[order[k]]
             cur[0] = v.label
             t_turn = time.monotonic()
             config = cfg.apply(v)
@@ -502,7 +479,16 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
                    "invalid_reason": None if now == config["scheduler"] else f"scheduler changed to {now}"}
             doc["runs"].append(run)
             doc["order"].append(v.label)
+            done = stop is not None and stop(run)
             emit(Event("run-end", k, turns, v.label, run=run))
+            if done:
+                doc["notes"].append(f"stopped after turn {k + 1} of at most {turns}: the boundary was crossed")
+                break
+    except BaseException as e:  # as in run_experiment: the turns that finished can still be saved
+        doc["notes"].append(f"ended early ({type(e).__name__}: {e}): results cover the turns that finished")
+        doc["cancelled"] = True
+        e.partial_doc = doc  # type: ignore[attr-defined]
+        raise
     finally:
         with _shielded():
             if worker.is_alive():
@@ -526,30 +512,3 @@ def _sleep_until(t: float, ctl: Control, worker: threading.Thread) -> None:
         left = t - time.monotonic()
         if left <= 0 or ctl.cancelled.wait(min(left, 0.1)):
             return
-
-
-class RunningVerdict:
-    """The verdict so far, updated as runs (or alternation turns) end: first variant against each other."""
-
-    def __init__(self, labels: list[str], alpha: float = 0.05) -> None:
-        self.labels = labels
-        self.alpha = alpha
-        self.values: dict[str, dict[str, list[float]]] = {lb: {} for lb in labels}
-
-    def add(self, run: dict) -> None:
-        if not run.get("valid", True) or run["variant"] not in self.values:
-            return
-        for key in ("iops", "wall_s"):
-            x = run["metrics"].get(key)
-            if isinstance(x, (int, float)):
-                self.values[run["variant"]].setdefault(key, []).append(float(x))
-
-    def lines(self) -> list[str]:
-        out = []
-        a = self.labels[0]
-        for b in self.labels[1:]:
-            for key, label, _unit, more, fewer in METRICS:
-                xa, xb = self.values[a].get(key, []), self.values[b].get(key, [])
-                if key in ("iops", "wall_s") and len(xa) >= 2 and len(xb) >= 2:
-                    out.append(compare(key, label, a, xa, b, xb, self.alpha, more, fewer).verdict)
-        return out

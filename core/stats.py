@@ -1,4 +1,5 @@
-"""Small, dependency-free statistics for A/B runs: summaries, Student t, Welch's test and a verdict in words.
+"""Small, dependency-free statistics for A/B runs: summaries, Student t, Welch's test, effects as ratios
+estimated on the log scale with confidence intervals, Holm's correction and planning figures.
 
 The Student-t distribution comes from the regularized incomplete beta function (continued fraction,
 modified Lentz); tests check it against published t-table values.
@@ -9,6 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -58,23 +61,35 @@ def t_sf2(t: float, df: float) -> float:
     return betainc(df / 2.0, 0.5, df / (df + t * t))
 
 
+def _t_pdf(t: float, df: float) -> float:
+    ln = math.lgamma((df + 1.0) / 2.0) - math.lgamma(df / 2.0) - 0.5 * math.log(df * math.pi)
+    return math.exp(ln - (df + 1.0) / 2.0 * math.log1p(t * t / df))
+
+
+@lru_cache(maxsize=4096)
 def t_ppf(q: float, df: float) -> float:
-    """Quantile of Student's t (q in (0.5, 1)), by bisection on the two-sided tail."""
+    """Quantile of Student's t (q in (0.5, 1)): Newton steps on the two-sided tail, kept inside a bracket."""
     if not 0.5 < q < 1.0:
         raise ValueError("q must lie in (0.5, 1)")
     target = 2.0 * (1.0 - q)
     lo, hi = 0.0, 1.0
     while t_sf2(hi, df) > target:
-        hi *= 2.0
-    for _ in range(200):
-        mid = (lo + hi) / 2.0
-        if t_sf2(mid, df) > target:
-            lo = mid
+        lo, hi = hi, hi * 2.0
+    x = (lo + hi) / 2.0
+    for _ in range(100):
+        f = t_sf2(x, df) - target  # decreasing in x
+        if f > 0:
+            lo = x
         else:
-            hi = mid
-        if hi - lo < 1e-12 * max(1.0, hi):
-            break
-    return (lo + hi) / 2.0
+            hi = x
+        step = f / (2.0 * _t_pdf(x, df))
+        nxt = x + step
+        if not lo < nxt < hi:
+            nxt = (lo + hi) / 2.0
+        if abs(nxt - x) < 1e-13 * max(1.0, x) or hi - lo < 1e-13 * max(1.0, hi):
+            return nxt
+        x = nxt
+    return x
 
 
 @dataclass(frozen=True)
@@ -115,77 +130,176 @@ class Welch:
 
 
 def welch(a: Sequence[float], b: Sequence[float]) -> Welch | None:
-    """Welch's unequal-variance t-test; None when either side has fewer than two values."""
+    """Welch's unequal-variance t-test; None when either side has fewer than two values or neither varies."""
     if len(a) < 2 or len(b) < 2:
         return None
     sa, sb = summarize(a), summarize(b)
     va, vb = sa.stdev ** 2 / sa.n, sb.stdev ** 2 / sb.n
     se2 = va + vb
     if se2 == 0.0:
-        # Both sides identical run to run: equal means are the same, different means are certainly different.
-        same = sa.mean == sb.mean
-        return Welch(0.0 if same else math.copysign(math.inf, sb.mean - sa.mean), math.nan, 1.0 if same else 0.0)
+        return None  # no run-to-run variance: no honest p-value, whether the means agree or not
     t = (sb.mean - sa.mean) / math.sqrt(se2)
     df = se2 ** 2 / ((va ** 2 / (sa.n - 1) if va else 0.0) + (vb ** 2 / (sb.n - 1) if vb else 0.0))
     return Welch(t, df, t_sf2(t, df))
 
 
+
+# --- effects as ratios ---------------------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
-class Comparison:
-    """B against A for one metric."""
+class CannotJudge:
+    """No honest p-value exists for these values: ``reason`` says why, in words."""
 
-    metric: str
-    a: str
-    b: str
-    a_mean: float
-    b_mean: float
-    diff_pct: float | None  # (B - A) / A in percent
-    p_value: float | None
-    significant: bool
-    detectable_pct: float | None  # smallest difference these runs could separate (80% power), in %
-    verdict: str
-
-    def to_json(self) -> dict:
-        return {
-            "metric": self.metric, "a": self.a, "b": self.b, "a_mean": self.a_mean, "b_mean": self.b_mean,
-            "diff_pct": self.diff_pct, "p_value": self.p_value, "significant": self.significant,
-            "detectable_pct": self.detectable_pct, "verdict": self.verdict,
-        }
+    reason: str
 
 
-def _fmt_p(p: float) -> str:
-    if p < 0.001:
-        return "p<0.001"
-    return f"p={p:.3f}" if p < 0.01 else f"p={p:.2f}"
+@dataclass(frozen=True)
+class RatioEstimate:
+    """Variant against baseline as a ratio of geometric means, estimated on the log scale."""
+
+    ratio: float  # variant / baseline
+    ci_low: float  # confidence interval of the ratio at ``level``
+    ci_high: float
+    level: float
+    p_value: float  # two-sided, for "ratio = 1"
+    t: float
+    df: float
+    sd_log: float  # run-to-run noise on the log scale (per run, or per paired difference): for planning
+    n: tuple[int, int]  # runs (baseline, variant), or (pairs, pairs) for a paired estimate
 
 
-def compare(metric: str, label: str, a_name: str, a: Sequence[float], b_name: str, b: Sequence[float],
-            alpha: float = 0.05, more: str = "more", fewer: str = "fewer") -> Comparison:
-    """Judge B against A; the verdict names the size of the effect and its uncertainty, never a bare number.
+def log_values(values: Sequence[float], who: str) -> list[float] | CannotJudge:
+    """Natural logs of ``values``, or why they cannot be judged as ratios (too few, NaN, zero or negative)."""
+    if len(values) < 2:
+        return CannotJudge(f"fewer than 2 valid runs of {who}")
+    if any(not math.isfinite(v) for v in values):
+        return CannotJudge(f"{who} has a value that is not a finite number")
+    if any(v <= 0.0 for v in values):
+        return CannotJudge(f"{who} has a zero or negative value, so a ratio is undefined")
+    return [math.log(v) for v in values]
 
-    ``label`` is the metric in words ("IOPS", "CPU µs per IO"); ``more``/``fewer`` the words for its
-    direction ("higher"/"lower" suits latencies).
+
+def _mean_var(xs: Sequence[float]) -> tuple[float, float]:
+    m = math.fsum(xs) / len(xs)
+    return m, math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+
+
+def log_ratio_welch(baseline: Sequence[float], variant: Sequence[float], level: float = 0.95,
+                    names: tuple[str, str] = ("the baseline", "the variant")) -> RatioEstimate | CannotJudge:
+    """Welch's t-test and CI on log values: the effect of ``variant`` over ``baseline`` as a ratio.
+
+    Noise in throughput and latency is multiplicative, so logs make the two arms' spreads comparable and the
+    interval of the ratio asymmetric as it should be.
     """
-    sa, sb = summarize(a), summarize(b)
-    diff = (sb.mean - sa.mean) / sa.mean * 100.0 if sa.n and sa.mean else None
-    w = welch(a, b)
-    if w is None:
-        return Comparison(metric, a_name, b_name, sa.mean, sb.mean, diff, None, False, None,
-                          f"{label}: too few runs to judge (need at least 2 per side)")
-    significant = w.p_value < alpha
-    detectable = None
-    if sa.mean and not math.isnan(w.df):
-        se = math.sqrt(sa.stdev ** 2 / sa.n + sb.stdev ** 2 / sb.n)
-        df = max(w.df, 1.0)
-        detectable = (t_ppf(1 - alpha / 2, df) + t_ppf(0.8, df)) * se / abs(sa.mean) * 100.0
-    if significant and diff is not None:
-        word = more if diff > 0 else fewer
-        verdict = f"{b_name}: {abs(diff):.0f}% {word} {label} than {a_name}, {_fmt_p(w.p_value)}"
-    else:
-        verdict = f"{label}: no significant difference ({_fmt_p(w.p_value)})"
-        if detectable is not None and detectable > 100.0:
-            verdict += "; run-to-run noise is too large to judge: add repeats or use live alternation"
-        elif detectable is not None and detectable > 10.0:
-            verdict += (f"; run-to-run noise hides differences under ~{detectable:.0f}%:"
-                        " add repeats or use live alternation")
-    return Comparison(metric, a_name, b_name, sa.mean, sb.mean, diff, w.p_value, significant, detectable, verdict)
+    la, lb = log_values(baseline, names[0]), log_values(variant, names[1])
+    if isinstance(la, CannotJudge):
+        return la
+    if isinstance(lb, CannotJudge):
+        return lb
+    ma, va = _mean_var(la)
+    mb, vb = _mean_var(lb)
+    sa, sb = va / len(la), vb / len(lb)
+    se2 = sa + sb
+    if se2 <= 0.0 or se2 < 1e-24 * max(1.0, ma * ma, mb * mb):
+        return CannotJudge("no run-to-run variance (identical values), so the noise cannot be estimated")
+    df = se2 ** 2 / (sa ** 2 / (len(la) - 1) + sb ** 2 / (len(lb) - 1))
+    se = math.sqrt(se2)
+    d = mb - ma
+    half = t_ppf(0.5 + level / 2.0, df) * se
+    pooled = math.sqrt(((len(la) - 1) * va + (len(lb) - 1) * vb) / (len(la) + len(lb) - 2))
+    return RatioEstimate(math.exp(d), math.exp(d - half), math.exp(d + half), level, t_sf2(d / se, df), d / se,
+                         df, pooled, (len(la), len(lb)))
+
+
+def log_ratio_paired(log_diffs: Sequence[float], level: float = 0.95) -> RatioEstimate | CannotJudge:
+    """One-sample t-test and CI on paired log differences (variant minus baseline within one pass)."""
+    if len(log_diffs) < 2:
+        return CannotJudge("fewer than 2 complete passes over the variants")
+    if any(not math.isfinite(x) for x in log_diffs):
+        return CannotJudge("a turn has a value that is not a finite positive number")
+    m, v = _mean_var(log_diffs)
+    if v <= 0.0 or v < 1e-24 * max(1.0, m * m):
+        return CannotJudge("no turn-to-turn variance (identical differences), so the noise cannot be estimated")
+    df = len(log_diffs) - 1.0
+    se = math.sqrt(v / len(log_diffs))
+    half = t_ppf(0.5 + level / 2.0, df) * se
+    n = len(log_diffs)
+    return RatioEstimate(math.exp(m), math.exp(m - half), math.exp(m + half), level, t_sf2(m / se, df), m / se, df,
+                         math.sqrt(v), (n, n))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the input order: reject where adjusted p < alpha.
+
+    Controls the chance of any false "significant" across the family at alpha, whatever the dependence.
+    """
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+def _norm_cdf(x: float) -> float:
+    return 0.5 * math.erfc(-x / math.sqrt(2.0))
+
+
+def t_test_power(n: int, sd_log: float, ratio: float, alpha: float = 0.05,
+                 design: Literal["two-sample", "paired"] = "two-sample") -> float:
+    """Power of the two-sided t-test at ``alpha`` to detect ``ratio`` with ``n`` runs per arm (or pairs).
+
+    The noncentral t by integration over the chi distribution of the noise estimate (Simpson's rule on
+    u = sqrt(chi-square), which has no singularity at 0): P(|Z + ncp| > c u / sqrt(df)).
+    """
+    df = 2.0 * (n - 1) if design == "two-sample" else n - 1.0
+    ncp = abs(math.log(ratio)) / (sd_log * math.sqrt((2.0 if design == "two-sample" else 1.0) / n))
+    c = t_ppf(1.0 - alpha / 2.0, df)
+    ln_norm = (df / 2.0 - 1.0) * math.log(2.0) + math.lgamma(df / 2.0)
+    top = math.sqrt(df) + 12.0
+    # Fine enough that c u / sqrt(df) moves by at most 0.05 a step (df = 1 needs thousands of steps).
+    steps = max(600, math.ceil(top * c / math.sqrt(df) / 0.05))
+    steps += steps % 2
+    h = top / steps
+    total = 0.0
+    for i in range(steps + 1):
+        u = i * h
+        if u == 0.0:
+            dens = 1.0 / math.exp(ln_norm) if df == 1.0 else 0.0
+        else:
+            dens = math.exp((df - 1.0) * math.log(u) - u * u / 2.0 - ln_norm)
+        k = c * u / math.sqrt(df)
+        f = (_norm_cdf(ncp - k) + _norm_cdf(-ncp - k)) * dens
+        total += f * (1 if i in (0, steps) else 4 if i % 2 else 2)
+    return min(1.0, total * h / 3.0)
+
+
+def runs_needed(sd_log: float, ratio: float = 1.10, alpha: float = 0.05, power: float = 0.8,
+                design: Literal["two-sample", "paired"] = "two-sample", limit: int = 10_000) -> int | None:
+    """Fewest runs per arm (or pairs) for a two-sided t-test at ``alpha`` to detect ``ratio`` with ``power``.
+
+    A planning figure for a stated difference at a stated noise, not post-hoc power at the observed
+    difference. None when more than ``limit`` would be needed or the noise is unknown.
+    """
+    if not (sd_log > 0 and math.isfinite(sd_log)) or ratio <= 0 or ratio == 1.0:
+        return None
+
+    def enough(n: int) -> bool:
+        return t_test_power(n, sd_log, ratio, alpha, design) >= power
+
+    if not enough(limit):
+        return None
+    hi = 2
+    while not enough(hi):
+        hi *= 2
+    lo = hi // 2  # not enough (or below 2)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if enough(mid):
+            hi = mid
+        else:
+            lo = mid
+    return max(hi, 2)

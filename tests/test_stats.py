@@ -1,10 +1,26 @@
-"""Statistics against published t-table values and reference results (computed once with scipy.stats)."""
+"""Statistics against published t-table values and against scipy on many seeded random inputs."""
 
 import math
+import random
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sp
 
-from iosched.core.stats import compare, summarize, t_ppf, t_sf2, welch
+from iosched.core.stats import (
+    CannotJudge,
+    holm,
+    log_ratio_paired,
+    log_ratio_welch,
+    runs_needed,
+    summarize,
+    t_ppf,
+    t_sf2,
+    t_test_power,
+    welch,
+)
 
 # Two-sided critical values t(0.975, df) and t(0.995, df) from the standard t table.
 T_TABLE = [(1, 12.706, 63.657), (2, 4.303, 9.925), (4, 2.776, 4.604), (10, 2.228, 3.169), (30, 2.042, 2.750)]
@@ -44,19 +60,118 @@ def test_summary_confidence_interval():
 
 def test_too_few_runs_and_zero_variance():
     assert welch([1.0], [2.0, 3.0]) is None
-    assert welch([5.0, 5.0], [5.0, 5.0]).p_value == 1.0
-    assert welch([5.0, 5.0], [6.0, 6.0]).p_value == 0.0
-    c = compare("iops", "IOPS", "none", [1.0], "bfq", [2.0, 3.0])
-    assert not c.significant and "too few runs" in c.verdict
+    assert welch([5.0, 5.0], [5.0, 5.0]) is None
+    assert welch([5.0, 5.0], [6.0, 6.0]) is None  # constant but different: no p-value, not "certain"
 
 
-def test_verdicts_in_words():
-    c = compare("iops", "IOPS", "none", [220100, 218500, 223900], "bfq", [141000, 139200, 146800])
-    assert c.significant and c.verdict == "bfq: 36% fewer IOPS than none, p<0.001"
-    same = compare("iops", "IOPS", "a", [100, 104, 97, 101], "b", [99, 106, 95])
-    assert not same.significant
-    assert same.verdict.startswith("IOPS: no significant difference (p=0.90)")
-    noisy = compare("iops", "IOPS", "a", [100, 140, 80], "b", [120, 90, 150])
-    assert not noisy.significant and "add repeats or use live alternation" in noisy.verdict
-    lat = compare("p99", "p99 latency", "a", [10, 11, 10.5], "b", [20, 21, 20.5], more="higher", fewer="lower")
-    assert lat.verdict.startswith("b: 95% higher p99 latency than a, p")
+def test_t_functions_match_scipy_on_random_inputs():
+    rng = random.Random(1)
+    for _ in range(300):
+        df = rng.choice([rng.uniform(1.0, 5.0), rng.uniform(5.0, 400.0)])
+        t = rng.uniform(0.05, 12.0)
+        assert t_sf2(t, df) == pytest.approx(2 * sp.t.sf(t, df), rel=1e-8, abs=1e-14)
+        q = rng.uniform(0.6, 0.9999)
+        assert t_ppf(q, df) == pytest.approx(sp.t.ppf(q, df), rel=1e-8)
+
+
+def _lognormal(rng: random.Random, n: int, mu: float, sd: float) -> list[float]:
+    return [math.exp(rng.gauss(mu, sd)) for _ in range(n)]
+
+
+def test_log_ratio_welch_matches_scipy_on_random_inputs():
+    rng = random.Random(2)
+    for _ in range(300):
+        a = _lognormal(rng, rng.randint(2, 12), rng.uniform(-3, 12), rng.uniform(0.01, 0.8))
+        b = _lognormal(rng, rng.randint(2, 12), rng.uniform(-3, 12), rng.uniform(0.01, 0.8))
+        level = rng.choice([0.9, 0.95, 0.99])
+        e = log_ratio_welch(a, b, level)
+        assert not isinstance(e, CannotJudge)
+        ref = sp.ttest_ind(np.log(b), np.log(a), equal_var=False)
+        ci = ref.confidence_interval(level)
+        assert e.p_value == pytest.approx(ref.pvalue, rel=1e-7, abs=1e-13)
+        assert e.t == pytest.approx(ref.statistic, rel=1e-9)
+        assert e.df == pytest.approx(ref.df, rel=1e-9)
+        assert (e.ci_low, e.ci_high) == pytest.approx((math.exp(ci.low), math.exp(ci.high)), rel=1e-8)
+        gm = math.exp(np.mean(np.log(b)) - np.mean(np.log(a)))
+        assert e.ratio == pytest.approx(gm, rel=1e-10) and e.n == (len(a), len(b))
+
+
+def test_log_ratio_paired_matches_scipy_on_random_inputs():
+    rng = random.Random(3)
+    for _ in range(300):
+        d = [rng.gauss(rng.uniform(-0.5, 0.5), rng.uniform(0.005, 0.5)) for _ in range(rng.randint(2, 30))]
+        e = log_ratio_paired(d)
+        assert not isinstance(e, CannotJudge)
+        ref = sp.ttest_1samp(d, 0.0)
+        ci = ref.confidence_interval(0.95)
+        assert e.p_value == pytest.approx(ref.pvalue, rel=1e-7, abs=1e-13)
+        assert (e.ci_low, e.ci_high) == pytest.approx((math.exp(ci.low), math.exp(ci.high)), rel=1e-8)
+        assert e.sd_log == pytest.approx(np.std(d, ddof=1), rel=1e-9)
+
+
+def test_cannot_judge_edge_cases_give_reasons_not_p_values():
+    assert "fewer than 2" in log_ratio_welch([1.0], [2.0, 3.0]).reason
+    assert "not a finite" in log_ratio_welch([1.0, math.nan], [2.0, 3.0]).reason
+    assert "zero or negative" in log_ratio_welch([0.0, 0.0], [2.0, 3.0]).reason
+    assert "no run-to-run variance" in log_ratio_welch([5.0, 5.0], [6.0, 6.0]).reason
+    assert "no turn-to-turn variance" in log_ratio_paired([0.1, 0.1, 0.1]).reason
+    assert "fewer than 2" in log_ratio_paired([0.1]).reason
+
+
+def _holm_reference(p: list[float], alpha: float) -> set[int]:
+    """The textbook step-down procedure: reject in order while p_(j) <= alpha / (m - j)."""
+    rejected: set[int] = set()
+    for j, i in enumerate(sorted(range(len(p)), key=lambda i: p[i])):
+        if p[i] >= alpha / (len(p) - j):
+            break
+        rejected.add(i)
+    return rejected
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0.0, 1.0), min_size=1, max_size=30), st.sampled_from([0.01, 0.05, 0.1, 0.2]))
+def test_holm_adjusted_p_values_reject_exactly_what_the_step_down_procedure_rejects(p, alpha):
+    adj = holm(p)
+    assert {i for i, a in enumerate(adj) if a < alpha} == _holm_reference(p, alpha)
+    assert all(x <= a <= 1.0 for x, a in zip(p, adj, strict=True))
+    order = sorted(range(len(p)), key=lambda i: p[i])
+    assert all(adj[order[j]] <= adj[order[j + 1]] for j in range(len(p) - 1))  # monotone in p
+
+
+def _power(n: int, sd: float, ratio: float, alpha: float, paired: bool) -> float:
+    """Exact power of the two-sided t-test from scipy's noncentral t."""
+    df = n - 1 if paired else 2 * n - 2
+    ncp = abs(math.log(ratio)) / (sd * math.sqrt(1 / n if paired else 2 / n))
+    crit = sp.t.ppf(1 - alpha / 2, df)
+    return float(sp.nct.sf(crit, df, ncp) + sp.nct.cdf(-crit, df, ncp))  # nan where scipy's nct fails
+
+
+def test_power_matches_scipy_noncentral_t_on_random_inputs():
+    rng = random.Random(5)
+    checked = 0
+    for _ in range(200):
+        n, sd, ratio = rng.randint(2, 60), rng.uniform(0.01, 0.5), rng.uniform(0.6, 1.5)
+        alpha, paired = rng.choice([0.05, 0.025, 0.01]), rng.random() < 0.5
+        got = t_test_power(n, sd, ratio, alpha, "paired" if paired else "two-sample")
+        ref = _power(n, sd, ratio, alpha, paired)
+        checked += not math.isnan(ref)
+        assert math.isnan(ref) or got == pytest.approx(ref, abs=1e-6)
+    assert checked > 150
+
+
+def test_runs_needed_is_the_exact_noncentral_t_answer():
+    rng = random.Random(4)
+    checked = 0
+    for _ in range(120):
+        sd, ratio = rng.uniform(0.01, 0.4), rng.choice([0.7, 0.9, 1.05, 1.1, 1.3])
+        alpha, paired = rng.choice([0.05, 0.025, 0.01]), rng.random() < 0.5
+        n = runs_needed(sd, ratio, alpha, design="paired" if paired else "two-sample")
+        if n is None:
+            continue
+        at, below = _power(n, sd, ratio, alpha, paired), _power(n - 1, sd, ratio, alpha, paired) if n > 2 else 0.0
+        if math.isnan(at) or math.isnan(below):
+            continue
+        checked += 1
+        assert at >= 0.8 > below, (sd, ratio, alpha, paired, n, at, below)  # the fewest that reach 80%
+    assert checked > 60
+    assert runs_needed(0.0) is None and runs_needed(math.nan) is None

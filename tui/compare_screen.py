@@ -168,11 +168,11 @@ class CompareScreen(Screen[None]):
             return
         variants = parse_variants(",".join(names))
         job = job.scaled(runtime=duration + 10 if alternate else runtime, size=min(job.size, TUI_MAX_SIZE))
-        total = int(duration // every) if alternate else repeat * len(variants)
+        total = int(duration // every) // len(variants) * len(variants) if alternate else repeat * len(variants)
         self.query_one(ProgressBar).update(total=total, progress=0)
         self.query_one("#report", Static).update("")
         self.ctl = Control()
-        self.verdict = RunningVerdict([v.label for v in variants])
+        self.verdict = RunningVerdict([v.label for v in variants], kind="alternate" if alternate else "compare")
         self.query_one("#so-far", Static).update("")
         self.running = True
         self._run(variants, job, repeat, alternate, every, duration, destroy)

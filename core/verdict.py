@@ -1,0 +1,392 @@
+"""Verdicts of an experiment: one primary metric, each variant against the baseline, effects as ratios.
+
+What is tested (see the README's method section):
+- The primary metric (IOPS for fio jobs, wall time for a command, or chosen) of every variant against the
+  baseline (the first variant): Welch's t-test on log values (batch runs) or a one-sample t-test on the
+  paired log differences within each pass (live alternation). Holm's correction across the variants.
+  Under `--until-verdict` the level is the boundary's per-look level (core/sequential.py).
+- Secondary metrics are always shown with their ratio and CI. They may be called significant only through
+  a serial gatekeeper: once every primary comparison is significant, Holm across all secondary comparisons;
+  their adjusted p-value is the larger of the two, so the whole verdict's false-positive rate stays at alpha.
+- Values that admit no honest p-value (fewer than 2 runs, NaN, zero or negative, no variance) give a
+  "cannot judge" result with the reason, and take no part in any correction.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from iosched.core.stats import (
+    CannotJudge,
+    RatioEstimate,
+    holm,
+    log_ratio_paired,
+    log_ratio_welch,
+    runs_needed,
+    summarize,
+)
+
+# key, label, unit, word for more, word for less
+METRICS: list[tuple[str, str, str, str, str]] = [
+    ("iops", "IOPS", "", "more", "fewer"),
+    ("mb_s", "MB/s", "", "more", "fewer"),
+    ("wall_s", "wall time", "s", "longer", "shorter"),
+    ("clat_mean_us", "mean latency", "µs", "higher", "lower"),
+    ("clat_p50_us", "p50 latency", "µs", "higher", "lower"),
+    ("clat_p99_us", "p99 latency", "µs", "higher", "lower"),
+    ("clat_p999_us", "p99.9 latency", "µs", "higher", "lower"),
+    ("cpu_us_per_io", "CPU µs per IO", "", "more", "less"),
+    ("cpu_usr", "CPU usr", "%", "more", "less"),
+    ("cpu_sys", "CPU sys", "%", "more", "less"),
+    ("cpu_iowait", "CPU iowait", "%", "more", "less"),
+    ("dev_r_await", "device r_await", "ms", "higher", "lower"),
+    ("dev_w_await", "device w_await", "ms", "higher", "lower"),
+]
+METRIC_NAMES = [k for k, *_ in METRICS]
+_WORDS = {k: (label, more, fewer) for k, label, _u, more, fewer in METRICS}
+PLANNING_RATIO = 1.10  # the difference the planning figure is stated for
+
+
+def default_primary(doc: dict) -> str:
+    """The metric the verdict is about: as chosen at the start, else wall time for a command, else IOPS."""
+    chosen = doc.get("primary_metric")
+    if chosen:
+        return str(chosen)
+    return "wall_s" if (doc.get("workload") or {}).get("cmd") else "iops"
+
+
+# --- one comparison -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MetricComparison:
+    """One metric, one variant against the baseline: the JSON contract of `--json` is ``to_json``."""
+
+    metric: str
+    baseline: str
+    variant: str
+    primary: bool
+    estimate: RatioEstimate | CannotJudge
+    p_adjusted: float | None  # compare with alpha; None when it cannot be judged
+    significant: bool
+    verdict: str
+
+    @property
+    def cannot_judge(self) -> str | None:
+        return self.estimate.reason if isinstance(self.estimate, CannotJudge) else None
+
+    @property
+    def ratio(self) -> float | None:
+        return None if isinstance(self.estimate, CannotJudge) else self.estimate.ratio
+
+    @property
+    def ci95(self) -> tuple[float, float] | None:
+        e = self.estimate
+        return None if isinstance(e, CannotJudge) else (e.ci_low, e.ci_high)
+
+    @property
+    def p_value(self) -> float | None:
+        return None if isinstance(self.estimate, CannotJudge) else self.estimate.p_value
+
+    def to_json(self) -> dict:
+        ci = self.ci95
+        return {"metric": self.metric, "baseline": self.baseline, "variant": self.variant, "ratio": self.ratio,
+                "ci95": list(ci) if ci else None, "p_value": self.p_value, "p_adjusted": self.p_adjusted,
+                "significant": self.significant, "primary": self.primary, "verdict": self.verdict,
+                "cannot_judge": self.cannot_judge,
+                "n": list(self.estimate.n) if isinstance(self.estimate, RatioEstimate) else None}
+
+
+def _num(x: float) -> str:
+    return f"{x:.1f}" if abs(x) < 9.95 else f"{x:.0f}"
+
+
+def _signed(ratio: float) -> str:
+    d = (ratio - 1.0) * 100.0
+    return ("+" if d >= 0 else "-") + _num(abs(d)) + "%"
+
+
+def fmt_p(p: float, adjusted: bool) -> str:
+    text = "p<0.001" if p < 0.001 else f"p={p:.3f}" if p < 0.01 else f"p={p:.2f}"
+    return ("adjusted " + text) if adjusted else text
+
+
+def effect_words(metric: str, baseline: str, variant: str, e: RatioEstimate) -> str:
+    """'bfq: 37% fewer IOPS than none (95% CI 30–43%)' when the interval is on one side of 1, else signed."""
+    label, more, fewer = _WORDS.get(metric, (metric, "more", "less"))
+    ci = "95% CI"  # under the sequential boundary: 95% over all looks together (a repeated interval)
+    if e.ci_high < 1.0:
+        return (f"{variant}: {_num((1 - e.ratio) * 100)}% {fewer} {label} than {baseline} "
+                f"({ci} {_num((1 - e.ci_high) * 100)}–{_num((1 - e.ci_low) * 100)}%)")
+    if e.ci_low > 1.0:
+        return (f"{variant}: {_num((e.ratio - 1) * 100)}% {more} {label} than {baseline} "
+                f"({ci} {_num((e.ci_low - 1) * 100)}–{_num((e.ci_high - 1) * 100)}%)")
+    return f"{variant} vs {baseline}: {label} {_signed(e.ratio)} ({ci} {_signed(e.ci_low)} to {_signed(e.ci_high)})"
+
+
+def _sentence(metric: str, baseline: str, variant: str, e: RatioEstimate | CannotJudge, p_adj: float | None,
+              significant: bool, adjusted: bool) -> str:
+    label = _WORDS.get(metric, (metric,))[0]
+    if isinstance(e, CannotJudge):
+        return f"{variant} vs {baseline}, {label}: cannot judge ({e.reason})"
+    assert p_adj is not None
+    p_text = fmt_p(p_adj, adjusted)
+    if significant:
+        return f"{effect_words(metric, baseline, variant, e)}, {p_text}"
+    return (f"{variant} vs {baseline}: no significant difference in {label}: {_signed(e.ratio)} "
+            f"(95% CI {_signed(e.ci_low)} to {_signed(e.ci_high)}), {p_text}")
+
+
+# --- values from a document --------------------------------------------------------------------------------
+
+
+def valid_values(doc: dict) -> dict[str, dict[str, list[float]]]:
+    """Per variant, per metric: the values of the valid runs, in run order."""
+    labels = [v["label"] for v in doc["variants"]]
+    values: dict[str, dict[str, list[float]]] = {lb: {} for lb in labels}
+    for r in doc["runs"]:
+        if not r.get("valid", True) or r["variant"] not in values:
+            continue
+        for key, x in r["metrics"].items():
+            if isinstance(x, (int, float)) and not isinstance(x, bool):
+                values[r["variant"]].setdefault(key, []).append(float(x))
+    return values
+
+
+def pass_log_ratios(doc: dict, metric: str) -> dict[str, list[float]]:
+    """Live alternation: per variant, log(variant) - log(baseline) within each complete, valid pass.
+
+    Turns go A B | B A | A B ... (one pass over the variants, then the reverse), so within two consecutive
+    passes every variant's mean position is the same: a linear drift cancels, and so does anything that
+    alternates with the turn. Passes with an invalid or non-positive turn are left out; an odd last pass is
+    dropped so the passes used stay balanced.
+    """
+    labels = [v["label"] for v in doc["variants"]]
+    k = len(labels)
+    passes: dict[int, dict[str, float]] = {}
+    bad: set[int] = set()
+    for r in doc["runs"]:
+        p = int(r["index"]) // k
+        x = r["metrics"].get(metric)
+        if not r.get("valid", True) or not isinstance(x, (int, float)) or not (x > 0 and math.isfinite(x)):
+            bad.add(p)
+            continue
+        passes.setdefault(p, {})[r["variant"]] = float(x)
+    usable = [p for p in sorted(passes) if p not in bad and len(passes[p]) == k]
+    if len(usable) % 2:
+        usable = usable[:-1]
+    base = labels[0]
+    return {v: [math.log(passes[p][v]) - math.log(passes[p][base]) for p in usable] for v in labels[1:]}
+
+
+def estimates(doc: dict, metric: str, level: float = 0.95) -> dict[str, RatioEstimate | CannotJudge]:
+    """Each variant against the baseline for one metric (batch: Welch on logs; alternation: paired)."""
+    labels = [v["label"] for v in doc["variants"]]
+    base = labels[0]
+    out: dict[str, RatioEstimate | CannotJudge] = {}
+    if doc.get("kind") == "alternate":
+        for v, diffs in pass_log_ratios(doc, metric).items():
+            out[v] = log_ratio_paired(diffs, level)
+        return out
+    values = valid_values(doc)
+    for v in labels[1:]:
+        out[v] = log_ratio_welch(values[base].get(metric, []), values[v].get(metric, []), level, (base, v))
+    return out
+
+
+def adjusted_family(p_values: Sequence[float | None]) -> list[float | None]:
+    """Holm over the judgeable members of a family (None: cannot judge, left out)."""
+    idx = [i for i, p in enumerate(p_values) if p is not None]
+    adj = holm([p_values[i] for i in idx])  # type: ignore[misc]
+    out: list[float | None] = [None] * len(p_values)
+    for i, a in zip(idx, adj, strict=True):
+        out[i] = a
+    return out
+
+
+# --- the verdict ------------------------------------------------------------------------------------------------
+
+
+def judge(doc: dict, alpha: float = 0.05, primary: str | None = None, status: str | None = None) -> dict:
+    """Summaries per variant and every variant against the baseline, from the valid runs (re-judgeable)."""
+    labels = [v["label"] for v in doc["variants"]]
+    base, others = labels[0], labels[1:]
+    metric = primary or default_primary(doc)
+    seq = doc.get("sequential")
+    level = float(seq["level"]) if seq else alpha  # per-look level of the boundary, or alpha
+    ci_level = float(seq.get("ci_level", 0.95)) if seq else 0.95
+    values = valid_values(doc)
+    summaries = {lb: {k: summarize(xs).to_json() for k, xs in m.items()} for lb, m in values.items()}
+
+    prim = estimates(doc, metric, ci_level)
+    raw = [None if isinstance(prim[v], CannotJudge) else prim[v].p_value for v in others]  # type: ignore[union-attr]
+    holm_p = adjusted_family(raw)
+    # Reported adjusted p-values compare with alpha: under the boundary they are scaled by alpha / level.
+    scale = alpha / level
+    comps: list[MetricComparison] = []
+    gate = 0.0
+    for v, hp in zip(others, holm_p, strict=True):
+        p_adj = None if hp is None else min(1.0, hp * scale)
+        sig = hp is not None and hp < level
+        gate = max(gate, 1.0 if p_adj is None else p_adj)
+        adjusted = len(others) > 1 or seq is not None
+        comps.append(MetricComparison(metric, base, v, True, prim[v], p_adj, sig,
+                                      _sentence(metric, base, v, prim[v], p_adj, sig, adjusted)))
+
+    present = [k for k in METRIC_NAMES if k != metric and any(k in values[lb] for lb in labels)]
+    sec = [(k, v, e) for k in present for v, e in estimates(doc, k).items()]
+    sec_p = adjusted_family([None if isinstance(e, CannotJudge) else e.p_value for _k, _v, e in sec])
+    for (k, v, e), hp in zip(sec, sec_p, strict=True):
+        p_adj = None if hp is None else max(gate, hp)
+        sig = p_adj is not None and p_adj < alpha
+        comps.append(MetricComparison(k, base, v, False, e, p_adj, sig, _sentence(k, base, v, e, p_adj, sig, True)))
+
+    notes = _notes(doc, metric, alpha, comps[: len(others)])
+    invalid = [f"run {r['index'] + 1} ({r['variant']}): {r['invalid_reason']}" for r in doc["runs"]
+               if not r.get("valid", True)]
+    return {"alpha": alpha, "primary_metric": metric,
+            "status": "cancelled" if doc.get("cancelled") else (status or "final"),
+            "method": method_line(doc, alpha), "summaries": summaries,
+            "comparisons": [c.to_json() for c in comps], "invalid": invalid, "notes": notes}
+
+
+def method_line(doc: dict, alpha: float) -> str:
+    seq = doc.get("sequential")
+    test = ("paired t-test on log ratios of adjacent turns" if doc.get("kind") == "alternate"
+            else "Welch's t-test on log values")
+    text = f"{test}, each variant against {doc['variants'][0]['label']}, Holm-corrected, alpha {alpha:g}"
+    if seq:
+        text += (f"; sequential: {len(seq['looks'])} looks, boundary p<{seq['level']:.4f} at each "
+                 f"(Pocock-style, overall alpha {alpha:g})")
+    return text
+
+
+def _notes(doc: dict, metric: str, alpha: float, primary: list[MetricComparison]) -> list[str]:
+    notes: list[str] = []
+    k = len(doc["variants"])
+    alternate = doc.get("kind") == "alternate"
+    if not alternate and not doc.get("sequential") and int(doc.get("repeat") or 0) % 2 == 1:
+        notes.append("an odd number of runs per variant leaves the A B B A order unbalanced against drift")
+    label = _WORDS.get(metric, (metric,))[0]
+    if all(c.significant for c in primary):
+        return notes
+    sds = [c.estimate.sd_log for c in primary if isinstance(c.estimate, RatioEstimate)]
+    if not sds:
+        return notes
+    sd = max(sds)
+    n = runs_needed(sd, PLANNING_RATIO, alpha / max(1, k - 1), design="paired" if alternate else "two-sample")
+    unit = "passes over the variants" if alternate else "runs per variant"
+    if n is None:
+        notes.append(f"at this noise ({sd * 100:.0f}% per run) no practical number of {unit} would detect a "
+                     f"{(PLANNING_RATIO - 1) * 100:.0f}% difference in {label}")
+    else:
+        extra = ""
+        if alternate and doc.get("every_s"):
+            extra = f" (about {n * k * float(doc['every_s']):.0f} s of alternation)"
+        notes.append(f"planning: about {n} {unit}{extra} would detect a {(PLANNING_RATIO - 1) * 100:.0f}% "
+                     f"difference in {label} with 80% power at the noise seen here ({sd * 100:.1f}% per "
+                     f"{'pass' if alternate else 'run'}, on the log scale)")
+    return notes
+
+
+# --- while it runs ------------------------------------------------------------------------------------------------
+
+
+class RunningVerdict:
+    """The primary metric so far, as runs or turns end: interim estimates, and the boundary when sequential.
+
+    ``lines()`` never says "significant" unless the boundary has been crossed at a planned look (only in
+    sequential mode); otherwise the lines are labelled interim and show the estimate with its CI.
+    """
+
+    def __init__(self, labels: list[str], alpha: float = 0.05, metric: str = "iops", kind: str = "compare",
+                 sequential: dict | None = None) -> None:
+        self.labels = labels
+        self.alpha = alpha
+        self.metric = metric
+        self.sequential = sequential
+        self.doc: dict = {"variants": [{"label": lb} for lb in labels], "runs": [], "kind": kind}
+        self.decided_at: int | None = None
+        self._checked: set[int] = set()
+        self._last: list[MetricComparison] = []
+
+    def _count(self) -> int:
+        if self.doc["kind"] == "alternate":
+            diffs = pass_log_ratios(self.doc, self.metric)
+            return min((len(d) for d in diffs.values()), default=0)
+        values = valid_values(self.doc)
+        return min(len(values[lb].get(self.metric, [])) for lb in self.labels)
+
+    def add(self, run: dict) -> None:
+        if self.decided_at is not None:
+            return
+        self.doc["runs"].append(run)
+        if self.sequential is None:
+            return
+        n = self._count()
+        if n in self.sequential["looks"] and n not in self._checked:
+            self._checked.add(n)
+            seq_doc = {**self.doc, "sequential": self.sequential}
+            j = judge(seq_doc, self.alpha, self.metric, status="interim")
+            prim = [c for c in j["comparisons"] if c["primary"]]
+            if prim and any(c["significant"] for c in prim):
+                self.decided_at = n
+
+    def should_stop(self, run: dict) -> bool:
+        """Add a finished run; True once the boundary is crossed (always False in fixed-n mode)."""
+        self.add(run)
+        return self.decided_at is not None
+
+    def add_and_continue(self, run: dict) -> bool:
+        """Fixed-n: record the run for the interim lines; never stops the experiment."""
+        self.add(run)
+        return False
+
+    @property
+    def decided(self) -> bool:
+        return self.decided_at is not None
+
+    def lines(self) -> list[str]:
+        n = self._count()
+        if n < 2:
+            return []
+        seq = self.sequential
+        level = float(seq.get("ci_level", 0.95)) if seq else 0.95
+        unit = "passes" if self.doc["kind"] == "alternate" else "runs per variant"
+        base = self.labels[0]
+        out = []
+        if self.decided_at is not None:
+            j = judge({**self.doc, "sequential": seq}, self.alpha, self.metric)
+            for c in j["comparisons"]:
+                if c["primary"]:
+                    out.append(f"{c['verdict']} (boundary crossed at {self.decided_at} {unit}: stopping)")
+            return out
+        for v, e in estimates(self.doc, self.metric, level).items():
+            if isinstance(e, CannotJudge):
+                out.append(f"interim, {n} {unit}: {v} vs {base}: cannot judge yet ({e.reason})")
+                continue
+            label = _WORDS.get(self.metric, (self.metric,))[0]
+            out.append(f"interim, {n} {unit}: {v} vs {base} {label} {_signed(e.ratio)} "
+                       f"(95% CI {_signed(e.ci_low)} to {_signed(e.ci_high)})")
+        if seq:
+            nxt = [x for x in seq["looks"] if x > n]
+            out.append(f"next look at {nxt[0]} {unit}" if nxt else "last look passed: no boundary crossing")
+        return out
+
+
+def sequential_plan(max_per_arm: int, alpha: float, arms: int, alternate: bool) -> dict:
+    """The boundary for `--until-verdict`, fixed before the first run and saved with the experiment."""
+    from iosched.core.sequential import look_schedule, pocock_level
+
+    design = "paired" if alternate else "two-sample"
+    looks = look_schedule(max_per_arm)
+    if not looks:
+        raise ValueError("a sequential experiment needs at least 2 runs per variant")
+    level = pocock_level(looks, alpha, arms, design)
+    # The interval that goes with one comparison under the same boundary: 95% over all looks together.
+    ci_alpha = pocock_level(looks, 0.05, 2, design)
+    return {"looks": list(looks), "max_per_arm": max_per_arm, "alpha": alpha, "level": level,
+            "ci_level": 1.0 - ci_alpha, "design": design, "method": "Pocock constant per-look level, "
+            "calibrated by seeded simulation of the look schedule"}
