@@ -232,7 +232,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     kind = "alternate" if args.alternate else "compare"
     plan = None
     if args.until_verdict:
-        most = int(args.duration // args.alternate) // len(variants) if args.alternate else args.max_runs
+        # Alternation: blocks of two passes over the variants fit in --duration; batch: runs per variant.
+        most = int(args.duration // args.alternate) // len(variants) // 2 if args.alternate else args.max_runs
+        if most < 3:
+            raise BadInput("--until-verdict with --alternate needs a --duration of at least three blocks "
+                           f"({6 * len(variants) * args.alternate:g} s)")
         plan = sequential_plan(most, args.alpha, len(variants), bool(args.alternate))
     running = RunningVerdict(labels, args.alpha, metric, kind, plan)
     stop = running.should_stop if plan else running.add_and_continue

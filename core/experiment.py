@@ -87,6 +87,21 @@ def plan_order(n_variants: int, repeat: int) -> list[int]:
     return order
 
 
+def alternation_order(n_variants: int, passes: int) -> list[int]:
+    """Live alternation: passes over the variants forward (F) and reversed (R) as F R R F, F R R F ...
+
+    Every two passes form a block (F R or R F) in which each variant's mean position is the same, so a
+    linear drift cancels within the block, and so does anything that flips with every turn; alternating the
+    blocks' orientation (A B B A, then B A A B) makes slow drift push neighbouring blocks in opposite
+    directions, so their estimates do not share an error of the same sign.
+    """
+    order: list[int] = []
+    for p in range(passes):
+        seq = list(range(n_variants))
+        order += seq if p % 4 in (0, 3) else seq[::-1]
+    return order
+
+
 # --- putting a configuration in place ----------------------------------------------------------------------
 
 
@@ -403,8 +418,8 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
 
     The job's runtime must exceed ``duration`` (fio is stopped when the last turn ends).
 
-    Turns go in balanced order (A B, B A, A B ...: one pass over the variants, then the reverse) and only
-    whole passes are run. Each turn is one sample (its mean over the turn, after discarding the first
+    Turns go in balanced order (`alternation_order`: A B B A B A A B ...) and only whole blocks of two
+    passes are run. Each turn is one sample (its mean over the turn, after discarding the first
     ``discard`` seconds); the verdict pairs the turns within each pass (core/verdict.py), so drift the
     variants share cancels. ``stop`` and ``sequential`` as in `run_experiment`.
     """
@@ -414,8 +429,9 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
         raise BadInput(f"--alternate must be longer than {discard + 0.5:g} s (the first {discard:g} s of a turn "
                        "is discarded)")
     passes = int(duration // every) // len(variants)
-    if passes < 2:
-        raise BadInput(f"--duration must allow at least two turns per variant ({2 * len(variants) * every:g} s)")
+    passes -= passes % 2  # whole blocks of two passes
+    if passes < 4:
+        raise BadInput(f"--duration must allow at least four turns per variant ({4 * len(variants) * every:g} s)")
     check_variants(device, variants, root)
     ctl = ctl or Control()
     emit = on_event or (lambda e: None)
@@ -451,7 +467,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     try:
         cfg.apply(variants[0])
         worker.start()
-        order = plan_order(len(variants), passes)
+        order = alternation_order(len(variants), passes)
         turns = len(order)
         t_next = time.monotonic() + 1.0  # give fio a moment to lay out and start
         _sleep_until(t_next, ctl, worker)

@@ -1,10 +1,11 @@
 """The stopping rule of `--until-verdict`: a Pocock-style group-sequential boundary.
 
-The experiment looks at its primary metric at a schedule fixed before the start (every complete A B B A
-block from 4 runs or passes per arm on), and stops at the first look whose Holm-corrected p-value falls
-below one constant per-look level. That level is smaller than alpha, chosen so that under no difference at
-all the chance of stopping with "significant" at *any* look is alpha: found by a seeded simulation of the
-same look schedule, arm count and test (normal noise on the log scale), then cached.
+The experiment looks at its primary metric at a schedule fixed before the start (batch: every complete
+A B B A round from 4 runs per arm on; live alternation: every block of turns from the third), and stops at
+the first look whose Holm-corrected p-value falls below one constant per-look level. That level is smaller
+than alpha, chosen so that under no difference at all the chance of stopping with "significant" at *any*
+look is alpha: found by a seeded simulation of the same look schedule, arm count and test (normal noise on
+the log scale), then cached.
 
 The simulation uses Student's pooled t with its fixed degrees of freedom; with equal runs per arm the
 statistic equals Welch's and Welch's degrees of freedom are never larger, so the Welch p-values the verdict
@@ -21,13 +22,13 @@ from typing import Literal
 from iosched.core.stats import t_ppf
 
 Design = Literal["two-sample", "paired"]
-FIRST_LOOK = 4  # runs (or passes) per arm; fewer leave t with 1-3 degrees of freedom and spend alpha for nothing
+FIRST_LOOK = 4  # runs per arm: fewer leave t with 1-3 degrees of freedom and spend alpha for little
 SIMULATIONS = 20_000
 SEED = 20_261_123
 
 
 def look_schedule(max_per_arm: int, first: int = FIRST_LOOK, step: int = 2) -> tuple[int, ...]:
-    """Runs per arm at which the boundary is checked: complete A B B A blocks, so drift favours no arm."""
+    """Units per arm at which the boundary is checked (batch: complete A B B A rounds, so drift favours no arm)."""
     if max_per_arm < first:
         return (max_per_arm,) if max_per_arm >= 2 else ()
     looks = tuple(range(first, max_per_arm + 1, step))

@@ -213,9 +213,9 @@ def log_ratio_welch(baseline: Sequence[float], variant: Sequence[float], level: 
 
 
 def log_ratio_paired(log_diffs: Sequence[float], level: float = 0.95) -> RatioEstimate | CannotJudge:
-    """One-sample t-test and CI on paired log differences (variant minus baseline within one pass)."""
+    """One-sample t-test and CI on paired log differences (variant minus baseline within one block of turns)."""
     if len(log_diffs) < 2:
-        return CannotJudge("fewer than 2 complete passes over the variants")
+        return CannotJudge("fewer than 2 complete blocks of turns")
     if any(not math.isfinite(x) for x in log_diffs):
         return CannotJudge("a turn has a value that is not a finite positive number")
     m, v = _mean_var(log_diffs)
@@ -259,14 +259,15 @@ def t_test_power(n: int, sd_log: float, ratio: float, alpha: float = 0.05,
     ncp = abs(math.log(ratio)) / (sd_log * math.sqrt((2.0 if design == "two-sample" else 1.0) / n))
     c = t_ppf(1.0 - alpha / 2.0, df)
     ln_norm = (df / 2.0 - 1.0) * math.log(2.0) + math.lgamma(df / 2.0)
-    top = math.sqrt(df) + 12.0
-    # Fine enough that c u / sqrt(df) moves by at most 0.05 a step (df = 1 needs thousands of steps).
-    steps = max(600, math.ceil(top * c / math.sqrt(df) / 0.05))
+    # The chi density is negligible beyond 12 of its (at most unit) spreads from sqrt(df); the step keeps both
+    # u and c u / sqrt(df) moving by at most 0.1 (df = 1 needs hundreds of steps, large df about 240).
+    bottom, top = max(0.0, math.sqrt(df) - 12.0), math.sqrt(df) + 12.0
+    steps = math.ceil((top - bottom) / min(0.1, 0.1 * math.sqrt(df) / c))
     steps += steps % 2
-    h = top / steps
+    h = (top - bottom) / steps
     total = 0.0
     for i in range(steps + 1):
-        u = i * h
+        u = bottom + i * h
         if u == 0.0:
             dens = 1.0 / math.exp(ln_norm) if df == 1.0 else 0.0
         else:
@@ -290,16 +291,16 @@ def runs_needed(sd_log: float, ratio: float = 1.10, alpha: float = 0.05, power: 
     def enough(n: int) -> bool:
         return t_test_power(n, sd_log, ratio, alpha, design) >= power
 
-    if not enough(limit):
+    k = 2.0 if design == "two-sample" else 1.0
+    z = t_ppf(1.0 - alpha / 2.0, 1e6) + t_ppf(power, 1e6)
+    n = max(2, math.ceil(k * (z * sd_log / math.log(ratio)) ** 2))  # the normal answer: close, never above
+    if n > limit:
         return None
-    hi = 2
-    while not enough(hi):
-        hi *= 2
-    lo = hi // 2  # not enough (or below 2)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if enough(mid):
-            hi = mid
-        else:
-            lo = mid
+    while not enough(n):
+        n += 1
+        if n > limit:
+            return None
+    while n > 2 and enough(n - 1):
+        n -= 1
+    hi = n
     return max(hi, 2)

@@ -155,13 +155,13 @@ def valid_values(doc: dict) -> dict[str, dict[str, list[float]]]:
     return values
 
 
-def pass_log_ratios(doc: dict, metric: str) -> dict[str, list[float]]:
-    """Live alternation: per variant, log(variant) - log(baseline) within each complete, valid pass.
+def block_log_ratios(doc: dict, metric: str) -> dict[str, list[float]]:
+    """Live alternation: per variant, the mean of log(variant) - log(baseline) over each block of two passes.
 
-    Turns go A B | B A | A B ... (one pass over the variants, then the reverse), so within two consecutive
-    passes every variant's mean position is the same: a linear drift cancels, and so does anything that
-    alternates with the turn. Passes with an invalid or non-positive turn are left out; an odd last pass is
-    dropped so the passes used stay balanced.
+    A pass is one turn of each variant; the turns go A B | B A | B A | A B ... (core/experiment.py
+    `alternation_order`), so within a block every variant's mean position is the same: a linear drift
+    cancels, and so does anything that flips with every turn. The blocks are the independent units of the
+    paired test. A pass with an invalid or non-positive turn is left out, with its block.
     """
     labels = [v["label"] for v in doc["variants"]]
     k = len(labels)
@@ -174,11 +174,14 @@ def pass_log_ratios(doc: dict, metric: str) -> dict[str, list[float]]:
             bad.add(p)
             continue
         passes.setdefault(p, {})[r["variant"]] = float(x)
-    usable = [p for p in sorted(passes) if p not in bad and len(passes[p]) == k]
-    if len(usable) % 2:
-        usable = usable[:-1]
+    whole = {p for p in passes if p not in bad and len(passes[p]) == k}
+    blocks = [b for b in sorted({p // 2 for p in whole}) if 2 * b in whole and 2 * b + 1 in whole]
     base = labels[0]
-    return {v: [math.log(passes[p][v]) - math.log(passes[p][base]) for p in usable] for v in labels[1:]}
+
+    def diff(p: int, v: str) -> float:
+        return math.log(passes[p][v]) - math.log(passes[p][base])
+
+    return {v: [(diff(2 * b, v) + diff(2 * b + 1, v)) / 2.0 for b in blocks] for v in labels[1:]}
 
 
 def estimates(doc: dict, metric: str, level: float = 0.95) -> dict[str, RatioEstimate | CannotJudge]:
@@ -187,7 +190,7 @@ def estimates(doc: dict, metric: str, level: float = 0.95) -> dict[str, RatioEst
     base = labels[0]
     out: dict[str, RatioEstimate | CannotJudge] = {}
     if doc.get("kind") == "alternate":
-        for v, diffs in pass_log_ratios(doc, metric).items():
+        for v, diffs in block_log_ratios(doc, metric).items():
             out[v] = log_ratio_paired(diffs, level)
         return out
     values = valid_values(doc)
@@ -209,31 +212,20 @@ def adjusted_family(p_values: Sequence[float | None]) -> list[float | None]:
 # --- the verdict ------------------------------------------------------------------------------------------------
 
 
-def judge(doc: dict, alpha: float = 0.05, primary: str | None = None, status: str | None = None) -> dict:
-    """Summaries per variant and every variant against the baseline, from the valid runs (re-judgeable)."""
+def judge(doc: dict, alpha: float = 0.05, primary: str | None = None, status: str | None = None,
+          planning: bool = True) -> dict:
+    """Summaries per variant and every variant against the baseline, from the valid runs (re-judgeable).
+
+    ``planning=False`` leaves out the planning figure (the only costly part; simulations need no words).
+    """
     labels = [v["label"] for v in doc["variants"]]
     base, others = labels[0], labels[1:]
     metric = primary or default_primary(doc)
-    seq = doc.get("sequential")
-    level = float(seq["level"]) if seq else alpha  # per-look level of the boundary, or alpha
-    ci_level = float(seq.get("ci_level", 0.95)) if seq else 0.95
     values = valid_values(doc)
     summaries = {lb: {k: summarize(xs).to_json() for k, xs in m.items()} for lb, m in values.items()}
 
-    prim = estimates(doc, metric, ci_level)
-    raw = [None if isinstance(prim[v], CannotJudge) else prim[v].p_value for v in others]  # type: ignore[union-attr]
-    holm_p = adjusted_family(raw)
-    # Reported adjusted p-values compare with alpha: under the boundary they are scaled by alpha / level.
-    scale = alpha / level
-    comps: list[MetricComparison] = []
-    gate = 0.0
-    for v, hp in zip(others, holm_p, strict=True):
-        p_adj = None if hp is None else min(1.0, hp * scale)
-        sig = hp is not None and hp < level
-        gate = max(gate, 1.0 if p_adj is None else p_adj)
-        adjusted = len(others) > 1 or seq is not None
-        comps.append(MetricComparison(metric, base, v, True, prim[v], p_adj, sig,
-                                      _sentence(metric, base, v, prim[v], p_adj, sig, adjusted)))
+    comps = primary_comparisons(doc, metric, alpha)
+    gate = max((1.0 if c.p_adjusted is None else c.p_adjusted for c in comps), default=1.0)
 
     present = [k for k in METRIC_NAMES if k != metric and any(k in values[lb] for lb in labels)]
     sec = [(k, v, e) for k in present for v, e in estimates(doc, k).items()]
@@ -243,7 +235,7 @@ def judge(doc: dict, alpha: float = 0.05, primary: str | None = None, status: st
         sig = p_adj is not None and p_adj < alpha
         comps.append(MetricComparison(k, base, v, False, e, p_adj, sig, _sentence(k, base, v, e, p_adj, sig, True)))
 
-    notes = _notes(doc, metric, alpha, comps[: len(others)])
+    notes = _notes(doc, metric, alpha, comps[: len(others)]) if planning else []
     invalid = [f"run {r['index'] + 1} ({r['variant']}): {r['invalid_reason']}" for r in doc["runs"]
                if not r.get("valid", True)]
     return {"alpha": alpha, "primary_metric": metric,
@@ -252,9 +244,29 @@ def judge(doc: dict, alpha: float = 0.05, primary: str | None = None, status: st
             "comparisons": [c.to_json() for c in comps], "invalid": invalid, "notes": notes}
 
 
+def primary_comparisons(doc: dict, metric: str, alpha: float) -> list[MetricComparison]:
+    """The primary metric, each variant against the baseline, Holm-corrected (at the boundary's level when
+    the document is sequential; the adjusted p-values reported are then scaled by alpha / level so they
+    still compare with alpha)."""
+    labels = [v["label"] for v in doc["variants"]]
+    base, others = labels[0], labels[1:]
+    seq = doc.get("sequential")
+    level = float(seq["level"]) if seq else alpha
+    prim = estimates(doc, metric, float(seq.get("ci_level", 0.95)) if seq else 0.95)
+    holm_p = adjusted_family([None if isinstance(e, CannotJudge) else e.p_value for e in prim.values()])
+    adjusted = len(others) > 1 or seq is not None
+    out = []
+    for v, hp in zip(others, holm_p, strict=True):
+        p_adj = None if hp is None else min(1.0, hp * alpha / level)
+        sig = hp is not None and hp < level
+        out.append(MetricComparison(metric, base, v, True, prim[v], p_adj, sig,
+                                    _sentence(metric, base, v, prim[v], p_adj, sig, adjusted)))
+    return out
+
+
 def method_line(doc: dict, alpha: float) -> str:
     seq = doc.get("sequential")
-    test = ("paired t-test on log ratios of adjacent turns" if doc.get("kind") == "alternate"
+    test = ("paired t-test on log ratios within A B B A blocks of turns" if doc.get("kind") == "alternate"
             else "Welch's t-test on log values")
     text = f"{test}, each variant against {doc['variants'][0]['label']}, Holm-corrected, alpha {alpha:g}"
     if seq:
@@ -277,17 +289,17 @@ def _notes(doc: dict, metric: str, alpha: float, primary: list[MetricComparison]
         return notes
     sd = max(sds)
     n = runs_needed(sd, PLANNING_RATIO, alpha / max(1, k - 1), design="paired" if alternate else "two-sample")
-    unit = "passes over the variants" if alternate else "runs per variant"
+    unit = "blocks (A B B A)" if alternate else "runs per variant"
     if n is None:
         notes.append(f"at this noise ({sd * 100:.0f}% per run) no practical number of {unit} would detect a "
                      f"{(PLANNING_RATIO - 1) * 100:.0f}% difference in {label}")
     else:
         extra = ""
         if alternate and doc.get("every_s"):
-            extra = f" (about {n * k * float(doc['every_s']):.0f} s of alternation)"
+            extra = f" (about {n * 2 * k * float(doc['every_s']):.0f} s of alternation)"
         notes.append(f"planning: about {n} {unit}{extra} would detect a {(PLANNING_RATIO - 1) * 100:.0f}% "
                      f"difference in {label} with 80% power at the noise seen here ({sd * 100:.1f}% per "
-                     f"{'pass' if alternate else 'run'}, on the log scale)")
+                     f"{'block' if alternate else 'run'}, on the log scale)")
     return notes
 
 
@@ -314,7 +326,7 @@ class RunningVerdict:
 
     def _count(self) -> int:
         if self.doc["kind"] == "alternate":
-            diffs = pass_log_ratios(self.doc, self.metric)
+            diffs = block_log_ratios(self.doc, self.metric)
             return min((len(d) for d in diffs.values()), default=0)
         values = valid_values(self.doc)
         return min(len(values[lb].get(self.metric, [])) for lb in self.labels)
@@ -328,10 +340,8 @@ class RunningVerdict:
         n = self._count()
         if n in self.sequential["looks"] and n not in self._checked:
             self._checked.add(n)
-            seq_doc = {**self.doc, "sequential": self.sequential}
-            j = judge(seq_doc, self.alpha, self.metric, status="interim")
-            prim = [c for c in j["comparisons"] if c["primary"]]
-            if prim and any(c["significant"] for c in prim):
+            prim = primary_comparisons({**self.doc, "sequential": self.sequential}, self.metric, self.alpha)
+            if any(c.significant for c in prim):
                 self.decided_at = n
 
     def should_stop(self, run: dict) -> bool:
@@ -354,14 +364,12 @@ class RunningVerdict:
             return []
         seq = self.sequential
         level = float(seq.get("ci_level", 0.95)) if seq else 0.95
-        unit = "passes" if self.doc["kind"] == "alternate" else "runs per variant"
+        unit = "blocks" if self.doc["kind"] == "alternate" else "runs per variant"
         base = self.labels[0]
         out = []
         if self.decided_at is not None:
-            j = judge({**self.doc, "sequential": seq}, self.alpha, self.metric)
-            for c in j["comparisons"]:
-                if c["primary"]:
-                    out.append(f"{c['verdict']} (boundary crossed at {self.decided_at} {unit}: stopping)")
+            for c in primary_comparisons({**self.doc, "sequential": seq}, self.metric, self.alpha):
+                out.append(f"{c.verdict} (boundary crossed at {self.decided_at} {unit}: stopping)")
             return out
         for v, e in estimates(self.doc, self.metric, level).items():
             if isinstance(e, CannotJudge):
@@ -377,11 +385,15 @@ class RunningVerdict:
 
 
 def sequential_plan(max_per_arm: int, alpha: float, arms: int, alternate: bool) -> dict:
-    """The boundary for `--until-verdict`, fixed before the first run and saved with the experiment."""
+    """The boundary for `--until-verdict`, fixed before the first run and saved with the experiment.
+
+    ``max_per_arm`` counts runs per variant (batch: looks at 4, 6, 8 ...) or, with ``alternate``, blocks of
+    two passes (looks at every block from the third).
+    """
     from iosched.core.sequential import look_schedule, pocock_level
 
     design = "paired" if alternate else "two-sample"
-    looks = look_schedule(max_per_arm)
+    looks = look_schedule(max_per_arm, first=3, step=1) if alternate else look_schedule(max_per_arm)
     if not looks:
         raise ValueError("a sequential experiment needs at least 2 runs per variant")
     level = pocock_level(looks, alpha, arms, design)
