@@ -1,79 +1,98 @@
-"""Time to a significant verdict for a known difference: batch A/B runs against live alternation.
+"""Time to a verdict under the honest boundary: batch runs against live alternation, each with an A/A arm.
 
 On a loop device over a sparse, never-written file, random 4k reads are CPU-bound, so bfq's per-IO cost
-shows as ~30-40% fewer IOPS than none. Both methods run on the same device, one after the other; after
-every run (batch) or turn (alternation) Welch's test is re-run on what has been seen so far, and the
-wall time at which p first falls below 0.05 and 0.01 is printed.
+shows as ~30-40% fewer IOPS than none. Each method runs `--until-verdict` with the variants
+none, bfq, none: the second `none` is an A/A control judged beside bfq (Holm across both), which must come
+out "no significant difference". The time is the wall time from the start of the experiment to the run or
+turn at which the sequential boundary (core/sequential.py) was crossed; "-" means it never was.
 
-Run as root: python3 bench/time_to_verdict.py [--runtime 2] [--repeat 6] [--every 3] [--duration 60]
+Run as root: python3 bench/time_to_verdict.py [--runtime 2] [--max-runs 12] [--every 1.6] [--duration 60]
+  [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import statistics
 import time
 from pathlib import Path
 
 from bench.common import extra_loop_devices
 from iosched.core.experiment import Event, Workload, parse_variants, run_alternation, run_experiment
 from iosched.core.jobs import CATALOG
-from iosched.core.stats import welch
 from iosched.core.targets import Target
+from iosched.core.verdict import RunningVerdict, judge, sequential_plan
 
 
-class Tracker:
-    def __init__(self, label: str) -> None:
-        self.label = label
+class Watch:
+    """Feeds the running verdict and notes when the boundary was crossed."""
+
+    def __init__(self, rv: RunningVerdict) -> None:
+        self.rv = rv
         self.t0 = time.monotonic()
-        self.values: dict[str, list[float]] = {"none": [], "bfq": []}
-        self.hits: dict[float, float] = {}
+        self.at: float | None = None
 
-    def __call__(self, e: Event) -> None:
-        if e.kind != "run-end" or e.run is None:
-            return
-        self.values[e.run["variant"]].append(e.run["metrics"]["iops"])
-        w = welch(self.values["none"], self.values["bfq"])
-        if w is None:
-            return
-        now = time.monotonic() - self.t0
-        for alpha in (0.05, 0.01):
-            if w.p_value < alpha and alpha not in self.hits:
-                self.hits[alpha] = now
-        a, b = self.values["none"], self.values["bfq"]
-        diff = (sum(b) / len(b) - sum(a) / len(a)) / (sum(a) / len(a)) * 100
-        print(f"  {self.label:<11} {now:6.1f}s  n={len(a)}+{len(b)}  diff {diff:+5.1f}%  p={w.p_value:.4f}",
-              flush=True)
+    def stop(self, run: dict) -> bool:
+        decided = self.rv.should_stop(run)
+        if decided and self.at is None:
+            self.at = time.monotonic() - self.t0
+        return decided
 
-    def summary(self) -> str:
-        def at(alpha: float) -> str:
-            return f"{self.hits[alpha]:.1f} s" if alpha in self.hits else "not reached"
+    def event(self, e: Event) -> None:
+        if e.kind == "run-end":
+            for line in self.rv.lines():
+                print(f"    {time.monotonic() - self.t0:6.1f}s  {line}", flush=True)
 
-        return f"{self.label:<11} p<0.05 after {at(0.05):>11}, p<0.01 after {at(0.01):>11}"
+
+def one(dev: str, path: str, args: argparse.Namespace, alternate: bool) -> tuple[float | None, dict]:
+    variants = parse_variants("none,bfq,none")
+    labels = [v.label for v in variants]
+    if alternate:
+        most = int(args.duration // args.every) // len(variants) // 2
+        plan = sequential_plan(most, 0.05, len(variants), alternate=True)
+        w = Watch(RunningVerdict(labels, 0.05, "iops", "alternate", plan))
+        job = CATALOG["randread-q16t2"].scaled(runtime=args.duration + 10)
+        doc = run_alternation(dev, variants, Workload(job=job, target=Target(dev, path, "device")), args.every,
+                              args.duration, on_event=w.event, stop=w.stop, sequential=plan)
+    else:
+        plan = sequential_plan(args.max_runs, 0.05, len(variants), alternate=False)
+        w = Watch(RunningVerdict(labels, 0.05, "iops", "compare", plan))
+        job = CATALOG["randread-q16t2"].scaled(runtime=args.runtime)
+        doc = run_experiment(dev, variants, Workload(job=job, target=Target(dev, path, "device")), args.max_runs,
+                             settle=0.5, on_event=w.event, stop=w.stop, sequential=plan)
+    return w.at, judge(doc, 0.05, "iops")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--runtime", type=float, default=2.0)
-    ap.add_argument("--repeat", type=int, default=6)
-    ap.add_argument("--every", type=float, default=3.0)
-    ap.add_argument("--duration", type=float, default=60.0)
+    ap.add_argument("--runtime", type=float, default=2.0, help="seconds per batch run")
+    ap.add_argument("--max-runs", type=int, default=12, help="batch: most runs per variant")
+    ap.add_argument("--every", type=float, default=1.6, help="alternation: seconds per turn (1 s discarded)")
+    ap.add_argument("--duration", type=float, default=60.0, help="alternation: most seconds")
+    ap.add_argument("--repeat", type=int, default=3, help="experiments per method")
     args = ap.parse_args()
-    variants = parse_variants("none,bfq")
+    results: dict[str, list[tuple[float | None, dict]]] = {"batch": [], "alternation": []}
     with extra_loop_devices(1, "1G", direct=True) as (path,):
         dev = Path(path).name
-        print(f"device {dev}; job randread-q16t2; batch {args.repeat} x {args.runtime:g} s per scheduler, "
-              f"settle 0.5 s; alternation every {args.every:g} s for {args.duration:g} s")
-        batch = Tracker("batch")
-        job = CATALOG["randread-q16t2"].scaled(runtime=args.runtime)
-        run_experiment(dev, variants, Workload(job=job, target=Target(dev, path, "device")), args.repeat,
-                       settle=0.5, on_event=batch)
-        alt = Tracker("alternation")
-        job = CATALOG["randread-q16t2"].scaled(runtime=args.duration + 10)
-        run_alternation(dev, variants, Workload(job=job, target=Target(dev, path, "device")), args.every,
-                        args.duration, on_event=alt)
+        print(f"device {dev}; job randread-q16t2; variants none, bfq, none (A/A control); alpha 0.05; "
+              f"batch {args.runtime:g} s runs, 0.5 s settle, at most {args.max_runs} per variant; "
+              f"alternation {args.every:g} s turns (1 s discarded), at most {args.duration:g} s")
+        for i in range(args.repeat):
+            for name, alternate in (("batch", False), ("alternation", True)):
+                print(f"{name} #{i + 1}:", flush=True)
+                results[name].append(one(dev, path, args, alternate))
     print()
-    print(batch.summary())
-    print(alt.summary())
+    print(f"{'method':<12} {'verdict after':>14}  bfq vs none (primary, IOPS)             A/A control")
+    for name, rows in results.items():
+        for at, j in rows:
+            prim = {c["variant"]: c for c in j["comparisons"] if c["primary"]}
+            bfq, ctl = prim["bfq"], prim["none#2"]
+            when = f"{at:.1f} s" if at is not None else "-"
+            ci = f"ratio {bfq['ratio']:.2f} (CI {bfq['ci95'][0]:.2f}-{bfq['ci95'][1]:.2f})" if bfq["ratio"] else "-"
+            print(f"{name:<12} {when:>14}  {ci:<38}  {'SIGNIFICANT' if ctl['significant'] else 'no difference'}")
+        times = [at for at, _ in rows if at is not None]
+        if times:
+            print(f"{name:<12} median {statistics.median(times):.1f} s over {len(times)} of {len(rows)}")
 
 
 if __name__ == "__main__":

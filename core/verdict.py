@@ -368,9 +368,8 @@ class RunningVerdict:
         base = self.labels[0]
         out = []
         if self.decided_at is not None:
-            for c in primary_comparisons({**self.doc, "sequential": seq}, self.metric, self.alpha):
-                out.append(f"{c.verdict} (boundary crossed at {self.decided_at} {unit}: stopping)")
-            return out
+            out = [c.verdict for c in primary_comparisons({**self.doc, "sequential": seq}, self.metric, self.alpha)]
+            return [*out, f"boundary crossed at {self.decided_at} {unit}: stopping"]
         for v, e in estimates(self.doc, self.metric, level).items():
             if isinstance(e, CannotJudge):
                 out.append(f"interim, {n} {unit}: {v} vs {base}: cannot judge yet ({e.reason})")

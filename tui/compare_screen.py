@@ -162,13 +162,16 @@ class CompareScreen(Screen[None]):
             repeat = int(_number(self.query_one("#repeat", Input).value, 2, 100, "repeats"))
             runtime = _number(self.query_one("#runtime", Input).value, 0.5, 3600, "runtime")
             every = _number(self.query_one("#every", Input).value, 2, 600, "every")
-            duration = _number(self.query_one("#duration", Input).value, 4 * every, 24 * 3600, "duration")
+            # Alternation runs whole blocks of two passes, at least two blocks (core/experiment.py).
+            duration = _number(self.query_one("#duration", Input).value, 4 * len(names) * every, 24 * 3600,
+                               "duration")
         except ValueError as e:
             self.notify(str(e), severity="error")
             return
         variants = parse_variants(",".join(names))
         job = job.scaled(runtime=duration + 10 if alternate else runtime, size=min(job.size, TUI_MAX_SIZE))
-        total = int(duration // every) // len(variants) * len(variants) if alternate else repeat * len(variants)
+        passes = int(duration // every) // len(variants) // 2 * 2
+        total = passes * len(variants) if alternate else repeat * len(variants)
         self.query_one(ProgressBar).update(total=total, progress=0)
         self.query_one("#report", Static).update("")
         self.ctl = Control()
