@@ -73,7 +73,8 @@ def verdict_text(doc: dict, verdict: dict) -> list[str]:
     """The primary metric's verdict first, then every secondary metric (significant or not), then notes."""
     status = verdict.get("status", "final")
     head = {"final": "Verdict", "interim": "Interim estimate", "cancelled": "Verdict (cancelled: partial runs)"}
-    lines = [f"{head.get(status, 'Verdict')} on {verdict['primary_metric']}: {verdict['method']}"]
+    label = next((lb for k, lb, *_ in METRICS if k == verdict["primary_metric"]), verdict["primary_metric"])
+    lines = [f"{head.get(status, 'Verdict')} on {label}: {verdict['method']}"]
     comps = verdict["comparisons"]
     lines += [f"  {c['verdict']}" for c in comps if c["primary"]]
     secondary = [c for c in comps if not c["primary"]]

@@ -216,7 +216,7 @@ def test_runs_finished_before_ctrl_c_are_saved(loopdev, tmp_path):
     assert doc["cancelled"] and len(doc["runs"]) >= 2 and "ended early" in doc["notes"][0]
     assert doc["judgement"]["status"] == "cancelled"
     rep = run_cli("report", str(save))
-    assert rep.returncode == 0 and "Verdict (cancelled: partial runs) on iops" in rep.stdout
+    assert rep.returncode == 0 and "Verdict (cancelled: partial runs) on IOPS" in rep.stdout
     assert json.loads(run_cli("report", str(save), "--json").stdout)["status"] == "cancelled"
     assert loopdev.current() == loopdev.initial_scheduler
 
