@@ -83,8 +83,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--drop-caches", action="store_true", help="sync and drop caches before each run")
     s.add_argument("--settle", type=float, default=1.0, help="seconds of quiet before each run (default 1)")
     s.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
-    s.add_argument("--metric", choices=METRIC_NAMES,
-                   help="the primary metric the verdict is about (default iops; wall_s for --cmd)")
+    s.add_argument("--metric", help="the primary metric the verdict is about (default iops; wall_s for --cmd): "
+                                    + ", ".join(METRIC_NAMES))
     s.add_argument("--until-verdict", action="store_true",
                    help="sequential: stop as soon as the primary metric crosses a boundary that keeps the overall "
                         "false-positive rate at alpha (at most --max-runs per variant, or --duration)")
@@ -99,7 +99,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("report", help="show a saved experiment or a recording again")
     s.add_argument("file")
     s.add_argument("--alpha", type=float, default=0.05)
-    s.add_argument("--metric", choices=METRIC_NAMES, help="judge this primary metric instead of the saved one")
+    s.add_argument("--metric", help="judge this primary metric instead of the saved one")
     s.add_argument("--json", action="store_true")
     s.add_argument("--csv", action="store_true")
     s.set_defaults(func=cmd_report)
@@ -215,7 +215,13 @@ def _printer(quiet: bool, verdict: RunningVerdict | None = None):
     return on_event
 
 
+def _check_metric(name: str | None) -> None:
+    if name is not None and name not in METRIC_NAMES:
+        raise BadInput(f"unknown --metric {name!r}; one of: {', '.join(METRIC_NAMES)}")
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
+    _check_metric(args.metric)
     variants: list[Variant] = parse_variants(args.schedulers)
     if not 0 < args.alpha < 0.5:
         raise BadInput("--alpha must lie between 0 and 0.5")
@@ -283,6 +289,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from iosched.core.recording import is_recording, load
     from iosched.record import recording_report
 
+    _check_metric(args.metric)
     if is_recording(args.file):
         recording_report(load(args.file), args)
         return 0

@@ -279,6 +279,17 @@ def test_refusals_change_nothing(loopdev, tmp_path, private_journal):
     assert not Path("/tmp/pwned").exists()
 
 
+def test_sequential_refusals_change_nothing(loopdev, private_journal):
+    need_real("fio")
+    for extra, words in ((["--max-runs", "3"], "--max-runs must be between 4 and 200"),
+                         (["--alternate", "2", "--duration", "20"], "at least three blocks"),
+                         (["--metric", "nonsense"], "unknown --metric 'nonsense'")):
+        r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2",
+                    "--until-verdict", *extra)
+        assert r.returncode == 2 and words in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert loopdev.current() == loopdev.initial_scheduler and not (private_journal / "journal.json").exists()
+
+
 def test_report_refuses_what_it_cannot_read(tmp_path):
     f = tmp_path / "x.json"
     f.write_text('{"hello": 1}')
