@@ -6,8 +6,8 @@ none, bfq, none: the second `none` is an A/A control judged beside bfq (Holm acr
 out "no significant difference". The time is the wall time from the start of the experiment to the run or
 turn at which the sequential boundary (core/sequential.py) was crossed; "-" means it never was.
 
-Run as root: python3 bench/time_to_verdict.py [--runtime 2] [--max-runs 12] [--every 1.6] [--duration 60]
-  [--repeat 3]
+Run as root: python3 -m bench.time_to_verdict [--runtime 2] [--max-runs 12] [--every 1.6] [--duration 60]
+  [--repeat 3] [--methods batch,alternation] [--no-control]  (--no-control: none, bfq only)
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class Watch:
 
 
 def one(dev: str, path: str, args: argparse.Namespace, alternate: bool) -> tuple[float | None, dict]:
-    variants = parse_variants("none,bfq,none")
+    variants = parse_variants("none,bfq" if args.no_control else "none,bfq,none")
     labels = [v.label for v in variants]
     if alternate:
         most = int(args.duration // args.every) // len(variants) // 2
@@ -70,15 +70,21 @@ def main() -> None:
     ap.add_argument("--every", type=float, default=1.6, help="alternation: seconds per turn (1 s discarded)")
     ap.add_argument("--duration", type=float, default=60.0, help="alternation: most seconds")
     ap.add_argument("--repeat", type=int, default=3, help="experiments per method")
+    ap.add_argument("--methods", default="batch,alternation")
+    ap.add_argument("--no-control", action="store_true", help="two arms only, without the A/A arm")
     args = ap.parse_args()
+    methods = args.methods.split(",")
     results: dict[str, list[tuple[float | None, dict]]] = {"batch": [], "alternation": []}
     with extra_loop_devices(1, "1G", direct=True) as (path,):
         dev = Path(path).name
-        print(f"device {dev}; job randread-q16t2; variants none, bfq, none (A/A control); alpha 0.05; "
+        arms = "none, bfq" if args.no_control else "none, bfq, none (A/A control)"
+        print(f"device {dev}; job randread-q16t2; variants {arms}; alpha 0.05; "
               f"batch {args.runtime:g} s runs, 0.5 s settle, at most {args.max_runs} per variant; "
               f"alternation {args.every:g} s turns (1 s discarded), at most {args.duration:g} s")
         for i in range(args.repeat):
             for name, alternate in (("batch", False), ("alternation", True)):
+                if name not in methods:
+                    continue
                 print(f"{name} #{i + 1}:", flush=True)
                 results[name].append(one(dev, path, args, alternate))
     print()
@@ -86,10 +92,11 @@ def main() -> None:
     for name, rows in results.items():
         for at, j in rows:
             prim = {c["variant"]: c for c in j["comparisons"] if c["primary"]}
-            bfq, ctl = prim["bfq"], prim["none#2"]
+            bfq, ctl = prim["bfq"], prim.get("none#2")
             when = f"{at:.1f} s" if at is not None else "-"
             ci = f"ratio {bfq['ratio']:.2f} (CI {bfq['ci95'][0]:.2f}-{bfq['ci95'][1]:.2f})" if bfq["ratio"] else "-"
-            print(f"{name:<12} {when:>14}  {ci:<38}  {'SIGNIFICANT' if ctl['significant'] else 'no difference'}")
+            aa = "-" if ctl is None else "SIGNIFICANT" if ctl["significant"] else "no difference"
+            print(f"{name:<12} {when:>14}  {ci:<38}  {aa}")
         times = [at for at, _ in rows if at is not None]
         if times:
             print(f"{name:<12} median {statistics.median(times):.1f} s over {len(times)} of {len(rows)}")
