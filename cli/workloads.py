@@ -18,11 +18,14 @@ from iosched.core.experiment import (
     run_experiment,
 )
 from iosched.core.fio import FioProgress, fio_binary, run_fio
-from iosched.core.jobs import CATALOG, Job, load_job
+from iosched.core.jobs import CATALOG, GROUPS, Job, load_job
+from iosched.core.matrix import load_matrix, plan_from_doc
+from iosched.core.matrix_judge import judge_matrix
 from iosched.core.sampler import Sampler, compute_rates
 from iosched.core.targets import Target, choose_target
 from iosched.core.units import human_size, si
 from iosched.core.verdict import METRIC_NAMES, RunningVerdict, judge, sequential_plan
+from iosched.matrix import as_matrix, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.report import runs_csv, text_report
 
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -53,6 +56,11 @@ def parse_seconds(text: str) -> float:
     return value
 
 
+def plot_opts(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--plot", action="store_true", help="charts of the result at the terminal's width")
+    s.add_argument("--plot-file", metavar="FILE", help="save the charts to FILE.html or FILE.txt")
+
+
 def add_arguments(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("jobs", help="list the canned fio jobs")
     s.add_argument("--json", action="store_true")
@@ -73,14 +81,19 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     target_opts(s)
     s.set_defaults(func=cmd_run)
 
-    s = sub.add_parser("compare", help="A/B/n experiment: schedulers (and tunings) under one workload")
+    s = sub.add_parser("compare", help="A/B/n experiment: schedulers (and tunings) under a workload or a matrix")
     s.add_argument("device")
-    s.add_argument("--schedulers", required=True,
+    s.add_argument("--schedulers",
                    help="comma-separated variants, e.g. none,bfq or none,mq-deadline:read_expire=100")
     target_opts(s)
     s.add_argument("--cmd", help="instead of a job: a shell command run and timed once per repeat")
-    s.add_argument("--repeat", type=int, default=3, help="runs per variant (default 3)")
-    s.add_argument("--drop-caches", action="store_true", help="sync and drop caches before each run")
+    s.add_argument("--jobs", metavar="GROUP|JOB,...",
+                   help="a matrix: a catalog group (`iosched jobs`) or a comma-separated list of jobs and job files")
+    s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
+    s.add_argument("--max-time", type=parse_seconds, metavar="S", help="refuse a matrix estimated to take longer")
+    s.add_argument("--repeat", type=int, default=None, help="runs per variant (default 3)")
+    s.add_argument("--drop-caches", action=argparse.BooleanOptionalAction, default=None,
+                   help="sync and drop caches before each run (a group may turn it on: --no-drop-caches)")
     s.add_argument("--settle", type=float, default=1.0, help="seconds of quiet before each run (default 1)")
     s.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
     s.add_argument("--metric", help="the primary metric the verdict is about (default iops; wall_s for --cmd): "
@@ -93,7 +106,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="live alternation: one continuous run, switching every S seconds")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="length of a live alternation (default 60s)")
     s.add_argument("--csv", action="store_true", help="one row per run")
-    s.add_argument("--save", help="write everything needed to re-judge to this JSON file")
+    s.add_argument("--save", help="write everything needed to re-judge to this JSON file (after every run)")
+    plot_opts(s)
     s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("report", help="show a saved experiment or a recording again")
@@ -102,6 +116,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--metric", help="judge this primary metric instead of the saved one")
     s.add_argument("--json", action="store_true")
     s.add_argument("--csv", action="store_true")
+    plot_opts(s)
     s.set_defaults(func=cmd_report)
 
 
@@ -119,6 +134,9 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             print(f"\n{group}:" if group != next(iter(CATALOG.values())).group else f"{group}:")
         flag = "W" if j.writes else " "
         print(f"  {j.name:<22} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}")
+    print("\ngroups (compare DEV --schedulers A,B --jobs GROUP):")
+    for g in GROUPS.values():
+        print(f"  {g.name:<22} {len(g.jobs):>2} jobs  {g.description}")
     print("\nW = writes (refused on a raw device that holds data). Scale with --runtime and --size.")
     return 0
 
@@ -222,9 +240,18 @@ def _check_metric(name: str | None) -> None:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     _check_metric(args.metric)
-    variants: list[Variant] = parse_variants(args.schedulers)
     if not 0 < args.alpha < 0.5:
         raise BadInput("--alpha must lie between 0 and 0.5")
+    check_plot_file(args.plot_file)
+    if args.jobs or args.resume:
+        return cmd_matrix(args)
+    if args.max_time is not None:
+        raise BadInput("--max-time applies to a matrix (--jobs)")
+    if not args.schedulers:
+        raise BadInput("--schedulers is required (e.g. none,bfq)")
+    variants: list[Variant] = parse_variants(args.schedulers)
+    args.repeat = 3 if args.repeat is None else args.repeat
+    args.drop_caches = bool(args.drop_caches)
     if args.repeat < 1 or args.repeat > 1000:
         raise BadInput("--repeat must be between 1 and 1000")
     if args.until_verdict and not 4 <= args.max_runs <= 200:
@@ -276,6 +303,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.save:
         Path(args.save).write_text(json.dumps(doc))
     _render(doc, verdict, args)
+    if args.plot or args.plot_file:
+        matrix_view = as_matrix(doc)
+        plot_result(matrix_view, judge_matrix(matrix_view, args.alpha), args)
     return 1 if not any(r.get("valid", True) for r in doc["runs"]) else 0
 
 
@@ -301,11 +331,25 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise BadInput(f"{args.file} is not a saved iosched experiment ({e.__class__.__name__})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not doc.get("variants"):
         raise BadInput(f"{args.file} is not a saved iosched experiment (no runs or variants)")
+    check_plot_file(args.plot_file)
+    if doc.get("kind") == "matrix":
+        doc = load_matrix(args.file)
+        try:
+            plan_from_doc(doc)
+            judgement = judge_matrix(doc, args.alpha)
+        except (KeyError, TypeError, AttributeError, ValueError) as e:
+            raise BadInput(f"{args.file} is not a saved iosched matrix (bad {e})") from None
+        render_matrix(doc, judgement, args)
+        return 0
     try:
         verdict = judge(doc, args.alpha, args.metric)
+        matrix_view = as_matrix(doc) if args.plot or args.plot_file else None
+        judgement = judge_matrix(matrix_view, args.alpha) if matrix_view else None
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise BadInput(f"{args.file} is not a saved iosched experiment (bad {e})") from None
     _render(doc, verdict, args)
+    if matrix_view is not None and judgement is not None:
+        plot_result(matrix_view, judgement, args)
     return 0
 
 

@@ -126,6 +126,30 @@ def parse_result(obj: dict) -> FioResult:
     )
 
 
+def latency_bins(obj: dict) -> dict[int, int]:
+    """fio's completion-latency histogram (json+ ``clat_ns.bins``) over every job and direction: ns -> IOs.
+
+    Outside input: anything malformed is skipped, never raised, so an old save without bins draws nothing.
+    """
+    out: dict[int, int] = {}
+    jobs = obj.get("jobs") if isinstance(obj, dict) else None
+    for j in jobs if isinstance(jobs, list) else []:
+        for d in ("read", "write", "trim"):
+            side = j.get(d) if isinstance(j, dict) else None
+            clat = side.get("clat_ns") if isinstance(side, dict) else None
+            bins = clat.get("bins") if isinstance(clat, dict) else None
+            if not isinstance(bins, dict):
+                continue
+            for k, n in bins.items():
+                try:
+                    ns, count = int(k), int(n)
+                except (TypeError, ValueError, OverflowError):
+                    continue
+                if ns >= 0 and count > 0:
+                    out[ns] = out.get(ns, 0) + count
+    return dict(sorted(out.items()))
+
+
 def _job_seconds(obj: dict) -> float:
     """Wall seconds the jobs ran: group reporting sums job_runtime over threads, so divide it back."""
     best = 0.0
@@ -148,7 +172,8 @@ def _counts(obj: dict) -> tuple[int, int, int, float, int]:
 def command(job: Job | JobFile, target: Target, workdir: str, runtime: float | None = None,
             status_interval: float = 1.0) -> list[str]:
     """fio's argument list for a catalog job or a validated job file aimed at ``target``."""
-    argv = [fio_binary(), "--output-format=json", f"--status-interval={status_interval:g}", "--thread",
+    # json+ adds the completion-latency histogram (bins) the latency charts draw.
+    argv = [fio_binary(), "--output-format=json+", f"--status-interval={status_interval:g}", "--thread",
             "--eta=never"]
     if not job.writes and target.kind == "device":
         argv.append("--readonly")  # fio's own guard too: a read job never writes to a raw device

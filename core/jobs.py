@@ -110,6 +110,75 @@ def catalog_job(name: str) -> Job:
         raise BadInput(f"no job named {name!r}{hint}") from None
 
 
+# --- groups: the published studies, each a section of the catalog -------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobGroup:
+    """A named set of jobs run as one matrix, with the run conditions of the study it comes from."""
+
+    name: str
+    description: str
+    jobs: tuple[str, ...]
+    repeat: int = 3
+    drop_caches: bool = False
+    sweep: bool = False  # the jobs differ only in request size: drawn against it
+
+
+def _groups() -> dict[str, JobGroup]:
+    by_group: dict[str, list[str]] = {}
+    for j in CATALOG.values():
+        by_group.setdefault(j.group, []).append(j.name)
+    groups = [
+        JobGroup("4k-matrix", "4 KiB read, write, randread, randwrite and rw, 8 jobs x iodepth 4",
+                 tuple(by_group["4k matrix"])),
+        JobGroup("1m-patterns", "1 MiB write patterns 1-4, sequential and random, caches dropped before each run",
+                 tuple(by_group["1M write patterns"]), drop_caches=True),
+        JobGroup("size-sweep", "1K to 256K requests x random/sequential read/write",
+                 tuple(by_group["request-size sweep"]), sweep=True),
+        JobGroup("seq-read", "sequential read, buffered and direct (what hdparm -t and --direct measure)",
+                 tuple(by_group["sequential-read check"]), drop_caches=True),
+        JobGroup("desktop", "SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write",
+                 tuple(by_group["desktop presets"])),
+    ]
+    for rw in ("randread", "read", "randwrite", "write"):
+        groups.append(JobGroup(f"size-sweep-{rw}", f"1K to 256K requests, {rw}",
+                               tuple(n for n in by_group["request-size sweep"] if n.startswith(f"sweep-{rw}-")),
+                               sweep=True))
+    return {g.name: g for g in groups}
+
+
+GROUPS: dict[str, JobGroup] = _groups()
+
+
+def resolve_jobs(spec: str) -> tuple[list[Job | JobFile], JobGroup | None]:
+    """"4k-matrix" / "4k-read,seqread-direct,my.fio" -> the jobs in order (each once), and the group if one.
+
+    A group lends its run conditions (repeats, dropped caches) when it is the whole list.
+    """
+    parts = [p.strip() for p in spec.split(",")]
+    if not any(parts):
+        raise BadInput("--jobs names no job: give a group (`iosched jobs` lists them), job names or job files")
+    if not all(parts):
+        raise BadInput(f"--jobs has an empty item in {spec!r}")
+    jobs: list[Job | JobFile] = []
+    for part in parts:
+        if part in GROUPS:
+            jobs += [CATALOG[n] for n in GROUPS[part].jobs]
+        elif part in CATALOG or "/" in part or part.endswith((".fio", ".ini")):
+            jobs.append(load_job(part))
+        else:
+            near = [n for n in [*GROUPS, *CATALOG] if part.lower() in n][:5]
+            hint = f"; did you mean {', '.join(near)}?" if near else "; `iosched jobs` lists groups and jobs"
+            raise BadInput(f"no job or group named {part!r}{hint}")
+    names = [j.name for j in jobs]
+    dup = next((n for n in names if names.count(n) > 1), None)
+    if dup is not None:
+        raise BadInput(f"--jobs names {dup} twice")
+    group = GROUPS[parts[0]] if len(parts) == 1 and parts[0] in GROUPS else None
+    return jobs, group
+
+
 # --- user job files ---------------------------------------------------------------------------------------
 
 # Options that run commands, load code, read or write arbitrary paths, or pick their own target.

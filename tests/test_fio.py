@@ -38,7 +38,7 @@ def test_command_line():
     need(shutil.which("fio") is not None, "needs fio on PATH")
     dev, scratch = Target("loop9", "/dev/loop9", "device"), Target("loop9", "/s/iosched.dat", "file", "/s")
     read = command(CATALOG["4k-read"], dev, "/tmp")
-    assert "--thread" in read and "--output-format=json" in read and "--filename=/dev/loop9" in read
+    assert "--thread" in read and "--output-format=json+" in read and "--filename=/dev/loop9" in read
     assert "--readonly" in read  # fio's own guard on raw devices for read jobs
     assert "--readonly" not in command(CATALOG["4k-read"], scratch, "/tmp")  # fio must lay the file out
     assert "--readonly" not in command(CATALOG["4k-write"], dev, "/tmp")

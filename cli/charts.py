@@ -1,0 +1,335 @@
+"""Result charts with plotext, drawn once per result: grouped bars, request-size sweeps, latency, CPU.
+
+Each chart is two steps: a pure function picks the numbers out of the judged result (what tests check
+against the table), and a renderer hands them to a plotext figure of its own (no global plotext state,
+so two charts never share axes, data or size).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from dataclasses import dataclass
+
+from plotext._figure import _figure_class as PlotextFigure
+from plotext._utility import uncolorize
+
+from iosched.core.fio import latency_bins
+from iosched.core.matrix_judge import WORDS
+from iosched.core.units import si
+
+# Plain-character markers so variants stay apart without colour (NO_COLOR, a pipe, a .txt file).
+BAR_MARKERS = ("█", "▒", "░", "▓", "#", "=")
+LINE_MARKERS = ("dot", "+", "x", "o", "*", "•")
+COLORS = ("blue+", "orange+", "green+", "magenta+", "cyan+", "red+")
+CPU_PARTS = (("cpu_usr", "usr"), ("cpu_sys", "sys"), ("cpu_iowait", "iowait"), ("cpu_irq", "irq"),
+             ("cpu_soft", "soft"))
+PERCENTILES = ((50.0, "p50"), (99.0, "p99"), (99.9, "p99.9"))
+
+
+# --- the numbers --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    x: list[float]  # group positions or request sizes
+    y: list[float]  # means (NaN where a cell has no value)
+    low: list[float]  # 95% CI of the mean (equal to y where there is none)
+    high: list[float]
+
+
+@dataclass(frozen=True)
+class BarsData:
+    title: str
+    groups: list[str]
+    series: list[Series]
+
+
+def _metric_title(metric: str) -> str:
+    label, unit, *_ = WORDS.get(metric, (metric, ""))
+    return f"{label} ({unit})" if unit else label
+
+
+def _cell_value(cell: dict, metric: str) -> tuple[float, float, float]:
+    if metric == cell["metric"]:
+        mean, ci = cell.get("mean"), cell.get("ci95_mean")
+    else:
+        s = cell["secondary"].get(metric) or {}
+        mean, ci = s.get("mean"), s.get("ci95") if s.get("n", 0) >= 2 else None
+    if mean is None:
+        return math.nan, math.nan, math.nan
+    lo, hi = ci if ci else (mean, mean)
+    return float(mean), float(lo), float(hi)
+
+
+def bars_data(judgement: dict, metric: str | None = None) -> BarsData:
+    """Per workload (group) one bar per variant: the mean and its 95% CI, exactly as the table shows them."""
+    metric = metric or judgement["primary_metric"]
+    cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
+    series = []
+    for v in judgement["variants"]:
+        vals = [_cell_value(cells[(w, v)], metric) for w in judgement["workloads"]]
+        series.append(Series(v, [float(i + 1) for i in range(len(vals))], [m for m, _, _ in vals],
+                             [lo for _, lo, _ in vals], [hi for _, _, hi in vals]))
+    return BarsData(f"{_metric_title(metric)}: mean per workload, whiskers the 95% CI", judgement["workloads"],
+                    series)
+
+
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmg]?)i?b?$", re.IGNORECASE)
+
+
+def _bytes(bs: str) -> float | None:
+    m = _SIZE.match(str(bs).strip())
+    if not m:
+        return None
+    return float(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
+
+
+def sweeps_data(doc: dict, judgement: dict, metric: str) -> list[BarsData]:
+    """Workloads that differ only in request size, as lines against it (one chart per sweep)."""
+    families: dict[tuple, list[tuple[float, str]]] = {}
+    for w in doc["workloads"]:
+        opts = w.get("options")
+        size = _bytes(opts.get("bs", "")) if isinstance(opts, dict) else None
+        if size is None:
+            continue
+        key = tuple(sorted((k, v) for k, v in opts.items() if k not in ("bs", "size")))
+        families.setdefault(key, []).append((size, w["name"]))
+    cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
+    out = []
+    for key, members in families.items():
+        if len(members) < 3:
+            continue
+        members.sort()
+        rw = dict(key).get("rw", "")
+        series = []
+        for v in judgement["variants"]:
+            vals = [_cell_value(cells[(name, v)], metric) for _, name in members]
+            series.append(Series(v, [s for s, _ in members], [m for m, _, _ in vals], [lo for _, lo, _ in vals],
+                                 [hi for _, _, hi in vals]))
+        out.append(BarsData(f"{rw}: {_metric_title(metric)} against request size (log), whiskers the 95% CI",
+                            [_size_label(s) for s, _ in members], series))
+    return out
+
+
+def _size_label(b: float) -> str:
+    for div, suffix in ((1024**3, "G"), (1024**2, "M"), (1024, "K")):
+        if b >= div and b % div == 0:
+            return f"{b / div:g}{suffix}"
+    return f"{b:g}"
+
+
+@dataclass(frozen=True)
+class LatencyCurve:
+    label: str
+    us: list[float]  # bin latency in µs, ascending
+    cdf: list[float]  # cumulative share of IOs in %, at each bin
+    marks: dict[str, float]  # "p50" -> µs
+
+
+def percentile_from_bins(bins: dict[int, int], q: float) -> float | None:
+    """The smallest bin latency (ns) at or below which ``q`` percent of IOs completed."""
+    total = sum(bins.values())
+    if total <= 0:
+        return None
+    need = total * q / 100.0
+    seen = 0
+    for ns, n in sorted(bins.items()):
+        seen += n
+        if seen >= need:
+            return float(ns)
+    return float(max(bins))
+
+
+def latency_data(doc: dict) -> dict[str, list[LatencyCurve]]:
+    """Per workload, each variant's completion-latency distribution over its valid runs (fio json+ bins)."""
+    merged: dict[str, dict[str, dict[int, int]]] = {}
+    for r in doc["runs"]:
+        if not r.get("valid", True) or not isinstance(r.get("fio"), dict):
+            continue
+        bins = latency_bins(r["fio"])
+        into = merged.setdefault(r.get("workload", ""), {}).setdefault(r["variant"], {})
+        for ns, n in bins.items():
+            into[ns] = into.get(ns, 0) + n
+    out: dict[str, list[LatencyCurve]] = {}
+    labels = [v["label"] for v in doc["variants"]]
+    for w in [w["name"] for w in doc["workloads"]]:
+        curves = []
+        for v in labels:
+            bins = merged.get(w, {}).get(v)
+            if not bins:
+                continue
+            total = sum(bins.values())
+            us, cdf, seen = [], [], 0
+            for ns, n in sorted(bins.items()):
+                seen += n
+                us.append(ns / 1000.0)
+                cdf.append(seen * 100.0 / total)
+            marks = {name: (percentile_from_bins(bins, q) or 0.0) / 1000.0 for q, name in PERCENTILES}
+            curves.append(LatencyCurve(v, us, cdf, marks))
+        if curves:
+            out[w] = curves
+    return out
+
+
+@dataclass(frozen=True)
+class CpuData:
+    workload: str
+    variants: list[str]
+    parts: dict[str, list[float]]  # "usr" -> per variant mean %
+    per_io: Series  # CPU µs per IO, mean and CI per variant
+
+
+def cpu_data(judgement: dict) -> list[CpuData]:
+    cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
+    out = []
+    for w in judgement["workloads"]:
+        vs = judgement["variants"]
+        parts = {name: [_cell_value(cells[(w, v)], key)[0] for v in vs] for key, name in CPU_PARTS}
+        if all(math.isnan(x) for xs in parts.values() for x in xs):
+            continue
+        per_io = [_cell_value(cells[(w, v)], "cpu_us_per_io") for v in vs]
+        out.append(CpuData(w, vs, parts, Series("CPU µs per IO", [float(i + 1) for i in range(len(vs))],
+                                                [m for m, _, _ in per_io], [lo for _, lo, _ in per_io],
+                                                [hi for _, _, hi in per_io])))
+    return out
+
+
+# --- drawing ------------------------------------------------------------------------------------------------
+
+
+def _figure(width: int, height: int, color: bool) -> PlotextFigure:
+    fig = PlotextFigure()
+    fig.plot_size(width, height)
+    fig.theme("pro" if color else "clear")
+    return fig
+
+
+def _finish(fig: PlotextFigure, color: bool) -> str:
+    text = fig.build()
+    return text if color else uncolorize(text)
+
+
+def _y_from_zero(fig: PlotextFigure, series: list[Series]) -> None:
+    """Bars and rates start at zero; an interval reaching below it is cut at the axis, not drawn into negatives."""
+    tops = [v for s in series for v in [*s.y, *s.high] if not math.isnan(v)]
+    top = max(tops, default=1.0) * 1.08 or 1.0
+    fig.ylim(0, top)
+    ticks = [top * i / 4 for i in range(5)]
+    fig.yticks(ticks, ["0" if t == 0 else si(t) for t in ticks])
+
+
+def _whiskers(fig: PlotextFigure, xs: list[float], s: Series, color: str | None) -> None:
+    pts = [(x, y, lo, hi) for x, y, lo, hi in zip(xs, s.y, s.low, s.high) if not math.isnan(y) and hi > lo]
+    if not pts:
+        return
+    # plotext's error() draws a symmetric whisker about y: centre it on the interval itself.
+    mids = [(lo + hi) / 2 for _, _, lo, hi in pts]
+    fig.error([p[0] for p in pts], mids, yerr=[(hi - lo) / 2 for _, _, lo, hi in pts], color=color or "default")
+
+
+def render_bars(data: BarsData, width: int = 100, height: int = 20, color: bool = False) -> str:
+    fig = _figure(width, height, color)
+    n = len(data.series)
+    w = 0.8 / max(n, 1)
+    for i, s in enumerate(data.series):
+        xs = [x + (i - (n - 1) / 2) * w for x in s.x]
+        ys = [0.0 if math.isnan(y) else y for y in s.y]
+        fig.bar(xs, ys, width=w, label=s.label, marker=None if color else BAR_MARKERS[i % len(BAR_MARKERS)],
+                color=COLORS[i % len(COLORS)] if color else None)
+        _whiskers(fig, xs, s, "red+" if color else None)
+    _y_from_zero(fig, data.series)
+    fig.xticks([float(i + 1) for i in range(len(data.groups))], data.groups)
+    fig.title(data.title)
+    return _finish(fig, color)
+
+
+def render_sweep(data: BarsData, width: int = 100, height: int = 18, color: bool = False) -> str:
+    fig = _figure(width, height, color)
+    fig.xscale("log")
+    for i, s in enumerate(data.series):
+        pts = [(x, y) for x, y in zip(s.x, s.y) if not math.isnan(y)]
+        fig.plot([p[0] for p in pts], [p[1] for p in pts], label=s.label,
+                 marker=LINE_MARKERS[i % len(LINE_MARKERS)], color=COLORS[i % len(COLORS)] if color else None)
+        _whiskers(fig, s.x, s, COLORS[i % len(COLORS)] if color else None)
+    _y_from_zero(fig, data.series)
+    fig.xticks(data.series[0].x, data.groups)
+    fig.title(data.title)
+    return _finish(fig, color)
+
+
+def render_latency(workload: str, curves: list[LatencyCurve], width: int = 100, height: int = 18,
+                   color: bool = False) -> str:
+    fig = _figure(width, height, color)
+    fig.xscale("log")
+    for i, c in enumerate(curves):
+        c_color = COLORS[i % len(COLORS)] if color else None
+        fig.plot(c.us, c.cdf, label=c.label, marker=LINE_MARKERS[i % len(LINE_MARKERS)], color=c_color)
+        pts = [(c.marks[name], q) for q, name in PERCENTILES if c.marks.get(name)]
+        fig.scatter([p[0] for p in pts], [p[1] for p in pts], marker="◆" if color else "@", color=c_color)
+    fig.title(f"{workload}: completion latency CDF (µs, log), ◆ at p50 / p99 / p99.9" if color else
+              f"{workload}: completion latency CDF (µs, log), @ at p50 / p99 / p99.9")
+    fig.ylim(0, 100)
+    lo = min(c.us[0] for c in curves)
+    hi = max(c.us[-1] for c in curves)
+    decades = [10.0**k for k in range(math.floor(math.log10(max(lo, 1e-3))), math.ceil(math.log10(hi)) + 1)]
+    fig.xticks(decades, [_us(d) for d in decades])
+    text = _finish(fig, color)
+    w = max(len(c.label) for c in curves)
+    marks = [f"  {c.label:<{w}}  " + "  ".join(f"{name} {_us(c.marks.get(name))}" for _, name in PERCENTILES)
+             for c in curves]
+    return text + "\n" + "\n".join(marks)
+
+
+def _us(x: float | None) -> str:
+    if not x:
+        return "-"
+    if x >= 1e6:
+        return f"{x / 1e6:.3g} s"
+    return f"{x / 1000:.3g} ms" if x >= 1000 else f"{x:.3g} µs"
+
+
+def render_cpu(data: CpuData, width: int = 100, height: int = 16, color: bool = False) -> str:
+    left = _figure(width // 2, height, color)
+    names = [name for _, name in CPU_PARTS]
+    stacks = [[0.0 if math.isnan(x) else x for x in data.parts[name]] for name in names]
+    left.stacked_bar(data.variants, stacks, labels=names,
+                     color=list(COLORS[: len(names)]) if color else None,
+                     marker=None if color else list(BAR_MARKERS[: len(names)]))
+    left.title(f"{data.workload}: CPU % (usr sys iowait irq soft)")
+    right = _figure(width - width // 2, height, color)
+    ys = [0.0 if math.isnan(y) else y for y in data.per_io.y]
+    right.bar(data.variants, ys, marker=None if color else BAR_MARKERS[1])
+    _whiskers(right, data.per_io.x, data.per_io, "red+" if color else None)
+    _y_from_zero(right, [data.per_io])
+    right.title("CPU µs per IO, whiskers the 95% CI")
+    a, b = _finish(left, color).splitlines(), _finish(right, color).splitlines()
+    lines = [x + y for x, y in zip(a, b)] + a[len(b):]
+    return "\n".join(lines)
+
+
+def all_charts(doc: dict, judgement: dict, width: int = 100, color: bool = False) -> list[str]:
+    """Every chart the result supports, in reading order."""
+    width = max(60, width)
+    out = [render_bars(bars_data(judgement), width, color=color)]
+    primary = judgement["primary_metric"]
+    for metric in dict.fromkeys([primary, "mb_s"]):
+        out += [render_sweep(s, width, color=color) for s in sweeps_data(doc, judgement, metric)]
+    for w, curves in latency_data(doc).items():
+        out.append(render_latency(w, curves, width, color=color))
+    out += [render_cpu(c, width, color=color) for c in cpu_data(judgement)]
+    return out
+
+
+def charts_html(charts: list[str], width: int) -> str:
+    """The charts as one HTML page (colours kept; text escaped)."""
+    from rich.console import Console
+    from rich.text import Text
+
+    con = Console(record=True, file=io.StringIO(), width=width + 2, color_system="truecolor")
+    for c in charts:
+        con.print(Text.from_ansi(c))
+        con.print()
+    return con.export_html(inline_styles=True)

@@ -1,0 +1,270 @@
+"""`iosched compare DEV --jobs GROUP|JOB,...`: matrix experiments, their table, sentences, JSON/CSV and charts."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from iosched.core.errors import BadInput
+from iosched.core.experiment import Event, Variant, check_variants, parse_variants
+from iosched.core.fio import fio_binary
+from iosched.core.jobs import Job, resolve_jobs
+from iosched.core.matrix import (
+    MatrixPlan,
+    check_resumable,
+    done_slots,
+    format_duration,
+    load_matrix,
+    new_document,
+    run_matrix,
+    save_matrix,
+)
+from iosched.core.matrix_judge import WORDS, judge_matrix
+from iosched.core.targets import choose_target
+from iosched.core.units import si
+
+# --- the command --------------------------------------------------------------------------------------------
+
+
+def _requested_jobs(args: argparse.Namespace) -> tuple[list, object]:
+    jobs, group = resolve_jobs(args.jobs)
+    jobs = [j.scaled(runtime=args.runtime, size=args.size) if isinstance(j, Job) else j for j in jobs]
+    return jobs, group
+
+
+def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, dict | None]:
+    """The plan (new, or read back from --resume) and the saved document when resuming; BadInput otherwise."""
+    variants: list[Variant] | None = parse_variants(args.schedulers) if args.schedulers else None
+    if args.resume:
+        doc = load_matrix(args.resume)
+        jobs = None
+        if args.jobs:
+            jobs, _ = _requested_jobs(args)
+        elif args.runtime is not None or args.size is not None:
+            raise BadInput("with --resume, give --runtime and --size only together with --jobs, as at the start")
+        plan = check_resumable(doc, args.device, variants, jobs, args.runtime, args.root, args.resume)
+        if args.repeat is not None and args.repeat != plan.repeat:
+            raise BadInput(f"{args.resume} was planned with --repeat {plan.repeat}, not {args.repeat}")
+        return plan, doc
+    if variants is None:
+        raise BadInput("--schedulers is required (e.g. none,bfq)")
+    jobs, group = _requested_jobs(args)
+    repeat = args.repeat if args.repeat is not None else (group.repeat if group else 3)
+    drop = args.drop_caches if args.drop_caches is not None else bool(group and group.drop_caches)
+    return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime), None
+
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    if args.cmd:
+        raise BadInput("--jobs runs fio jobs; --cmd times one command: give one of them")
+    if args.alternate:
+        raise BadInput("--alternate runs one job; it does not combine with --jobs")
+    plan, doc = build_plan(args)
+    check_variants(args.device, plan.variants, args.root)
+    todo = [i for i in range(plan.runs) if doc is None or i not in done_slots(doc)]
+    est = plan.estimate(todo)
+    if args.max_time is not None and (est is None or est > args.max_time):
+        why = ("its duration cannot be estimated (a job file without runtime: give --runtime)" if est is None
+               else f"it would take about {format_duration(est)}")
+        raise BadInput(f"the matrix exceeds --max-time {format_duration(args.max_time)}: {why}; "
+                       "scale it with --runtime or --repeat")
+    save = args.save or args.resume
+    if save:
+        _check_writable(save)
+    fio_binary()
+    writes = any(j.writes for j in plan.jobs)
+    size = max((j.size for j in plan.jobs if isinstance(j, Job)), default=args.size or 1 << 30)
+    target = choose_target(args.device, writes, args.dir, size, raw=args.raw, destroy_data=args.destroy_data,
+                           root=args.root)
+    if target.note:
+        print(f"iosched: {target.note}", file=sys.stderr)
+    quiet = args.json or args.csv
+    what = (f"{len(plan.jobs)} workload(s) x {len(plan.variants)} variants x {plan.repeat} repeat(s) = "
+            f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
+    eta = "unknown (a job file sets no runtime)" if est is None else f"about {format_duration(est)}"
+    if doc is None:
+        doc = new_document(args.device, plan, target, args.root)
+        print(f"iosched: matrix of {what}; estimated {eta}", file=sys.stderr)
+    else:
+        print(f"iosched: resuming {args.resume}: {plan.runs - len(todo)} of {plan.runs} runs done, "
+              f"{len(todo)} to go; estimated {eta}", file=sys.stderr)
+    on_saved = (lambda d: save_matrix(d, save)) if save else None
+    try:
+        run_matrix(args.device, plan, target, doc, args.root, _printer(quiet), on_saved)
+    except BaseException:
+        if save and doc["runs"]:
+            print(f"iosched: {len(doc['runs'])} of {plan.runs} runs are saved in {save}; "
+                  f"continue with --resume {save}", file=sys.stderr)
+        raise
+    judgement = judge_matrix(doc, args.alpha)
+    doc["judgement"] = judgement
+    if save:
+        save_matrix(doc, save)
+    render_matrix(doc, judgement, args)
+    return 1 if not any(r.get("valid", True) for r in doc["runs"]) else 0
+
+
+def _check_writable(path: str) -> None:
+    p = Path(path)
+    if p.is_dir() or not p.parent.is_dir():
+        raise BadInput(f"cannot save to {path}: not a file in an existing directory")
+
+
+def _printer(quiet: bool):
+    tty = sys.stderr.isatty()
+
+    def show(line: str, end: bool) -> None:
+        if tty:
+            print("\r" + line + "\033[K", file=sys.stderr, end="\n" if end else "", flush=True)
+        elif end:
+            print(line, file=sys.stderr, flush=True)
+
+    def on_event(e: Event) -> None:
+        if quiet and e.kind != "note":
+            return
+        head = f"run {e.index + 1}/{e.total} {e.variant}"
+        if e.kind == "run-start":
+            show(f"{head}  starting{'  ETA ' + e.text if e.text else ''}", False)
+        elif e.kind == "progress" and e.progress is not None:
+            p = e.progress
+            show(f"{head}  {p.elapsed:4.1f}s  fio {si(p.iops)} IOPS {p.mb_s:.1f} MB/s", False)
+        elif e.kind == "run-end" and e.run is not None:
+            m = e.run["metrics"]
+            bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
+            left = f"  ETA {e.text}" if e.text else ""
+            show(f"{head}  IOPS {si(m.get('iops'))}  {si(m.get('mb_s'))} MB/s  "
+                 f"CPU/IO {si(m.get('cpu_us_per_io'))} µs{bad}{left}", True)
+        elif e.kind == "note":
+            print(f"iosched: {e.text}", file=sys.stderr, flush=True)
+    return on_event
+
+
+# --- output -------------------------------------------------------------------------------------------------
+
+
+def render_matrix(doc: dict, judgement: dict, args: argparse.Namespace) -> None:
+    if args.json:
+        print(json.dumps({k: v for k, v in doc.items() if k != "judgement"} | {"judgement": judgement}, indent=1))
+    elif args.csv:
+        sys.stdout.write(matrix_csv(judgement))
+    else:
+        sys.stdout.write(matrix_text(doc, judgement))
+    plot_result(doc, judgement, args)
+
+
+def plot_result(doc: dict, judgement: dict, args: argparse.Namespace) -> None:
+    """--plot to the terminal (plain characters under NO_COLOR or into a pipe), --plot-file to .txt/.html."""
+    if not (getattr(args, "plot", False) or getattr(args, "plot_file", None)):
+        return
+    from iosched.charts import all_charts, charts_html
+
+    if getattr(args, "plot", False):
+        width = shutil.get_terminal_size((100, 40)).columns - 1
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        sys.stdout.write("\n" + "\n\n".join(all_charts(doc, judgement, width, color)) + "\n")
+    if getattr(args, "plot_file", None):
+        path = args.plot_file
+        if path.endswith(".html"):
+            Path(path).write_text(charts_html(all_charts(doc, judgement, 120, True), 120))
+        else:
+            Path(path).write_text("\n\n".join(all_charts(doc, judgement, 120, False)) + "\n")
+        print(f"iosched: charts saved to {path}", file=sys.stderr)
+
+
+def check_plot_file(path: str | None) -> None:
+    if path is None:
+        return
+    if not path.endswith((".html", ".txt")):
+        raise BadInput(f"--plot-file must end in .html or .txt, got {path}")
+    _check_writable(path)
+
+
+def _cell_text(c: dict) -> str:
+    if c["mean"] is None:
+        return "-"
+    ci = c.get("ci95_mean")
+    text = si(c["mean"]) + (f" ± {si((ci[1] - ci[0]) / 2)}" if ci else "")
+    if c["variant"] == c["baseline"]:
+        return text
+    if c.get("cannot_judge"):
+        return text + "  (cannot judge)"
+    lo, hi = c["ci95_ratio"]
+    return text + f"  ×{c['ratio']:.2f} ({lo:.2f}–{hi:.2f}){'*' if c['significant'] else ' '}"
+
+
+def matrix_text(doc: dict, judgement: dict) -> str:
+    """One row per workload, one column per variant; then one sentence per variant."""
+    dev = doc.get("device", {})
+    label, unit, *_ = WORDS.get(judgement["primary_metric"], (judgement["primary_metric"], ""))
+    lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): matrix of "
+             f"{len(judgement['workloads'])} workload(s) x {len(judgement['variants'])} variants, "
+             f"{doc.get('repeat')} run(s) each{', caches dropped before each run' if doc.get('drop_caches') else ''}",
+             f"{label}{' (' + unit + ')' if unit else ''}: mean ± half the 95% CI; against {judgement['baseline']}: "
+             f"the ratio and its 95% CI, * significant after Holm over {judgement['comparisons']} comparisons "
+             f"(alpha {judgement['alpha']:g})", ""]
+    cells = {(c["workload"], c["variant"]): _cell_text(c) for c in judgement["cells"]}
+    ns = {}
+    for c in judgement["cells"]:
+        ns.setdefault(c["workload"], set()).add(c["n"])
+    wl_w = max(len("workload"), *(len(w) for w in judgement["workloads"]))
+    widths = [max(len(v), *(len(cells[(w, v)]) for w in judgement["workloads"])) for v in judgement["variants"]]
+    lines.append(f"{'workload':<{wl_w}}  " + "  ".join(f"{v:<{wd}}" for v, wd in zip(judgement["variants"], widths))
+                 + "  n")
+    for w in judgement["workloads"]:
+        n = "/".join(str(x) for x in sorted(ns[w]))
+        lines.append(f"{w:<{wl_w}}  " + "  ".join(f"{cells[(w, v)]:<{wd}}"
+                                                  for v, wd in zip(judgement["variants"], widths)) + f"  {n}")
+    lines.append("")
+    lines += judgement["summary"]
+    lines += [f"  invalid: {bad}" for bad in judgement["invalid"]]
+    lines += [f"  note: {note}" for note in doc.get("notes", [])]
+    if doc.get("status") == "cancelled":
+        lines.append(f"  cancelled: {len(doc['runs'])} of {len(doc.get('order', []))} runs finished")
+    return "\n".join(lines) + "\n"
+
+
+CSV_FIELDS = ["workload", "variant", "baseline", "metric", "n", "mean", "ci95_low", "ci95_high", "ratio",
+              "ratio_ci95_low", "ratio_ci95_high", "p_value", "p_adjusted", "significant", "cannot_judge", "verdict"]
+
+
+def matrix_csv(judgement: dict) -> str:
+    """One row per cell with the verdict fields; secondary metrics as mean columns after them."""
+    secondary = sorted({k for c in judgement["cells"] for k in c["secondary"]})
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(CSV_FIELDS + [f"{k}_mean" for k in secondary])
+    for c in judgement["cells"]:
+        ci, rci = c.get("ci95_mean") or (None, None), c.get("ci95_ratio") or (None, None)
+        row = [c["workload"], c["variant"], c["baseline"], c["metric"], c["n"], c["mean"], *ci, c.get("ratio"),
+               *rci, c.get("p_value"), c.get("p_adjusted"),
+               "" if c["variant"] == c["baseline"] else int(bool(c.get("significant"))),
+               c.get("cannot_judge"), c.get("verdict")]
+        row += [(c["secondary"].get(k) or {}).get("mean") for k in secondary]
+        w.writerow([_csv(x) for x in row])
+    return buf.getvalue()
+
+
+def _csv(x: object) -> str:
+    if x is None:
+        return ""
+    if isinstance(x, float):
+        return "" if math.isnan(x) else f"{x:.6g}"
+    return str(x)
+
+
+def as_matrix(doc: dict) -> dict:
+    """A one-workload experiment seen as a matrix of one row, so it judges and plots the same way."""
+    wl = doc.get("workload") or {}
+    name = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
+    job = wl.get("job") or {"name": name}
+    primary = "wall_s" if wl.get("cmd") else "iops"
+    return {**doc, "kind": "matrix", "workloads": [{**job, "name": name}], "primary_metric": primary,
+            "runs": [{**r, "workload": name, "slot": r.get("index", 0)} for r in doc["runs"]]}
+

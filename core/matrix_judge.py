@@ -1,0 +1,153 @@
+"""Judging a matrix: one primary metric, each variant against the baseline per workload, Holm over the matrix.
+
+A matrix of W workloads and V variants makes W x (V - 1) comparisons at once; each is an effect ratio
+(variant / baseline) estimated on the log scale with Welch's t, and the whole family is Holm-adjusted so an
+A/A matrix comes out "no significant difference" everywhere in at least 1 - alpha of experiments.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from iosched.core.experiment import METRICS
+from iosched.core.stats import summarize, t_ppf, t_sf2
+
+# The primary metric of each kind of workload, and the words for its directions.
+WORDS = {k: (label, unit, more, fewer) for k, label, unit, more, fewer in METRICS}
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """variant / baseline for one metric: the estimate and its CI, or why it cannot be judged."""
+
+    ratio: float | None
+    ci_low: float | None
+    ci_high: float | None
+    p_value: float | None
+    cannot_judge: str | None = None  # the reason, when there is no honest estimate
+
+
+def log_ratio(base: Sequence[float], other: Sequence[float], level: float = 0.95) -> Ratio:
+    """Welch's t on log values: the ratio of geometric means with its CI and a two-sided p-value."""
+    if len(base) < 2 or len(other) < 2:
+        return Ratio(None, None, None, None, "too few runs (need at least 2 per side)")
+    if any(not math.isfinite(x) or x <= 0 for x in [*base, *other]):
+        return Ratio(None, None, None, None, "a value is zero, negative or not a number")
+    la, lb = [math.log(x) for x in base], [math.log(x) for x in other]
+    sa, sb = summarize(la), summarize(lb)
+    va, vb = sa.stdev ** 2 / sa.n, sb.stdev ** 2 / sb.n
+    se2 = va + vb
+    diff = sb.mean - sa.mean
+    if se2 == 0.0:
+        return Ratio(math.exp(diff), None, None, None, "no run-to-run variance on either side")
+    df = se2 ** 2 / ((va ** 2 / (sa.n - 1) if va else 0.0) + (vb ** 2 / (sb.n - 1) if vb else 0.0))
+    se = math.sqrt(se2)
+    half = t_ppf(0.5 + level / 2.0, df) * se
+    return Ratio(math.exp(diff), math.exp(diff - half), math.exp(diff + half), t_sf2(diff / se, df))
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (same order as given)."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    out = [1.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[i]))
+        out[i] = running
+    return out
+
+
+def _pct(r: float) -> str:
+    return f"{(r - 1) * 100:+.0f}%".replace("-", "−")
+
+
+def judge_matrix(doc: dict, alpha: float = 0.05, metric: str | None = None) -> dict:
+    """Cells (workload x variant) with the primary metric's summary, ratio to the baseline, and the verdict."""
+    primary = metric or doc.get("primary_metric") or "iops"
+    labels = [v["label"] for v in doc["variants"]]
+    workloads = [w["name"] for w in doc["workloads"]]
+    base = labels[0]
+    values: dict[tuple[str, str], dict[str, list[float]]] = {(w, v): {} for w in workloads for v in labels}
+    for r in doc["runs"]:
+        cell = values.get((r.get("workload"), r.get("variant")))
+        if cell is None or not r.get("valid", True):
+            continue
+        for key, x in r["metrics"].items():
+            if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
+                cell.setdefault(key, []).append(float(x))
+    label, _unit, more, fewer = WORDS.get(primary, (primary, "", "more", "fewer"))
+    cells: list[dict] = []
+    for w in workloads:
+        for v in labels:
+            xs = values[(w, v)]
+            summaries = {k: summarize(x).to_json() for k, x in xs.items()}
+            cell = {"workload": w, "variant": v, "baseline": base, "metric": primary, "primary": True,
+                    **_summary_fields(summaries.get(primary)), "secondary": {}}
+            for key, s in summaries.items():
+                if key == primary:
+                    continue
+                entry = {"mean": s["mean"], "ci95": s["ci95"], "n": s["n"]}
+                if v != base:
+                    r = log_ratio(values[(w, base)].get(key, []), xs.get(key, []))
+                    entry.update(ratio=r.ratio, ratio_ci95=[r.ci_low, r.ci_high] if r.ci_low is not None else None)
+                cell["secondary"][key] = entry
+            if v != base:
+                r = log_ratio(values[(w, base)].get(primary, []), xs.get(primary, []))
+                cell.update(ratio=r.ratio, ci95_ratio=[r.ci_low, r.ci_high] if r.ci_low is not None else None,
+                            p_value=r.p_value, p_adjusted=None, significant=False, cannot_judge=r.cannot_judge)
+            cells.append(cell)
+    tested = [c for c in cells if c["variant"] != base and c.get("p_value") is not None]
+    for c, p in zip(tested, holm([c["p_value"] for c in tested])):
+        c["p_adjusted"] = p
+        c["significant"] = p < alpha
+    for c in cells:
+        if c["variant"] != base:
+            c["verdict"] = _cell_verdict(c, label, more, fewer)
+    return {"alpha": alpha, "primary_metric": primary, "baseline": base, "comparisons": len(tested),
+            "correction": "holm", "workloads": workloads, "variants": labels, "cells": cells,
+            "summary": [variant_sentence(cells, v, label, more, fewer) for v in labels[1:]],
+            "invalid": [f"run {r['slot'] + 1} ({r['workload']}, {r['variant']}): {r.get('invalid_reason')}"
+                        for r in doc["runs"] if not r.get("valid", True)]}
+
+
+def _summary_fields(s: dict | None) -> dict:
+    if not s:
+        return {"n": 0, "mean": None, "ci95_mean": None}
+    return {"n": s["n"], "mean": s["mean"], "ci95_mean": s["ci95"] if s["n"] >= 2 else None}
+
+
+def _cell_verdict(c: dict, label: str, more: str, fewer: str) -> str:
+    if c.get("cannot_judge"):
+        return f"{c['workload']}: cannot judge {label} ({c['cannot_judge']})"
+    lo, hi = c["ci95_ratio"]
+    ci = f"95% CI {_pct(lo)} to {_pct(hi)}"
+    if c["significant"]:
+        word = more if c["ratio"] > 1 else fewer
+        return (f"{c['workload']}: {abs(c['ratio'] - 1) * 100:.0f}% {word} {label} than {c['baseline']} "
+                f"({ci}), Holm-adjusted p={c['p_adjusted']:.3g}")
+    return f"{c['workload']}: no significant difference in {label} ({_pct(c['ratio'])}, {ci})"
+
+
+def variant_sentence(cells: list[dict], variant: str, label: str, more: str, fewer: str) -> str:
+    """"bfq: fewer IOPS on 3 of 5 workloads (−8% to −37%); no significant difference on 2"."""
+    mine = [c for c in cells if c["variant"] == variant]
+    n = len(mine)
+    parts: list[str] = []
+    for word, pick in ((more, lambda c: c["ratio"] > 1), (fewer, lambda c: c["ratio"] < 1)):
+        sig = [c for c in mine if c.get("significant") and pick(c)]
+        if sig:
+            lo = min(sig, key=lambda c: abs(c["ratio"] - 1))["ratio"]
+            hi = max(sig, key=lambda c: abs(c["ratio"] - 1))["ratio"]
+            span = _pct(lo) if len(sig) == 1 else f"{_pct(lo)} to {_pct(hi)}"
+            parts.append(f"{word} {label} on {len(sig)} of {n} workload{'s' if n > 1 else ''} ({span})")
+    same = sum(1 for c in mine if not c.get("significant") and not c.get("cannot_judge"))
+    if same:
+        parts.append(f"no significant difference on {same}" if parts else
+                     f"no significant difference in {label} on {same} of {n} workload{'s' if n > 1 else ''}")
+    unjudged = sum(1 for c in mine if c.get("cannot_judge"))
+    if unjudged:
+        parts.append(f"cannot judge {unjudged}")
+    return f"{variant}: " + "; ".join(parts)
