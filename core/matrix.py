@@ -36,7 +36,7 @@ from iosched.core.experiment import (
     parse_variants,
 )
 from iosched.core.jobs import CATALOG, Job, JobFile, parse_job_file
-from iosched.core.sampler import Sampler
+from iosched.core.monitor import Monitor
 from iosched.core.targets import Target
 from iosched.core.writes import drop_caches as drop_page_cache
 
@@ -289,7 +289,7 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict, root: s
     emit = on_event or (lambda e: None)
     saved = on_saved or (lambda d: None)
     cfg = Configurator(device, plan.variants, root)
-    sampler = Sampler(root)
+    monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     doc.setdefault("original", cfg.snapshot())
     doc["status"] = "running"
     todo = [i for i in range(plan.runs) if i not in done_slots(doc)]
@@ -306,13 +306,13 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict, root: s
             config = cfg.apply(v)
             if plan.drop_caches:
                 drop_page_cache(root)
-            if plan.settle:
-                time.sleep(plan.settle)
+            if plan.settle and ctl.cancelled.wait(plan.settle):  # a cancel ends the settle at once
+                raise Cancelled("cancelled")
             runtime = None if isinstance(job, Job) else plan.runtime
             wl = Workload(job=job, target=target, runtime=runtime)
             label = f"{job.name} · {v.label}"
             emit(Event("run-start", slot, plan.runs, label, text=_eta_text(plan, todo[k:], spent)))
-            run = _one_run(device, v, config, wl, sampler, ctl, root, emit, slot, plan.runs)
+            run = _one_run(device, v, config, wl, monitor, ctl, root, emit, slot, plan.runs)
             run["start"] = run["start"] - t_origin + offset
             run["end"] = run["end"] - t_origin + offset
             run["slot"], run["workload"] = slot, job.name
