@@ -1,0 +1,56 @@
+"""Make the README's example matrix: a real 4k matrix on a scratch loop device, its table and its charts.
+
+    sudo python3 docs/make_matrix_example.py
+
+Attaches a loop device over a sparse temp file, runs `iosched compare … --jobs 4k-matrix` on it, writes
+docs/matrix-example.json (the saved result), docs/matrix-example.txt (table and every chart, plain
+characters) and docs/matrix-example.html (the charts in colour), and replaces the block between the
+`matrix-example` markers in README.md with the command, the table and the IOPS chart. The loop device
+and its file are removed afterwards.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+from common import extra_loop_devices  # noqa: E402
+
+START, END = "<!-- matrix-example:start -->", "<!-- matrix-example:end -->"
+ARGS = ["--schedulers", "none,mq-deadline,bfq", "--jobs", "4k-matrix", "--runtime", "2", "--size", "64M",
+        "--repeat", "3", "--settle", "0.5"]
+
+
+def main() -> int:
+    with extra_loop_devices(1, size="1G", direct=True) as (path,):
+        dev = Path(path).name
+        save = HERE / "matrix-example.json"
+        cmd = [sys.executable, "-m", "iosched", "compare", dev, *ARGS, "--save", str(save),
+               "--plot-file", str(HERE / "matrix-example.html")]
+        out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        if out.returncode != 0:
+            print(out.stderr, file=sys.stderr)
+            return out.returncode
+    # The plain-character charts, at a fixed width, re-drawn from the saved file.
+    txt = subprocess.run([sys.executable, "-m", "iosched", "report", str(save), "--plot-file",
+                          str(HERE / "matrix-example.txt")], capture_output=True, text=True, cwd=ROOT, check=True)
+    charts = (HERE / "matrix-example.txt").read_text()
+    (HERE / "matrix-example.txt").write_text(txt.stdout + "\n" + charts)
+    first_chart = charts.split("\n\n")[0].rstrip()
+    shown = " ".join(["iosched compare", "loopN", *ARGS, "--plot"])
+    block = "\n".join([START, "```", f"$ {shown}", txt.stdout.rstrip(), "", first_chart, "```", END])
+    readme = ROOT / "README.md"
+    text = readme.read_text()
+    head, rest = text.split(START, 1)
+    readme.write_text(head + block + rest.split(END, 1)[1])
+    print(f"README.md, {save.name}, matrix-example.txt and matrix-example.html written")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
