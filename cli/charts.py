@@ -54,10 +54,10 @@ def _metric_title(metric: str) -> str:
 
 def _cell_value(cell: dict, metric: str) -> tuple[float, float, float]:
     if metric == cell["metric"]:
-        mean, ci = cell.get("mean"), cell.get("ci95_mean")
+        mean, ci = cell.get("mean"), cell.get("mean_ci95")
     else:
         s = cell["secondary"].get(metric) or {}
-        mean, ci = s.get("mean"), s.get("ci95") if s.get("n", 0) >= 2 else None
+        mean, ci = s.get("mean"), s.get("mean_ci95")
     if mean is None:
         return math.nan, math.nan, math.nan
     lo, hi = ci if ci else (mean, mean)

@@ -189,13 +189,13 @@ def check_plot_file(path: str | None) -> None:
 def _cell_text(c: dict) -> str:
     if c["mean"] is None:
         return "-"
-    ci = c.get("ci95_mean")
+    ci = c.get("mean_ci95")
     text = si(c["mean"]) + (f" ± {si((ci[1] - ci[0]) / 2)}" if ci else "")
     if c["variant"] == c["baseline"]:
         return text
     if c.get("cannot_judge"):
         return text + "  (cannot judge)"
-    lo, hi = c["ci95_ratio"]
+    lo, hi = c["ci95"]
     return text + f"  ×{c['ratio']:.2f} ({lo:.2f}–{hi:.2f}){'*' if c['significant'] else ' '}"
 
 
@@ -230,8 +230,8 @@ def matrix_text(doc: dict, judgement: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-CSV_FIELDS = ["workload", "variant", "baseline", "metric", "n", "mean", "ci95_low", "ci95_high", "ratio",
-              "ratio_ci95_low", "ratio_ci95_high", "p_value", "p_adjusted", "significant", "cannot_judge", "verdict"]
+CSV_FIELDS = ["workload", "variant", "baseline", "metric", "n", "mean", "mean_ci95_low", "mean_ci95_high", "ratio",
+              "ci95_low", "ci95_high", "p_value", "p_adjusted", "significant", "cannot_judge", "verdict"]
 
 
 def matrix_csv(judgement: dict) -> str:
@@ -241,7 +241,7 @@ def matrix_csv(judgement: dict) -> str:
     w = csv.writer(buf)
     w.writerow(CSV_FIELDS + [f"{k}_mean" for k in secondary])
     for c in judgement["cells"]:
-        ci, rci = c.get("ci95_mean") or (None, None), c.get("ci95_ratio") or (None, None)
+        ci, rci = c.get("mean_ci95") or (None, None), c.get("ci95") or (None, None)
         row = [c["workload"], c["variant"], c["baseline"], c["metric"], c["n"], c["mean"], *ci, c.get("ratio"),
                *rci, c.get("p_value"), c.get("p_adjusted"),
                "" if c["variant"] == c["baseline"] else int(bool(c.get("significant"))),

@@ -89,14 +89,14 @@ def judge_matrix(doc: dict, alpha: float = 0.05, metric: str | None = None) -> d
             for key, s in summaries.items():
                 if key == primary:
                     continue
-                entry = {"mean": s["mean"], "ci95": s["ci95"], "n": s["n"]}
+                entry = {"mean": s["mean"], "mean_ci95": s["ci95"] if s["n"] >= 2 else None, "n": s["n"]}
                 if v != base:
                     r = log_ratio(values[(w, base)].get(key, []), xs.get(key, []))
-                    entry.update(ratio=r.ratio, ratio_ci95=[r.ci_low, r.ci_high] if r.ci_low is not None else None)
+                    entry.update(ratio=r.ratio, ci95=[r.ci_low, r.ci_high] if r.ci_low is not None else None)
                 cell["secondary"][key] = entry
             if v != base:
                 r = log_ratio(values[(w, base)].get(primary, []), xs.get(primary, []))
-                cell.update(ratio=r.ratio, ci95_ratio=[r.ci_low, r.ci_high] if r.ci_low is not None else None,
+                cell.update(ratio=r.ratio, ci95=[r.ci_low, r.ci_high] if r.ci_low is not None else None,
                             p_value=r.p_value, p_adjusted=None, significant=False, cannot_judge=r.cannot_judge)
             cells.append(cell)
     tested = [c for c in cells if c["variant"] != base and c.get("p_value") is not None]
@@ -115,14 +115,14 @@ def judge_matrix(doc: dict, alpha: float = 0.05, metric: str | None = None) -> d
 
 def _summary_fields(s: dict | None) -> dict:
     if not s:
-        return {"n": 0, "mean": None, "ci95_mean": None}
-    return {"n": s["n"], "mean": s["mean"], "ci95_mean": s["ci95"] if s["n"] >= 2 else None}
+        return {"n": 0, "mean": None, "mean_ci95": None}
+    return {"n": s["n"], "mean": s["mean"], "mean_ci95": s["ci95"] if s["n"] >= 2 else None}
 
 
 def _cell_verdict(c: dict, label: str, more: str, fewer: str) -> str:
     if c.get("cannot_judge"):
         return f"{c['workload']}: cannot judge {label} ({c['cannot_judge']})"
-    lo, hi = c["ci95_ratio"]
+    lo, hi = c["ci95"]
     ci = f"95% CI {_pct(lo)} to {_pct(hi)}"
     if c["significant"]:
         word = more if c["ratio"] > 1 else fewer

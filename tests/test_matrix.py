@@ -237,5 +237,5 @@ def test_every_cell_reaches_json_and_csv():
     rows = matrix_csv(j).splitlines()
     assert rows[0].split(",")[: len(CSV_FIELDS)] == CSV_FIELDS and len(rows) == 5
     cell = json.loads(json.dumps(j))["cells"][3]
-    assert {"metric", "baseline", "variant", "ratio", "ci95_ratio", "p_value", "p_adjusted", "significant",
+    assert {"metric", "baseline", "variant", "ratio", "ci95", "p_value", "p_adjusted", "significant",
             "primary", "verdict"} <= set(cell)

@@ -50,15 +50,15 @@ def test_bars_hand_plotext_the_table_numbers(monkeypatch):
         cells = [c for c in j["cells"] if c["variant"] == v]
         assert list(args[1]) == [c["mean"] for c in cells]
         for c in cells:
-            half = (c["ci95_mean"][1] - c["ci95_mean"][0]) / 2
+            half = (c["mean_ci95"][1] - c["mean_ci95"][0]) / 2
             assert f"{si(c['mean'])} ± {si(half)}" in table
     whiskers = [(args, kw) for name, args, kw in rec.calls if name == "error"]
     for (args, kw), v in zip(whiskers, ("none", "bfq")):
         cells = [c for c in j["cells"] if c["variant"] == v]
         lows = [m - e for m, e in zip(args[1], kw["yerr"])]
         highs = [m + e for m, e in zip(args[1], kw["yerr"])]
-        assert lows == pytest.approx([c["ci95_mean"][0] for c in cells])
-        assert highs == pytest.approx([c["ci95_mean"][1] for c in cells])
+        assert lows == pytest.approx([c["mean_ci95"][0] for c in cells])
+        assert highs == pytest.approx([c["mean_ci95"][1] for c in cells])
 
 
 def test_cpu_chart_hands_plotext_the_cell_means(monkeypatch):
