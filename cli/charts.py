@@ -230,8 +230,11 @@ def _whiskers(fig: PlotextFigure, xs: list[float], s: Series, color: str | None)
     fig.error([p[0] for p in pts], mids, yerr=[(hi - lo) / 2 for _, _, lo, hi in pts], color=color or "default")
 
 
-def render_bars(data: BarsData, width: int = 100, height: int = 20, color: bool = False) -> str:
-    fig = _figure(width, height, color)
+# Each draw_* puts one chart on a plot object it is given (a figure of its own here, a textual-plotext
+# widget's plot in the TUI); each render_* gives it a fresh figure and returns the text.
+
+
+def draw_bars(fig: PlotextFigure, data: BarsData, color: bool = False) -> None:
     n = len(data.series)
     w = 0.8 / max(n, 1)
     for i, s in enumerate(data.series):
@@ -243,11 +246,15 @@ def render_bars(data: BarsData, width: int = 100, height: int = 20, color: bool 
     _y_from_zero(fig, data.series)
     fig.xticks([float(i + 1) for i in range(len(data.groups))], data.groups)
     fig.title(data.title)
+
+
+def render_bars(data: BarsData, width: int = 100, height: int = 20, color: bool = False) -> str:
+    fig = _figure(width, height, color)
+    draw_bars(fig, data, color)
     return _finish(fig, color)
 
 
-def render_sweep(data: BarsData, width: int = 100, height: int = 18, color: bool = False) -> str:
-    fig = _figure(width, height, color)
+def draw_sweep(fig: PlotextFigure, data: BarsData, color: bool = False) -> None:
     fig.xscale("log")
     for i, s in enumerate(data.series):
         pts = [(x, y) for x, y in zip(s.x, s.y) if not math.isnan(y)]
@@ -257,30 +264,40 @@ def render_sweep(data: BarsData, width: int = 100, height: int = 18, color: bool
     _y_from_zero(fig, data.series)
     fig.xticks(data.series[0].x, data.groups)
     fig.title(data.title)
+
+
+def render_sweep(data: BarsData, width: int = 100, height: int = 18, color: bool = False) -> str:
+    fig = _figure(width, height, color)
+    draw_sweep(fig, data, color)
     return _finish(fig, color)
 
 
-def render_latency(workload: str, curves: list[LatencyCurve], width: int = 100, height: int = 18,
-                   color: bool = False) -> str:
-    fig = _figure(width, height, color)
+def draw_latency(fig: PlotextFigure, workload: str, curves: list[LatencyCurve], color: bool = False) -> None:
     fig.xscale("log")
     for i, c in enumerate(curves):
         c_color = COLORS[i % len(COLORS)] if color else None
         fig.plot(c.us, c.cdf, label=c.label, marker=LINE_MARKERS[i % len(LINE_MARKERS)], color=c_color)
         pts = [(c.marks[name], q) for q, name in PERCENTILES if c.marks.get(name)]
         fig.scatter([p[0] for p in pts], [p[1] for p in pts], marker="◆" if color else "@", color=c_color)
-    fig.title(f"{workload}: completion latency CDF (µs, log), ◆ at p50 / p99 / p99.9" if color else
-              f"{workload}: completion latency CDF (µs, log), @ at p50 / p99 / p99.9")
+    fig.title(f"{workload}: completion latency CDF (µs, log), {'◆' if color else '@'} at p50 / p99 / p99.9")
     fig.ylim(0, 100)
     lo = min(c.us[0] for c in curves)
     hi = max(c.us[-1] for c in curves)
     decades = [10.0**k for k in range(math.floor(math.log10(max(lo, 1e-3))), math.ceil(math.log10(hi)) + 1)]
     fig.xticks(decades, [_us(d) for d in decades])
-    text = _finish(fig, color)
+
+
+def percentile_lines(curves: list[LatencyCurve]) -> list[str]:
     w = max(len(c.label) for c in curves)
-    marks = [f"  {c.label:<{w}}  " + "  ".join(f"{name} {_us(c.marks.get(name))}" for _, name in PERCENTILES)
-             for c in curves]
-    return text + "\n" + "\n".join(marks)
+    return [f"  {c.label:<{w}}  " + "  ".join(f"{name} {_us(c.marks.get(name))}" for _, name in PERCENTILES)
+            for c in curves]
+
+
+def render_latency(workload: str, curves: list[LatencyCurve], width: int = 100, height: int = 18,
+                   color: bool = False) -> str:
+    fig = _figure(width, height, color)
+    draw_latency(fig, workload, curves, color)
+    return _finish(fig, color) + "\n" + "\n".join(percentile_lines(curves))
 
 
 def _us(x: float | None) -> str:
@@ -291,23 +308,29 @@ def _us(x: float | None) -> str:
     return f"{x / 1000:.3g} ms" if x >= 1000 else f"{x:.3g} µs"
 
 
-def render_cpu(data: CpuData, width: int = 100, height: int = 16, color: bool = False) -> str:
-    left = _figure(width // 2, height, color)
+def draw_cpu_stack(fig: PlotextFigure, data: CpuData, color: bool = False) -> None:
     names = [name for _, name in CPU_PARTS]
     stacks = [[0.0 if math.isnan(x) else x for x in data.parts[name]] for name in names]
-    left.stacked_bar(data.variants, stacks, labels=names,
-                     color=list(COLORS[: len(names)]) if color else None,
-                     marker=None if color else list(BAR_MARKERS[: len(names)]))
-    left.title(f"{data.workload}: CPU % (usr sys iowait irq soft)")
-    right = _figure(width - width // 2, height, color)
+    fig.stacked_bar(data.variants, stacks, labels=names,
+                    color=list(COLORS[: len(names)]) if color else None,
+                    marker=None if color else list(BAR_MARKERS[: len(names)]))
+    fig.title(f"{data.workload}: CPU % (usr sys iowait irq soft)")
+
+
+def draw_cpu_per_io(fig: PlotextFigure, data: CpuData, color: bool = False) -> None:
     ys = [0.0 if math.isnan(y) else y for y in data.per_io.y]
-    right.bar(data.variants, ys, marker=None if color else BAR_MARKERS[1])
-    _whiskers(right, data.per_io.x, data.per_io, "red+" if color else None)
-    _y_from_zero(right, [data.per_io])
-    right.title("CPU µs per IO, whiskers the 95% CI")
+    fig.bar(data.variants, ys, marker=None if color else BAR_MARKERS[1])
+    _whiskers(fig, data.per_io.x, data.per_io, "red+" if color else None)
+    _y_from_zero(fig, [data.per_io])
+    fig.title("CPU µs per IO, whiskers the 95% CI")
+
+
+def render_cpu(data: CpuData, width: int = 100, height: int = 16, color: bool = False) -> str:
+    left, right = _figure(width // 2, height, color), _figure(width - width // 2, height, color)
+    draw_cpu_stack(left, data, color)
+    draw_cpu_per_io(right, data, color)
     a, b = _finish(left, color).splitlines(), _finish(right, color).splitlines()
-    lines = [x + y for x, y in zip(a, b)] + a[len(b):]
-    return "\n".join(lines)
+    return "\n".join([x + y for x, y in zip(a, b)] + a[len(b):])
 
 
 def all_charts(doc: dict, judgement: dict, width: int = 100, color: bool = False) -> list[str]:

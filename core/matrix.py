@@ -261,6 +261,7 @@ def save_matrix(doc: dict, path: str | Path) -> None:
     try:
         with os.fdopen(fd, "w") as f:
             json.dump(doc, f)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a result is as readable as any file we write
         os.replace(tmp, p)
     except BaseException:
         with contextlib.suppress(OSError):

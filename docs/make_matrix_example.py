@@ -3,8 +3,8 @@
     sudo python3 docs/make_matrix_example.py
 
 Attaches a loop device over a sparse temp file, runs `iosched compare … --jobs 4k-matrix` on it, writes
-docs/matrix-example.json (the saved result), docs/matrix-example.txt (table and every chart, plain
-characters) and docs/matrix-example.html (the charts in colour), and replaces the block between the
+docs/matrix-example.txt (table and every chart, plain characters) and docs/matrix-example.html (the
+charts in colour), and replaces the block between the
 `matrix-example` markers in README.md with the command, the table and the IOPS chart. The loop device
 and its file are removed afterwards.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -27,18 +28,20 @@ ARGS = ["--schedulers", "none,mq-deadline,bfq", "--jobs", "4k-matrix", "--runtim
 
 
 def main() -> int:
-    with extra_loop_devices(1, size="1G", direct=True) as (path,):
+    work = tempfile.TemporaryDirectory(prefix="iosched-example-")
+    with work, extra_loop_devices(1, size="1G", direct=True) as (path,):
         dev = Path(path).name
-        save = HERE / "matrix-example.json"
+        save = Path(work.name, "matrix-example.json")
         cmd = [sys.executable, "-m", "iosched", "compare", dev, *ARGS, "--save", str(save),
                "--plot-file", str(HERE / "matrix-example.html")]
         out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if out.returncode != 0:
             print(out.stderr, file=sys.stderr)
             return out.returncode
-    # The plain-character charts, at a fixed width, re-drawn from the saved file.
-    txt = subprocess.run([sys.executable, "-m", "iosched", "report", str(save), "--plot-file",
-                          str(HERE / "matrix-example.txt")], capture_output=True, text=True, cwd=ROOT, check=True)
+        # The plain-character charts, at a fixed width, re-drawn from the saved file.
+        txt = subprocess.run([sys.executable, "-m", "iosched", "report", str(save), "--plot-file",
+                              str(HERE / "matrix-example.txt")], capture_output=True, text=True, cwd=ROOT,
+                             check=True)
     charts = (HERE / "matrix-example.txt").read_text()
     (HERE / "matrix-example.txt").write_text(txt.stdout + "\n" + charts)
     first_chart = charts.split("\n\n")[0].rstrip()
@@ -48,7 +51,7 @@ def main() -> int:
     text = readme.read_text()
     head, rest = text.split(START, 1)
     readme.write_text(head + block + rest.split(END, 1)[1])
-    print(f"README.md, {save.name}, matrix-example.txt and matrix-example.html written")
+    print("README.md, docs/matrix-example.txt and docs/matrix-example.html written")
     return 0
 
 
