@@ -109,6 +109,8 @@ def sweeps_data(doc: dict, judgement: dict, metric: str) -> list[BarsData]:
             vals = [_cell_value(cells[(name, v)], metric) for _, name in members]
             series.append(Series(v, [s for s, _ in members], [m for m, _, _ in vals], [lo for _, lo, _ in vals],
                                  [hi for _, _, hi in vals]))
+        if all(math.isnan(y) for s in series for y in s.y):
+            continue  # the metric was not measured: no chart rather than empty axes
         out.append(BarsData(f"{rw}: {_metric_title(metric)} against request size (log), whiskers the 95% CI",
                             [_size_label(s) for s, _ in members], series))
     return out

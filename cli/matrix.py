@@ -257,14 +257,3 @@ def _csv(x: object) -> str:
     if isinstance(x, float):
         return "" if math.isnan(x) else f"{x:.6g}"
     return str(x)
-
-
-def as_matrix(doc: dict) -> dict:
-    """A one-workload experiment seen as a matrix of one row, so it judges and plots the same way."""
-    wl = doc.get("workload") or {}
-    name = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
-    job = wl.get("job") or {"name": name}
-    primary = "wall_s" if wl.get("cmd") else "iops"
-    return {**doc, "kind": "matrix", "workloads": [{**job, "name": name}], "primary_metric": primary,
-            "runs": [{**r, "workload": name, "slot": r.get("index", 0)} for r in doc["runs"]]}
-

@@ -20,12 +20,12 @@ from iosched.core.experiment import (
 from iosched.core.fio import FioProgress, fio_binary, run_fio
 from iosched.core.jobs import CATALOG, GROUPS, Job, load_job
 from iosched.core.matrix import load_matrix, plan_from_doc
-from iosched.core.matrix_judge import judge_matrix
+from iosched.core.matrix_judge import as_matrix, judge_matrix
 from iosched.core.sampler import Sampler, compute_rates
 from iosched.core.targets import Target, choose_target
 from iosched.core.units import human_size, si
 from iosched.core.verdict import METRIC_NAMES, RunningVerdict, judge, sequential_plan
-from iosched.matrix import as_matrix, check_plot_file, cmd_matrix, plot_result, render_matrix
+from iosched.matrix import check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.report import runs_csv, text_report
 
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}

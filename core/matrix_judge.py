@@ -151,3 +151,13 @@ def variant_sentence(cells: list[dict], variant: str, label: str, more: str, few
     if unjudged:
         parts.append(f"cannot judge {unjudged}")
     return f"{variant}: " + "; ".join(parts)
+
+
+def as_matrix(doc: dict) -> dict:
+    """A one-workload experiment seen as a matrix of one row, so it judges and plots the same way."""
+    wl = doc.get("workload") or {}
+    name = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
+    job = wl.get("job") or {"name": name}
+    primary = doc.get("primary_metric") or ("wall_s" if wl.get("cmd") else "iops")
+    return {**doc, "kind": "matrix", "workloads": [{**job, "name": name}], "primary_metric": primary,
+            "runs": [{**r, "workload": name, "slot": r.get("index", 0)} for r in doc["runs"]]}

@@ -271,9 +271,17 @@ class CompareScreen(Screen[None]):
             self.query_one("#live", Static).update("done; the device is back as it was.")
             report = text_report(message.doc, message.doc["judgement"], verdict_first=True)
             self.query_one("#report", Static).update(report)
+            self._show_charts(message.doc)
         self.iosched.refresh_inventory()
         if self.leave_when_done:
             self.dismiss(None)
+
+    def _show_charts(self, doc: dict) -> None:
+        from iosched.tui.result_charts import ResultCharts  # plotext loads with the first result
+
+        results = self.query_one("#results", VerticalScroll)
+        results.query(ResultCharts).remove()
+        results.mount(ResultCharts(doc))
 
     # ---- leaving ------------------------------------------------------------------------------
     def action_back(self) -> None:
