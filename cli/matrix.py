@@ -58,7 +58,8 @@ def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, dict | None]:
     jobs, group = _requested_jobs(args)
     repeat = args.repeat if args.repeat is not None else (group.repeat if group else 3)
     drop = args.drop_caches if args.drop_caches is not None else bool(group and group.drop_caches)
-    return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime), None
+    primary = getattr(args, "metric", None) or "iops"
+    return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime, primary), None
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
@@ -103,7 +104,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
             print(f"iosched: {len(doc['runs'])} of {plan.runs} runs are saved in {save}; "
                   f"continue with --resume {save}", file=sys.stderr)
         raise
-    judgement = judge_matrix(doc, args.alpha)
+    judgement = judge_matrix(doc, args.alpha, getattr(args, "metric", None))
     doc["judgement"] = judgement
     if save:
         save_matrix(doc, save)

@@ -336,7 +336,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         doc = load_matrix(args.file)
         try:
             plan_from_doc(doc)
-            judgement = judge_matrix(doc, args.alpha)
+            judgement = judge_matrix(doc, args.alpha, getattr(args, "metric", None))
         except (KeyError, TypeError, AttributeError, ValueError) as e:
             raise BadInput(f"{args.file} is not a saved iosched matrix (bad {e})") from None
         render_matrix(doc, judgement, args)
