@@ -1,63 +1,21 @@
 """Judging a matrix: one primary metric, each variant against the baseline per workload, Holm over the matrix.
 
 A matrix of W workloads and V variants makes W x (V - 1) comparisons at once; each is an effect ratio
-(variant / baseline) estimated on the log scale with Welch's t, and the whole family is Holm-adjusted so an
-A/A matrix comes out "no significant difference" everywhere in at least 1 - alpha of experiments.
+(variant / baseline) estimated on the log scale with Welch's t (core/stats.py log_ratio_welch, as a single
+experiment's verdict), and the whole family is Holm-adjusted so an A/A matrix comes out "no significant
+difference" everywhere in at least 1 - alpha of experiments. Values that admit no honest p-value are
+"cannot judge" with the reason and take no part in the correction.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
 
-from iosched.core.experiment import METRICS
-from iosched.core.stats import summarize, t_ppf, t_sf2
+from iosched.core.stats import CannotJudge, RatioEstimate, holm, log_ratio_welch, summarize
+from iosched.core.verdict import METRICS, effect_words, fmt_p
 
 # The primary metric of each kind of workload, and the words for its directions.
 WORDS = {k: (label, unit, more, fewer) for k, label, unit, more, fewer in METRICS}
-
-
-@dataclass(frozen=True)
-class Ratio:
-    """variant / baseline for one metric: the estimate and its CI, or why it cannot be judged."""
-
-    ratio: float | None
-    ci_low: float | None
-    ci_high: float | None
-    p_value: float | None
-    cannot_judge: str | None = None  # the reason, when there is no honest estimate
-
-
-def log_ratio(base: Sequence[float], other: Sequence[float], level: float = 0.95) -> Ratio:
-    """Welch's t on log values: the ratio of geometric means with its CI and a two-sided p-value."""
-    if len(base) < 2 or len(other) < 2:
-        return Ratio(None, None, None, None, "too few runs (need at least 2 per side)")
-    if any(not math.isfinite(x) or x <= 0 for x in [*base, *other]):
-        return Ratio(None, None, None, None, "a value is zero, negative or not a number")
-    la, lb = [math.log(x) for x in base], [math.log(x) for x in other]
-    sa, sb = summarize(la), summarize(lb)
-    va, vb = sa.stdev ** 2 / sa.n, sb.stdev ** 2 / sb.n
-    se2 = va + vb
-    diff = sb.mean - sa.mean
-    if se2 == 0.0:
-        return Ratio(math.exp(diff), None, None, None, "no run-to-run variance on either side")
-    df = se2 ** 2 / ((va ** 2 / (sa.n - 1) if va else 0.0) + (vb ** 2 / (sb.n - 1) if vb else 0.0))
-    se = math.sqrt(se2)
-    half = t_ppf(0.5 + level / 2.0, df) * se
-    return Ratio(math.exp(diff), math.exp(diff - half), math.exp(diff + half), t_sf2(diff / se, df))
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values (same order as given)."""
-    m = len(p_values)
-    order = sorted(range(m), key=lambda i: p_values[i])
-    out = [1.0] * m
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (m - rank) * p_values[i]))
-        out[i] = running
-    return out
 
 
 def _pct(r: float) -> str:
@@ -80,6 +38,7 @@ def judge_matrix(doc: dict, alpha: float = 0.05, metric: str | None = None) -> d
                 cell.setdefault(key, []).append(float(x))
     label, _unit, more, fewer = WORDS.get(primary, (primary, "", "more", "fewer"))
     cells: list[dict] = []
+    estimates: dict[tuple[str, str], RatioEstimate | CannotJudge] = {}
     for w in workloads:
         for v in labels:
             xs = values[(w, v)]
@@ -91,13 +50,20 @@ def judge_matrix(doc: dict, alpha: float = 0.05, metric: str | None = None) -> d
                     continue
                 entry = {"mean": s["mean"], "mean_ci95": s["ci95"] if s["n"] >= 2 else None, "n": s["n"]}
                 if v != base:
-                    r = log_ratio(values[(w, base)].get(key, []), xs.get(key, []))
-                    entry.update(ratio=r.ratio, ci95=[r.ci_low, r.ci_high] if r.ci_low is not None else None)
+                    r = log_ratio_welch(values[(w, base)].get(key, []), xs.get(key, []))
+                    judged = isinstance(r, RatioEstimate)
+                    entry.update(ratio=r.ratio if judged else None, ci95=[r.ci_low, r.ci_high] if judged else None)
                 cell["secondary"][key] = entry
             if v != base:
-                r = log_ratio(values[(w, base)].get(primary, []), xs.get(primary, []))
-                cell.update(ratio=r.ratio, ci95=[r.ci_low, r.ci_high] if r.ci_low is not None else None,
-                            p_value=r.p_value, p_adjusted=None, significant=False, cannot_judge=r.cannot_judge)
+                r = log_ratio_welch(values[(w, base)].get(primary, []), xs.get(primary, []),
+                                    names=(f"{base} on {w}", f"{v} on {w}"))
+                estimates[(w, v)] = r
+                if isinstance(r, CannotJudge):
+                    cell.update(ratio=None, ci95=None, p_value=None, p_adjusted=None, significant=False,
+                                cannot_judge=r.reason)
+                else:
+                    cell.update(ratio=r.ratio, ci95=[r.ci_low, r.ci_high], p_value=r.p_value, p_adjusted=None,
+                                significant=False, cannot_judge=None)
             cells.append(cell)
     tested = [c for c in cells if c["variant"] != base and c.get("p_value") is not None]
     for c, p in zip(tested, holm([c["p_value"] for c in tested])):
@@ -105,7 +71,7 @@ def judge_matrix(doc: dict, alpha: float = 0.05, metric: str | None = None) -> d
         c["significant"] = p < alpha
     for c in cells:
         if c["variant"] != base:
-            c["verdict"] = _cell_verdict(c, label, more, fewer)
+            c["verdict"] = _cell_verdict(c, primary, label, estimates[(c["workload"], c["variant"])])
     return {"alpha": alpha, "primary_metric": primary, "baseline": base, "comparisons": len(tested),
             "correction": "holm", "workloads": workloads, "variants": labels, "cells": cells,
             "summary": [variant_sentence(cells, v, label, more, fewer) for v in labels[1:]],
@@ -119,16 +85,15 @@ def _summary_fields(s: dict | None) -> dict:
     return {"n": s["n"], "mean": s["mean"], "mean_ci95": s["ci95"] if s["n"] >= 2 else None}
 
 
-def _cell_verdict(c: dict, label: str, more: str, fewer: str) -> str:
-    if c.get("cannot_judge"):
-        return f"{c['workload']}: cannot judge {label} ({c['cannot_judge']})"
-    lo, hi = c["ci95"]
-    ci = f"95% CI {_pct(lo)} to {_pct(hi)}"
+def _cell_verdict(c: dict, metric: str, label: str, e: RatioEstimate | CannotJudge) -> str:
+    if isinstance(e, CannotJudge):
+        return f"{c['workload']}: cannot judge {label} ({e.reason})"
+    p = fmt_p(c["p_adjusted"], adjusted=True)
     if c["significant"]:
-        word = more if c["ratio"] > 1 else fewer
-        return (f"{c['workload']}: {abs(c['ratio'] - 1) * 100:.0f}% {word} {label} than {c['baseline']} "
-                f"({ci}), Holm-adjusted p={c['p_adjusted']:.3g}")
-    return f"{c['workload']}: no significant difference in {label} ({_pct(c['ratio'])}, {ci})"
+        return f"{c['workload']}: {effect_words(metric, c['baseline'], c['variant'], e)}, {p}"
+    lo, hi = e.ci_low, e.ci_high
+    return (f"{c['workload']}: no significant difference in {label} ({_pct(e.ratio)}, "
+            f"95% CI {_pct(lo)} to {_pct(hi)}), {p}")
 
 
 def variant_sentence(cells: list[dict], variant: str, label: str, more: str, fewer: str) -> str:
