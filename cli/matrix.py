@@ -67,6 +67,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         raise BadInput("--jobs runs fio jobs; --cmd times one command: give one of them")
     if args.alternate:
         raise BadInput("--alternate runs one job; it does not combine with --jobs")
+    if getattr(args, "until_verdict", False):
+        raise BadInput("--until-verdict stops one experiment early; a matrix runs its planned runs (--repeat)")
     plan, doc = build_plan(args)
     check_variants(args.device, plan.variants, args.root)
     todo = [i for i in range(plan.runs) if doc is None or i not in done_slots(doc)]
