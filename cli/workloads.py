@@ -344,7 +344,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     try:
         verdict = judge(doc, args.alpha, args.metric)
         matrix_view = as_matrix(doc) if args.plot or args.plot_file else None
-        judgement = judge_matrix(matrix_view, args.alpha) if matrix_view else None
+        judgement = judge_matrix(matrix_view, args.alpha, args.metric) if matrix_view else None
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise BadInput(f"{args.file} is not a saved iosched experiment (bad {e})") from None
     _render(doc, verdict, args)
