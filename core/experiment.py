@@ -295,6 +295,17 @@ def _shielded() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
+@contextlib.contextmanager
+def _released_on_error(workload: Workload, root: str | Path) -> Iterator[None]:
+    """An experiment owns its workload's target from the call on: released if it fails before it starts."""
+    try:
+        yield
+    except BaseException:
+        if workload.target is not None:
+            workload.target.release(root)
+        raise
+
+
 def run_experiment(device: str, variants: list[Variant], workload: Workload, repeat: int = 3,
                    drop: bool = False, settle: float = 1.0, root: str | Path = "/",
                    on_event: Callable[[Event], None] | None = None, ctl: Control | None = None,
@@ -304,12 +315,13 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
     ``stop`` sees each finished run and ends the experiment early when it returns True (the sequential
     boundary); ``sequential`` is that boundary's plan, saved so `report` judges against the same level.
     """
-    if repeat < 1:
-        raise BadInput("--repeat must be at least 1")
-    check_variants(device, variants, root)
+    with _released_on_error(workload, root):
+        if repeat < 1:
+            raise BadInput("--repeat must be at least 1")
+        check_variants(device, variants, root)
+        cfg = Configurator(device, variants, root)
     ctl = ctl or Control()
     emit = on_event or (lambda e: None)
-    cfg = Configurator(device, variants, root)
     monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     order = plan_order(len(variants), repeat)
     doc: dict = {
@@ -423,19 +435,20 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     ``discard`` seconds); the verdict pairs the turns within each pass (core/verdict.py), so drift the
     variants share cancels. ``stop`` and ``sequential`` as in `run_experiment`.
     """
-    if workload.job is None or workload.target is None:
-        raise BadInput("live alternation needs a fio job")
-    if every <= discard + 0.5:
-        raise BadInput(f"--alternate must be longer than {discard + 0.5:g} s (the first {discard:g} s of a turn "
-                       "is discarded)")
-    passes = int(duration // every) // len(variants)
-    passes -= passes % 2  # whole blocks of two passes
-    if passes < 4:
-        raise BadInput(f"--duration must allow at least four turns per variant ({4 * len(variants) * every:g} s)")
-    check_variants(device, variants, root)
+    with _released_on_error(workload, root):
+        if workload.job is None or workload.target is None:
+            raise BadInput("live alternation needs a fio job")
+        if every <= discard + 0.5:
+            raise BadInput(f"--alternate must be longer than {discard + 0.5:g} s (the first {discard:g} s of a "
+                           "turn is discarded)")
+        passes = int(duration // every) // len(variants)
+        passes -= passes % 2  # whole blocks of two passes
+        if passes < 4:
+            raise BadInput(f"--duration must allow at least four turns per variant ({4 * len(variants) * every:g} s)")
+        check_variants(device, variants, root)
+        cfg = Configurator(device, variants, root)
     ctl = ctl or Control()
     emit = on_event or (lambda e: None)
-    cfg = Configurator(device, variants, root)
     monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     doc: dict = {
         "version": 1, "kind": "alternate", "started": time.time(), **_sysinfo(device, root),
