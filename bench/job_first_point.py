@@ -19,7 +19,7 @@ async def once(dev: str, interval: float) -> tuple[float, float]:
     app = IoschedApp(interval=interval, watch_udev=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause(0.3)
-        names = [d.name for d in app.devices]
+        names = [d.name for d in app.monitor.devices]
         await pilot.press(*(["down"] * names.index(dev)))
         await pilot.press("j")
         await pilot.pause()
@@ -29,13 +29,13 @@ async def once(dev: str, interval: float) -> tuple[float, float]:
         while (graph is None or status is None) and time.monotonic() - t0 < 10:
             await asyncio.sleep(0.01)
             now = time.monotonic() - t0
-            if graph is None and any(v for v in app.history.disk_series(dev, "r_s", 8)):
+            if graph is None and any(v for v in app.monitor.history.disk_series(dev, "r_s", 8)):
                 graph = now
-            if status is None and app.job is not None and app.job.progress is not None:
+            if status is None and app.live.job is not None and app.live.job.progress is not None:
                 status = now
         await pilot.press("x")
         for _ in range(200):  # fio stops within a moment; give up after 10 s
-            if app.job is None:
+            if app.live.job is None:
                 break
             await pilot.pause(0.05)
         await pilot.press("q")

@@ -49,8 +49,8 @@ class Probe(Protocol):
 class Marker:
     """A moment on the timeline (monotonic time) of one device with a short label, e.g. a scheduler switch.
 
-    ``kind``: "switch" (ours), "tunable" (ours), "job", "end" (a job ended), "outside" (a change made by
-    someone else), "device" (the device appeared).
+    ``kind``: "switch" (ours), "tunable" (ours), "job", "end" (a job ended), "run" (an experiment's run
+    began under the labelled scheduler), "outside" (a change made by someone else).
     """
 
     time: float

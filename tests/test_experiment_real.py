@@ -241,7 +241,7 @@ def test_sigkill_of_iosched_takes_fio_along_and_restore_repairs(loopdev, tmp_pat
     wait_for_fio(str(scratch), p)
     p.kill()
     p.communicate(timeout=10)
-    no_fio_left(str(scratch))  # PR_SET_PDEATHSIG
+    no_fio_left(str(scratch))  # `setpriv --pdeathsig KILL`: fio dies with the process that started it
     assert loopdev.current() == "kyber" and any(scratch.iterdir())
     r = run_cli("restore")
     assert r.returncode == 0, r.stderr

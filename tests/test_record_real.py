@@ -73,13 +73,13 @@ async def test_recording_matches_the_live_view_and_replays_with_the_marker(recor
     app = IoschedApp(replay=rec, replay_name=f.name)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        assert app.selected_device().name == loop.name
-        assert [m.label for m in app.markers] == ["bfq"]
+        assert app.view.selected_device().name == loop.name
+        assert [m.label for m in app.monitor.markers] == ["bfq"]
         assert "bfq" in app.query_one("#chart-iops", LineChart).plain_text()
         table = app.query_one(DeviceTable)
         assert "bfq" in str(table.get_cell(loop.name, "sched"))
         await pilot.press("g")  # back to the start: before the switch
-        assert app.replay_pos == 1
+        assert app.view.replay.pos == 1
         assert loop.initial_scheduler in str(table.get_cell(loop.name, "sched"))
         await pilot.press("s")  # nothing to switch in a replay
         await pilot.pause()

@@ -12,7 +12,7 @@ from iosched.core.writer_lock import WriterBusy, acquire_writer_lock
 from iosched.serve import app_command, is_loopback
 from iosched.tui.app import IoschedApp
 from iosched.tui.launch import served_in_browser
-from iosched.tui.screens import SchedulerPicker
+from iosched.tui.dialogs import SchedulerPicker
 from iosched.tui.widgets import StatusBar
 
 from conftest import run_cli
@@ -83,9 +83,9 @@ async def test_read_only_app_refuses_every_write_with_a_notice(tmp_path: Path):
             assert not isinstance(app.screen, SchedulerPicker) and app.screen is app.screen_stack[0], key
             notes = list(app._notifications)
             assert notes and notes[-1].title == "Read-only" and "--allow-writes" in notes[-1].message, key
-        app.start_switch("sda", "none")  # the command palette's way in
+        app.live.start_switch("sda", "none")  # the command palette's way in
         await pilot.pause()
-        assert app.job is None and not app.changed_devices
+        assert app.live.job is None and not app.live.changed_devices
         assert app.query_one(StatusBar).plain_text().startswith("iosched  read-only  sda [bfq]")
     assert (tree.root / "sys/block/sda/queue/scheduler").read_text() == before
 

@@ -19,9 +19,10 @@ def make_app(tmp_path) -> tuple[IoschedApp, object]:
 
 def ticks(app: IoschedApp, tree, n: int = 30):
     async def run_before(pilot) -> None:
+        await pilot.pause()  # the live screen is the app's default screen: let it mount first
         for step in range(1, n + 1):
             set_counters(tree, step)
-            app.tick()
+            app.live.tick()
         await pilot.press("down")  # select sda, the HDD with a steady read load
         await pilot.pause()
 

@@ -11,7 +11,7 @@ from textual.widgets import OptionList
 from tui_support import SteppedSampler, populated_tree, set_counters
 
 from iosched.tui.app import IoschedApp
-from iosched.tui.screens import ConfirmScreen, HelpScreen, SchedulerPicker
+from iosched.tui.dialogs import ConfirmScreen, HelpScreen, SchedulerPicker
 from iosched.tui.widgets import CpuPane, DeviceTable, LineChart, Marker
 
 from conftest import attach_loop, detach_loop, need_real
@@ -31,9 +31,9 @@ async def test_table_shows_iostat_figures_for_fixture_devices(tmp_path):
     app, tree = fixture_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         set_counters(tree, 1)
-        app.tick()
+        app.live.tick()
         await pilot.pause()
-        assert [d.name for d in app.devices] == ["nvme0n1", "sda", "zram0"]
+        assert [d.name for d in app.monitor.devices] == ["nvme0n1", "sda", "zram0"]
         assert cell(app, "sda", "r_s") == "100"
         assert cell(app, "sda", "r_await") == "8.00"
         assert cell(app, "sda", "rMB_s") == "6.25"
@@ -49,10 +49,10 @@ async def test_graphs_follow_the_selected_device_and_cpu_pane_fills(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         for step in range(1, 6):
             set_counters(tree, step)
-            app.tick()
+            app.live.tick()
         await pilot.press("down")  # nvme0n1 -> sda
         await pilot.pause()
-        assert app.selected_device().name == "sda"
+        assert app.view.selected_device().name == "sda"
         iops = app.query_one("#chart-iops", LineChart)
         assert iops._series[0][-4:] == [100.0] * 4
         assert "r/s 100" in iops.plain_text()
@@ -66,10 +66,10 @@ async def test_a_switch_before_the_first_plotted_sample_still_shows_its_marker(t
     app, tree = fixture_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("down")  # sda
-        app.markers.append(Marker(time=0.0, device="sda", label="bfq"))  # before every sample
+        app.monitor.markers.append(Marker(time=0.0, device="sda", label="bfq"))  # before every sample
         for step in range(1, 4):
             set_counters(tree, step)
-            app.tick()
+            app.live.tick()
         await pilot.pause()
         top_row = app.query_one("#chart-iops", LineChart).plain_text().splitlines()[1]
         assert "bfq" in top_row
@@ -98,11 +98,11 @@ async def test_switch_that_does_not_stick_is_an_error_notification_and_app_lives
         await pilot.press("down", "s", "up", "up", "enter")  # bfq -> mq-deadline
         for _ in range(50):
             await pilot.pause(0.05)
-            if not app._switching:
+            if not app.live.switching:
                 break
         errors = [n for n in app._notifications if n.severity == "error"]
         assert errors and "still reads" in errors[0].message
-        assert not app.markers
+        assert not app.monitor.markers
         assert app.is_running
 
 
@@ -118,13 +118,23 @@ async def test_device_without_scheduler_says_so(tmp_path):
 async def test_help_lists_every_binding(tmp_path):
     app, _ = fixture_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
+        keys = app.help_keys()  # those of the live screen, in front until help opens
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         shown = " ".join(str(w.render()) for w in app.screen.query("Static"))
-        for key, text in app.HELP_KEYS:
+        # Every binding of the live screen and the app that runs one of our actions is on the help screen.
+        bindings = [b for node in (app.live, app) for bs in node._bindings.key_to_bindings.values() for b in bs
+                    if getattr(getattr(type(node), f"action_{b.action.split('(')[0]}", None), "__module__",
+                               "").startswith("iosched.")
+                    and not (b.system or b.key == "ctrl+q")]  # Textual's ctrl+q runs our quit too; ours are q, ^c
+        assert {b.action for b in bindings} >= {"switch", "job", "stop_job", "compare", "tunables", "persist",
+                                                "pause", "faster", "slower", "sort", "cycle_theme", "help", "quit"}
+        for b in bindings:
+            assert app.get_key_display(b) in shown and (b.tooltip or b.description) in shown
+        for key, text in keys:
             assert key in shown and text in shown
-        documented = " ".join(text for _, text in app.HELP_KEYS)
+        documented = " ".join(text for _, text in keys)
         for words in ("switch the selected", "pause", "faster / slower", "sort the table", "cycle theme", "quit"):
             assert words in documented
 
@@ -133,18 +143,18 @@ async def test_interval_pause_sort_and_theme_keys(tmp_path):
     app, tree = fixture_app(tmp_path)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("minus")
-        assert app.interval == 2.0
+        assert app.live.interval == 2.0
         await pilot.press("plus", "plus", "plus", "plus", "plus")
-        assert app.interval == 0.25
+        assert app.live.interval == 0.25
         await pilot.press("space")
-        assert app.paused
+        assert app.live.paused
         await pilot.press("space")
-        assert not app.paused
+        assert not app.live.paused
         set_counters(tree, 1)
-        app.tick()
+        app.live.tick()
         await pilot.press("o")  # sort by r/s: sda first
         await pilot.pause()
-        assert app.devices[0].name == "sda"
+        assert app.monitor.devices[0].name == "sda"
         await pilot.press("t")
         assert app.theme_name == "light" and app.has_class("theme-light")
         await pilot.press("t")
@@ -157,7 +167,7 @@ async def test_small_and_large_terminals_do_not_crash(tmp_path, size):
     async with app.run_test(size=size) as pilot:
         for step in range(1, 4):
             set_counters(tree, step)
-            app.tick()
+            app.live.tick()
         await pilot.pause()
         graphs = app.query_one("#graphs")
         assert graphs.display == (size[1] >= 16 and size[0] >= 60)
@@ -179,20 +189,20 @@ async def test_real_loop_device_under_load_switch_marker_and_restore_on_quit(tmp
         app = IoschedApp(interval=0.25, watch_udev=False)
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause(0.5)
-            names = [d.name for d in app.devices]
+            names = [d.name for d in app.monitor.devices]
             assert loop.name in names
             await pilot.press(*(["down"] * names.index(loop.name)))
-            assert app.selected_device().name == loop.name
+            assert app.view.selected_device().name == loop.name
             await pilot.pause(1.5)
-            series = [v for v in app.history.disk_series(loop.name, "r_s") if v]
+            series = [v for v in app.monitor.history.disk_series(loop.name, "r_s") if v]
             assert series and max(series) > 1000, "the graphs received no IO"
-            app.start_switch(loop.name, target)
+            app.live.start_switch(loop.name, target)
             for _ in range(100):
                 await pilot.pause(0.05)
-                if app.markers:
+                if app.monitor.markers_of(loop.name):
                     break
             assert loop.current() == target
-            (marker,) = app.markers
+            (marker,) = app.monitor.markers_of(loop.name)  # other devices may be switched meanwhile
             assert marker.device == loop.name and marker.label == target
             await pilot.pause(0.6)  # a sample after the switch puts the marker on the graph
             assert target in app.query_one("#chart-iops", LineChart).plain_text()
@@ -216,19 +226,19 @@ async def test_devices_come_and_go_even_the_selected_one(tmp_path):
         loop = attach_loop(tmp_path, "64M")
         try:
             deadline = time.monotonic() + 4
-            while loop.name not in [d.name for d in app.devices] and time.monotonic() < deadline:
+            while loop.name not in [d.name for d in app.monitor.devices] and time.monotonic() < deadline:
                 await pilot.pause(0.1)
-            names = [d.name for d in app.devices]
+            names = [d.name for d in app.monitor.devices]
             assert loop.name in names
             app.query_one(DeviceTable).move_cursor(row=names.index(loop.name))
             await pilot.pause(0.1)
-            assert app.selected_device().name == loop.name
+            assert app.view.selected_device().name == loop.name
         finally:
             detach_loop(loop)
         deadline = time.monotonic() + 4
-        while loop.name in [d.name for d in app.devices] and time.monotonic() < deadline:
+        while loop.name in [d.name for d in app.monitor.devices] and time.monotonic() < deadline:
             await pilot.pause(0.1)
-        assert loop.name not in [d.name for d in app.devices]
+        assert loop.name not in [d.name for d in app.monitor.devices]
         await asyncio.sleep(0.5)
         assert app.is_running
         await pilot.press("q")
@@ -244,9 +254,9 @@ async def test_a_switch_made_elsewhere_is_marked_too(tmp_path):
             target = "kyber" if loop.current() != "kyber" else "bfq"
             (loop.sysdir / "queue/scheduler").write_text(target)  # as `iosched compare` in another pane would
             deadline = time.monotonic() + 5
-            while not app.markers and time.monotonic() < deadline:
+            while not app.monitor.markers_of(loop.name) and time.monotonic() < deadline:
                 await pilot.pause(0.1)
-            assert [(m.device, m.label) for m in app.markers] == [(loop.name, target)]
+            assert [(m.device, m.label) for m in app.monitor.markers_of(loop.name)] == [(loop.name, target)]
             await pilot.press("q")
     finally:
         detach_loop(loop)

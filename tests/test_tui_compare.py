@@ -8,7 +8,7 @@ from textual.widgets import Input, SelectionList, Static
 
 from iosched.tui.app import IoschedApp
 from iosched.tui.compare_screen import CompareScreen
-from iosched.tui.screens import SchedulerPicker
+from iosched.tui.dialogs import SchedulerPicker
 
 from conftest import attach_loop, detach_loop, need_real
 
@@ -40,11 +40,11 @@ async def test_compare_screen_runs_to_a_verdict_and_puts_the_device_back(tmp_pat
             report = str(screen.query_one("#report", Static).content)
             assert report.index("Verdict") < report.index("IOPS, bars to the mean")
             assert [r["variant"] for r in screen.doc["runs"]] == ["none", "bfq", "bfq", "none"]
-            assert {m.label for m in app.markers} >= {"none", "bfq"}
+            assert {m.label for m in app.monitor.markers_of(loop.name)} >= {"none", "bfq"}
             assert loop.current() == loop.initial_scheduler
             await pilot.press("escape")
             await pilot.pause()
-            assert not isinstance(app.screen, CompareScreen) and app.compare is None
+            assert not isinstance(app.screen, CompareScreen) and app.live.compare is None
             await pilot.press("q")
     finally:
         detach_loop(loop)

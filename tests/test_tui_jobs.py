@@ -9,7 +9,7 @@ from test_experiment_real import fio_procs
 from textual.widgets import Input
 
 from iosched.tui.app import IoschedApp
-from iosched.tui.screens import ConfirmScreen, JobPicker, TypeNameScreen
+from iosched.tui.dialogs import ConfirmScreen, JobPicker, TypeNameScreen
 from iosched.tui.widgets import StatusBar
 
 from conftest import attach_loop, detach_loop, need_real
@@ -25,10 +25,10 @@ async def wait_until(pilot, cond, timeout: float = 10.0) -> bool:
 
 
 async def select(app: IoschedApp, pilot, name: str) -> None:
-    await wait_until(pilot, lambda: name in [d.name for d in app.devices], 4)
-    names = [d.name for d in app.devices]
+    await wait_until(pilot, lambda: name in [d.name for d in app.monitor.devices], 4)
+    names = [d.name for d in app.monitor.devices]
     await pilot.press(*(["down"] * names.index(name)))
-    assert app.selected_device().name == name
+    assert app.view.selected_device().name == name
 
 
 async def test_job_runs_beside_the_live_graphs_switch_marks_and_x_stops(tmp_path):
@@ -41,20 +41,20 @@ async def test_job_runs_beside_the_live_graphs_switch_marks_and_x_stops(tmp_path
             await pilot.press("j")
             assert isinstance(app.screen, JobPicker) and "raw /dev/" + loop.name in app.screen.target_hint
             await pilot.press("enter")  # the first suggestion: randread-q16t2
-            assert app.job is not None and app.job.job.name == "randread-q16t2"
-            assert await wait_until(pilot, lambda: app.job is not None and app.job.progress is not None)
+            assert app.live.job is not None and app.live.job.job.name == "randread-q16t2"
+            assert await wait_until(pilot, lambda: app.live.job is not None and app.live.job.progress is not None)
             assert await wait_until(pilot, lambda: "fio" in app.query_one(StatusBar).plain_text())
             assert fio_procs(loop.path)
             status = app.query_one(StatusBar).plain_text()
             assert "randread-q16t2" in status and "IOPS" in status and "x stops" in status
-            busy = lambda: max(v or 0 for v in app.history.disk_series(loop.name, "r_s")) > 1000  # noqa: E731
+            busy = lambda: max(v or 0 for v in app.monitor.history.disk_series(loop.name, "r_s")) > 1000  # noqa: E731
             assert await wait_until(pilot, busy)
-            app.start_switch(loop.name, "bfq")
-            assert await wait_until(pilot, lambda: any(m.label == "bfq" for m in app.markers))
+            app.live.start_switch(loop.name, "bfq")
+            assert await wait_until(pilot, lambda: any(m.label == "bfq" for m in app.monitor.markers_of(loop.name)))
             assert loop.current() == "bfq"
             await pilot.press("x")
-            assert await wait_until(pilot, lambda: app.job is None)
-            assert [m.label for m in app.markers] == ["job", "bfq", "end"]
+            assert await wait_until(pilot, lambda: app.live.job is None)
+            assert [m.label for m in app.monitor.markers_of(loop.name)] == ["job", "bfq", "end"]
             assert fio_procs(loop.path) == []
             await pilot.press("q")
             await pilot.pause()
@@ -77,15 +77,15 @@ async def test_write_job_on_a_device_with_data_needs_its_name_typed_and_quit_kil
             await pilot.press("j")
             await pilot.press("down", "down", "down", "down", "enter")  # 4k-randwrite
             assert await wait_until(pilot, lambda: isinstance(app.screen, TypeNameScreen))
-            assert "ext4 signature" in app.screen.reason and app.job is None
+            assert "ext4 signature" in app.screen.reason and app.live.job is None
             app.screen.query_one(Input).value = "vda"
             await pilot.press("enter")
             await pilot.pause()
-            assert isinstance(app.screen, TypeNameScreen) and app.job is None and fio_procs(loop.path) == []
+            assert isinstance(app.screen, TypeNameScreen) and app.live.job is None and fio_procs(loop.path) == []
             app.screen.query_one(Input).value = loop.name
             await pilot.press("enter")
-            assert await wait_until(pilot, lambda: app.job is not None and app.job.progress is not None)
-            assert app.job.job.writes and fio_procs(loop.path)
+            assert await wait_until(pilot, lambda: app.live.job is not None and app.live.job.progress is not None)
+            assert app.live.job.job.writes and fio_procs(loop.path)
             await pilot.press("q")  # nothing else changed: quits at once, and fio goes with it
             await pilot.pause(0.2)
         assert fio_procs(loop.path) == []

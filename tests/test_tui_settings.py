@@ -7,7 +7,7 @@ from textual.widgets import Input
 
 from iosched.core.persist import parse_rules
 from iosched.tui.app import IoschedApp
-from iosched.tui.screens import ConfirmScreen, PersistScreen, TunablesScreen
+from iosched.tui.dialogs import ConfirmScreen, PersistScreen, TunablesScreen
 
 from conftest import attach_loop, detach_loop, need_real, run_cli
 
@@ -31,7 +31,7 @@ async def test_edit_a_tunable_then_restore_on_quit(tmp_path):
             assert box.value == "500"
             box.value = "120"
             await pilot.press("enter")
-            assert await wait_until(pilot, lambda: any(m.label == "read_expire=120" for m in app.markers))
+            assert await wait_until(pilot, lambda: any(m.label == "read_expire=120" for m in app.monitor.markers))
             assert (loop.sysdir / "queue/iosched/read_expire").read_text().strip() == "120"
             # A bad value is refused with a message and changes nothing.
             await pilot.press("u")

@@ -9,28 +9,35 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 
 if TYPE_CHECKING:
     from iosched.tui.app import IoschedApp
+    from iosched.tui.live_screen import LiveScreen
 
 
 class SchedulerCommands(Provider):
     def _commands(self) -> list[tuple[str, str, str]]:
-        app: IoschedApp = self.app  # type: ignore[assignment]
+        live = self._live()
+        if live is None:  # a replay: nothing to switch
+            return []
         out = []
-        for dev in app.devices:
+        for dev in live.devices:
             for sched in dev.schedulers:
                 if sched != dev.scheduler:
                     out.append((f"{dev.name}: scheduler -> {sched}", dev.name, sched))
         return out
 
-    async def discover(self) -> Hits:
+    def _live(self) -> LiveScreen | None:
         app: IoschedApp = self.app  # type: ignore[assignment]
+        return app.live
+
+    async def discover(self) -> Hits:
+        live = self._live()
         for text, dev, sched in self._commands():
-            yield DiscoveryHit(text, partial(app.start_switch, dev, sched), help="switch the IO scheduler now")
+            yield DiscoveryHit(text, partial(live.start_switch, dev, sched), help="switch the IO scheduler now")
 
     async def search(self, query: str) -> Hits:
-        app: IoschedApp = self.app  # type: ignore[assignment]
+        live = self._live()
         matcher = self.matcher(query)
         for text, dev, sched in self._commands():
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), partial(app.start_switch, dev, sched),
+                yield Hit(score, matcher.highlight(text), partial(live.start_switch, dev, sched),
                           help="switch the IO scheduler now")

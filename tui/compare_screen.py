@@ -1,13 +1,15 @@
 """The experiment screen: pick schedulers, job and repeats (or live alternation), watch it run, read the verdict.
 
 The experiment itself runs in core on a worker thread; this screen only sends the form, shows the
-events it gets back, and cancels. Cancelling or leaving puts the device back as it was (core does that).
+events it gets back, and cancels (at once: fio is signalled, the worker waits for it). Cancelling or leaving
+puts the device back as it was (core does that). It gets the monitor and the device when it is made and
+reports back to the screen that opened it with typed messages; while it is shown, the live screen's keys
+(switch, job, tune) are simply not active.
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
@@ -15,9 +17,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
+from textual.message_pump import MessagePump
 from textual.screen import Screen
 from textual.widgets import Checkbox, Footer, Input, Label, ProgressBar, Select, SelectionList, Static
 
+from iosched.core.devices import BlockDevice
 from iosched.core.errors import IoschedError
 from iosched.core.experiment import (
     Control,
@@ -34,18 +38,22 @@ from iosched.core.jobs import CATALOG, Job
 from iosched.core.targets import Refused, choose_target
 from iosched.core.units import short_number
 from iosched.report import text_report
+from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
-from iosched.tui.screens import TypeNameScreen
-from iosched.tui.widgets import Marker
 
 if TYPE_CHECKING:
-    from iosched.tui.app import IoschedApp
+    from iosched.core.monitor import Monitor
 
 
 class ExperimentEvent(Message):
     def __init__(self, event: Event) -> None:
         super().__init__()
         self.event = event
+
+    def can_replace(self, message: Message) -> bool:
+        # A newer fio status replaces a stale one still queued; run boundaries are never dropped.
+        return (isinstance(message, ExperimentEvent) and message.event.kind == "progress"
+                and self.event.kind == "progress")
 
 
 class ExperimentEnded(Message):
@@ -67,7 +75,21 @@ def _number(text: str, lo: float, hi: float, what: str) -> float:
 
 
 class CompareScreen(Screen[None]):
-    OWNS_DEVICE = True  # the app disables switching, jobs and tuning from its own bindings meanwhile
+    class RunStarted(Message):
+        """A run began: the device now runs ``scheduler`` (a marker on its graphs)."""
+
+        def __init__(self, device: str, scheduler: str) -> None:
+            super().__init__()
+            self.device = device
+            self.scheduler = scheduler
+
+    class Finished(Message):
+        """The experiment ended (done, failed or cancelled) and the device is back as it was."""
+
+        def __init__(self, device: str) -> None:
+            super().__init__()
+            self.device = device
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "start", "Start"),
         Binding("escape", "back", "Back / cancel"),
@@ -92,11 +114,13 @@ class CompareScreen(Screen[None]):
     CompareScreen #results { height: 1fr; padding: 0 1; }
     """
 
-    def __init__(self, device: str, current: str | None, available: list[str]) -> None:
+    def __init__(self, monitor: Monitor, device: BlockDevice, listener: MessagePump) -> None:
         super().__init__()
-        self.device = device
-        self.current = current
-        self.available = available
+        self.monitor = monitor
+        self.listener = listener  # gets RunStarted and Finished
+        self.device = device.name
+        self.current = device.scheduler
+        self.available = list(device.schedulers)
         self.ctl: Control | None = None
         self.thread: threading.Thread | None = None
         self.running = False
@@ -104,10 +128,6 @@ class CompareScreen(Screen[None]):
         self.fio_iops: float | None = None
         self.doc: dict | None = None
         self.verdict: RunningVerdict | None = None
-
-    @property
-    def iosched(self) -> IoschedApp:
-        return self.app  # type: ignore[return-value]
 
     def compose(self) -> ComposeResult:
         other = next((s for s in ("bfq", "mq-deadline", "kyber", "none") if s != self.current
@@ -187,7 +207,7 @@ class CompareScreen(Screen[None]):
         assert self.ctl is not None
         try:
             target = choose_target(self.device, job.writes, size=job.size,
-                                   destroy_data=self.device if destroy else None, root=self.iosched.root)
+                                   destroy_data=self.device if destroy else None, root=self.monitor.root)
         except Refused as e:
             self.post_message(ExperimentEnded(None, str(e), e))
             return
@@ -201,10 +221,10 @@ class CompareScreen(Screen[None]):
 
         try:
             if alternate:
-                doc = run_alternation(self.device, variants, wl, every, duration, root=self.iosched.root,
+                doc = run_alternation(self.device, variants, wl, every, duration, root=self.monitor.root,
                                       on_event=emit, ctl=self.ctl)
             else:
-                doc = run_experiment(self.device, variants, wl, repeat, settle=0.5, root=self.iosched.root,
+                doc = run_experiment(self.device, variants, wl, repeat, settle=0.5, root=self.monitor.root,
                                      on_event=emit, ctl=self.ctl)
         except IoschedError as e:
             self.post_message(ExperimentEnded(None, str(e)))
@@ -213,15 +233,14 @@ class CompareScreen(Screen[None]):
         else:
             doc["judgement"] = judge(doc)
             self.post_message(ExperimentEnded(doc))
-        finally:
-            target.release(self.iosched.root)
+        # No release here: the experiment owns the target and releases it whatever happens.
 
     # ---- progress -----------------------------------------------------------------------------
     def on_experiment_event(self, message: ExperimentEvent) -> None:
         e = message.event
         if e.kind == "run-start":
             sched = e.variant.split(":")[0].split("#")[0]
-            self.iosched.markers.append(Marker(time.monotonic(), self.device, sched))
+            self.listener.post_message(self.RunStarted(self.device, sched))
         elif e.kind == "progress" and e.progress is not None:
             self.fio_iops = e.progress.iops
             self._live(e)
@@ -240,7 +259,7 @@ class CompareScreen(Screen[None]):
                 self.query_one("#so-far", Static).update("\n".join(f"so far: {t}" for t in self.verdict.lines()))
 
     def _live(self, e: Event) -> None:
-        rates = self.iosched.last_rates
+        rates = self.monitor.last_rates
         dev = ""
         if rates is not None and self.device in rates.disks:
             d = rates.disks[self.device]
@@ -272,7 +291,7 @@ class CompareScreen(Screen[None]):
             report = text_report(message.doc, message.doc["judgement"], verdict_first=True)
             self.query_one("#report", Static).update(report)
             self._show_charts(message.doc)
-        self.iosched.refresh_inventory()
+        self.listener.post_message(self.Finished(self.device))
         if self.leave_when_done:
             self.dismiss(None)
 

@@ -1,11 +1,12 @@
 """A background fio job for the TUI: one at a time, on the selected device, stoppable, never orphaned.
 
-The worker thread spawns fio and waits for it (fio's PR_SET_PDEATHSIG follows that thread); the UI
-thread only reads ``JobState`` and may call ``stop()`` or, on the way out, ``kill()``.
+The worker thread spawns fio and waits for it (`setpriv --pdeathsig` follows that thread); the UI thread
+only reads ``JobState`` and may call ``stop()`` or, on the way out, ``kill(wait=False)``: neither waits.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -43,26 +44,32 @@ class JobState:
     fio: FioRun | None = None
     progress: FioProgress | None = None
     stopping: bool = False
+    finished: threading.Event = field(default_factory=threading.Event)  # fio reaped, scratch file removed
 
     def stop(self) -> None:
         self.stopping = True
         if self.fio is not None:
             self.fio.stop()
 
-    def kill(self, root: str | Path) -> None:
-        """Quit path: fio dies now and its scratch file goes with it (both idempotent)."""
+    def kill(self, root: str | Path, wait: bool) -> None:
+        """Quit path: fio is told to die now. ``wait`` (never on the UI thread): until it is gone and its
+        scratch file with it. Both steps are idempotent and safe beside the worker doing the same."""
         self.stopping = True
         if self.fio is not None:
-            self.fio.kill()
-        if self.target is not None:
+            self.fio.kill(wait=wait)
+        if wait and self.target is not None:
             self.target.release(root)
 
 
 def run_job(state: JobState, destroy: bool, root: str | Path,
             on_progress: Callable[[FioProgress], None]) -> FioResult:
     """Worker side: pick the target (Refused when it needs the typed name), run fio, clean up."""
-    state.target = choose_target(state.device, state.job.writes, size=state.job.size,
-                                 destroy_data=state.device if destroy else None, root=root)
+    try:
+        state.target = choose_target(state.device, state.job.writes, size=state.job.size,
+                                     destroy_data=state.device if destroy else None, root=root)
+    except BaseException:
+        state.finished.set()
+        raise
 
     def hold(run: FioRun) -> None:
         state.fio = run
@@ -73,4 +80,5 @@ def run_job(state: JobState, destroy: bool, root: str | Path,
         return run_fio(state.job, state.target, None, on_progress, hold)
     finally:
         state.target.release(root)
+        state.finished.set()
 

@@ -72,8 +72,8 @@ def run_app(options: TuiOptions) -> int:
     try:
         code = app.run()
     finally:
-        app.kill_job()  # however the app ended, no fio and no scratch file outlive it
-        app.wait_for_children()  # an experiment puts the device back, fio is reaped, before we go
+        app.stop_children()  # however the app ended, no fio and no scratch file outlive it
+        app.wait_for_children()  # fio is reaped and an experiment puts the device back before we go
         if lock is not None:
             with contextlib.suppress(OSError):
                 os.close(lock)

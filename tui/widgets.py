@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -14,6 +13,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable
 
 from iosched.core.devices import BlockDevice
+from iosched.core.monitor import Marker
 from iosched.core.rates import CpuRates, DiskRates
 from iosched.core.textcharts import (
     BRAILLE_BASE,
@@ -25,16 +25,6 @@ from iosched.core.textcharts import (
     spark_char,
 )
 from iosched.core.units import human_size, short_number
-
-
-@dataclass(frozen=True)
-class Marker:
-    """A moment on the timeline (monotonic time) with a short label, e.g. a scheduler switch."""
-
-    time: float
-    device: str
-    label: str
-
 
 # Ordered by importance: at 80 columns the later ones scroll off to the right.
 RATE_COLUMNS: tuple[tuple[str, str, int], ...] = (

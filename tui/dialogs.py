@@ -1,4 +1,4 @@
-"""Modal screens: the scheduler picker, the help screen and the restore-on-quit question."""
+"""Dialogs (modal screens): pickers, confirmations, the typed-name check, tunables, persistence and help."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
@@ -70,32 +70,40 @@ class ConfirmScreen(ModalScreen[bool]):
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every binding of the main screen, and what the figures mean."""
+    """Every key of the screen in front, and what the figures mean."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark,f1", "dismiss(None)", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 76; max-width: 100%; height: auto; max-height: 90%;
                                   border: thick $accent; background: $surface; padding: 0 1; }
+    HelpScreen .key { height: auto; }
+    HelpScreen .keys { width: 15; padding-left: 2; text-style: bold; }
+    HelpScreen .text { width: 1fr; }
     """
 
+    FIGURES = (
+        "[b]Figures[/b] (as iostat -x): r/s w/s requests completed per second; MB/s throughput; "
+        "r_await w_await: device (block-layer) latency in ms, queueing included — not what the application "
+        "sees (fio's clat is higher); aqu-sz: average requests in flight; %util: time the device was busy — a "
+        "poor saturation signal on multi-queue SSDs. Markers (│ with a label) show the moment a scheduler "
+        "was switched."
+    )
+
     def __init__(self, bindings: list[tuple[str, str]]) -> None:
+        """``bindings``: (keys, what they do), derived from the bindings of the screen in front."""
         super().__init__()
         self.bindings = bindings
 
     def compose(self) -> ComposeResult:
-        lines = ["[b]iosched — keys[/b]", ""]
-        lines += [f"  [b]{key:<12}[/b] {text}" for key, text in self.bindings]
-        lines += [
-            "",
-            "[b]Figures[/b] (as iostat -x): r/s w/s requests completed per second; MB/s throughput;",
-            "r_await w_await: device (block-layer) latency in ms, queueing included — not what the",
-            "application sees (fio's clat is higher); aqu-sz: average requests in flight;",
-            "%util: time the device was busy — a poor saturation signal on multi-queue SSDs.",
-            "Markers (│ with a label) show the moment a scheduler was switched.",
-        ]
+        # Each text wraps to the dialog's width beside its own key column.
         with VerticalScroll():
-            yield Static("\n".join(lines))
+            yield Static("[b]iosched — keys[/b]\n")
+            for key, text in self.bindings:
+                with Horizontal(classes="key"):
+                    yield Static(key, markup=False, classes="keys")
+                    yield Static(text, markup=False, classes="text")
+            yield Static("\n" + self.FIGURES)
 
 
 class JobPicker(ModalScreen[str | None]):

@@ -1,0 +1,154 @@
+"""The live screen's background fio job: pick, start, progress in the status line, stop, and the way out.
+
+fio runs in a thread worker (the thread that spawns fio waits for it: `setpriv --pdeathsig` follows that
+thread). The UI thread only signals: stopping or quitting never waits for fio to die; the worker reaps it and
+removes the scratch file, then says so with ``JobEnded``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual import work
+from textual.binding import Binding, BindingType
+from textual.message import Message
+
+from iosched.core.errors import IoschedError
+from iosched.core.targets import Refused, target_hint
+from iosched.core.units import short_number
+from iosched.tui.dialogs import JobPicker, TypeNameScreen
+
+if TYPE_CHECKING:  # the workload modules load on first use: a faster first frame
+    from iosched.core.fio import FioProgress, FioResult
+    from iosched.tui.job_run import JobState
+    from iosched.tui.live_screen import LiveScreen
+
+
+class JobProgressed(Message):
+    """fio's latest status; a newer one replaces a stale copy still queued (a slow frame drops old progress)."""
+
+    def __init__(self, state: JobState, progress: FioProgress) -> None:
+        super().__init__()
+        self.state = state
+        self.progress = progress
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, JobProgressed) and message.state is self.state
+
+
+class JobEnded(Message):
+    """The job finished (result), failed or was stopped (error), or needs the device name typed (refused)."""
+
+    def __init__(self, state: JobState, result: FioResult | None = None, error: str = "",
+                 refused: Refused | None = None) -> None:
+        super().__init__()
+        self.state = state
+        self.result = result
+        self.error = error
+        self.refused = refused
+
+
+# Listed in LiveScreen.BINDINGS (Textual reads BINDINGS from widget classes only, not from mixins).
+JOB_KEYS: list[BindingType] = [
+    Binding("j", "job", "Job", tooltip="run a fio job on the selected device in the background (W = writes)"),
+    # The status line says "x stops" while a job runs, so the footer need not.
+    Binding("x", "stop_job", "Stop job", show=False, tooltip="stop the running job"),
+]
+
+
+class JobActions:
+    """Mixed into LiveScreen: ``self`` is the live screen."""
+
+    job: JobState | None = None
+
+    def action_job(self: LiveScreen) -> None:
+        if self.refused_read_only():
+            return
+        dev = self.selected_device()
+        if dev is None:
+            self.notify("No device selected.", severity="warning")
+            return
+        if self.job is not None:
+            self.notify(f"{self.job.job.name} is still running on {self.job.device}: x stops it.", severity="warning")
+            return
+
+        def chosen(name: str | None) -> None:
+            if name is not None:
+                self.start_job(dev.name, name)
+
+        from iosched.tui.job_run import TUI_RUNTIME_S, picker_jobs
+
+        self.app.push_screen(JobPicker(dev.name, picker_jobs(), target_hint(dev), TUI_RUNTIME_S), chosen)
+
+    def start_job(self: LiveScreen, device: str, name: str, destroy: bool = False) -> None:
+        if self.job is not None or self.read_only:
+            return
+        from iosched.tui.job_run import JobState, tui_job
+
+        self.job = JobState(device, tui_job(name))
+        self.monitor.mark(device, "job", self.job.started, "job")
+        self._job_worker(self.job, destroy)
+        self.render_status()
+
+    @work(thread=True, group="job", exit_on_error=False)
+    def _job_worker(self: LiveScreen, state: JobState, destroy: bool) -> None:
+        from iosched.tui.job_run import run_job
+
+        try:
+            result = run_job(state, destroy, self.monitor.root, lambda p: self.post_message(JobProgressed(state, p)))
+        except Refused as e:
+            self.post_message(JobEnded(state, error=str(e), refused=e))
+        except IoschedError as e:
+            self.post_message(JobEnded(state, error=str(e)))
+        except Exception as e:  # a job must never take the app down
+            self.post_message(JobEnded(state, error=f"{type(e).__name__}: {e}"))
+        else:
+            self.post_message(JobEnded(state, result=result))
+
+    def on_job_progressed(self: LiveScreen, message: JobProgressed) -> None:
+        if self.job is message.state:
+            self.job.progress = message.progress
+            self.render_status()
+
+    def on_job_ended(self: LiveScreen, message: JobEnded) -> None:
+        state = message.state
+        if self.job is state:
+            self.job = None
+        self.monitor.mark(state.device, "end", kind="end")
+        self.render_status()
+        r = message.result
+        if r is not None:
+            self.notify(f"{state.job.name} on {state.device}: {short_number(r.iops)} IOPS, {r.mb_s:.0f} MB/s, "
+                        f"p99 {r.clat_p99_us or 0:.0f} µs", timeout=8)
+        elif message.refused is not None and message.refused.confirmable:
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self.start_job(state.device, state.job.name, destroy=True)
+
+            self.app.push_screen(TypeNameScreen(state.device, message.refused.why), confirmed)
+        elif state.stopping:
+            self.notify(f"{state.job.name} on {state.device} stopped.")
+        else:
+            self.notify(message.error, title=f"{state.device}: job failed", severity="error", timeout=10)
+
+    def action_stop_job(self: LiveScreen) -> None:
+        if self.job is None:
+            self.notify("No job is running.")
+            return
+        self.job.stop()
+
+    def job_text(self: LiveScreen) -> str:
+        job = self.job
+        if job is None:
+            return ""
+        p = job.progress
+        if p is None:
+            return f"  ▶ {job.job.name} on {job.device}: starting…"
+        lat = f" {p.clat_mean_us:.0f}µs" if p.clat_mean_us is not None else ""
+        dev = ""
+        rates = self.monitor.last_rates
+        if rates is not None and job.device in rates.disks:
+            d = rates.disks[job.device]
+            dev = f" · dev {short_number(d.r_s + d.w_s)}"
+        return (f" ▶ {job.job.name} {p.elapsed:.0f}/{job.job.runtime:.0f}s fio {short_number(p.iops)} IOPS{lat}"
+                f"{dev} · x stops")

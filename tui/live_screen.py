@@ -1,0 +1,226 @@
+"""The live view: a Monitor stepped on a timer, the inventory kept fresh (udev events and a slow poll),
+and the keys that act on the selected device (switch, tunables, persist: live_settings.py; jobs:
+live_jobs.py; compare: compare_screen.py)."""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import work
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.timer import Timer
+from textual.worker import get_current_worker
+
+from iosched.core.devices import BlockDevice
+from iosched.core.monitor import Monitor
+from iosched.core.persist import DEFAULT_RULES
+from iosched.tui.live_jobs import JOB_KEYS, JobActions
+from iosched.tui.live_settings import SWITCH_KEYS, TUNING_KEYS, SettingActions
+from iosched.tui.monitor_screen import MonitorScreen
+from iosched.tui.widgets import DeviceTable
+
+if TYPE_CHECKING:
+    from iosched.tui.compare_screen import CompareScreen
+
+INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
+INVENTORY_POLL_S = 2.0  # an outside scheduler change shows within this
+READ_ONLY_NOTICE = ("This is a read-only view: switching, jobs, experiments, tunables and persist are off. "
+                    "Writes need the TUI in a terminal, or `iosched serve --allow-writes`.")
+
+
+class InventoryRead(Message):
+    """A fresh inventory from a worker; ``token`` lets a late, older read be dropped."""
+
+    def __init__(self, devices: list[BlockDevice], token: int) -> None:
+        super().__init__()
+        self.devices = devices
+        self.token = token
+
+
+class DevicesChanged(Message):
+    """A block uevent arrived (attach, detach, change): re-read the inventory."""
+
+
+class LiveScreen(SettingActions, JobActions, MonitorScreen):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *SWITCH_KEYS,
+        *JOB_KEYS,
+        Binding("c", "compare", "Compare",
+                tooltip="compare schedulers: A/B runs with repeats or live alternation, with a verdict"),
+        *TUNING_KEYS,
+        Binding("space", "pause", "Pause", show=False, tooltip="pause / resume sampling"),
+        Binding("plus,equals_sign", "faster", "Faster", show=False, tooltip="sample faster / slower (0.25 s … 5 s)"),
+        Binding("minus", "slower", "Slower", show=False, tooltip="sample faster / slower (0.25 s … 5 s)"),
+    ]
+
+    def __init__(self, monitor: Monitor, interval: float = 1.0, auto_tick: bool = True, watch_udev: bool = True,
+                 rules_file: str = DEFAULT_RULES, focus: str | None = None, read_only: bool = False) -> None:
+        super().__init__(monitor)
+        self.read_only = read_only  # a viewer: watches, never writes (browser views unless --allow-writes)
+        self.interval = min(INTERVALS, key=lambda i: abs(i - interval))
+        self.auto_tick = auto_tick
+        self.watch_udev = watch_udev
+        self.rules_file = rules_file
+        self.focus_device = focus  # select this device at start (the demo sandbox)
+        self.paused = False
+        self.changed_devices: set[str] = set()  # offered for restore on quit
+        self.compare: CompareScreen | None = None
+        self._timer: Timer | None = None
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        # The first frame shows real rows: ~50 µs per device.
+        self.monitor.apply_inventory(self.monitor.read_inventory(), self.monitor.inventory_token())
+        self.sync_table()
+        self.monitor.baseline()
+        if self.auto_tick:
+            self._timer = self.set_interval(self.interval, self.tick)
+            self.set_interval(INVENTORY_POLL_S, self.refresh_inventory)
+            if self.watch_udev and str(self.monitor.root) == "/":
+                self._watch_udev()
+        self.render_status()
+        self.query_one(DeviceTable).focus()
+        if self.focus_device in [d.name for d in self.devices]:
+            self.select(self.focus_device)
+            self.notify(f"Sandbox {self.focus_device}: j runs a job (randread-q16t2 shows scheduler cost), "
+                        "s switches the scheduler while it runs, c compares. It is removed when you quit.",
+                        timeout=15)
+
+    # ---- sampling -----------------------------------------------------------------------------
+    def tick(self) -> None:
+        """One Monitor step, then redraw what is visible. Procfs reads take microseconds."""
+        if self.monitor.step() is None:
+            return
+        if self.monitor.disks_changed:
+            self.refresh_inventory()
+        self.redraw()
+
+    def status_text(self) -> str:
+        dev = self.selected_device()
+        where = "no device" if dev is None else f"{dev.name} [{dev.scheduler or 'no scheduler'}]"
+        state = "❚❚ paused" if self.paused else "● live"
+        if self.job is not None:  # the job's figures matter more than the settings line
+            return f"{where} {state[0]} {self.interval:g}s{self.job_text()}"
+        util = ""
+        if dev is not None and not dev.util_is_saturation:
+            util = "  %util≠saturation (multi-queue SSD)"
+        if dev is not None and not dev.iostats:
+            util = "  iostats off: counters frozen"
+        mode = "  read-only" if self.read_only else ""
+        return f"iosched{mode}  {where}  {state}  every {self.interval:g}s  sort {self.sort_key}{util}"
+
+    def action_pause(self) -> None:
+        self.paused = not self.paused
+        if self._timer is not None:
+            if self.paused:
+                self._timer.pause()
+            else:
+                self.monitor.baseline()  # no point averaging over the pause
+                self._timer.resume()
+        self.render_status()
+
+    def _set_interval(self, step: int) -> None:
+        i = INTERVALS.index(self.interval)
+        self.interval = INTERVALS[max(0, min(len(INTERVALS) - 1, i + step))]
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = self.set_interval(self.interval, self.tick, pause=self.paused)
+        self.render_status()
+
+    def action_faster(self) -> None:
+        self._set_interval(-1)
+
+    def action_slower(self) -> None:
+        self._set_interval(+1)
+
+    # ---- inventory ----------------------------------------------------------------------------
+    def refresh_inventory(self) -> None:
+        self._read_inventory(self.monitor.inventory_token())
+
+    @work(thread=True, exclusive=True, group="inventory", exit_on_error=False)
+    def _read_inventory(self, token: int) -> None:
+        if not get_current_worker().is_cancelled:
+            self.post_message(InventoryRead(self.monitor.read_inventory(), token))
+
+    def on_inventory_read(self, message: InventoryRead) -> None:
+        same = sorted(message.devices, key=lambda d: d.name) == sorted(self.devices, key=lambda d: d.name)
+        diff = self.monitor.apply_inventory(message.devices, message.token)
+        if diff is None or same:
+            return  # a stale read, or the slow poll found nothing new: no table update, no repaint
+        self.sync_table()
+        self.redraw()
+
+    def on_devices_changed(self, _: DevicesChanged) -> None:
+        self.refresh_inventory()
+
+    @work(thread=True, exclusive=True, group="udev", exit_on_error=False)
+    def _watch_udev(self) -> None:
+        try:
+            import pyudev
+
+            context = pyudev.Context()
+            # Without a running udevd (containers, minimal VMs) only the kernel's own events arrive.
+            source = "udev" if os.path.exists("/run/udev/control") else "kernel"
+            monitor = pyudev.Monitor.from_netlink(context, source=source)
+            monitor.filter_by("block")
+            monitor.start()
+        except Exception:
+            return  # the slow poll still notices changes
+        worker = get_current_worker()
+        while not worker.is_cancelled:
+            if monitor.poll(timeout=0.5) is not None:
+                self.post_message(DevicesChanged())
+
+    def refused_read_only(self) -> bool:
+        """In a read-only view a write action says why it does nothing."""
+        if self.read_only:
+            self.notify(READ_ONLY_NOTICE, title="Read-only", severity="warning", timeout=6)
+        return self.read_only
+
+    # ---- compare ------------------------------------------------------------------------------
+    def action_compare(self) -> None:
+        if self.refused_read_only():
+            return
+        dev = self.selected_device()
+        if dev is None or not dev.has_scheduler:
+            self.notify("Select a device with an IO scheduler first.", severity="warning")
+            return
+        if self.job is not None:
+            self.notify("Stop the running job first (x).", severity="warning")
+            return
+        if self.compare is not None and self.compare.running:
+            self.app.push_screen(self.compare)
+            return
+
+        def closed(_: None) -> None:
+            if self.compare is not None and not self.compare.running:
+                self.compare = None
+
+        from iosched.tui.compare_screen import CompareScreen
+
+        self.compare = CompareScreen(self.monitor, dev, self)
+        self.app.push_screen(self.compare, closed)
+
+    def on_compare_screen_run_started(self, message: CompareScreen.RunStarted) -> None:
+        self.monitor.mark(message.device, message.scheduler, kind="run")
+
+    def on_compare_screen_finished(self, _: CompareScreen.Finished) -> None:
+        self.refresh_inventory()  # the experiment put the device back
+
+    # ---- the way out --------------------------------------------------------------------------
+    def stop_children(self) -> None:
+        """Quit, SIGTERM, SIGHUP: fio is told to die and experiments are cancelled; returns at once."""
+        if self.job is not None:
+            self.job.kill(self.monitor.root, wait=False)
+        if self.compare is not None:
+            self.compare.cancel()
+
+    def wait_for_children(self, timeout: float = 20.0) -> None:
+        """After the UI is gone: fio reaped, scratch files removed, an experiment's device put back."""
+        if self.job is not None:
+            self.job.kill(self.monitor.root, wait=True)
+            self.job.finished.wait(timeout)
+        if self.compare is not None:
+            self.compare.wait(timeout)

@@ -1,0 +1,140 @@
+"""What the live view and the replay share: a device table, graphs of the selected device and the CPU pane,
+all drawn from one core Monitor. The subclasses decide when the Monitor moves (a timer, a scrub key)."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Grid
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer
+
+from iosched.core.devices import BlockDevice
+from iosched.core.monitor import Monitor
+from iosched.tui.widgets import CpuPane, DeviceTable, LineChart, StatusBar
+
+SORT_KEYS = ("name", "r_s", "w_s", "util", "r_await", "w_await")
+
+
+class MonitorScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("o", "sort", "Sort", show=False, tooltip="sort the table: name, r/s, w/s, %util, r_await, w_await"),
+    ]
+
+    def __init__(self, monitor: Monitor) -> None:
+        super().__init__()
+        self.monitor = monitor
+        self.sort_key = "name"
+        self._selected: str | None = None
+
+    @property
+    def devices(self) -> list[BlockDevice]:
+        return self.monitor.devices
+
+    def compose(self) -> ComposeResult:
+        yield StatusBar(id="status")
+        yield DeviceTable(id="devices")
+        with Grid(id="graphs"):
+            yield LineChart("IOPS", ["r/s", "w/s"], id="chart-iops")
+            yield LineChart("Device latency ms", ["r_await", "w_await"], id="chart-latency")
+            yield LineChart("MB/s", ["read", "write"], id="chart-throughput")
+            yield LineChart("Queue", ["aqu-sz", "%util"], id="chart-queue")
+        yield CpuPane(id="cpu")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._apply_size_classes(*self.app.size)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._apply_size_classes(event.size.width, event.size.height)
+
+    def _apply_size_classes(self, w: int, h: int) -> None:
+        self.set_class(w < 100 or h < 30, "-compact")
+        self.set_class(w < 60 or h < 16, "-tiny")
+
+    def select(self, name: str | None) -> None:
+        names = [d.name for d in self.devices]
+        if name in names:
+            self.query_one(DeviceTable).move_cursor(row=names.index(name))
+            self._selected = name
+
+    # ---- drawing ------------------------------------------------------------------------------
+    def status_text(self) -> str:
+        raise NotImplementedError
+
+    def render_status(self) -> None:
+        self.query_one(StatusBar).set_text(self.status_text())
+
+    def redraw(self) -> None:
+        with self.app.batch_update():
+            if self.sort_key != "name":
+                self.sync_table()
+            rates = self.monitor.last_rates
+            if rates is not None:
+                self.query_one(DeviceTable).update_rates(self.devices, rates.disks)
+            self.draw_graphs()
+            self.render_status()
+
+    def draw_graphs(self) -> None:
+        dev = self.selected_device()
+        history = self.monitor.history
+        # Only what the widest graph can show: copying the whole window each tick costs more.
+        last = max(2, self.size.width * 2)
+        times = history.recent_times(last)
+        marks = self.monitor.markers_of(dev.name if dev else None)
+        name = dev.name if dev else ""
+
+        def series(field: str, scale: float = 1.0) -> list[float | None]:
+            values = history.disk_series(name, field, last)
+            return values if scale == 1.0 else [None if v is None else v * scale for v in values]
+
+        charts = {
+            "chart-iops": [series("r_s"), series("w_s")],
+            "chart-latency": [series("r_await"), series("w_await")],
+            "chart-throughput": [series("rkB_s", 1 / 1024), series("wkB_s", 1 / 1024)],
+            "chart-queue": [series("aqu_sz"), series("util")],
+        }
+        for chart_id, data in charts.items():
+            chart = self.query_one(f"#{chart_id}", LineChart)
+            if chart.display and chart.size.width:
+                chart.set_data(times, data, marks)
+        cpu = self.query_one(CpuPane)
+        if cpu.display:
+            last_rates = self.monitor.last_rates
+            cpu.set_data(history.cpu_rates("all", max(1, cpu.size.width)), last_rates.cpus if last_rates else {})
+
+    # ---- table --------------------------------------------------------------------------------
+    def _sorted_devices(self) -> list[BlockDevice]:
+        rates = self.monitor.last_rates
+        if self.sort_key == "name" or rates is None:
+            return sorted(self.devices, key=lambda d: d.name)
+
+        def key(d: BlockDevice) -> tuple[float, str]:
+            r = rates.disks.get(d.name)
+            return (-(getattr(r, self.sort_key) if r else 0.0), d.name)
+
+        return sorted(self.devices, key=key)
+
+    def sync_table(self) -> None:
+        self.monitor.devices = self._sorted_devices()
+        table = self.query_one(DeviceTable)
+        table.sync_rows(self.devices)
+        if self.monitor.last_rates is not None:
+            table.update_rates(self.devices, self.monitor.last_rates.disks)
+        self._selected = table.selected_name()
+
+    def selected_device(self) -> BlockDevice | None:
+        return self.monitor.device(self._selected)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._selected = None if event.row_key.value is None else str(event.row_key.value)
+        self.draw_graphs()
+        self.render_status()
+
+    def action_sort(self) -> None:
+        self.sort_key = SORT_KEYS[(SORT_KEYS.index(self.sort_key) + 1) % len(SORT_KEYS)]
+        self.sync_table()
+        self.render_status()
