@@ -11,8 +11,8 @@ from tui_support import SteppedSampler, populated_tree
 from iosched.core.writer_lock import WriterBusy, acquire_writer_lock
 from iosched.serve import app_command, is_loopback
 from iosched.tui.app import IoschedApp
-from iosched.tui.launch import served_in_browser
 from iosched.tui.dialogs import SchedulerPicker
+from iosched.tui.launch import served_in_browser
 from iosched.tui.widgets import StatusBar
 
 from conftest import run_cli
