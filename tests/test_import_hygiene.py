@@ -20,7 +20,7 @@ def test_core_modules_load_no_ui_library():
 
 # iosched.__main__ runs the command on import: the `-m iosched` test below covers it.
 CLI_MODULES = ("iosched", "iosched.main", "iosched.watch", "iosched.record",
-               "iosched.settings", "iosched.workloads", "iosched.report")
+               "iosched.settings", "iosched.workloads", "iosched.report", "iosched.serve")
 
 
 def test_every_command_line_module_loads_without_textual():
