@@ -17,6 +17,7 @@ from iosched.core.sysfs import check_device_name
 from iosched.core.targets import clean_stale_scratch
 from iosched.core.units import human_size
 from iosched.core.writes import restore
+from iosched.latency import add_arguments as add_latency_arguments
 from iosched.record import add_arguments as add_record_arguments
 from iosched.serve import add_arguments as add_serve_arguments
 from iosched.settings import add_arguments as add_settings_arguments
@@ -187,6 +188,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_record_arguments(sub, _positive_interval)
     add_settings_arguments(sub)
     add_serve_arguments(sub)
+    add_latency_arguments(sub, _positive_interval)
     return p
 
 

@@ -1,0 +1,340 @@
+"""Block-layer tracing: a bpftrace child on the block tracepoints, read as typed samples each interval.
+
+Only tracepoints are used (kprobes may be compiled out). Per request, keyed by (dev, sector) since the
+tracepoints do not expose the request pointer: block_io_start (6.5+; the moment diskstats starts timing a
+request, in the submitter's context, so pid and comm are the submitter's), block_rq_insert (into the IO
+scheduler), block_rq_issue (to the driver) and block_rq_complete. Time in the scheduler is insert -> issue,
+and a request issued without an insert (straight to the driver, as `none` often does) counts 0; device time
+is issue -> complete; total is io_start -> complete, which is what await averages.
+
+bpftrace runs as a child in its own session through ``setpriv --pdeathsig KILL``, spawned and waited on by
+one reader thread (the death signal follows the spawning thread), so it dies with iosched even on SIGKILL.
+The tracepoints need tracefs: when it is not mounted at /sys/kernel/tracing the tracer mounts it there (as
+systemd does on most machines).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import queue
+import re
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from iosched.core.errors import IoschedError
+from iosched.core.tracing_parse import TICK, FrameBuilder, TraceFrame, TraceSample, interval_sample, kernel_dev
+
+INSTALL_HINT = "apt-get install -y bpftrace"
+MIN_VERSION = (0, 16)
+TRACEPOINTS = ("block_rq_insert", "block_rq_issue", "block_rq_complete")
+TRACEFS = "sys/kernel/tracing"
+# Requests in flight are held in maps keyed by (dev, sector); room for many devices' queues.
+MAP_KEYS_MAX = 65536
+
+
+class TracingUnavailable(IoschedError):
+    """Tracing cannot start on this machine (the sentence says why and how to enable it)."""
+
+
+class TracingFailed(IoschedError):
+    """bpftrace started but failed or died."""
+
+
+def _bpftrace_version(binary: str) -> tuple[int, ...] | None:
+    try:
+        out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"v?(\d+)\.(\d+)(?:\.(\d+))?", out)
+    return tuple(int(x) for x in m.groups() if x is not None) if m else None
+
+
+def tracefs_dir(root: str | Path = "/") -> Path:
+    return Path(root, TRACEFS)
+
+
+def ensure_tracefs(root: str | Path = "/") -> None:
+    """Mount tracefs where bpftrace looks for tracepoint formats, when it is missing (root only)."""
+    d = tracefs_dir(root)
+    if (d / "events").is_dir() or str(root) != "/":
+        return
+    r = subprocess.run(["mount", "-t", "tracefs", "tracefs", str(d)], capture_output=True, text=True)
+    if r.returncode != 0 and not (d / "events").is_dir():
+        raise TracingUnavailable(f"tracefs is not mounted at /{TRACEFS} and mounting it failed "
+                                 f"({r.stderr.strip() or 'exit ' + str(r.returncode)})")
+
+
+def check_available(root: str | Path = "/") -> str:
+    """The bpftrace binary to use, or TracingUnavailable saying why tracing cannot run and how to enable it."""
+    binary = shutil.which("bpftrace")
+    if binary is None:
+        raise TracingUnavailable(f"block-layer tracing needs bpftrace (on Debian: {INSTALL_HINT})")
+    if os.geteuid() != 0:
+        raise TracingUnavailable("block-layer tracing needs root (run iosched with sudo)")
+    if shutil.which("setpriv") is None:
+        raise TracingUnavailable("block-layer tracing needs setpriv (util-linux) to tie bpftrace to iosched")
+    version = _bpftrace_version(binary)
+    if version is None or version < MIN_VERSION:
+        have = ".".join(map(str, version)) if version else "unknown"
+        raise TracingUnavailable(f"bpftrace {have} is too old for block-layer tracing (need "
+                                 f"{'.'.join(map(str, MIN_VERSION))} or later)")
+    lockdown = Path(root, "sys/kernel/security/lockdown")
+    with contextlib.suppress(OSError):
+        if "[confidentiality]" in lockdown.read_text():
+            raise TracingUnavailable("kernel lockdown (confidentiality) forbids BPF tracing on this machine")
+    ensure_tracefs(root)
+    events = tracefs_dir(root) / "events/block"
+    missing = [tp for tp in TRACEPOINTS if not (events / tp).is_dir()]
+    if missing:
+        raise TracingUnavailable(f"this kernel lacks the block tracepoints {', '.join(missing)}")
+    return binary
+
+
+def has_io_start(root: str | Path = "/") -> bool:
+    return (tracefs_dir(root) / "events/block/block_io_start").is_dir()
+
+
+def device_numbers(root: str | Path = "/") -> dict[int, str]:
+    """Kernel dev_t (as tracepoints print it) -> whole-disk name, for every device in /sys/block."""
+    out: dict[int, str] = {}
+    base = Path(root, "sys/block")
+    with contextlib.suppress(OSError):
+        for entry in base.iterdir():
+            with contextlib.suppress(OSError, ValueError):
+                major, minor = (entry / "dev").read_text().strip().split(":")
+                out[kernel_dev(int(major), int(minor))] = entry.name
+    return out
+
+
+def build_script(interval: float, devs: Sequence[int] | None = None, io_start: bool = True) -> str:
+    """The bpftrace program. ``devs``: kernel dev_t numbers to trace (None: every device)."""
+    ms = max(round(interval * 1000), 10)
+    pred = ""
+    if devs is not None:
+        pred = " /" + " || ".join(f"args->dev == {int(d)}" for d in sorted(set(devs))) + "/" if devs else " /0/"
+    k = "args->dev, args->sector"
+    # Without block_io_start (kernels before 6.5) a request's life is timed from its insert or issue.
+    start = (f"tracepoint:block:block_io_start{pred} {{ @start[{k}] = nsecs; @pid[{k}] = pid; "
+             "@comm[pid, comm] = count(); }\n") if io_start else ""
+    ins_start = "" if io_start else f" @start[{k}] = nsecs; @pid[{k}] = pid; @comm[pid, comm] = count();"
+    iss_start = "" if io_start else f" if (!@start[{k}]) {{ @start[{k}] = nsecs; @pid[{k}] = pid; }}"
+    return (
+        f"BEGIN {{ printf(\"{TICK} %lld\\n\", nsecs); }}\n"
+        + start
+        + f"tracepoint:block:block_rq_insert{pred} {{ @ins[{k}] = nsecs;{ins_start} }}\n"
+        # IOs are counted at issue, in process context: the kernel skips a tracepoint program that fires in an
+        # interrupt while another BPF program runs on that CPU, which loses some completions under load (they
+        # then lack a device time), never an issue.
+        f"tracepoint:block:block_rq_issue{pred} {{\n"
+        "  @ios[args->dev, args->rwbs] = count(); @bytes[args->dev, args->rwbs] = sum(args->bytes);\n"
+        f"  $i = @ins[{k}];\n"
+        "  @sched[args->dev, args->rwbs] = hist($i ? (nsecs - $i) / 1000 : 0);\n"
+        f"  delete(@ins[{k}]);\n"
+        f"  @iss[{k}] = nsecs;{iss_start}\n"
+        "}\n"
+        f"tracepoint:block:block_rq_complete{pred} {{\n"
+        f"  $s = @iss[{k}];\n"
+        f"  if ($s) {{ @device[args->dev, args->rwbs] = hist((nsecs - $s) / 1000); delete(@iss[{k}]); }}\n"
+        f"  $t = @start[{k}];\n"
+        "  if ($t) {\n"
+        "    @total[args->dev, args->rwbs] = hist((nsecs - $t) / 1000);\n"
+        "    @total_ns[args->dev, args->rwbs] = sum(nsecs - $t);\n"
+        f"    $p = @pid[{k}];\n"
+        "    @pios[args->dev, $p] = count();\n"
+        "    @pbytes[args->dev, $p] = sum(args->nr_sector * 512);\n"
+        "    @plat[args->dev, $p] = hist((nsecs - $t) / 1000);\n"
+        f"    delete(@start[{k}]); delete(@pid[{k}]);\n"
+        "  }\n"
+        "}\n"
+        f"interval:ms:{ms} {{\n"
+        "  print(@ios); print(@bytes); print(@total_ns); print(@sched); print(@device); print(@total);\n"
+        "  print(@pios); print(@pbytes); print(@plat); print(@comm);\n"
+        "  clear(@pios); clear(@pbytes); clear(@plat); clear(@comm);\n"
+        f"  printf(\"{TICK} %lld\\n\", nsecs);\n"
+        "}\n"
+        # Nothing to print on exit: the last interval was printed already.
+        "END { clear(@ios); clear(@bytes); clear(@total_ns); clear(@sched); clear(@device); clear(@total);\n"
+        "  clear(@pios); clear(@pbytes); clear(@plat); clear(@comm); clear(@start); clear(@pid); clear(@ins);\n"
+        "  clear(@iss); }\n"
+    )
+
+
+@dataclass(frozen=True)
+class TracerStopped:
+    """The tracer ended: ``reason`` is None when it was asked to stop, else one sentence."""
+
+    reason: str | None
+
+
+TraceEvent = TraceSample | TracerStopped
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class Tracer:
+    """An optional data source: ``start()``, then one TraceSample per interval, then one TracerStopped.
+
+    Events go to ``on_event`` (called from the reader thread) or, without it, to the ``events`` queue.
+    ``devices``: names of whole disks to trace (None: all). Samples carry the tracer's own CPU share.
+    """
+
+    def __init__(self, interval: float = 1.0, devices: Sequence[str] | None = None, root: str | Path = "/",
+                 on_event: Callable[[TraceEvent], None] | None = None) -> None:
+        self.interval = interval
+        self.devices = list(devices) if devices is not None else None
+        self.root = root
+        self.on_event = on_event
+        self.events: queue.Queue[TraceEvent] = queue.Queue(maxsize=1000)
+        self.proc: subprocess.Popen[str] | None = None
+        self.error: str | None = None
+        self.bad_lines = 0
+        self._stop = threading.Event()
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._stderr: list[str] = []
+        self._names: dict[int, str] = {}
+
+    # -- lifecycle -----------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Check the machine (TracingUnavailable), then start bpftrace in a reader thread."""
+        binary = check_available(self.root)
+        self._names = device_numbers(self.root)
+        devs = None
+        if self.devices is not None:
+            by_name = {v: k for k, v in self._names.items()}
+            unknown = [d for d in self.devices if d not in by_name]
+            if unknown:
+                raise TracingUnavailable(f"cannot trace {', '.join(unknown)}: no such block device")
+            devs = [by_name[d] for d in self.devices]
+        script = build_script(self.interval, devs, has_io_start(self.root))
+        argv = ["setpriv", "--pdeathsig", "KILL", "--", binary, "-B", "line", "-f", "json", "-e", script]
+        self._thread = threading.Thread(target=self._run, args=(argv,), name="iosched-tracer", daemon=True)
+        self._thread.start()
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Block until the probes are attached; TracingFailed with bpftrace's own reason if it ended first."""
+        deadline = time.monotonic() + timeout
+        while not self._ready.wait(0.05):
+            if self._thread is None or not self._thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise TracingFailed(self.error or "bpftrace did not start within "
+                                    f"{timeout:g} s{self._stderr_tail()}")
+
+    def stop(self) -> None:
+        """Kill bpftrace (its BPF programs go with its file descriptors) and let the reader thread end."""
+        self._stop.set()
+        self._kill()
+        t = self._thread
+        if t is not None and t is not threading.current_thread():
+            t.join(timeout=5)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive() and not self._stop.is_set()
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def get(self, timeout: float | None = None) -> TraceEvent | None:
+        """The next event from the queue (when no ``on_event`` was given); None on timeout."""
+        try:
+            return self.events.get(timeout=timeout)
+        except queue.Empty:
+            return None
+
+    # -- the reader thread ------------------------------------------------------------------------------
+    def _emit(self, ev: TraceEvent) -> None:
+        if self.on_event is not None:
+            self.on_event(ev)
+            return
+        with contextlib.suppress(queue.Full):
+            self.events.put_nowait(ev)
+
+    def _kill(self) -> None:
+        p = self.proc
+        if p is not None and p.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(p.pid, signal.SIGKILL)
+
+    def _stderr_tail(self) -> str:
+        lines = [ln for ln in self._stderr if "RLIMIT_MEMLOCK" not in ln and ln.strip()]
+        errors = [ln for ln in lines if "ERROR" in ln] or lines
+        return (": " + errors[0].strip()[:200]) if errors else ""
+
+    def _read_stderr(self, stream) -> None:
+        for line in stream:
+            if len(self._stderr) < 50:
+                self._stderr.append(line)
+
+    def _run(self, argv: list[str]) -> None:
+        env = {**os.environ, "BPFTRACE_MAP_KEYS_MAX": str(MAP_KEYS_MAX)}
+        try:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
+        except OSError as e:
+            self.error = f"bpftrace could not start: {e.strerror or e}"
+            self._emit(TracerStopped(self.error))
+            return
+        err = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,), daemon=True)
+        err.start()
+        if self._stop.is_set():
+            self._kill()
+        builder = FrameBuilder()
+        prev: TraceFrame | None = None
+        cpu_prev: tuple[float, float] | None = None
+        assert self.proc.stdout is not None
+        try:
+            for line in self.proc.stdout:
+                frame = builder.feed(line)
+                self.bad_lines = builder.bad_lines
+                if frame is None:
+                    continue
+                self._ready.set()  # the BEGIN tick: bpftrace prints it once every probe is attached
+                if prev is not None:
+                    sample = self._sample(prev, frame)
+                    if sample is not None:
+                        cpu = _cpu_seconds(self.proc.pid)
+                        now = time.monotonic()
+                        if cpu is not None and cpu_prev is not None and now > cpu_prev[1]:
+                            share = (cpu - cpu_prev[0]) / (now - cpu_prev[1]) * 100
+                            sample = dataclasses.replace(sample, tracer_cpu=round(share, 2))
+                        if cpu is not None:
+                            cpu_prev = (cpu, now)
+                        self._emit(sample)
+                else:
+                    cpu = _cpu_seconds(self.proc.pid)
+                    cpu_prev = (cpu, time.monotonic()) if cpu is not None else None
+                prev = frame
+        finally:
+            self._kill()
+            self.proc.wait()
+            err.join(timeout=2)
+        if self._stop.is_set():
+            self._emit(TracerStopped(None))
+            return
+        rc = self.proc.returncode
+        how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
+        self.error = f"bpftrace {how}{self._stderr_tail()}; tracing stopped"
+        self._emit(TracerStopped(self.error))
+
+    def _sample(self, prev: TraceFrame, frame: TraceFrame) -> TraceSample | None:
+        devs = {k for m in frame.maps.values() for k in m} | {k for h in frame.hists.values() for k in h}
+        known = self._names
+        if any(int(k.partition(",")[0]) not in known for k in devs if k.partition(",")[0].isdigit()):
+            self._names = device_numbers(self.root)  # a device came (or went) since the last look
+        return interval_sample(prev, frame, self._names)
