@@ -1,0 +1,236 @@
+"""Block-layer tracing on a real loop device under fio: counts against diskstats, time in the scheduler under
+none and bfq, total time against await, bpftrace killed mid-run, iosched SIGKILLed."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from iosched.core.procfs import read_diskstats
+from iosched.core.scheduler import switch_scheduler
+from iosched.core.tracer import Tracer, TracerStopped
+from iosched.core.tracing_parse import TraceSample
+
+from conftest import need, need_real
+
+
+def need_tracing() -> None:
+    need_real("fio", "bpftrace", "setpriv")
+
+
+def fio(dev: str, seconds: float, extra: tuple[str, ...] = ()) -> subprocess.Popen:
+    return subprocess.Popen(["fio", "--name=load", f"--filename={dev}", "--direct=1", "--rw=randrw", "--bs=4k",
+                             "--iodepth=16", "--ioengine=libaio", "--time_based", f"--runtime={seconds:g}",
+                             "--thread", "--output-format=terse", *extra],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def completed(name: str) -> tuple[int, int]:
+    d = read_diskstats()[name]
+    return d.reads + d.writes, d.ms_reading + d.ms_writing
+
+
+def samples_until(tracer: Tracer, mono: float, timeout: float = 30.0) -> list[TraceSample]:
+    """Every sample up to the first one that ends after ``mono``."""
+    out: list[TraceSample] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ev = tracer.get(timeout=1.0)
+        if isinstance(ev, TracerStopped):
+            pytest.fail(f"the tracer stopped: {ev.reason}")
+        if isinstance(ev, TraceSample):
+            out.append(ev)
+            if ev.mono > mono:
+                return out
+    pytest.fail("no sample arrived after the load ended")
+
+
+@pytest.fixture
+def tracer_of():
+    made: list[Tracer] = []
+
+    def make(devices: list[str], interval: float = 0.5) -> Tracer:
+        t = Tracer(interval=interval, devices=devices)
+        made.append(t)
+        t.start()
+        t.wait_ready()
+        return t
+
+    yield make
+    for t in made:
+        t.stop()
+
+
+def test_traced_count_matches_diskstats_and_total_time_matches_await(loopdev, tracer_of):
+    need_tracing()
+    tracer = tracer_of([loopdev.name])
+    ios0, ms0 = completed(loopdev.name)
+    load = fio(loopdev.path, 3)
+    assert load.wait(timeout=60) == 0, load.stderr.read()
+    time.sleep(0.2)  # the last completions land in diskstats
+    ios1, ms1 = completed(loopdev.name)
+    samples = samples_until(tracer, time.monotonic())
+    devs = [s.devices[loopdev.name] for s in samples if loopdev.name in s.devices]
+    traced = sum(d.ios for d in devs)
+    real = ios1 - ios0
+    assert real > 1000
+    assert abs(traced - real) <= 0.01 * real, (traced, real)
+    # Total time runs from the moment diskstats starts timing a request: its mean is await.
+    timed = sum(d.total.total for d in devs)
+    assert timed >= 0.97 * real  # completions skipped in interrupts lack a time, and only those
+    traced_mean_ms = sum(d.total_ns for d in devs) / timed / 1e6
+    await_ms = (ms1 - ms0) / real
+    assert traced_mean_ms == pytest.approx(await_ms, rel=0.1), (traced_mean_ms, await_ms)
+
+
+def test_switch_none_to_bfq_shows_time_in_the_scheduler(loopdev, tracer_of):
+    need_tracing()
+    if "bfq" not in loopdev.scheduler_text():
+        need(False, "bfq is not available on this kernel")
+    if loopdev.current() != "none":
+        switch_scheduler(loopdev.name, "none")
+    tracer = tracer_of([loopdev.name])
+    load = fio(loopdev.path, 4)
+    try:
+        time.sleep(1.5)
+        switched_at = time.monotonic()
+        switch_scheduler(loopdev.name, "bfq")
+        assert load.wait(timeout=60) == 0, load.stderr.read()
+    finally:
+        if load.poll() is None:
+            load.kill()
+    samples = samples_until(tracer, time.monotonic())
+    # Whole intervals before and after the switch (the one holding it mixes both).
+    before = [s.devices[loopdev.name] for s in samples
+              if s.mono < switched_at and loopdev.name in s.devices and s.devices[loopdev.name].ios > 100]
+    after = [s.devices[loopdev.name] for s in samples
+             if s.mono - s.interval > switched_at + 0.1 and loopdev.name in s.devices
+             and s.devices[loopdev.name].ios > 100]
+    assert before and after
+    # Under none requests go straight to the driver: no insert, zero time in the scheduler.
+    assert all(d.sched.percentile(0.99) == 0.0 for d in before)
+    assert all(d.sched.percentile(0.5) > 0 for d in after)
+    assert all(d.device.total > 0 for d in before + after)
+
+
+def test_bpftrace_killed_mid_run_is_a_clear_stop(loopdev, tracer_of):
+    need_tracing()
+    tracer = tracer_of([loopdev.name])
+    load = fio(loopdev.path, 3)
+    try:
+        first = tracer.get(timeout=10)
+        assert isinstance(first, TraceSample)
+        os.kill(tracer.pid, signal.SIGKILL)
+        ev = tracer.get(timeout=10)
+        while isinstance(ev, TraceSample):
+            ev = tracer.get(timeout=10)
+        assert isinstance(ev, TracerStopped)
+        assert ev.reason is not None and "killed by signal 9" in ev.reason
+        assert not tracer.running
+        # The rest goes on: the load is unaffected and a new tracer starts.
+        assert load.wait(timeout=60) == 0
+    finally:
+        if load.poll() is None:
+            load.kill()
+    again = tracer_of([loopdev.name])
+    assert isinstance(again.get(timeout=10), TraceSample)
+
+
+def bpftrace_children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid), "bpftrace"], capture_output=True, text=True).stdout
+    return [int(p) for p in out.split()]
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_iosched_sigkilled_leaves_no_bpftrace(loopdev):
+    need_tracing()
+    cli = subprocess.Popen([sys.executable, "-m", "iosched", "latency", loopdev.name, "-i", "0.5", "--json"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = cli.stdout.readline()
+        assert line, cli.stderr.read()
+        assert loopdev.name in json.loads(line)["devices"] or json.loads(line)["devices"] == {}
+        children = bpftrace_children(cli.pid)
+        assert len(children) == 1
+        cli.send_signal(signal.SIGKILL)
+        cli.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while alive(children[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not alive(children[0])
+    finally:
+        if cli.poll() is None:
+            cli.kill()
+
+
+def test_latency_json_contract_under_load(loopdev):
+    need_tracing()
+    load = fio(loopdev.path, 30)  # killed once iosched is done
+    try:
+        time.sleep(0.5)
+        r = subprocess.run([sys.executable, "-m", "iosched", "latency", loopdev.name, "-i", "0.5", "-c", "3",
+                            "--json"], capture_output=True, text=True, timeout=60)
+    finally:
+        load.kill()
+        load.wait()
+    assert r.returncode == 0, r.stderr
+    lines = [json.loads(ln) for ln in r.stdout.splitlines()]
+    assert len(lines) == 3
+    busy = [ln["devices"][loopdev.name] for ln in lines if loopdev.name in ln["devices"]]
+    assert busy and busy[-1]["ios"] > 0
+    for dev in busy:
+        assert set(dev["ops"]) <= {"read", "write", "flush", "discard", "other"}
+        for key in ("sched_us", "device_us", "total_us"):
+            assert {"p50", "p99", "hist"} <= set(dev[key])
+            assert all(lo < hi and n > 0 for lo, hi, n in dev[key]["hist"])
+
+
+def test_top_traced_names_fio_on_the_device(loopdev):
+    need_tracing()
+    load = fio(loopdev.path, 30)  # killed once iosched is done
+    try:
+        time.sleep(0.5)
+        r = subprocess.run([sys.executable, "-m", "iosched", "top", loopdev.name, "-i", "0.5", "-c", "2",
+                            "--json"], capture_output=True, text=True, timeout=60)
+    finally:
+        load.kill()
+        load.wait()
+    assert r.returncode == 0, r.stderr
+    last = json.loads(r.stdout.splitlines()[-1])
+    assert last["source"] == "trace"
+    assert last["processes"] and last["processes"][0]["comm"] == "fio"
+    assert all(p["device"] == loopdev.name for p in last["processes"])
+
+
+def test_top_without_root_falls_back_to_procfs():
+    need_real("setpriv")
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                        "iosched", "top", "-i", "0.2", "-c", "1", "--json"],
+                       capture_output=True, text=True, timeout=60, cwd="/")
+    assert r.returncode == 0, r.stderr
+    assert "needs root" in r.stderr and "/proc/PID/io" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    obj = json.loads(r.stdout)
+    assert obj["source"] == "procfs" and obj["system_wide"] is True
+
+
+def test_latency_without_root_is_one_sentence():
+    need_real("setpriv")
+    r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                        "iosched", "latency", "-c", "1"], capture_output=True, text=True, timeout=60, cwd="/")
+    assert r.returncode == 1
+    assert r.stderr.strip() == "iosched: block-layer tracing needs root (run iosched with sudo)"
+    assert r.stdout == ""
