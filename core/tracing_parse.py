@@ -3,7 +3,8 @@
 The tracer's script keeps the per-device maps cumulative and prints them each interval, then a tick line;
 the per-process maps are printed and cleared each interval. So a frame is the maps printed before one tick,
 and an interval sample is the difference of two frames (exact counts: no event falls between a print and a
-clear). Map keys print as "dev,rwbs" or "dev,pid" where dev is the kernel's dev_t (major << 20 | minor).
+clear). Map keys print as "dev,cpu,rwbs" or "dev,cpu,pid" where dev is the kernel's dev_t
+(major << 20 | minor); the CPUs are added up here.
 """
 
 from __future__ import annotations
@@ -191,12 +192,16 @@ def op_of(rwbs: str) -> str:
 
 
 def split_key(key: str) -> tuple[int, str] | None:
-    """'7340072,WS' -> (7340072, 'WS'); None when malformed."""
-    dev, sep, rest = key.partition(",")
-    if not sep:
+    """'7340072,1,WS' (dev, cpu, rest) -> (7340072, 'WS'), the CPU dropped; None when malformed.
+
+    The script keys its counters by CPU too, so that CPUs never update one hash bucket (its lock would
+    bounce between them at every IO); the parser adds the CPUs up.
+    """
+    parts = key.split(",", 2)
+    if len(parts) != 3 or not parts[1].isdigit():
         return None
     try:
-        return int(dev), rest
+        return int(parts[0]), parts[2]
     except ValueError:
         return None
 
@@ -354,20 +359,18 @@ def interval_sample(prev: TraceFrame, cur: TraceFrame, names: Mapping[int, str])
 
 def _processes(cur: TraceFrame, names: Mapping[int, str]) -> tuple[ProcessIO, ...]:
     comm_by_pid = _comm_map(cur)
-    out = []
+    acc: dict[tuple[int, int], tuple[int, int, Log2Hist]] = {}
     lat = cur.hists.get("plat", {})
     byts = cur.maps.get("pbytes", {})
     for key, ios in cur.maps.get("pios", {}).items():
         parsed = split_key(key)
-        if parsed is None:
+        if parsed is None or not parsed[1].isdigit():
             continue
-        dev, pid_text = parsed
-        try:
-            pid = int(pid_text)
-        except ValueError:
-            continue
-        out.append(ProcessIO(_name(dev, names), pid, comm_by_pid.get(pid, "?"), ios, byts.get(key, 0),
-                             lat.get(key, Log2Hist())))
+        k = (parsed[0], int(parsed[1]))
+        n, b, h = acc.get(k, (0, 0, Log2Hist()))
+        acc[k] = (n + ios, b + byts.get(key, 0), h + lat.get(key, Log2Hist()))
+    out = [ProcessIO(_name(dev, names), pid, comm_by_pid.get(pid, "?"), n, b, h)
+           for (dev, pid), (n, b, h) in acc.items()]
     out.sort(key=lambda p: (-p.ios, p.pid))
     return tuple(out)
 
@@ -375,8 +378,8 @@ def _processes(cur: TraceFrame, names: Mapping[int, str]) -> tuple[ProcessIO, ..
 def _comm_map(cur: TraceFrame) -> dict[int, str]:
     out: dict[int, str] = {}
     for key in cur.maps.get("comm", {}):
-        # @comm[pid, comm] = count(): the command (which may hold a comma) is the rest of the key.
-        pid_text, sep, comm = key.partition(",")
-        if sep and pid_text.isdigit():
-            out[int(pid_text)] = comm
+        # @comm[pid, cpu, comm] = count(): the command (which may hold a comma) is the rest of the key.
+        parsed = split_key(key)
+        if parsed is not None:
+            out[parsed[0]] = parsed[1]
     return out
