@@ -28,10 +28,8 @@ from iosched.core.sampler import Sample, compute_rates
 from iosched.core.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr, switch_scheduler
 from iosched.core.targets import Target
 from iosched.core.tunables import validate
-from iosched.core.verdict import METRICS, RunningVerdict, judge
+from iosched.core.verdict import METRICS, RunningVerdict, judge  # noqa: F401  (re-exported: judging moved there)
 from iosched.core.writes import QUEUE_KNOBS, drop_caches, forget_unchanged, write_attr
-
-__all__ = ["METRICS", "RunningVerdict", "judge"]  # re-exported from core/verdict.py
 
 # --- variants ---------------------------------------------------------------------------------------------
 

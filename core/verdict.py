@@ -3,7 +3,7 @@
 What is tested (see the README's method section):
 - The primary metric (IOPS for fio jobs, wall time for a command, or chosen) of every variant against the
   baseline (the first variant): Welch's t-test on log values (batch runs) or a one-sample t-test on the
-  paired log differences within each pass (live alternation). Holm's correction across the variants.
+  paired log differences, one per block of turns (live alternation). Holm's correction across the variants.
   Under `--until-verdict` the level is the boundary's per-look level (core/sequential.py).
 - Secondary metrics are always shown with their ratio and CI. They may be called significant only through
   a serial gatekeeper: once every primary comparison is significant, Holm across all secondary comparisons;
@@ -288,10 +288,12 @@ def _notes(doc: dict, metric: str, alpha: float, primary: list[MetricComparison]
     if not sds:
         return notes
     sd = max(sds)
+    # Holm's first step is the hardest: plan for alpha / (variants - 1).
     n = runs_needed(sd, PLANNING_RATIO, alpha / max(1, k - 1), design="paired" if alternate else "two-sample")
     unit = "blocks (A B B A)" if alternate else "runs per variant"
+    per = "block" if alternate else "run"
     if n is None:
-        notes.append(f"at this noise ({sd * 100:.0f}% per run) no practical number of {unit} would detect a "
+        notes.append(f"at this noise ({sd * 100:.0f}% per {per}) no practical number of {unit} would detect a "
                      f"{(PLANNING_RATIO - 1) * 100:.0f}% difference in {label}")
     else:
         extra = ""
@@ -299,7 +301,7 @@ def _notes(doc: dict, metric: str, alpha: float, primary: list[MetricComparison]
             extra = f" (about {n * 2 * k * float(doc['every_s']):.0f} s of alternation)"
         notes.append(f"planning: about {n} {unit}{extra} would detect a {(PLANNING_RATIO - 1) * 100:.0f}% "
                      f"difference in {label} with 80% power at the noise seen here ({sd * 100:.1f}% per "
-                     f"{'block' if alternate else 'run'}, on the log scale)")
+                     f"{per}, on the log scale)")
     return notes
 
 
