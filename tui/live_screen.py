@@ -16,6 +16,7 @@ from textual.worker import get_current_worker
 from iosched.core.devices import BlockDevice
 from iosched.core.monitor import Monitor
 from iosched.core.persist import DEFAULT_RULES
+from iosched.tui.latency_pane import TRACE_KEYS, LatencyActions
 from iosched.tui.live_jobs import JOB_KEYS, JobActions
 from iosched.tui.live_settings import SWITCH_KEYS, TUNING_KEYS, SettingActions
 from iosched.tui.monitor_screen import MonitorScreen
@@ -43,13 +44,14 @@ class DevicesChanged(Message):
     """A block uevent arrived (attach, detach, change): re-read the inventory."""
 
 
-class LiveScreen(SettingActions, JobActions, MonitorScreen):
+class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         *SWITCH_KEYS,
         *JOB_KEYS,
         Binding("c", "compare", "Compare",
                 tooltip="compare schedulers: A/B runs with repeats or live alternation, with a verdict"),
         *TUNING_KEYS,
+        *TRACE_KEYS,
         Binding("space", "pause", "Pause", show=False, tooltip="pause / resume sampling"),
         Binding("plus,equals_sign", "faster", "Faster", show=False, tooltip="sample faster / slower (0.25 s … 5 s)"),
         Binding("minus", "slower", "Slower", show=False, tooltip="sample faster / slower (0.25 s … 5 s)"),
@@ -96,6 +98,7 @@ class LiveScreen(SettingActions, JobActions, MonitorScreen):
         if self.monitor.disks_changed:
             self.refresh_inventory()
         self.redraw()
+        self.draw_latency()
 
     def status_text(self) -> str:
         dev = self.selected_device()
@@ -109,7 +112,8 @@ class LiveScreen(SettingActions, JobActions, MonitorScreen):
         if dev is not None and not dev.iostats:
             util = "  iostats off: counters frozen"
         mode = "  read-only" if self.read_only else ""
-        return f"iosched{mode}  {where}  {state}  every {self.interval:g}s  sort {self.sort_key}{util}"
+        trace = self.trace_status()
+        return f"iosched{mode}  {where}  {state}  every {self.interval:g}s  sort {self.sort_key}{util}{trace}"
 
     def action_pause(self) -> None:
         self.paused = not self.paused
@@ -219,6 +223,7 @@ class LiveScreen(SettingActions, JobActions, MonitorScreen):
 
     def wait_for_children(self, timeout: float = 20.0) -> None:
         """After the UI is gone: fio reaped, scratch files removed, an experiment's device put back."""
+        self.stop_tracing_now()
         if self.job is not None:
             self.job.kill(self.monitor.root, wait=True)
             self.job.finished.wait(timeout)

@@ -1,0 +1,335 @@
+"""The latency pane: block-layer tracing of the selected device as heatmaps over time (device time and time
+in the scheduler, log2 buckets, switch markers), p50/p99, and the device's IO per process. ``t`` toggles it.
+
+Without tracing (no bpftrace, not root) it shows the system-wide bytes per process from /proc/PID/io and one
+line on how to enable tracing. bpftrace starts in a worker (it compiles for a second or more); the Monitor
+steps the probe with everything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
+from rich.style import Style
+from textual import work
+from textual.binding import Binding, BindingType
+from textual.message import Message
+
+from iosched.core.latency import Log2Hist, bucket_bounds
+from iosched.core.monitor import Marker
+from iosched.core.trace_probe import ProcIOProbe, ProcIOView, TraceProbe, TraceView
+from iosched.core.tracer import TracingFailed, TracingUnavailable
+from iosched.core.tracing_parse import TraceSample
+from iosched.tui.widgets import RowsWidget, Runs
+
+if TYPE_CHECKING:
+    from iosched.tui.live_screen import LiveScreen
+
+TRACE_KEYS: list[BindingType] = [
+    Binding("t", "trace", "Latency", tooltip="block-layer tracing: time in the scheduler vs device time (bpftrace)"),
+]
+SHADES = " ·░▒▓█"
+GUTTER = 6
+
+
+def _us_label(us: int) -> str:
+    if us >= 1_000_000:
+        return f"{us // 1_000_000}s"
+    if us >= 1000:
+        return f"{us // 1000}ms"
+    return f"{us}µs"
+
+
+def _fmt(v: float | None) -> str:
+    if v is None:
+        return "-"
+    if v >= 1000:
+        return f"{v / 1000:.1f}ms"
+    return f"{v:.0f}µs" if v >= 10 else f"{v:.1f}µs"
+
+
+def heatmap(hists: Sequence[Log2Hist | None], height: int) -> tuple[list[list[int]], list[int]]:
+    """Columns of shade levels (0..5, bottom row first) and the bucket each row starts at.
+
+    Rows cover the buckets seen in the window, several buckets a row when they do not fit; each column is
+    scaled to its own busiest row, so the shape of the distribution shows whatever the IO rate.
+    """
+    seen = [i for h in hists if h is not None for i, c in enumerate(h.counts) if c]
+    if not seen:
+        return [[0] * height for _ in hists], []
+    lo, hi = min(seen), max(seen)
+    span = hi - lo + 1
+    per_row = -(-span // max(height, 1))
+    starts = [lo + r * per_row for r in range(-(-span // per_row))]
+    cols = []
+    for h in hists:
+        if h is None:
+            cols.append([0] * len(starts))
+            continue
+        counts = [sum(h.counts[s:s + per_row]) for s in starts]
+        top = max(counts) or 1
+        cols.append([0 if c == 0 else max(1, round(c / top * (len(SHADES) - 1))) for c in counts])
+    return cols, starts
+
+
+def sample_marker_columns(times: Sequence[float], marks: Sequence[float], offset: int) -> set[int]:
+    """Columns (one per sample, starting at ``offset``) of the first sample ending at or after each marker."""
+    out = set()
+    for mark in marks:
+        for i, t in enumerate(times):
+            if t >= mark:
+                out.add(offset + i)
+                break
+    return out
+
+
+class LatencyPane(RowsWidget):
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"latency--heat", "latency--sched", "latency--axis",
+                                             "latency--marker", "latency--title"}
+    DEFAULT_CSS = """
+    LatencyPane { height: 14; }
+    LatencyPane > .latency--heat { color: $success; }
+    LatencyPane > .latency--sched { color: $warning; }
+    LatencyPane > .latency--axis { color: $text-muted; }
+    LatencyPane > .latency--marker { color: $error; text-style: bold; }
+    LatencyPane > .latency--title { text-style: bold; }
+    """
+
+    def __init__(self, **kw) -> None:
+        super().__init__(**kw)
+        self.device = ""
+        self.view: TraceView | None = None
+        self.procio: ProcIOView | None = None
+        self.markers: list[Marker] = []
+        self.note = ""
+
+    def set_data(self, device: str, view: TraceView | None, procio: ProcIOView | None,
+                 markers: Sequence[Marker], note: str = "") -> None:
+        self.device, self.view, self.procio, self.markers, self.note = device, view, procio, list(markers), note
+        self.invalidate()
+
+    # ---- drawing --------------------------------------------------------------------------------
+    def build_rows(self, width: int, height: int) -> list[Runs]:
+        title_style = self.get_component_rich_style("latency--title")
+        plain = Style()
+        if self.view is None or not self.view.running:
+            return self._fallback_rows(width, height, title_style, plain)
+        samples = list(self.view.samples)
+        latest = samples[-1].devices.get(self.device) if samples else None
+        title = Runs()
+        wide = width >= 100
+        cpu = self.view.tracer_cpu
+        if wide:
+            title.add(f"Latency {self.device or '-'}", title_style)
+            title.add(f"  tracing on{'' if cpu is None else f', bpftrace {cpu:.1f}% CPU'}  ", plain)
+        else:
+            title.add(self.device or "-", title_style)
+            title.add(" ", plain)
+        if latest is not None:
+            dev_word = "device" if wide else "dev"
+            title.add(f"{dev_word} p50 {_fmt(latest.device.percentile(0.5))} p99 "
+                      f"{_fmt(latest.device.percentile(0.99))}  sched p50 {_fmt(latest.sched.percentile(0.5))} "
+                      f"p99 {_fmt(latest.sched.percentile(0.99))}", plain)
+        else:
+            title.add("no IO completed in the last interval", plain)
+        rows = [title]
+        procs = [p for p in (samples[-1].processes if samples else ()) if p.device == self.device][:3]
+        map_h = max(2, height - 1 - 1 - (len(procs) + 1 if procs else 0))
+        half = width if width < 80 else (width - 2) // 2
+        left = self._heat_block("device time", samples, "device", half, map_h, "latency--heat")
+        right = (self._heat_block("time in the scheduler", samples, "sched", width - half - 2, map_h,
+                                  "latency--sched") if width >= 80 else [])
+        for i, runs in enumerate(left):
+            if right:
+                runs.add("  ", plain)
+                for text, style in right[i].runs:
+                    runs.add(text, style)
+            rows.append(runs)
+        if procs:
+            head = Runs()
+            head.add(f"{'PID':>7} {'COMMAND':<16} {'IO/s':>8} {'MB/s':>8} {'p99':>8}", self.get_component_rich_style(
+                "latency--axis"))
+            rows.append(head)
+            dt = samples[-1].interval or 1.0
+            for p in procs:
+                r = Runs()
+                r.add(f"{p.pid:>7} {p.comm[:16]:<16} {p.ios / dt:8.0f} {p.bytes / dt / 1e6:8.2f} "
+                      f"{_fmt(p.total.percentile(0.99)):>8}", plain)
+                rows.append(r)
+        return rows[:height]
+
+    def _heat_block(self, label: str, samples: list[TraceSample], attr: str, width: int, height: int,
+                    style_name: str) -> list[Runs]:
+        axis = self.get_component_rich_style("latency--axis")
+        heat = self.get_component_rich_style(style_name)
+        mark = self.get_component_rich_style("latency--marker")
+        plot_w = max(1, width - GUTTER)
+        shown = samples[-plot_w:]
+        hists = [getattr(s.devices[self.device], attr) if self.device in s.devices else None for s in shown]
+        cols, starts = heatmap(hists, max(1, height - 1))
+        # One column per sample, newest at the right edge like the line charts.
+        offset = plot_w - len(shown)
+        cols = [[0] * len(starts)] * offset + cols
+        marks = sample_marker_columns([s.mono for s in shown], [m.time for m in self.markers], offset)
+        out = []
+        head = Runs()
+        head.add(f"{label[:width]:<{width}}", axis)
+        out.append(head)
+        nrows = len(starts)
+        for r in range(height - 1):
+            row_index = nrows - 1 - r  # the highest latencies on top
+            runs = Runs()
+            if 0 <= row_index < nrows:
+                runs.add(f"{_us_label(bucket_bounds(starts[row_index])[0]):>{GUTTER - 1}}┤", axis)
+            else:
+                runs.add(" " * (GUTTER - 1) + "│", axis)
+            chars, styles = [], []
+            for c in range(plot_w):
+                level = cols[c][row_index] if c < len(cols) and 0 <= row_index < nrows else 0
+                if level:
+                    chars.append(SHADES[level])
+                    styles.append(heat)
+                elif c in marks:
+                    chars.append("│")
+                    styles.append(mark)
+                else:
+                    chars.append(" ")
+                    styles.append(axis)
+            runs.add_cells(chars, styles)
+            out.append(runs)
+        return out
+
+    def _fallback_rows(self, width: int, height: int, title_style: Style, plain: Style) -> list[Runs]:
+        title = Runs()
+        if self.procio is None:  # bpftrace is starting
+            title.add(f"Latency {self.device}", title_style)
+            title.add(f"  {self.note}", plain)
+            return [title]
+        title.add("IO per process (system-wide, /proc/PID/io)", title_style)
+        rows = [title]
+        if self.note:
+            note = Runs()
+            note.add(self.note[:width], self.get_component_rich_style("latency--marker"))
+            rows.append(note)
+        head = Runs()
+        head.add(f"{'PID':>7} {'COMMAND':<16} {'read MB/s':>10} {'write MB/s':>10}",
+                 self.get_component_rich_style("latency--axis"))
+        rows.append(head)
+        for r in (self.procio.rates if self.procio else ())[: max(0, height - len(rows))]:
+            line = Runs()
+            line.add(f"{r.pid:>7} {r.comm[:16]:<16} {r.read_bytes_s / 1e6:10.2f} {r.write_bytes_s / 1e6:10.2f}", plain)
+            rows.append(line)
+        return rows
+
+
+class TracingStarted(Message):
+    pass
+
+
+class TracingNotStarted(Message):
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class LatencyActions:
+    """Mixed into LiveScreen: the key, the worker that starts bpftrace, the pane's redraw and the status."""
+
+    trace_probe: TraceProbe | None = None
+    procio_probe: ProcIOProbe | None = None
+    trace_note = ""
+
+    def action_trace(self: LiveScreen) -> None:
+        pane = self._latency_pane()
+        if pane.display:
+            pane.display = False
+            self.set_class(False, "-latency")
+            self._stop_tracing()
+            self.render_status()
+            return
+        pane.display = True
+        self.set_class(True, "-latency")
+        if self.trace_probe is None:
+            self.trace_probe = TraceProbe(interval=self.interval, root=str(self.monitor.root))
+        self.trace_note = "starting bpftrace…"
+        self.draw_latency()
+        self._start_tracing(self.trace_probe)
+
+    def _latency_pane(self: LiveScreen) -> LatencyPane:
+        found = self.query(LatencyPane)
+        if found:
+            return found.first()
+        pane = LatencyPane(id="latency")
+        pane.display = False
+        self.mount(pane, before=self.query_one("#cpu"))
+        return pane
+
+    @work(thread=True, exclusive=True, group="trace", exit_on_error=False)
+    def _start_tracing(self: LiveScreen, probe: TraceProbe) -> None:
+        try:
+            probe.start()
+        except (TracingUnavailable, TracingFailed) as e:
+            self.post_message(TracingNotStarted(str(e)))
+            return
+        self.post_message(TracingStarted())
+
+    def on_tracing_started(self: LiveScreen, _: TracingStarted) -> None:
+        if self.trace_probe is not None and self.trace_probe not in self.monitor.probes:
+            self.monitor.probes.append(self.trace_probe)
+        self.trace_note = ""
+        self.render_status()
+
+    def on_tracing_not_started(self: LiveScreen, message: TracingNotStarted) -> None:
+        self.trace_note = message.reason
+        if self.procio_probe is None:
+            self.procio_probe = ProcIOProbe()
+            self.monitor.probes.append(self.procio_probe)
+        self.notify(message.reason, title="Block-layer tracing", severity="warning", timeout=8)
+        self.draw_latency()
+
+    def _stop_tracing(self: LiveScreen) -> None:
+        for probe in (self.trace_probe, self.procio_probe):
+            if probe is not None and probe in self.monitor.probes:
+                self.monitor.probes.remove(probe)
+        self.procio_probe = None
+        if self.trace_probe is not None:
+            self._stop_probe(self.trace_probe)
+        self.monitor.extras.pop("trace", None)
+        self.monitor.extras.pop("procio", None)
+
+    @work(thread=True, group="trace-stop", exit_on_error=False)
+    def _stop_probe(self: LiveScreen, probe: TraceProbe) -> None:
+        probe.stop()  # kills bpftrace and joins its reader thread: off the UI thread
+
+    def draw_latency(self: LiveScreen) -> None:
+        found = self.query(LatencyPane)
+        if not found or not found.first().display:
+            return
+        dev = self.selected_device()
+        name = dev.name if dev else ""
+        view = self.monitor.extras.get("trace")
+        procio = self.monitor.extras.get("procio")
+        note = self.trace_note
+        if isinstance(view, TraceView) and not view.running and view.error:
+            note = view.error  # bpftrace died: say so, show the fallback
+            if self.procio_probe is None:
+                self.procio_probe = ProcIOProbe()
+                self.monitor.probes.append(self.procio_probe)
+        if note and not note.startswith("starting"):
+            note += "  (block-layer tracing needs root and bpftrace: apt-get install -y bpftrace)" \
+                if "root" not in note and "bpftrace" not in note else ""
+        found.first().set_data(name, view if isinstance(view, TraceView) else None,
+                               procio if isinstance(procio, ProcIOView) else None,
+                               self.monitor.markers_of(name or None), note)
+
+    def trace_status(self: LiveScreen) -> str:
+        view = self.monitor.extras.get("trace")
+        if isinstance(view, TraceView) and view.running:
+            cost = "" if view.tracer_cpu is None else f" {view.tracer_cpu:.1f}%"
+            return f"  ⏺ tracing{cost}"
+        return ""
+
+    def stop_tracing_now(self: LiveScreen) -> None:
+        if self.trace_probe is not None:
+            self.trace_probe.stop()
