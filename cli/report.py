@@ -39,7 +39,8 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     summaries = verdict["summaries"]
     keys = [k for k, *_ in METRICS if any(s.get(k, {}).get("mean") for s in summaries.values())]
     shown = [k for k in ("iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io", "cpu_sys",
-                         "dev_r_await", "dev_w_await") if k in keys]
+                         "dev_r_await", "dev_w_await", "sched_p50_us", "sched_p99_us", "device_p50_us",
+                         "device_p99_us") if k in keys]
     labels = {k: f"{lb} ({unit})" if unit else lb for k, lb, unit, *_ in METRICS}
     width = max(len(lb) for lb in summaries) + 2
     for i in range(0, len(shown), 3):  # three metrics a block: fits 80 columns

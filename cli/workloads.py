@@ -92,6 +92,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
     s.add_argument("--max-time", type=parse_seconds, metavar="S", help="refuse a matrix estimated to take longer")
     s.add_argument("--repeat", type=int, default=None, help="runs per variant (default 3)")
+    s.add_argument("--trace", action=argparse.BooleanOptionalAction, default=False,
+                   help="block-layer tracing over every run: time in the scheduler and device time per variant "
+                        "(bpftrace, root; adds CPU per IO, so it is off by default)")
     s.add_argument("--drop-caches", action=argparse.BooleanOptionalAction, default=None,
                    help="sync and drop caches before each run (a group may turn it on: --no-drop-caches)")
     s.add_argument("--settle", type=float, default=1.0, help="seconds of quiet before each run (default 1)")
@@ -243,6 +246,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not 0 < args.alpha < 0.5:
         raise BadInput("--alpha must lie between 0 and 0.5")
     check_plot_file(args.plot_file)
+    if args.trace and (args.jobs or args.resume or args.alternate):
+        raise BadInput("--trace applies to repeated runs, not to a matrix or live alternation")
     if args.jobs or args.resume:
         return cmd_matrix(args)
     if args.max_time is not None:
@@ -287,7 +292,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
             wl = _workload(args)
             repeat = args.max_runs if plan else args.repeat
             doc = run_experiment(args.device, variants, wl, repeat, args.drop_caches, args.settle, args.root,
-                                 _printer(quiet, running), stop=stop, sequential=plan)
+                                 _printer(quiet, running), stop=stop, sequential=plan, trace=args.trace)
     except BaseException as e:
         partial = getattr(e, "partial_doc", None)
         if args.save and partial is not None and partial["runs"]:

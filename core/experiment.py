@@ -27,6 +27,7 @@ from iosched.core.monitor import Monitor
 from iosched.core.sampler import Sample, compute_rates
 from iosched.core.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr, switch_scheduler
 from iosched.core.targets import Target
+from iosched.core.trace_runs import RunTracer
 from iosched.core.tunables import validate
 from iosched.core.verdict import METRICS, RunningVerdict, judge  # noqa: F401  (re-exported: judging moved there)
 from iosched.core.writes import QUEUE_KNOBS, drop_caches, forget_unchanged, write_attr
@@ -307,11 +308,13 @@ def _released_on_error(workload: Workload, root: str | Path) -> Iterator[None]:
 def run_experiment(device: str, variants: list[Variant], workload: Workload, repeat: int = 3,
                    drop: bool = False, settle: float = 1.0, root: str | Path = "/",
                    on_event: Callable[[Event], None] | None = None, ctl: Control | None = None,
-                   stop: Callable[[dict], bool] | None = None, sequential: dict | None = None) -> dict:
+                   stop: Callable[[dict], bool] | None = None, sequential: dict | None = None,
+                   trace: bool = False) -> dict:
     """Run every variant ``repeat`` times in interleaved order; returns the document `report` judges.
 
     ``stop`` sees each finished run and ends the experiment early when it returns True (the sequential
     boundary); ``sequential`` is that boundary's plan, saved so `report` judges against the same level.
+    ``trace``: block-layer tracing over every run (time in the scheduler, device time; see trace_runs.py).
     """
     with _released_on_error(workload, root):
         if repeat < 1:
@@ -330,6 +333,8 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
     }
     if sequential is not None:
         doc["sequential"] = sequential
+    tracer = _start_tracing(device, root, workload) if trace else None
+    doc["traced"] = tracer is not None
     t_origin = time.monotonic()
     try:
         for n, vi in enumerate(order):
@@ -343,6 +348,8 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
                 raise Cancelled("cancelled")
             emit(Event("run-start", n, len(order), v.label))
             run = _one_run(device, v, config, workload, monitor, ctl, root, emit, n, len(order))
+            if tracer is not None:
+                _add_trace(run, tracer, doc)
             run["start"] -= t_origin
             run["end"] -= t_origin
             doc["runs"].append(run)
@@ -363,10 +370,29 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
             cfg.put_back()
             if workload.target is not None:
                 workload.target.release(root)
+            if tracer is not None:
+                tracer.stop()
         doc["switches"] = [(t - t_origin, s) for t, s in cfg.switches]
         doc["finished"] = time.time()
     emit(Event("done"))
     return doc
+
+
+def _start_tracing(device: str, root: str | Path, workload: Workload) -> RunTracer:
+    tracer = RunTracer(device, root)
+    with _released_on_error(workload, root):
+        tracer.start()  # TracingUnavailable/TracingFailed: one sentence, nothing changed yet
+    return tracer
+
+
+def _add_trace(run: dict, tracer: RunTracer, doc: dict) -> None:
+    """The run's block-layer figures into its metrics; a tracer that died is noted once."""
+    got = tracer.collect(run["start"], run["end"])
+    if got is not None:
+        run["metrics"].update({k: v for k, v in got["metrics"].items() if v is not None})
+        run["trace"] = got["hists"]
+    if tracer.stopped and not any(n.startswith("tracing stopped") for n in doc["notes"]):
+        doc["notes"].append(f"tracing stopped after run {run['index'] + 1}: {tracer.stopped}")
 
 
 def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload, monitor: Monitor,

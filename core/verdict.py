@@ -43,6 +43,13 @@ METRICS: list[tuple[str, str, str, str, str]] = [
     ("cpu_iowait", "CPU iowait", "%", "more", "less"),
     ("dev_r_await", "device r_await", "ms", "higher", "lower"),
     ("dev_w_await", "device w_await", "ms", "higher", "lower"),
+    # With --trace (block-layer tracing): where the time goes, and what tracing itself cost.
+    ("sched_p50_us", "scheduler p50", "µs", "higher", "lower"),
+    ("sched_p99_us", "scheduler p99", "µs", "higher", "lower"),
+    ("device_p50_us", "device-time p50", "µs", "higher", "lower"),
+    ("device_p99_us", "device-time p99", "µs", "higher", "lower"),
+    ("total_mean_us", "traced mean total", "µs", "higher", "lower"),
+    ("tracer_cpu", "bpftrace CPU", "%", "more", "less"),
 ]
 METRIC_NAMES = [k for k, *_ in METRICS]
 _WORDS = {k: (label, more, fewer) for k, label, _u, more, fewer in METRICS}

@@ -234,3 +234,32 @@ def test_latency_without_root_is_one_sentence():
     assert r.returncode == 1
     assert r.stderr.strip() == "iosched: block-layer tracing needs root (run iosched with sudo)"
     assert r.stdout == ""
+
+
+def test_compare_with_trace_records_scheduler_and_device_time_per_run(loopdev, tmp_path):
+    need_tracing()
+    saved = tmp_path / "exp.json"
+    r = subprocess.run([sys.executable, "-m", "iosched", "compare", loopdev.name, "--schedulers", "none,bfq",
+                        "--job", "randread-q16t2", "--runtime", "1.5", "--repeat", "1", "--settle", "0.2",
+                        "--trace", "--save", str(saved)], capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(saved.read_text())
+    assert doc["traced"] is True and not doc["notes"]
+    runs = {run["variant"]: run for run in doc["runs"]}
+    for run in runs.values():
+        assert run["trace"]["ios"] > 0 and run["trace"]["device_us"]
+        assert run["metrics"]["device_p50_us"] > 0 and "tracer_cpu" in run["metrics"]
+        # The traced run covers the run's own IO: fio's count, give or take the edges.
+        assert run["trace"]["ios"] == pytest.approx(run["metrics"]["dev_ios"], rel=0.05)
+    assert runs["none"]["metrics"]["sched_p99_us"] == 0.0
+    assert runs["bfq"]["metrics"]["sched_p50_us"] > 0
+    assert "scheduler p50" in r.stdout
+    assert loopdev.current() == loopdev.initial_scheduler  # put back
+
+
+def test_trace_refused_with_live_alternation(loopdev):
+    need_real()
+    r = subprocess.run([sys.executable, "-m", "iosched", "compare", loopdev.name, "--schedulers", "none,bfq",
+                        "--job", "randread-q16t2", "--alternate", "2", "--trace"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--trace applies to repeated runs" in r.stderr
