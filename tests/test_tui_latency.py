@@ -56,7 +56,7 @@ def test_heatmap_rows_cover_the_buckets_seen():
 async def test_without_tracing_the_pane_shows_procfs_and_says_why(tmp_path):
     app, tree = fixture_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:
-        await pilot.press("t")
+        await pilot.press("l")
         await app.workers.wait_for_complete()
         await pilot.pause()
         for step in (1, 2):
@@ -70,7 +70,7 @@ async def test_without_tracing_the_pane_shows_procfs_and_says_why(tmp_path):
         assert "IO per process (system-wide, /proc/PID/io)" in text
         assert "block tracepoints" in text or "bpftrace" in text or "root" in text
         assert "tracing" not in app.live.status_text()
-        await pilot.press("t")
+        await pilot.press("l")
         await pilot.pause()
         assert not pane.display and "procio" not in app.monitor.extras
 
