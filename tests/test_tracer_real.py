@@ -17,7 +17,7 @@ from iosched.core.scheduler import switch_scheduler
 from iosched.core.tracer import Tracer, TracerStopped
 from iosched.core.tracing_parse import TraceSample
 
-from conftest import need, need_real
+from conftest import attach_loop, detach_loop, need, need_real
 
 
 def need_tracing() -> None:
@@ -263,3 +263,22 @@ def test_trace_refused_with_live_alternation(loopdev):
                         "--job", "randread-q16t2", "--alternate", "2", "--trace"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--trace applies to repeated runs" in r.stderr
+
+
+def test_a_device_removed_while_traced_leaves_tracing_running(loopdev, tmp_path, tracer_of):
+    need_tracing()
+    other_dir = tmp_path / "other"
+    other_dir.mkdir()
+    other = attach_loop(other_dir, "64M")
+    try:
+        tracer = tracer_of([loopdev.name, other.name])
+        subprocess.run(["dd", "if=/dev/zero", f"of={other.path}", "bs=4k", "count=256", "oflag=direct"],
+                       check=True, capture_output=True)
+    finally:
+        detach_loop(other)
+    load = fio(loopdev.path, 1.5)
+    assert load.wait(timeout=60) == 0
+    samples = samples_until(tracer, time.monotonic())
+    assert tracer.running
+    assert sum(s.devices[other.name].ios for s in samples if other.name in s.devices) >= 256
+    assert sum(s.devices[loopdev.name].ios for s in samples if loopdev.name in s.devices) > 1000
