@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iosched.core.errors import IoschedError
+from iosched.core.fio import dies_with_us
 from iosched.core.tracing_parse import TICK, FrameBuilder, TraceFrame, TraceSample, interval_sample, kernel_dev
 
 INSTALL_HINT = "apt-get install -y bpftrace"
@@ -221,7 +222,7 @@ class Tracer:
                 raise TracingUnavailable(f"cannot trace {', '.join(unknown)}: no such block device")
             devs = [by_name[d] for d in self.devices]
         script = build_script(self.interval, devs, has_io_start(self.root))
-        argv = ["setpriv", "--pdeathsig", "KILL", "--", binary, "-B", "line", "-f", "json", "-e", script]
+        argv = dies_with_us([binary, "-B", "line", "-f", "json", "-e", script])
         self._thread = threading.Thread(target=self._run, args=(argv,), name="iosched-tracer", daemon=True)
         self._thread.start()
 
