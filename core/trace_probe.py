@@ -57,9 +57,14 @@ class TraceProbe:
         self.tracer, self.error = tracer, None
 
     def stop(self) -> None:
-        if self.tracer is not None:
-            self.tracer.stop()
-            self.tracer = None
+        tracer = self.detach()
+        if tracer is not None:
+            tracer.stop()
+
+    def detach(self) -> Tracer | None:
+        """Let go of the running tracer without waiting for it (the caller stops it, e.g. in a worker)."""
+        tracer, self.tracer = self.tracer, None
+        return tracer
 
     @property
     def running(self) -> bool:

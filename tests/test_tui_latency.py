@@ -4,6 +4,7 @@ why, and traced samples draw as heatmaps with p50/p99, the switch marker and the
 from __future__ import annotations
 
 import queue
+import subprocess
 
 from tui_support import SteppedSampler, populated_tree, set_counters
 
@@ -12,6 +13,8 @@ from iosched.core.trace_probe import TraceProbe
 from iosched.core.tracing_parse import DeviceLatency, OpLatency, ProcessIO, TraceSample
 from iosched.tui.app import IoschedApp
 from iosched.tui.latency_pane import LatencyPane, heatmap
+
+from conftest import attach_loop, detach_loop, need_real
 
 
 def fixture_app(tmp_path) -> tuple[IoschedApp, object]:
@@ -103,3 +106,53 @@ async def test_traced_samples_draw_heatmaps_markers_and_processes(tmp_path):
         assert slow.endswith("    ████")
         assert "fio" in text and "4242" in text
         assert "⏺ tracing 0.4%" in live.status_text()
+
+
+def start_fio(path: str) -> subprocess.Popen:
+    return subprocess.Popen(["fio", "--name=pane", f"--filename={path}", "--rw=randread", "--bs=4k", "--direct=1",
+                             "--ioengine=libaio", "--iodepth=8", "--time_based", "--runtime=60", "--thread",
+                             "--output-format=terse"], stdout=subprocess.DEVNULL)
+
+
+def gone(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+async def test_real_tracing_toggles_on_a_loop_device_under_load(tmp_path):
+    need_real("fio", "bpftrace", "setpriv")
+    loop = attach_loop(tmp_path)
+    fio = start_fio(loop.path)
+    try:
+        app = IoschedApp(interval=0.5, watch_udev=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause(0.5)
+            names = [d.name for d in app.monitor.devices]
+            await pilot.press(*(["down"] * names.index(loop.name)))
+            await pilot.press("l")
+            await app.workers.wait_for_complete()
+            live = app.live
+            assert live.trace_probe is not None and live.trace_probe.running, live.trace_note
+            tracer_pid = live.trace_probe.tracer.pid
+            pane = app.query_one(LatencyPane)
+            for _ in range(100):
+                await pilot.pause(0.1)
+                view = app.monitor.extras.get("trace")
+                if view is not None and view.latest is not None and loop.name in view.latest.devices:
+                    break
+            await pilot.pause(0.6)
+            text = pane.plain_text()
+            assert f"Latency {loop.name}" in text and "device p50" in text
+            assert "fio" in text
+            assert "⏺ tracing" in live.status_text()
+            await pilot.press("l")
+            await app.workers.wait_for_complete()
+            assert not pane.display and not live.trace_probe.running
+            assert gone(tracer_pid)
+    finally:
+        fio.kill()
+        fio.wait()
+        detach_loop(loop)

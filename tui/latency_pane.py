@@ -19,7 +19,7 @@ from textual.message import Message
 from iosched.core.latency import Log2Hist, bucket_bounds
 from iosched.core.monitor import Marker
 from iosched.core.trace_probe import ProcIOProbe, ProcIOView, TraceProbe, TraceView
-from iosched.core.tracer import TracingFailed, TracingUnavailable
+from iosched.core.tracer import Tracer, TracingFailed, TracingUnavailable
 from iosched.core.tracing_parse import TraceSample
 from iosched.tui.widgets import RowsWidget, Runs
 
@@ -296,13 +296,15 @@ class LatencyActions:
                 self.monitor.probes.remove(probe)
         self.procio_probe = None
         if self.trace_probe is not None:
-            self._stop_probe(self.trace_probe)
+            tracer = self.trace_probe.detach()  # a quick toggle back on starts a new one meanwhile
+            if tracer is not None:
+                self._stop_tracer(tracer)
         self.monitor.extras.pop("trace", None)
         self.monitor.extras.pop("procio", None)
 
     @work(thread=True, group="trace-stop", exit_on_error=False)
-    def _stop_probe(self: LiveScreen, probe: TraceProbe) -> None:
-        probe.stop()  # kills bpftrace and joins its reader thread: off the UI thread
+    def _stop_tracer(self: LiveScreen, tracer: Tracer) -> None:
+        tracer.stop()  # kills bpftrace and joins its reader thread: off the UI thread
 
     def draw_latency(self: LiveScreen) -> None:
         found = self.query(LatencyPane)
