@@ -7,6 +7,8 @@ import pytest
 import iosched.core.tracer as tracer
 from iosched.core.tracer import TracingUnavailable, build_script, check_available
 
+from conftest import run_cli
+
 
 @pytest.fixture
 def machine(monkeypatch, tree):
@@ -65,3 +67,14 @@ def test_script_filters_devices_and_counts_at_issue():
     assert "@ios[" in issue
     assert "block_io_start" not in build_script(1.0, None, io_start=False)
     assert "kprobe" not in s
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("latency", "nosuchdev"), "iosched: no block device named nosuchdev"),
+    (("latency", "-c", "0"), "iosched: --count must be at least 1"),
+    (("top", "-n", "0"), "iosched: --lines must be at least 1"),
+    (("top", "nosuchdev"), "iosched: no block device named nosuchdev"),
+])
+def test_bad_input_is_one_sentence_and_exit_2(args, message):
+    r = run_cli(*args)
+    assert r.returncode == 2 and r.stderr.strip() == message and r.stdout == ""
