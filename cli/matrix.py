@@ -129,15 +129,18 @@ def _printer(quiet: bool):
         elif end:
             print(line, file=sys.stderr, flush=True)
 
+    eta = [""]  # the matrix's ETA as of the last run start, repeated on the live line
+
     def on_event(e: Event) -> None:
         if quiet and e.kind != "note":
             return
         head = f"run {e.index + 1}/{e.total} {e.variant}"
         if e.kind == "run-start":
-            show(f"{head}  starting{'  ETA ' + e.text if e.text else ''}", False)
+            eta[0] = f"  ETA {e.text}" if e.text else ""
+            show(f"{head}  starting{eta[0]}", False)
         elif e.kind == "progress" and e.progress is not None:
             p = e.progress
-            show(f"{head}  {p.elapsed:4.1f}s  fio {si(p.iops)} IOPS {p.mb_s:.1f} MB/s", False)
+            show(f"{head}  {p.elapsed:4.1f}s  fio {si(p.iops)} IOPS {p.mb_s:.1f} MB/s{eta[0]}", False)
         elif e.kind == "run-end" and e.run is not None:
             m = e.run["metrics"]
             bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
