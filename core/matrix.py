@@ -17,7 +17,7 @@ import re
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from iosched.core.devices import read_device
@@ -313,7 +313,9 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict, root: s
             wl = Workload(job=job, target=target, runtime=runtime)
             label = f"{job.name} · {v.label}"
             emit(Event("run-start", slot, plan.runs, label, text=_eta_text(plan, todo[k:], spent)))
-            run = _one_run(device, v, config, wl, monitor, ctl, root, emit, slot, plan.runs)
+            # Progress events name the cell (workload and variant), not the variant alone.
+            run = _one_run(device, v, config, wl, monitor, ctl, root,
+                           lambda e, label=label: emit(replace(e, variant=label)), slot, plan.runs)
             run["start"] = run["start"] - t_origin + offset
             run["end"] = run["end"] - t_origin + offset
             run["slot"], run["workload"] = slot, job.name

@@ -112,9 +112,10 @@ def variant_sentence(cells: list[dict], variant: str, label: str, more: str, few
     if same:
         parts.append(f"no significant difference on {same}" if parts else
                      f"no significant difference in {label} on {same} of {n} workload{'s' if n > 1 else ''}")
-    unjudged = sum(1 for c in mine if c.get("cannot_judge"))
+    unjudged = [c for c in mine if c.get("cannot_judge")]
     if unjudged:
-        parts.append(f"cannot judge {unjudged}")
+        parts.append(f"cannot judge {label} on {len(unjudged)} of {n} workload{'s' if n > 1 else ''} "
+                     f"({unjudged[0]['cannot_judge']}{', …' if len(unjudged) > 1 else ''})")
     return f"{variant}: " + "; ".join(parts)
 
 

@@ -213,3 +213,12 @@ def test_every_cell_reaches_json_and_csv():
     cell = json.loads(json.dumps(j))["cells"][3]
     assert {"metric", "baseline", "variant", "ratio", "ci95", "p_value", "p_adjusted", "significant",
             "primary", "verdict"} <= set(cell)
+
+
+def test_single_runs_cannot_be_judged_and_say_why():
+    vals = {(w, v): [100.0] for w in ("a", "b") for v in ("none", "bfq")}
+    j = judge_matrix(fake_matrix(vals, ["a", "b"], ["none", "bfq"]))
+    assert j["comparisons"] == 0
+    assert all(c["cannot_judge"] and c["p_value"] is None for c in j["cells"] if c["variant"] == "bfq")
+    (sentence,) = j["summary"]
+    assert sentence.startswith("bfq: cannot judge IOPS on 2 of 2 workloads (fewer than 2 valid runs")
