@@ -266,6 +266,7 @@ class ReplayMonitor(Monitor):
         self.markers.extend(Marker(e.time, e.device, e.label, "outside") for e in recording.events)
         self.length = max(0, len(recording.samples) - 1)
         self.pos = 0
+        self._rates: list[Rates] | None = None
 
     def read_inventory(self) -> list[BlockDevice]:
         return list(self.devices)
@@ -273,14 +274,15 @@ class ReplayMonitor(Monitor):
     def seek(self, pos: int) -> None:
         pos = max(1, min(self.length, pos))
         self.pos = pos
+        if self._rates is None:  # computed once: scrubbing re-reads a window of them, never recomputes
+            self._rates = list(self.recording.rates())
         self.history = History(self.history.capacity)
-        first = max(0, pos - self.history.capacity)
-        self._samples.pos = first
-        self.last_sample = None
-        self.step()
-        for _ in range(pos - first):
-            self.step()
-        at = self.last_rates.time if self.last_rates else 0.0
+        for rates in self._rates[max(0, pos - self.history.capacity):pos]:
+            self.history.append(rates)
+        self.last_rates = self._rates[pos - 1]
+        self.last_sample = self.recording.samples[pos]
+        self._samples.pos = pos + 1  # a step() after a seek goes on from here
+        at = self.last_rates.time
         sched = {d.name: d.scheduler for d in self._start}
         for e in self.recording.events:
             if e.name == "scheduler" and e.time <= at:
