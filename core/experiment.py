@@ -21,7 +21,7 @@ from pathlib import Path
 
 from iosched.core.devices import read_device
 from iosched.core.errors import BadInput, IoschedError
-from iosched.core.fio import FioProgress, FioResult, FioRun, run_fio
+from iosched.core.fio import FioProgress, FioResult, FioRun, FioUnfinished, run_fio
 from iosched.core.jobs import Job, JobFile
 from iosched.core.monitor import Monitor
 from iosched.core.sampler import Sample, compute_rates
@@ -423,6 +423,10 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
             assert workload.job is not None and workload.target is not None
             fio_res = run_fio(workload.job, workload.target, workload.runtime, progress, hold)
             metrics.update(fio_res.metrics())
+    except FioUnfinished as e:
+        if ctl.cancelled.is_set():
+            raise Cancelled("cancelled") from None
+        drift.insert(0, str(e))  # an unfinished run is no sample: kept, marked invalid, left out of the statistics
     except IoschedError:
         if ctl.cancelled.is_set():
             raise Cancelled("cancelled") from None

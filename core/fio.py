@@ -37,6 +37,10 @@ class FioFailed(IoschedError):
     pass
 
 
+class FioUnfinished(FioFailed):
+    """fio did not run its workload to the end: killed, a non-zero exit, or shorter than asked."""
+
+
 def fio_binary() -> str:
     path = shutil.which("fio")
     if path is None:
@@ -50,6 +54,13 @@ def dies_with_us(argv: list[str]) -> list[str]:
     if setpriv is None:
         raise IoschedError("setpriv is missing (on Debian: apt-get install -y util-linux); nothing was started")
     return [setpriv, "--pdeathsig", "KILL", "--", *argv]
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
 
 
 @dataclass(frozen=True)
@@ -182,11 +193,9 @@ def command(job: Job | JobFile, target: Target, workdir: str, runtime: float | N
         argv += [f"--{k}={v}" for k, v in job.fio_options()]
     else:
         path = os.path.join(workdir, "job.fio")
-        text = job.render(runtime)
-        # The target goes into [global]; validation refused any filename/directory in the file itself.
-        text = text.replace("[global]\n", f"[global]\nfilename={target.path}\n", 1)
+        # fio reads the file we write from the checked options, never the user's text; the target is ours.
         with open(path, "w") as f:
-            f.write(text)
+            f.write(job.render(runtime, target.path))
         argv.append(path)
     return argv
 
@@ -200,6 +209,7 @@ class FioRun:
     proc: subprocess.Popen | None = None
     started: float = 0.0
     last: dict | None = None
+    expected_s: float | None = None  # seconds a time-based run must last to count as finished
     stderr_text: str = ""
     _stop: threading.Event = field(default_factory=threading.Event)
 
@@ -220,14 +230,22 @@ class FioRun:
         err_reader.join(timeout=2)
         if self._stop.is_set():
             raise FioFailed("the workload was stopped")
+        code = self.proc.returncode
+        if code is not None and code < 0:
+            raise FioUnfinished(f"fio was killed by {_signal_name(-code)} before the end of its run")
         if self.last is None:
             tail = self.stderr_text.strip().splitlines()[-3:]
             raise FioFailed("fio failed: " + (" / ".join(tail) or f"exit status {self.proc.returncode}"))
         try:
-            return parse_result(self.last)
+            result = parse_result(self.last)
         except FioFailed as e:
             tail = [ln for ln in self.stderr_text.splitlines() if ln.startswith("fio:")][-2:]
             raise FioFailed(f"{e}{': ' + ' / '.join(tail) if tail else ''}") from None
+        if code:
+            raise FioUnfinished(f"fio exited with status {code} after {result.runtime_s:.1f} s")
+        if self.expected_s is not None and result.runtime_s < self.expected_s * 0.9 - 0.5:
+            raise FioUnfinished(f"fio ran {result.runtime_s:.1f} s of the {self.expected_s:g} s asked")
+        return result
 
     def _read_stderr(self) -> None:
         assert self.proc and self.proc.stderr
@@ -310,6 +328,7 @@ def run_fio(job: Job | JobFile, target: Target, runtime: float | None = None,
     """Run ``job`` on ``target`` to the end; ``holder`` receives the FioRun so another thread can stop it."""
     with tempfile.TemporaryDirectory(prefix="iosched-fio-") as work:
         run = FioRun(command(job, target, work, runtime), on_progress)
+        run.expected_s = runtime if runtime is not None else job.runtime
         if holder is not None:
             holder(run)
         # A hung fio is stopped after three times its runtime; a job file that sets its own has no limit.

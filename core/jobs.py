@@ -1,17 +1,16 @@
-"""Workloads as data: the canned fio job catalog, user job files (validated), and the fio argument list.
+"""Workloads as data: the canned fio job catalog, and user job files (checked in core/jobfile.py).
 
 A catalog job is one fio job described by a few fields; runtime and size scale from the command line.
-User job files are fio ini files checked line by line: options that run commands, load code, include
-other files or choose their own target are refused, naming the line.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 from iosched.core.errors import BadInput
+from iosched.core.jobfile import JobFile, fio_seconds, parse_job_file, read_job_file
+
+__all__ = ["CATALOG", "Job", "JobFile", "catalog_job", "load_job", "parse_job_file"]
 
 KiB, MiB, GiB = 1024, 1024**2, 1024**3
 
@@ -45,7 +44,7 @@ class Job:
         """Job options in fio's own names (the target and output options are added by the runner)."""
         opts = [("rw", self.rw), ("bs", self.bs), ("numjobs", str(self.numjobs)),
                 ("iodepth", str(self.iodepth)), ("ioengine", self.ioengine), ("direct", "1" if self.direct else "0"),
-                ("size", str(self.size)), ("time_based", "1"), ("runtime", _seconds(self.runtime)),
+                ("size", str(self.size)), ("time_based", "1"), ("runtime", fio_seconds(self.runtime)),
                 ("group_reporting", "1")]
         opts += sorted(self.extra.items())
         return opts
@@ -53,11 +52,6 @@ class Job:
     def to_json(self) -> dict:
         return {"name": self.name, "group": self.group, "description": self.description, "writes": self.writes,
                 "options": dict(self.fio_options())}
-
-
-def _seconds(s: float) -> str:
-    # fio takes plain integers as seconds; keep sub-second runtimes exact in milliseconds.
-    return str(int(s)) if float(s).is_integer() else f"{round(s * 1000)}ms"
 
 
 def _catalog() -> dict[str, Job]:
@@ -181,109 +175,9 @@ def resolve_jobs(spec: str) -> tuple[list[Job | JobFile], JobGroup | None]:
 
 # --- user job files ---------------------------------------------------------------------------------------
 
-# Options that run commands, load code, read or write arbitrary paths, or pick their own target.
-_OWN_TARGET = "picks its own target (iosched sets the target; remove the line)"
-_REFUSED = {
-    "exec_prerun": "runs a shell command", "exec_postrun": "runs a shell command",
-    "program": "runs a program (exec engine)", "arguments": "passes arguments to a program (exec engine)",
-    "ioengine_lib": "loads external code",
-    "read_iolog": "replays IO against files named in the log", "replay_redirect": "redirects IO to another device",
-    "write_iolog": "writes a file at an arbitrary path", "iolog": "replays IO against files named in the log",
-    "filename": _OWN_TARGET, "directory": _OWN_TARGET, "filename_format": _OWN_TARGET, "opendir": _OWN_TARGET,
-    "allow_mounted_write": "disables fio's guard against writing to a mounted device",
-    "cgroup": "moves fio between cgroups",
-}
-_REFUSED_ENGINES = ("exec", "external", "cpuio")
-_OPTION = re.compile(r"^([A-Za-z0-9_]+)\s*(?:=\s*(.*))?$")
-
-
-@dataclass(frozen=True)
-class JobFile:
-    """A validated fio job file: its sections in order, each a list of (option, value or None)."""
-
-    path: str
-    sections: list[tuple[str, list[tuple[str, str | None]]]]
-
-    @property
-    def name(self) -> str:
-        return Path(self.path).name
-
-    @property
-    def writes(self) -> bool:
-        glob = dict(next((opts for s, opts in self.sections if s == "global"), []))
-        for section, opts in self.sections:
-            if section == "global":
-                continue
-            rw = dict(opts).get("rw") or dict(opts).get("readwrite") or glob.get("rw") or glob.get("readwrite")
-            if (rw or "read").split(":")[0] in WRITE_MODES:
-                return True
-            if "verify" in dict(opts) or "do_verify" in dict(opts):
-                return True
-        return False
-
-    def render(self, runtime: float | None) -> str:
-        """The job file as fio will get it: group reporting on, runtime replaced when the user scales it."""
-        out: list[str] = []
-        has_global = any(s == "global" for s, _ in self.sections)
-        sections = self.sections if has_global else [("global", []), *self.sections]
-        for section, opts in sections:
-            out.append(f"[{section}]")
-            for key, value in opts:
-                if runtime is not None and key in ("runtime", "time_based"):
-                    continue
-                out.append(key if value is None else f"{key}={value}")
-            if section == "global":
-                out.append("group_reporting")
-                if runtime is not None:
-                    out += ["time_based", f"runtime={_seconds(runtime)}"]
-            out.append("")
-        return "\n".join(out)
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "path": self.path, "writes": self.writes, "text": self.render(None)}
-
-
-def parse_job_file(text: str, path: str = "<job file>") -> JobFile:
-    """Parse and validate a fio ini job file; BadInput names the refused line."""
-    sections: list[tuple[str, list[tuple[str, str | None]]]] = []
-    for lineno, raw in enumerate(text.splitlines(), 1):
-        line = raw.strip()
-        if not line or line[0] in "#;":
-            continue
-        where = f"{path} line {lineno} ({line[:60]})"
-        if line.startswith("[") and line.endswith("]"):
-            sections.append((line[1:-1].strip(), []))
-            continue
-        if line.startswith("include ") or line.startswith("$"):
-            raise BadInput(f"refused {where}: includes and fio variables are not accepted in job files")
-        m = _OPTION.match(line)
-        if not m:
-            raise BadInput(f"cannot read {where}: expected [section] or option=value")
-        key, value = m.group(1).lower(), (m.group(2).strip() if m.group(2) is not None else None)
-        why = _REFUSED.get(key)
-        if why:
-            raise BadInput(f"refused {where}: {key} {why}")
-        if key == "ioengine" and value and (value.split(":")[0] in _REFUSED_ENGINES or "/" in value):
-            raise BadInput(f"refused {where}: ioengine {value} runs or loads code, or does no block IO")
-        if value and ("`" in value or "$(" in value):
-            raise BadInput(f"refused {where}: shell substitutions are not accepted")
-        if not sections:
-            raise BadInput(f"cannot read {where}: an option before the first [section]")
-        sections[-1][1].append((key, value))
-    if not any(s != "global" for s, _ in sections):
-        raise BadInput(f"{path} defines no job (only [global] or nothing)")
-    return JobFile(path, sections)
-
 
 def load_job(spec: str) -> Job | JobFile:
     """A catalog name, or a path to a fio job file (anything with a slash or ending in .fio/.ini)."""
     if "/" in spec or spec.endswith((".fio", ".ini")):
-        p = Path(spec)
-        try:
-            text = p.read_text()
-        except FileNotFoundError:
-            raise BadInput(f"no job file {spec}") from None
-        except (OSError, UnicodeDecodeError) as e:
-            raise BadInput(f"cannot read job file {spec}: {e}") from None
-        return parse_job_file(text, spec)
+        return read_job_file(spec)
     return catalog_job(spec)

