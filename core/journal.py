@@ -66,18 +66,21 @@ class Journal:
             os.close(fd)
 
     def entries(self) -> dict[str, JournalEntry]:
+        """The entries on disk, checked for shape; JournalUnreadable while the file is not a journal."""
         try:
-            raw = json.loads(self.path.read_text())
+            with open(self.path, "rb") as f:
+                data = f.read(MAX_JOURNAL_BYTES + 1)
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as e:
-            raise IoschedError(f"the journal {self.path} is unreadable ({e}); inspect or remove it") from e
-        fields = JournalEntry.__dataclass_fields__
-        out = {}
-        for item in raw.get("entries", []):
-            entry = JournalEntry(**{k: v for k, v in item.items() if k in fields})
-            out[entry.key] = entry
-        return out
+        except OSError as e:
+            raise JournalUnreadable(self.path, e.strerror or e.__class__.__name__) from e
+        if len(data) > MAX_JOURNAL_BYTES:
+            raise JournalUnreadable(self.path, f"larger than {MAX_JOURNAL_BYTES >> 20} MiB")
+        try:
+            raw = json.loads(data)
+        except ValueError as e:
+            raise JournalUnreadable(self.path, "not JSON") from e
+        return parse_entries(raw, self.path)
 
     def _save(self, entries: dict[str, JournalEntry]) -> None:
         # Atomic: a crash leaves either the old or the new journal, never half of one.
@@ -88,6 +91,58 @@ class Journal:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
+
+
+MAX_JOURNAL_BYTES = 16 << 20
+_OPTIONAL: dict[str, tuple[type, ...]] = {
+    "maj_min": (str,), "diskseq": (int,), "serial": (str,), "backing_file": (str,), "scheduler": (str,),
+}
+
+
+class JournalUnreadable(IoschedError):
+    """The journal exists but is not one: no change is made until it is moved aside, since the originals
+    it should hold could not be kept."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        self.path, self.why = path, why
+        super().__init__(f"the journal {path} is unreadable ({why}), so nothing was changed: check it, then move "
+                         f"it aside (mv {path} {path}.bad) to start a fresh one")
+
+
+def parse_entries(raw: object, path: Path) -> dict[str, JournalEntry]:
+    """Journal entries from parsed JSON, every field checked for its type (outside input: a file on disk)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
+        raise JournalUnreadable(path, 'not an object with a list of "entries"')
+    out: dict[str, JournalEntry] = {}
+    for n, item in enumerate(raw["entries"], 1):
+        if not isinstance(item, dict):
+            raise JournalUnreadable(path, f"entry {n} is not an object")
+        for key in ("device", "attr", "original"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise JournalUnreadable(path, f"entry {n} has no {key} text")
+        for key, types in _OPTIONAL.items():
+            v = item.get(key)
+            if v is not None and (not isinstance(v, types) or isinstance(v, bool)):
+                raise JournalUnreadable(path, f"entry {n} has a {key} of the wrong type")
+        changed_at, pid = item.get("changed_at", 0.0), item.get("pid", 0)
+        if not isinstance(changed_at, (int, float)) or isinstance(changed_at, bool) or changed_at != changed_at:
+            raise JournalUnreadable(path, f"entry {n} has a changed_at that is not a number")
+        if not isinstance(pid, int) or isinstance(pid, bool):
+            raise JournalUnreadable(path, f"entry {n} has a pid that is not a whole number")
+        entry = JournalEntry(item["device"], item["attr"], item["original"],
+                             **{k: item.get(k) for k in _OPTIONAL}, changed_at=float(changed_at), pid=pid)
+        out[entry.key] = entry
+    return out
+
+
+def journal_problem(root: str | Path = "/") -> str | None:
+    """One sentence for a front end to show at start while the journal is unreadable, else None."""
+    try:
+        Journal(default_run_dir(root)).entries()
+    except JournalUnreadable as e:
+        return (f"The journal {e.path} is unreadable ({e.why}): no scheduler or setting can change until it is "
+                f"moved aside (mv {e.path} {e.path}.bad).")
+    return None
 
 
 def new_entry(device: str, attr: str, original: str, **identity: object) -> JournalEntry:

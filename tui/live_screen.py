@@ -14,6 +14,7 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from iosched.core.devices import BlockDevice
+from iosched.core.journal import journal_problem
 from iosched.core.monitor import Monitor
 from iosched.core.persist import DEFAULT_RULES
 from iosched.tui.latency_pane import TRACE_KEYS, LatencyActions
@@ -83,6 +84,8 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
             if self.watch_udev and str(self.monitor.root) == "/":
                 self._watch_udev()
         self.render_status()
+        if problem := journal_problem(self.monitor.root):
+            self.notify(problem, title="Journal", severity="warning", timeout=30)
         self.query_one(DeviceTable).focus()
         if self.focus_device in [d.name for d in self.devices]:
             self.select(self.focus_device)
