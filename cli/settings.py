@@ -16,6 +16,7 @@ from iosched.core.persist import (
     match_value,
     merged,
     parse_rules,
+    read_rules_file,
     tuned_snippet,
     without,
 )
@@ -78,7 +79,7 @@ def _rules_path(args: argparse.Namespace) -> Path:
 
 def cmd_persist(args: argparse.Namespace) -> int:
     path = _rules_path(args)
-    old = path.read_text() if path.is_file() else ""
+    old = read_rules_file(path)
     if args.list:
         rules, _ = parse_rules(old)
         if args.json:

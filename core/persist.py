@@ -93,10 +93,50 @@ def render_rules(rules: list[Rule], foreign: list[str]) -> str:
     out = list(HEADER)
     for r in rules:
         out += [r.tag(), r.line()]
-    kept = [ln for ln in foreign if ln.strip()]
+    # Someone else's lines are kept as they are, blank ones too; only the blank edges (our separator) go.
+    kept = list(foreign)
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    while kept and not kept[-1].strip():
+        kept.pop()
     if kept:
         out += ["", *kept]
     return "\n".join(out) + "\n"
+
+
+MAX_RULES_BYTES = 1 << 20
+
+
+def read_rules_file(path: str | Path) -> str:
+    """The text of a rules file iosched may rewrite ("" when new); BadInput for anything else.
+
+    Only a file named *.rules is accepted, and an existing one only when it is a plain text file in a
+    udev rules directory (rules.d) or already holds rules of ours: never /etc/passwd or a symlink to it.
+    """
+    p = Path(path)
+    if not p.name.endswith(".rules") or p.name.startswith("."):
+        raise BadInput(f"{p} is not a udev rules file: its name must end in .rules")
+    if not p.parent.is_dir():
+        raise BadInput(f"rules directory {p.parent} does not exist")
+    if not p.exists() and not p.is_symlink():
+        return ""
+    if p.is_symlink() or not p.is_file():
+        raise BadInput(f"{p} is not a regular file (a symlink or a device): iosched only rewrites plain rules files")
+    try:
+        with open(p, "rb") as f:
+            data = f.read(MAX_RULES_BYTES + 1)
+        if len(data) > MAX_RULES_BYTES or b"\0" in data:
+            raise ValueError
+        text = data.decode()
+    except PermissionError:
+        raise BadInput(f"cannot read {p}: permission denied") from None
+    except (OSError, ValueError):
+        raise BadInput(f"{p} is not a text rules file (binary, unreadable or larger than 1 MiB); "
+                       "nothing was changed") from None
+    if p.parent.name != "rules.d" and not any(_TAG.match(line) for line in text.splitlines()):
+        raise BadInput(f"{p} exists outside a rules.d directory and holds no iosched rule: "
+                       "name a new file or one in a udev rules directory")
+    return text
 
 
 def match_value(device: str, by: str, root: str | Path = "/") -> str:

@@ -256,13 +256,20 @@ def write_rules_file(path: str | Path, text: str | None) -> None:
         return
     tmp = path.with_name(f".{path.name}.iosched-tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        st = os.stat(path)
+        mode, owner = st.st_mode & 0o7777, (st.st_uid, st.st_gid)  # the file keeps its mode and owner
+    except FileNotFoundError:
+        mode, owner = 0o644, None
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         try:
             os.write(fd, text.encode())
             os.fsync(fd)
         finally:
             os.close(fd)
-        os.chmod(tmp, 0o644)
+        if owner is not None and owner != (os.geteuid(), os.getegid()):
+            os.chown(tmp, *owner)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except PermissionError as e:
         raise NotPermitted(f"permission denied writing {path}: run as root") from e

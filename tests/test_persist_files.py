@@ -1,0 +1,82 @@
+"""Which files `persist` may rewrite, and what it keeps of them: mode, blank lines, lines not ours."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from iosched.core.errors import BadInput
+from iosched.core.persist import Rule, merged, parse_rules, read_rules_file
+
+from conftest import run_cli
+
+
+def refused(loop, path, why: str) -> None:
+    before = path.read_bytes() if path.exists() else None
+    out = run_cli("persist", loop.name, "bfq", "--by", "kernel-name", "--rules-file", str(path))
+    assert out.returncode == 2, out
+    assert len(out.stderr.strip().splitlines()) == 1 and why in out.stderr and "Traceback" not in out.stderr
+    assert (path.read_bytes() if path.exists() else None) == before
+
+
+def test_only_rules_files_are_rewritten(loopdev, tmp_path):
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    refused(loopdev, passwd, "its name must end in .rules")
+    link = tmp_path / "rules.d"
+    link.mkdir()
+    (link / "60-x.rules").symlink_to(passwd)
+    refused(loopdev, link / "60-x.rules", "is not a regular file")
+    other = tmp_path / "notes.rules"
+    other.write_text("# mine\n")
+    refused(loopdev, other, "outside a rules.d directory and holds no iosched rule")
+    binary = link / "61-bin.rules"
+    binary.write_bytes(b"\xff\xfe\x00binary")
+    refused(loopdev, binary, "is not a text rules file")
+    assert passwd.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
+
+
+def test_an_existing_rules_file_keeps_its_mode_blank_lines_and_foreign_lines(loopdev, tmp_path):
+    d = tmp_path / "rules.d"
+    d.mkdir()
+    f = d / "60-iosched.rules"
+    foreign = "# my disks\n\nKERNEL==\"sdz\", ATTR{queue/scheduler}=\"none\"\n\n# end\n"
+    f.write_text(foreign)
+    os.chmod(f, 0o600)
+    for sched in ("bfq", "mq-deadline", "mq-deadline"):
+        out = run_cli("persist", loopdev.name, sched, "--by", "kernel-name", "--rules-file", str(f))
+        assert out.returncode == 0, out.stderr
+    assert f.stat().st_mode & 0o777 == 0o600
+    assert f.read_text().endswith("\n" + foreign)
+    (rule,), _ = parse_rules(f.read_text())
+    assert rule.scheduler == "mq-deadline"
+    new = d / "61-new.rules"
+    assert run_cli("persist", loopdev.name, "bfq", "--by", "kernel-name", "--rules-file", str(new)).returncode == 0
+    assert new.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_new_rules_file_anywhere_is_fine_but_not_in_a_missing_directory(tmp_path):
+    assert read_rules_file(tmp_path / "new.rules") == ""
+    with pytest.raises(BadInput, match="does not exist"):
+        read_rules_file(tmp_path / "nope" / "new.rules")
+
+
+_lines = st.lists(st.one_of(st.text(alphabet=st.characters(blacklist_characters="\r\n\x0b\x0c\x1c\x1d\x1e\x85"
+                                                           "\u2028\u2029"), max_size=30),
+                            st.just(""), st.just("# iosched: by=kernel-name match=sda")), max_size=10)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_lines)
+def test_merging_keeps_every_foreign_line_and_is_idempotent(lines):
+    text = "\n".join(lines) + "\n"
+    rule = Rule("kernel-name", "loop9", "bfq")
+    once = merged(text, rule)
+    assert merged(once, rule) == once
+    _, before = parse_rules(text)
+    rules, after = parse_rules(once)
+    assert rule in rules
+    assert [ln for ln in before if ln.strip()] == [ln for ln in after if ln.strip()]
