@@ -14,21 +14,23 @@ from iosched.core.errors import BadInput
 from iosched.core.sysfs import check_device_name
 from iosched.core.tracer import Tracer, TracerStopped, TracingFailed, TracingUnavailable
 from iosched.core.tracing_parse import DeviceLatency, OpLatency, TraceSample
+from iosched.numbers import number
 
 
 def add_arguments(sub: argparse._SubParsersAction, interval_type: Callable[[str], float]) -> None:
     s = sub.add_parser("latency", help="time in the IO scheduler vs device time, per interval (bpftrace)")
     s.add_argument("devices", nargs="*", metavar="DEV", help="only these devices (default: every device with IO)")
     s.add_argument("-i", "--interval", type=interval_type, default=1.0, help="seconds (default 1)")
-    s.add_argument("-c", "--count", type=int, default=None, help="stop after N intervals")
+    s.add_argument("-c", "--count", type=number(1, 10**9, integer=True), default=None, help="stop after N intervals")
     s.add_argument("--json", action="store_true", help="one JSON object per interval and line")
     s.set_defaults(func=cmd_latency)
 
     s = sub.add_parser("top", help="IO per process (block-layer tracing, else /proc/PID/io)")
     s.add_argument("device", nargs="?", metavar="DEV", help="only IO to this device (needs tracing)")
     s.add_argument("-i", "--interval", type=interval_type, default=1.0, help="seconds (default 1)")
-    s.add_argument("-c", "--count", type=int, default=None, help="stop after N intervals")
-    s.add_argument("-n", "--lines", type=int, default=15, help="processes shown per interval (default 15)")
+    s.add_argument("-c", "--count", type=number(1, 10**9, integer=True), default=None, help="stop after N intervals")
+    s.add_argument("-n", "--lines", type=number(1, 10_000, integer=True), default=15,
+                   help="processes shown per interval (default 15)")
     s.add_argument("--json", action="store_true", help="one JSON object per interval and line")
     s.add_argument("--no-trace", action="store_true", help="use /proc/PID/io even when tracing is available")
     s.set_defaults(func=cmd_top)

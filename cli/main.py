@@ -18,11 +18,13 @@ from iosched.core.targets import clean_stale_scratch
 from iosched.core.units import human_size
 from iosched.core.writes import restore
 from iosched.latency import add_arguments as add_latency_arguments
+from iosched.numbers import OneSentenceParser, number
 from iosched.record import add_arguments as add_record_arguments
 from iosched.serve import add_arguments as add_serve_arguments
 from iosched.settings import add_arguments as add_settings_arguments
 from iosched.themes import THEME_NAMES
 from iosched.workloads import add_arguments as add_workload_arguments
+from iosched.workloads import parse_size
 
 
 def _sched_text(d: BlockDevice) -> str:
@@ -96,14 +98,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _positive_interval(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if not 0.05 <= value <= 3600:
-        raise argparse.ArgumentTypeError("the interval must be between 0.05 and 3600 seconds")
-    return value
+_positive_interval = number(0.05, 3600)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -127,12 +122,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     sandbox.check_root()
     from iosched.tui.launch import TuiOptions, run_app
-    from iosched.workloads import parse_size
 
     if not sys.stdout.isatty():
         raise IoschedError("iosched demo opens the TUI and needs a terminal")
-    size = parse_size(args.size)
-    sb = sandbox.create(size, args.dir, args.root)
+    sb = sandbox.create(args.size, args.dir, args.root)
     try:
         return run_app(TuiOptions(args.root, args.tui_interval, args.theme, focus=sb.device,
                                   cleanups=(lambda: sandbox.destroy(sb, args.root),)))
@@ -148,7 +141,7 @@ def cmd_tui(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="iosched", description="See, switch and compare Linux IO schedulers.")
+    p = OneSentenceParser(prog="iosched", description="See, switch and compare Linux IO schedulers.")
     p.add_argument("--root", default="/", help=argparse.SUPPRESS)  # fixture trees in tests
     p.add_argument("--theme", choices=THEME_NAMES, help="TUI theme (default dark; mono when NO_COLOR is set)")
     p.add_argument("-i", "--interval", type=_positive_interval, default=1.0, dest="tui_interval",
@@ -175,12 +168,14 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("watch", help="iostat-like live figures")
     s.add_argument("devices", nargs="*", metavar="DEV")
     s.add_argument("-i", "--interval", type=_positive_interval, default=1.0, help="seconds (default 1)")
-    s.add_argument("-c", "--count", type=int, default=None, help="stop after N intervals")
+    s.add_argument("-c", "--count", type=number(1, 10**9, integer=True), default=None,
+                   help="stop after N intervals")
     s.add_argument("--json", action="store_true", help="one JSON object per interval and line")
     s.set_defaults(func=cmd_watch)
 
     s = sub.add_parser("demo", help="a safe sandbox: a loop device over a sparse file, opened in the TUI")
-    s.add_argument("--size", default="2G", help="size of the sparse file (default 2G; takes no space until written)")
+    s.add_argument("--size", type=parse_size, default="2G",
+                   help="size of the sparse file (default 2G; takes no space until written)")
     s.add_argument("--dir", help="where to put the file (default /var/tmp)")
     s.set_defaults(func=cmd_demo)
 

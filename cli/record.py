@@ -12,6 +12,7 @@ from iosched.core.errors import BadInput
 from iosched.core.rates import SYSSTAT_DISK_KEYS
 from iosched.core.recording import Recording, load, record
 from iosched.core.sysfs import check_device_name
+from iosched.numbers import number
 from iosched.watch import rates_to_json
 
 SYSSTAT_CSV_KEYS = tuple(SYSSTAT_DISK_KEYS.values())
@@ -22,7 +23,8 @@ def add_arguments(sub: argparse._SubParsersAction, interval_type) -> None:
     s.add_argument("file")
     s.add_argument("devices", nargs="*", metavar="DEV", help="only these devices (default: every whole disk)")
     s.add_argument("-i", "--interval", type=interval_type, default=1.0, help="seconds (default 1)")
-    s.add_argument("--duration", type=float, help="stop after this many seconds (default: until Ctrl-C)")
+    s.add_argument("--duration", type=number(0, 366 * 86400, lo_open=True),
+                   help="stop after this many seconds (default: until Ctrl-C)")
     s.set_defaults(func=cmd_record)
 
     s = sub.add_parser("replay", help="open a recording in the TUI, time-scrubbable")

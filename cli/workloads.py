@@ -18,16 +18,21 @@ from iosched.core.experiment import (
     run_experiment,
 )
 from iosched.core.fio import FioProgress, fio_binary, run_fio
+from iosched.core.infile import read_bounded
 from iosched.core.jobs import CATALOG, GROUPS, Job, load_job
 from iosched.core.matrix import load_matrix, plan_from_doc
 from iosched.core.matrix_judge import as_matrix, judge_matrix
 from iosched.core.sampler import Sampler, compute_rates
+from iosched.core.saved import check_experiment
 from iosched.core.targets import Target, choose_target
 from iosched.core.units import human_size, si
 from iosched.core.verdict import METRIC_NAMES, RunningVerdict, judge, sequential_plan
 from iosched.matrix import check_plot_file, cmd_matrix, plot_result, render_matrix
+from iosched.numbers import number
 from iosched.report import runs_csv, text_report
 
+MAX_EXPERIMENT_BYTES = 64 << 20
+ALPHA = number(0, 0.5, lo_open=True, hi_open=True)
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
@@ -38,8 +43,8 @@ def parse_size(text: str) -> int:
         value = float(t[: len(t) - len(unit)])
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 512M, 2G)") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("the size must be positive")
+    if not 0 < value * _SIZE_UNITS[unit] <= 1 << 50:  # nan and inf fail here too
+        raise argparse.ArgumentTypeError(f"the size must be positive and at most 1 PiB, not {text[:40]}")
     return int(value * _SIZE_UNITS[unit])
 
 
@@ -91,20 +96,21 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="a matrix: a catalog group (`iosched jobs`) or a comma-separated list of jobs and job files")
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
     s.add_argument("--max-time", type=parse_seconds, metavar="S", help="refuse a matrix estimated to take longer")
-    s.add_argument("--repeat", type=int, default=None, help="runs per variant (default 3)")
+    s.add_argument("--repeat", type=number(1, 1000, integer=True), default=None, help="runs per variant (default 3)")
     s.add_argument("--trace", action=argparse.BooleanOptionalAction, default=False,
                    help="block-layer tracing over every run: time in the scheduler and device time per variant "
                         "(bpftrace, root; adds CPU per IO, so it is off by default)")
     s.add_argument("--drop-caches", action=argparse.BooleanOptionalAction, default=None,
                    help="sync and drop caches before each run (a group may turn it on: --no-drop-caches)")
-    s.add_argument("--settle", type=float, default=1.0, help="seconds of quiet before each run (default 1)")
-    s.add_argument("--alpha", type=float, default=0.05, help="significance level (default 0.05)")
+    s.add_argument("--settle", type=number(0, 3600), default=1.0, help="seconds of quiet before each run (default 1)")
+    s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
     s.add_argument("--metric", help="the primary metric the verdict is about (default iops; wall_s for --cmd): "
                                     + ", ".join(METRIC_NAMES))
     s.add_argument("--until-verdict", action="store_true",
                    help="sequential: stop as soon as the primary metric crosses a boundary that keeps the overall "
                         "false-positive rate at alpha (at most --max-runs per variant, or --duration)")
-    s.add_argument("--max-runs", type=int, default=20, help="with --until-verdict: most runs per variant (default 20)")
+    s.add_argument("--max-runs", type=number(4, 200, integer=True), default=20,
+                   help="with --until-verdict: most runs per variant (default 20)")
     s.add_argument("--alternate", type=parse_seconds, metavar="S",
                    help="live alternation: one continuous run, switching every S seconds")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="length of a live alternation (default 60s)")
@@ -115,7 +121,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
 
     s = sub.add_parser("report", help="show a saved experiment or a recording again")
     s.add_argument("file")
-    s.add_argument("--alpha", type=float, default=0.05)
+    s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
     s.add_argument("--metric", help="judge this primary metric instead of the saved one")
     s.add_argument("--json", action="store_true")
     s.add_argument("--csv", action="store_true")
@@ -328,11 +334,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     if is_recording(args.file):
         recording_report(load(args.file), args)
         return 0
+    data = read_bounded(args.file, MAX_EXPERIMENT_BYTES, "experiment (--save) or recording")
     try:
-        doc = json.loads(Path(args.file).read_text())
-    except FileNotFoundError:
-        raise BadInput(f"no such file {args.file}") from None
-    except (OSError, ValueError) as e:
+        doc = json.loads(data)
+    except ValueError as e:
         raise BadInput(f"{args.file} is not a saved iosched experiment ({e.__class__.__name__})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not doc.get("variants"):
         raise BadInput(f"{args.file} is not a saved iosched experiment (no runs or variants)")
@@ -346,6 +351,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise BadInput(f"{args.file} is not a saved iosched matrix (bad {e})") from None
         render_matrix(doc, judgement, args)
         return 0
+    doc = check_experiment(doc, args.file)
     try:
         verdict = judge(doc, args.alpha, args.metric)
         matrix_view = as_matrix(doc) if args.plot or args.plot_file else None

@@ -117,6 +117,17 @@ class SettingsWatch:
         self.root = root
         self._last: dict[str, dict[str, str]] = {}
 
+    def watch(self, device: str) -> None:
+        """Watch one more device (attached meanwhile); its first poll is its baseline."""
+        if device not in self.devices:
+            self.devices.append(device)
+
+    def forget(self, device: str) -> None:
+        """Stop watching a device that went away; attached again, it starts from a new baseline."""
+        if device in self.devices:
+            self.devices.remove(device)
+        self._last.pop(device, None)
+
     def poll(self) -> list[SettingChange]:
         changes: list[SettingChange] = []
         for name in self.devices:

@@ -1,0 +1,40 @@
+"""Numbers from the command line, checked at the edge: finite, in range, one sentence when not."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Callable
+from typing import NoReturn
+
+
+def _plain(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+
+
+def number(lo: float, hi: float, *, integer: bool = False, lo_open: bool = False,
+           hi_open: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite number (whole when ``integer``) between ``lo`` and ``hi``."""
+    lo_word, hi_word = ("above" if lo_open else "at least"), ("below" if hi_open else "at most")
+
+    def parse(text: str) -> float:
+        try:
+            value = int(text) if integer else float(text)
+        except ValueError:
+            kind = "a whole number" if integer else "a number"
+            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not {kind}") from None
+        if not math.isfinite(value) or (value <= lo if lo_open else value < lo) or \
+                (value >= hi if hi_open else value > hi):
+            raise argparse.ArgumentTypeError(f"must be {lo_word} {_plain(lo)} and {hi_word} {_plain(hi)}, "
+                                             f"not {text[:40]}")
+        return value
+    return parse
+
+
+class OneSentenceParser(argparse.ArgumentParser):
+    """Bad arguments are one sentence on stderr and exit 2, like every other bad input."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"{self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
+        sys.exit(2)
