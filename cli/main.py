@@ -16,6 +16,7 @@ from iosched.core.scheduler import switch_scheduler
 from iosched.core.sysfs import check_device_name
 from iosched.core.targets import clean_stale_scratch
 from iosched.core.units import human_size
+from iosched.core.workdirs import clean_stale_workdirs
 from iosched.core.writes import restore
 from iosched.latency import add_arguments as add_latency_arguments
 from iosched.numbers import OneSentenceParser, number
@@ -72,6 +73,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
     leftovers = 0
     for d in clean_stale_scratch(args.root, args.dry_run):
         print(f"{verb} scratch files a crashed run left: {d}")
+        leftovers += 1
+    for d in clean_stale_workdirs(args.dry_run):
+        print(f"{verb} a fio work directory a killed run left: {d}")
         leftovers += 1
     for sb in clean_stale_sandboxes(args.root, args.dry_run):
         print(f"{verb} a demo sandbox a crashed demo left: {sb.device or 'no device'} over {sb.file}")

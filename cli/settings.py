@@ -53,7 +53,12 @@ def cmd_tune(args: argparse.Namespace) -> int:
         pairs = parse_assignments(args.settings)
         for r in apply(args.device, pairs, args.root):
             name = r.attr.rsplit("/", 1)[-1]
-            print(f"{r.device} {name}: {r.old} -> {r.new}" if r.old != r.new else f"{r.device} {name}: already {r.new}")
+            if r.note:
+                print(f"{r.device} {name}: {r.old} -> {r.new} ({r.note})")
+            elif r.old != r.new:
+                print(f"{r.device} {name}: {r.old} -> {r.new}")
+            else:
+                print(f"{r.device} {name}: already {r.new}")
         return 0
     settings = list_settings(args.device, args.root)
     if args.json:

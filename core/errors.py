@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 
+def shown(text: str, limit: int = 40) -> str:
+    """``text`` quoted for an error message, cut when long: a 10 KB name is not echoed back whole."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}… ({len(text)} characters)"
+
+
 class IoschedError(Exception):
     """A failure the user should hear about in one sentence (exit code 1)."""
 

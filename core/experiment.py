@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iosched.core.devices import read_device
-from iosched.core.errors import BadInput, IoschedError
+from iosched.core.errors import BadInput, IoschedError, shown
 from iosched.core.fio import FioProgress, FioResult, FioRun, FioUnfinished, run_fio
 from iosched.core.jobs import Job, JobFile
 from iosched.core.monitor import Monitor
@@ -72,7 +72,7 @@ def check_variants(device: str, variants: list[Variant], root: str | Path = "/")
     _, available = available_schedulers(device, root)
     for v in variants:
         if v.scheduler not in available:
-            raise BadInput(f"{device} has no scheduler {v.scheduler!r}; available: {', '.join(available)}")
+            raise BadInput(f"{device} has no scheduler {shown(v.scheduler)}; available: {', '.join(available)}")
         if v.settings:
             validate(device, list(v.settings), root, scheduler=v.scheduler)
 

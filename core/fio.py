@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from iosched.core.errors import IoschedError
 from iosched.core.jobs import Job, JobFile
 from iosched.core.targets import Target
+from iosched.core.workdirs import workdir_prefix
 
 INSTALL_HINT = "apt-get install -y fio"
 
@@ -326,7 +327,7 @@ def run_fio(job: Job | JobFile, target: Target, runtime: float | None = None,
             on_progress: Callable[[FioProgress], None] | None = None,
             holder: Callable[[FioRun], None] | None = None) -> FioResult:
     """Run ``job`` on ``target`` to the end; ``holder`` receives the FioRun so another thread can stop it."""
-    with tempfile.TemporaryDirectory(prefix="iosched-fio-") as work:
+    with tempfile.TemporaryDirectory(prefix=workdir_prefix()) as work:
         run = FioRun(command(job, target, work, runtime), on_progress)
         run.expected_s = runtime if runtime is not None else job.runtime
         if holder is not None:

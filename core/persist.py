@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iosched.core.devices import read_device
-from iosched.core.errors import BadInput
+from iosched.core.errors import BadInput, shown
 from iosched.core.scheduler import available_schedulers, setting_attr
 from iosched.core.tunables import validate
 
@@ -170,7 +170,7 @@ def build_rule(device: str, scheduler: str, settings: list[tuple[str, str]], by:
                root: str | Path = "/") -> Rule:
     _, available = available_schedulers(device, root)
     if scheduler not in available:
-        raise BadInput(f"{device} has no scheduler {scheduler!r}; available: {', '.join(available)}")
+        raise BadInput(f"{device} has no scheduler {shown(scheduler)}; available: {', '.join(available)}")
     if settings:
         validate(device, settings, root, scheduler=scheduler)
     return Rule(by, match_value(device, by, root), scheduler, tuple(settings))

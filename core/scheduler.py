@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iosched.core.errors import BadInput, DeviceGone, NoScheduler, UnknownScheduler
+from iosched.core.errors import BadInput, DeviceGone, NoScheduler, UnknownScheduler, shown
 from iosched.core.journal import Journal
 from iosched.core.sysfs import check_device_name, parse_scheduler, read_attr, read_int
 from iosched.core.writes import QUEUE_KNOBS, WriteResult, write_attr
@@ -28,10 +28,10 @@ def switch_scheduler(device: str, name: str, root: str | Path = "/",
                      journal: Journal | None = None) -> WriteResult:
     """Switch ``device`` to scheduler ``name``; returns old/new and how long the kernel took."""
     if not name or name != name.strip() or any(c.isspace() for c in name):
-        raise BadInput(f"scheduler name {name!r} is empty or contains white space")
+        raise BadInput(f"scheduler name {shown(name)} is empty or contains white space")
     _, available = available_schedulers(device, root)
     if name not in available:
-        raise UnknownScheduler(f"{device} has no scheduler {name!r}; available: {', '.join(available)}")
+        raise UnknownScheduler(f"{device} has no scheduler {shown(name)}; available: {', '.join(available)}")
     return write_attr(device, "queue/scheduler", name, root=root, journal=journal)
 
 

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from iosched.core.errors import BadInput, UnknownDevice
+from iosched.core.errors import BadInput, UnknownDevice, shown
 
 # Kernel block device names: letters, digits and a few separators; never a path.
 _DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+!-]{0,63}$")
@@ -71,11 +71,11 @@ def check_device_name(name: str, root: str | Path = "/") -> Path:
     if not isinstance(name, str) or not name:
         raise BadInput("no device name given")
     if name != name.strip() or any(c.isspace() for c in name):
-        raise BadInput(f"device name {name!r} contains white space")
+        raise BadInput(f"device name {shown(name)} contains white space")
     if "/" in name or name in (".", ".."):
-        raise BadInput(f"device name {name!r} must be a bare name like sda, not a path")
+        raise BadInput(f"device name {shown(name)} must be a bare name like sda, not a path")
     if not _DEVICE_NAME.match(name):
-        raise BadInput(f"device name {name!r} has characters no block device name has")
+        raise BadInput(f"device name {shown(name)} has characters no block device name has")
     path = Path(root, "sys/block", name)
     if not path.is_dir():
         parent = partition_parent(name, root)

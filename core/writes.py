@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from iosched.core.errors import BadInput, DeviceGone, IoschedError, NotPermitted, WriteNotApplied
+from iosched.core.errors import BadInput, DeviceGone, IoschedError, NotPermitted, WriteNotApplied, shown
 from iosched.core.journal import Journal, JournalEntry, default_run_dir, new_entry
 from iosched.core.sysfs import check_device_name, parse_scheduler, read_attr, read_int
 
@@ -36,6 +36,11 @@ class WriteResult:
     new: str
     seconds: float  # how long the kernel took to accept the write
     time: float  # monotonic time of the write, for markers on the timeline
+    note: str = ""  # what the value read back means when it is not the one written
+
+
+# Values the kernel takes as "use the default" and reads back as that default instead (block/blk-sysfs.c).
+_MEANS_DEFAULT = {("queue/wbt_lat_usec", "-1")}
 
 
 def _check_attr(attr: str) -> None:
@@ -94,7 +99,7 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
     sysdir = check_device_name(device, root)
     _check_attr(attr)
     if not _VALUE.match(value):
-        raise BadInput(f"value {value!r} is not a plain token")
+        raise BadInput(f"value {shown(value)} is not a plain token")
     path = sysdir / attr
     journal = journal or Journal(default_run_dir(root))
     with journal.locked() as entries:
@@ -122,6 +127,8 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
                 del entries[key]
     if new is None:
         raise DeviceGone(f"{device} vanished right after the write")
+    if new != value and (attr, value) in _MEANS_DEFAULT:
+        return WriteResult(device, attr, old, new, seconds, at, note="kernel default applied")
     if new != value:
         raise WriteNotApplied(f"{device} accepted {value!r} for {attr} but it still reads {new!r}")
     return WriteResult(device, attr, old, new, seconds, at)
