@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import shutil
 import signal
@@ -104,6 +105,13 @@ def _pct(clat: dict, key: str) -> float | None:
 
 def parse_result(obj: dict) -> FioResult:
     """Sum the jobs (group reporting gives one per group) and take latency from the busiest direction."""
+    try:
+        return _parse_result(obj)
+    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError):
+        raise FioFailed("fio's JSON output has an unexpected shape") from None
+
+
+def _parse_result(obj: dict) -> FioResult:
     jobs = obj.get("jobs") or []
     if not jobs:
         raise FioFailed("fio ran no job")
@@ -126,6 +134,10 @@ def parse_result(obj: dict) -> FioResult:
                     best = (n, clat)
     clat = best[1] if best else {}
     runtime = _job_seconds(obj)
+    counts = [j[d]["total_ios"] for j in jobs for d in ("read", "write", "trim")]
+    figures = [r_iops, w_iops, bw, runtime, lat_sum, *counts]
+    if not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in figures):
+        raise FioFailed("fio's JSON output holds negative or non-finite figures")
     if total == 0:
         raise FioFailed("fio completed no IO")
     return FioResult(
@@ -278,7 +290,10 @@ class FioRun:
             buf = []
             self.last = obj
             now = time.monotonic()
-            counts = _counts(obj)
+            try:
+                counts = _counts(obj)
+            except (KeyError, TypeError, ValueError, AttributeError):
+                continue  # not a status report of the shape we know: the final result is judged on its own
             lat = counts[3] / counts[4] / 1000.0 if counts[4] else None
             if prev is None:
                 # The first report: fio's own run time so far, so the first point comes after one interval.

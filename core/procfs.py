@@ -36,17 +36,21 @@ class DiskCounters(NamedTuple):
 _DISK_VALUES = len(DiskCounters._fields) - 2  # counters after major, minor
 
 
+def _counter(text: str) -> bool:
+    # int() would also take "-5", "+5", "1_000" and non-ASCII digits; a kernel counter is none of those.
+    return text.isascii() and text.isdigit() and len(text) <= 20
+
+
 def parse_diskstats_line(line: str) -> tuple[str, DiskCounters] | None:
     """One line of /proc/diskstats (14, 18 or 20 columns); None for anything else."""
     parts = line.split()
     n = len(parts)
     if n != 20 and n != 18 and n != 14:
         return None
-    try:
-        values = list(map(int, parts[3:]))
-        major, minor = int(parts[0]), int(parts[1])
-    except ValueError:
+    if not all(_counter(p) for p in parts[:2] + parts[3:]):
         return None
+    values = list(map(int, parts[3:]))
+    major, minor = int(parts[0]), int(parts[1])
     if n < 20:
         values.extend([0] * (_DISK_VALUES - len(values)))
     return parts[2], DiskCounters(major, minor, *values)
@@ -91,10 +95,9 @@ def parse_proc_stat(text: str) -> dict[str, CpuCounters]:
             continue
         parts = line.split()
         key = parts[0][3:] or "all"
-        try:
-            values = [int(p) for p in parts[1:11]]
-        except ValueError:
+        if not all(_counter(p) for p in parts[1:11]):
             continue
+        values = [int(p) for p in parts[1:11]]
         if len(values) < 4:
             continue
         cpus[key] = CpuCounters(*values)
