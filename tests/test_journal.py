@@ -85,7 +85,9 @@ def test_set_tune_and_restore_refuse_while_the_journal_is_unreadable(loopdev, pr
     other = "bfq" if loopdev.current() != "bfq" else "mq-deadline"
     before = loopdev.scheduler_text()
     nr = (loopdev.sysdir / "queue/nr_requests").read_text()
-    for args in (("set", loopdev.name, other), ("tune", loopdev.name, "nr_requests=32"), ("restore",)):
+    compare = ("compare", loopdev.name, "--schedulers", f"{loopdev.current()},{other}", "--job", "4k-randread",
+               "--runtime", "1", "--size", "16M", "--repeat", "1")
+    for args in (("set", loopdev.name, other), ("tune", loopdev.name, "nr_requests=32"), ("restore",), compare):
         out = run_cli(*args)
         assert out.returncode == 1, out
         assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
