@@ -115,3 +115,19 @@ async def test_the_tui_warns_at_start_about_an_unreadable_journal(tmp_path, priv
         assert any("journal" in m and "is unreadable (entry 1 is not an object)" in m for m in warnings)
         assert not any("Traceback" in n.message or "KeyError" in n.message for n in app._notifications)
     assert read_journal_text(private_journal) == '{"entries": [1]}'
+
+
+async def test_a_tui_switch_is_refused_while_the_journal_is_unreadable(loopdev, private_journal):
+    write_bad_journal(private_journal)
+    other = "bfq" if loopdev.current() != "bfq" else "mq-deadline"
+    app = IoschedApp(interval=0.25, watch_udev=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        app.start_switch(loopdev.name, other)
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if any(n.severity == "error" for n in app._notifications):
+                break
+        (err,) = [n for n in app._notifications if n.severity == "error"]
+        assert "is unreadable" in err.message and "mv " in err.message and "Traceback" not in err.message
+    assert loopdev.current() == loopdev.initial_scheduler
