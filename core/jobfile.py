@@ -20,6 +20,7 @@ READ_MODES = frozenset({"read", "randread"})
 ENGINES = frozenset({"libaio", "io_uring", "psync", "sync", "pvsync", "pvsync2", "posixaio", "vsync"})
 MAX_BYTES = 1 << 20  # a job file is a few lines; anything larger is not one
 MAX_JOBS = 64
+MAX_THREADS = 256
 _TiB = 1 << 40
 
 
@@ -291,7 +292,12 @@ def parse_job_file(text: str, path: str = "<job file>") -> JobFile:
         sections[-1][1].append((name, canonical))
     if not any(s != "global" for s, _ in sections):
         raise JobFileError(f"{path} defines no job (only [global] or nothing)")
-    return JobFile(path, tuple((s, tuple(opts)) for s, opts in sections))
+    jf = JobFile(path, tuple((s, tuple(opts)) for s, opts in sections))
+    threads = sum(int(j.get("numjobs", "1")) for j in jf._jobs())
+    if threads > MAX_THREADS:
+        raise JobFileError(f"refused {path}: {threads} fio threads in all (numjobs over the jobs); "
+                           f"at most {MAX_THREADS}")
+    return jf
 
 
 def read_job_file(spec: str) -> JobFile:

@@ -67,6 +67,7 @@ class Recorder:
         # about 20 sysfs reads per device and interval.
         self.settings = SettingsWatch(devices if devices is not None else [d.name for d in inventory], root)
         self._known = set(self.settings.devices)
+        self._seq = {d.name: d.diskseq for d in inventory}  # a device attached anew under a name gets a new one
         self._not_devices: set[str] = set()  # names in diskstats that were no device at the last look
         self._empty: set[str] = set()  # those of them with no size (a loop node: attaching gives it one)
         self._next_inventory = self.t0 + INVENTORY_EVERY_S
@@ -99,7 +100,7 @@ class Recorder:
         self._write(line)
         if self.devices is None:
             fresh = any(n not in self._known and n not in self._not_devices for n in disks)
-            if fresh or self._sized() or time.monotonic() >= self._next_inventory:
+            if fresh or self._sized() or self._reattached() or time.monotonic() >= self._next_inventory:
                 self._add_attached(m)
         for c in self.settings.poll():
             self._write({"t": "e", "m": m, "dev": c.device, "name": c.name, "old": c.old, "new": c.new})
@@ -108,6 +109,13 @@ class Recorder:
     def _sized(self) -> bool:
         # An attached loop device keeps its diskstats line and may do no IO: its size is what changes.
         return any(self._size(n) not in (None, "0") for n in self._empty)
+
+    def _reattached(self) -> bool:
+        return any(self._seq.get(n) is not None and self._diskseq(n) not in (None, self._seq[n]) for n in self._known)
+
+    def _diskseq(self, name: str) -> int | None:
+        text = read_attr(Path(self.root, "sys/block", name, "diskseq"))
+        return int(text) if text and text.isdigit() else None
 
     def _size(self, name: str) -> str | None:
         return read_attr(Path(self.root, "sys/block", name, "size"))
@@ -119,14 +127,17 @@ class Recorder:
         self._not_devices = {n for n in self._last if n not in current}  # partitions, empty loop nodes
         self._empty = {n for n in self._not_devices if self._size(n) == "0"}
         for name, dev in current.items():
-            if name not in self._known:
+            if name not in self._known or dev.diskseq != self._seq.get(name):
                 self._known.add(name)
+                self._seq[name] = dev.diskseq
+                self.settings.forget(name)  # another device under a known name: a new baseline
                 self.settings.watch(name)
                 self._write({"t": "dev", "m": m, "device": dev.to_json()})
         # A detached device leaves the watch list, so the same name attached again is announced again.
         for name in [n for n in self.settings.devices if n not in current]:
             self.settings.forget(name)
             self._known.discard(name)
+            self._seq.pop(name, None)
 
     def close(self) -> None:
         os.close(self.fd)

@@ -221,14 +221,19 @@ def test_runs_finished_before_ctrl_c_are_saved(loopdev, tmp_path):
     assert loopdev.current() == loopdev.initial_scheduler
 
 
-def test_fio_killed_mid_run_fails_cleanly(loopdev):
+def test_fio_killed_in_every_run_fails_cleanly(loopdev):
     need_real("fio")
     p = start_cli("compare", loopdev.name, "--schedulers", "bfq,none", "--job", "randread-q16t2",
-                  "--runtime", "30", "--repeat", "2", "--settle", "0")
-    for pid in wait_for_fio(loopdev.path, p):
-        os.kill(pid, signal.SIGKILL)
+                  "--runtime", "30", "--repeat", "1", "--settle", "0")
+    for _ in range(2):  # each killed run is invalid and the next one starts
+        for pid in wait_for_fio(loopdev.path, p):
+            os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while fio_procs(loopdev.path) and time.monotonic() < deadline:
+            time.sleep(0.05)
     _, err = p.communicate(timeout=30)
-    assert p.returncode == 1 and "fio" in err, err
+    assert p.returncode == 1, err
+    assert err.count("INVALID: fio was killed by SIGKILL") == 2, err
     assert loopdev.current() == loopdev.initial_scheduler
 
 

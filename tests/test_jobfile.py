@@ -77,6 +77,8 @@ def test_malformed_files():
         parse_job_file("rw=read\n[job]\n", "a.fio")
     with pytest.raises(BadInput, match="defines no job"):
         parse_job_file("[global]\nrw=read\n", "b.fio")
+    with pytest.raises(BadInput, match="320 fio threads in all"):
+        parse_job_file("[global]\nnumjobs=64\n" + "".join(f"[j{i}]\n" for i in range(5)), "t.fio")
     with pytest.raises(BadInput, match="larger than"):
         parse_job_file("[a]\n" + "rw=read\n" * 200_000, "c.fio")
 
