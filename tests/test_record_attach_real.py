@@ -49,7 +49,7 @@ async def test_a_device_attached_mid_recording_is_recorded_and_replayed(tmp_path
     app = IoschedApp(replay=rec, replay_name=f.name)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        assert loop.name in [d.name for d in app.devices]
+        assert loop.name in [d.name for d in app.monitor.devices]
         assert target in str(app.query_one(DeviceTable).get_cell(loop.name, "sched"))
-        assert any(m.device == loop.name and m.label == target for m in app.markers)
+        assert any(m.device == loop.name and m.label == target for m in app.monitor.markers)
         await pilot.press("q")

@@ -32,6 +32,10 @@ def recorded(loopdev, tmp_path):
     """8 s at 0.5 s; fio randread for 5 s from about 1 s in; switched none -> bfq about 2.5 s into fio;
     `watch --json` alongside. fio starts only once both have their baseline, so both see all of its IO."""
     need_real("fio")
+    if loopdev.current() == "bfq":
+        # A loop node keeps its scheduler across attachments: one left on bfq would make the switch a no-op.
+        (loopdev.sysdir / "queue/scheduler").write_text("none")
+        loopdev.initial_scheduler = "none"
     f = tmp_path / "rec.jsonl"
     rec = cli("record", str(f), loopdev.name, "-i", "0.5", "--duration", "8")
     watch = cli("watch", loopdev.name, "-i", "0.5", "-c", "16", "--json")
