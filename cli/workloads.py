@@ -109,7 +109,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--until-verdict", action="store_true",
                    help="sequential: stop as soon as the primary metric crosses a boundary that keeps the overall "
                         "false-positive rate at alpha (at most --max-runs per variant, or --duration)")
-    s.add_argument("--max-runs", type=number(4, 200, integer=True), default=20,
+    s.add_argument("--max-runs", type=int, default=20,
                    help="with --until-verdict: most runs per variant (default 20)")
     s.add_argument("--alternate", type=parse_seconds, metavar="S",
                    help="live alternation: one continuous run, switching every S seconds")
