@@ -50,7 +50,8 @@ class Loop:
     name: str  # e.g. "loop3"
     path: str  # "/dev/loop3"
     file: Path
-    initial_scheduler: str = ""
+    initial_scheduler: str = ""  # what the test starts from: always the kernel's default for loop, none
+    node_scheduler: str = ""  # what the node had before: a node keeps its scheduler across attachments
 
     @property
     def sysdir(self) -> Path:
@@ -73,6 +74,10 @@ def attach_loop(directory: Path, size: str = "1G") -> Loop:
     loop = Loop(name=os.path.basename(path), path=path, file=f)
     # Partitions added by hand (partx) outlive `losetup -d` on a node without partscan: drop stale ones.
     subprocess.run(["partx", "-d", path], check=False, capture_output=True)
+    # A run killed mid-test can leave a node on another scheduler; every test starts from none all the same.
+    loop.node_scheduler = loop.current()
+    if loop.node_scheduler != "none":
+        (loop.sysdir / "queue/scheduler").write_text("none")
     loop.initial_scheduler = loop.current()
     return loop
 
@@ -80,8 +85,8 @@ def attach_loop(directory: Path, size: str = "1G") -> Loop:
 def detach_loop(loop: Loop) -> None:
     """Detach and delete; the loop node outlives the attachment, so its scheduler is put back first."""
     try:
-        if loop.current() != loop.initial_scheduler:
-            (loop.sysdir / "queue/scheduler").write_text(loop.initial_scheduler)
+        if loop.current() != loop.node_scheduler:
+            (loop.sysdir / "queue/scheduler").write_text(loop.node_scheduler)
     except (OSError, ValueError):
         pass
     subprocess.run(["partx", "-d", loop.path], check=False, capture_output=True)

@@ -49,8 +49,9 @@ def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_j
     tmux("new-session", "-d", "-s", SESSION, "-x", "100", "-y", "30")
     tmux("send-keys", "-t", SESSION, f"exec bash -c {shlex.quote(cmd)}", "Enter")
     try:
-        wait_for(lambda t: loop.name in t and "iosched" in status_line(t), "the device table")
-        for _ in range(40):  # walk the cursor to our device, as a person would
+        # The machine may hold more devices than the table shows: wait for the app, then walk to ours.
+        wait_for(lambda t: "iosched" in status_line(t) and "loop" in t, "the device table")
+        for _ in range(300):  # walk the cursor to our device, as a person would
             if f"iosched  {loop.name} " in status_line(screen()):
                 break
             tmux("send-keys", "-t", SESSION, "Down")
