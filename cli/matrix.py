@@ -22,7 +22,6 @@ from iosched.core.matrix import (
     done_slots,
     format_duration,
     load_matrix,
-    new_document,
     run_matrix,
     save_matrix,
 )
@@ -93,17 +92,22 @@ def cmd_matrix(args: argparse.Namespace) -> int:
             f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
     eta = "unknown (a job file sets no runtime)" if est is None else f"about {format_duration(est)}"
     if doc is None:
-        doc = new_document(args.device, plan, target, args.root)
         print(f"iosched: matrix of {what}; estimated {eta}", file=sys.stderr)
     else:
         print(f"iosched: resuming {args.resume}: {plan.runs - len(todo)} of {plan.runs} runs done, "
               f"{len(todo)} to go; estimated {eta}", file=sys.stderr)
-    on_saved = (lambda d: save_matrix(d, save)) if save else None
+    last: list[dict] = []
+
+    def on_saved(d: dict) -> None:
+        last[:] = [d]
+        if save:
+            save_matrix(d, save)
+
     try:
-        run_matrix(args.device, plan, target, doc, args.root, _printer(quiet), on_saved)
+        doc = run_matrix(args.device, plan, target, doc, args.root, _printer(quiet), on_saved)
     except BaseException:
-        if save and doc["runs"]:
-            print(f"iosched: {len(doc['runs'])} of {plan.runs} runs are saved in {save}; "
+        if save and last and last[0]["runs"]:
+            print(f"iosched: {len(last[0]['runs'])} of {plan.runs} runs are saved in {save}; "
                   f"continue with --resume {save}", file=sys.stderr)
         raise
     judgement = judge_matrix(doc, args.alpha, getattr(args, "metric", None))

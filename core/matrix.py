@@ -277,20 +277,27 @@ def new_document(device: str, plan: MatrixPlan, target: Target | None, root: str
             "target": target.to_json() if target else None, "runs": [], "notes": [], "status": "running"}
 
 
-def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict, root: str | Path = "/",
+def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict | None = None, root: str | Path = "/",
                on_event: Callable[[Event], None] | None = None, on_saved: Callable[[dict], None] | None = None,
                ctl: Control | None = None) -> dict:
-    """Run every slot of ``plan.order`` not yet in ``doc["runs"]``; ``on_saved`` is called after each run.
+    """Run every slot of ``plan.order`` not yet in ``doc["runs"]`` (a new document when None); ``on_saved`` gets
+    the document after each run.
 
     The device gets its starting configuration back at the end, on cancel and on a signal; the target's
     scratch files are removed.
     """
-    check_variants(device, plan.variants, root)
     ctl = ctl or Control()
     emit = on_event or (lambda e: None)
     saved = on_saved or (lambda d: None)
-    cfg = Configurator(device, plan.variants, root)
-    monitor = Monitor(root=root, capacity=1)  # the run windows' edges
+    try:
+        check_variants(device, plan.variants, root)
+        if doc is None:
+            doc = new_document(device, plan, target, root)
+        cfg = Configurator(device, plan.variants, root)
+        monitor = Monitor(root=root, capacity=1)  # the run windows' edges
+    except BaseException:
+        target.release(root)  # the matrix owns its target from the call on, even when it cannot start
+        raise
     doc.setdefault("original", cfg.snapshot())
     doc["status"] = "running"
     todo = [i for i in range(plan.runs) if i not in done_slots(doc)]

@@ -34,7 +34,9 @@ from iosched.core.experiment import (
     run_alternation,
     run_experiment,
 )
-from iosched.core.jobs import CATALOG, Job
+from iosched.core.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs
+from iosched.core.matrix import MatrixPlan, run_matrix
+from iosched.core.matrix_judge import judge_matrix
 from iosched.core.targets import Refused, choose_target
 from iosched.core.units import short_number
 from iosched.report import text_report
@@ -101,6 +103,7 @@ class CompareScreen(Screen[None]):
     CompareScreen SelectionList { height: auto; max-height: 6; width: 28; }
     CompareScreen #right { width: 1fr; height: auto; }
     CompareScreen #job-info { padding: 0 1; color: $text-muted; }
+    CompareScreen #right Input#spec { width: 1fr; }
     CompareScreen ProgressBar Bar { width: 1fr; }
     CompareScreen ProgressBar { width: 1fr; }
     CompareScreen Input { width: 8; height: 1; border: none; padding: 0 1; }
@@ -134,6 +137,7 @@ class CompareScreen(Screen[None]):
                       and s in self.available), None)
         picks = {self.current, other}
         jobs = [(n, n) for n in SUGGESTED if not CATALOG[n].writes]
+        jobs += [(f"group {g.name} ({len(g.jobs)} jobs)", g.name) for g in GROUPS.values()]
         jobs += [(j.name, j.name) for j in CATALOG.values() if j.name not in SUGGESTED]
         yield Static(f"[b]Compare schedulers on {self.device}[/b] · ctrl+r starts · Esc cancels / goes back",
                      id="title")
@@ -143,6 +147,7 @@ class CompareScreen(Screen[None]):
                 with Vertical(id="right"):
                     yield Select(jobs, value=SUGGESTED[0], allow_blank=False, id="job")
                     yield Static(CATALOG[SUGGESTED[0]].description, id="job-info")
+                    yield Input(placeholder="or: a group, jobs, job files or cmd: COMMAND", id="spec")
             with Horizontal(classes="fields"):
                 yield Label("repeats")
                 yield Input("3", id="repeat")
@@ -165,6 +170,22 @@ class CompareScreen(Screen[None]):
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.value in CATALOG:
             self.query_one("#job-info", Static).update(CATALOG[str(event.value)].description)
+        elif event.value in GROUPS:
+            self.query_one("#job-info", Static).update("a matrix: " + GROUPS[str(event.value)].description)
+
+    def _workloads(self, runtime: float) -> tuple[list[Job | JobFile], bool, str | None]:
+        """What the form asks for: the jobs (one, or several for a matrix), dropped caches, or a command."""
+        spec = self.query_one("#spec", Input).value.strip() or str(self.query_one("#job", Select).value)
+        if spec.startswith("cmd:"):
+            if not spec[4:].strip():
+                raise ValueError("cmd: needs a command after it")
+            return [], False, spec[4:].strip()
+        try:
+            jobs, group = resolve_jobs(spec)
+        except IoschedError as e:
+            raise ValueError(str(e)) from None
+        jobs = [j.scaled(runtime=runtime, size=min(j.size, TUI_MAX_SIZE)) if isinstance(j, Job) else j for j in jobs]
+        return jobs, bool(group and group.drop_caches), None
 
     # ---- starting -----------------------------------------------------------------------------
     def action_start(self, destroy: bool = False) -> None:
@@ -177,7 +198,6 @@ class CompareScreen(Screen[None]):
                 names = names * 2  # one scheduler picked: an A/A check
             if not names:
                 raise ValueError("pick at least one scheduler")
-            job = CATALOG[str(self.query_one("#job", Select).value)]
             alternate = self.query_one("#alternate", Checkbox).value
             repeat = int(_number(self.query_one("#repeat", Input).value, 2, 100, "repeats"))
             runtime = _number(self.query_one("#runtime", Input).value, 0.5, 3600, "runtime")
@@ -185,41 +205,57 @@ class CompareScreen(Screen[None]):
             # Alternation runs whole blocks of two passes, at least two blocks (core/experiment.py).
             duration = _number(self.query_one("#duration", Input).value, 4 * len(names) * every, 24 * 3600,
                                "duration")
-        except ValueError as e:
+            jobs, drop, cmd = self._workloads(duration + 10 if alternate else runtime)
+            if alternate and (cmd or len(jobs) > 1 or not isinstance(jobs[0], Job)):
+                raise ValueError("live alternation runs one catalog job")
+            variants = parse_variants(",".join(names))
+            plan = MatrixPlan(variants, jobs, repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
+        except (ValueError, IoschedError) as e:
             self.notify(str(e), severity="error")
             return
-        variants = parse_variants(",".join(names))
-        job = job.scaled(runtime=duration + 10 if alternate else runtime, size=min(job.size, TUI_MAX_SIZE))
         passes = int(duration // every) // len(variants) // 2 * 2
-        total = passes * len(variants) if alternate else repeat * len(variants)
+        total = passes * len(variants) if alternate else plan.runs if plan else repeat * len(variants)
         self.query_one(ProgressBar).update(total=total, progress=0)
         self.query_one("#report", Static).update("")
         self.ctl = Control()
-        self.verdict = RunningVerdict([v.label for v in variants], kind="alternate" if alternate else "compare")
+        # A matrix has no single running verdict: its cells are judged together at the end.
+        self.verdict = None if plan else RunningVerdict([v.label for v in variants],
+                                                        kind="alternate" if alternate else "compare")
         self.query_one("#so-far", Static).update("")
         self.running = True
-        self._run(variants, job, repeat, alternate, every, duration, destroy)
+        self._run(variants, jobs[0] if jobs else None, cmd, plan, repeat, runtime, alternate, every, duration,
+                  destroy)
 
     @work(thread=True, group="experiment", exit_on_error=False)
-    def _run(self, variants: list[Variant], job: Job, repeat: int, alternate: bool, every: float,
-             duration: float, destroy: bool) -> None:
+    def _run(self, variants: list[Variant], job: Job | JobFile | None, cmd: str | None, plan: MatrixPlan | None,
+             repeat: int, runtime: float, alternate: bool, every: float, duration: float, destroy: bool) -> None:
         self.thread = threading.current_thread()
         assert self.ctl is not None
+        jobs = plan.jobs if plan else [job] if job else []
         try:
-            target = choose_target(self.device, job.writes, size=job.size,
-                                   destroy_data=self.device if destroy else None, root=self.monitor.root)
+            target = choose_target(self.device, any(j.writes for j in jobs),
+                                   size=max((j.size for j in jobs if isinstance(j, Job)), default=TUI_MAX_SIZE),
+                                   destroy_data=self.device if destroy else None,
+                                   root=self.monitor.root) if jobs else None
         except Refused as e:
             self.post_message(ExperimentEnded(None, str(e), e))
             return
         except IoschedError as e:
             self.post_message(ExperimentEnded(None, str(e)))
             return
-        wl = Workload(job=job, target=target)
+        wl = Workload(cmd=cmd) if cmd else Workload(job=job, target=target,
+                                                    runtime=None if isinstance(job, Job) else runtime)
 
         def emit(e: Event) -> None:
             self.post_message(ExperimentEvent(e))
 
         try:
+            if plan is not None:
+                assert target is not None
+                doc = run_matrix(self.device, plan, target, None, self.monitor.root, emit, ctl=self.ctl)
+                doc["judgement"] = judge_matrix(doc)
+                self.post_message(ExperimentEnded(doc))
+                return
             if alternate:
                 doc = run_alternation(self.device, variants, wl, every, duration, root=self.monitor.root,
                                       on_event=emit, ctl=self.ctl)
@@ -239,7 +275,7 @@ class CompareScreen(Screen[None]):
     def on_experiment_event(self, message: ExperimentEvent) -> None:
         e = message.event
         if e.kind == "run-start":
-            sched = e.variant.split(":")[0].split("#")[0]
+            sched = e.variant.split(" · ")[-1].split(":")[0].split("#")[0]  # a matrix names "job · variant"
             self.listener.post_message(self.RunStarted(self.device, sched))
         elif e.kind == "progress" and e.progress is not None:
             self.fio_iops = e.progress.iops
@@ -288,7 +324,12 @@ class CompareScreen(Screen[None]):
         else:
             self.doc = message.doc
             self.query_one("#live", Static).update("done; the device is back as it was.")
-            report = text_report(message.doc, message.doc["judgement"], verdict_first=True)
+            if message.doc.get("kind") == "matrix":
+                from iosched.matrix import matrix_text
+
+                report = matrix_text(message.doc, message.doc["judgement"])
+            else:
+                report = text_report(message.doc, message.doc["judgement"], verdict_first=True)
             self.query_one("#report", Static).update(report)
             self._show_charts(message.doc)
         self.listener.post_message(self.Finished(self.device))
