@@ -105,7 +105,7 @@ async def test_traced_samples_draw_heatmaps_markers_and_processes(tmp_path):
         assert fast.endswith("████│   ")  # newest at the right; the marker on the first sample after it
         assert slow.endswith("    ████")
         assert "fio" in text and "4242" in text
-        assert "⏺ tracing 0.4%" in live.status_text()
+        assert "● tracing 0.4%" in live.status_text()
 
 
 def start_fio(path: str) -> subprocess.Popen:
@@ -138,16 +138,21 @@ async def test_real_tracing_toggles_on_a_loop_device_under_load(tmp_path):
             assert live.trace_probe is not None and live.trace_probe.running, live.trace_note
             tracer_pid = live.trace_probe.tracer.pid
             pane = app.query_one(LatencyPane)
-            for _ in range(100):
+            def busy(view) -> bool:
+                return (view is not None and view.latest is not None and loop.name in view.latest.devices
+                        and any(p.comm == "fio" and p.device == loop.name for p in view.latest.processes))
+
+            for _ in range(200):
                 await pilot.pause(0.1)
-                view = app.monitor.extras.get("trace")
-                if view is not None and view.latest is not None and loop.name in view.latest.devices:
+                if busy(app.monitor.extras.get("trace")):
                     break
-            await pilot.pause(0.6)
+            assert busy(app.monitor.extras.get("trace")), app.monitor.extras.get("trace")
+            live.draw_latency()
+            await pilot.pause()
             text = pane.plain_text()
-            assert f"Latency {loop.name}" in text and "device p50" in text
-            assert "fio" in text
-            assert "⏺ tracing" in live.status_text()
+            assert f"Latency {loop.name}" in text and "device p50" in text, text
+            assert "fio" in text, text
+            assert "● tracing" in live.status_text()
             await pilot.press("l")
             await app.workers.wait_for_complete()
             assert not pane.display and not live.trace_probe.running

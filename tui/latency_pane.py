@@ -331,7 +331,7 @@ class LatencyActions:
         view = self.monitor.extras.get("trace")
         if isinstance(view, TraceView) and view.running:
             cost = "" if view.tracer_cpu is None else f" {view.tracer_cpu:.1f}%"
-            return f"  ⏺ tracing{cost}"
+            return f"  ● tracing{cost}"
         return ""
 
     def stop_tracing_now(self: LiveScreen) -> None:
