@@ -26,36 +26,62 @@ def nice_ceiling(value: float) -> float:
     return 10 ** (exp + 1)
 
 
-def braille_grid(series: Sequence[Sequence[float | None]], width: int, height: int,
-                 ymax: float) -> list[list[tuple[int, int]]]:
-    """Draw series into ``height`` rows of ``width`` braille cells: each cell is (dot bits, series index).
+def _span_mask(side: int, first: int, last: int) -> int:
+    mask = 0
+    for dot in range(first, last + 1):
+        mask |= _DOT[side][dot]
+    return mask
+
+
+# The dots of one side (left/right column) of a cell from dot a to dot b (0 = top) as one mask: a vertical
+# join fills whole cells in one step instead of dot by dot.
+_SPAN_MASKS = [[[_span_mask(side, a, b) for b in range(4)] for a in range(4)] for side in (0, 1)]
+
+
+def braille_cells(series: Sequence[Sequence[float | None]], width: int, height: int,
+                  ymax: float) -> tuple[list[int], list[int]]:
+    """Draw series into ``height`` rows of ``width`` braille cells, row-major: (dot bits, series index) lists.
 
     The newest point sits at the right edge, one point per dot column (two per cell). Consecutive points
     are joined vertically so a line stays continuous. Where series overlap a cell, the later one wins the
-    colour and both keep their dots. ``None`` is a gap.
+    colour and both keep their dots. ``None`` is a gap. An empty cell has bits 0 and index -1.
     """
     cols, rows = width * 2, height * 4
-    grid = [[(0, -1) for _ in range(width)] for _ in range(height)]
+    bits = [0] * max(0, width * height)
+    owner = [-1] * max(0, width * height)
     if width <= 0 or height <= 0 or ymax <= 0:
-        return grid
+        return bits, owner
+    top = rows - 1
     for index, values in enumerate(series):
         visible = list(values)[-cols:]
         offset = cols - len(visible)
         prev_y: int | None = None
         for i, v in enumerate(visible):
-            if v is None or math.isnan(v):
+            if v is None or v != v:  # None or NaN: a gap
                 prev_y = None
                 continue
-            y = min(rows - 1, max(0, round(v / ymax * (rows - 1))))  # 0 = bottom
-            lo, hi = (y, y) if prev_y is None else (min(y, prev_y), max(y, prev_y))
+            y = round(v / ymax * top)  # 0 = bottom
+            y = 0 if y < 0 else top if y > top else y
+            lo, hi = (y, y) if prev_y is None else (y, prev_y) if y < prev_y else (prev_y, y)
             x = offset + i
-            for yy in range(lo, hi + 1):
-                row_from_top = rows - 1 - yy
-                cell_row, dot_y = divmod(row_from_top, 4)
-                bits, _ = grid[cell_row][x // 2]
-                grid[cell_row][x // 2] = (bits | _DOT[x % 2][dot_y], index)
+            column, side = x >> 1, _SPAN_MASKS[x & 1]
+            top_row, top_dot = divmod(top - hi, 4)  # counted from the top
+            bottom_row, bottom_dot = divmod(top - lo, 4)
+            for cell_row in range(top_row, bottom_row + 1):
+                k = cell_row * width + column
+                bits[k] |= side[top_dot if cell_row == top_row else 0][bottom_dot if cell_row == bottom_row else 3]
+                owner[k] = index
             prev_y = y
-    return grid
+    return bits, owner
+
+
+def braille_grid(series: Sequence[Sequence[float | None]], width: int, height: int,
+                 ymax: float) -> list[list[tuple[int, int]]]:
+    """braille_cells as rows of (dot bits, series index) cells, (0, -1) where empty."""
+    bits, owner = braille_cells(series, width, height, ymax)
+    if width <= 0 or height <= 0:
+        return [[(0, -1) for _ in range(width)] for _ in range(height)]
+    return [list(zip(bits[r * width:(r + 1) * width], owner[r * width:(r + 1) * width])) for r in range(height)]
 
 
 def marker_columns(times: Sequence[float], marks: Sequence[float], width: int) -> dict[int, int]:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import DataTable
+from textual.widgets.data_table import ColumnKey, RowKey
 
 from iosched.core.devices import BlockDevice
 from iosched.core.monitor import Marker
@@ -18,13 +22,21 @@ from iosched.core.rates import CpuRates, DiskRates
 from iosched.core.textcharts import (
     BRAILLE_BASE,
     CPU_STACK_FIELDS,
-    braille_grid,
+    braille_cells,
     cpu_stack_column,
     marker_columns,
     nice_ceiling,
     spark_char,
 )
 from iosched.core.units import human_size, short_number
+
+_BRAILLE = [" "] + [chr(BRAILLE_BASE + bits) for bits in range(1, 256)]  # an empty cell is a space
+_SERIES_KEY = "2" + "01" * 8  # a cell's style key by series index + 1: alternate series colours, 2 = empty
+_CPU_KEY = "0123456"  # a CPU cell's style key by category; idle (-1) is the last
+_CPU_CELL = str.maketrans({"0": "█", "1": "█", "2": "█", "3": "█", "4": "█", "5": "█", "6": "·"})
+_ONE_CELL_EACH = re.compile("[\u0020-\u007e\u00a0-\u00ff\u2500-\u25fc\u2800-\u28ff]*").fullmatch  # not ◽◾: wide
+_SAME_KEY_RUN = re.compile(r"(.)\1*")
+
 
 # Ordered by importance: at 80 columns the later ones scroll off to the right.
 RATE_COLUMNS: tuple[tuple[str, str, int], ...] = (
@@ -84,9 +96,8 @@ class DeviceTable(DataTable):
             if selected in wanted:
                 self.move_cursor(row=wanted.index(selected))
         else:
-            for d in devices:
-                for key, cell in zip(("name", "type", "sched"), self._static_cells(d)):
-                    self.update_cell(d.name, key, cell)
+            # The name cell keeps its busy/idle style: the row key is the name, so it cannot change here.
+            self.set_row_cells({d.name: dict(zip(("type", "sched"), self._static_cells(d)[1:])) for d in devices})
 
     @staticmethod
     def _static_cells(d: BlockDevice) -> tuple[Text, str, Text]:
@@ -96,6 +107,7 @@ class DeviceTable(DataTable):
     def update_rates(self, devices: Sequence[BlockDevice], rates: dict[str, DiskRates]) -> None:
         dim = Style(dim=True)
         shown = self._shown
+        changed: dict[str, dict[str, object]] = {}
         for d in devices:
             r = rates.get(d.name)
             idle = r is None or (r.r_s == 0 and r.w_s == 0 and r.d_s == 0 and r.f_s == 0)
@@ -104,9 +116,46 @@ class DeviceTable(DataTable):
             if shown.get(d.name) == state:
                 continue  # unchanged row (idle devices, most ticks): no cell updates, no repaint
             shown[d.name] = state
-            for key, text in cells:
-                self.update_cell(d.name, key, Text(text, style=dim if idle else "", justify="right"))
-            self.update_cell(d.name, "name", Text(d.name, style=dim if idle else "bold"))
+            row = {key: Text(text, style=dim if idle else "", justify="right") for key, text in cells}
+            row["name"] = Text(d.name, style=dim if idle else "bold")
+            changed[d.name] = row
+        self.set_row_cells(changed)
+
+    def set_row_cells(self, rows: dict[str, dict[str, object]]) -> None:
+        """New values for some cells of some rows; only those rows are rendered again and repainted.
+
+        DataTable.update_cell drops the rendered form of every cell in the table, so one busy device made
+        the table render all its visible rows each tick (most of an idle TUI's cost at 40 devices).
+        """
+        if not rows:
+            return
+        try:
+            data, cell_cache, locations = self._data, self._cell_render_cache, self._row_locations
+            row_caches = (self._row_render_cache, self._row_renderable_cache, self._line_cache)
+        except AttributeError:  # a Textual without these internals: the public way, which renders it all
+            for name, cells in rows.items():
+                for key, value in cells.items():
+                    self.update_cell(name, key, value)
+            return
+        changed: set[tuple[str, str]] = set()
+        for name, cells in rows.items():
+            row = data[RowKey(name)]
+            for key, value in cells.items():
+                if not _same_cell(row.get(ColumnKey(key)), value):
+                    row[ColumnKey(key)] = value
+                    changed.add((name, key))
+        if not changed:
+            return
+        # Rendered cells are cached by (row key, column key, ...): drop the changed cells' only (a busy
+        # device changes half of its row). The line caches are cheap to rebuild from cached cells, and only
+        # the repainted rows are asked for again.
+        cached = cell_cache.keys()  # an LRUCache: not iterable itself
+        for key in [k for k in cached if (k[0].value, k[1].value) in changed]:
+            cell_cache.discard(key)
+        for cache in row_caches:
+            cache.clear()
+        for name in {name for name, _ in changed}:
+            self.refresh_row(locations.get(RowKey(name)))
 
     def selected_name(self) -> str | None:
         if not self.row_count:
@@ -116,6 +165,13 @@ class DeviceTable(DataTable):
         except Exception:  # cursor outside a table that just shrank
             return None
         return None if key.value is None else str(key.value)
+
+
+def _same_cell(a: object, b: object) -> bool:
+    """Whether two cell values look the same (rich's Text equality ignores the style)."""
+    if isinstance(a, Text) and isinstance(b, Text):
+        return a.plain == b.plain and a.style == b.style and a.justify == b.justify and a.spans == b.spans
+    return a == b
 
 
 class Runs:
@@ -138,6 +194,13 @@ class Runs:
                 self.add("".join(chars[start:i]), styles[start])
                 start = i
 
+    def add_keyed(self, text: str, keys: str, styles: Sequence[Style]) -> None:
+        """One character per cell, cell i in ``styles[int(keys[i])]``: one run per stretch of one key, found
+        by a regular expression (no per-cell work in Python, for panes redrawn every tick)."""
+        for m in _SAME_KEY_RUN.finditer(keys):
+            start, end = m.span()
+            self.add(text[start:end], styles[int(keys[start])])
+
     @property
     def plain(self) -> str:
         return "".join(t for t, _ in self.runs)
@@ -155,16 +218,51 @@ class RowsWidget(Widget):
         self._rows: list[Runs] | None = None
         self._strips: list[Strip] = []
         self._rows_size: tuple[int, int] = (0, 0)
+        self._part_styles: dict[str, Style] = {}
+        self._on_base: dict[Style | None, Style] = {}  # a run's style over the widget's own: Style addition is slow
+        self._strip_of: dict[tuple, Strip] = {}  # the current strips by (width, *runs)
+
+    def component_style(self, name: str) -> Style:
+        """A component class's style, looked up once per theme rather than once per build."""
+        style = self._part_styles.get(name)
+        if style is None:
+            style = self._part_styles[name] = self.get_component_rich_style(name)
+        return style
 
     def build_rows(self, width: int, height: int) -> list[Runs]:
         raise NotImplementedError
 
     def invalidate(self) -> None:
+        """The data changed: rebuild now and repaint only the lines whose picture changed.
+
+        Repainting a line costs Textual far more than building it (styles, then the compositor's cuts):
+        an idle graph filling up changes one line per tick, not all of them.
+        """
+        old = self._strips
+        self._rows = None
+        if not self.is_mounted or not self.size or not old:
+            self.refresh()
+            return
+        self.rows()
+        new = self._strips
+        if len(new) != len(old):
+            self.refresh()
+            return
+        width = self.size.width
+        for y, (before, after) in enumerate(zip(old, new)):
+            if before is not after:
+                self.refresh(Region(0, y, width, 1))
+
+    def on_resize(self) -> None:
         self._rows = None
         self.refresh()
 
-    def on_resize(self) -> None:
-        self.invalidate()
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._rows = None  # a new theme: the same rows in new colours
+        self._part_styles = {}
+        self._on_base = {}
+        self._strip_of = {}
 
     def rows(self) -> list[Runs]:
         size = (self.size.width, self.size.height)
@@ -173,15 +271,46 @@ class RowsWidget(Widget):
             self._rows = self.build_rows(width, max(1, size[1]))
             self._rows_size = size
             base = self.rich_style
-            self._strips = [Strip([Segment(text, base + style) for text, style in row.runs])
-                            .adjust_cell_length(width, base) for row in self._rows]
+            on_base = self._on_base
+            if len(on_base) > 64 or on_base.get(None) != base:  # None holds the base they were made on
+                on_base.clear()
+                on_base[None] = base
+                self._strip_of = {}
+            # An unchanged row keeps its Strip object: no new one to make, and Textual's caches on it stay.
+            known, self._strip_of = self._strip_of, {}
+            strips = []
+            for row in self._rows:
+                key = (width, *row.runs)
+                strip = known.get(key)
+                if strip is not None:
+                    strips.append(strip)
+                    self._strip_of[key] = strip
+                    continue
+                segments = []
+                cells = 0
+                for text, style in row.runs:
+                    combined = on_base.get(style)
+                    if combined is None:
+                        combined = on_base[style] = base + style
+                    segments.append(Segment(text, combined))
+                    # rich measures braille one character at a time; our alphabets are one cell each.
+                    cells += len(text) if _ONE_CELL_EACH(text) else cell_len(text)
+                strip = Strip(segments, cells).adjust_cell_length(width, base)
+                strips.append(strip)
+                self._strip_of[key] = strip
+            self._strips = strips
         return self._rows
 
     def plain_text(self) -> str:
         return "\n".join(r.plain for r in self.rows())
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self.rows()  # once per frame: the size check costs more than a line
+        return super().render_lines(crop)
+
     def render_line(self, y: int) -> Strip:
-        self.rows()
+        if self._rows is None:
+            self.rows()
         if y >= len(self._strips):
             return Strip.blank(self.size.width, self.rich_style)
         return self._strips[y]
@@ -252,15 +381,16 @@ class LineChart(RowsWidget):
     def build_rows(self, width: int, height: int) -> list[Runs]:
         plot_w = max(1, width - self.GUTTER)
         plot_h = max(1, height - 1)
-        styles = [self.get_component_rich_style(f"chart--s{i}") for i in range(2)]
-        axis = self.get_component_rich_style("chart--axis")
-        mark_style = self.get_component_rich_style("chart--marker")
+        # Cell styles by key: 0/1 a series, 2 the empty plot (axis colour), 3 a marker.
+        styles = [self.component_style("chart--s0"), self.component_style("chart--s1"),
+                  self.component_style("chart--axis"), self.component_style("chart--marker")]
+        axis = styles[2]
         plain = Style()
         visible = [v for s in self._series for v in s[-plot_w * 2:] if v is not None]
         ymax = nice_ceiling(max(visible, default=0.0))
 
         title = Runs()
-        title.add(self.title, self.get_component_rich_style("chart--title"))
+        title.add(self.title, self.component_style("chart--title"))
         for i, label in enumerate(self.labels):
             series = self._series[i] if i < len(self._series) else []
             latest = next((v for v in reversed(series) if v is not None), None)
@@ -268,13 +398,14 @@ class LineChart(RowsWidget):
             title.add(f"{label} {'-' if latest is None else short_number(latest)}{self.unit}", plain)
         rows = [title]
 
-        grid = braille_grid(self._series, plot_w, plot_h, ymax)
+        bits, owner = braille_cells(self._series, plot_w, plot_h, ymax)
         marks = marker_columns(self._times, [m.time for m in self._markers], plot_w)
         labels: dict[int, str] = {}  # top-row overlay: each marker's label beside its line
         for col, index in marks.items():
             label = self._markers[index].label[:plot_w]
             start = col + 1 if col + 1 + len(label) <= plot_w else max(0, col - len(label))
             labels.update({start + i: ch for i, ch in enumerate(label)})
+        gutter_mid = " " * (self.GUTTER - 1) + "│"
         for row in range(plot_h):
             runs = Runs()
             if row == 0:
@@ -282,25 +413,20 @@ class LineChart(RowsWidget):
             elif row == plot_h - 1:
                 runs.add(f"{'0':>{self.GUTTER - 1}}┤", axis)
             else:
-                runs.add(" " * (self.GUTTER - 1) + "│", axis)
-            chars: list[str] = []
-            cell_styles: list[Style] = []
-            grid_row = grid[row]
-            for col in range(plot_w):
-                bits, index = grid_row[col]
-                if row == 0 and col in labels:
-                    chars.append(labels[col])
-                    cell_styles.append(mark_style)
-                elif bits:  # data stays visible through a marker
-                    chars.append(chr(BRAILLE_BASE + bits))
-                    cell_styles.append(styles[index % 2])
-                elif col in marks:
-                    chars.append("│")
-                    cell_styles.append(mark_style)
-                else:
-                    chars.append(" ")
-                    cell_styles.append(axis)
-            runs.add_cells(chars, cell_styles)
+                runs.add(gutter_mid, axis)
+            row_bits = bits[row * plot_w:(row + 1) * plot_w]
+            text = "".join([_BRAILLE[b] for b in row_bits])
+            keys = "".join([_SERIES_KEY[i + 1] for i in owner[row * plot_w:(row + 1) * plot_w]])
+            if marks or (row == 0 and labels):
+                chars, key_list = list(text), list(keys)
+                for col in marks:  # data stays visible through a marker
+                    if not row_bits[col]:
+                        chars[col], key_list[col] = "│", "3"
+                if row == 0:
+                    for col, ch in labels.items():
+                        chars[col], key_list[col] = ch, "3"
+                text, keys = "".join(chars), "".join(key_list)
+            runs.add_keyed(text, keys, styles)
             rows.append(runs)
         return rows
 
@@ -326,6 +452,7 @@ class CpuPane(RowsWidget):
         super().__init__(**kw)
         self._history: list[CpuRates | None] = []
         self._per_cpu: dict[str, CpuRates] = {}
+        self._columns: dict[int, tuple[CpuRates, str]] = {}  # id(sample) -> (sample, column keys)
 
     def set_data(self, history: Sequence[CpuRates | None], per_cpu: dict[str, CpuRates]) -> None:
         history = list(history)[-max(1, self.size.width):]
@@ -337,24 +464,39 @@ class CpuPane(RowsWidget):
 
     def build_rows(self, width: int, height: int) -> list[Runs]:
         stack_rows = max(1, height - 2)
-        styles = [self.get_component_rich_style(f"cpu--{f}") for f in CPU_STACK_FIELDS]
-        idle_style = self.get_component_rich_style("cpu--idle")
+        # By category: the stacked fields in order, then idle last (category -1).
+        styles = [self.component_style(f"cpu--{f}") for f in CPU_STACK_FIELDS] + [self.component_style("cpu--idle")]
         plain = Style()
         title = Runs()
-        title.add("CPU", self.get_component_rich_style("cpu--title"))
+        title.add("CPU", self.component_style("cpu--title"))
         latest = self._history[-1] if self._history else None
         for f, style in zip(CPU_STACK_FIELDS, styles):
             title.add(" ■", style)
             title.add(f"{f} {'-' if latest is None else f'{getattr(latest, f):.1f}'}", plain)
         rows = [title]
-        columns = [None if r is None else cpu_stack_column(r._asdict(), stack_rows)
-                   for r in self._history[-width:]]
+        # A column depends only on its sample: worked out once, when the sample arrives, as a string of style
+        # keys (bottom row first), then only picked apart row by row as it scrolls. The history holds the
+        # samples, so an id stays theirs while they are on screen.
+        known, self._columns = self._columns, {}
+        columns: list[str] = []
+        idle = _CPU_KEY[-1] * stack_rows
+        for r in self._history[-width:]:
+            if r is None:
+                columns.append(idle)
+                continue
+            hit = known.get(id(r))
+            if hit is not None and hit[0] is r and len(hit[1]) == stack_rows:
+                col = hit[1]
+            else:
+                col = "".join([_CPU_KEY[c] for c in cpu_stack_column(r._asdict(), stack_rows)])
+            self._columns[id(r)] = (r, col)
+            columns.append(col)
         pad = width - len(columns)
         for row in reversed(range(stack_rows)):
             runs = Runs()
             runs.add(" " * pad, plain)
-            cats = [-1 if col is None else col[row] for col in columns]
-            runs.add_cells(["█" if c >= 0 else "·" for c in cats], [styles[c] if c >= 0 else idle_style for c in cats])
+            keys = "".join([col[row] for col in columns])
+            runs.add_keyed(keys.translate(_CPU_CELL), keys, styles)
             rows.append(runs)
         per_cpu = Runs()
         for key in sorted((k for k in self._per_cpu if k != "all"), key=int):
