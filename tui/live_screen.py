@@ -5,6 +5,7 @@ live_jobs.py; compare: compare_screen.py)."""
 from __future__ import annotations
 
 import os
+import time
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
@@ -13,7 +14,7 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from iosched.core.devices import BlockDevice
+from iosched.core.devices import BlockDevice, inventory_signature
 from iosched.core.journal import journal_problem
 from iosched.core.monitor import Monitor
 from iosched.core.persist import DEFAULT_RULES
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
 INVENTORY_POLL_S = 2.0  # an outside scheduler change shows within this
+INVENTORY_GAP_S = 1.0  # at most one full inventory read per this, however many uevents arrive
 READ_ONLY_NOTICE = ("This is a read-only view: switching, jobs, experiments, tunables and persist are off. "
                     "Writes need the TUI in a terminal, or `iosched serve --allow-writes`.")
 
@@ -71,6 +73,9 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         self.changed_devices: set[str] = set()  # offered for restore on quit
         self.compare: CompareScreen | None = None
         self._timer: Timer | None = None
+        self._inventory_signature: tuple = ()
+        self._inventory_read_at = -INVENTORY_GAP_S
+        self._inventory_timer: Timer | None = None
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -80,7 +85,7 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         self.monitor.baseline()
         if self.auto_tick:
             self._timer = self.set_interval(self.interval, self.tick)
-            self.set_interval(INVENTORY_POLL_S, self.refresh_inventory)
+            self.set_interval(INVENTORY_POLL_S, self.poll_inventory)
             if self.watch_udev and str(self.monitor.root) == "/":
                 self._watch_udev()
         self.render_status()
@@ -144,12 +149,35 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
 
     # ---- inventory ----------------------------------------------------------------------------
     def refresh_inventory(self) -> None:
+        """Re-read the inventory now, or, within INVENTORY_GAP_S of the last read, once when the gap ends:
+        a burst of uevents (loop devices attached by the dozen) costs one or two reads, not one each."""
+        if self._inventory_timer is not None:  # a read is already due: it will see this change too
+            return
+        wait = self._inventory_read_at + INVENTORY_GAP_S - time.monotonic()
+        if wait <= 0:
+            self._reload_inventory()
+        else:
+            self._inventory_timer = self.set_timer(wait, self._reload_inventory)
+
+    def _reload_inventory(self) -> None:
+        self._inventory_timer = None
+        self._inventory_read_at = time.monotonic()
         self._read_inventory(self.monitor.inventory_token())
 
+    def poll_inventory(self) -> None:
+        """The slow poll reads the whole inventory only when its cheap signature moved."""
+        self._read_inventory(self.monitor.inventory_token(), only_if_moved=True)
+
     @work(thread=True, exclusive=True, group="inventory", exit_on_error=False)
-    def _read_inventory(self, token: int) -> None:
-        if not get_current_worker().is_cancelled:
-            self.post_message(InventoryRead(self.monitor.read_inventory(), token))
+    def _read_inventory(self, token: int, only_if_moved: bool = False) -> None:
+        if get_current_worker().is_cancelled:
+            return
+        # A full read costs 20-30 ms at 40 devices; its signature about 1 ms.
+        signature = inventory_signature(self.monitor.root)
+        if only_if_moved and signature == self._inventory_signature:
+            return
+        self._inventory_signature = signature
+        self.post_message(InventoryRead(self.monitor.read_inventory(), token))
 
     def on_inventory_read(self, message: InventoryRead) -> None:
         same = sorted(message.devices, key=lambda d: d.name) == sorted(self.devices, key=lambda d: d.name)
