@@ -166,18 +166,23 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
 
     def poll_inventory(self) -> None:
         """The slow poll reads the whole inventory only when its cheap signature moved."""
-        self._read_inventory(self.monitor.inventory_token(), only_if_moved=True)
+        self._poll_inventory(self.monitor.inventory_token())
 
     @work(thread=True, exclusive=True, group="inventory", exit_on_error=False)
-    def _read_inventory(self, token: int, only_if_moved: bool = False) -> None:
-        if get_current_worker().is_cancelled:
-            return
-        # A full read costs 20-30 ms at 40 devices; its signature about 1 ms.
+    def _read_inventory(self, token: int) -> None:
+        if not get_current_worker().is_cancelled:
+            self._inventory_signature = inventory_signature(self.monitor.root)
+            self.post_message(InventoryRead(self.monitor.read_inventory(), token))
+
+    # A group of its own: a poll must not cancel a read a uevent asked for (that change may not show in the
+    # signature, e.g. a new filesystem); a late result of either is dropped by its token.
+    @work(thread=True, exclusive=True, group="inventory-poll", exit_on_error=False)
+    def _poll_inventory(self, token: int) -> None:
+        # A full read costs 20-30 ms at 40 devices; the signature about 1 ms.
         signature = inventory_signature(self.monitor.root)
-        if only_if_moved and signature == self._inventory_signature:
-            return
-        self._inventory_signature = signature
-        self.post_message(InventoryRead(self.monitor.read_inventory(), token))
+        if signature != self._inventory_signature and not get_current_worker().is_cancelled:
+            self._inventory_signature = signature
+            self.post_message(InventoryRead(self.monitor.read_inventory(), token))
 
     def on_inventory_read(self, message: InventoryRead) -> None:
         same = sorted(message.devices, key=lambda d: d.name) == sorted(self.devices, key=lambda d: d.name)
