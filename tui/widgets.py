@@ -34,7 +34,7 @@ _BRAILLE = [" "] + [chr(BRAILLE_BASE + bits) for bits in range(1, 256)]  # an em
 _SERIES_KEY = "2" + "01" * 8  # a cell's style key by series index + 1: alternate series colours, 2 = empty
 _CPU_KEY = "0123456"  # a CPU cell's style key by category; idle (-1) is the last
 _CPU_CELL = str.maketrans({"0": "█", "1": "█", "2": "█", "3": "█", "4": "█", "5": "█", "6": "·"})
-_ONE_CELL_EACH = re.compile("[\u0020-\u007e\u00a0-\u00ff\u2500-\u25fc\u2800-\u28ff]*").fullmatch  # not ◽◾: wide
+_ONE_CELL_EACH = re.compile("[\u0020-\u007e\u00a0-\u00ff\u2500-\u25fc\u2800-\u28ff]*").fullmatch  # U+25FD-E: wide
 _SAME_KEY_RUN = re.compile(r"(.)\1*")
 
 
