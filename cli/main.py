@@ -141,7 +141,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_tui(args: argparse.Namespace) -> int:
     from iosched.tui.launch import TuiOptions, run_app  # the only place Textual is loaded: lazily
 
-    return run_app(TuiOptions(args.root, args.tui_interval, args.theme, read_only=args.read_only))
+    return run_app(TuiOptions(args.root, args.tui_interval, args.theme, read_only=args.read_only,
+                              served=args.served))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -152,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="TUI refresh in seconds (0.25 to 5)")
     p.add_argument("--read-only", action="store_true",
                    help="TUI that only watches: no switching, jobs or tuning; runs beside another iosched")
+    p.add_argument("--served", action="store_true", help=argparse.SUPPRESS)  # set by `iosched serve`
     p.set_defaults(func=cmd_tui, json=False, all=False)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 

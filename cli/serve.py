@@ -38,7 +38,8 @@ def _port(text: str) -> int:
 
 def app_command(args: argparse.Namespace) -> str:
     """The command textual-serve runs for each browser tab: this same iosched, as a TUI."""
-    argv = [sys.executable, "-m", "iosched", "--root", args.root, "-i", f"{args.tui_interval:g}"]
+    # --served: whatever --allow-writes says, the browser never runs a command or names a file to read.
+    argv = [sys.executable, "-m", "iosched", "--served", "--root", args.root, "-i", f"{args.tui_interval:g}"]
     if args.theme:
         argv += ["--theme", args.theme]
     if not args.allow_writes:

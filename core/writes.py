@@ -174,17 +174,19 @@ def _order(entry: JournalEntry) -> int:
     return 2 if entry.attr.startswith("queue/iosched/") else 1
 
 
-def restore(root: str | Path = "/", journal: Journal | None = None,
-            dry_run: bool = False, devices: set[str] | None = None) -> list[RestoreOutcome]:
-    """Put back every value the tool changed that still differs (only on ``devices`` when given).
+def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: bool = False,
+            devices: set[str] | None = None, only: set[tuple[str, str]] | None = None) -> list[RestoreOutcome]:
+    """Put back every value the tool changed that still differs (only on ``devices``, and only the
+    (device, attribute) pairs in ``only``, when given: a TUI undoes its own writes, not those of others).
 
-    Idempotent; entries done with are dropped.
+    Idempotent; entries done with are dropped; entries left out stay in the journal.
     """
     journal = journal or Journal(default_run_dir(root))
     outcomes: list[RestoreOutcome] = []
 
     def mine(entries: dict[str, JournalEntry]) -> list[JournalEntry]:
-        return sorted((e for e in entries.values() if devices is None or e.device in devices), key=_order)
+        return sorted((e for e in entries.values() if (devices is None or e.device in devices)
+                       and (only is None or (e.device, e.attr) in only)), key=_order)
 
     if dry_run:
         for entry in mine(journal.entries()):

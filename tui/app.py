@@ -70,7 +70,7 @@ class IoschedApp(App[int]):
     def __init__(self, root: str | Path = "/", interval: float = 1.0, theme_name: str = "dark",
                  sampler: SampleSource | None = None, auto_tick: bool = True, watch_udev: bool = True,
                  rules_file: str = DEFAULT_RULES, focus: str | None = None, replay: Recording | None = None,
-                 replay_name: str = "", read_only: bool = False) -> None:
+                 replay_name: str = "", read_only: bool = False, served: bool = False) -> None:
         super().__init__()
         self.theme_name = theme_name if theme_name in THEME_NAMES else "dark"
         self.hangup_cleanups: list[Callable[[], None]] = []  # run on SIGHUP, which skips every `finally`
@@ -82,7 +82,7 @@ class IoschedApp(App[int]):
             self.view = ReplayScreen(Monitor.replay(replay), replay_name)
         else:
             self.live = self.view = LiveScreen(Monitor(sampler, root), interval, auto_tick, watch_udev,
-                                               rules_file, focus, read_only)
+                                               rules_file, focus, read_only, served)
 
     @property
     def monitor(self) -> Monitor:
@@ -129,28 +129,29 @@ class IoschedApp(App[int]):
 
     async def action_quit(self) -> None:
         self.stop_children()
-        changed = self.live.changed_devices if self.live is not None else set()
+        changed = set(self.live.changed) if self.live is not None else set()
         if not changed:
             self.exit(0)
             return
-        names = ", ".join(sorted(changed))
+        names = ", ".join(f"{device} {attr.removeprefix('queue/')}" for device, attr in sorted(changed))
 
         def answered(yes: bool | None) -> None:
             if yes:
-                self._restore_and_exit()
+                self._restore_and_exit(changed)
             else:
                 self.exit(0, message=f"Left changed: {names}. `iosched restore` puts the originals back.")
 
         self.push_screen(ConfirmScreen(
-            f"This session changed the scheduler or settings of {names}.\n"
-            "Restore the original values before quitting?"),
+            f"This session changed: {names}.\n"
+            "Restore the original values of these before quitting? Changes made outside this session "
+            "(`iosched set`, a compare from the command line) are left alone."),
             answered)
 
     @work(thread=True, group="restore", exit_on_error=False)
-    def _restore_and_exit(self) -> None:
+    def _restore_and_exit(self, changed: set[tuple[str, str]]) -> None:
         """Restore in a worker: a switch on a busy device waits for its queue to drain."""
         try:
-            outcomes = restore(self.monitor.root)
+            outcomes = restore(self.monitor.root, only=changed)
         except IoschedError as e:
             self.call_from_thread(self.exit, 1, message=f"Restore failed: {e}. Run `iosched restore`.")
             return

@@ -66,6 +66,15 @@ class ExperimentEnded(Message):
         self.refused = refused
 
 
+SERVED_NOTICE = ("a browser view runs catalog jobs and groups only: commands (cmd:) and job files are refused, "
+                 "even with --allow-writes; run those with `iosched compare` in a terminal")
+
+
+def catalog_only(spec: str) -> bool:
+    """Whether every item of a job field names a catalog job or group (no command, no file by path)."""
+    return all(part.strip() in CATALOG or part.strip() in GROUPS for part in spec.split(","))
+
+
 def _number(text: str, lo: float, hi: float, what: str) -> float:
     try:
         value = float(text)
@@ -117,10 +126,11 @@ class CompareScreen(Screen[None]):
     CompareScreen #results { height: 1fr; padding: 0 1; }
     """
 
-    def __init__(self, monitor: Monitor, device: BlockDevice, listener: MessagePump) -> None:
+    def __init__(self, monitor: Monitor, device: BlockDevice, listener: MessagePump, served: bool = False) -> None:
         super().__init__()
         self.monitor = monitor
         self.listener = listener  # gets RunStarted and Finished
+        self.served = served  # a browser tab: catalog jobs and groups only, never a command or a file by path
         self.device = device.name
         self.current = device.scheduler
         self.available = list(device.schedulers)
@@ -147,7 +157,8 @@ class CompareScreen(Screen[None]):
                 with Vertical(id="right"):
                     yield Select(jobs, value=SUGGESTED[0], allow_blank=False, id="job")
                     yield Static(CATALOG[SUGGESTED[0]].description, id="job-info")
-                    yield Input(placeholder="or: a group, jobs, job files or cmd: COMMAND", id="spec")
+                    yield Input(placeholder="or: a group or catalog jobs" if self.served
+                                else "or: a group, jobs, job files or cmd: COMMAND", id="spec")
             with Horizontal(classes="fields"):
                 yield Label("repeats")
                 yield Input("3", id="repeat")
@@ -176,6 +187,8 @@ class CompareScreen(Screen[None]):
     def _workloads(self, runtime: float) -> tuple[list[Job | JobFile], bool, str | None]:
         """What the form asks for: the jobs (one, or several for a matrix), dropped caches, or a command."""
         spec = self.query_one("#spec", Input).value.strip() or str(self.query_one("#job", Select).value)
+        if self.served and not catalog_only(spec):
+            raise ValueError(SERVED_NOTICE)
         if spec.startswith("cmd:"):
             if not spec[4:].strip():
                 raise ValueError("cmd: needs a command after it")
@@ -187,8 +200,15 @@ class CompareScreen(Screen[None]):
         jobs = [j.scaled(runtime=runtime, size=min(j.size, TUI_MAX_SIZE)) if isinstance(j, Job) else j for j in jobs]
         return jobs, bool(group and group.drop_caches), None
 
+    def _read_only(self) -> bool:
+        """The live screen was opened read-only: a second guard behind its own refusal of `c`."""
+        return bool(getattr(self.listener, "read_only", False))
+
     # ---- starting -----------------------------------------------------------------------------
     def action_start(self, destroy: bool = False) -> None:
+        if self._read_only():
+            self.notify("This is a read-only view: experiments are off.", title="Read-only", severity="warning")
+            return
         if self.running:
             self.notify("An experiment is already running.", severity="warning")
             return
@@ -232,6 +252,9 @@ class CompareScreen(Screen[None]):
         self.thread = threading.current_thread()
         assert self.ctl is not None
         jobs = plan.jobs if plan else [job] if job else []
+        if self._read_only() or (self.served and (cmd or not all(isinstance(j, Job) for j in jobs))):
+            self.post_message(ExperimentEnded(None, "refused: " + (SERVED_NOTICE if self.served else "read-only")))
+            return
         try:
             target = choose_target(self.device, any(j.writes for j in jobs),
                                    size=max((j.size for j in jobs if isinstance(j, Job)), default=TUI_MAX_SIZE),

@@ -250,6 +250,8 @@ class LatencyActions:
             self._stop_tracing()
             self.render_status()
             return
+        if self.refused_read_only():  # bpftrace runs as root and mounts tracefs: a write in all but name
+            return
         pane.display = True
         self.set_class(True, "-latency")
         if self.trace_probe is None:
@@ -269,6 +271,8 @@ class LatencyActions:
 
     @work(thread=True, exclusive=True, group="trace", exit_on_error=False)
     def _start_tracing(self: LiveScreen, probe: TraceProbe) -> None:
+        if self.read_only:
+            return
         try:
             probe.start()
         except (TracingUnavailable, TracingFailed) as e:

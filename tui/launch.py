@@ -28,6 +28,7 @@ class TuiOptions:
     focus: str | None = None  # select this device at start (the demo sandbox)
     cleanups: tuple[Callable[[], None], ...] = field(default=())  # run on SIGHUP, which skips every `finally`
     read_only: bool = False  # a viewer: takes no writer lock, refuses every write (browser views by default)
+    served: bool = False  # started by `iosched serve`: no commands and no job files from the browser
 
     @property
     def theme_name(self) -> str:
@@ -49,22 +50,23 @@ def run_replay(options: TuiOptions, rec: Recording, name: str) -> int:
 
 
 def run_app(options: TuiOptions) -> int:
-    served = served_in_browser()
-    if not sys.stdout.isatty() and not served:
+    browser = served_in_browser()
+    if not sys.stdout.isatty() and not browser:
         raise IoschedError("the TUI needs a terminal; use `iosched watch` or `iosched list` in scripts")
     read_only, busy, lock = options.read_only, "", None
     if not read_only:  # viewers take no lock: any number of them may watch beside the writer
         try:
             lock = acquire_writer_lock(default_run_dir(options.root))
         except WriterBusy as e:
-            if not served:
+            if not browser:
                 raise
             # A second browser tab of `serve --allow-writes`: a view, not a dead page.
             read_only, busy = True, f"iosched pid {e.pid} holds the writer lock: this tab is a read-only view."
     from iosched.tui.app import IoschedApp
 
     app = IoschedApp(root=options.root, interval=options.interval, theme_name=options.theme_name,
-                     focus=options.focus, read_only=read_only)
+                     focus=options.focus, read_only=read_only,
+                     served=options.served or browser)
     if busy:
         app.call_later(app.notify, busy, severity="warning", timeout=10)
     app.hangup_cleanups.extend(options.cleanups)

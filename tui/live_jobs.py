@@ -62,11 +62,8 @@ class JobActions:
     job: JobState | None = None
 
     def action_job(self: LiveScreen) -> None:
-        if self.refused_read_only():
-            return
-        dev = self.selected_device()
+        dev = self.device_to_write(needs_scheduler=False)
         if dev is None:
-            self.notify("No device selected.", severity="warning")
             return
         if self.job is not None:
             self.notify(f"{self.job.job.name} is still running on {self.job.device}: x stops it.", severity="warning")

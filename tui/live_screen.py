@@ -30,8 +30,8 @@ if TYPE_CHECKING:
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
 INVENTORY_POLL_S = 2.0  # an outside scheduler change shows within this
 INVENTORY_GAP_S = 1.0  # at most one full inventory read per this, however many uevents arrive
-READ_ONLY_NOTICE = ("This is a read-only view: switching, jobs, experiments, tunables and persist are off. "
-                    "Writes need the TUI in a terminal, or `iosched serve --allow-writes`.")
+READ_ONLY_NOTICE = ("This is a read-only view: switching, jobs, experiments, tunables, persist and tracing are "
+                    "off. Writes need the TUI in a terminal, or `iosched serve --allow-writes`.")
 
 
 class InventoryRead(Message):
@@ -61,16 +61,18 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
     ]
 
     def __init__(self, monitor: Monitor, interval: float = 1.0, auto_tick: bool = True, watch_udev: bool = True,
-                 rules_file: str = DEFAULT_RULES, focus: str | None = None, read_only: bool = False) -> None:
+                 rules_file: str = DEFAULT_RULES, focus: str | None = None, read_only: bool = False,
+                 served: bool = False) -> None:
         super().__init__(monitor)
         self.read_only = read_only  # a viewer: watches, never writes (browser views unless --allow-writes)
+        self.served = served  # a browser tab of `iosched serve`: never runs commands or reads files it is named
         self.interval = min(INTERVALS, key=lambda i: abs(i - interval))
         self.auto_tick = auto_tick
         self.watch_udev = watch_udev
         self.rules_file = rules_file
         self.focus_device = focus  # select this device at start (the demo sandbox)
         self.paused = False
-        self.changed_devices: set[str] = set()  # offered for restore on quit
+        self.changed: set[tuple[str, str]] = set()  # (device, attribute) this session wrote: restored on quit
         self.compare: CompareScreen | None = None
         self._timer: Timer | None = None
         self._inventory_signature: tuple = ()
@@ -219,13 +221,24 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
             self.notify(READ_ONLY_NOTICE, title="Read-only", severity="warning", timeout=6)
         return self.read_only
 
+    def device_to_write(self, needs_scheduler: bool = True) -> BlockDevice | None:
+        """The selected device for a write action, or None after saying why not (read-only view, no device
+        selected, a device whose driver has no IO scheduler)."""
+        if self.refused_read_only():
+            return None
+        dev = self.selected_device()
+        if dev is None:
+            self.notify("No device selected.", severity="warning")
+            return None
+        if needs_scheduler and not dev.has_scheduler:
+            self.notify(f"{dev.name} has no IO scheduler (its driver bypasses the elevator).", severity="warning")
+            return None
+        return dev
+
     # ---- compare ------------------------------------------------------------------------------
     def action_compare(self) -> None:
-        if self.refused_read_only():
-            return
-        dev = self.selected_device()
-        if dev is None or not dev.has_scheduler:
-            self.notify("Select a device with an IO scheduler first.", severity="warning")
+        dev = self.device_to_write()
+        if dev is None:
             return
         if self.job is not None:
             self.notify("Stop the running job first (x).", severity="warning")
@@ -240,7 +253,7 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
 
         from iosched.tui.compare_screen import CompareScreen
 
-        self.compare = CompareScreen(self.monitor, dev, self)
+        self.compare = CompareScreen(self.monitor, dev, self, served=self.served)
         self.app.push_screen(self.compare, closed)
 
     def on_compare_screen_run_started(self, message: CompareScreen.RunStarted) -> None:

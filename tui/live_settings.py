@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from textual import work
 from textual.binding import Binding, BindingType
@@ -46,25 +46,10 @@ class SwitchDone(Message):
         self.result = result
 
 
-class SwitchFailed(Message):
-    def __init__(self, device: str, error: str) -> None:
-        super().__init__()
-        self.device = device
-        self.error = error
-
-
 class TunableDone(Message):
     def __init__(self, result: WriteResult) -> None:
         super().__init__()
         self.result = result
-
-
-class TunableFailed(Message):
-    def __init__(self, device: str, name: str, error: str) -> None:
-        super().__init__()
-        self.device = device
-        self.name = name
-        self.error = error
 
 
 class RuleWritten(Message):
@@ -73,9 +58,13 @@ class RuleWritten(Message):
         self.hint = hint
 
 
-class RuleFailed(Message):
-    def __init__(self, error: str) -> None:
+class WriteFailed(Message):
+    """A switch, a tunable edit or the rule file failed: ``title`` heads the notice, ``kind`` frees its debounce."""
+
+    def __init__(self, kind: Literal["switch", "tunable", "rule"], title: str, error: str) -> None:
         super().__init__()
+        self.kind = kind
+        self.title = title
         self.error = error
 
 
@@ -91,14 +80,8 @@ class SettingActions:
 
     # ---- scheduler ----------------------------------------------------------------------------
     def action_switch(self: LiveScreen) -> None:
-        if self.refused_read_only():
-            return
-        dev = self.selected_device()
+        dev = self.device_to_write()
         if dev is None:
-            self.notify("No device selected.", severity="warning")
-            return
-        if not dev.has_scheduler:
-            self.notify(f"{dev.name} has no IO scheduler (its driver bypasses the elevator).", severity="warning")
             return
         if self.switching:
             return  # debounce: one switch at a time
@@ -125,7 +108,7 @@ class SettingActions:
         try:
             self.post_message(SwitchDone(switch_scheduler(device, name, root=self.monitor.root)))
         except Exception as e:  # never let a write take the app down
-            self.post_message(SwitchFailed(device, _error(e)))
+            self.post_message(WriteFailed("switch", f"{device}: switch failed", _error(e)))
 
     def on_switch_done(self: LiveScreen, message: SwitchDone) -> None:
         self.switching = False
@@ -133,22 +116,15 @@ class SettingActions:
         if r.old == r.new:
             self.notify(f"{r.device} already {r.new}.")
             return
-        self.changed_devices.add(r.device)
+        self.changed.add((r.device, r.attr))
         self.monitor.mark(r.device, r.new, r.time, "switch")
         self.notify(f"{r.device}: {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
         self.refresh_inventory()
 
-    def on_switch_failed(self: LiveScreen, message: SwitchFailed) -> None:
-        self.switching = False
-        self.notify(message.error, title=f"{message.device}: switch failed", severity="error", timeout=8)
-
     # ---- tunables -----------------------------------------------------------------------------
     def action_tunables(self: LiveScreen) -> None:
-        if self.refused_read_only():
-            return
-        dev = self.selected_device()
-        if dev is None or not dev.has_scheduler:
-            self.notify("Select a device with an IO scheduler first.", severity="warning")
+        dev = self.device_to_write()
+        if dev is None:
             return
         try:
             settings = list_settings(dev.name, self.monitor.root)
@@ -174,7 +150,7 @@ class SettingActions:
         try:
             self.post_message(TunableDone(apply_settings(device, [change], self.monitor.root)[0]))
         except Exception as e:  # never let a write take the app down
-            self.post_message(TunableFailed(device, change[0], _error(e)))
+            self.post_message(WriteFailed("tunable", f"{device}: {change[0]} not changed", _error(e)))
 
     def on_tunable_done(self: LiveScreen, message: TunableDone) -> None:
         self.tuning = False
@@ -183,23 +159,15 @@ class SettingActions:
         if r.old == r.new:
             self.notify(f"{r.device} {name} already {r.new}.")
             return
-        self.changed_devices.add(r.device)
+        self.changed.add((r.device, r.attr))
         self.monitor.mark(r.device, f"{name}={r.new}", r.time, "tunable")
         self.notify(f"{r.device}: {name} {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
         self.refresh_inventory()
 
-    def on_tunable_failed(self: LiveScreen, message: TunableFailed) -> None:
-        self.tuning = False
-        self.notify(message.error, title=f"{message.device}: {message.name} not changed", severity="error",
-                    timeout=8)
-
     # ---- persistence --------------------------------------------------------------------------
     def action_persist(self: LiveScreen) -> None:
-        if self.refused_read_only():
-            return
-        dev = self.selected_device()
-        if dev is None or not dev.scheduler:
-            self.notify("Select a device with an IO scheduler first.", severity="warning")
+        dev = self.device_to_write()
+        if dev is None:
             return
         choices = [("kernel-name", f"KERNEL==\"{dev.name}\" (this name only)")]
         if persist_covers(dev.name):
@@ -248,12 +216,16 @@ class SettingActions:
         try:
             write_rules_file(path, text)
         except Exception as e:
-            self.post_message(RuleFailed(_error(e)))
+            self.post_message(WriteFailed("rule", "persist failed", _error(e)))
         else:
             self.post_message(RuleWritten(hint()))
 
     def on_rule_written(self: LiveScreen, message: RuleWritten) -> None:
         self.notify(f"Written. Apply now with: {message.hint}", timeout=12)
 
-    def on_rule_failed(self: LiveScreen, message: RuleFailed) -> None:
-        self.notify(message.error, severity="error")
+    def on_write_failed(self: LiveScreen, message: WriteFailed) -> None:
+        if message.kind == "switch":
+            self.switching = False
+        elif message.kind == "tunable":
+            self.tuning = False
+        self.notify(message.error, title=message.title, severity="error", timeout=8)

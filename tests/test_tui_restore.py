@@ -1,0 +1,45 @@
+"""Quitting the TUI restores what this session changed and nothing else, on real loop devices."""
+
+from __future__ import annotations
+
+from test_tui_jobs import select, wait_until
+
+from iosched.core.journal import Journal, default_run_dir
+from iosched.core.scheduler import switch_scheduler
+from iosched.core.writes import restore
+from iosched.tui.app import IoschedApp
+from iosched.tui.dialogs import ConfirmScreen
+
+from conftest import attach_loop, detach_loop, need_real
+
+
+async def test_quit_restores_only_what_this_session_changed(tmp_path):
+    need_real()
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    outside = attach_loop(tmp_path / "a", "64M")
+    mine = attach_loop(tmp_path / "b", "64M")
+    try:
+        # A change made before the TUI opened, the way `iosched set` makes it: journaled.
+        switch_scheduler(outside.name, "mq-deadline")
+        app = IoschedApp(interval=0.25, watch_udev=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await select(app, pilot, mine.name)
+            app.live.start_switch(mine.name, "bfq")
+            assert await wait_until(pilot, lambda: app.monitor.markers_of(mine.name) != [])
+            assert mine.current() == "bfq"
+            await pilot.press("q")
+            await pilot.pause()
+            assert isinstance(app.screen, ConfirmScreen)
+            question = app.screen.question
+            assert f"{mine.name} scheduler" in question and outside.name not in question
+            assert "left alone" in question
+            await pilot.press("y")
+            await pilot.pause(0.3)
+        assert mine.current() == mine.initial_scheduler
+        assert outside.current() == "mq-deadline"  # not this session's: left as it is, still journaled
+        assert f"{outside.name}/queue/scheduler" in Journal(default_run_dir("/")).entries()
+    finally:
+        restore(devices={outside.name, mine.name})
+        detach_loop(outside)
+        detach_loop(mine)
