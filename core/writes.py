@@ -178,15 +178,23 @@ def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: boo
             devices: set[str] | None = None, only: set[tuple[str, str]] | None = None) -> list[RestoreOutcome]:
     """Put back every value the tool changed that still differs (only on ``devices``, and only the
     (device, attribute) pairs in ``only``, when given: a TUI undoes its own writes, not those of others).
+    A scheduler in ``only`` takes along what its switch journaled on that device (nr_requests, iosched/*).
 
     Idempotent; entries done with are dropped; entries left out stay in the journal.
     """
     journal = journal or Journal(default_run_dir(root))
     outcomes: list[RestoreOutcome] = []
+    switched = {device for device, attr in only or () if attr == "queue/scheduler"}
+
+    def wanted(e: JournalEntry) -> bool:
+        if devices is not None and e.device not in devices:
+            return False
+        if only is None or (e.device, e.attr) in only:
+            return True
+        return e.device in switched and (e.attr == "queue/nr_requests" or e.attr.startswith("queue/iosched/"))
 
     def mine(entries: dict[str, JournalEntry]) -> list[JournalEntry]:
-        return sorted((e for e in entries.values() if (devices is None or e.device in devices)
-                       and (only is None or (e.device, e.attr) in only)), key=_order)
+        return sorted((e for e in entries.values() if wanted(e)), key=_order)
 
     if dry_run:
         for entry in mine(journal.entries()):

@@ -38,7 +38,9 @@ async def test_quit_restores_only_what_this_session_changed(tmp_path):
             await pilot.pause(0.3)
         assert mine.current() == mine.initial_scheduler
         assert outside.current() == "mq-deadline"  # not this session's: left as it is, still journaled
-        assert f"{outside.name}/queue/scheduler" in Journal(default_run_dir("/")).entries()
+        left = Journal(default_run_dir("/")).entries()
+        assert f"{outside.name}/queue/scheduler" in left
+        assert not [k for k in left if k.startswith(f"{mine.name}/")]  # what the switch journaled went with it
     finally:
         restore(devices={outside.name, mine.name})
         detach_loop(outside)
