@@ -84,3 +84,29 @@ async def test_persist_writes_a_rule_after_showing_it(tmp_path):
     finally:
         ra.write_text(ra_before)
         detach_loop(loop)
+
+
+async def test_the_value_box_is_on_screen_at_80x24(tmp_path):
+    need_real()
+    loop = attach_loop(tmp_path, "64M")
+    (loop.sysdir / "queue/scheduler").write_text("bfq")  # bfq has the longest list of tunables
+    try:
+        app = IoschedApp(interval=0.25, watch_udev=False, rules_file=str(tmp_path / "60-iosched.rules"))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await select(app, pilot, loop.name)
+            await pilot.press("u")
+            await pilot.pause()
+            screen = app.screen
+            assert isinstance(screen, TunablesScreen)
+            await pilot.press(*(["down"] * (len(screen.settings) - 1)), "enter")
+            await pilot.pause()
+            box = screen.query_one(Input)
+            assert box.has_focus
+            region = box.region
+            assert region.height >= 1 and region.y + region.height <= 24, region
+            highlighted = screen.query_one("#settings").highlighted
+            assert highlighted == len(screen.settings) - 1
+            await pilot.press("escape")
+            await pilot.press("q")
+    finally:
+        detach_loop(loop)

@@ -184,6 +184,8 @@ class TunablesScreen(ModalScreen[tuple[str, str] | None]):
     TunablesScreen OptionList { height: auto; max-height: 20; text-wrap: nowrap; text-overflow: ellipsis; }
     TunablesScreen Input { display: none; }
     TunablesScreen Input.-editing { display: block; }
+    /* While a value is edited the list gives up rows, so the box stays on a 24-line screen. */
+    TunablesScreen OptionList.-editing { max-height: 7; }
     """
 
     def __init__(self, device: str, settings: list) -> None:
@@ -214,6 +216,9 @@ class TunablesScreen(ModalScreen[tuple[str, str] | None]):
         box.value = current
         box.placeholder = f"new value for {self.editing}"
         box.add_class("-editing")
+        options = self.query_one(OptionList)
+        options.add_class("-editing")
+        options.scroll_to_highlight()
         box.focus()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -244,7 +249,7 @@ class PersistScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(f"[b]Make {self.scheduler} permanent for {self.device}[/b]: a udev rule in {self.path}.\n"
-                        "Match the device by (Enter writes the rule, Esc cancels):")
+                        "Match the device by (Enter shows the rule to confirm, Esc cancels):")
             yield OptionList(*[Option(f"{by:<12} {what}", id=by) for by, what in self.choices], id="by")
 
     def on_mount(self) -> None:
