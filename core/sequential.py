@@ -28,11 +28,15 @@ SEED = 20_261_123
 
 
 def look_schedule(max_per_arm: int, first: int = FIRST_LOOK, step: int = 2) -> tuple[int, ...]:
-    """Units per arm at which the boundary is checked (batch: complete A B B A rounds, so drift favours no arm)."""
+    """Units per arm at which the boundary is checked (batch: complete A B B A rounds, so drift favours no arm).
+
+    The last look is always ``max_per_arm`` (an odd maximum adds it after the last whole round), so the
+    final runs are judged at a planned look and the calibration covers it.
+    """
     if max_per_arm < first:
         return (max_per_arm,) if max_per_arm >= 2 else ()
-    looks = tuple(range(first, max_per_arm + 1, step))
-    return looks
+    looks = tuple(range(first, max_per_arm, step))
+    return (*looks, max_per_arm)
 
 
 def _df(design: Design, n: int) -> float:

@@ -122,28 +122,6 @@ def summarize(values: Sequence[float], level: float = 0.95) -> Summary:
     return Summary(n, mean, sd, mean - half, mean + half)
 
 
-@dataclass(frozen=True)
-class Welch:
-    t: float
-    df: float
-    p_value: float
-
-
-def welch(a: Sequence[float], b: Sequence[float]) -> Welch | None:
-    """Welch's unequal-variance t-test; None when either side has fewer than two values or neither varies."""
-    if len(a) < 2 or len(b) < 2:
-        return None
-    sa, sb = summarize(a), summarize(b)
-    va, vb = sa.stdev ** 2 / sa.n, sb.stdev ** 2 / sb.n
-    se2 = va + vb
-    if se2 == 0.0:
-        return None  # no run-to-run variance: no honest p-value, whether the means agree or not
-    t = (sb.mean - sa.mean) / math.sqrt(se2)
-    df = se2 ** 2 / ((va ** 2 / (sa.n - 1) if va else 0.0) + (vb ** 2 / (sb.n - 1) if vb else 0.0))
-    return Welch(t, df, t_sf2(t, df))
-
-
-
 # --- effects as ratios ---------------------------------------------------------------------------------------
 
 

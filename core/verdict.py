@@ -171,6 +171,18 @@ def block_log_ratios(doc: dict, metric: str) -> dict[str, list[float]]:
     paired test. A pass with an invalid or non-positive turn is left out, with its block.
     """
     labels = [v["label"] for v in doc["variants"]]
+    passes, blocks = _passes_and_blocks(doc, metric)
+    base = labels[0]
+
+    def diff(p: int, v: str) -> float:
+        return math.log(passes[p][v]) - math.log(passes[p][base])
+
+    return {v: [(diff(2 * b, v) + diff(2 * b + 1, v)) / 2.0 for b in blocks] for v in labels[1:]}
+
+
+def _passes_and_blocks(doc: dict, metric: str) -> tuple[dict[int, dict[str, float]], list[int]]:
+    """Live alternation: each pass's values by variant, and the blocks whose two passes are both whole."""
+    labels = [v["label"] for v in doc["variants"]]
     k = len(labels)
     passes: dict[int, dict[str, float]] = {}
     bad: set[int] = set()
@@ -182,13 +194,50 @@ def block_log_ratios(doc: dict, metric: str) -> dict[str, list[float]]:
             continue
         passes.setdefault(p, {})[r["variant"]] = float(x)
     whole = {p for p in passes if p not in bad and len(passes[p]) == k}
-    blocks = [b for b in sorted({p // 2 for p in whole}) if 2 * b in whole and 2 * b + 1 in whole]
-    base = labels[0]
+    return passes, [b for b in sorted({p // 2 for p in whole}) if 2 * b in whole and 2 * b + 1 in whole]
 
-    def diff(p: int, v: str) -> float:
-        return math.log(passes[p][v]) - math.log(passes[p][base])
 
-    return {v: [(diff(2 * b, v) + diff(2 * b + 1, v)) / 2.0 for b in blocks] for v in labels[1:]}
+def at_last_look(doc: dict, metric: str) -> dict:
+    """A sequential document cut to its last planned look reached: its boundary holds only at the looks, so
+    runs past the last look (an unbalanced tail, a run after the stop) are left out of the test.
+
+    Unchanged when the document is not sequential, ends at a look, or has not reached the first look.
+    """
+    seq = doc.get("sequential")
+    looks = seq.get("looks") if isinstance(seq, dict) else None
+    if not looks:
+        return doc
+    labels = [v["label"] for v in doc["variants"]]
+    if doc.get("kind") == "alternate":
+        _passes, blocks = _passes_and_blocks(doc, metric)
+        reached = [n for n in looks if n <= len(blocks)]
+        if not reached or reached[-1] == len(blocks):
+            return doc
+        last_pass = 2 * blocks[reached[-1] - 1] + 1
+        runs = [r for r in doc["runs"] if int(r["index"]) // len(labels) <= last_pass]
+        return {**doc, "runs": runs}
+
+    def counted(r: dict) -> bool:
+        x = r["metrics"].get(metric)
+        return bool(r.get("valid", True)) and isinstance(x, (int, float)) and not isinstance(x, bool)
+
+    counts = {lb: 0 for lb in labels}
+    for r in doc["runs"]:
+        if r["variant"] in counts and counted(r):
+            counts[r["variant"]] += 1
+    n = min(counts.values(), default=0)
+    reached = [x for x in looks if x <= n]
+    if not reached or all(c == reached[-1] for c in counts.values()):
+        return doc
+    keep, seen = reached[-1], {lb: 0 for lb in labels}
+    runs = []
+    for r in doc["runs"]:
+        if r["variant"] in seen and counted(r):
+            seen[r["variant"]] += 1
+            if seen[r["variant"]] > keep:
+                continue
+        runs.append(r)
+    return {**doc, "runs": runs}
 
 
 def estimates(doc: dict, metric: str, level: float = 0.95) -> dict[str, RatioEstimate | CannotJudge]:
@@ -228,6 +277,8 @@ def judge(doc: dict, alpha: float = 0.05, primary: str | None = None, status: st
     labels = [v["label"] for v in doc["variants"]]
     base, others = labels[0], labels[1:]
     metric = primary or default_primary(doc)
+    full = doc
+    doc = at_last_look(doc, metric)
     values = valid_values(doc)
     summaries = {lb: {k: summarize(xs).to_json() for k, xs in m.items()} for lb, m in values.items()}
 
@@ -243,10 +294,13 @@ def judge(doc: dict, alpha: float = 0.05, primary: str | None = None, status: st
         comps.append(MetricComparison(k, base, v, False, e, p_adj, sig, _sentence(k, base, v, e, p_adj, sig, True)))
 
     notes = _notes(doc, metric, alpha, comps[: len(others)]) if planning else []
-    invalid = [f"run {r['index'] + 1} ({r['variant']}): {r['invalid_reason']}" for r in doc["runs"]
+    if len(doc["runs"]) < len(full["runs"]):
+        notes.insert(0, f"judged at the last planned look: {len(full['runs']) - len(doc['runs'])} later run(s) "
+                        "left out of the statistics")
+    invalid = [f"run {r['index'] + 1} ({r['variant']}): {r['invalid_reason']}" for r in full["runs"]
                if not r.get("valid", True)]
     return {"alpha": alpha, "primary_metric": metric,
-            "status": "cancelled" if doc.get("cancelled") else (status or "final"),
+            "status": "cancelled" if doc.get("status") == "cancelled" or doc.get("cancelled") else (status or "final"),
             "method": method_line(doc, alpha), "summaries": summaries,
             "comparisons": [c.to_json() for c in comps], "invalid": invalid, "notes": notes}
 
@@ -349,7 +403,8 @@ class RunningVerdict:
         n = self._count()
         if n in self.sequential["looks"] and n not in self._checked:
             self._checked.add(n)
-            prim = primary_comparisons({**self.doc, "sequential": self.sequential}, self.metric, self.alpha)
+            looked = at_last_look({**self.doc, "sequential": self.sequential}, self.metric)
+            prim = primary_comparisons(looked, self.metric, self.alpha)
             if any(c.significant for c in prim):
                 self.decided_at = n
 
@@ -377,7 +432,8 @@ class RunningVerdict:
         base = self.labels[0]
         out = []
         if self.decided_at is not None:
-            out = [c.verdict for c in primary_comparisons({**self.doc, "sequential": seq}, self.metric, self.alpha)]
+            looked = at_last_look({**self.doc, "sequential": seq}, self.metric)
+            out = [c.verdict for c in primary_comparisons(looked, self.metric, self.alpha)]
             return [*out, f"boundary crossed at {self.decided_at} {unit}: stopping"]
         for v, e in estimates(self.doc, self.metric, level).items():
             if isinstance(e, CannotJudge):
