@@ -15,7 +15,7 @@ from pathlib import Path
 from iosched.core.errors import BadInput
 from iosched.core.experiment import Event, Variant, check_variants, parse_variants
 from iosched.core.fio import fio_binary
-from iosched.core.jobs import Job, resolve_jobs
+from iosched.core.jobs import Job, resolve_jobs, space_needed
 from iosched.core.matrix import (
     MatrixPlan,
     check_resumable,
@@ -82,7 +82,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         _check_writable(save)
     fio_binary()
     writes = any(j.writes for j in plan.jobs)
-    size = max((j.size for j in plan.jobs if isinstance(j, Job)), default=args.size or 1 << 30)
+    size = space_needed(plan.jobs, args.size or 1 << 30)
     target = choose_target(args.device, writes, args.dir, size, raw=args.raw, destroy_data=args.destroy_data,
                            root=args.root)
     if target.note:

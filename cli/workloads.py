@@ -19,7 +19,7 @@ from iosched.core.experiment import (
 )
 from iosched.core.fio import FioProgress, fio_binary, run_fio
 from iosched.core.infile import read_bounded
-from iosched.core.jobs import CATALOG, GROUPS, Job, load_job
+from iosched.core.jobs import CATALOG, GROUPS, Job, load_job, space_needed
 from iosched.core.matrix import load_matrix, plan_from_doc
 from iosched.core.matrix_judge import as_matrix, judge_matrix
 from iosched.core.sampler import Sampler, compute_rates
@@ -167,7 +167,7 @@ def _workload(args: argparse.Namespace) -> Workload:
     if isinstance(job, Job):
         job = job.scaled(runtime=runtime, size=size)
         runtime = None
-    target = choose_target(args.device, job.writes, args.dir, (size or getattr(job, "size", 1 << 30)),
+    target = choose_target(args.device, job.writes, args.dir, space_needed([job], size or 1 << 30),
                            raw=args.raw, destroy_data=args.destroy_data, root=args.root)
     if target.note:
         print(f"iosched: {target.note}", file=sys.stderr)

@@ -9,7 +9,6 @@ crash leaves the journal, which `iosched restore` replays.
 from __future__ import annotations
 
 import contextlib
-import os
 import platform
 import signal
 import subprocess
@@ -19,9 +18,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iosched.core.children import Child
 from iosched.core.devices import read_device
 from iosched.core.errors import BadInput, IoschedError, shown
-from iosched.core.fio import FioProgress, FioResult, FioRun, FioUnfinished, run_fio
+from iosched.core.fio import FioProgress, FioResult, FioRun, FioUnfinished, dies_with_us, run_fio
 from iosched.core.jobs import Job, JobFile
 from iosched.core.monitor import Monitor
 from iosched.core.sampler import Sample, compute_rates
@@ -196,44 +196,44 @@ class Control:
 
     cancelled: threading.Event = field(default_factory=threading.Event)
     fio: FioRun | None = None
-    proc: subprocess.Popen | None = None
+    child: Child | None = None  # a running --cmd
 
     def cancel(self) -> None:
         self.cancelled.set()
         if self.fio is not None:
             self.fio.stop()
-        if self.proc is not None and self.proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
+        if self.child is not None:
+            self.child.signal_group(signal.SIGKILL)
+
+
+_GROUP_DIES = 'trap "kill -KILL 0" TERM; /bin/sh -c "$1" <&0 & wait $!'
 
 
 def _run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None]) -> dict[str, float]:
-    """Run a shell command in its own session, timed; CPU from the children's rusage."""
-    before = os.times()
+    """Run a shell command in its own session, dying with iosched, timed; CPU from its own rusage."""
     t0 = time.monotonic()
-    proc = subprocess.Popen(["/bin/sh", "-c", cmd], start_new_session=True, stdin=subprocess.DEVNULL)
-    ctl.proc = proc
+    # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
+    # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
+    proc = subprocess.Popen(dies_with_us(["/bin/sh", "-c", _GROUP_DIES, "iosched-cmd", cmd], "TERM"),
+                            start_new_session=True, stdin=subprocess.DEVNULL)
+    child = Child(proc)
+    ctl.child = child
     try:
-        while True:
-            try:
-                proc.wait(timeout=0.5)
-                break
-            except subprocess.TimeoutExpired:
-                check_drift()
+        if ctl.cancelled.is_set():  # cancelled while it was being started
+            child.signal_group(signal.SIGKILL)
+        while child.wait(timeout=0.5) is None:
+            check_drift()
     finally:
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        ctl.proc = None
+        child.signal_group(signal.SIGKILL)  # the shell's own children too (a no-op once it was reaped)
+        child.wait()
+        ctl.child = None
     wall = time.monotonic() - t0
-    after = os.times()
     if ctl.cancelled.is_set():
         raise Cancelled("cancelled")
     if proc.returncode != 0:
         raise IoschedError(f"the command exited with status {proc.returncode}: {cmd}")
-    return {"wall_s": wall, "cmd_usr_s": after.children_user - before.children_user,
-            "cmd_sys_s": after.children_system - before.children_system}
+    ru = child.rusage
+    return {"wall_s": wall, "cmd_usr_s": ru.ru_utime if ru else 0.0, "cmd_sys_s": ru.ru_stime if ru else 0.0}
 
 
 # --- per-run measurement ------------------------------------------------------------------------------------
@@ -249,7 +249,7 @@ def window_metrics(device: str, s0: Sample, s1: Sample, ios: int | None) -> dict
     if d is not None:
         out.update(dev_iops=d.r_s + d.w_s, dev_r_await=d.r_await, dev_w_await=d.w_await, dev_aqu_sz=d.aqu_sz,
                    dev_util=d.util, dev_ios=(d.r_s + d.w_s) * r.interval,
-                   dev_mb=(d.rkB_s + d.wkB_s) * r.interval / 1024)
+                   dev_mb=(d.rkB_s + d.wkB_s) * r.interval * 1024 / 1e6)  # decimal MB, as fio's mb_s
         if ios is None:
             ios = round((d.r_s + d.w_s) * r.interval)
     if cpu is not None:
@@ -305,6 +305,34 @@ def _released_on_error(workload: Workload, root: str | Path) -> Iterator[None]:
         raise
 
 
+@contextlib.contextmanager
+def puts_back(doc: dict, cfg: Configurator, ctl: Control, target: Target | None, root: str | Path,
+              ended: Callable[[], str], t_origin: float, offset: float = 0.0) -> Iterator[None]:
+    """Around an experiment's runs: whatever ends them, fio is killed, the device gets its starting
+    configuration back, the target's scratch files go and the switches made are recorded.
+
+    Anything raised marks the document ``status: cancelled`` with a note (``ended()`` says what the results
+    cover) and travels with it as ``partial_doc``, so what finished can still be saved.
+    """
+    try:
+        yield
+    except BaseException as e:  # cancel, Ctrl-C, SIGTERM, a failed run
+        doc["notes"].append(f"ended early ({type(e).__name__}: {e}): {ended()}")
+        doc["status"] = "cancelled"
+        e.partial_doc = doc  # type: ignore[attr-defined]
+        raise
+    finally:
+        with _shielded():
+            if ctl.fio is not None:
+                ctl.fio.kill()
+            cfg.put_back()
+            if target is not None:
+                target.release(root)
+        doc.setdefault("switches", [])
+        doc["switches"] += [(t - t_origin + offset, s) for t, s in cfg.switches]
+        doc["finished"] = time.time()
+
+
 def run_experiment(device: str, variants: list[Variant], workload: Workload, repeat: int = 3,
                    drop: bool = False, settle: float = 1.0, root: str | Path = "/",
                    on_event: Callable[[Event], None] | None = None, ctl: Control | None = None,
@@ -337,43 +365,35 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
     doc["traced"] = tracer is not None
     t_origin = time.monotonic()
     try:
-        for n, vi in enumerate(order):
-            if ctl.cancelled.is_set():
-                raise Cancelled("cancelled")
-            v = variants[vi]
-            config = cfg.apply(v)
-            if drop:
-                drop_caches(root)
-            if settle and ctl.cancelled.wait(settle):  # a cancel ends the settle at once
-                raise Cancelled("cancelled")
-            emit(Event("run-start", n, len(order), v.label))
-            run = _one_run(device, v, config, workload, monitor, ctl, root, emit, n, len(order))
-            if tracer is not None:
-                _add_trace(run, tracer, doc)
-            run["start"] -= t_origin
-            run["end"] -= t_origin
-            doc["runs"].append(run)
-            done = stop is not None and stop(run)
-            emit(Event("run-end", n, len(order), v.label, run=run))
-            if done:
-                doc["notes"].append(f"stopped after run {n + 1} of at most {len(order)}: the boundary was crossed")
-                break
-    except BaseException as e:  # cancel, Ctrl-C, SIGTERM, a failed run: what finished can still be saved
-        doc["notes"].append(f"ended early ({type(e).__name__}: {e}): results cover the runs that finished")
-        doc["cancelled"] = True
-        e.partial_doc = doc  # type: ignore[attr-defined]
-        raise
+        with puts_back(doc, cfg, ctl, workload.target, root, lambda: "results cover the runs that finished",
+                       t_origin):
+            for n, vi in enumerate(order):
+                if ctl.cancelled.is_set():
+                    raise Cancelled("cancelled")
+                v = variants[vi]
+                config = cfg.apply(v)
+                if drop:
+                    drop_caches(root)
+                if settle and ctl.cancelled.wait(settle):  # a cancel ends the settle at once
+                    raise Cancelled("cancelled")
+                emit(Event("run-start", n, len(order), v.label))
+                run = _one_run(device, v, config, workload, monitor, ctl, root, emit, n, len(order))
+                if tracer is not None:
+                    _add_trace(run, tracer, doc)
+                run["start"] -= t_origin
+                run["end"] -= t_origin
+                doc["runs"].append(run)
+                done = stop is not None and stop(run)
+                emit(Event("run-end", n, len(order), v.label, run=run))
+                if done:
+                    doc["notes"].append(f"stopped after run {n + 1} of at most {len(order)}: "
+                                        "the boundary was crossed")
+                    break
+            doc["status"] = "final"
     finally:
-        with _shielded():
-            if ctl.fio is not None:
-                ctl.fio.kill()
-            cfg.put_back()
-            if workload.target is not None:
-                workload.target.release(root)
-            if tracer is not None:
+        if tracer is not None:
+            with _shielded():
                 tracer.stop()
-        doc["switches"] = [(t - t_origin, s) for t, s in cfg.switches]
-        doc["finished"] = time.time()
     emit(Event("done"))
     return doc
 
@@ -541,9 +561,10 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
             if done:
                 doc["notes"].append(f"stopped after turn {k + 1} of at most {turns}: the boundary was crossed")
                 break
+        doc["status"] = "final"
     except BaseException as e:  # as in run_experiment: the turns that finished can still be saved
         doc["notes"].append(f"ended early ({type(e).__name__}: {e}): results cover the turns that finished")
-        doc["cancelled"] = True
+        doc["status"] = "cancelled"
         e.partial_doc = doc  # type: ignore[attr-defined]
         raise
     finally:

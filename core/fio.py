@@ -10,7 +10,6 @@ spawn and wait in the same thread). `preexec_fn` would do the same but is unsafe
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import os
@@ -23,7 +22,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from iosched.core.children import Child
 from iosched.core.errors import IoschedError
+from iosched.core.fiopath import fio_filename
 from iosched.core.jobs import Job, JobFile
 from iosched.core.targets import Target
 from iosched.core.workdirs import workdir_prefix
@@ -50,12 +51,12 @@ def fio_binary() -> str:
     return path
 
 
-def dies_with_us(argv: list[str]) -> list[str]:
-    """``argv`` run through `setpriv --pdeathsig KILL`: the child is killed when its parent thread ends."""
+def dies_with_us(argv: list[str], sig: str = "KILL") -> list[str]:
+    """``argv`` run through `setpriv --pdeathsig SIG`: the child gets ``sig`` when its parent thread ends."""
     setpriv = shutil.which("setpriv")
     if setpriv is None:
         raise IoschedError("setpriv is missing (on Debian: apt-get install -y util-linux); nothing was started")
-    return [setpriv, "--pdeathsig", "KILL", "--", *argv]
+    return [setpriv, "--pdeathsig", sig, "--", *argv]
 
 
 def _signal_name(num: int) -> str:
@@ -202,7 +203,7 @@ def command(job: Job | JobFile, target: Target, workdir: str, runtime: float | N
     if not job.writes and target.kind == "device":
         argv.append("--readonly")  # fio's own guard too: a read job never writes to a raw device
     if isinstance(job, Job):
-        argv += [f"--name={job.name}", f"--filename={target.path}"]
+        argv += [f"--name={job.name}", f"--filename={fio_filename(target.path)}"]
         argv += [f"--{k}={v}" for k, v in job.fio_options()]
     else:
         path = os.path.join(workdir, "job.fio")
@@ -225,25 +226,40 @@ class FioRun:
     expected_s: float | None = None  # seconds a time-based run must last to count as finished
     stderr_text: str = ""
     _stop: threading.Event = field(default_factory=threading.Event)
+    _expired: threading.Event = field(default_factory=threading.Event)
+    _child: Child | None = None
 
     def run(self, timeout: float | None = None) -> FioResult:
         self.started = time.monotonic()
         try:
-            self.proc = subprocess.Popen(dies_with_us(self.argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                         text=True, start_new_session=True)
+            proc = subprocess.Popen(dies_with_us(self.argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, start_new_session=True)
         except FileNotFoundError as e:
             raise FioMissing(f"fio is not installed (on Debian: {INSTALL_HINT})") from e
+        self.proc, self._child = proc, Child(proc)
+        if self._stop.is_set():  # stopped while it was being started: it must not run its whole duration
+            self._child.signal_group(signal.SIGKILL)
+        # A fio stuck in the kernel (D state) prints nothing: the deadline is kept by a timer, not by its output.
+        watchdog = None
+        if timeout is not None:
+            watchdog = threading.Timer(timeout, self._expire)
+            watchdog.daemon = True
+            watchdog.start()
         err_reader = threading.Thread(target=self._read_stderr, daemon=True)
         err_reader.start()
         try:
-            self._read_stdout(timeout)
-            self.proc.wait()
+            self._read_stdout()
+            self._child.wait()
         finally:
+            if watchdog is not None:
+                watchdog.cancel()
             self.kill()
         err_reader.join(timeout=2)
         if self._stop.is_set():
             raise FioFailed("the workload was stopped")
-        code = self.proc.returncode
+        if self._expired.is_set():
+            raise FioFailed(f"fio did not finish within {timeout:.0f} s")
+        code = proc.returncode
         if code is not None and code < 0:
             raise FioUnfinished(f"fio was killed by {_signal_name(-code)} before the end of its run")
         if self.last is None:
@@ -266,15 +282,16 @@ class FioRun:
             if len(self.stderr_text) < 64_000:
                 self.stderr_text += line
 
-    def _read_stdout(self, timeout: float | None) -> None:
+    def _expire(self) -> None:
+        self._expired.set()
+        if self._child is not None:
+            self._child.signal_group(signal.SIGKILL)
+
+    def _read_stdout(self) -> None:
         assert self.proc and self.proc.stdout
         buf: list[str] = []
         prev: tuple[float, tuple[int, int, int, float, int]] | None = None
-        deadline = None if timeout is None else self.started + timeout
         for line in self.proc.stdout:
-            if deadline is not None and time.monotonic() > deadline:
-                self.kill()
-                raise FioFailed(f"fio did not finish within {timeout:.0f} s")
             # Each status report is one JSON object whose closing brace stands alone at the start of a line.
             if line.startswith("{"):
                 buf = [line]
@@ -310,27 +327,23 @@ class FioRun:
     def kill(self, wait: bool = True) -> None:
         """Kill fio and anything in its session; safe to call twice and from any thread.
 
-        ``wait=False`` returns at once (the UI thread): SIGTERM now, SIGKILL 3 s later from a timer thread
-        if fio is still there; the thread that runs fio reaps it.
+        Signals go only to a child not yet reaped (core/children.py). ``wait=True`` (the thread that runs
+        fio) reaps it; ``wait=False`` returns at once (the UI thread): SIGTERM now, SIGKILL 3 s later from a
+        timer thread if fio is still there, and the thread that runs fio reaps it.
         """
-        p = self.proc
-        if p is None or p.returncode is not None:
+        child = self._child
+        if child is None or child.reaped:
             return
         if not wait:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(p.pid, signal.SIGTERM)
-            timer = threading.Timer(3.0, self.kill)
+            child.signal_group(signal.SIGTERM)
+            timer = threading.Timer(3.0, child.signal_group, (signal.SIGKILL,))
             timer.daemon = True
             timer.start()
             return
         for sig in (signal.SIGTERM, signal.SIGKILL):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(p.pid, sig)
-            try:
-                p.wait(timeout=3)
+            child.signal_group(sig)
+            if child.wait(timeout=3) is not None:
                 return
-            except subprocess.TimeoutExpired:
-                continue
 
     def stop(self) -> None:
         """Ask a running workload to end now (from another thread); returns at once."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iosched.core.errors import BadInput
+from iosched.core.fiopath import fio_filename
 
 WRITE_MODES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw"})
 READ_MODES = frozenset({"read", "randread"})
@@ -222,11 +223,27 @@ class JobFile:
             times.append(_seconds_of(j["runtime"]))
         return max(times) if times else None
 
+    def max_extent(self) -> int | None:
+        """Bytes the target file must hold: the largest offset + size over the jobs (io_size when no size).
+
+        iosched names one file for every job (``filename`` in [global]), so numjobs clones and jobs share it
+        and it grows to the largest extent, not to their sum. Percentages are of the file itself and add
+        nothing; None when no job gives an absolute size.
+        """
+        best: int | None = None
+        for j in self._jobs():
+            size = j.get("size") or j.get("io_size")
+            if size is None or size.endswith("%"):
+                continue
+            off = j.get("offset", "0")
+            best = max(best or 0, int(size) + (0 if off.endswith("%") else int(off)))
+        return best
+
     def render(self, runtime: float | None, filename: str | None = None) -> str:
         """The job file fio reads: our target, group reporting, and the runtime replaced when scaled."""
         out = ["[global]"]
         if filename is not None:
-            out.append(f"filename={filename}")
+            out.append(f"filename={fio_filename(filename)}")
         out.append("group_reporting=1")
         if runtime is not None:
             out += ["time_based=1", f"runtime={fio_seconds(runtime)}"]

@@ -181,3 +181,12 @@ def load_job(spec: str) -> Job | JobFile:
     if "/" in spec or spec.endswith((".fio", ".ini")):
         return read_job_file(spec)
     return catalog_job(spec)
+
+
+def space_needed(jobs: list[Job | JobFile], default: int = GiB) -> int:
+    """Bytes a scratch file must be able to grow to for every job in ``jobs`` (the free-space check's size).
+
+    A catalog job covers its size; a job file its largest offset + size (up to 64 TiB), or ``default`` when
+    it gives no absolute size.
+    """
+    return max((j.size if isinstance(j, Job) else j.max_extent() or default for j in jobs), default=default)

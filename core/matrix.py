@@ -30,11 +30,12 @@ from iosched.core.experiment import (
     Variant,
     Workload,
     _one_run,
-    _shielded,
     _sysinfo,
     check_variants,
     parse_variants,
+    puts_back,
 )
+from iosched.core.infile import read_bounded
 from iosched.core.jobs import CATALOG, Job, JobFile, parse_job_file
 from iosched.core.monitor import Monitor
 from iosched.core.targets import Target
@@ -206,14 +207,10 @@ def plan_from_doc(doc: dict) -> MatrixPlan:
 
 def load_matrix(path: str | Path) -> dict:
     """A saved matrix document, size- and shape-checked; BadInput with one sentence otherwise."""
-    p = Path(path)
+    data = read_bounded(path, SAVE_LIMIT, "matrix")  # a regular file only: /dev/zero or a FIFO is refused at once
     try:
-        if p.stat().st_size > SAVE_LIMIT:
-            raise BadInput(f"{path} is larger than a saved matrix can be")
-        doc = json.loads(p.read_text())
-    except FileNotFoundError:
-        raise BadInput(f"no such file {path}") from None
-    except (OSError, ValueError) as e:
+        doc = json.loads(data)
+    except ValueError as e:
         raise BadInput(f"{path} is not a saved iosched matrix ({e.__class__.__name__})") from None
     if not isinstance(doc, dict) or doc.get("kind") != "matrix" or not isinstance(doc.get("runs"), list):
         raise BadInput(f"{path} is not a saved iosched matrix")
@@ -305,48 +302,37 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict | None =
     offset = max((r.get("end", 0.0) for r in doc["runs"]), default=0.0)  # resumed runs continue the timeline
     spent: list[tuple[float, float]] = []  # (estimated, measured) seconds of the runs made now
     try:
-        for k, slot in enumerate(todo):
-            if ctl.cancelled.is_set():
-                raise Cancelled("cancelled")
-            w, vi = plan.order[slot]
-            v, job = plan.variants[vi], plan.jobs[w]
-            t0 = time.monotonic()
-            config = cfg.apply(v)
-            if plan.drop_caches:
-                drop_page_cache(root)
-            if plan.settle and ctl.cancelled.wait(plan.settle):  # a cancel ends the settle at once
-                raise Cancelled("cancelled")
-            runtime = None if isinstance(job, Job) else plan.runtime
-            wl = Workload(job=job, target=target, runtime=runtime)
-            label = f"{job.name} · {v.label}"
-            emit(Event("run-start", slot, plan.runs, label, text=_eta_text(plan, todo[k:], spent)))
-            # Progress events name the cell (workload and variant), not the variant alone.
-            run = _one_run(device, v, config, wl, monitor, ctl, root,
-                           lambda e, label=label: emit(replace(e, variant=label)), slot, plan.runs)
-            run["start"] = run["start"] - t_origin + offset
-            run["end"] = run["end"] - t_origin + offset
-            run["slot"], run["workload"] = slot, job.name
-            doc["runs"].append(run)
-            est = plan.run_seconds(w)
-            if est is not None:
-                spent.append((est, time.monotonic() - t0))
-            saved(doc)
-            emit(Event("run-end", slot, plan.runs, label, run=run, text=_eta_text(plan, todo[k + 1:], spent)))
-        doc["status"] = "final"
-    except BaseException as e:
-        doc["status"] = "cancelled"
-        doc["notes"].append(f"ended early ({type(e).__name__}: {e}): "
-                            f"{len(doc['runs'])} of {plan.runs} runs finished; --resume continues")
-        raise
+        with puts_back(doc, cfg, ctl, target, root, t_origin=t_origin, offset=offset,
+                       ended=lambda: f"{len(doc['runs'])} of {plan.runs} runs finished; --resume continues"):
+            for k, slot in enumerate(todo):
+                if ctl.cancelled.is_set():
+                    raise Cancelled("cancelled")
+                w, vi = plan.order[slot]
+                v, job = plan.variants[vi], plan.jobs[w]
+                t0 = time.monotonic()
+                config = cfg.apply(v)
+                if plan.drop_caches:
+                    drop_page_cache(root)
+                if plan.settle and ctl.cancelled.wait(plan.settle):  # a cancel ends the settle at once
+                    raise Cancelled("cancelled")
+                runtime = None if isinstance(job, Job) else plan.runtime
+                wl = Workload(job=job, target=target, runtime=runtime)
+                label = f"{job.name} · {v.label}"
+                emit(Event("run-start", slot, plan.runs, label, text=_eta_text(plan, todo[k:], spent)))
+                # Progress events name the cell (workload and variant), not the variant alone.
+                run = _one_run(device, v, config, wl, monitor, ctl, root,
+                               lambda e, label=label: emit(replace(e, variant=label)), slot, plan.runs)
+                run["start"] = run["start"] - t_origin + offset
+                run["end"] = run["end"] - t_origin + offset
+                run["slot"], run["workload"] = slot, job.name
+                doc["runs"].append(run)
+                est = plan.run_seconds(w)
+                if est is not None:
+                    spent.append((est, time.monotonic() - t0))
+                saved(doc)
+                emit(Event("run-end", slot, plan.runs, label, run=run, text=_eta_text(plan, todo[k + 1:], spent)))
+            doc["status"] = "final"
     finally:
-        with _shielded():
-            if ctl.fio is not None:
-                ctl.fio.kill()
-            cfg.put_back()
-            target.release(root)
-        doc.setdefault("switches", [])
-        doc["switches"] += [(t - t_origin + offset, s) for t, s in cfg.switches]
-        doc["finished"] = time.time()
         saved(doc)
     emit(Event("done"))
     return doc

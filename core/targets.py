@@ -20,6 +20,7 @@ from pathlib import Path
 
 from iosched.core.devices import BlockDevice, read_device
 from iosched.core.errors import BadInput, IoschedError, UnknownDevice
+from iosched.core.fiopath import check_target_path
 from iosched.core.journal import default_run_dir, stale_registrations
 from iosched.core.sysfs import check_device_name
 
@@ -117,6 +118,7 @@ def _on_device(directory: Path, dev: BlockDevice, root: str | Path) -> bool:
 def scratch_target(device: str, directory: str | Path, size: int, root: str | Path = "/") -> Target:
     """A scratch file of ``size`` bytes in a fresh temp dir under ``directory``; checks free space first."""
     dev = _device(device, root)
+    check_target_path(str(directory))  # before anything is created: fio could not be given the path
     d = Path(directory)
     if not d.is_dir():
         raise BadInput(f"scratch directory {d} does not exist or is not a directory")

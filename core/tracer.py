@@ -29,6 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from iosched.core.children import Child
 from iosched.core.errors import IoschedError
 from iosched.core.fio import dies_with_us
 from iosched.core.tracing_parse import TICK, FrameBuilder, TraceFrame, TraceSample, interval_sample, kernel_dev
@@ -201,6 +202,7 @@ class Tracer:
         self.on_event = on_event
         self.events: queue.Queue[TraceEvent] = queue.Queue(maxsize=1000)
         self.proc: subprocess.Popen[str] | None = None
+        self._child: Child | None = None
         self.error: str | None = None
         self.bad_lines = 0
         self._stop = threading.Event()
@@ -267,10 +269,9 @@ class Tracer:
             self.events.put_nowait(ev)
 
     def _kill(self) -> None:
-        p = self.proc
-        if p is not None and p.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(p.pid, signal.SIGKILL)
+        child = self._child
+        if child is not None:
+            child.signal_group(signal.SIGKILL)  # only while unreaped: the pgid may be recycled after
 
     def _stderr_tail(self) -> str:
         lines = [ln for ln in self._stderr if "RLIMIT_MEMLOCK" not in ln and ln.strip()]
@@ -287,6 +288,7 @@ class Tracer:
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
+            self._child = Child(self.proc)
         except OSError as e:
             self.error = f"bpftrace could not start: {e.strerror or e}"
             self._emit(TracerStopped(self.error))
@@ -323,7 +325,7 @@ class Tracer:
                 prev = frame
         finally:
             self._kill()
-            self.proc.wait()
+            self._child.wait()
             err.join(timeout=2)
         if self._stop.is_set():
             self._emit(TracerStopped(None))

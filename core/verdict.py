@@ -297,10 +297,11 @@ def judge(doc: dict, alpha: float = 0.05, primary: str | None = None, status: st
     if len(doc["runs"]) < len(full["runs"]):
         notes.insert(0, f"judged at the last planned look: {len(full['runs']) - len(doc['runs'])} later run(s) "
                         "left out of the statistics")
+    cancelled = doc.get("status") == "cancelled" or bool(doc.get("cancelled"))  # "cancelled": older saves
     invalid = [f"run {r['index'] + 1} ({r['variant']}): {r['invalid_reason']}" for r in full["runs"]
                if not r.get("valid", True)]
     return {"alpha": alpha, "primary_metric": metric,
-            "status": "cancelled" if doc.get("status") == "cancelled" or doc.get("cancelled") else (status or "final"),
+            "status": "cancelled" if cancelled else (status or "final"),
             "method": method_line(doc, alpha), "summaries": summaries,
             "comparisons": [c.to_json() for c in comps], "invalid": invalid, "notes": notes}
 

@@ -51,3 +51,24 @@ def test_job_file_gets_the_target(tmp_path):
     text = (tmp_path / "job.fio").read_text()
     assert argv[-1] == str(tmp_path / "job.fio")
     assert text.startswith("[global]\nfilename=/dev/loop9\n") and "runtime=2" in text
+
+
+def test_group_signals_only_reach_an_unreaped_child(monkeypatch):
+    """A signal after the reap could hit a stranger that was given the pid: none is sent then."""
+    import os
+    import signal
+    import subprocess
+
+    from iosched.core.children import Child
+
+    proc = subprocess.Popen(["sh", "-c", "exit 3"], start_new_session=True)
+    child = Child(proc)
+    sent: list[tuple[int, bool]] = []
+    real = os.killpg
+    monkeypatch.setattr(os, "killpg", lambda pid, sig: sent.append((pid, proc.returncode is None)) or real(pid, sig))
+    os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOWAIT)  # exited, not reaped: the zombie holds the pid
+    child.signal_group(signal.SIGTERM)
+    assert sent == [(proc.pid, True)]
+    assert child.wait() == 3 and child.rusage is not None
+    child.signal_group(signal.SIGKILL)
+    assert sent == [(proc.pid, True)] and child.wait(timeout=0) == 3

@@ -11,6 +11,9 @@ from hypothesis import strategies as st
 
 from iosched.core.errors import BadInput
 from iosched.core.jobfile import ALLOWED, JobFileError, parse_job_file, read_job_file
+from iosched.core.jobs import CATALOG, space_needed
+
+from conftest import need
 
 
 @pytest.mark.parametrize(("line", "why"), [
@@ -123,12 +126,12 @@ def test_random_job_files_are_parsed_or_refused_with_a_typed_error(text):
         assert not any(c in value for c in "$`;#/ ") or key == "filename"
 
 
-@pytest.mark.skipif(shutil.which("fio") is None, reason="needs fio")
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.sampled_from(sorted(ALLOWED)),
                           st.sampled_from(["4k", "1", "0", "randread", "read", "libaio", "psync", "50%", "10",
                                            "2s", "zipf:1.2", "4k,8k"])), max_size=8))
 def test_what_passes_is_a_job_file_fio_accepts(tmp_path_factory, opts):
+    need(shutil.which("fio") is not None, "needs fio on PATH")
     text = "[job]\n" + "\n".join(f"{k}={v}" for k, v in opts)
     try:
         jf = parse_job_file(text, "f.fio")
@@ -137,5 +140,34 @@ def test_what_passes_is_a_job_file_fio_accepts(tmp_path_factory, opts):
     d = tmp_path_factory.mktemp("parse")
     job = d / "job.fio"
     job.write_text(jf.render(1, str(d / "target")))
+    out = subprocess.run(["fio", "--parse-only", str(job)], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+
+
+def test_max_extent_is_the_largest_offset_plus_size():
+    jf = parse_job_file("[global]\nsize=1g\n[a]\nrw=write\nnumjobs=4\n[b]\nrw=write\noffset=2g\nsize=3g\n"
+                        "[c]\nrw=read\nio_size=10t\n[d]\nrw=read\nsize=50%\n", "x.fio")
+    # One file for every job (iosched sets filename): numjobs clones share it, so no multiplication;
+    # io_size only repeats IO inside the size it is given with.
+    assert jf.max_extent() == 5 << 30
+    assert parse_job_file("[c]\nrw=write\nio_size=10t\n").max_extent() == 10 << 40
+    assert parse_job_file("[a]\nrw=write\nsize=64t\noffset=64t\n").max_extent() == 128 << 40
+    assert parse_job_file("[a]\nrw=write\nsize=50%\n").max_extent() is None
+    assert space_needed([parse_job_file("[a]\nrw=write\n")], 5) == 5
+    assert space_needed([CATALOG["4k-write"], parse_job_file("[a]\nrw=write\nsize=8g\n")]) == 8 << 30
+
+
+def test_the_target_path_is_escaped_for_fio_or_refused():
+    jf = parse_job_file("[a]\nrw=read\n")
+    assert "filename=/mnt/a\\:b/iosched.dat\n" in jf.render(1, "/mnt/a:b/iosched.dat")
+    for bad in ("/mnt/x\nexec_prerun=id", "/mnt/x\ry", "/mnt/x\0", "/mnt/a\\:b"):
+        with pytest.raises(BadInput, match="refused target path"):
+            jf.render(1, bad)
+
+
+def test_job_file_with_a_colon_target_passes_fio_parse(tmp_path):
+    need(shutil.which("fio") is not None, "needs fio on PATH")
+    job = tmp_path / "job.fio"
+    job.write_text(parse_job_file("[a]\nrw=write\nsize=1m\n").render(1, str(tmp_path / "a:b")))
     out = subprocess.run(["fio", "--parse-only", str(job)], capture_output=True, text=True, timeout=30)
     assert out.returncode == 0, out.stderr

@@ -34,7 +34,7 @@ from iosched.core.experiment import (
     run_alternation,
     run_experiment,
 )
-from iosched.core.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs
+from iosched.core.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
 from iosched.core.matrix import MatrixPlan, run_matrix
 from iosched.core.matrix_judge import judge_matrix
 from iosched.core.targets import Refused, choose_target
@@ -257,7 +257,7 @@ class CompareScreen(Screen[None]):
             return
         try:
             target = choose_target(self.device, any(j.writes for j in jobs),
-                                   size=max((j.size for j in jobs if isinstance(j, Job)), default=TUI_MAX_SIZE),
+                                   size=space_needed(jobs, TUI_MAX_SIZE),
                                    destroy_data=self.device if destroy else None,
                                    root=self.monitor.root) if jobs else None
         except Refused as e:
