@@ -6,13 +6,14 @@ steps, keeps a bounded history for the views (heatmaps over time) and says wheth
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from dataclasses import dataclass
 
 from iosched.core.procio import ProcCounters, ProcessRate, process_rates, read_process_io
 from iosched.core.sampler import Rates
-from iosched.core.tracer import Tracer, TracerStopped, TracingFailed, TracingUnavailable
+from iosched.core.tracer import Tracer, TracerStopped
 from iosched.core.tracing_parse import TraceSample
 
 TRACE_HISTORY = 600
@@ -44,17 +45,25 @@ class TraceProbe:
         self.error: str | None = None
         self.samples: deque[TraceSample] = deque(maxlen=capacity)
 
-    def start(self) -> None:
-        """Start tracing; TracingUnavailable/TracingFailed are kept as ``error`` (and raised) for the caller."""
-        self.stop()
+    def start(self) -> Tracer:
+        """Start a tracer and wait until it runs (blocking: call it from a worker); TracingUnavailable/
+        TracingFailed are raised for the caller.
+
+        The probe does not take the tracer: the caller hands it to ``attach`` when it still wants it (the
+        user may have toggled tracing off, or on again, meanwhile) and stops it otherwise.
+        """
         tracer = Tracer(self.interval, self.devices, self.root)
-        try:
-            tracer.start()
-            tracer.wait_ready()
-        except (TracingUnavailable, TracingFailed) as e:
-            self.error = str(e)
-            raise
-        self.tracer, self.error = tracer, None
+        tracer.start()
+        tracer.wait_ready()
+        return tracer
+
+    def attach(self, tracer: Tracer) -> Tracer | None:
+        """Take a started tracer (from ``start``); returns the one held before, for the caller to stop."""
+        old, self.tracer, self.error = self.tracer, tracer, None
+        return old
+
+    def fail(self, reason: str) -> None:
+        self.error = reason
 
     def stop(self) -> None:
         tracer = self.detach()
@@ -91,20 +100,41 @@ class ProcIOView:
     rates: tuple[ProcessRate, ...]  # busiest first; system-wide, not per device
 
 
+PROCIO_PERIOD = 2.0
+
+
 class ProcIOProbe:
-    """Per-process bytes/s from /proc/PID/io (psutil): the fallback when block-layer tracing is unavailable."""
+    """Per-process bytes/s from /proc/PID/io (psutil): the fallback when block-layer tracing is unavailable.
+
+    Reading every process's counters takes milliseconds to tens of them, too long for the thread that steps
+    the Monitor (the TUI's): a daemon thread reads them every ``period`` seconds and ``step`` hands out the
+    latest rates. The thread starts with the first step and ends with ``close``.
+    """
 
     name = "procio"
 
-    def __init__(self, top: int = 20) -> None:
-        self.top = top
-        self._prev: dict[int, ProcCounters] | None = None
-        self._t = 0.0
+    def __init__(self, top: int = 20, period: float = PROCIO_PERIOD) -> None:
+        self.top, self.period = top, period
+        self._view = ProcIOView(())  # replaced whole by the poller: a reference swap, no lock needed
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
 
     def step(self, rates: Rates | None = None) -> ProcIOView:
-        cur, t = read_process_io(), time.monotonic()
-        prev, dt = self._prev, t - self._t
-        self._prev, self._t = cur, t
-        if prev is None:
-            return ProcIOView(())
-        return ProcIOView(tuple(process_rates(prev, cur, dt, self.top)))
+        if self._thread is None and not self._stop.is_set():
+            self._thread = threading.Thread(target=self._poll, name="iosched-procio", daemon=True)
+            self._thread.start()
+        return self._view
+
+    def close(self) -> None:
+        """Stop the poller (it ends within one period; nothing waits for it)."""
+        self._stop.set()
+
+    def _poll(self) -> None:
+        prev: dict[int, ProcCounters] | None = None
+        t_prev = 0.0
+        while not self._stop.is_set():
+            cur, t = read_process_io(), time.monotonic()
+            if prev is not None:
+                self._view = ProcIOView(tuple(process_rates(prev, cur, t - t_prev, self.top)))
+            prev, t_prev = cur, t
+            self._stop.wait(self.period)

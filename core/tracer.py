@@ -11,6 +11,12 @@ bpftrace runs as a child in its own session through ``setpriv --pdeathsig KILL``
 one reader thread (the death signal follows the spawning thread), so it dies with iosched even on SIGKILL.
 The tracepoints need tracefs: when it is not mounted at /sys/kernel/tracing the tracer mounts it there (as
 systemd does on most machines).
+
+A request whose completion is never seen (the kernel skips a tracepoint program that fires in an interrupt while
+another BPF program runs on that CPU) would stay in the per-request maps for good, and once they hold
+MAP_KEYS_MAX entries new requests silently go untimed. So every REQUEST_MAPS_RESET_SECONDS the script prints and
+clears them: the stale entries go, and so does the timing of the few requests in flight at that instant (at
+most the queue depths, once a reset period). Each sample counts the requests so dropped (``dropped_requests``).
 """
 
 from __future__ import annotations
@@ -40,6 +46,9 @@ TRACEPOINTS = ("block_rq_insert", "block_rq_issue", "block_rq_complete")
 TRACEFS = "sys/kernel/tracing"
 # Requests in flight are held in maps keyed by (dev, sector); room for many devices' queues.
 MAP_KEYS_MAX = 65536
+# How often the per-request maps are cleared (see above); one reset's loss is the requests then in flight.
+REQUEST_MAPS_RESET_SECONDS = 60.0
+MOUNT_TIMEOUT = 10.0
 
 
 class TracingUnavailable(IoschedError):
@@ -68,9 +77,22 @@ def ensure_tracefs(root: str | Path = "/") -> None:
     d = tracefs_dir(root)
     if (d / "events").is_dir() or str(root) != "/":
         return
-    r = subprocess.run(["mount", "-t", "tracefs", "tracefs", str(d)], capture_output=True, text=True)
+    mount_tracefs(d)
+
+
+def mount_tracefs(d: Path, timeout: float = MOUNT_TIMEOUT) -> None:
+    """``mount -t tracefs`` at ``d``, bounded by ``timeout``; TracingUnavailable (one sentence) when it fails."""
+    try:
+        r = subprocess.run(["mount", "-t", "tracefs", "tracefs", str(d)], capture_output=True, text=True,
+                           timeout=timeout, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise TracingUnavailable(f"tracefs is not mounted at {d} and mounting it did not finish within "
+                                 f"{timeout:g} s") from None
+    except OSError as e:
+        raise TracingUnavailable(f"tracefs is not mounted at {d} and mount could not run "
+                                 f"({e.strerror or e})") from None
     if r.returncode != 0 and not (d / "events").is_dir():
-        raise TracingUnavailable(f"tracefs is not mounted at /{TRACEFS} and mounting it failed "
+        raise TracingUnavailable(f"tracefs is not mounted at {d} and mounting it failed "
                                  f"({r.stderr.strip() or 'exit ' + str(r.returncode)})")
 
 
@@ -116,9 +138,16 @@ def device_numbers(root: str | Path = "/") -> dict[int, str]:
     return out
 
 
-def build_script(interval: float, devs: Sequence[int] | None = None, io_start: bool = True) -> str:
+def reset_every(interval: float, period: float = REQUEST_MAPS_RESET_SECONDS) -> int:
+    """How many intervals pass between two resets of the per-request maps."""
+    return max(1, round(period / max(interval, 0.01)))
+
+
+def build_script(interval: float, devs: Sequence[int] | None = None, io_start: bool = True,
+                 reset_period: float = REQUEST_MAPS_RESET_SECONDS) -> str:
     """The bpftrace program. ``devs``: kernel dev_t numbers to trace (None: every device)."""
     ms = max(round(interval * 1000), 10)
+    every = reset_every(interval, reset_period)
     pred = ""
     if devs is not None:
         pred = " /" + " || ".join(f"args->dev == {int(d)}" for d in sorted(set(devs))) + "/" if devs else " /0/"
@@ -160,12 +189,15 @@ def build_script(interval: float, devs: Sequence[int] | None = None, io_start: b
         "  print(@ios); print(@bytes); print(@total_ns); print(@sched); print(@device); print(@total);\n"
         "  print(@pios); print(@pbytes); print(@plat); print(@comm);\n"
         "  clear(@pios); clear(@pbytes); clear(@plat); clear(@comm);\n"
+        # The periodic reset: what is printed here is what the sample counts as dropped.
+        f"  @resetn = @resetn + 1;\n  if (@resetn >= {every}) {{\n"
+        "    print(@start); print(@iss); clear(@start); clear(@pid); clear(@ins); clear(@iss); @resetn = 0;\n  }\n"
         f"  printf(\"{TICK} %lld\\n\", nsecs);\n"
         "}\n"
         # Nothing to print on exit: the last interval was printed already.
         "END { clear(@ios); clear(@bytes); clear(@total_ns); clear(@sched); clear(@device); clear(@total);\n"
         "  clear(@pios); clear(@pbytes); clear(@plat); clear(@comm); clear(@start); clear(@pid); clear(@ins);\n"
-        "  clear(@iss); }\n"
+        "  clear(@iss); clear(@resetn); }\n"
     )
 
 
@@ -195,8 +227,10 @@ class Tracer:
     """
 
     def __init__(self, interval: float = 1.0, devices: Sequence[str] | None = None, root: str | Path = "/",
-                 on_event: Callable[[TraceEvent], None] | None = None) -> None:
+                 on_event: Callable[[TraceEvent], None] | None = None,
+                 reset_period: float = REQUEST_MAPS_RESET_SECONDS) -> None:
         self.interval = interval
+        self.reset_period = reset_period
         self.devices = list(devices) if devices is not None else None
         self.root = root
         self.on_event = on_event
@@ -223,7 +257,7 @@ class Tracer:
             if unknown:
                 raise TracingUnavailable(f"cannot trace {', '.join(unknown)}: no such block device")
             devs = [by_name[d] for d in self.devices]
-        script = build_script(self.interval, devs, has_io_start(self.root))
+        script = build_script(self.interval, devs, has_io_start(self.root), self.reset_period)
         argv = dies_with_us([binary, "-B", "line", "-f", "json", "-e", script])
         self._thread = threading.Thread(target=self._run, args=(argv,), name="iosched-tracer", daemon=True)
         self._thread.start()

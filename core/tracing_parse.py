@@ -302,9 +302,13 @@ class TraceSample:
     devices: Mapping[str, DeviceLatency]
     processes: tuple[ProcessIO, ...] = ()
     tracer_cpu: float | None = None  # bpftrace's own CPU over the interval, % of one CPU
+    # Requests whose timing the periodic reset of the per-request maps dropped (stale ones whose completion was
+    # missed, and those in flight at that instant): all devices, this interval.
+    dropped_requests: int = 0
 
     def to_json(self, wall_time: float, only: set[str] | None = None) -> dict:
         return {"time": round(wall_time, 3), "interval": round(self.interval, 4), "tracer_cpu": self.tracer_cpu,
+                "dropped_requests": self.dropped_requests,
                 "devices": {n: d.to_json() for n, d in sorted(self.devices.items()) if only is None or n in only}}
 
 
@@ -354,7 +358,13 @@ def interval_sample(prev: TraceFrame, cur: TraceFrame, names: Mapping[int, str])
             per_dev.setdefault(_name(dev, names), {})[op] = o
     devices = {n: DeviceLatency(n, dict(sorted(ops.items(), key=lambda kv: OPS.index(kv[0]))))
                for n, ops in per_dev.items()}
-    return TraceSample(cur.ns / 1e9, (cur.ns - prev.ns) / 1e9, devices, _processes(cur, names))
+    return TraceSample(cur.ns / 1e9, (cur.ns - prev.ns) / 1e9, devices, _processes(cur, names),
+                       dropped_requests=dropped_requests(cur))
+
+
+def dropped_requests(frame: TraceFrame) -> int:
+    """Requests the reset printed just before clearing them (keys 'dev,sector' of @start and @iss, once each)."""
+    return len(set(frame.maps.get("start", {})) | set(frame.maps.get("iss", {})))
 
 
 def _processes(cur: TraceFrame, names: Mapping[int, str]) -> tuple[ProcessIO, ...]:

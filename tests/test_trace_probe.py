@@ -59,9 +59,10 @@ def test_a_stopped_tracer_leaves_its_reason_and_the_history():
 def test_unavailable_tracing_is_an_error_not_a_crash(monkeypatch):
     monkeypatch.setattr("iosched.core.tracer.shutil.which", lambda name: None)
     p = TraceProbe()
-    with pytest.raises(TracingUnavailable):
+    with pytest.raises(TracingUnavailable) as e:
         p.start()
-    assert "bpftrace" in p.error and "apt-get install -y bpftrace" in p.error
+    assert "bpftrace" in str(e.value) and "apt-get install -y bpftrace" in str(e.value)
+    assert p.tracer is None
     assert not p.step().running
 
 

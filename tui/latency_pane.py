@@ -226,13 +226,17 @@ class LatencyPane(RowsWidget):
 
 
 class TracingStarted(Message):
-    pass
+    """A started tracer for the UI thread to keep (its ``generation`` still current) or stop."""
+
+    def __init__(self, tracer: Tracer, generation: int) -> None:
+        super().__init__()
+        self.tracer, self.generation = tracer, generation
 
 
 class TracingNotStarted(Message):
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, generation: int) -> None:
         super().__init__()
-        self.reason = reason
+        self.reason, self.generation = reason, generation
 
 
 class LatencyActions:
@@ -241,9 +245,12 @@ class LatencyActions:
     trace_probe: TraceProbe | None = None
     procio_probe: ProcIOProbe | None = None
     trace_note = ""
+    # Bumped by every toggle: a start worker whose token is no longer current stops what it started.
+    trace_generation = 0
 
     def action_trace(self: LiveScreen) -> None:
         pane = self._latency_pane()
+        self.trace_generation += 1
         if pane.display:
             pane.display = False
             self.set_class(False, "-latency")
@@ -258,7 +265,7 @@ class LatencyActions:
             self.trace_probe = TraceProbe(interval=self.interval, root=str(self.monitor.root))
         self.trace_note = "starting bpftrace…"
         self.draw_latency()
-        self._start_tracing(self.trace_probe)
+        self._start_tracing(self.trace_probe, self.trace_generation)
 
     def _latency_pane(self: LiveScreen) -> LatencyPane:
         found = self.query(LatencyPane)
@@ -269,24 +276,40 @@ class LatencyActions:
         self.mount(pane, before=self.query_one("#cpu"))
         return pane
 
-    @work(thread=True, exclusive=True, group="trace", exit_on_error=False)
-    def _start_tracing(self: LiveScreen, probe: TraceProbe) -> None:
+    @work(thread=True, group="trace", exit_on_error=False)
+    def _start_tracing(self: LiveScreen, probe: TraceProbe, generation: int) -> None:
         if self.read_only:
             return
         try:
-            probe.start()
+            tracer = probe.start()
         except (TracingUnavailable, TracingFailed) as e:
-            self.post_message(TracingNotStarted(str(e)))
+            self.post_message(TracingNotStarted(str(e), generation))
             return
-        self.post_message(TracingStarted())
+        if generation != self.trace_generation:  # toggled meanwhile: an int read, no widget touched
+            tracer.stop()
+            return
+        self.post_message(TracingStarted(tracer, generation))
 
-    def on_tracing_started(self: LiveScreen, _: TracingStarted) -> None:
-        if self.trace_probe is not None and self.trace_probe not in self.monitor.probes:
-            self.monitor.probes.append(self.trace_probe)
+    def on_tracing_started(self: LiveScreen, message: TracingStarted) -> None:
+        # The token is checked again here, on the UI thread, where it cannot change under us: a start that
+        # lost the race (pane closed, or reopened by a newer start) is stopped, never kept running hidden.
+        probe = self.trace_probe
+        if message.generation != self.trace_generation or probe is None or not self._latency_pane().display:
+            self._stop_tracer(message.tracer)
+            return
+        old = probe.attach(message.tracer)
+        if old is not None:
+            self._stop_tracer(old)
+        if probe not in self.monitor.probes:
+            self.monitor.probes.append(probe)
         self.trace_note = ""
         self.render_status()
 
     def on_tracing_not_started(self: LiveScreen, message: TracingNotStarted) -> None:
+        if message.generation != self.trace_generation:
+            return
+        if self.trace_probe is not None:
+            self.trace_probe.fail(message.reason)
         self.trace_note = message.reason
         if self.procio_probe is None:
             self.procio_probe = ProcIOProbe()
@@ -298,6 +321,8 @@ class LatencyActions:
         for probe in (self.trace_probe, self.procio_probe):
             if probe is not None and probe in self.monitor.probes:
                 self.monitor.probes.remove(probe)
+        if self.procio_probe is not None:
+            self.procio_probe.close()
         self.procio_probe = None
         if self.trace_probe is not None:
             tracer = self.trace_probe.detach()  # a quick toggle back on starts a new one meanwhile
@@ -339,5 +364,8 @@ class LatencyActions:
         return ""
 
     def stop_tracing_now(self: LiveScreen) -> None:
+        self.trace_generation += 1  # a start still under way stops what it started
+        if self.procio_probe is not None:
+            self.procio_probe.close()
         if self.trace_probe is not None:
             self.trace_probe.stop()
