@@ -1,0 +1,266 @@
+"""Tracer lifecycle: quick toggles of the latency pane never leave a bpftrace running (hidden or twice), the
+/proc/PID/io fallback is read off the stepping thread, the per-request maps are reset with the loss counted,
+and the tracefs mount is bounded."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from typing import ClassVar
+
+import psutil
+import pytest
+from tui_support import SteppedSampler, populated_tree
+
+from iosched.core import trace_probe
+from iosched.core.procio import ProcCounters
+from iosched.core.trace_probe import ProcIOProbe
+from iosched.core.tracer import Tracer, TracerStopped, TracingUnavailable, build_script, mount_tracefs, reset_every
+from iosched.core.tracing_parse import FrameBuilder, TraceSample, interval_sample
+from iosched.tui.app import IoschedApp
+from iosched.tui.latency_pane import LatencyPane, TracingStarted
+
+from conftest import attach_loop, detach_loop, need_real
+
+
+class GatedTracer:
+    """Stands in for Tracer: ``wait_ready`` blocks until the test opens its gate; every one made is kept."""
+
+    made: ClassVar[list[GatedTracer]] = []
+
+    def __init__(self, *args, **kw) -> None:
+        self.gate = threading.Event()
+        self.stopped = False
+        GatedTracer.made.append(self)
+
+    def start(self) -> None:
+        pass
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        assert self.gate.wait(30), "the test never opened the gate"
+
+    def stop(self) -> None:
+        self.stopped = True
+
+    @property
+    def running(self) -> bool:
+        return not self.stopped
+
+    def get(self, timeout=None):
+        return None
+
+
+@pytest.fixture
+def gated(monkeypatch):
+    GatedTracer.made = []
+    monkeypatch.setattr(trace_probe, "Tracer", GatedTracer)
+    return GatedTracer.made
+
+
+def fixture_app(tmp_path) -> IoschedApp:
+    tree = populated_tree(tmp_path / "root")
+    return IoschedApp(root=tree.root, sampler=SteppedSampler(tree.root), auto_tick=False, watch_udev=False)
+
+
+async def until(pilot, condition, what: str) -> None:
+    for _ in range(300):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    pytest.fail(f"never happened: {what}")
+
+
+async def test_a_start_finishing_after_the_pane_closed_is_stopped_not_kept_hidden(tmp_path, gated):
+    app = fixture_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        live = app.live
+        await pilot.press("l")
+        await until(pilot, lambda: len(gated) == 1, "the start worker made its tracer")
+        await pilot.press("l")  # closed while bpftrace still compiles
+        gated[0].gate.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert gated[0].stopped
+        assert live.trace_probe.tracer is None and live.trace_probe not in app.monitor.probes
+
+
+async def test_overlapping_starts_end_with_one_tracer_and_none_once_closed(tmp_path, gated):
+    app = fixture_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        live = app.live
+        await pilot.press("l")
+        await until(pilot, lambda: len(gated) == 1, "the first start")
+        await pilot.press("l", "l")  # off and on again: a second start while the first still waits
+        await until(pilot, lambda: len(gated) == 2, "the second start")
+        gated[1].gate.set()
+        gated[0].gate.set()  # the older one finishes last
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        running = [t for t in gated if not t.stopped]
+        assert running == [gated[1]] and live.trace_probe.tracer is gated[1]
+        assert live.trace_probe in app.monitor.probes
+        await pilot.press("l")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert all(t.stopped for t in gated) and live.trace_probe.tracer is None
+
+
+async def test_a_started_message_arriving_after_the_close_stops_its_tracer(tmp_path, gated):
+    """The worker saw a current token and posted; the close came before the UI thread handled the message."""
+    app = fixture_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        live = app.live
+        posted = threading.Event()
+        post = live.post_message
+
+        def spy(message):
+            ok = post(message)
+            if isinstance(message, TracingStarted):
+                posted.set()
+            return ok
+
+        live.post_message = spy
+        await pilot.press("l")
+        await until(pilot, lambda: len(gated) == 1, "the start worker made its tracer")
+        gated[0].gate.set()
+        assert posted.wait(30)  # blocks the event loop: the message is queued, not handled yet
+        live.action_trace()  # the close, before the message
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert gated[0].stopped
+        assert live.trace_probe.tracer is None and live.trace_probe not in app.monitor.probes
+        assert not app.query_one(LatencyPane).display
+
+
+def bpftrace_children() -> list[psutil.Process]:
+    out = []
+    for p in psutil.Process().children(recursive=True):
+        try:
+            if p.name() == "bpftrace" and p.status() != psutil.STATUS_ZOMBIE:
+                out.append(p)
+        except psutil.Error:
+            pass
+    return out
+
+
+async def test_real_quick_toggles_leave_one_bpftrace_then_none(tmp_path):
+    need_real("bpftrace", "setpriv")
+    loop = attach_loop(tmp_path)
+    try:
+        app = IoschedApp(interval=0.5, watch_udev=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await pilot.pause(0.5)
+            names = [d.name for d in app.monitor.devices]
+            await pilot.press(*(["down"] * names.index(loop.name)))
+            await pilot.press("l", "l", "l", "l", "l")  # ends shown, three starts overlapping
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            live = app.live
+            assert live.trace_probe is not None and live.trace_probe.running, live.trace_note
+            kids = bpftrace_children()
+            assert [p.pid for p in kids] == [live.trace_probe.tracer.pid]
+            await pilot.press("l")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            assert not live.trace_probe.running and bpftrace_children() == []
+    finally:
+        for p in bpftrace_children():  # only on failure: leave nothing behind
+            p.kill()
+        detach_loop(loop)
+
+
+def test_procio_is_read_off_the_stepping_thread(monkeypatch):
+    readers: list[int] = []
+    n = iter(range(1_000_000))
+
+    def fake_read():
+        readers.append(threading.get_ident())
+        k = next(n)
+        return {7: ProcCounters(7, "fio", 1.0, 4096 * k, 0, k, 0)}
+
+    monkeypatch.setattr(trace_probe, "read_process_io", fake_read)
+    probe = ProcIOProbe(period=0.01)
+    try:
+        view = probe.step()
+        deadline = time.monotonic() + 30
+        while not view.rates and time.monotonic() < deadline:
+            time.sleep(0.01)
+            view = probe.step()
+        assert view.rates and view.rates[0].pid == 7 and view.rates[0].read_bytes_s > 0
+        assert readers and threading.get_ident() not in readers
+    finally:
+        probe.close()
+
+
+def test_script_resets_the_request_maps_every_period():
+    assert reset_every(1.0) == 60 and reset_every(0.5) == 120 and reset_every(120.0) == 1
+    script = build_script(1.0, [7340032], reset_period=10)
+    block = script[script.index("@resetn = @resetn + 1"):script.index("iosched-tick %lld\\n\", nsecs);\n}")]
+    assert "if (@resetn >= 10)" in block
+    for m in ("@start", "@pid", "@ins", "@iss"):
+        assert f"clear({m})" in block
+    assert block.index("print(@start)") < block.index("clear(@start)")
+
+
+def test_dropped_requests_are_the_keys_printed_before_the_reset():
+    lines = [
+        '{"type": "printf", "data": "iosched-tick 1000000000"}',
+        '{"type": "map", "data": {"@start": {"7340032,8": 5, "7340032,16": 6}}}',
+        '{"type": "map", "data": {"@iss": {"7340032,16": 7, "7340032,24": 8}}}',
+        '{"type": "printf", "data": "iosched-tick 2000000000"}',
+        '{"type": "printf", "data": "iosched-tick 3000000000"}',
+    ]
+    b = FrameBuilder()
+    frames = [f for f in (b.feed(ln) for ln in lines) if f is not None]
+    s1 = interval_sample(frames[0], frames[1], {})
+    s2 = interval_sample(frames[1], frames[2], {})
+    assert s1 is not None and s1.dropped_requests == 3 and s1.to_json(0.0)["dropped_requests"] == 3
+    assert s2 is not None and s2.dropped_requests == 0  # the request maps are not carried over
+
+
+def test_real_reset_keeps_timing_and_counts_what_it_dropped(tmp_path):
+    need_real("fio", "bpftrace", "setpriv")
+    loop = attach_loop(tmp_path)
+    tracer = Tracer(interval=0.2, devices=[loop.name], reset_period=0.2)  # a reset every interval
+    load = None
+    try:
+        tracer.start()
+        tracer.wait_ready()
+        load = subprocess.Popen(["fio", "--name=reset", f"--filename={loop.path}", "--direct=1", "--rw=randread",
+                                 "--bs=4k", "--iodepth=32", "--ioengine=libaio", "--time_based", "--runtime=3",
+                                 "--thread", "--output-format=terse"], stdout=subprocess.DEVNULL)
+        samples: list[TraceSample] = []
+        while load.poll() is None or len(samples) < 5:
+            ev = tracer.get(timeout=5)
+            if isinstance(ev, TracerStopped):
+                pytest.fail(f"the tracer stopped: {ev.reason}")
+            if isinstance(ev, TraceSample):
+                samples.append(ev)
+        assert load.wait(timeout=60) == 0
+        busy = [s for s in samples if loop.name in s.devices and s.devices[loop.name].ios > 100]
+        assert len(busy) >= 3
+        # In-flight requests at each reset lose their timing and are counted; the rest are still timed.
+        assert sum(s.dropped_requests for s in busy) > 0
+        assert all(s.devices[loop.name].total.total > 0 for s in busy)
+    finally:
+        if load is not None and load.poll() is None:
+            load.kill()
+            load.wait()
+        tracer.stop()
+        detach_loop(loop)
+
+
+def test_a_hanging_mount_times_out_with_one_sentence(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "mount"
+    fake.write_text("#!/bin/sh\nexec sleep 30\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    with pytest.raises(TracingUnavailable) as e:
+        mount_tracefs(tmp_path / "tracing", timeout=0.3)
+    msg = str(e.value)
+    assert "did not finish within 0.3 s" in msg and "\n" not in msg
+    assert not any(p.info["name"] == "sleep" and p.info["ppid"] == psutil.Process().pid
+                   for p in psutil.process_iter(["name", "ppid"]))
