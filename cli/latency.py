@@ -61,7 +61,8 @@ def _lat_row(name: str, op: str, x: DeviceLatency | OpLatency, dt: float) -> str
 
 def latency_text(sample: TraceSample, wall: datetime, devices: list[str] | None) -> str:
     cpu = "" if sample.tracer_cpu is None else f"  bpftrace cpu {sample.tracer_cpu:.1f}%"
-    lines = [f"{wall:%H:%M:%S}  interval {sample.interval:.2f}s{cpu}", LAT_HEADER]
+    dropped = f"  {sample.dropped_requests} requests untimed (map reset)" if sample.dropped_requests else ""
+    lines = [f"{wall:%H:%M:%S}  interval {sample.interval:.2f}s{cpu}{dropped}", LAT_HEADER]
     names = devices if devices else sorted(sample.devices)
     for n in names:
         d = sample.devices.get(n)

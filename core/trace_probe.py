@@ -32,6 +32,11 @@ class TraceView:
     def latest(self) -> TraceSample | None:
         return self.samples[-1] if self.samples else None
 
+    @property
+    def dropped_requests(self) -> int:
+        """Requests left untimed by the resets of bpftrace's request maps, over the samples kept."""
+        return sum(s.dropped_requests for s in self.samples)
+
 
 class TraceProbe:
     """Owns a Tracer; ``start()``/``stop()`` toggle it (the TUI's key), ``step()`` is called by the Monitor."""

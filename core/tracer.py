@@ -14,9 +14,10 @@ systemd does on most machines).
 
 A request whose completion is never seen (the kernel skips a tracepoint program that fires in an interrupt while
 another BPF program runs on that CPU) would stay in the per-request maps for good, and once they hold
-MAP_KEYS_MAX entries new requests silently go untimed. So every REQUEST_MAPS_RESET_SECONDS the script prints and
-clears them: the stale entries go, and so does the timing of the few requests in flight at that instant (at
-most the queue depths, once a reset period). Each sample counts the requests so dropped (``dropped_requests``).
+MAP_KEYS_MAX entries new requests silently go untimed. So the maps come in two sets that take turns: every
+REQUEST_MAPS_RESET_SECONDS the idle set is cleared and the sets switch (see build_script). A request whose
+completion arrives more than one period late loses its timing; each sample counts the requests a clear dropped
+(``dropped_requests``).
 """
 
 from __future__ import annotations
@@ -46,8 +47,10 @@ TRACEPOINTS = ("block_rq_insert", "block_rq_issue", "block_rq_complete")
 TRACEFS = "sys/kernel/tracing"
 # Requests in flight are held in maps keyed by (dev, sector); room for many devices' queues.
 MAP_KEYS_MAX = 65536
-# How often the per-request maps are cleared (see above); one reset's loss is the requests then in flight.
+# How often the per-request map sets switch and the idle one is cleared (see build_script).
 REQUEST_MAPS_RESET_SECONDS = 60.0
+# Time between asking userland to clear the idle set and writing into it again (the clear is asynchronous).
+CLEAR_GUARD_SECONDS = 2.0
 MOUNT_TIMEOUT = 10.0
 
 
@@ -139,65 +142,105 @@ def device_numbers(root: str | Path = "/") -> dict[int, str]:
 
 
 def reset_every(interval: float, period: float = REQUEST_MAPS_RESET_SECONDS) -> int:
-    """How many intervals pass between two resets of the per-request maps."""
-    return max(1, round(period / max(interval, 0.01)))
+    """How many intervals pass between two switches of the per-request map sets (two at least: the clear and
+    the switch never share a tick)."""
+    return max(2, round(period / max(interval, 0.01)))
+
+
+def _either(cur: str, prev: str) -> Callable[[Callable[[str, str], str]], str]:
+    """``body(c, p)`` written once per map set: for set 0 current (set 1 previous) and the other way round."""
+    return lambda body: f"if (@epoch) {{ {body(cur, prev)} }} else {{ {body(prev, cur)} }}"
 
 
 def build_script(interval: float, devs: Sequence[int] | None = None, io_start: bool = True,
                  reset_period: float = REQUEST_MAPS_RESET_SECONDS) -> str:
-    """The bpftrace program. ``devs``: kernel dev_t numbers to trace (None: every device)."""
+    """The bpftrace program. ``devs``: kernel dev_t numbers to trace (None: every device).
+
+    The per-request maps come in two sets (suffix 0 and 1): new requests go into the current set (``@epoch``),
+    a completion deletes from the current set or, for a request started before the last switch, only reads the
+    previous one. So the previous set sees no writes and userland may clear it (bpftrace 0.17 aborts when
+    clear() races with a probe's delete): every ``reset_every`` intervals the previous set is cleared, and
+    CLEAR_GUARD_SECONDS later, the clear long done, the sets switch. Nothing in flight is lost; what the clear
+    removes is stale (completions missed) and counted as @sadd - @sdel - @shit of that set.
+    """
     ms = max(round(interval * 1000), 10)
     every = reset_every(interval, reset_period)
+    guard = min(every - 1, max(1, round(CLEAR_GUARD_SECONDS / max(interval, 0.01))))
     pred = ""
     if devs is not None:
         pred = " /" + " || ".join(f"args->dev == {int(d)}" for d in sorted(set(devs))) + "/" if devs else " /0/"
     k = "args->dev, args->sector"
+    both = _either("1", "0")
+
+    def add(c: str, p: str) -> str:
+        return (f"if (!@start{c}[{k}]) {{ @sadd{c}[cpu] = count(); }} @start{c}[{k}] = nsecs; "
+                f"@pid{c}[{k}] = pid;")
+
     # Without block_io_start (kernels before 6.5) a request's life is timed from its insert or issue.
-    start = (f"tracepoint:block:block_io_start{pred} {{ @start[{k}] = nsecs; @pid[{k}] = pid; "
-             "@comm[pid, cpu, comm] = count(); }\n") if io_start else ""
-    ins_start = "" if io_start else f" @start[{k}] = nsecs; @pid[{k}] = pid; @comm[pid, cpu, comm] = count();"
-    iss_start = "" if io_start else f" if (!@start[{k}]) {{ @start[{k}] = nsecs; @pid[{k}] = pid; }}"
+    start = (f"tracepoint:block:block_io_start{pred} {{ {both(add)} @comm[pid, cpu, comm] = count(); }}\n"
+             if io_start else "")
+    ins_start = "" if io_start else f" {both(add)} @comm[pid, cpu, comm] = count();"
+    iss_start = "" if io_start else " " + both(
+        lambda c, p: f"if (!@start{c}[{k}] && !@start{p}[{k}]) {{ {add(c, p)} }}")
+
+    def take(name: str, var: str, counted: bool = False) -> str:
+        """``var`` = the request's entry in @name (current set: deleted; previous set: read only)."""
+        def body(c: str, p: str) -> str:
+            gone = f" @sdel{c}[cpu] = count();" if counted else ""
+            hit = f" if ({var}) {{ @shit{p}[cpu] = count(); }}" if counted else ""
+            return (f"{var} = @{name}{c}[{k}]; if ({var}) {{ delete(@{name}{c}[{k}]);{gone} }} "
+                    f"else {{ {var} = @{name}{p}[{k}];{hit} }}")
+        return both(body)
+
+    reset = (
+        f"  @resetn = @resetn + 1;\n"
+        # The previous set's counters say how many of its entries the clear drops (stale requests).
+        f"  if (@resetn == {every - guard}) {{ "
+        + both(lambda c, p: f"print(@sadd{p}); print(@sdel{p}); print(@shit{p}); clear(@sadd{p}); "
+               f"clear(@sdel{p}); clear(@shit{p}); clear(@start{p}); clear(@pid{p}); clear(@ins{p}); "
+               f"clear(@iss{p});")
+        + " }\n"
+        f"  if (@resetn >= {every}) {{ @epoch = @epoch ? 0 : 1; @resetn = 0; }}\n"
+    )
+    maps = [f"@{m}{i}" for m in ("start", "pid", "ins", "iss", "sadd", "sdel", "shit") for i in (0, 1)]
     return (
-        f"BEGIN {{ printf(\"{TICK} %lld\\n\", nsecs); }}\n"
+        f"BEGIN {{ @epoch = 0; @resetn = 0; printf(\"{TICK} %lld\\n\", nsecs); }}\n"
         + start
-        + f"tracepoint:block:block_rq_insert{pred} {{ @ins[{k}] = nsecs;{ins_start} }}\n"
+        + f"tracepoint:block:block_rq_insert{pred} {{ "
+        + both(lambda c, p: f"@ins{c}[{k}] = nsecs;") + f"{ins_start} }}\n"
         # IOs are counted at issue, in process context: the kernel skips a tracepoint program that fires in an
         # interrupt while another BPF program runs on that CPU, which loses some completions under load (they
         # then lack a device time), never an issue.
         f"tracepoint:block:block_rq_issue{pred} {{\n"
         "  @ios[args->dev, cpu, args->rwbs] = count(); @bytes[args->dev, cpu, args->rwbs] = sum(args->bytes);\n"
-        f"  $i = @ins[{k}];\n"
+        f"  $i = (uint64)0; {take('ins', '$i')}\n"
         "  @sched[args->dev, cpu, args->rwbs] = hist($i ? (nsecs - $i) / 1000 : 0);\n"
-        f"  delete(@ins[{k}]);\n"
-        f"  @iss[{k}] = nsecs;{iss_start}\n"
+        f"  {both(lambda c, p: f'@iss{c}[{k}] = nsecs;')}{iss_start}\n"
         "}\n"
         f"tracepoint:block:block_rq_complete{pred} {{\n"
-        f"  $s = @iss[{k}];\n"
-        f"  if ($s) {{ @device[args->dev, cpu, args->rwbs] = hist((nsecs - $s) / 1000); delete(@iss[{k}]); }}\n"
-        f"  $t = @start[{k}];\n"
+        f"  $s = (uint64)0; {take('iss', '$s')}\n"
+        "  if ($s) { @device[args->dev, cpu, args->rwbs] = hist((nsecs - $s) / 1000); }\n"
+        f"  $p = (uint64)0; {take('pid', '$p')}\n"
+        f"  $t = (uint64)0; {take('start', '$t', counted=True)}\n"
         "  if ($t) {\n"
         "    @total[args->dev, cpu, args->rwbs] = hist((nsecs - $t) / 1000);\n"
         "    @total_ns[args->dev, cpu, args->rwbs] = sum(nsecs - $t);\n"
-        f"    $p = @pid[{k}];\n"
         "    @pios[args->dev, cpu, $p] = count();\n"
         "    @pbytes[args->dev, cpu, $p] = sum(args->nr_sector * 512);\n"
         "    @plat[args->dev, cpu, $p] = hist((nsecs - $t) / 1000);\n"
-        f"    delete(@start[{k}]); delete(@pid[{k}]);\n"
         "  }\n"
         "}\n"
         f"interval:ms:{ms} {{\n"
         "  print(@ios); print(@bytes); print(@total_ns); print(@sched); print(@device); print(@total);\n"
         "  print(@pios); print(@pbytes); print(@plat); print(@comm);\n"
         "  clear(@pios); clear(@pbytes); clear(@plat); clear(@comm);\n"
-        # The periodic reset: what is printed here is what the sample counts as dropped.
-        f"  @resetn = @resetn + 1;\n  if (@resetn >= {every}) {{\n"
-        "    print(@start); print(@iss); clear(@start); clear(@pid); clear(@ins); clear(@iss); @resetn = 0;\n  }\n"
-        f"  printf(\"{TICK} %lld\\n\", nsecs);\n"
+        + reset
+        + f"  printf(\"{TICK} %lld\\n\", nsecs);\n"
         "}\n"
         # Nothing to print on exit: the last interval was printed already.
         "END { clear(@ios); clear(@bytes); clear(@total_ns); clear(@sched); clear(@device); clear(@total);\n"
-        "  clear(@pios); clear(@pbytes); clear(@plat); clear(@comm); clear(@start); clear(@pid); clear(@ins);\n"
-        "  clear(@iss); clear(@resetn); }\n"
+        "  clear(@pios); clear(@pbytes); clear(@plat); clear(@comm); clear(@epoch); clear(@resetn);\n"
+        f"  {' '.join(f'clear({m});' for m in maps)} }}\n"
     )
 
 

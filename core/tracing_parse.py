@@ -363,8 +363,16 @@ def interval_sample(prev: TraceFrame, cur: TraceFrame, names: Mapping[int, str])
 
 
 def dropped_requests(frame: TraceFrame) -> int:
-    """Requests the reset printed just before clearing them (keys 'dev,sector' of @start and @iss, once each)."""
-    return len(set(frame.maps.get("start", {})) | set(frame.maps.get("iss", {})))
+    """Requests a clear of the idle request-map set dropped: entries added to its @start, less those deleted
+    while it was current and those found while it was idle (counters printed per CPU just before the clear);
+    0 in a frame without a clear."""
+    out = 0
+    for n in ("0", "1"):
+        added = frame.maps.get(f"sadd{n}")
+        if added:
+            done = sum(frame.maps.get(f"sdel{n}", {}).values()) + sum(frame.maps.get(f"shit{n}", {}).values())
+            out += max(0, sum(added.values()) - done)
+    return out
 
 
 def _processes(cur: TraceFrame, names: Mapping[int, str]) -> tuple[ProcessIO, ...]:

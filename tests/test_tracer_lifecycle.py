@@ -193,21 +193,28 @@ def test_procio_is_read_off_the_stepping_thread(monkeypatch):
         probe.close()
 
 
-def test_script_resets_the_request_maps_every_period():
-    assert reset_every(1.0) == 60 and reset_every(0.5) == 120 and reset_every(120.0) == 1
-    script = build_script(1.0, [7340032], reset_period=10)
-    block = script[script.index("@resetn = @resetn + 1"):script.index("iosched-tick %lld\\n\", nsecs);\n}")]
-    assert "if (@resetn >= 10)" in block
-    for m in ("@start", "@pid", "@ins", "@iss"):
-        assert f"clear({m})" in block
-    assert block.index("print(@start)") < block.index("clear(@start)")
+def test_script_clears_only_the_idle_request_maps_and_switches_later():
+    assert reset_every(1.0) == 60 and reset_every(0.5) == 120 and reset_every(120.0) == 2
+    for io_start in (True, False):
+        script = build_script(1.0, [7340032], io_start, reset_period=10)
+        block = script[script.index("@resetn = @resetn + 1"):script.index("iosched-tick %lld\\n\", nsecs);\n}")]
+        # Cleared at tick 8 (the idle set: the other one than @epoch names), switched at tick 10.
+        assert "if (@resetn == 8) { if (@epoch) { print(@sadd0);" in block
+        assert "if (@resetn >= 10) { @epoch = @epoch ? 0 : 1;" in block
+        for m in ("@start", "@pid", "@ins", "@iss", "@sadd", "@sdel", "@shit"):
+            assert f"clear({m}0)" in block and f"clear({m}1)" in block
+        probes = script[:script.index("interval:ms:")]
+        assert "clear(" not in probes and "print(" not in probes
+        # A completion deletes from the current set only.
+        assert "delete(@start1[" in probes and "$t = @start0[args->dev, args->sector]; if ($t) { @shit0" in probes
 
 
-def test_dropped_requests_are_the_keys_printed_before_the_reset():
+def test_dropped_requests_are_what_the_idle_set_held_when_cleared():
     lines = [
         '{"type": "printf", "data": "iosched-tick 1000000000"}',
-        '{"type": "map", "data": {"@start": {"7340032,8": 5, "7340032,16": 6}}}',
-        '{"type": "map", "data": {"@iss": {"7340032,16": 7, "7340032,24": 8}}}',
+        '{"type": "map", "data": {"@sadd1": {"0": 50, "1": 30}}}',
+        '{"type": "map", "data": {"@sdel1": {"0": 45, "1": 30}}}',
+        '{"type": "map", "data": {"@shit1": {"1": 2}}}',
         '{"type": "printf", "data": "iosched-tick 2000000000"}',
         '{"type": "printf", "data": "iosched-tick 3000000000"}',
     ]
@@ -216,13 +223,13 @@ def test_dropped_requests_are_the_keys_printed_before_the_reset():
     s1 = interval_sample(frames[0], frames[1], {})
     s2 = interval_sample(frames[1], frames[2], {})
     assert s1 is not None and s1.dropped_requests == 3 and s1.to_json(0.0)["dropped_requests"] == 3
-    assert s2 is not None and s2.dropped_requests == 0  # the request maps are not carried over
+    assert s2 is not None and s2.dropped_requests == 0  # counted at the clear only, not carried over
 
 
-def test_real_reset_keeps_timing_and_counts_what_it_dropped(tmp_path):
+def test_real_switching_map_sets_keeps_timing_every_request(tmp_path):
     need_real("fio", "bpftrace", "setpriv")
     loop = attach_loop(tmp_path)
-    tracer = Tracer(interval=0.2, devices=[loop.name], reset_period=0.2)  # a reset every interval
+    tracer = Tracer(interval=0.1, devices=[loop.name], reset_period=0.2)  # clear and switch every other tick
     load = None
     try:
         tracer.start()
@@ -238,11 +245,13 @@ def test_real_reset_keeps_timing_and_counts_what_it_dropped(tmp_path):
             if isinstance(ev, TraceSample):
                 samples.append(ev)
         assert load.wait(timeout=60) == 0
-        busy = [s for s in samples if loop.name in s.devices and s.devices[loop.name].ios > 100]
-        assert len(busy) >= 3
-        # In-flight requests at each reset lose their timing and are counted; the rest are still timed.
-        assert sum(s.dropped_requests for s in busy) > 0
-        assert all(s.devices[loop.name].total.total > 0 for s in busy)
+        assert tracer.running  # dozens of clears under load, none raced with the probes
+        busy = [s.devices[loop.name] for s in samples if loop.name in s.devices]
+        ios = sum(d.ios for d in busy)
+        assert ios > 1000
+        # Requests in flight across a switch are still timed; only a missed completion goes untimed.
+        assert sum(d.total.total for d in busy) >= 0.97 * ios
+        assert sum(s.dropped_requests for s in samples) <= 0.03 * ios
     finally:
         if load is not None and load.poll() is None:
             load.kill()
@@ -264,3 +273,42 @@ def test_a_hanging_mount_times_out_with_one_sentence(tmp_path, monkeypatch):
     assert "did not finish within 0.3 s" in msg and "\n" not in msg
     assert not any(p.info["name"] == "sleep" and p.info["ppid"] == psutil.Process().pid
                    for p in psutil.process_iter(["name", "ppid"]))
+
+
+def test_the_cli_line_and_the_pane_title_say_how_many_requests_went_untimed(tmp_path):
+    import dataclasses
+    from datetime import datetime
+
+    from test_tui_latency import traced
+
+    from iosched.core.trace_probe import TraceView
+    from iosched.latency import latency_text
+
+    clean = traced(1001.0, 64, 0)
+    reset = dataclasses.replace(clean, dropped_requests=12)
+    assert "untimed" not in latency_text(clean, datetime(2026, 1, 1), None)
+    assert "12 requests untimed (map reset)" in latency_text(reset, datetime(2026, 1, 1), None).splitlines()[0]
+    assert TraceView(True, None, (clean, reset, reset), 0.4).dropped_requests == 24
+
+
+async def test_the_pane_title_counts_untimed_requests(tmp_path):
+    import dataclasses
+
+    from test_tui_latency import FeedTracer, traced
+
+    from iosched.core.trace_probe import TraceProbe
+
+    app = fixture_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("down")  # nvme0n1 -> sda
+        live = app.live
+        probe = TraceProbe()
+        probe.tracer = FeedTracer([dataclasses.replace(traced(1001.0 + i, 64, 0), dropped_requests=i)
+                                   for i in range(4)])
+        live.trace_probe = probe
+        live.monitor.probes.append(probe)
+        pane = live._latency_pane()
+        pane.display = True
+        live.tick()
+        await pilot.pause()
+        assert "tracing on, bpftrace 0.4% CPU, 6 untimed" in pane.plain_text()

@@ -124,7 +124,9 @@ class LatencyPane(RowsWidget):
         cpu = self.view.tracer_cpu
         if wide:
             title.add(f"Latency {self.device or '-'}", title_style)
-            title.add(f"  tracing on{'' if cpu is None else f', bpftrace {cpu:.1f}% CPU'}  ", plain)
+            dropped = self.view.dropped_requests
+            title.add(f"  tracing on{'' if cpu is None else f', bpftrace {cpu:.1f}% CPU'}"
+                      f"{f', {dropped} untimed' if dropped else ''}  ", plain)
         else:
             title.add(self.device or "-", title_style)
             title.add(" ", plain)
