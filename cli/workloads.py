@@ -82,12 +82,12 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
         s.add_argument("--json", action="store_true", help="machine-readable result")
 
     s = sub.add_parser("run", help="run one workload on a device and show its effect")
-    s.add_argument("device")
+    s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
     target_opts(s)
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("compare", help="A/B/n experiment: schedulers (and tunings) under a workload or a matrix")
-    s.add_argument("device")
+    s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
     s.add_argument("--schedulers",
                    help="comma-separated variants, e.g. none,bfq or none,mq-deadline:read_expire=100")
     target_opts(s)
@@ -120,11 +120,12 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=cmd_compare)
 
     s = sub.add_parser("report", help="show a saved experiment or a recording again")
-    s.add_argument("file")
+    s.add_argument("file", help="a file saved by compare --save, or a recording")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
     s.add_argument("--metric", help="judge this primary metric instead of the saved one")
-    s.add_argument("--json", action="store_true")
-    s.add_argument("--csv", action="store_true")
+    s.add_argument("--json", action="store_true",
+                   help="JSON: an experiment's verdict and comparisons, or a recording's intervals")
+    s.add_argument("--csv", action="store_true", help="CSV: one row per run, or per interval of a recording")
     plot_opts(s)
     s.set_defaults(func=cmd_report)
 
