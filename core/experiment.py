@@ -305,6 +305,13 @@ def _released_on_error(workload: Workload, root: str | Path) -> Iterator[None]:
         raise
 
 
+def _mark_cancelled(doc: dict, error: BaseException, covers: str) -> None:
+    """Note why the experiment ended early and let the document travel with the exception, to be saved."""
+    doc["notes"].append(f"ended early ({type(error).__name__}: {error}): {covers}")
+    doc["status"] = "cancelled"
+    error.partial_doc = doc  # type: ignore[attr-defined]
+
+
 @contextlib.contextmanager
 def puts_back(doc: dict, cfg: Configurator, ctl: Control, target: Target | None, root: str | Path,
               ended: Callable[[], str], t_origin: float, offset: float = 0.0) -> Iterator[None]:
@@ -317,9 +324,7 @@ def puts_back(doc: dict, cfg: Configurator, ctl: Control, target: Target | None,
     try:
         yield
     except BaseException as e:  # cancel, Ctrl-C, SIGTERM, a failed run
-        doc["notes"].append(f"ended early ({type(e).__name__}: {e}): {ended()}")
-        doc["status"] = "cancelled"
-        e.partial_doc = doc  # type: ignore[attr-defined]
+        _mark_cancelled(doc, e, ended())
         raise
     finally:
         with _shielded():
@@ -563,9 +568,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
                 break
         doc["status"] = "final"
     except BaseException as e:  # as in run_experiment: the turns that finished can still be saved
-        doc["notes"].append(f"ended early ({type(e).__name__}: {e}): results cover the turns that finished")
-        doc["status"] = "cancelled"
-        e.partial_doc = doc  # type: ignore[attr-defined]
+        _mark_cancelled(doc, e, "results cover the turns that finished")
         raise
     finally:
         with _shielded():
