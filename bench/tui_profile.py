@@ -47,18 +47,18 @@ IDLE = ("<method 'poll' of 'select.epoll' objects>", "<method 'select' of 'selec
 class Load:
     """Counters of one busy device (random reads, 1500-2500 IO/s) among idle ones; CPUs partly busy."""
 
-    def __init__(self, tree: FixTree, devices: int, seed: int = 1) -> None:
-        self.tree, self.devices, self.rng = tree, devices, random.Random(seed)
+    def __init__(self, tree: FixTree, devices: int, seed: int = 1, idle: bool = False) -> None:
+        self.tree, self.devices, self.rng, self.idle = tree, devices, random.Random(seed), idle
         self.busy = [0] * 17
         self.cpu = [0] * 10
 
     def step(self) -> None:
         rng, b = self.rng, self.busy
-        ios = rng.randint(1500, 2500)
+        ios = 0 if self.idle else rng.randint(1500, 2500)
         b[0] += ios
         b[2] += ios * 8
         b[3] += int(ios * rng.uniform(0.3, 0.9))
-        b[9] += rng.randint(600, 1000)
+        b[9] += 0 if self.idle else rng.randint(600, 1000)
         b[10] += int(ios * rng.uniform(0.3, 0.9))
         lines = [diskstats_line(7, 0, "loop0", b)]
         lines += [diskstats_line(7, i, f"loop{i}", [0] * 17) for i in range(1, self.devices + 1)]
@@ -77,10 +77,10 @@ def build_tree(path: Path, devices: int) -> FixTree:
     return tree
 
 
-async def measure(ticks: int, devices: int, size: tuple[int, int]) -> dict:
+async def measure(ticks: int, devices: int, size: tuple[int, int], idle: bool = False) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         tree = build_tree(Path(tmp), devices)
-        load = Load(tree, devices)
+        load = Load(tree, devices, idle=idle)
         load.step()
         app = IoschedApp(root=tree.root, sampler=SteppedSampler(tree.root), auto_tick=False, watch_udev=False)
         async with app.run_test(size=size) as pilot:
@@ -130,15 +130,17 @@ def main() -> None:
     p.add_argument("--ticks", type=int, default=120)
     p.add_argument("--devices", type=int, default=40)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--idle", action="store_true", help="the selected device idle too (only the CPU pane moves)")
     p.add_argument("--dump", help="also write the profile to this file (pstats)")
     args = p.parse_args()
     global DUMP
     DUMP = args.dump
-    result = asyncio.run(measure(args.ticks, args.devices, (200, 50)))
+    result = asyncio.run(measure(args.ticks, args.devices, (200, 50), args.idle))
     if args.json:
         print(json.dumps(result))
     else:
-        print(f"{args.devices} idle devices + 1 under load (selected), 200x50, headless, fixture data")
+        busy = "idle" if args.idle else "under load"
+        print(f"{args.devices} idle devices + 1 {busy} (selected), 200x50, headless, fixture data")
         print(report(result))
 
 

@@ -150,6 +150,7 @@ class Monitor:
         self.source: SampleSource = source or Sampler(root)
         self.history = History(capacity)
         self.markers: deque[Marker] = deque(maxlen=MARKERS_KEPT)
+        self.marks_made = 0  # markers ever added: a view tells a new one by this (the deque stops growing)
         self.devices: list[BlockDevice] = []
         self.probes = list(probes)
         self.extras: dict[str, object] = {}
@@ -203,6 +204,7 @@ class Monitor:
                 m.device == device and m.label == label and abs(at - m.time) < MARK_DEDUP_S for m in self.markers):
             return False
         self.markers.append(Marker(at, device, label, kind))
+        self.marks_made += 1
         return True
 
     def markers_of(self, device: str | None) -> list[Marker]:

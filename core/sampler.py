@@ -163,6 +163,10 @@ class History:
             series = store.get(name)
             if series is None:
                 series = store[name] = deque([None] * min(n_before, self.capacity), maxlen=self.capacity)
+            elif series and series[-1] == value:
+                # An idle device repeats one all-zero record tick after tick: holding one object instead of
+                # a new one each time keeps a full window of 40 idle devices near 0.4 MB instead of ~40 MB.
+                value = series[-1]
             series.append(value)
         for name in store.keys() - values.keys():
             store[name].append(None)

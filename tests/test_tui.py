@@ -204,7 +204,10 @@ async def test_real_loop_device_under_load_switch_marker_and_restore_on_quit(tmp
             assert loop.current() == target
             (marker,) = app.monitor.markers_of(loop.name)  # other devices may be switched meanwhile
             assert marker.device == loop.name and marker.label == target
-            await pilot.pause(0.6)  # a sample after the switch puts the marker on the graph
+            for _ in range(40):  # a sample after the switch puts the marker on the graph
+                await pilot.pause(0.05)
+                if target in app.query_one("#chart-iops", LineChart).plain_text():
+                    break
             assert target in app.query_one("#chart-iops", LineChart).plain_text()
             await pilot.press("q")
             await pilot.pause()

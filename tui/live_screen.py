@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
 INVENTORY_POLL_S = 2.0  # an outside scheduler change shows within this
 INVENTORY_GAP_S = 1.0  # at most one full inventory read per this, however many uevents arrive
+# The graphs and the CPU pane are redrawn at most this often: at 0.25 s sampling every other sample draws
+# two new points at once. Redrawing them is most of a tick's cost, and the table still shows every sample.
+GRAPH_PERIOD_S = 0.5
 READ_ONLY_NOTICE = ("This is a read-only view: switching, jobs, experiments, tunables, persist and tracing are "
                     "off. Writes need the TUI in a terminal, or `iosched serve --allow-writes`.")
 
@@ -78,6 +81,8 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         self._inventory_signature: tuple = ()
         self._inventory_read_at = -INVENTORY_GAP_S
         self._inventory_timer: Timer | None = None
+        self._since_graphs = 0.0  # sampling time since the graphs were last drawn
+        self._markers_drawn = 0  # markers ever made when the graphs were last drawn: a new one draws at once
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -107,7 +112,12 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
             return
         if self.monitor.disks_changed:
             self.refresh_inventory()
-        self.redraw()
+        self._since_graphs += self.interval
+        marked = self.monitor.marks_made
+        graphs = self._since_graphs >= GRAPH_PERIOD_S - 1e-9 or marked != self._markers_drawn
+        if graphs:
+            self._since_graphs, self._markers_drawn = 0.0, marked
+        self.redraw(graphs=graphs)
         self.draw_latency()
 
     def status_text(self) -> str:

@@ -68,14 +68,16 @@ class MonitorScreen(Screen[None]):
     def render_status(self) -> None:
         self.query_one(StatusBar).set_text(self.status_text())
 
-    def redraw(self) -> None:
+    def redraw(self, graphs: bool = True) -> None:
+        """The table and status line; the graphs and CPU pane too unless ``graphs`` is False."""
         with self.app.batch_update():
             if self.sort_key != "name":
                 self.sync_table()
             rates = self.monitor.last_rates
             if rates is not None:
                 self.query_one(DeviceTable).update_rates(self.devices, rates.disks)
-            self.draw_graphs()
+            if graphs:
+                self.draw_graphs()
             self.render_status()
 
     def draw_graphs(self) -> None:

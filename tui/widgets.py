@@ -30,8 +30,11 @@ from iosched.core.textcharts import (
 )
 from iosched.core.units import human_size, short_number
 
-_BRAILLE = [" "] + [chr(BRAILLE_BASE + bits) for bits in range(1, 256)]  # an empty cell is a space
-_SERIES_KEY = "2" + "01" * 8  # a cell's style key by series index + 1: alternate series colours, 2 = empty
+# A row of cells becomes text through bytes and str.translate, in C: dot bits -> braille (empty: a space),
+# series index + 1 -> style key (series colours alternate; 2 = empty).
+_BRAILLE = str.maketrans({0: " "} | {bits: chr(BRAILLE_BASE + bits) for bits in range(1, 256)})
+_SERIES_KEY = str.maketrans({0: "2"} | {i: "01"[(i - 1) % 2] for i in range(1, 17)})
+_PLUS_ONE = (1).__add__
 _CPU_KEY = "0123456"  # a CPU cell's style key by category; idle (-1) is the last
 _CPU_CELL = str.maketrans({"0": "█", "1": "█", "2": "█", "3": "█", "4": "█", "5": "█", "6": "·"})
 _ONE_CELL_EACH = re.compile("[\u0020-\u007e\u00a0-\u00ff\u2500-\u25fc\u2800-\u28ff]*").fullmatch  # U+25FD-E: wide
@@ -70,6 +73,7 @@ class DeviceTable(DataTable):
 
     def on_mount(self) -> None:
         self._shown: dict[str, tuple] = {}  # what each row shows now, to skip unchanged updates
+        self._rates_shown: dict[str, DiskRates | None] = {}  # the rates each row was formatted from
         self.cursor_type = "row"
         self.zebra_stripes = False
         self.add_column("Device", key="name", width=8)
@@ -87,6 +91,7 @@ class DeviceTable(DataTable):
         current = [str(k.value) for k in self.rows]
         if current != wanted:
             self._shown.clear()
+            self._rates_shown.clear()
             self.clear()
             for d in devices:
                 name, kind, sched = self._static_cells(d)
@@ -108,8 +113,12 @@ class DeviceTable(DataTable):
         dim = Style(dim=True)
         shown = self._shown
         changed: dict[str, dict[str, object]] = {}
+        rates_shown = self._rates_shown
         for d in devices:
             r = rates.get(d.name)
+            if d.name in rates_shown and rates_shown[d.name] == r and d.name in shown:
+                continue  # the same figures as last tick (idle devices): not even formatted again
+            rates_shown[d.name] = r
             idle = r is None or (r.r_s == 0 and r.w_s == 0 and r.d_s == 0 and r.f_s == 0)
             cells = [(key, "-" if r is None else format_rate(key, rate_value(r, key))) for key, _, _ in RATE_COLUMNS]
             state = (idle, tuple(cells))
@@ -220,7 +229,9 @@ class RowsWidget(Widget):
         self._rows_size: tuple[int, int] = (0, 0)
         self._part_styles: dict[str, Style] = {}
         self._on_base: dict[Style | None, Style] = {}  # a run's style over the widget's own: Style addition is slow
-        self._strip_of: dict[tuple, Strip] = {}  # the current strips by (width, *runs)
+        self._built: list[Runs] = []  # the rows the current strips were made from, at this width
+        self._built_width = 0
+        self._base_style: Style | None = None
 
     def component_style(self, name: str) -> Style:
         """A component class's style, looked up once per theme rather than once per build."""
@@ -255,6 +266,7 @@ class RowsWidget(Widget):
 
     def on_resize(self) -> None:
         self._rows = None
+        self._base_style = None  # size classes may have changed the colours around it
         self.refresh()
 
     def notify_style_update(self) -> None:
@@ -262,29 +274,31 @@ class RowsWidget(Widget):
         self._rows = None  # a new theme: the same rows in new colours
         self._part_styles = {}
         self._on_base = {}
-        self._strip_of = {}
+        self._built = []
+        self._base_style = None
 
     def rows(self) -> list[Runs]:
         size = (self.size.width, self.size.height)
         if self._rows is None or size != self._rows_size:
             width = max(1, size[0])
-            self._rows = self.build_rows(width, max(1, size[1]))
+            rows = self.build_rows(width, max(1, size[1]))
             self._rows_size = size
-            base = self.rich_style
+            base = self._base_style
+            if base is None:
+                base = self._base_style = self.rich_style  # once per theme or class change, not per build
             on_base = self._on_base
             if len(on_base) > 64 or on_base.get(None) != base:  # None holds the base they were made on
                 on_base.clear()
                 on_base[None] = base
-                self._strip_of = {}
-            # An unchanged row keeps its Strip object: no new one to make, and Textual's caches on it stay.
-            known, self._strip_of = self._strip_of, {}
+                self._built = []
+            # A row equal to the one built at its place last time keeps that Strip: no new one to make, and
+            # Textual's caches on it stay. Equal runs are mostly the same objects, so comparing is cheap.
+            old_rows = self._built if self._built_width == width else []
+            old_strips = self._strips
             strips = []
-            for row in self._rows:
-                key = (width, *row.runs)
-                strip = known.get(key)
-                if strip is not None:
-                    strips.append(strip)
-                    self._strip_of[key] = strip
+            for y, row in enumerate(rows):
+                if y < len(old_rows) and old_rows[y].runs == row.runs:
+                    strips.append(old_strips[y])
                     continue
                 segments = []
                 cells = 0
@@ -295,10 +309,8 @@ class RowsWidget(Widget):
                     segments.append(Segment(text, combined))
                     # rich measures braille one character at a time; our alphabets are one cell each.
                     cells += len(text) if _ONE_CELL_EACH(text) else cell_len(text)
-                strip = Strip(segments, cells).adjust_cell_length(width, base)
-                strips.append(strip)
-                self._strip_of[key] = strip
-            self._strips = strips
+                strips.append(Strip(segments, cells).adjust_cell_length(width, base))
+            self._rows, self._strips, self._built, self._built_width = rows, strips, rows, width
         return self._rows
 
     def plain_text(self) -> str:
@@ -415,8 +427,9 @@ class LineChart(RowsWidget):
             else:
                 runs.add(gutter_mid, axis)
             row_bits = bits[row * plot_w:(row + 1) * plot_w]
-            text = "".join([_BRAILLE[b] for b in row_bits])
-            keys = "".join([_SERIES_KEY[i + 1] for i in owner[row * plot_w:(row + 1) * plot_w]])
+            text = bytes(row_bits).decode("latin-1").translate(_BRAILLE)
+            row_owner = bytes(map(_PLUS_ONE, owner[row * plot_w:(row + 1) * plot_w]))
+            keys = row_owner.decode("latin-1").translate(_SERIES_KEY)
             if marks or (row == 0 and labels):
                 chars, key_list = list(text), list(keys)
                 for col in marks:  # data stays visible through a marker
