@@ -7,7 +7,7 @@ import io
 
 from iosched.core.textcharts import error_bar, log_bar
 from iosched.core.units import si
-from iosched.core.verdict import METRICS
+from iosched.core.verdict import METRICS, relative_text
 
 
 def runs_csv(doc: dict) -> str:
@@ -42,32 +42,54 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
                          "dev_r_await", "dev_w_await", "sched_p50_us", "sched_p99_us", "device_p50_us",
                          "device_p99_us") if k in keys]
     labels = {k: f"{lb} ({unit})" if unit else lb for k, lb, unit, *_ in METRICS}
-    width = max(len(lb) for lb in summaries) + 2
+    base = next(iter(summaries), "")
+    against = f"  vs {base}"
+    differences = relative_cells(verdict)
+    width = max(len(against), *(len(lb) for lb in summaries)) + 2
+    col = 20
     for i in range(0, len(shown), 3):  # three metrics a block: fits 80 columns
         block = shown[i:i + 3]
         lines.append("")
-        lines.append(" " * width + "".join(f"{labels[k]:>21}" for k in block))
+        lines.append(" " * width + "".join(f"{labels[k]:>{col}}" for k in block))
         for lb, s in summaries.items():
             cells = []
             for k in block:
                 x = s.get(k)
                 if x is None:
-                    cells.append(f"{'-':>21}")
+                    cells.append(f"{'-':>{col}}")
                     continue
                 half = (x["ci95"][1] - x["ci95"][0]) / 2
                 spread = " ± " + si(half) if x["n"] >= 2 else " (n=1)"  # one run has no interval
-                cells.append(f"{si(x['mean']) + spread:>21}")
+                cells.append(f"{si(x['mean']) + spread:>{col}}")
             n = max((s[k]["n"] for k in s), default=0)
             lines.append(f"{lb:<{width}}" + "".join(cells) + (f"  n={n}" if i == 0 else ""))
-    lines.append(f"{'':<{width}}(mean ± half-width of the 95% confidence interval)")
+            if lb != base:
+                lines.append(f"{against:<{width}}" + "".join(f"{differences.get((lb, k), '-'):>{col}}"
+                                                             for k in block))
+    lines.append("  mean ± half-width of its 95% CI; vs rows: the difference from the baseline")
+    lines.append("  with its 95% CI, from the ratio on the log scale as in the verdict")
     lines.append("")
     lines += bar_charts(verdict)
     verdict_lines = verdict_text(doc, verdict)
-    if verdict_first:
-        lines[2:2] = ["", *verdict_lines]
+    if verdict_first:  # a screen shows its top first: the verdict, then what ran
+        lines[0:0] = [*verdict_lines, ""]
     else:
         lines += verdict_lines
     return "\n".join(lines) + "\n"
+
+
+def relative_cells(verdict: dict) -> dict[tuple[str, str], str]:
+    """(variant, metric) -> its difference from the baseline as the verdict has it, e.g. "-37% (-43 … -30)"."""
+    cells = {}
+    for c in verdict["comparisons"]:
+        if c.get("ratio") is None or not c.get("ci95"):
+            text = "cannot judge"
+        else:
+            text = relative_text(c["ratio"], *c["ci95"])
+            if len(text) > 19:  # a large effect: keep the column
+                text = text.replace(" … ", "…")
+        cells[(c["variant"], c["metric"])] = text
+    return cells
 
 
 def verdict_text(doc: dict, verdict: dict) -> list[str]:

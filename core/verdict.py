@@ -115,6 +115,15 @@ def _signed(ratio: float) -> str:
     return ("+" if d >= 0 else "-") + _num(abs(d)) + "%"
 
 
+def relative_text(ratio: float, ci_low: float, ci_high: float) -> str:
+    """A ratio as a signed difference with its 95% CI, the interval taken from the log scale as the verdict's:
+    "-37% (-43 … -30)". Asymmetric, and never below -100% (a ratio is positive)."""
+    def pct(r: float) -> str:
+        return _signed(r)[:-1]
+
+    return f"{_signed(ratio)} ({pct(ci_low)} … {pct(ci_high)})"
+
+
 def fmt_p(p: float, adjusted: bool) -> str:
     text = "p<0.001" if p < 0.001 else f"p={p:.3f}" if p < 0.01 else f"p={p:.2f}"
     return ("adjusted " + text) if adjusted else text
@@ -330,7 +339,7 @@ def method_line(doc: dict, alpha: float) -> str:
     seq = doc.get("sequential")
     test = ("paired t-test on log ratios within A B B A blocks of turns" if doc.get("kind") == "alternate"
             else "Welch's t-test on log values")
-    text = f"{test}, each variant against {doc['variants'][0]['label']}, Holm-corrected, alpha {alpha:g}"
+    text = f"{test}, each variant against the baseline {doc['variants'][0]['label']}, Holm-corrected, alpha {alpha:g}"
     if seq:
         text += (f"; sequential: {len(seq['looks'])} looks, boundary p<{seq['level']:.4f} at each "
                  f"(Pocock-style, overall alpha {alpha:g})")

@@ -2,12 +2,15 @@
 
 import json
 import math
+import re
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from iosched.core.errors import BadInput
 from iosched.core.experiment import RunningVerdict, alternation_order, judge, parse_variants, plan_order
-from iosched.core.verdict import sequential_plan
+from iosched.core.verdict import relative_text, sequential_plan
 from iosched.report import runs_csv, text_report
 
 
@@ -62,6 +65,36 @@ def test_judge_leaves_invalid_runs_out_and_says_why():
     assert first.index("Verdict") < first.index("IOPS, bars")
     rows = runs_csv(doc).splitlines()
     assert rows[0] == "run,variant,scheduler,valid,start_s,end_s,iops,cpu_us_per_io" and rows[7].split(",")[3] == "0"
+
+
+def test_the_table_shows_each_difference_with_the_verdicts_asymmetric_interval():
+    # bfq far below none and very noisy: a linear "mean ± half-width" of the difference would reach below -100%.
+    doc = doc_with({"none": [220100, 218500, 223900, 221000], "bfq": [41000, 9200, 146800, 30000]})
+    v = judge(doc)
+    text = text_report(doc, v)
+    (c,) = [c for c in v["comparisons"] if c["primary"]]
+    (cpu,) = [c for c in v["comparisons"] if c["metric"] == "cpu_us_per_io"]
+    lines = text.splitlines()
+    row = lines[lines.index(next(line for line in lines if line.startswith("bfq "))) + 1]
+    assert row.split()[:2] == ["vs", "none"]
+    packed = row.replace(" ", "")  # a wide cell drops the spaces around "…"
+    assert relative_text(c["ratio"], *c["ci95"]).replace(" ", "") in packed
+    assert relative_text(cpu["ratio"], *cpu["ci95"]).replace(" ", "") in packed
+    assert c["ratio"] < 0.5 and c["ci95"][0] < c["ratio"] < c["ci95"][1]
+    # The same figures as the verdict's sentence ("84% fewer IOPS than none (95% CI 0.6–97%)"), never below -100%.
+    in_row = {abs(float(x)) for x in re.findall(r"[-+]\d+(?:\.\d+)?", relative_text(c["ratio"], *c["ci95"]))}
+    sentence = c["verdict"].split(":")[1].rsplit(",", 1)[0]  # without the p-value
+    assert in_row == {float(x) for x in re.findall(r"\d+(?:\.\d+)?", sentence)} - {95.0}
+    assert all(float(x) >= -100 for x in re.findall(r"-\d+(?:\.\d+)?", row))
+    assert "(n=" not in row and "±" not in row
+
+
+@given(st.floats(1e-6, 1e6), st.floats(1e-3, 1.0), st.floats(1.0, 1e3))
+def test_a_relative_interval_never_goes_below_minus_100_percent(ratio, low, high):
+    text = relative_text(ratio, ratio * low, ratio * high)
+    numbers = [float(x) for x in re.findall(r"[-+]\d+(?:\.\d+)?", text)]
+    assert len(numbers) == 3 and all(x >= -100 for x in numbers)
+    assert numbers[1] <= numbers[0] <= numbers[2]
 
 
 def test_interim_lines_never_claim_significance_in_fixed_n_mode():
