@@ -61,7 +61,7 @@ class IoschedApp(App[int]):
     COMMANDS: ClassVar = App.COMMANDS | {SchedulerCommands}
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("t", "cycle_theme", "Theme", show=False, tooltip="cycle theme: dark, light, mono"),
-        Binding("question_mark,f1", "help", "Help", tooltip="this help"),
+        Binding("f1,question_mark", "help", "Help", tooltip="this help"),
         Binding("q", "quit", "Quit", tooltip="quit (offers to restore schedulers changed in this session)"),
         Binding("ctrl+c", "quit", "Quit", show=False, priority=True,
                 tooltip="quit (offers to restore schedulers changed in this session)"),
