@@ -45,7 +45,7 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     base = next(iter(summaries), "")
     against = f"  vs {base}"
     differences = relative_cells(verdict)
-    width = max(len(against), *(len(lb) for lb in summaries)) + 2
+    width = max(len(lb) for lb in summaries) + 2
     col = 20
     for i in range(0, len(shown), 3):  # three metrics a block: fits 80 columns
         block = shown[i:i + 3]
@@ -64,8 +64,14 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
             n = max((s[k]["n"] for k in s), default=0)
             lines.append(f"{lb:<{width}}" + "".join(cells) + (f"  n={n}" if i == 0 else ""))
             if lb != base:
-                lines.append(f"{against:<{width}}" + "".join(f"{differences.get((lb, k), '-'):>{col}}"
-                                                             for k in block))
+                diffs = [f"{differences.get((lb, k), '-'):>{col}}" for k in block]
+                # "  vs mq-deadline" may be wider than the names: it borrows the first cell's blanks.
+                over = len(against) - width
+                if over > 0 and not diffs[0].startswith(" " * (over + 1)):
+                    diffs[0] = f"{diffs[0].strip().replace(' … ', '…'):>{col}}"
+                if over > 0 and diffs[0].startswith(" " * (over + 1)):
+                    diffs[0] = diffs[0][over:]
+                lines.append(f"{against:<{width}}" + "".join(diffs))
     lines.append("  mean ± half-width of its 95% CI; vs rows: the difference from the baseline")
     lines.append("  with its 95% CI, from the ratio on the log scale as in the verdict")
     lines.append("")
