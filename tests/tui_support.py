@@ -47,3 +47,16 @@ def set_counters(tree: FixTree, step: int) -> None:
     cpu0 = [15 * n, 0, 10 * n, 60 * n, 5 * n, 1 * n, 2 * n, 0, 0, 0]
     cpu1 = [15 * n, 0, 5 * n, 80 * n, 5 * n, 0, 2 * n, 0, 0, 0]
     tree.set_stat({"all": [a + b for a, b in zip(cpu0, cpu1)], "0": cpu0, "1": cpu1})
+
+
+def screen_text(app) -> list[str]:
+    """The picture on the terminal as plain text rows, as a person reads it (what export_screenshot draws)."""
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True, color_system=None,
+                      legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True))
+    return console.export_text().splitlines()

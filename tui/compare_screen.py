@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.screen import Screen
-from textual.widgets import Checkbox, Footer, Input, Label, ProgressBar, Select, SelectionList, Static
+from textual.widgets import Footer, Input, Label, ProgressBar, Select, SelectionList, Static
 
 from iosched.core.devices import BlockDevice
 from iosched.core.errors import IoschedError
@@ -40,6 +40,7 @@ from iosched.core.matrix_judge import judge_matrix
 from iosched.core.targets import Refused, choose_target
 from iosched.core.units import short_number
 from iosched.report import text_report
+from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
 
@@ -104,25 +105,34 @@ class CompareScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "start", "Start"),
         Binding("escape", "back", "Back / cancel"),
+        # Priority: the checklist's own page keys would take them, and the results are what needs paging.
+        Binding("pagedown", "page_results(1)", "Results down", show=False, priority=True,
+                tooltip="scroll the results down"),
+        Binding("pageup", "page_results(-1)", "Results up", show=False, priority=True,
+                tooltip="scroll the results up"),
     ]
+    # Every row counts at 80x24: the form takes 7 rows (borderless list and select), the status lines one row
+    # each, so the verdict of a three-variant comparison has 13 rows below the progress bar.
     DEFAULT_CSS = """
     CompareScreen { layout: vertical; }
     CompareScreen #form { height: auto; padding: 0 1; }
     CompareScreen #form Horizontal { height: auto; }
-    CompareScreen SelectionList { height: auto; max-height: 6; width: 28; }
-    CompareScreen #right { width: 1fr; height: auto; }
-    CompareScreen #job-info { padding: 0 1; color: $text-muted; }
+    CompareScreen #left { width: 30; height: auto; }
+    CompareScreen SelectionList, CompareScreen SelectionList:focus { height: auto; max-height: 6; border: none;
+                                                                     padding: 0; }
+    CompareScreen #baseline { color: $text-muted; }
+    CompareScreen #right { width: 1fr; height: auto; margin-left: 1; }
+    CompareScreen #job-info { padding: 0 1; color: $text-muted; max-height: 3; }
     CompareScreen #right Input#spec { width: 1fr; }
     CompareScreen ProgressBar Bar { width: 1fr; }
     CompareScreen ProgressBar { width: 1fr; }
     CompareScreen Input { width: 8; height: 1; border: none; padding: 0 1; }
     CompareScreen Checkbox, CompareScreen Checkbox:focus { height: 1; border: none; padding: 0; }
     CompareScreen Input:focus { border: none; }
-    CompareScreen Label { padding: 0 1; }
-    CompareScreen #form Horizontal.fields { margin-top: 1; }
-    CompareScreen #progress-row { height: auto; padding: 0 1; }
-    CompareScreen #live { height: auto; padding: 0 1; }
-    CompareScreen #so-far { height: auto; padding: 0 1; color: $accent; }
+    CompareScreen #form Label { padding: 0 1; }
+    CompareScreen #progress-row { height: 1; padding: 0 1; }
+    CompareScreen #live { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    CompareScreen #so-far { height: auto; padding: 0 1; color: $accent; display: none; }
     CompareScreen #results { height: 1fr; padding: 0 1; }
     """
 
@@ -153,19 +163,21 @@ class CompareScreen(Screen[None]):
                      id="title")
         with Vertical(id="form"):
             with Horizontal():
-                yield SelectionList[str](*[(s, s, s in picks) for s in self.available], id="schedulers")
+                with Vertical(id="left"):
+                    yield SchedulerChecklist(self.available, picks, id="schedulers")
+                    yield Static("", id="baseline")
                 with Vertical(id="right"):
-                    yield Select(jobs, value=SUGGESTED[0], allow_blank=False, id="job")
+                    yield Select(jobs, value=SUGGESTED[0], allow_blank=False, compact=True, id="job")
                     yield Static(CATALOG[SUGGESTED[0]].description, id="job-info")
                     yield Input(placeholder="or: a group or catalog jobs" if self.served
                                 else "or: a group, jobs, job files or cmd: COMMAND", id="spec")
-            with Horizontal(classes="fields"):
+            with Horizontal():
                 yield Label("repeats")
                 yield Input("3", id="repeat")
                 yield Label("runtime s")
                 yield Input("5", id="runtime")
             with Horizontal():
-                yield Checkbox("live alternation", id="alternate")
+                yield MarkedCheckbox("live alternation", id="alternate")
                 yield Label("every s")
                 yield Input("3", id="every")
                 yield Label("for s")
@@ -177,6 +189,28 @@ class CompareScreen(Screen[None]):
         with VerticalScroll(id="results"):
             yield Static("", id="report")
         yield Footer()
+
+    def on_mount(self) -> None:
+        self._name_baseline()
+
+    def on_selection_list_selected_changed(self, _event: SelectionList.SelectedChanged) -> None:
+        self._name_baseline()
+
+    def _name_baseline(self) -> None:
+        """Say before the run which variant every other is judged against, and how to choose it."""
+        order = self.query_one(SchedulerChecklist).order
+        if not order:
+            text = "baseline: pick a scheduler"
+        elif len(order) == 1:
+            text = f"baseline: {order[0]} (A/A)"
+        else:
+            text = f"baseline: {order[0]} (b sets)"
+        self.query_one("#baseline", Static).update(text)
+
+    def action_page_results(self, pages: int) -> None:
+        results = self.query_one("#results", VerticalScroll)
+        results.scroll_to(y=results.scroll_y + pages * max(1, results.scrollable_content_region.height - 1),
+                          animate=False)
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.value in CATALOG:
@@ -213,18 +247,20 @@ class CompareScreen(Screen[None]):
             self.notify("An experiment is already running.", severity="warning")
             return
         try:
-            names = list(self.query_one(SelectionList).selected)
+            names = self.query_one(SchedulerChecklist).order  # the baseline first: core judges against it
             if len(names) < 2:
                 names = names * 2  # one scheduler picked: an A/A check
             if not names:
                 raise ValueError("pick at least one scheduler")
-            alternate = self.query_one("#alternate", Checkbox).value
+            alternate = self.query_one("#alternate", MarkedCheckbox).value
             repeat = int(_number(self.query_one("#repeat", Input).value, 2, 100, "repeats"))
             runtime = _number(self.query_one("#runtime", Input).value, 0.5, 3600, "runtime")
-            every = _number(self.query_one("#every", Input).value, 2, 600, "every")
-            # Alternation runs whole blocks of two passes, at least two blocks (core/experiment.py).
-            duration = _number(self.query_one("#duration", Input).value, 4 * len(names) * every, 24 * 3600,
-                               "duration")
+            every, duration = 3.0, 0.0
+            if alternate:  # its fields mean nothing to a batch comparison: never refuse one over them
+                every = _number(self.query_one("#every", Input).value, 2, 600, "every")
+                # Alternation runs whole blocks of two passes, at least two blocks (core/experiment.py).
+                duration = _number(self.query_one("#duration", Input).value, 4 * len(names) * every, 24 * 3600,
+                                   "duration")
             jobs, drop, cmd = self._workloads(duration + 10 if alternate else runtime)
             if alternate and (cmd or len(jobs) > 1 or not isinstance(jobs[0], Job)):
                 raise ValueError("live alternation runs one catalog job")
@@ -241,7 +277,7 @@ class CompareScreen(Screen[None]):
         # A matrix has no single running verdict: its cells are judged together at the end.
         self.verdict = None if plan else RunningVerdict([v.label for v in variants],
                                                         kind="alternate" if alternate else "compare")
-        self.query_one("#so-far", Static).update("")
+        self._show_so_far([])
         self.running = True
         self._run(variants, jobs[0] if jobs else None, cmd, plan, repeat, runtime, alternate, every, duration,
                   destroy)
@@ -315,7 +351,13 @@ class CompareScreen(Screen[None]):
             rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
             if self.verdict is not None:
                 self.verdict.add(e.run)
-                self.query_one("#so-far", Static).update("\n".join(f"so far: {t}" for t in self.verdict.lines()))
+                self._show_so_far(self.verdict.lines())
+
+    def _show_so_far(self, lines: list[str]) -> None:
+        """The interim estimates while the run goes on; hidden (not left above the verdict) when it ends."""
+        so_far = self.query_one("#so-far", Static)
+        so_far.update("\n".join(f"so far: {t}" for t in lines))
+        so_far.display = bool(lines)
 
     def _live(self, e: Event) -> None:
         rates = self.monitor.last_rates
@@ -346,7 +388,10 @@ class CompareScreen(Screen[None]):
             self.query_one("#live", Static).update(f"stopped: {message.error}")
         else:
             self.doc = message.doc
-            self.query_one("#live", Static).update("done; the device is back as it was.")
+            self._show_so_far([])  # the final verdict replaces the interim lines
+            # The verdict comes first; the rest (secondary metrics, tables, charts) is further down.
+            self.query_one("#live", Static).update("done; the device is back as it was · PgDn/PgUp scroll the "
+                                                   "results")
             if message.doc.get("kind") == "matrix":
                 from iosched.matrix import matrix_text
 

@@ -1,0 +1,160 @@
+"""The compare screen as a person reads it at 80x24 and 120x40: the baseline, check boxes without colour, the
+interim lines giving way to the verdict, the progress percentage, the help key.
+
+On fixture data: the screen is fed the events a run sends (core's own Event and a judged document), so the
+words on screen are known in advance; the real runs are in test_tui_compare.py.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from tui_support import SteppedSampler, populated_tree, screen_text, set_counters
+
+from iosched.core.experiment import Event, RunningVerdict, judge, plan_order
+from iosched.tui.app import IoschedApp
+from iosched.tui.checklist import SchedulerChecklist
+from iosched.tui.compare_screen import CompareScreen, ExperimentEnded, ExperimentEvent
+from iosched.tui.dialogs import HelpScreen
+
+
+async def open_compare(tmp_path, pilot, app: IoschedApp) -> CompareScreen:
+    tree = app._tree
+    await pilot.pause()
+    for step in range(1, 4):
+        set_counters(tree, step)
+        app.live.tick()
+    await pilot.press("down", "c")  # sda: mq-deadline kyber [bfq] none
+    await pilot.pause()
+    assert isinstance(app.screen, CompareScreen)
+    return app.screen
+
+
+def fixture_app(tmp_path) -> IoschedApp:
+    tree = populated_tree(tmp_path / "root")
+    app = IoschedApp(root=tree.root, sampler=SteppedSampler(tree.root), auto_tick=False, watch_udev=False)
+    app._tree = tree
+    return app
+
+
+def rows(app: IoschedApp) -> str:
+    return "\n".join(screen_text(app))
+
+
+def flat(text: str) -> str:
+    """Words only: a line the screen wrapped reads the same as the line (the scrollbar's blocks left out)."""
+    return " ".join("".join(c for c in text if not 0x2580 <= ord(c) <= 0x259F).split())
+
+
+def judged_doc(labels: list[str]) -> dict:
+    """Three variants, three runs each, in the batch order, with the metrics a fio run has."""
+    rnd = random.Random(4)
+    base = {"iops": 150e3, "mb_s": 600.0, "clat_mean_us": 210.0, "clat_p50_us": 190.0, "clat_p99_us": 900.0,
+            "cpu_us_per_io": 18.0, "cpu_usr": 20.0, "cpu_sys": 50.0}
+    effect = dict(zip(labels, (1.0, 0.62, 0.97)))
+    runs = []
+    for i, a in enumerate(plan_order(3, 3)):
+        lb = labels[a]
+        m = {k: v * (effect[lb] if k in ("iops", "mb_s") else 1 / effect[lb]) * rnd.uniform(0.95, 1.05)
+             for k, v in base.items()}
+        runs.append({"index": i, "variant": lb, "valid": True, "start": i, "end": i + 1, "invalid_reason": None,
+                     "config": {"scheduler": lb}, "fio": None, "metrics": m})
+    return {"variants": [{"label": lb} for lb in labels], "runs": runs, "order": [r["variant"] for r in runs],
+            "repeat": 3, "kind": "compare", "device": {"name": "sda"}, "kernel": "6.18",
+            "workload": {"job": {"name": "randread-q16t2"}}}
+
+
+async def test_the_baseline_is_named_marked_and_chosen_with_b(tmp_path):
+    app = fixture_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_compare(tmp_path, pilot, app)
+        checklist = screen.query_one(SchedulerChecklist)
+        text = rows(app)
+        # Picked at open: the device's bfq and mq-deadline; the first selected in the list is the baseline.
+        assert "mq-deadline (baseline)" in text and "baseline: mq-deadline" in text
+        assert "bfq (baseline)" not in text
+        await pilot.press("down", "b")  # kyber: ticked and made the baseline in one key
+        await pilot.pause()
+        text = rows(app)
+        assert "kyber (baseline)" in text and "baseline: kyber" in text and "mq-deadline (baseline)" not in text
+        assert checklist.order == ["kyber", "mq-deadline", "bfq"]
+        await pilot.press("space")  # unticked: the first selected is the baseline again
+        await pilot.pause()
+        assert checklist.order == ["mq-deadline", "bfq"] and "baseline: mq-deadline" in rows(app)
+        await pilot.press("down", "down", "space", "b")  # none ticked; b on a ticked one leaves it ticked
+        await pilot.pause()
+        assert checklist.order == ["none", "mq-deadline", "bfq"] and "none (baseline)" in rows(app)
+
+
+async def test_check_boxes_read_without_colour(tmp_path):
+    app = fixture_app(tmp_path)
+    app.theme_name = "mono"
+    async with app.run_test(size=(80, 24)) as pilot:
+        await open_compare(tmp_path, pilot, app)
+        text = screen_text(app)
+        box = {name: next(r for r in text if f" {name}" in r and "▐" in r) for name in ("kyber", "bfq", "none")}
+        assert "▐X▌ bfq" in box["bfq"]
+        assert "▐ ▌ kyber" in box["kyber"] and "▐ ▌ none" in box["none"]
+        assert any("▐ ▌ live alternation" in r for r in text)
+        app.screen.query_one("#alternate").value = True
+        await pilot.pause()
+        assert any("▐X▌ live alternation" in r for r in screen_text(app))
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_the_verdict_replaces_the_interim_lines_and_fits(tmp_path, size):
+    app = fixture_app(tmp_path)
+    async with app.run_test(size=size) as pilot:
+        screen = await open_compare(tmp_path, pilot, app)
+        await pilot.press("down", "space")  # kyber too: three variants, two verdict lines
+        await pilot.pause()
+        labels = screen.query_one(SchedulerChecklist).order
+        doc = judged_doc(labels)
+        # What action_start sets up before the worker runs, then the worker's events.
+        screen.query_one("ProgressBar").update(total=len(doc["runs"]), progress=0)
+        screen.verdict = RunningVerdict(labels)
+        screen.running = True
+        for r in doc["runs"]:
+            screen.post_message(ExperimentEvent(Event("run-end", index=r["index"], variant=r["variant"], run=r)))
+            await pilot.pause()
+            if r["index"] == 6:
+                assert "so far: interim, 2 runs per variant: " in flat(rows(app))
+        doc["judgement"] = judge(doc)
+        screen.post_message(ExperimentEnded(doc))
+        await pilot.pause()
+        await pilot.pause()
+        text = flat(rows(app))
+        assert "so far" not in text and "interim" not in text
+        assert "100%" in text
+        comps = doc["judgement"]["comparisons"]
+        primary = [c["verdict"] for c in comps if c["primary"]]
+        assert len(primary) == 2 and all(flat(v) in text for v in primary)
+        assert "against the baseline mq-deadline" in text
+        # The secondary metrics are further down: the screen says how to get there, and the key gets there.
+        assert "PgDn/PgUp scroll the results" in text
+        seen = set()
+        for _ in range(12):
+            seen.update(c["verdict"] for c in comps if flat(c["verdict"]) in flat(rows(app)))
+            await pilot.press("pagedown")
+            await pilot.pause()
+        assert seen == {c["verdict"] for c in comps}
+
+
+async def test_help_is_the_same_key_on_the_main_and_compare_screens(tmp_path):
+    app = fixture_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert "f1 Help" in screen_text(app)[-1]
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        screen = await open_compare(tmp_path, pilot, app)
+        assert "f1 Help" in screen_text(app)[-1]
+        screen.query_one("#repeat").focus()  # a text field takes "?": the footer and the key stay the same
+        await pilot.pause()
+        assert "f1 Help" in screen_text(app)[-1]
+        await pilot.press("f1")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
