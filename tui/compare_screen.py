@@ -400,6 +400,7 @@ class CompareScreen(Screen[None]):
                 report = text_report(message.doc, message.doc["judgement"], verdict_first=True)
             self.query_one("#report", Static).update(report)
             self._show_charts(message.doc)
+            self.query_one("#results", VerticalScroll).scroll_home(animate=False)  # a second run's verdict too
         self.listener.post_message(self.Finished(self.device))
         if self.leave_when_done:
             self.dismiss(None)
