@@ -52,6 +52,9 @@ def braille_cells(series: Sequence[Sequence[float | None]], width: int, height: 
     if width <= 0 or height <= 0 or ymax <= 0:
         return bits, owner
     top = rows - 1
+    # A point alone in its cell (a flat stretch, an idle device's zero line) needs one lookup by its height.
+    cell_row_of = [(top - y) >> 2 for y in range(rows)]
+    one_dot = [[_DOT[side][(top - y) & 3] for y in range(rows)] for side in (0, 1)]
     for index, values in enumerate(series):
         visible = list(values)[-cols:]
         offset = cols - len(visible)
@@ -62,8 +65,14 @@ def braille_cells(series: Sequence[Sequence[float | None]], width: int, height: 
                 continue
             y = round(v / ymax * top)  # 0 = bottom
             y = 0 if y < 0 else top if y > top else y
-            lo, hi = (y, y) if prev_y is None else (y, prev_y) if y < prev_y else (prev_y, y)
             x = offset + i
+            if prev_y is None or prev_y == y:
+                k = cell_row_of[y] * width + (x >> 1)
+                bits[k] |= one_dot[x & 1][y]
+                owner[k] = index
+                prev_y = y
+                continue
+            lo, hi = (y, prev_y) if y < prev_y else (prev_y, y)
             column, side = x >> 1, _SPAN_MASKS[x & 1]
             top_row, top_dot = divmod(top - hi, 4)  # counted from the top
             bottom_row, bottom_dot = divmod(top - lo, 4)

@@ -1,5 +1,9 @@
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from iosched.core.textcharts import (
     BRAILLE_BASE,
+    braille_cells,
     braille_grid,
     cpu_stack_column,
     marker_columns,
@@ -42,3 +46,35 @@ def test_marker_lands_on_first_sample_at_or_after_it():
 
 def test_cpu_stack_column_fills_bottom_up():
     assert cpu_stack_column({"usr": 50.0, "sys": 25.0}, 4) == [0, 0, 1, -1]
+
+
+def _reference_cells(series, width, height, ymax):
+    """braille_cells written the plain way: every dot of every vertical join set one at a time."""
+    dots = ((0x01, 0x02, 0x04, 0x40), (0x08, 0x10, 0x20, 0x80))
+    bits = [0] * (width * height)
+    owner = [-1] * (width * height)
+    top = height * 4 - 1
+    for index, values in enumerate(series):
+        visible = list(values)[-width * 2:]
+        offset = width * 2 - len(visible)
+        prev = None
+        for i, v in enumerate(visible):
+            if v is None or v != v:
+                prev = None
+                continue
+            y = min(top, max(0, round(v / ymax * top)))
+            lo, hi = (y, y) if prev is None else (min(y, prev), max(y, prev))
+            x = offset + i
+            for level in range(lo, hi + 1):
+                row, dot = divmod(top - level, 4)
+                bits[row * width + x // 2] |= dots[x % 2][dot]
+                owner[row * width + x // 2] = index
+            prev = y
+    return bits, owner
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.one_of(st.none(), st.just(float("nan")), st.floats(-5, 120)), max_size=30), max_size=3),
+       st.integers(1, 8), st.integers(1, 5), st.sampled_from([1.0, 7.5, 100.0]))
+def test_braille_cells_match_the_dot_by_dot_reference(series, width, height, ymax):
+    assert braille_cells(series, width, height, ymax) == _reference_cells(series, width, height, ymax)
