@@ -132,9 +132,14 @@ def first_frame_seconds(programs: Programs, name: str, width: int, height: int) 
 
 
 def breakdown(pythonpath: Path | None) -> str:
+    """tui_profile.py's figures with the selected device under load, then idle."""
     env = None if pythonpath is None else {"PYTHONPATH": str(pythonpath), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, str(HERE / "tui_profile.py")], capture_output=True, text=True, env=env)
-    return out.stdout.rstrip() or out.stderr.strip().splitlines()[-1]
+    parts = []
+    for extra in ([], ["--idle"]):
+        out = subprocess.run([sys.executable, str(HERE / "tui_profile.py"), *extra], capture_output=True, text=True,
+                             env=env)
+        parts.append(out.stdout.rstrip() or out.stderr.strip().splitlines()[-1])
+    return "\n".join(parts)
 
 
 @contextlib.contextmanager

@@ -10,10 +10,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Grid
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer
+from textual.widgets import DataTable
 
 from iosched.core.devices import BlockDevice
 from iosched.core.monitor import Monitor
+from iosched.tui.footer import KeysFooter
 from iosched.tui.widgets import CpuPane, DeviceTable, LineChart, StatusBar
 
 SORT_KEYS = ("name", "r_s", "w_s", "util", "r_await", "w_await")
@@ -43,7 +44,7 @@ class MonitorScreen(Screen[None]):
             yield LineChart("MB/s", ["read", "write"], id="chart-throughput")
             yield LineChart("Queue", ["aqu-sz", "%util"], id="chart-queue")
         yield CpuPane(id="cpu")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._apply_size_classes(*self.app.size)
