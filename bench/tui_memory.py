@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Memory of the TUI over a long run at the fastest refresh: RSS printed every few minutes.
+"""Memory of the TUI over a long run: RSS printed every few minutes.
 
 History is bounded (1200 points per series), so RSS should level off once the window is full (5 minutes at
-0.25 s). Needs root and tmux. Usage: python3 bench/tui_memory.py [--minutes 60] [--every 5] [--devices 10]
+0.25 s, 20 at 1 s). Needs root and tmux.
+Usage: python3 bench/tui_memory.py [--minutes 60] [--every 5] [--devices 10] [--interval 0.25] [--size 120x40]
 """
 
 from __future__ import annotations
@@ -25,13 +26,16 @@ def main() -> None:
     p.add_argument("--minutes", type=float, default=60)
     p.add_argument("--every", type=float, default=5)
     p.add_argument("--devices", type=int, default=10)
+    p.add_argument("--interval", type=float, default=0.25)
+    p.add_argument("--size", default="120x40", help="the terminal, WIDTHxHEIGHT")
     args = p.parse_args()
+    width, height = (int(n) for n in args.size.split("x"))
     with tempfile.TemporaryDirectory() as run_dir, extra_loop_devices(args.devices):
-        cmd = f"cd {ROOT} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m iosched -i 0.25"
-        with tmux_session("bench-memory", cmd, 120, 40) as pane:
+        cmd = f"cd {ROOT} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m iosched -i {args.interval:g}"
+        with tmux_session("bench-memory", cmd, width, height) as pane:
             time.sleep(3)
             start = time.monotonic()
-            print(f"refresh 0.25 s, {args.devices} extra loop devices, 120x40", flush=True)
+            print(f"refresh {args.interval:g} s, {args.devices} extra loop devices, {width}x{height}", flush=True)
             while True:
                 pids = tree_pids(pane)
                 elapsed = (time.monotonic() - start) / 60
