@@ -111,6 +111,51 @@ def marker_columns(times: Sequence[float], marks: Sequence[float], width: int) -
     return out
 
 
+def marker_labels(marks: dict[int, str], width: int) -> dict[int, str]:
+    """Where each marker's label goes on a chart's top row: column -> character.
+
+    ``marks``: a marker's cell column -> its label; a later marker is at the same column or to the right.
+    Labels are placed newest first, since the newest matters most, and never touch another label, so close
+    switches never read as one word ("bfqyber"). Each goes whole beside its line where the row is free:
+    right, else left, else left of the run of adjacent lines it ends (two switches a cell apart). Failing
+    that it is cut to the room it has when at least three letters stay, else it goes whole to the left over
+    the top cells of older markers' lines (they still show below it), else it is cut to two cells or left out.
+    """
+    lines = set(marks)
+    taken: set[int] = set()  # cells a label may not use: other labels and the gap beside each
+    out: dict[int, str] = {}
+
+    def room(start: int, step: int, blocked: set[int]) -> int:
+        n, col = 0, start
+        while 0 <= col < width and col not in blocked and col not in taken:
+            n, col = n + 1, col + step
+        return n
+
+    for col, label in sorted(marks.items(), reverse=True):  # newest (rightmost) first
+        label = label[:width]
+        if not label:
+            continue
+        first = col
+        while first - 1 in lines:
+            first -= 1
+        # (room, the cell next to the line) of each free place, in order of preference
+        places = [(room(col + 1, 1, lines), col + 1), (room(col - 1, -1, lines), col - 1),
+                  (room(first - 1, -1, lines), first - 1)]
+        fits = [(n, at) for n, at in places if n >= len(label)]
+        n, at = fits[0] if fits else max(places, key=lambda p: p[0])  # equals: the first
+        if n < len(label) and n < min(len(label), 4):
+            if room(col - 1, -1, {col}) >= len(label):  # over older lines, all to the left
+                n, at = len(label), col - 1
+            elif n < 2:
+                continue
+        if n < len(label):
+            label = label[:n - 1] + "…"
+        start = at if at > col else at - len(label) + 1
+        out.update({start + i: ch for i, ch in enumerate(label)})
+        taken.update(range(start - 1, start + len(label) + 1))
+    return out
+
+
 CPU_STACK_FIELDS = ("usr", "sys", "iowait", "irq", "soft", "steal")
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -12,16 +12,30 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+ResultType = TypeVar("ResultType")
 
-class SchedulerPicker(ModalScreen[str | None]):
+
+class Dialog(ModalScreen[ResultType]):
+    """A modal box over an opaque screen.
+
+    Textual's ModalScreen dims the screen behind it with a translucent background: the live graphs' braille
+    and the CPU pane's blocks then show through around the box as stray characters, moving every tick. The
+    box is what matters while it is open, so the screen behind it is plain.
+    """
+
+    DEFAULT_CSS = """
+    Dialog { align: center middle; background: $background; }
+    """
+
+
+class SchedulerPicker(Dialog[str | None]):
     """Choose one of a device's available schedulers; the current one is marked and preselected."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
     DEFAULT_CSS = """
-    SchedulerPicker { align: center middle; }
-    SchedulerPicker > Vertical { width: 54; height: auto; border: thick $accent; background: $surface;
-                                 padding: 0 1; }
-    SchedulerPicker OptionList { height: auto; max-height: 10; }
+    SchedulerPicker > Vertical { width: auto; min-width: 54; max-width: 100%; height: auto;
+                                 border: thick $accent; background: $surface; padding: 0 1; }
+    SchedulerPicker OptionList { width: auto; min-width: 100%; max-width: 100%; height: auto; max-height: 10; }
     """
 
     def __init__(self, device: str, current: str | None, available: list[str]) -> None:
@@ -46,7 +60,7 @@ class SchedulerPicker(ModalScreen[str | None]):
         self.dismiss(event.option.id)
 
 
-class ConfirmScreen(ModalScreen[bool]):
+class ConfirmScreen(Dialog[bool]):
     """A yes/no question; y/Enter answers yes, n/Esc answers no."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -54,7 +68,6 @@ class ConfirmScreen(ModalScreen[bool]):
         Binding("n,escape", "dismiss(False)", "No"),
     ]
     DEFAULT_CSS = """
-    ConfirmScreen { align: center middle; }
     ConfirmScreen > Vertical { width: 60; height: auto; border: thick $warning; background: $surface;
                                padding: 1 2; }
     """
@@ -69,12 +82,11 @@ class ConfirmScreen(ModalScreen[bool]):
             yield Static("[b]y[/b] yes   [b]n[/b] no", classes="keys")
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
     """Every key of the screen in front, and what the figures mean."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,question_mark,f1", "dismiss(None)", "Close")]
     DEFAULT_CSS = """
-    HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 76; max-width: 100%; height: auto; max-height: 90%;
                                   border: thick $accent; background: $surface; padding: 0 1; }
     HelpScreen .key { height: auto; }
@@ -106,16 +118,16 @@ class HelpScreen(ModalScreen[None]):
             yield Static("\n" + self.FIGURES)
 
 
-class JobPicker(ModalScreen[str | None]):
+class JobPicker(Dialog[str | None]):
     """Choose a canned job for the selected device; the target it will use is shown up front."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
     DEFAULT_CSS = """
-    JobPicker { align: center middle; }
-    JobPicker > Vertical { width: 76; max-width: 100%; height: auto; max-height: 90%; border: thick $accent;
-                           background: $surface; padding: 0 1; }
-    JobPicker OptionList { height: auto; max-height: 16; text-wrap: nowrap; text-overflow: ellipsis; }
-    JobPicker Label { width: 100%; }
+    JobPicker > Vertical { width: auto; min-width: 76; max-width: 100%; height: auto; max-height: 90%;
+                           border: thick $accent; background: $surface; padding: 0 1; }
+    JobPicker OptionList { width: auto; min-width: 100%; max-width: 100%; height: auto; max-height: 16;
+                           text-wrap: nowrap; text-overflow: ellipsis; }
+    JobPicker Label { width: auto; max-width: 100%; }
     """
 
     def __init__(self, device: str, jobs: list[tuple[str, str, bool]], target_hint: str, runtime: float) -> None:
@@ -140,12 +152,11 @@ class JobPicker(ModalScreen[str | None]):
         self.dismiss(event.option.id)
 
 
-class TypeNameScreen(ModalScreen[bool]):
+class TypeNameScreen(Dialog[bool]):
     """Destroying data needs the device's name typed in full, not a y/n."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(False)", "Cancel")]
     DEFAULT_CSS = """
-    TypeNameScreen { align: center middle; }
     TypeNameScreen > Vertical { width: 70; max-width: 100%; height: auto; border: thick $error;
                                 background: $surface; padding: 1 2; }
     """
@@ -172,16 +183,17 @@ class TypeNameScreen(ModalScreen[bool]):
             self.notify(f"That is not {self.device}; nothing was started.", severity="warning")
 
 
-class TunablesScreen(ModalScreen[tuple[str, str] | None]):
+class TunablesScreen(Dialog[tuple[str, str] | None]):
     """The selected device's tunables and queue knobs with their meaning; Enter edits, the new value is
     returned as (name, value) and applied by the app (journaled, marked on the graphs)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Close")]
     DEFAULT_CSS = """
-    TunablesScreen { align: center middle; }
-    TunablesScreen > Vertical { width: 96; max-width: 100%; height: auto; max-height: 90%; border: thick $accent;
-                                background: $surface; padding: 0 1; }
-    TunablesScreen OptionList { height: auto; max-height: 20; text-wrap: nowrap; text-overflow: ellipsis; }
+    TunablesScreen > Vertical { width: auto; min-width: 60; max-width: 100%; height: auto; max-height: 90%;
+                                border: thick $accent; background: $surface; padding: 0 1; }
+    TunablesScreen OptionList { width: auto; min-width: 100%; max-width: 100%; height: auto; max-height: 20;
+                                text-wrap: nowrap; text-overflow: ellipsis; }
+    TunablesScreen Label { width: auto; max-width: 100%; }
     TunablesScreen Input { display: none; }
     TunablesScreen Input.-editing { display: block; }
     /* While a value is edited the list gives up rows, so the box stays on a 24-line screen. */
@@ -226,12 +238,11 @@ class TunablesScreen(ModalScreen[tuple[str, str] | None]):
             self.dismiss((self.editing, event.value.strip()))
 
 
-class PersistScreen(ModalScreen[str | None]):
+class PersistScreen(Dialog[str | None]):
     """Make the device's current scheduler permanent: choose what the rule matches, see the diff, confirm."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
     DEFAULT_CSS = """
-    PersistScreen { align: center middle; }
     PersistScreen > Vertical { width: 100; max-width: 100%; height: auto; max-height: 90%;
                                border: thick $warning; background: $surface; padding: 0 1; }
     PersistScreen OptionList { height: auto; }

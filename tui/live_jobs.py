@@ -17,6 +17,7 @@ from iosched.core.errors import IoschedError
 from iosched.core.targets import Refused, target_hint
 from iosched.core.units import short_number
 from iosched.tui.dialogs import JobPicker, TypeNameScreen
+from iosched.tui.status_line import EXTRA, KEEP, SPARE, USEFUL
 
 if TYPE_CHECKING:  # the workload modules load on first use: a faster first frame
     from iosched.core.fio import FioProgress, FioResult
@@ -134,18 +135,26 @@ class JobActions:
             return
         self.job.stop()
 
-    def job_text(self: LiveScreen) -> str:
+    def job_parts(self: LiveScreen) -> list[tuple[str, int]]:
+        """The running job for the status line as (text, priority) parts: name, progress, IOPS and the way to
+        stop it stay; latency and the device's own rate go first when the line is short."""
         job = self.job
         if job is None:
-            return ""
+            return []
+        stop = ("· x stops", KEEP)
         p = job.progress
         if p is None:
-            return f"  ▶ {job.job.name} on {job.device}: starting…"
-        lat = f" {p.clat_mean_us:.0f}µs" if p.clat_mean_us is not None else ""
-        dev = ""
+            return [(f"▶ {job.job.name}", KEEP), (f"on {job.device}: starting…", USEFUL), stop]
+        parts = [(f"▶ {job.job.name}", KEEP), (f"{p.elapsed:.0f}/{job.job.runtime:.0f}s", KEEP),
+                 (f"fio {short_number(p.iops)} IOPS", KEEP)]
+        if p.clat_mean_us is not None:
+            parts.append((f"{p.clat_mean_us:.0f}µs", EXTRA))
         rates = self.monitor.last_rates
         if rates is not None and job.device in rates.disks:
             d = rates.disks[job.device]
-            dev = f" · dev {short_number(d.r_s + d.w_s)}"
-        return (f" ▶ {job.job.name} {p.elapsed:.0f}/{job.job.runtime:.0f}s fio {short_number(p.iops)} IOPS{lat}"
-                f"{dev} · x stops")
+            parts.append((f"· dev {short_number(d.r_s + d.w_s)}", SPARE))
+        return [*parts, stop]
+
+    def job_text(self: LiveScreen) -> str:
+        """The job's parts in full (the status line fits them to its width)."""
+        return " ".join(text for text, _ in self.job_parts())

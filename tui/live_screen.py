@@ -22,7 +22,8 @@ from iosched.tui.latency_pane import TRACE_KEYS, LatencyActions
 from iosched.tui.live_jobs import JOB_KEYS, JobActions
 from iosched.tui.live_settings import SWITCH_KEYS, TUNING_KEYS, SettingActions
 from iosched.tui.monitor_screen import MonitorScreen
-from iosched.tui.widgets import DeviceTable
+from iosched.tui.status_line import EXTRA, KEEP, SPARE, USEFUL, fit_parts
+from iosched.tui.widgets import DeviceTable, StatusBar
 
 if TYPE_CHECKING:
     from iosched.tui.compare_screen import CompareScreen
@@ -33,6 +34,8 @@ INVENTORY_GAP_S = 1.0  # at most one full inventory read per this, however many 
 # The graphs and the CPU pane are redrawn at most this often: at 0.25 s sampling every other sample draws
 # two new points at once. Redrawing them is most of a tick's cost, and the table still shows every sample.
 GRAPH_PERIOD_S = 0.5
+SANDBOX_HINT = "sandbox: j job, s switch while it runs, c compare"
+SANDBOX_NOTICE_S = 8  # the start-up notice covers part of the graphs; the status line keeps its advice
 READ_ONLY_NOTICE = ("This is a read-only view: switching, jobs, experiments, tunables, persist and tracing are "
                     "off. Writes need the TUI in a terminal, or `iosched serve --allow-writes`.")
 
@@ -103,7 +106,7 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
             self.select(self.focus_device)
             self.notify(f"Sandbox {self.focus_device}: j runs a job (randread-q16t2 shows scheduler cost), "
                         "s switches the scheduler while it runs, c compares. It is removed when you quit.",
-                        timeout=15)
+                        timeout=SANDBOX_NOTICE_S)
 
     # ---- sampling -----------------------------------------------------------------------------
     def tick(self) -> None:
@@ -120,20 +123,32 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         self.redraw(graphs=graphs)
         self.draw_latency()
 
-    def status_text(self) -> str:
+    def status_text(self, width: int | None = None) -> str:
+        """The status line fitted to ``width`` (default: the status bar's): what is left out first when it
+        is short is the least useful part (sort order, interval, name), never the device or a job's
+        progress and its stop key."""
+        if width is None:
+            width = self.app.size.width - self.query_one(StatusBar).styles.gutter.width
         dev = self.selected_device()
         where = "no device" if dev is None else f"{dev.name} [{dev.scheduler or 'no scheduler'}]"
         state = "❚❚ paused" if self.paused else "● live"
         if self.job is not None:  # the job's figures matter more than the settings line
-            return f"{where} {state[0]} {self.interval:g}s{self.job_text()}"
+            tick = (f"{state[0]} {self.interval:g}s", USEFUL if self.paused else SPARE)
+            return fit_parts([(where, KEEP), tick, *self.job_parts()], width, sep=" ")
         util = ""
         if dev is not None and not dev.util_is_saturation:
-            util = "  %util≠saturation (multi-queue SSD)"
+            util = "%util≠saturation (multi-queue SSD)"
         if dev is not None and not dev.iostats:
-            util = "  iostats off: counters frozen"
-        mode = "  read-only" if self.read_only else ""
-        trace = self.trace_status()
-        return f"iosched{mode}  {where}  {state}  every {self.interval:g}s  sort {self.sort_key}{util}{trace}"
+            util = "iostats off: counters frozen"
+        hint = ""
+        if dev is not None and dev.name == self.focus_device and not self.read_only:
+            hint = SANDBOX_HINT  # the start-up notice's advice, where it covers nothing
+        return fit_parts([("iosched", SPARE), ("read-only" if self.read_only else "", KEEP), (where, KEEP),
+                          (state, USEFUL), (f"every {self.interval:g}s", SPARE), (f"sort {self.sort_key}", SPARE),
+                          (util, USEFUL), (self.trace_status().strip(), USEFUL), (hint, EXTRA)], width)
+
+    def on_resize(self) -> None:
+        self.render_status()  # MonitorScreen's own handler runs too (size classes)
 
     def action_pause(self) -> None:
         self.paused = not self.paused

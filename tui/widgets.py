@@ -25,6 +25,7 @@ from iosched.core.textcharts import (
     braille_cells,
     cpu_stack_column,
     marker_columns,
+    marker_labels,
     nice_ceiling,
     spark_char,
 )
@@ -412,11 +413,8 @@ class LineChart(RowsWidget):
 
         bits, owner = braille_cells(self._series, plot_w, plot_h, ymax)
         marks = marker_columns(self._times, [m.time for m in self._markers], plot_w)
-        labels: dict[int, str] = {}  # top-row overlay: each marker's label beside its line
-        for col, index in marks.items():
-            label = self._markers[index].label[:plot_w]
-            start = col + 1 if col + 1 + len(label) <= plot_w else max(0, col - len(label))
-            labels.update({start + i: ch for i, ch in enumerate(label)})
+        # Top-row overlay: each marker's label beside its line, close ones kept apart.
+        labels = marker_labels({col: self._markers[index].label for col, index in marks.items()}, plot_w)
         gutter_mid = " " * (self.GUTTER - 1) + "│"
         for row in range(plot_h):
             runs = Runs()
