@@ -87,6 +87,9 @@ async def test_status_line_keeps_device_scheduler_progress_and_stop_key_whole_at
             wide = live.status_text(118)
             assert "241µs" in wide and "· dev 100" in wide and "● 1s" in wide
             assert live.status_text(118) == live.status_text(500)
+            await pilot.resize_terminal(60, 20)  # refitted on resize, not a tick later
+            await pilot.pause()
+            assert bar.plain_text() == "sda [bfq] ▶ randread-q16t2 3/60s fio 146k IOPS · x stops"
         finally:
             live.job = None
 
