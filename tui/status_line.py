@@ -1,4 +1,5 @@
-"""The status line's text fitted to its width: parts are dropped by priority, never cut mid-word at random."""
+"""The status line's text fitted to its width: whole parts are left out by priority; only when what must stay
+is still too long is the end cut."""
 
 from __future__ import annotations
 
