@@ -5,17 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import signal
 import sys
 from collections.abc import Sequence
 
-from iosched.core.devices import BlockDevice, list_devices
+from iosched.core.devices import list_devices
 from iosched.core.errors import BadInput, IoschedError
 from iosched.core.sandbox import clean_stale as clean_stale_sandboxes
 from iosched.core.scheduler import switch_scheduler
 from iosched.core.sysfs import check_device_name
 from iosched.core.targets import clean_stale_scratch
-from iosched.core.units import human_size
 from iosched.core.workdirs import clean_stale_workdirs
 from iosched.core.writes import restore
 from iosched.latency import add_arguments as add_latency_arguments
@@ -28,33 +28,19 @@ from iosched.workloads import add_arguments as add_workload_arguments
 from iosched.workloads import parse_size
 
 
-def _sched_text(d: BlockDevice) -> str:
-    if not d.schedulers:
-        return "(no scheduler)"
-    return " ".join(f"[{s}]" if s == d.scheduler else s for s in d.schedulers)
-
-
 def cmd_list(args: argparse.Namespace) -> int:
     devices = list_devices(args.root, include_empty=args.all)
     if args.json:
         print(json.dumps([d.to_json() for d in devices], indent=1))
         return 0
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
+    from iosched.devtable import table_lines
 
-    table = Table(box=None, header_style="bold", pad_edge=False)
-    for col in ("NAME", "MAJ:MIN", "SIZE", "TYPE", "MODEL", "SCHEDULERS", "MOUNTED / USED BY"):
-        table.add_column(col, no_wrap=col in ("SCHEDULERS", "NAME"))
-    for d in devices:
-        kind = "HDD" if d.rotational else "SSD"
-        used = ", ".join(d.mountpoints + [f"holder {h}" for h in d.holders])
-        if d.backing_file:
-            used = (used + ", " if used else "") + f"file {d.backing_file}"
-        model = d.model or d.transport or ""
-        cells = (d.name, d.maj_min, human_size(d.size_bytes), kind, model, _sched_text(d), used)
-        table.add_row(*(escape(c) for c in cells))
-    Console().print(table)
+    # A terminal gets what fits its width (COLUMNS first, as shutil reads it); a pipe or a file whole lines.
+    tty = sys.stdout.isatty()
+    lines = table_lines(devices, shutil.get_terminal_size().columns if tty else None)
+    if tty and not os.environ.get("NO_COLOR"):
+        lines[0] = f"\x1b[1m{lines[0]}\x1b[0m"
+    print("\n".join(lines))
     return 0
 
 
