@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from iosched.core.devices import list_devices
 from iosched.core.errors import BadInput, IoschedError
+from iosched.core.restore_report import restore_failed, restore_lines
 from iosched.core.sandbox import clean_stale as clean_stale_sandboxes
 from iosched.core.scheduler import switch_scheduler
 from iosched.core.sysfs import check_device_name
@@ -68,24 +69,9 @@ def cmd_restore(args: argparse.Namespace) -> int:
         leftovers += 1
     if not outcomes and leftovers:
         return 0
-    if not outcomes:
-        print("nothing to restore: iosched has changed nothing that is still recorded")
-        return 0
-    failed = 0
-    unchanged = [o for o in outcomes if o.status == "unchanged"]
-    for o in outcomes:
-        what = f"{o.device} {o.attr.removeprefix('queue/')}"
-        if o.status in ("restored", "would restore"):
-            print(f"{what}: {o.status} {o.current} -> {o.original}")
-        elif o.status == "unchanged":
-            if o.attr == "queue/scheduler":
-                print(f"{what}: already {o.original}")
-        else:
-            print(f"{what}: {o.status}{': ' + o.detail if o.detail else ''}")
-        failed += o.status == "failed"
-    if unchanged:
-        print(f"{len(unchanged)} recorded setting(s) already at their original values")
-    return 1 if failed else 0
+    for line in restore_lines(outcomes):
+        print(line)
+    return 1 if restore_failed(outcomes) else 0
 
 
 _positive_interval = number(0.05, 3600)

@@ -45,3 +45,27 @@ async def test_quit_restores_only_what_this_session_changed(tmp_path):
         restore(devices={outside.name, mine.name})
         detach_loop(outside)
         detach_loop(mine)
+
+
+async def test_quit_summary_names_only_what_was_put_back(tmp_path, capfd):
+    need_real()
+    loop = attach_loop(tmp_path, "64M")
+    try:
+        app = IoschedApp(interval=0.25, watch_udev=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await select(app, pilot, loop.name)
+            app.live.start_switch(loop.name, "bfq")
+            assert await wait_until(pilot, lambda: app.monitor.markers_of(loop.name) != [])
+            # The switch journaled nr_requests too; switching back brings it back on its own.
+            assert f"{loop.name}/queue/nr_requests" in Journal(default_run_dir("/")).entries()
+            capfd.readouterr()
+            await pilot.press("q")
+            await pilot.pause()
+            await pilot.press("y")
+            await pilot.pause(0.3)
+        assert loop.current() == "none"
+        # What the app prints as it exits: the one value put back, no "nr_requests: unchanged".
+        assert capfd.readouterr().err.splitlines() == [f"{loop.name} scheduler: restored bfq -> none"]
+    finally:
+        restore(devices={loop.name})
+        detach_loop(loop)

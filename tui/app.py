@@ -21,6 +21,7 @@ from textual.theme import Theme
 from iosched.core.errors import IoschedError
 from iosched.core.monitor import Monitor, SampleSource
 from iosched.core.persist import DEFAULT_RULES
+from iosched.core.restore_report import restore_failed, restore_lines
 from iosched.core.writes import restore
 from iosched.themes import THEME_NAMES, stylesheets
 from iosched.tui.commands import SchedulerCommands
@@ -155,9 +156,8 @@ class IoschedApp(App[int]):
         except IoschedError as e:
             self.call_from_thread(self.exit, 1, message=f"Restore failed: {e}. Run `iosched restore`.")
             return
-        failed = any(o.status == "failed" for o in outcomes)
-        message = "\n".join(f"{o.device} {o.attr.removeprefix('queue/')}: {o.status} {o.original}" for o in outcomes)
-        self.call_from_thread(self.exit, 1 if failed else 0, message=message)
+        message = "\n".join(restore_lines(outcomes))
+        self.call_from_thread(self.exit, 1 if restore_failed(outcomes) else 0, message=message)
 
     def install_signal_handlers(self) -> None:
         """SIGTERM quits cleanly; SIGHUP (dropped SSH) cleans up and exits without touching the dead terminal.

@@ -1,0 +1,43 @@
+"""`iosched restore` says what it put back and nothing else, on a real loop device; the summary's rules on
+outcomes this machine cannot produce on demand (a failed write, a replaced device)."""
+
+from __future__ import annotations
+
+from iosched.core.restore_report import NOTHING_NEEDED, NOTHING_RECORDED, restore_failed, restore_lines
+from iosched.core.writes import RestoreOutcome
+
+from conftest import run_cli
+
+
+def test_restore_prints_only_what_it_put_back(loopdev):
+    assert run_cli("set", loopdev.name, "bfq").returncode == 0
+    r = run_cli("restore")
+    assert r.returncode == 0, r.stderr
+    # nr_requests was journaled by the switch and came back with the scheduler: not worth a line.
+    assert r.stdout.splitlines() == [f"{loopdev.name} scheduler: restored bfq -> none"]
+    assert loopdev.current() == "none"
+
+
+def test_restore_says_plainly_when_nothing_needed_restoring(loopdev):
+    assert run_cli("set", loopdev.name, "mq-deadline").returncode == 0
+    (loopdev.sysdir / "queue/scheduler").write_text("none")  # put back by hand: the journal still holds it
+    r = run_cli("restore", "--dry-run")
+    assert r.returncode == 0 and r.stdout.splitlines() == [NOTHING_NEEDED]
+    r = run_cli("restore")
+    assert r.returncode == 0 and r.stdout.splitlines() == [NOTHING_NEEDED]
+    assert run_cli("restore").stdout.splitlines() == [NOTHING_RECORDED]
+
+
+def test_failures_and_replaced_devices_are_listed_unchanged_and_skipped_are_not():
+    outcomes = [
+        RestoreOutcome("sda", "queue/scheduler", "mq-deadline", "bfq", "failed", "the kernel refused it"),
+        RestoreOutcome("sda", "queue/nr_requests", "64", "64", "unchanged"),
+        RestoreOutcome("sda", "queue/iosched/low_latency", "1", None, "skipped", "belongs to bfq"),
+        RestoreOutcome("sdb", "queue/scheduler", "none", None, "replaced", "another device now has this name"),
+    ]
+    assert restore_lines(outcomes) == ["sda scheduler: failed: the kernel refused it",
+                                       "sdb scheduler: replaced: another device now has this name"]
+    assert restore_failed(outcomes)
+    assert restore_lines(outcomes[1:]) == ["sdb scheduler: replaced: another device now has this name",
+                                           NOTHING_NEEDED]
+    assert restore_lines([]) == [NOTHING_RECORDED]
