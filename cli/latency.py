@@ -13,7 +13,7 @@ from typing import TextIO
 from iosched.core.errors import BadInput
 from iosched.core.sysfs import check_device_name
 from iosched.core.tracer import Tracer, TracerStopped, TracingFailed, TracingUnavailable
-from iosched.core.tracing_parse import DeviceLatency, OpLatency, TraceSample
+from iosched.core.tracing_parse import NO_DATA_OPS, DeviceLatency, OpLatency, TraceSample
 from iosched.numbers import number
 
 
@@ -53,7 +53,9 @@ LAT_HEADER = (f"{'DEVICE':<10} {'OP':<8} {'IO/s':>9} {'MB/s':>8}  {'sched p50':>
 
 def _lat_row(name: str, op: str, x: DeviceLatency | OpLatency, dt: float) -> str:
     mean = x.total_ns / x.total.total / 1e3 if x.total.total else None
-    return (f"{name:<10} {op:<8} {x.ios / dt:9.0f} {x.bytes / dt / 1e6:8.2f}  "
+    # Discards and flushes move no data: no MB/s of their own, and none in the device's "all" row.
+    mb_s = "-" if op in NO_DATA_OPS else f"{x.bytes / dt / 1e6:.2f}"
+    return (f"{name:<10} {op:<8} {x.ios / dt:9.0f} {mb_s:>8}  "
             f"{_us(x.sched.percentile(0.5)):>9} {_us(x.sched.percentile(0.99)):>7}  "
             f"{_us(x.device.percentile(0.5)):>10} {_us(x.device.percentile(0.99)):>7}  "
             f"{_us(x.total.percentile(0.5)):>9} {_us(x.total.percentile(0.99)):>7} {_us(mean):>7}")

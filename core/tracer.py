@@ -226,7 +226,8 @@ def build_script(interval: float, devs: Sequence[int] | None = None, io_start: b
         "    @total[args->dev, cpu, args->rwbs] = hist((nsecs - $t) / 1000);\n"
         "    @total_ns[args->dev, cpu, args->rwbs] = sum(nsecs - $t);\n"
         "    @pios[args->dev, cpu, $p] = count();\n"
-        "    @pbytes[args->dev, cpu, $p] = sum(args->nr_sector * 512);\n"
+        # A discard's sectors are a range to forget, not data: kept out of the process's bytes.
+        "    if (strncmp(args->rwbs, \"D\", 1) != 0) { @pbytes[args->dev, cpu, $p] = sum(args->nr_sector * 512); }\n"
         "    @plat[args->dev, cpu, $p] = hist((nsecs - $t) / 1000);\n"
         "  }\n"
         "}\n"

@@ -19,6 +19,9 @@ from iosched.core.latency import MAX_BUCKETS, Log2Hist, merge
 TICK = "iosched-tick"
 CUMULATIVE_MAPS = frozenset({"ios", "bytes", "total_ns", "sched", "device", "total"})
 OPS = ("read", "write", "flush", "discard", "other")
+# Operations that move no data: a discard names a range to forget, a flush none. They count as requests and
+# have latencies, but their sectors are not throughput (iostat keeps them out of rkB/s and wkB/s too).
+NO_DATA_OPS = frozenset({"discard", "flush"})
 
 
 class TraceOutputError(IoschedError):
@@ -220,14 +223,16 @@ class OpLatency:
     """One operation on one device over an interval. Times are log2 histograms in µs."""
 
     ios: int
-    bytes: int
+    bytes: int  # data moved: 0 for discards and flushes
     sched: Log2Hist  # insert -> issue (0 for requests issued without an insert)
     device: Log2Hist  # issue -> complete
     total: Log2Hist  # accounting start (what await measures from) -> complete
     total_ns: int  # exact sum of total time, for the mean (compare with await)
+    extent_bytes: int = 0  # the range discards covered (iostat's dkB): no data moved
 
     def to_json(self) -> dict:
-        return {"ios": self.ios, "bytes": self.bytes, "sched_us": self.sched.to_json(),
+        return {"ios": self.ios, "bytes": self.bytes, "extent_bytes": self.extent_bytes,
+                "sched_us": self.sched.to_json(),
                 "device_us": self.device.to_json(), "total_us": self.total.to_json(),
                 "total_mean_us": None if not self.total.total else round(self.total_ns / self.total.total / 1e3, 1)}
 
@@ -246,6 +251,7 @@ class DeviceLatency:
 
     @property
     def bytes(self) -> int:
+        """Data moved (reads, writes and other data ops); discards and flushes move none."""
         return sum(o.bytes for o in self.ops.values())
 
     @property
@@ -351,9 +357,12 @@ def interval_sample(prev: TraceFrame, cur: TraceFrame, names: Mapping[int, str])
                 s[h] = s.get(h, Log2Hist()) + d  # type: ignore[operator]
     per_dev: dict[str, dict[str, OpLatency]] = {}
     for (dev, op), s in acc.items():
-        o = OpLatency(ios=int(s.get("ios", 0)), bytes=int(s.get("bytes", 0)),  # type: ignore[call-overload]
+        size = int(s.get("bytes", 0))  # type: ignore[call-overload]
+        moved = 0 if op in NO_DATA_OPS else size
+        o = OpLatency(ios=int(s.get("ios", 0)), bytes=moved,  # type: ignore[call-overload]
                       sched=s.get("sched", Log2Hist()), device=s.get("device", Log2Hist()),  # type: ignore[arg-type]
-                      total=s.get("total", Log2Hist()), total_ns=int(s.get("total_ns", 0)))  # type: ignore[arg-type]
+                      total=s.get("total", Log2Hist()), total_ns=int(s.get("total_ns", 0)),  # type: ignore[arg-type]
+                      extent_bytes=size - moved)
         if o.ios or o.sched.total or o.device.total or o.total.total:
             per_dev.setdefault(_name(dev, names), {})[op] = o
     devices = {n: DeviceLatency(n, dict(sorted(ops.items(), key=lambda kv: OPS.index(kv[0]))))
