@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 
 from iosched.core.errors import BadInput
@@ -20,6 +21,7 @@ from iosched.core.persist import (
     tuned_snippet,
     without,
 )
+from iosched.core.persist_target import auto_by, matches, name_warning
 from iosched.core.tunables import apply, list_settings, parse_assignments
 from iosched.core.writes import write_rules_file
 
@@ -36,10 +38,12 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("scheduler", nargs="?")
     s.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                    help="a tunable or queue knob to persist too (repeatable)")
-    s.add_argument("--by", choices=BY, default="serial", help="what the rule matches (default serial)")
+    s.add_argument("--by", choices=("auto", *BY), default="auto",
+                   help="what the rule matches (default auto: serial, else WWN, else model, else kernel name)")
     s.add_argument("--rules-file", default=DEFAULT_RULES, help=f"default {DEFAULT_RULES}")
     s.add_argument("--rules-dir", help="write 60-iosched.rules in this directory instead")
-    s.add_argument("--dry-run", action="store_true", help="show the change, write nothing")
+    s.add_argument("--dry-run", "--show", dest="dry_run", action="store_true",
+                   help="show the change to the rules file, write nothing")
     s.add_argument("--list", action="store_true", help="show the rules iosched wrote")
     s.add_argument("--remove", action="store_true", help="remove the rule for DEVICE (matched --by)")
     s.add_argument("--format", choices=("udev", "tuned"), default="udev",
@@ -98,9 +102,15 @@ def cmd_persist(args: argparse.Namespace) -> int:
     if not args.device:
         raise BadInput("persist needs a DEVICE (or --list)")
     if args.remove:
-        new, found = without(old, args.by, match_value(args.device, args.by, args.root))
+        # --by auto removes the rule for this device whatever it matches it by.
+        ways = matches(args.device, args.root) if args.by == "auto" else [
+            (args.by, match_value(args.device, args.by, args.root))]
+        new, found = old, False
+        for by, value in ways:
+            new, gone = without(new, by, value)
+            found = found or gone
         if not found:
-            print(f"no iosched rule for {args.device} by {args.by} in {path}")
+            print(f"no iosched rule for {args.device} {'' if args.by == 'auto' else 'by ' + args.by + ' '}in {path}")
             return 0
         rules, foreign = parse_rules(new)
         empty = not rules and not any(line.strip() for line in foreign)
@@ -111,7 +121,11 @@ def cmd_persist(args: argparse.Namespace) -> int:
         return 0
     if not args.scheduler:
         raise BadInput("persist needs DEVICE SCHEDULER")
-    rule = build_rule(args.device, args.scheduler, parse_assignments(args.settings), args.by, args.root)
+    by = auto_by(args.device, args.root) if args.by == "auto" else args.by
+    rule = build_rule(args.device, args.scheduler, parse_assignments(args.settings), by, args.root)
+    warning = name_warning(args.device, rule.by)
+    if warning:
+        print(f"iosched: warning: {warning}", file=sys.stderr)
     if args.format == "tuned":
         print(tuned_snippet(rule, args.device), end="")
         return 0

@@ -14,13 +14,14 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from iosched.core.devices import read_device
+from iosched.core.devices import read_device, udev_properties
 from iosched.core.errors import BadInput, shown
+from iosched.core.sandbox import is_sandbox
 from iosched.core.scheduler import available_schedulers, setting_attr
 from iosched.core.tunables import validate
 
 DEFAULT_RULES = "/etc/udev/rules.d/60-iosched.rules"
-BY = ("serial", "model", "rotational", "kernel-name")
+BY = ("serial", "wwn", "model", "rotational", "kernel-name")
 HEADER = ["# Written by iosched (`iosched persist`): one rule per match. Lines without an `# iosched:` line",
           "# above them are not iosched's and are left alone."]
 # Disk kinds a rule by rotational flag applies to (DEVTYPE=="disk" already keeps partitions out).
@@ -44,6 +45,8 @@ class Rule:
     def matcher(self) -> str:
         if self.by == "serial":
             return f'ENV{{ID_SERIAL}}=="{self.match}"'
+        if self.by == "wwn":
+            return f'ENV{{ID_WWN}}=="{self.match}"'
         if self.by == "model":
             return f'ENV{{ID_MODEL}}=="{self.match}"'
         if self.by == "rotational":
@@ -154,11 +157,16 @@ def match_value(device: str, by: str, root: str | Path = "/") -> str:
                            f"{device} is not one: use --by kernel-name")
         value = "1" if dev.rotational else "0"
     elif by == "serial":
-        value = dev.serial or ""
+        # The rule matches ENV{ID_SERIAL}: the value must be that property, not ID_SERIAL_SHORT or sysfs's serial.
+        value = udev_properties(root, dev.maj_min).get("ID_SERIAL", "")
         if not value:
             raise BadInput(f"udev knows no serial for {device} (no ID_SERIAL): use --by model or --by kernel-name")
+    elif by == "wwn":
+        value = udev_properties(root, dev.maj_min).get("ID_WWN", "")
+        if not value:
+            raise BadInput(f"udev knows no WWN for {device} (no ID_WWN): use --by serial or --by model")
     else:
-        value = dev.model or ""
+        value = udev_properties(root, dev.maj_min).get("ID_MODEL", "")  # sysfs's model is spelt differently
         if not value:
             raise BadInput(f"udev knows no model for {device} (no ID_MODEL): use --by kernel-name")
     if not _SAFE.match(value):
@@ -168,7 +176,10 @@ def match_value(device: str, by: str, root: str | Path = "/") -> str:
 
 def build_rule(device: str, scheduler: str, settings: list[tuple[str, str]], by: str,
                root: str | Path = "/") -> Rule:
-    _, available = available_schedulers(device, root)
+    _, available = available_schedulers(device, root)  # checks the name first
+    if is_sandbox(device, root):
+        raise BadInput(f"{device} is the demo sandbox, detached and deleted when the demo ends: a rule for it "
+                       "would outlive its device and land on whatever takes its number next")
     if scheduler not in available:
         raise BadInput(f"{device} has no scheduler {shown(scheduler)}; available: {', '.join(available)}")
     if settings:
@@ -190,8 +201,10 @@ def without(text: str, by: str, match: str) -> tuple[str, bool]:
 
 
 def diff(old: str, new: str, path: str) -> str:
+    """The change to the rules file as a small unified diff: the rule lines added, replaced or removed, with one
+    line of context (the ``# iosched:`` tag of a rule being replaced)."""
     return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"{path} (now)",
-                                        f"{path} (new)"))
+                                        f"{path} (new)", n=1))
 
 
 def apply_hint(rule: Rule, device: str) -> str:
@@ -208,6 +221,8 @@ def tuned_snippet(rule: Rule, device: str) -> str:
         lines.append(f"devices={device}")
     elif rule.by == "serial":
         lines.append(f"devices_udev_regex=ID_SERIAL={re.escape(rule.match)}")
+    elif rule.by == "wwn":
+        lines.append(f"devices_udev_regex=ID_WWN={re.escape(rule.match)}")
     elif rule.by == "model":
         lines.append(f"devices_udev_regex=ID_MODEL={re.escape(rule.match)}")
     else:

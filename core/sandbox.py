@@ -17,6 +17,9 @@ from iosched.core.journal import default_run_dir, stale_registrations
 from iosched.core.sysfs import read_attr
 from iosched.core.writes import restore
 
+SANDBOX_PREFIX = "iosched-demo-"
+SANDBOX_FILE = "disk.img"
+
 
 @dataclass
 class Sandbox:
@@ -49,10 +52,10 @@ def create(size: int, directory: str | Path | None = None, root: str | Path = "/
     if not parent.is_dir():
         raise BadInput(f"{parent} does not exist or is not a directory")
     try:
-        d = tempfile.mkdtemp(prefix="iosched-demo-", dir=parent)
+        d = tempfile.mkdtemp(prefix=SANDBOX_PREFIX, dir=parent)
     except OSError as e:
         raise IoschedError(f"cannot create the sandbox in {parent}: {e.strerror}") from e
-    sb = Sandbox(d, str(Path(d, "disk.img")))
+    sb = Sandbox(d, str(Path(d, SANDBOX_FILE)))
     reg = _registry(root)
     reg.mkdir(mode=0o700, parents=True, exist_ok=True)
     _reg_file(root, sb).write_text(json.dumps(sb.to_json()))
@@ -91,9 +94,29 @@ def clean_stale(root: str | Path = "/", dry_run: bool = False) -> list[Sandbox]:
         except KeyError:
             f.unlink(missing_ok=True)
             continue
-        if not Path(sb.directory).name.startswith("iosched-demo-"):
+        if not Path(sb.directory).name.startswith(SANDBOX_PREFIX):
             continue
         if not dry_run:
             destroy(sb, root)
         out.append(sb)
     return out
+
+
+def is_sandbox(device: str, root: str | Path = "/") -> bool:
+    """Whether ``device`` is a demo sandbox: a loop device over ``iosched-demo-*/disk.img`` (this iosched's or
+    another's, whatever its run dir) or one a demo registered. It is detached and deleted when the demo ends."""
+    backing = read_attr(Path(root, "sys/block", device, "loop/backing_file"))
+    if not backing:
+        return False
+    path = Path(backing.removesuffix(" (deleted)"))  # the kernel marks a backing file removed since attaching
+    if path.name == SANDBOX_FILE and path.parent.name.startswith(SANDBOX_PREFIX):
+        return True
+    reg = _registry(root)
+    for f in sorted(reg.glob("*.json")) if reg.is_dir() else []:
+        try:
+            info = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(info, dict) and info.get("device") == device and info.get("file") == str(path):
+            return True
+    return False

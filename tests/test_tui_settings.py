@@ -8,6 +8,7 @@ from textual.widgets import Input
 from iosched.core.persist import parse_rules
 from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import ConfirmScreen, PersistScreen, TunablesScreen
+from iosched.tui.rule_dialog import RuleChangeScreen
 
 from conftest import attach_loop, detach_loop, need_real, run_cli
 
@@ -71,9 +72,15 @@ async def test_persist_writes_a_rule_after_showing_it(tmp_path):
             assert isinstance(app.screen, PersistScreen)
             choices = [by for by, _ in app.screen.choices]
             assert choices == ["kernel-name"]  # no serial or model known; a rotational rule would not reach loop*
+            assert "not stable" in app.screen.choices[0][1]
             await pilot.press(*(["down"] * choices.index("kernel-name")), "enter")
             await pilot.pause()
-            assert isinstance(app.screen, ConfirmScreen) and f'KERNEL=="{loop.name}"' in app.screen.question
+            # Before anything is written: the lines the file gains, and why a loop device's name will not do.
+            screen = app.screen
+            assert isinstance(screen, RuleChangeScreen)
+            added = [line for line in screen.diff.splitlines() if line.startswith("+") and "KERNEL==" in line]
+            assert len(added) == 1 and f'KERNEL=="{loop.name}"' in added[0] and 'scheduler}="kyber"' in added[0]
+            assert screen.warning and "loop device" in screen.warning
             assert not rules.exists()
             await pilot.press("y")
             await pilot.pause()
@@ -108,5 +115,24 @@ async def test_the_value_box_is_on_screen_at_80x24(tmp_path):
             assert highlighted == len(screen.settings) - 1
             await pilot.press("escape")
             await pilot.press("q")
+    finally:
+        detach_loop(loop)
+
+
+async def test_persist_refuses_the_demo_sandbox(tmp_path):
+    need_real()
+    (tmp_path / "iosched-demo-test").mkdir()
+    loop = attach_loop(tmp_path / "iosched-demo-test", "64M")  # where `iosched demo` puts its file
+    rules = tmp_path / "60-iosched.rules"
+    try:
+        app = IoschedApp(interval=0.25, watch_udev=False, rules_file=str(rules))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await select(app, pilot, loop.name)
+            await pilot.press("P")
+            await pilot.pause()
+            assert not isinstance(app.screen, PersistScreen)
+            assert any("demo sandbox" in n.message for n in app._notifications)
+            await pilot.press("q")
+        assert not rules.exists()
     finally:
         detach_loop(loop)

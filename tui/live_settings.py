@@ -16,13 +16,16 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from iosched.core.errors import IoschedError
-from iosched.core.persist import apply_hint, build_rule, merged
-from iosched.core.persist import covers as persist_covers
+from iosched.core.persist import apply_hint, build_rule, diff, merged, read_rules_file
+from iosched.core.persist_target import match_label, name_warning
+from iosched.core.persist_target import matches as persist_matches
+from iosched.core.sandbox import is_sandbox
 from iosched.core.scheduler import switch_scheduler
 from iosched.core.tunables import apply as apply_settings
 from iosched.core.tunables import changed_here, list_settings
 from iosched.core.writes import WriteResult, write_rules_file
-from iosched.tui.dialogs import ConfirmScreen, PersistScreen, SchedulerPicker, TunablesScreen
+from iosched.tui.dialogs import PersistScreen, SchedulerPicker, TunablesScreen
+from iosched.tui.rule_dialog import RuleChangeScreen
 
 if TYPE_CHECKING:
     from iosched.tui.live_screen import LiveScreen
@@ -169,19 +172,19 @@ class SettingActions:
         dev = self.device_to_write()
         if dev is None:
             return
-        choices = [("kernel-name", f"KERNEL==\"{dev.name}\" (this name only)")]
-        if persist_covers(dev.name):
-            choices.append(("rotational", f"every {'rotational' if dev.rotational else 'non-rotational'} disk"))
-        if dev.model:
-            choices.insert(0, ("model", f"every disk of model {dev.model}"))
-        if dev.serial:
-            choices.insert(0, ("serial", f"this disk wherever it appears (serial {dev.serial})"))
-        scheduler, root = dev.scheduler, self.monitor.root
+        root = self.monitor.root
+        if is_sandbox(dev.name, root):
+            self.notify(f"{dev.name} is the demo sandbox, detached and deleted when the demo ends: no rule is "
+                        "written for it.", severity="error", timeout=8)
+            return
         try:
             settings = changed_here(dev.name, root)  # tuned with iosched: kept in the rule too
+            ways = persist_matches(dev.name, root)  # a few small sysfs and udev files: microseconds
         except IoschedError as e:
             self.notify(str(e), severity="error")
             return
+        choices = [(by, match_label(dev.name, by, value)) for by, value in ways]
+        scheduler = dev.scheduler
 
         def chosen(by: str | None) -> None:
             if by is None:
@@ -189,7 +192,7 @@ class SettingActions:
             try:
                 rule = build_rule(dev.name, scheduler, settings, by, root)
                 path = Path(self.rules_file)
-                old = path.read_text() if path.is_file() else ""  # a small file under /etc: microseconds
+                old = read_rules_file(path)  # a small file under /etc: microseconds
                 new = merged(old, rule)
             except (IoschedError, OSError) as e:
                 self.notify(str(e), severity="error")
@@ -202,8 +205,8 @@ class SettingActions:
                 if yes:
                     self._rule_worker(path, new, lambda: apply_hint(rule, dev.name))
 
-            self.app.push_screen(
-                ConfirmScreen(f"{path} will get:\n\n{rule.tag()}\n{rule.line()}\n\nWrite it?"), confirmed)
+            self.app.push_screen(RuleChangeScreen(str(path), diff(old, new, str(path)),
+                                                  name_warning(dev.name, rule.by)), confirmed)
 
         what = scheduler + "".join(f" {k}={v}" for k, v in settings)
         self.app.push_screen(PersistScreen(dev.name, what, choices, self.rules_file), chosen)

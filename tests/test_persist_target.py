@@ -1,0 +1,103 @@
+"""What a persistence rule matches: the most stable identity first, a warning for a kernel name that is not
+stable, the demo sandbox refused, and the change shown as a small diff before anything is written."""
+
+from __future__ import annotations
+
+import pytest
+
+from iosched.core.errors import BadInput
+from iosched.core.persist import Rule, build_rule, diff, merged
+from iosched.core.persist_target import auto_by, match_label, matches, name_warning, runtime_kind
+
+from conftest import attach_loop, detach_loop, need_real, run_cli
+
+
+def test_serial_wwn_and_model_are_the_udev_properties_the_rule_matches(tree):
+    tree.add_disk("sda", "8:0", scheduler="none [mq-deadline] bfq", extra={"device/model": "Samsung SSD 870 "})
+    # ID_SERIAL_SHORT is what devices.py shows as the serial, but the rule matches ENV{ID_SERIAL}.
+    tree.write("run/udev/data/b8:0", "E:ID_SERIAL=Samsung_SSD_870_S5SSNX0R\nE:ID_SERIAL_SHORT=S5SSNX0R\n"
+                                     "E:ID_WWN=0x5002538f4230b1c2\nE:ID_MODEL=Samsung_SSD_870\n")
+    assert build_rule("sda", "bfq", [], "serial", tree.root).match == "Samsung_SSD_870_S5SSNX0R"
+    wwn = build_rule("sda", "bfq", [], "wwn", tree.root)
+    assert 'ENV{ID_WWN}=="0x5002538f4230b1c2"' in wwn.line()
+    assert build_rule("sda", "bfq", [], "model", tree.root).match == "Samsung_SSD_870"
+    assert [by for by, _ in matches("sda", tree.root)] == ["serial", "wwn", "model", "rotational",
+                                                       "kernel-name"]
+    assert auto_by("sda", tree.root) == "serial"
+    tree.write("run/udev/data/b8:0", "E:ID_WWN=0x5002538f4230b1c2\nE:ID_MODEL=Samsung_SSD_870\n")
+    assert auto_by("sda", tree.root) == "wwn"
+    tree.write("run/udev/data/b8:0", "E:ID_MODEL=Samsung_SSD_870\n")
+    assert auto_by("sda", tree.root) == "model"
+    tree.write("run/udev/data/b8:0", "")
+    assert auto_by("sda", tree.root) == "kernel-name"  # sysfs's padded model is not what ENV{ID_MODEL} holds
+    with pytest.raises(BadInput, match="no WWN"):
+        build_rule("sda", "bfq", [], "wwn", tree.root)
+
+
+@pytest.mark.parametrize("device", ["loop3", "nbd0", "zram1", "dm-2", "md127", "ram0"])
+def test_run_time_numbered_kernel_names_are_warned_about(device):
+    warning = name_warning(device, "kernel-name")
+    assert warning and runtime_kind(device) in warning and f'KERNEL=="{device}"' in warning
+    assert warning.count(".") == 1 and warning.endswith(".")  # one sentence
+    assert "not stable" in match_label(device, "kernel-name", device)
+    assert name_warning(device, "serial") is None
+
+
+def test_other_kernel_names_are_warned_about_too_and_stable_matches_are_not():
+    assert runtime_kind("sdb") is None and runtime_kind("mdx") is None
+    assert "serial or WWN" in (name_warning("sdb", "kernel-name") or "")
+    assert name_warning("sdb", "wwn") is None and name_warning("sdb", "model") is None
+
+
+def test_a_demo_sandbox_is_refused_even_once_its_file_is_deleted(tree):
+    tree.add_disk("loop9", "7:9", extra={"loop/backing_file": "/var/tmp/iosched-demo-k2j4x/disk.img (deleted)"})
+    with pytest.raises(BadInput, match="demo sandbox"):
+        build_rule("loop9", "bfq", [], "kernel-name", tree.root)
+    tree.add_disk("loop8", "7:8", extra={"loop/backing_file": "/var/tmp/iosched-demo-k2j4x/other.img"})
+    assert build_rule("loop8", "bfq", [], "kernel-name", tree.root).match == "loop8"
+
+
+def test_the_diff_is_the_rule_lines_added_or_replaced():
+    first = merged("", Rule("kernel-name", "sdb", "bfq"))
+    both = merged(first, Rule("serial", "X_1", "none"))
+    changed = merged(both, Rule("kernel-name", "sdb", "kyber"))
+    d = diff(both, changed, "60-iosched.rules")
+    body = [line for line in d.splitlines()[2:] if not line.startswith("@@")]
+    # Rules merge by match: the sdb rule moves to the end with its new scheduler, the serial rule stays.
+    assert [line[0] for line in body if line[0] in "+-"] == ["-", "-", "+", "+"]
+    assert sum('scheduler}="kyber"' in line for line in body if line.startswith("+")) == 1
+    assert len(body) <= 8  # one line of context, not the whole file
+
+
+def test_cli_warns_shows_then_writes_and_refuses_the_sandbox(loopdev, tmp_path):
+    rules_dir = tmp_path / "rules.d"
+    rules_dir.mkdir()
+    d = ["--rules-dir", str(rules_dir)]
+    r = run_cli("persist", loopdev.name, "bfq", "--show", *d)  # --by auto: a loop device has only its name
+    assert r.returncode == 0, r.stderr
+    (warning,) = r.stderr.splitlines()
+    assert warning.startswith("iosched: warning: ") and "loop device" in warning
+    added = [line for line in r.stdout.splitlines() if line.startswith("+") and "KERNEL==" in line]
+    assert len(added) == 1 and f'KERNEL=="{loopdev.name}"' in added[0]
+    assert not any(rules_dir.iterdir())
+    r = run_cli("persist", loopdev.name, "bfq", *d)
+    assert r.returncode == 0 and "loop device" in r.stderr and '+ACTION=="add|change"' in r.stdout
+    assert (rules_dir / "60-iosched.rules").exists()
+    r = run_cli("persist", loopdev.name, "--remove", *d)
+    assert r.returncode == 0 and not (rules_dir / "60-iosched.rules").exists()
+
+
+def test_cli_refuses_a_rule_for_the_demo_sandbox(tmp_path):
+    need_real()
+    (tmp_path / "iosched-demo-test").mkdir()
+    loop = attach_loop(tmp_path / "iosched-demo-test", "64M")
+    rules_dir = tmp_path / "rules.d"
+    rules_dir.mkdir()
+    try:
+        for extra in ([], ["--show"], ["--format", "tuned"]):
+            r = run_cli("persist", loop.name, "bfq", "--rules-dir", str(rules_dir), *extra)
+            assert r.returncode == 2 and r.stdout == ""
+            assert len(r.stderr.strip().splitlines()) == 1 and "demo sandbox" in r.stderr
+        assert not any(rules_dir.iterdir())
+    finally:
+        detach_loop(loop)
