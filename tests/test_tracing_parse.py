@@ -171,3 +171,22 @@ def test_frame_builder_survives_any_line_sequence(lines):
         s = interval_sample(p, c, NAMES)
         if s is not None:
             assert all(d.ios >= 0 for d in s.devices.values())
+
+
+def test_discards_and_flushes_are_requests_but_no_data():
+    def line(name: str, values: dict) -> str:
+        return json.dumps({"type": "map", "data": {f"@{name}": values}})
+
+    def tick(ns: int) -> str:
+        return json.dumps({"type": "printf", "data": f"iosched-tick {ns}"})
+
+    keys = {f"{LOOP},0,R": (10, 40960), f"{LOOP},1,W": (5, 20480), f"{LOOP},0,D": (2, 1 << 30),
+            f"{LOOP},1,FF": (3, 0), f"{LOOP},0,FWS": (1, 4096)}
+    lines = [tick(0), line("ios", {k: n for k, (n, _) in keys.items()}),
+             line("bytes", {k: b for k, (_, b) in keys.items()}), tick(1_000_000_000)]
+    _, (sample,) = samples_of(lines)
+    dev = sample.devices["loop40"]
+    assert dev.ios == 21 and dev.bytes == 40960 + 20480 + 4096  # a preflush write is a write
+    assert (dev.ops["discard"].ios, dev.ops["discard"].bytes, dev.ops["discard"].extent_bytes) == (2, 0, 1 << 30)
+    assert (dev.ops["flush"].ios, dev.ops["flush"].bytes) == (3, 0)
+    assert dev.to_json()["bytes"] == dev.bytes and dev.to_json()["ops"]["discard"]["extent_bytes"] == 1 << 30
