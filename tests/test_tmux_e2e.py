@@ -72,7 +72,9 @@ def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_j
         wait_for(lambda t: any("┤" in line and "bfq" in line for line in t.splitlines()), "a marker on the graphs")
 
         detach_loop(loop)
-        wait_for(lambda t: loop.name not in t.split("\n", 1)[1].split("IOPS")[0], "the device to leave the table")
+        # Row by row: loop1 must not be taken for present because loop10..loop19 are listed.
+        wait_for(lambda t: all(line.split()[:1] != [loop.name] for line in t.split("\n", 1)[1].split("IOPS")[0]
+                               .splitlines()), "the device to leave the table")
         time.sleep(1.0)
         assert "iosched" in status_line(screen()), "the app died after the device went away"
 
