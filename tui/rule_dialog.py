@@ -9,8 +9,9 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from iosched.tui.dialogs import Dialog
 
 
 def diff_text(diff: str) -> Text:
@@ -30,7 +31,7 @@ def diff_text(diff: str) -> Text:
     return out
 
 
-class RuleChangeScreen(ModalScreen[bool]):
+class RuleChangeScreen(Dialog[bool]):
     """Show the rules file's diff (and the warning, if any); y/Enter writes it, n/Esc does not."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -38,7 +39,6 @@ class RuleChangeScreen(ModalScreen[bool]):
         Binding("n,escape", "dismiss(False)", "Cancel"),
     ]
     DEFAULT_CSS = """
-    RuleChangeScreen { align: center middle; }
     RuleChangeScreen > Vertical { width: 100; max-width: 100%; height: auto; max-height: 90%;
                                   border: thick $warning; background: $surface; padding: 0 1; }
     RuleChangeScreen #warning { color: $warning; text-style: bold; margin-bottom: 1; }
