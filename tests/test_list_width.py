@@ -86,6 +86,7 @@ def _tmux_lines(tmp_path: Path, width: int, env: str = "") -> list[str]:
         return subprocess.run(["tmux", "-L", sock, *args], capture_output=True, text=True, check=True).stdout
 
     tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", "20")
+    socket = Path(tmux("display-message", "-p", "#{socket_path}").strip())
     try:
         tmux("send-keys", "-t", session, f"clear; exec bash -c {shlex.quote(cmd)}", "Enter")
         deadline, text = time.monotonic() + 30, ""
@@ -100,6 +101,7 @@ def _tmux_lines(tmp_path: Path, width: int, env: str = "") -> list[str]:
         return lines[start:lines.index(marker)]
     finally:
         subprocess.run(["tmux", "-L", sock, "kill-session", "-t", session], capture_output=True)
+        socket.unlink(missing_ok=True)  # the server left with its last session; its socket file stays
 
 
 def test_terminals_80_columns_wide_by_pane_or_by_columns_and_a_wide_one(tmp_path):
