@@ -14,6 +14,7 @@ from iosched.core.persist import (
     apply_hint,
     build_rule,
     diff,
+    earlier_rules_notice,
     match_value,
     merged,
     parse_rules,
@@ -41,7 +42,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--by", choices=("auto", *BY), default="auto",
                    help="what the rule matches (default auto: serial, else WWN, else model, else kernel name)")
     s.add_argument("--rules-file", default=DEFAULT_RULES, help=f"default {DEFAULT_RULES}")
-    s.add_argument("--rules-dir", help="write 60-iosched.rules in this directory instead")
+    s.add_argument("--rules-dir", help=f"write {Path(DEFAULT_RULES).name} in this directory instead")
     s.add_argument("--dry-run", "--show", dest="dry_run", action="store_true",
                    help="show the change to the rules file, write nothing")
     s.add_argument("--list", action="store_true", help="show the rules iosched wrote")
@@ -89,6 +90,8 @@ def _rules_path(args: argparse.Namespace) -> Path:
 def cmd_persist(args: argparse.Namespace) -> int:
     path = _rules_path(args)
     old = read_rules_file(path)
+    if notice := earlier_rules_notice(path):
+        print(f"iosched: note: {notice}", file=sys.stderr)
     if args.list:
         rules, _ = parse_rules(old)
         if args.json:

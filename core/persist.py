@@ -1,6 +1,6 @@
 """Making a choice permanent: a udev rule in the modern syntax (or the equivalent tuned snippet).
 
-The tool owns one rules file (default /etc/udev/rules.d/60-iosched.rules). Each rule in it is preceded by
+The tool owns one rules file (default /etc/udev/rules.d/61-iosched.rules). Each rule in it is preceded by
 a ``# iosched: by=… match=…`` line, so rules merge by what they match (one rule per match, never two) and
 lines someone else put in the file are kept as they are. ``ENV{DEVTYPE}=="disk"`` keeps partitions out;
 ``TEST=="queue/scheduler"`` skips devices without an elevator.
@@ -20,7 +20,10 @@ from iosched.core.sandbox import is_sandbox
 from iosched.core.scheduler import available_schedulers, setting_attr
 from iosched.core.tunables import validate
 
-DEFAULT_RULES = "/etc/udev/rules.d/60-iosched.rules"
+# 61-: udev reads rules files in name order within one event, and 60-persistent-storage.rules is what sets
+# ID_SERIAL, ID_WWN and ID_MODEL; a rule matching them from a file read earlier never matches at boot.
+DEFAULT_RULES = "/etc/udev/rules.d/61-iosched.rules"
+EARLIER_NAME = "60-iosched.rules"  # where earlier versions wrote their rules
 BY = ("serial", "wwn", "model", "rotational", "kernel-name")
 HEADER = ["# Written by iosched (`iosched persist`): one rule per match. Lines without an `# iosched:` line",
           "# above them are not iosched's and are left alone."]
@@ -241,3 +244,21 @@ def tuned_snippet(rule: Rule, device: str) -> str:
         if glob == "*":
             lines.append("# [sysfs] has no device match: narrow the glob to the disks this is meant for")
     return "\n".join(lines) + "\n"
+
+
+def earlier_rules_notice(path: str | Path) -> str | None:
+    """One sentence when the directory of the default rules file still holds an earlier version's file with
+    iosched rules in it: those are read before udev sets ID_SERIAL and friends, and they are not this file."""
+    path = Path(path)
+    if path.name != Path(DEFAULT_RULES).name:
+        return None
+    earlier = path.parent / EARLIER_NAME
+    try:
+        rules, _ = parse_rules(read_rules_file(earlier))
+    except (BadInput, ValueError):  # unreadable or odd: not ours to judge here
+        return None
+    if not rules:
+        return None
+    return (f"{earlier} holds {len(rules)} rule(s) from an earlier iosched, read before udev sets ID_SERIAL, "
+            f"ID_WWN and ID_MODEL (so a rule by serial, wwn or model there never matches at boot); persist "
+            f"them again, then remove that file")

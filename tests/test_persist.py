@@ -68,7 +68,7 @@ def test_cli_persist_writes_lists_removes(loopdev, tmp_path):
     assert r.returncode == 0 and "+# iosched: by=kernel-name" in r.stdout and not any(rules_dir.iterdir())
     r = run_cli("persist", loopdev.name, "bfq", "--by", "kernel-name", "--set", "low_latency=0", *d)
     assert r.returncode == 0 and "udevadm control --reload" in r.stdout
-    f = rules_dir / "60-iosched.rules"
+    f = rules_dir / "61-iosched.rules"
     assert oct(f.stat().st_mode & 0o777) == "0o644"
     assert run_cli("persist", "--list", *d).stdout.strip() == f"kernel-name={loopdev.name}: bfq low_latency=0"
     assert "already has this rule" in run_cli("persist", loopdev.name, "bfq", "--by", "kernel-name",

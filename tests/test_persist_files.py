@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from iosched.core.errors import BadInput
-from iosched.core.persist import Rule, merged, parse_rules, read_rules_file
+from iosched.core.persist import DEFAULT_RULES, Rule, merged, parse_rules, read_rules_file, render_rules
 
 from conftest import run_cli
 
@@ -80,3 +81,23 @@ def test_merging_keeps_every_foreign_line_and_is_idempotent(lines):
     rules, after = parse_rules(once)
     assert rule in rules
     assert [ln for ln in before if ln.strip()] == [ln for ln in after if ln.strip()]
+
+
+def test_the_rules_file_is_read_after_the_one_that_sets_the_ids_it_matches():
+    # udev reads rules files in name order within one event; ID_SERIAL, ID_WWN and ID_MODEL come from
+    # 60-persistent-storage.rules, so a rule matching them must live in a file named after it.
+    assert sorted([Path(DEFAULT_RULES).name, "60-persistent-storage.rules"])[-1] == Path(DEFAULT_RULES).name
+
+
+def test_an_earlier_versions_rules_file_is_pointed_out(tmp_path):
+    d = tmp_path / "rules.d"
+    d.mkdir()
+    earlier = d / "60-iosched.rules"
+    earlier.write_text(render_rules([Rule("serial", "DISK-1", "bfq")], []))
+    before = earlier.read_text()
+    r = run_cli("persist", "--rules-dir", str(d), "--list")
+    assert r.returncode == 0
+    assert "60-iosched.rules holds 1 rule(s) from an earlier iosched" in r.stderr
+    assert earlier.read_text() == before  # pointed out, never rewritten behind the user's back
+    earlier.write_text("# someone's own comment\n")
+    assert "earlier iosched" not in run_cli("persist", "--rules-dir", str(d), "--list").stderr

@@ -61,7 +61,7 @@ def test_the_diff_is_the_rule_lines_added_or_replaced():
     first = merged("", Rule("kernel-name", "sdb", "bfq"))
     both = merged(first, Rule("serial", "X_1", "none"))
     changed = merged(both, Rule("kernel-name", "sdb", "kyber"))
-    d = diff(both, changed, "60-iosched.rules")
+    d = diff(both, changed, "61-iosched.rules")
     body = [line for line in d.splitlines()[2:] if not line.startswith("@@")]
     # Rules merge by match: the sdb rule moves to the end with its new scheduler, the serial rule stays.
     assert [line[0] for line in body if line[0] in "+-"] == ["-", "-", "+", "+"]
@@ -82,9 +82,9 @@ def test_cli_warns_shows_then_writes_and_refuses_the_sandbox(loopdev, tmp_path):
     assert not any(rules_dir.iterdir())
     r = run_cli("persist", loopdev.name, "bfq", *d)
     assert r.returncode == 0 and "loop device" in r.stderr and '+ACTION=="add|change"' in r.stdout
-    assert (rules_dir / "60-iosched.rules").exists()
+    assert (rules_dir / "61-iosched.rules").exists()
     r = run_cli("persist", loopdev.name, "--remove", *d)
-    assert r.returncode == 0 and not (rules_dir / "60-iosched.rules").exists()
+    assert r.returncode == 0 and not (rules_dir / "61-iosched.rules").exists()
 
 
 def test_cli_refuses_a_rule_for_the_demo_sandbox(tmp_path):

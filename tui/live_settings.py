@@ -16,7 +16,7 @@ from textual.binding import Binding, BindingType
 from textual.message import Message
 
 from iosched.core.errors import IoschedError
-from iosched.core.persist import apply_hint, build_rule, diff, merged, read_rules_file
+from iosched.core.persist import apply_hint, build_rule, diff, earlier_rules_notice, merged, read_rules_file
 from iosched.core.persist_target import match_label, name_warning
 from iosched.core.persist_target import matches as persist_matches
 from iosched.core.sandbox import is_sandbox
@@ -197,6 +197,8 @@ class SettingActions:
             except (IoschedError, OSError) as e:
                 self.notify(str(e), severity="error")
                 return
+            if notice := earlier_rules_notice(path):
+                self.notify(notice, title="Earlier rules", severity="warning", timeout=15)
             if new == old:
                 self.notify(f"{path} already has this rule.")
                 return
