@@ -88,7 +88,7 @@ def test_real_difference_is_found_none_vs_bfq(loopdev, private_journal, tmp_path
     rep = run_cli("report", str(save), "--json")
     assert rep.returncode == 0 and iops_pair(json.loads(rep.stdout))["p_value"] == pytest.approx(pair["p_value"])
     text = run_cli("report", str(save)).stdout
-    assert "fewer IOPS than none" in text and "95% confidence interval" in text
+    assert "fewer IOPS than none" in text and "mean ± half-width of its 95% CI" in text
     table = [line for line in text.splitlines() if "±" in line]
     assert len(table) >= 4 and all(len(line) <= 80 for line in table), table
     rows = run_cli("report", str(save), "--csv").stdout.splitlines()
