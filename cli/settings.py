@@ -26,6 +26,8 @@ from iosched.core.persist_target import auto_by, matches, name_warning
 from iosched.core.tunables import apply, list_settings, parse_assignments
 from iosched.core.writes import write_rules_file
 
+SHARED_BY = ("model", "rotational")  # rules that reach every disk of a model, or of a kind
+
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("tune", help="show or set the scheduler's tunables and the queue knobs")
@@ -105,11 +107,17 @@ def cmd_persist(args: argparse.Namespace) -> int:
     if not args.device:
         raise BadInput("persist needs a DEVICE (or --list)")
     if args.remove:
-        # --by auto removes the rule for this device whatever it matches it by.
+        # --by auto removes this device's own rule (serial, WWN or kernel name), whichever it has. A rule by
+        # model or rotational flag covers other disks too: it is named, and removed only when asked by --by.
         ways = matches(args.device, args.root) if args.by == "auto" else [
             (args.by, match_value(args.device, args.by, args.root))]
         new, found = old, False
         for by, value in ways:
+            if args.by == "auto" and by in SHARED_BY:
+                if without(new, by, value)[1]:
+                    print(f"iosched: note: a rule by {by} ({value}) also covers {args.device} and other disks; "
+                          f"remove it with --by {by}", file=sys.stderr)
+                continue
             new, gone = without(new, by, value)
             found = found or gone
         if not found:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from iosched.core.writes import RestoreOutcome
 
 NOTHING_NEEDED = "nothing needed restoring: every setting iosched changed is back at its original value"
+NOTHING_ELSE = "nothing else could be restored: the devices above are gone or are other devices now"
 NOTHING_RECORDED = "nothing to restore: iosched has changed nothing that is still recorded"
 
 
@@ -26,8 +27,10 @@ def restore_lines(outcomes: Sequence[RestoreOutcome]) -> list[str]:
             lines.append(f"{what}: {o.status} {o.current} -> {o.original}")
         elif o.status in ("failed", "gone", "replaced"):
             lines.append(f"{what}: {o.status}{': ' + o.detail if o.detail else ''}")
-    if not any(o.status in ("restored", "would restore", "failed") for o in outcomes):
+    if all(o.status in ("unchanged", "skipped") for o in outcomes):
         lines.append(NOTHING_NEEDED)
+    elif not any(o.status in ("restored", "would restore", "failed") for o in outcomes):
+        lines.append(NOTHING_ELSE)  # only gone or replaced devices: those were not put back
     return lines
 
 

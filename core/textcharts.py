@@ -119,7 +119,7 @@ def marker_labels(marks: dict[int, str], width: int) -> dict[int, str]:
     switches never read as one word ("bfqyber"). Each goes whole beside its line where the row is free:
     right, else left, else left of the run of adjacent lines it ends (two switches a cell apart). Failing
     that it is cut to the room it has when at least three letters stay, else it goes whole to the left over
-    the top cells of older markers' lines (they still show below it), else it is cut to two cells or left out.
+    the top cells of older markers' lines (they still show below it), else it is cut to a few cells or left out.
     """
     lines = set(marks)
     taken: set[int] = set()  # cells a label may not use: other labels and the gap beside each

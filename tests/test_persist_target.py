@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from iosched.core.errors import BadInput
-from iosched.core.persist import Rule, build_rule, diff, merged
+from iosched.core.persist import Rule, build_rule, diff, merged, parse_rules
 from iosched.core.persist_target import auto_by, match_label, matches, name_warning, runtime_kind
 
 from conftest import attach_loop, detach_loop, need_real, run_cli
+from fixtree import FixTree
 
 
 def test_serial_wwn_and_model_are_the_udev_properties_the_rule_matches(tree):
@@ -101,3 +102,21 @@ def test_cli_refuses_a_rule_for_the_demo_sandbox(tmp_path):
         assert not any(rules_dir.iterdir())
     finally:
         detach_loop(loop)
+
+
+def test_remove_by_auto_takes_the_devices_own_rule_and_only_names_a_shared_one(tmp_path):
+    # A fixture tree: an SSD with a serial and a model in udev's data (this machine's disks are not ours to use).
+    tree = FixTree(tmp_path / "root")
+    tree.add_disk("sda", "8:0")
+    tree.write("run/udev/data/b8:0", "E:ID_SERIAL=DISK-1\nE:ID_MODEL=FAST_SSD\n")
+    rules_dir = tmp_path / "rules.d"
+    rules_dir.mkdir()
+    root, into = ["--root", str(tree.root)], ["--rules-dir", str(rules_dir)]
+    for by in ("rotational", "model", "serial"):
+        assert run_cli(*root, "persist", "sda", "bfq", "--by", by, *into).returncode == 0
+    f = rules_dir / "61-iosched.rules"
+    r = run_cli(*root, "persist", "sda", "--remove", *into)
+    assert r.returncode == 0, r.stderr
+    left = sorted(f"{rule.by}={rule.match}" for rule in parse_rules(f.read_text())[0])
+    assert left == ["model=FAST_SSD", "rotational=0"]  # the serial rule went; the shared ones stay
+    assert "a rule by model (FAST_SSD) also covers sda" in r.stderr and "--by rotational" in r.stderr

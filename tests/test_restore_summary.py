@@ -3,7 +3,7 @@ outcomes this machine cannot produce on demand (a failed write, a replaced devic
 
 from __future__ import annotations
 
-from iosched.core.restore_report import NOTHING_NEEDED, NOTHING_RECORDED, restore_failed, restore_lines
+from iosched.core.restore_report import NOTHING_ELSE, NOTHING_NEEDED, NOTHING_RECORDED, restore_failed, restore_lines
 from iosched.core.writes import RestoreOutcome
 
 from conftest import run_cli
@@ -38,6 +38,7 @@ def test_failures_and_replaced_devices_are_listed_unchanged_and_skipped_are_not(
     assert restore_lines(outcomes) == ["sda scheduler: failed: the kernel refused it",
                                        "sdb scheduler: replaced: another device now has this name"]
     assert restore_failed(outcomes)
+    # A replaced device was not put back: never "every setting is back at its original value".
     assert restore_lines(outcomes[1:]) == ["sdb scheduler: replaced: another device now has this name",
-                                           NOTHING_NEEDED]
+                                           NOTHING_ELSE]
     assert restore_lines([]) == [NOTHING_RECORDED]

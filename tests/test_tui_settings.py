@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from test_tui_jobs import select, wait_until
+from textual.geometry import Region
 from textual.widgets import Input
 
 from iosched.core.persist import parse_rules
@@ -81,6 +82,11 @@ async def test_persist_writes_a_rule_after_showing_it(tmp_path):
             added = [line for line in screen.diff.splitlines() if line.startswith("+") and "KERNEL==" in line]
             assert len(added) == 1 and f'KERNEL=="{loop.name}"' in added[0] and 'scheduler}="kyber"' in added[0]
             assert screen.warning and "loop device" in screen.warning
+            # What the dialog shows, not only what it holds: the whole rule, its last assignment included.
+            shown = screen.query_one("#diff Static")
+            assert shown.region.right <= screen.query_one("#diff").region.right  # no part of a line off to the side
+            strips = shown.render_lines(Region(0, 0, shown.size.width, shown.size.height))
+            assert 'read_lat_nsec}="1000000"' in "".join(seg.text for strip in strips for seg in strip).replace(" ", "")
             assert not rules.exists()
             await pilot.press("y")
             await pilot.pause()

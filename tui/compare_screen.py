@@ -19,7 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Label, ProgressBar, Select, SelectionList, Static
+from textual.widgets import Input, Label, ProgressBar, Select, SelectionList, Static
 
 from iosched.core.devices import BlockDevice
 from iosched.core.errors import IoschedError
@@ -42,6 +42,7 @@ from iosched.core.units import short_number
 from iosched.report import text_report
 from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
 from iosched.tui.dialogs import TypeNameScreen
+from iosched.tui.footer import KeysFooter
 from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
 
 if TYPE_CHECKING:
@@ -188,7 +189,7 @@ class CompareScreen(Screen[None]):
         yield Static("", id="so-far")
         with VerticalScroll(id="results"):
             yield Static("", id="report")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self._name_baseline()

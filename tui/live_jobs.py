@@ -154,7 +154,3 @@ class JobActions:
             d = rates.disks[job.device]
             parts.append((f"· dev {short_number(d.r_s + d.w_s)}", SPARE))
         return [*parts, stop]
-
-    def job_text(self: LiveScreen) -> str:
-        """The job's parts in full (the status line fits them to its width)."""
-        return " ".join(text for text, _ in self.job_parts())

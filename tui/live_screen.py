@@ -155,6 +155,9 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         if self._timer is not None:
             if self.paused:
                 self._timer.pause()
+                if self._since_graphs:  # the last sample skipped the graphs: show it while paused
+                    self._since_graphs = 0.0
+                    self.draw_graphs()
             else:
                 self.monitor.baseline()  # no point averaging over the pause
                 self._timer.resume()

@@ -15,8 +15,9 @@ from iosched.tui.dialogs import Dialog
 
 
 def diff_text(diff: str) -> Text:
-    """A unified diff with its added lines green and removed lines red; never read as markup."""
-    out = Text(no_wrap=True, overflow="ellipsis")
+    """A unified diff with its added lines green and removed lines red; never read as markup. Rule lines are
+    long (130-220 characters): they wrap, so every assignment the user is asked to approve is on screen."""
+    out = Text(overflow="fold")
     for line in diff.splitlines():
         style = ""
         if line.startswith(("+++", "---")):
