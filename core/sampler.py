@@ -144,6 +144,9 @@ class History:
     """Bounded rate history for graphs: ``capacity`` points per series, oldest dropped first."""
 
     capacity: int
+    # Only these CPU series are kept: the views draw the "all" line and each CPU's latest figure (from the
+    # rates, not the history); 1200 points of every CPU of a 64-CPU server would be about 30 MB.
+    cpu_names: tuple[str, ...] = ("all",)
     times: deque[float] = field(init=False)
     disks: dict[str, deque[DiskRates | None]] = field(init=False, default_factory=dict)
     cpus: dict[str, deque[CpuRates | None]] = field(init=False, default_factory=dict)
@@ -155,7 +158,7 @@ class History:
         n_before = len(self.times)
         self.times.append(rates.time)
         self._extend(self.disks, rates.disks, n_before)
-        self._extend(self.cpus, rates.cpus, n_before)
+        self._extend(self.cpus, {k: v for k, v in rates.cpus.items() if k in self.cpu_names}, n_before)
 
     def _extend(self, store: dict, values: dict, n_before: int) -> None:
         # Every series stays aligned with ``times``: a device absent this tick gets a gap (None).

@@ -1,5 +1,5 @@
 from iosched.core.procfs import parse_diskstats
-from iosched.core.rates import DiskRates
+from iosched.core.rates import CpuRates, DiskRates
 from iosched.core.sampler import History, Rates, Sample, Sampler, compute_rates, fold_multipath
 
 from fixtree import diskstats_line
@@ -107,3 +107,11 @@ def test_history_forgets_devices_gone_for_the_whole_window():
     for t in range(1, 5):
         h.append(_rates(float(t), ["a"]))
     assert "gone" not in h.disks
+
+
+def test_history_keeps_the_cpu_series_views_draw_only():
+    zero_cpu = CpuRates(*([0.0] * len(CpuRates._fields)))
+    h = History(capacity=4)
+    for t in range(6):
+        h.append(Rates(time=float(t), interval=1.0, disks={}, cpus={"all": zero_cpu, "0": zero_cpu, "1": zero_cpu}))
+    assert list(h.cpus) == ["all"] and len(h.cpu_rates("all")) == 4 and h.cpu_rates("0") == []
