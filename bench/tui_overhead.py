@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -151,7 +153,9 @@ def fio_load(device: str, seconds: float) -> Iterator[None]:
     try:
         yield
     finally:
-        fio.kill()
+        # The whole group: fio's job processes outlive a killed parent and would load the next scenario.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(fio.pid, signal.SIGKILL)
         fio.wait()
 
 
