@@ -42,8 +42,14 @@ def tmux_alone(name: str, command: str, width: int, height: int) -> Iterator[int
     """``command`` in a tmux server of its own (no other pane shares its event loop); yields the pane's pid."""
     tmux = ["tmux", "-L", f"iosched-bench-{name}"]
     subprocess.run([*tmux, "kill-server"], capture_output=True)
-    subprocess.run([*tmux, "new-session", "-d", "-s", name, "-x", str(width), "-y", str(height), command],
-                   check=True)
+    for _ in range(3):  # a server just killed on the same socket can make a new one exit at once
+        started = subprocess.run([*tmux, "new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
+                                  command], capture_output=True)
+        if started.returncode == 0:
+            break
+        time.sleep(0.3)
+    else:
+        raise RuntimeError(f"tmux could not start {name}: {started.stderr.decode().strip()}")
     try:
         pid = int(subprocess.run([*tmux, "display-message", "-p", "-t", name, "#{pane_pid}"],
                                  capture_output=True, text=True, check=True).stdout)
