@@ -22,11 +22,9 @@ from iosched.core.persist import (
     tuned_snippet,
     without,
 )
-from iosched.core.persist_target import auto_by, matches, name_warning
+from iosched.core.persist_target import SHARED_BY, auto_by, matches, name_warning
 from iosched.core.tunables import apply, list_settings, parse_assignments
 from iosched.core.writes import write_rules_file
-
-SHARED_BY = ("model", "rotational")  # rules that reach every disk of a model, or of a kind
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:

@@ -10,6 +10,8 @@ from iosched.core.persist import BY, match_value
 
 # Preferred first: what pins this one device, then what pins its kind, then its name.
 AUTO_ORDER = ("serial", "wwn", "model", "kernel-name")
+# Rules that reach every disk of a model, or of a kind: never removed on behalf of one device without --by.
+SHARED_BY = ("model", "rotational")
 # Kernel names numbered when the device is set up (at attach, map or connect time), not by the hardware.
 RUNTIME_NAMED = {
     "loop": "loop device", "nbd": "network block device", "zram": "zram device", "ram": "RAM disk",

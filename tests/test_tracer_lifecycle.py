@@ -11,6 +11,7 @@ from typing import ClassVar
 
 import psutil
 import pytest
+from test_tui_jobs import select
 from tui_support import SteppedSampler, populated_tree
 
 from iosched.core import trace_probe
@@ -151,8 +152,7 @@ async def test_real_quick_toggles_leave_one_bpftrace_then_none(tmp_path):
         app = IoschedApp(interval=0.5, watch_udev=False)
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause(0.5)
-            names = [d.name for d in app.monitor.devices]
-            await pilot.press(*(["down"] * names.index(loop.name)))
+            await select(app, pilot, loop.name)
             await pilot.press("l", "l", "l", "l", "l")  # ends shown, three starts overlapping
             await app.workers.wait_for_complete()
             await pilot.pause()

@@ -88,33 +88,29 @@ async def test_bad_form_input_starts_nothing(tmp_path):
         detach_loop(loop)
 
 
-async def test_three_schedulers_at_80x24_end_on_a_verdict_that_fits(tmp_path):
+async def test_three_schedulers_at_80x24_end_on_a_verdict_that_fits(loopdev):
     """A person's first try: three schedulers ticked, live alternation off, on the smallest usual terminal."""
     need_real("fio")
-    loop = attach_loop(tmp_path)
-    try:
-        app = IoschedApp(interval=0.25, watch_udev=False)
-        async with app.run_test(size=(80, 24)) as pilot:
-            screen = await open_compare(app, pilot, loop)
-            await pilot.press("down", "space")  # mq-deadline too; the alternation fields stay at their defaults
-            assert screen.query_one(SelectionList).order == ["none", "bfq", "mq-deadline"]
-            screen.query_one("#repeat", Input).value = "3"
-            screen.query_one("#runtime", Input).value = "1"
-            await pilot.press("ctrl+r")
-            assert screen.running  # not refused over the (unused) alternation duration
-            # After a run's end with two of each, the interim lines show while the last runs go on.
-            assert await wait_until(pilot, lambda: screen.query_one("#so-far", Static).display, 60)
-            assert "so far: interim, 2 runs per variant: bfq vs none" in str(screen.query_one("#so-far").content)
-            assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 60)
-            await pilot.pause()
-            text = " ".join(" ".join(screen_text(app)).split())
-            assert "so far" not in text and "100%" in text and screen.query_one(ProgressBar).percentage == 1
-            for c in screen.doc["judgement"]["comparisons"]:
-                if c["primary"]:
-                    assert " ".join(c["verdict"].split()) in text
-            assert [r["variant"] for r in screen.doc["runs"][:3]] == ["none", "bfq", "mq-deadline"]
-            assert loop.current() == loop.initial_scheduler
-            await pilot.press("escape")
-            await pilot.press("q")
-    finally:
-        detach_loop(loop)
+    app = IoschedApp(interval=0.25, watch_udev=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_compare(app, pilot, loopdev)
+        await pilot.press("down", "space")  # mq-deadline too; the alternation fields stay at their defaults
+        assert screen.query_one(SelectionList).order == ["none", "bfq", "mq-deadline"]
+        screen.query_one("#repeat", Input).value = "3"
+        screen.query_one("#runtime", Input).value = "1"
+        await pilot.press("ctrl+r")
+        assert screen.running  # not refused over the (unused) alternation duration
+        # After a run's end with two of each, the interim lines show while the last runs go on.
+        assert await wait_until(pilot, lambda: screen.query_one("#so-far", Static).display, 60)
+        assert "so far: interim, 2 runs per variant: bfq vs none" in str(screen.query_one("#so-far").content)
+        assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 60)
+        await pilot.pause()
+        text = " ".join(" ".join(screen_text(app)).split())
+        assert "so far" not in text and "100%" in text and screen.query_one(ProgressBar).percentage == 1
+        for c in screen.doc["judgement"]["comparisons"]:
+            if c["primary"]:
+                assert " ".join(c["verdict"].split()) in text
+        assert [r["variant"] for r in screen.doc["runs"][:3]] == ["none", "bfq", "mq-deadline"]
+        assert loopdev.current() == loopdev.initial_scheduler
+        await pilot.press("escape")
+        await pilot.press("q")

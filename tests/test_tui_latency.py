@@ -6,6 +6,7 @@ from __future__ import annotations
 import queue
 import subprocess
 
+from test_tui_jobs import select
 from tui_support import SteppedSampler, populated_tree, set_counters
 
 from iosched.core.latency import Log2Hist
@@ -130,8 +131,7 @@ async def test_real_tracing_toggles_on_a_loop_device_under_load(tmp_path):
         app = IoschedApp(interval=0.5, watch_udev=False)
         async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause(0.5)
-            names = [d.name for d in app.monitor.devices]
-            await pilot.press(*(["down"] * names.index(loop.name)))
+            await select(app, pilot, loop.name)
             await pilot.press("l")
             await app.workers.wait_for_complete()
             live = app.live
