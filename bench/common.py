@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import statistics
 import subprocess
 import tempfile
@@ -12,6 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def _exit_on_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+# Every benchmark imports this module: a kill (or ^C, which a shell's background job would ignore) unwinds
+# through the scripts' finally blocks, so loop devices, tmux servers and fio never outlive a stopped run.
+for _sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    signal.signal(_sig, _exit_on_signal)
 
 
 @contextlib.contextmanager

@@ -5,7 +5,7 @@
 is attached or detached; every minute `j` + Enter starts the suggested job on the sandbox and `x` stops it
 30 s later. Every minute the TUI process's RSS, open fds and threads are printed; at the end the growth after
 the warm-up (the first 10 minutes, or a fifth of a shorter run). Needs root, tmux and fio.
-Usage: python3 bench/soak.py [--minutes 60] [--pool 3] [--warmup 10]
+Usage: python3 bench/soak.py [--minutes 60] [--pool 3] [--warmup 10] [--trace-dir DIR]
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def tui_pid(pane: int) -> int | None:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if any(a.endswith(b"python3") or b"python" in a for a in cmd[:1]) and b"iosched" in cmd:
+        if any(b"python" in a for a in cmd[:1]) and any(b"iosched" in a for a in cmd[1:]):
             return pid
     return None
 
@@ -98,13 +98,17 @@ def main() -> None:
     p.add_argument("--minutes", type=float, default=60)
     p.add_argument("--pool", type=int, default=3)
     p.add_argument("--warmup", type=float, default=10, help="minutes before the RSS baseline")
+    p.add_argument("--trace-dir", help="run under tracemalloc (bench/traced_iosched.py), dumps every 5 min here")
     args = p.parse_args()
     warmup = min(args.warmup, args.minutes / 5)
     with tempfile.TemporaryDirectory(prefix="iosched-soak-") as tmp:
         pool = Pool(tmp, args.pool)
         run_dir = Path(tmp, "run")
-        cmd = (f"cd {ROOT} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m iosched -i 0.25 demo --size 1G "
-               f"--dir {tmp}")
+        env, program = f"IOSCHED_RUN_DIR={run_dir}", "-m iosched"
+        if args.trace_dir:
+            env += f" TRACE_DIR={Path(args.trace_dir).resolve()}"
+            program = str(HERE / "traced_iosched.py")
+        cmd = f"cd {ROOT} && {env} {sys.executable} {program} -i 0.25 demo --size 1G --dir {tmp}"
         rows: list[tuple[float, float, int, int]] = []
         try:
             with tmux_session(SESSION, cmd, 120, 40) as pane:

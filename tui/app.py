@@ -28,6 +28,7 @@ from iosched.tui.commands import SchedulerCommands
 from iosched.tui.dialogs import ConfirmScreen, HelpScreen
 from iosched.tui.live_screen import LiveScreen
 from iosched.tui.monitor_screen import MonitorScreen
+from iosched.tui.styles_cache import unpin_styles_caches
 
 if TYPE_CHECKING:
     from iosched.core.recording import Recording
@@ -73,6 +74,7 @@ class IoschedApp(App[int]):
                  rules_file: str = DEFAULT_RULES, focus: str | None = None, replay: Recording | None = None,
                  replay_name: str = "", read_only: bool = False, served: bool = False) -> None:
         super().__init__()
+        unpin_styles_caches()
         self.theme_name = theme_name if theme_name in THEME_NAMES else "dark"
         self.hangup_cleanups: list[Callable[[], None]] = []  # run on SIGHUP, which skips every `finally`
         self.live: LiveScreen | None = None

@@ -18,12 +18,14 @@ from textual.message import Message
 
 from iosched.core.latency import Log2Hist, bucket_bounds
 from iosched.core.monitor import Marker
-from iosched.core.trace_probe import ProcIOProbe, ProcIOView, TraceProbe, TraceView
-from iosched.core.tracer import Tracer, TracingFailed, TracingUnavailable
-from iosched.core.tracing_parse import TraceSample
 from iosched.tui.widgets import RowsWidget, Runs
 
 if TYPE_CHECKING:
+    # The tracer, its parser and psutil load when the pane first opens: about 3 MB and 40 ms of start-up
+    # that most sessions never use.
+    from iosched.core.trace_probe import ProcIOProbe, ProcIOView, TraceProbe, TraceView
+    from iosched.core.tracer import Tracer
+    from iosched.core.tracing_parse import TraceSample
     from iosched.tui.live_screen import LiveScreen
 
 TRACE_KEYS: list[BindingType] = [
@@ -264,6 +266,8 @@ class LatencyActions:
         pane.display = True
         self.set_class(True, "-latency")
         if self.trace_probe is None:
+            from iosched.core.trace_probe import TraceProbe
+
             self.trace_probe = TraceProbe(interval=self.interval, root=str(self.monitor.root))
         self.trace_note = "starting bpftrace…"
         self.draw_latency()
@@ -282,6 +286,8 @@ class LatencyActions:
     def _start_tracing(self: LiveScreen, probe: TraceProbe, generation: int) -> None:
         if self.read_only:
             return
+        from iosched.core.tracer import TracingFailed, TracingUnavailable
+
         try:
             tracer = probe.start()
         except (TracingUnavailable, TracingFailed) as e:
@@ -313,11 +319,16 @@ class LatencyActions:
         if self.trace_probe is not None:
             self.trace_probe.fail(message.reason)
         self.trace_note = message.reason
-        if self.procio_probe is None:
-            self.procio_probe = ProcIOProbe()
-            self.monitor.probes.append(self.procio_probe)
+        self._fall_back_to_procio()
         self.notify(message.reason, title="Block-layer tracing", severity="warning", timeout=8)
         self.draw_latency()
+
+    def _fall_back_to_procio(self: LiveScreen) -> None:
+        if self.procio_probe is None:
+            from iosched.core.trace_probe import ProcIOProbe
+
+            self.procio_probe = ProcIOProbe()
+            self.monitor.probes.append(self.procio_probe)
 
     def _stop_tracing(self: LiveScreen) -> None:
         for probe in (self.trace_probe, self.procio_probe):
@@ -343,14 +354,14 @@ class LatencyActions:
             return
         dev = self.selected_device()
         name = dev.name if dev else ""
+        from iosched.core.trace_probe import ProcIOView, TraceView
+
         view = self.monitor.extras.get("trace")
         procio = self.monitor.extras.get("procio")
         note = self.trace_note
         if isinstance(view, TraceView) and not view.running and view.error:
             note = view.error  # bpftrace died: say so, show the fallback
-            if self.procio_probe is None:
-                self.procio_probe = ProcIOProbe()
-                self.monitor.probes.append(self.procio_probe)
+            self._fall_back_to_procio()
         if note and not note.startswith("starting"):
             note += "  (block-layer tracing needs root and bpftrace: apt-get install -y bpftrace)" \
                 if "root" not in note and "bpftrace" not in note else ""
@@ -360,6 +371,10 @@ class LatencyActions:
 
     def trace_status(self: LiveScreen) -> str:
         view = self.monitor.extras.get("trace")
+        if view is None:  # every tick: no import while tracing was never started
+            return ""
+        from iosched.core.trace_probe import TraceView
+
         if isinstance(view, TraceView) and view.running:
             cost = "" if view.tracer_cpu is None else f" {view.tracer_cpu:.1f}%"
             return f"  ● tracing{cost}"

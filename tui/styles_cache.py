@@ -1,0 +1,34 @@
+"""Closed widgets' line caches let go, despite a leak in Textual's StylesCache.
+
+``StylesCache.get_inner_outer`` is an ``lru_cache`` on an instance method: its key holds the StylesCache, and
+so every line it rendered, of up to 1024 widgets after they are gone (Textual issue 6665). Each dialog,
+notification and footer key leaves one behind: the TUI grew by about 0.3 MB a minute over half an hour with
+a dialog a minute and devices coming and going. The result depends on the two colours only; keyed on them
+alone, the cache no longer keeps any widget's lines.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from rich.style import Style
+from textual._styles_cache import StylesCache
+from textual.color import Color
+
+
+def unpin_styles_caches() -> None:
+    """Key Textual's colour cache on the colours alone (idempotent; nothing if Textual has fixed it)."""
+    method = StylesCache.__dict__.get("get_inner_outer")
+    original = getattr(method, "__wrapped__", None)  # the lru_cache's function: present while the bug is
+    if original is None or not hasattr(method, "cache_clear"):
+        return
+    method.cache_clear()  # what it holds already goes too
+
+    @lru_cache(1024)
+    def inner_outer(base_background: Color, background: Color) -> tuple[Style, Style]:
+        return original(None, base_background, background)  # its body never reads its first argument
+
+    def get_inner_outer(self: StylesCache, base_background: Color, background: Color) -> tuple[Style, Style]:
+        return inner_outer(base_background, background)
+
+    StylesCache.get_inner_outer = get_inner_outer  # type: ignore[method-assign]
