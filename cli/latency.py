@@ -8,13 +8,17 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import datetime
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from iosched.core.errors import BadInput
 from iosched.core.sysfs import check_device_name
-from iosched.core.tracer import Tracer, TracerStopped, TracingFailed, TracingUnavailable
-from iosched.core.tracing_parse import NO_DATA_OPS, DeviceLatency, OpLatency, TraceSample
 from iosched.numbers import number
+
+if TYPE_CHECKING:
+    # The tracer and its parser load when `latency` or `top` runs: every `iosched` start parses these
+    # arguments, the TUI's included, and would pay for them otherwise.
+    from iosched.core.tracer import Tracer
+    from iosched.core.tracing_parse import DeviceLatency, OpLatency, TraceSample
 
 
 def add_arguments(sub: argparse._SubParsersAction, interval_type: Callable[[str], float]) -> None:
@@ -52,6 +56,8 @@ LAT_HEADER = (f"{'DEVICE':<10} {'OP':<8} {'IO/s':>9} {'MB/s':>8}  {'sched p50':>
 
 
 def _lat_row(name: str, op: str, x: DeviceLatency | OpLatency, dt: float) -> str:
+    from iosched.core.tracing_parse import NO_DATA_OPS
+
     mean = x.total_ns / x.total.total / 1e3 if x.total.total else None
     # Discards and flushes move no data: no MB/s of their own, and none in the device's "all" row.
     mb_s = "-" if op in NO_DATA_OPS else f"{x.bytes / dt / 1e6:.2f}"
@@ -84,6 +90,8 @@ def latency_json(sample: TraceSample, wall: datetime, devices: list[str] | None)
 
 
 def _start_tracer(interval: float, devices: list[str] | None, root: str) -> Tracer:
+    from iosched.core.tracer import Tracer
+
     tracer = Tracer(interval=interval, devices=devices, root=root)
     tracer.start()
     tracer.wait_ready()
@@ -92,6 +100,8 @@ def _start_tracer(interval: float, devices: list[str] | None, root: str) -> Trac
 
 def _events(tracer: Tracer, count: int | None):
     """Samples until ``count``; a tracer that dies ends the stream with TracingFailed."""
+    from iosched.core.tracer import TracerStopped, TracingFailed
+
     k = 0
     while count is None or k < count:
         ev = tracer.get(timeout=max(tracer.interval * 3, 5.0))
@@ -181,6 +191,8 @@ def cmd_top(args: argparse.Namespace) -> int:
         raise BadInput("--lines must be at least 1")
     out: TextIO = sys.stdout
     if not args.no_trace:
+        from iosched.core.tracer import TracingFailed, TracingUnavailable
+
         try:
             tracer = _start_tracer(args.interval, [args.device] if args.device else None, args.root)
         except (TracingUnavailable, TracingFailed) as e:

@@ -25,8 +25,8 @@ from iosched.record import add_arguments as add_record_arguments
 from iosched.serve import add_arguments as add_serve_arguments
 from iosched.settings import add_arguments as add_settings_arguments
 from iosched.themes import THEME_NAMES
-from iosched.workloads import add_arguments as add_workload_arguments
-from iosched.workloads import parse_size
+from iosched.workload_args import add_arguments as add_workload_arguments
+from iosched.workload_args import parse_size
 
 
 def cmd_list(args: argparse.Namespace) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import sys
 from collections.abc import Callable
@@ -38,3 +39,13 @@ class OneSentenceParser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
         sys.exit(2)
+
+
+def lazy_command(module: str, name: str) -> Callable[[argparse.Namespace], int]:
+    """A subcommand's function, imported when it runs: parsing `iosched` arguments loads no command."""
+
+    def run(args: argparse.Namespace) -> int:
+        return getattr(importlib.import_module(module), name)(args)
+
+    run.__qualname__ = f"{module}.{name}"
+    return run

@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import os
 import time
+from array import array
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -139,6 +140,11 @@ class Sampler:
         return Sample(time=time.monotonic(), disks=disks, cpus=cpus)
 
 
+# A device's point in the history: its DiskRates as one array of doubles, about 250 bytes where the
+# NamedTuple of 23 float objects takes about 790 (40 busy devices over a full window: 12 MB, not 38).
+_DISK_INDEX = {name: i for i, name in enumerate(DiskRates._fields)}
+
+
 @dataclass
 class History:
     """Bounded rate history for graphs: ``capacity`` points per series, oldest dropped first."""
@@ -148,8 +154,9 @@ class History:
     # rates, not the history); 1200 points of every CPU of a 64-CPU server would be about 30 MB.
     cpu_names: tuple[str, ...] = ("all",)
     times: deque[float] = field(init=False)
-    disks: dict[str, deque[DiskRates | None]] = field(init=False, default_factory=dict)
+    disks: dict[str, deque[array | None]] = field(init=False, default_factory=dict)
     cpus: dict[str, deque[CpuRates | None]] = field(init=False, default_factory=dict)
+    _last_disk: dict[str, DiskRates] = field(init=False, default_factory=dict)  # what each newest row holds
 
     def __post_init__(self) -> None:
         self.times = deque(maxlen=self.capacity)
@@ -157,8 +164,19 @@ class History:
     def append(self, rates: Rates) -> None:
         n_before = len(self.times)
         self.times.append(rates.time)
-        self._extend(self.disks, rates.disks, n_before)
+        last = self._last_disk
+        rows = {}
+        for name, value in rates.disks.items():
+            series = self.disks.get(name)
+            if series and series[-1] is not None and last.get(name) == value:
+                rows[name] = series[-1]
+            else:
+                rows[name] = array("d", value)
+                last[name] = value
+        self._extend(self.disks, rows, n_before)
         self._extend(self.cpus, {k: v for k, v in rates.cpus.items() if k in self.cpu_names}, n_before)
+        for name in last.keys() - self.disks.keys():
+            del last[name]
 
     def _extend(self, store: dict, values: dict, n_before: int) -> None:
         # Every series stays aligned with ``times``: a device absent this tick gets a gap (None).
@@ -168,19 +186,20 @@ class History:
                 series = store[name] = deque([None] * min(n_before, self.capacity), maxlen=self.capacity)
             elif series and series[-1] == value:
                 # An idle device repeats one all-zero record tick after tick: holding one object instead of
-                # a new one each time keeps a full window of 40 idle devices near 0.4 MB instead of ~40 MB.
+                # a new one each time keeps a full window of 40 idle devices near 0.4 MB instead of ~10 MB.
                 value = series[-1]
             series.append(value)
         for name in store.keys() - values.keys():
             store[name].append(None)
         # Forget series that are all gaps (device gone for the whole window).
-        for name in [n for n, s in store.items() if s[-1] is None and not any(s)]:
+        for name in [n for n, s in store.items() if s[-1] is None and not any(s)]:  # a row is never falsy
             del store[name]
 
     def disk_series(self, name: str, field_name: str, last: int | None = None) -> list[float | None]:
         """One field of one disk, oldest first; ``last`` keeps only the newest points (what a graph shows)."""
         series = _tail(self.disks.get(name, ()), last)
-        return [None if r is None else getattr(r, field_name) for r in series]
+        i = _DISK_INDEX[field_name]
+        return [None if r is None else r[i] for r in series]
 
     def recent_times(self, last: int | None = None) -> list[float]:
         return _tail(self.times, last)

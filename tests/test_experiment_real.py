@@ -106,7 +106,10 @@ def test_a_a_check_finds_no_difference(loopdev):
     assert [v["label"] for v in doc["variants"]] == ["none", "none#2"]
     pair = iops_pair(doc)
     assert not pair["significant"] and pair["verdict"].startswith("none#2 vs none: no significant difference in IOPS")
-    assert pair["ci95"][0] < 1.0 < pair["ci95"][1], pair
+    # The interval shown is the 95% one, the test is at 1%: it may exclude 1 (5% of A/A runs, more when another
+    # load drifts between the arms) while the verdict rightly stays "no significant difference".
+    low, high = pair["ci95"]
+    assert 0 < low < high and low < 1.25 and high > 0.8, pair
     assert not any(c["significant"] for c in doc["comparisons"])  # nor any secondary: they follow the primary
 
 

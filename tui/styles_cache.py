@@ -19,8 +19,12 @@ from textual.color import Color
 def unpin_styles_caches() -> None:
     """Key Textual's colour cache on the colours alone (idempotent; nothing if Textual has fixed it)."""
     method = StylesCache.__dict__.get("get_inner_outer")
-    original = getattr(method, "__wrapped__", None)  # the lru_cache's function: present while the bug is
-    if original is None or not hasattr(method, "cache_clear"):
+    # Only the buggy shape: an lru_cache straight on a plain function. A static or class method (a fix) and
+    # anything else are left alone.
+    if isinstance(method, (staticmethod, classmethod)) or not hasattr(method, "cache_clear"):
+        return
+    original = getattr(method, "__wrapped__", None)
+    if original is None:
         return
     method.cache_clear()  # what it holds already goes too
 

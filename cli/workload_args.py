@@ -1,0 +1,109 @@
+"""The arguments of `iosched jobs`, `run`, `compare` and `report`, apart from their commands.
+
+Every `iosched` start builds the whole parser, the TUI's included: the commands, with fio, the experiment
+and the statistics behind them, load only when one of them runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from iosched.core.metrics import METRIC_NAMES
+from iosched.numbers import lazy_command, number
+
+ALPHA = number(0, 0.5, lo_open=True, hi_open=True)
+_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    unit = t[-1:] if t[-1:] in "kmgt" else ""
+    try:
+        value = float(t[: len(t) - len(unit)])
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 512M, 2G)") from None
+    if not 0 < value * _SIZE_UNITS[unit] <= 1 << 50:  # nan and inf fail here too
+        raise argparse.ArgumentTypeError(f"the size must be positive and at most 1 PiB, not {text[:40]}")
+    return int(value * _SIZE_UNITS[unit])
+
+
+def parse_seconds(text: str) -> float:
+    t = text.strip().lower()
+    mult = 60.0 if t.endswith("m") else 1.0
+    t = t.rstrip("sm")
+    try:
+        value = float(t) * mult
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 10, 10s, 2m)") from None
+    if not 0.5 <= value <= 24 * 3600:
+        raise argparse.ArgumentTypeError("the duration must be between 0.5 s and 24 h")
+    return value
+
+
+def plot_opts(s: argparse.ArgumentParser) -> None:
+    s.add_argument("--plot", action="store_true", help="charts of the result at the terminal's width")
+    s.add_argument("--plot-file", metavar="FILE", help="save the charts to FILE.html or FILE.txt")
+
+
+def add_arguments(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser("jobs", help="list the canned fio jobs")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=lazy_command("iosched.workloads", "cmd_jobs"))
+
+    def target_opts(s: argparse.ArgumentParser) -> None:
+        s.add_argument("--job", required=False, help="catalog name (see `iosched jobs`) or a fio job file")
+        s.add_argument("--runtime", type=parse_seconds, help="seconds per run (scales the job)")
+        s.add_argument("--size", type=parse_size, help="bytes the job covers, e.g. 256M (scales the job)")
+        s.add_argument("--dir", help="run on a scratch file in this directory (removed afterwards)")
+        s.add_argument("--raw", action="store_true", help="use the raw device even when it is mounted (reads)")
+        s.add_argument("--destroy-data", metavar="DEV",
+                       help="allow a write job on the raw device although it holds data (name must match)")
+        s.add_argument("--json", action="store_true", help="machine-readable result")
+
+    s = sub.add_parser("run", help="run one workload on a device and show its effect")
+    s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
+    target_opts(s)
+    s.set_defaults(func=lazy_command("iosched.workloads", "cmd_run"))
+
+    s = sub.add_parser("compare", help="A/B/n experiment: schedulers (and tunings) under a workload or a matrix")
+    s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
+    s.add_argument("--schedulers",
+                   help="comma-separated variants, e.g. none,bfq or none,mq-deadline:read_expire=100")
+    target_opts(s)
+    s.add_argument("--cmd", help="instead of a job: a shell command run and timed once per repeat")
+    s.add_argument("--jobs", metavar="GROUP|JOB,...",
+                   help="a matrix: a catalog group (`iosched jobs`) or a comma-separated list of jobs and job files")
+    s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
+    s.add_argument("--max-time", type=parse_seconds, metavar="S", help="refuse a matrix estimated to take longer")
+    s.add_argument("--repeat", type=number(1, 1000, integer=True), default=None, help="runs per variant (default 3)")
+    s.add_argument("--trace", action=argparse.BooleanOptionalAction, default=False,
+                   help="block-layer tracing over every run: time in the scheduler and device time per variant "
+                        "(bpftrace, root; adds CPU per IO, so it is off by default)")
+    s.add_argument("--drop-caches", action=argparse.BooleanOptionalAction, default=None,
+                   help="sync and drop caches before each run (a group may turn it on: --no-drop-caches)")
+    s.add_argument("--settle", type=number(0, 3600), default=1.0, help="seconds of quiet before each run (default 1)")
+    s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
+    s.add_argument("--metric", help="the primary metric the verdict is about (default iops; wall_s for --cmd): "
+                                    + ", ".join(METRIC_NAMES))
+    s.add_argument("--until-verdict", action="store_true",
+                   help="sequential: stop as soon as the primary metric crosses a boundary that keeps the overall "
+                        "false-positive rate at alpha (at most --max-runs per variant, or --duration)")
+    s.add_argument("--max-runs", type=int, default=20,
+                   help="with --until-verdict: most runs per variant (default 20)")
+    s.add_argument("--alternate", type=parse_seconds, metavar="S",
+                   help="live alternation: one continuous run, switching every S seconds")
+    s.add_argument("--duration", type=parse_seconds, default=60.0, help="length of a live alternation (default 60s)")
+    s.add_argument("--csv", action="store_true", help="one row per run")
+    s.add_argument("--save", help="write everything needed to re-judge to this JSON file (after every run)")
+    plot_opts(s)
+    s.set_defaults(func=lazy_command("iosched.workloads", "cmd_compare"))
+
+    s = sub.add_parser("report", help="show a saved experiment or a recording again")
+    s.add_argument("file", help="a file saved by compare --save, or a recording")
+    s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
+    s.add_argument("--metric", help="judge this primary metric instead of the saved one")
+    s.add_argument("--json", action="store_true",
+                   help="JSON: an experiment's verdict and comparisons, or a recording's intervals")
+    s.add_argument("--csv", action="store_true", help="CSV: one row per run, or per interval of a recording")
+    plot_opts(s)
+    s.set_defaults(func=lazy_command("iosched.workloads", "cmd_report"))
