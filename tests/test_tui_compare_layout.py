@@ -146,11 +146,14 @@ async def test_help_is_the_same_key_on_the_main_and_compare_screens(tmp_path):
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         assert "f1 Help" in screen_text(app)[-1]
+        assert any("select a device" in text for _, text in app.help_keys())
         await pilot.press("f1")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
         screen = await open_compare(tmp_path, pilot, app)
+        # The compare screen's own keys: no device selection there.
+        assert not any("select a device" in text for _, text in app.help_keys())
         assert "f1 Help" in screen_text(app)[-1]
         screen.query_one("#repeat").focus()  # a text field takes "?": the footer and the key stay the same
         await pilot.pause()

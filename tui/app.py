@@ -110,7 +110,8 @@ class IoschedApp(App[int]):
 
     def help_keys(self) -> list[tuple[str, str]]:
         """The keys of the screen in front and the app's, from their bindings."""
-        keys = [("↑/↓", "select a device (its graphs show below the table)")]
+        keys = [("↑/↓", "select a device (its graphs show below the table)")] \
+            if isinstance(self.screen, MonitorScreen) else []
         keys += binding_help([self.screen, self], self.get_key_display)
         keys.append((self.get_key_display(Binding(self.COMMAND_PALETTE_BINDING, "")),
                      "command palette: '<dev>: scheduler -> <name>' and more"))
