@@ -22,6 +22,8 @@ def _exit_on_signal(signum: int, _frame: object) -> None:
 # Every benchmark imports this module: a kill (or ^C, which a shell's background job would ignore) unwinds
 # through the scripts' finally blocks, so loop devices, tmux servers and fio never outlive a stopped run.
 for _sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+    if _sig == signal.SIGHUP and signal.getsignal(_sig) is signal.SIG_IGN:
+        continue  # under nohup: a dropped session must not stop an hour-long run
     signal.signal(_sig, _exit_on_signal)
 
 

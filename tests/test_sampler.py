@@ -101,12 +101,28 @@ def test_history_is_bounded_and_aligned():
     assert h.recent_times(2) == [6.0, 7.0] and h.recent_times(99) == list(h.times)
 
 
+def test_history_holds_a_repeated_point_once_and_never_across_a_gap():
+    h = History(capacity=10)
+    idle = DiskRates(*([0.0] * 22), in_flight=0)
+    busy = idle._replace(r_s=5.0, in_flight=3)
+    for t, disks in enumerate([{"a": idle}, {"a": idle}, {"a": idle}, {}, {"a": idle}, {"a": busy}, {"a": busy}]):
+        h.append(Rates(time=float(t), interval=1.0, disks=disks, cpus={}))
+    rows = list(h.disks["a"])
+    assert rows[0] is rows[1] is rows[2]  # an idle device's repeats: one row
+    assert rows[3] is None and rows[4] is not rows[2] and rows[4] == rows[2]  # after a gap: a row of its own
+    assert rows[5] is rows[6] and rows[5] != rows[4]
+    assert h.disk_series("a", "r_s") == [0.0, 0.0, 0.0, None, 0.0, 5.0, 5.0]
+    assert h.disk_series("a", "in_flight", last=1) == [3.0]
+
+
 def test_history_forgets_devices_gone_for_the_whole_window():
     h = History(capacity=3)
     h.append(_rates(0.0, ["a", "gone"]))
     for t in range(1, 5):
         h.append(_rates(float(t), ["a"]))
     assert "gone" not in h.disks
+    h.append(_rates(5.0, ["a", "gone"]))  # back: a new series, aligned with the others
+    assert h.disk_series("gone", "r_s") == [None, None, 5.0] and h.disk_series("a", "r_s") == [3.0, 4.0, 5.0]
 
 
 def test_history_keeps_the_cpu_series_views_draw_only():
