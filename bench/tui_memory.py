@@ -9,6 +9,7 @@ Usage: python3 bench/tui_memory.py [--minutes 60] [--every 5] [--devices 10] [--
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 import time
@@ -32,7 +33,7 @@ def main() -> None:
     width, height = (int(n) for n in args.size.split("x"))
     with tempfile.TemporaryDirectory() as run_dir, extra_loop_devices(args.devices):
         cmd = f"cd {ROOT} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m iosched -i {args.interval:g}"
-        with tmux_session("bench-memory", cmd, width, height) as pane:
+        with tmux_session(f"bench-memory-{os.getpid()}", cmd, width, height) as pane:
             time.sleep(3)
             start = time.monotonic()
             print(f"refresh {args.interval:g} s, {args.devices} extra loop devices, {width}x{height}", flush=True)
