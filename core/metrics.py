@@ -1,6 +1,6 @@
 """The metrics an experiment measures: key, label, unit and the words for more and less of each.
 
-Apart from the statistics so that the command line can name them without loading those.
+Kept apart from the statistics, so that the command line can name them without loading those.
 """
 
 from __future__ import annotations

@@ -175,7 +175,7 @@ class History:
                 series = store[name] = deque([None] * min(n_before, self.capacity), maxlen=self.capacity)
             elif series and series[-1] == value:
                 # An idle device repeats one all-zero record tick after tick: holding one object instead of
-                # a new one each time keeps a full window of 40 idle devices near 0.4 MB instead of ~10 MB.
+                # a new one each time keeps a full window of 40 idle devices near 0.4 MB instead of about 12 MB.
                 value = series[-1]
             series.append(value)
         for name in store.keys() - values.keys():
