@@ -6,10 +6,9 @@ from __future__ import annotations
 import gc
 
 from textual.widgets._footer import FooterKey
-from tui_support import SteppedSampler
+from tui_support import SteppedSampler, open_and_close_dialogs
 
 from iosched.tui.app import IoschedApp
-from iosched.tui.dialogs import JobPicker, SchedulerPicker
 
 from fixtree import FixTree
 
@@ -26,13 +25,7 @@ async def test_dialogs_opened_and_closed_leave_no_footer_keys_behind(tmp_path):
     app = IoschedApp(root=tmp_path, sampler=SteppedSampler(tmp_path), auto_tick=False, watch_udev=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        for _ in range(20):
-            for key, dialog in (("j", JobPicker), ("s", SchedulerPicker)):
-                await pilot.press(key)
-                await pilot.pause()
-                assert isinstance(app.screen, dialog)
-                await pilot.press("escape")
-                await pilot.pause()
+        await open_and_close_dialogs(pilot, app, 20)
         await pilot.pause()
         total, attached = footer_keys()
         # Those on screen, and at most one recompose's worth on their way out.

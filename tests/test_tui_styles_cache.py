@@ -7,10 +7,9 @@ import gc
 
 from textual._styles_cache import StylesCache
 from textual.widget import Widget
-from tui_support import SteppedSampler
+from tui_support import SteppedSampler, open_and_close_dialogs
 
 from iosched.tui.app import IoschedApp
-from iosched.tui.dialogs import JobPicker, SchedulerPicker
 
 from fixtree import FixTree
 
@@ -30,12 +29,7 @@ async def test_dialogs_and_notifications_leave_no_line_caches_behind(tmp_path):
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         for i in range(15):
-            for key, dialog in (("j", JobPicker), ("s", SchedulerPicker)):
-                await pilot.press(key)
-                await pilot.pause()
-                assert isinstance(app.screen, dialog)
-                await pilot.press("escape")
-                await pilot.pause()
+            await open_and_close_dialogs(pilot, app, 1)
             app.notify(f"note {i}", timeout=0.01)
             await pilot.pause(0.05)
         await pilot.pause(0.2)

@@ -60,3 +60,16 @@ def screen_text(app) -> list[str]:
                       legacy_windows=False, safe_box=False)
     console.print(app.screen._compositor.render_update(full=True))
     return console.export_text().splitlines()
+
+
+async def open_and_close_dialogs(pilot, app, times: int) -> None:
+    """The job and scheduler pickers opened and closed with their keys, ``times`` each (leak tests)."""
+    from iosched.tui.dialogs import JobPicker, SchedulerPicker
+
+    for _ in range(times):
+        for key, dialog in (("j", JobPicker), ("s", SchedulerPicker)):
+            await pilot.press(key)
+            await pilot.pause()
+            assert isinstance(app.screen, dialog)
+            await pilot.press("escape")
+            await pilot.pause()
