@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -147,7 +148,9 @@ def test_command_cpu_time_is_its_own_rusage(tmp_path):
 
     def busy() -> None:
         # Reaped by this process while the command waits for the flag; then the command may end.
-        p = subprocess.Popen(["dd", "if=/dev/zero", "of=/dev/null", "bs=4k", "count=600000", "status=none"])
+        # It burns a fixed CPU time, not a fixed amount of work, so a fast machine cannot undercut the premise.
+        burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.5:\n    pass\n"
+        p = subprocess.Popen([sys.executable, "-c", burn])
         _, _, ru = os.wait4(p.pid, 0)
         p.returncode = 0
         other["cpu"] = ru.ru_utime + ru.ru_stime
