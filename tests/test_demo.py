@@ -115,7 +115,8 @@ def test_hangup_cleans_the_sandbox_and_puts_an_experiment_device_back(tmp_path, 
     finally:
         subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     deadline = time.monotonic() + 20
-    while attached(file) and time.monotonic() < deadline:
+    # The demo detaches the device, then removes its folder: wait for both, not only the first.
+    while (attached(file) or file.parent.exists()) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not attached(file) and not file.parent.exists()
     assert fio_procs(f"/dev/{dev}") == []

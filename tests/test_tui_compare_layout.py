@@ -141,6 +141,10 @@ async def test_the_verdict_replaces_the_interim_lines_and_fits(tmp_path, size):
         assert seen == {c["verdict"] for c in comps}
 
 
+def help_text(app) -> str:
+    return " ".join(str(w.render()) for w in app.screen.query("Static"))
+
+
 async def test_help_is_the_same_key_on_the_main_and_compare_screens(tmp_path):
     app = fixture_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -150,10 +154,14 @@ async def test_help_is_the_same_key_on_the_main_and_compare_screens(tmp_path):
         await pilot.press("f1")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
+        assert "as iostat -x" in help_text(app) and "The verdict" not in help_text(app)
         await pilot.press("escape")
         screen = await open_compare(tmp_path, pilot, app)
-        # The compare screen's own keys: no device selection there.
-        assert not any("select a device" in text for _, text in app.help_keys())
+        # The compare screen's own keys: no device selection there, but the checklist's baseline key.
+        keys = app.help_keys()
+        assert not any("select a device" in text for _, text in keys)
+        assert ("b", "make the highlighted scheduler the baseline") in keys
+        assert any("tick or untick" in text for _, text in keys)
         assert "f1 Help" in screen_text(app)[-1]
         screen.query_one("#repeat").focus()  # a text field takes "?": the footer and the key stay the same
         await pilot.pause()
@@ -161,3 +169,5 @@ async def test_help_is_the_same_key_on_the_main_and_compare_screens(tmp_path):
         await pilot.press("f1")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
+        # What the compare screen's figures mean, not the main screen's.
+        assert "The verdict" in help_text(app) and "as iostat -x" not in help_text(app)

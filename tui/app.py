@@ -110,15 +110,15 @@ class IoschedApp(App[int]):
 
     def help_keys(self) -> list[tuple[str, str]]:
         """The keys of the screen in front and the app's, from their bindings."""
-        keys = [("↑/↓", "select a device (its graphs show below the table)")] \
-            if isinstance(self.screen, MonitorScreen) else []
-        keys += binding_help([self.screen, self], self.get_key_display)
+        own = [w for w in self.screen.walk_children() if type(w).__module__.startswith("iosched.")]
+        keys = list(getattr(self.screen, "HELP_KEYS", ()))
+        keys += binding_help([self.screen, *own, self], self.get_key_display)
         keys.append((self.get_key_display(Binding(self.COMMAND_PALETTE_BINDING, "")),
                      "command palette: '<dev>: scheduler -> <name>' and more"))
         return keys
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.help_keys()))
+        self.push_screen(HelpScreen(self.help_keys(), getattr(self.screen, "HELP_TEXT", "")))
 
     # ---- quit and signals ---------------------------------------------------------------------
     def stop_children(self) -> None:

@@ -88,6 +88,23 @@ def _number(text: str, lo: float, hi: float, what: str) -> float:
 
 
 class CompareScreen(Screen[None]):
+    HELP_KEYS: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("(shift+)tab", "move between the fields"),
+        ("↑/↓ · space", "highlight a scheduler · tick or untick it"),
+    )
+    HELP_TEXT: ClassVar[str] = (
+        "[b]The experiment[/b]: every ticked scheduler runs the job (repeats × runtime s) in balanced blocks "
+        "(A B B A, B A A B) so a drift hits each alike; a group runs every job of it (a matrix). Live "
+        "alternation runs one load and switches every few seconds instead. The device is put back afterwards, "
+        "also on Esc.\n"
+        "[b]The verdict[/b] compares each scheduler with the baseline on IOPS (wall time for cmd:): the ratio "
+        "of the two with its 95% confidence interval, Holm-corrected across schedulers, or \"no significant "
+        "difference\" when the interval allows none. Other figures are shown alongside and called significant "
+        "only once the IOPS verdicts all are. \"cannot judge\" names what is missing (e.g. fewer than 2 "
+        "valid runs).\n"
+        "[b]Table[/b]: mean ± half-width of its 95% CI over the runs — wide with few repeats; more repeats "
+        "narrow it."
+    )
     class RunStarted(Message):
         """A run began: the device now runs ``scheduler`` (a marker on its graphs)."""
 
@@ -104,8 +121,9 @@ class CompareScreen(Screen[None]):
             self.device = device
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("ctrl+r", "start", "Start"),
-        Binding("escape", "back", "Back / cancel"),
+        Binding("ctrl+r", "start", "Start", tooltip="start the experiment"),
+        Binding("escape", "back", "Back / cancel",
+                tooltip="cancel a running experiment (the device is put back), else go back"),
         # Priority: the checklist's own page keys would take them, and the results are what needs paging.
         Binding("pagedown", "page_results(1)", "Results down", show=False, priority=True,
                 tooltip="scroll the results down"),

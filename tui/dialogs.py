@@ -94,18 +94,12 @@ class HelpScreen(Dialog[None]):
     HelpScreen .text { width: 1fr; }
     """
 
-    FIGURES = (
-        "[b]Figures[/b] (as iostat -x): r/s w/s requests completed per second; MB/s throughput; "
-        "r_await w_await: device (block-layer) latency in ms, queueing included — not what the application "
-        "sees (fio's clat is higher); aqu-sz: average requests in flight; %util: time the device was busy — a "
-        "poor saturation signal on multi-queue SSDs. Markers (│ with a label) show the moment a scheduler "
-        "was switched."
-    )
-
-    def __init__(self, bindings: list[tuple[str, str]]) -> None:
-        """``bindings``: (keys, what they do), derived from the bindings of the screen in front."""
+    def __init__(self, bindings: list[tuple[str, str]], explanation: str = "") -> None:
+        """``bindings``: (keys, what they do), derived from the screen in front; ``explanation``: its
+        HELP_TEXT (what its figures mean), in Rich markup."""
         super().__init__()
         self.bindings = bindings
+        self.explanation = explanation
 
     def compose(self) -> ComposeResult:
         # Each text wraps to the dialog's width beside its own key column.
@@ -115,7 +109,8 @@ class HelpScreen(Dialog[None]):
                 with Horizontal(classes="key"):
                     yield Static(key, markup=False, classes="keys")
                     yield Static(text, markup=False, classes="text")
-            yield Static("\n" + self.FIGURES)
+            if self.explanation:
+                yield Static("\n" + self.explanation)
 
 
 class JobPicker(Dialog[str | None]):

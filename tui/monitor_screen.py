@@ -21,6 +21,15 @@ SORT_KEYS = ("name", "r_s", "w_s", "util", "r_await", "w_await")
 
 
 class MonitorScreen(Screen[None]):
+    # The help screen shows these before the bindings' own lines (keys no binding of ours declares).
+    HELP_KEYS: ClassVar[tuple[tuple[str, str], ...]] = (("↑/↓", "select a device (its graphs show below the table)"),)
+    HELP_TEXT: ClassVar[str] = (
+        "[b]Figures[/b] (as iostat -x): r/s w/s requests completed per second; MB/s throughput; "
+        "r_await w_await: device (block-layer) latency in ms, queueing included — not what the application "
+        "sees (fio's clat is higher); aqu-sz: average requests in flight; %util: time the device was busy — a "
+        "poor saturation signal on multi-queue SSDs. Markers (│ with a label) show the moment a scheduler "
+        "was switched."
+    )
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("o", "sort", "Sort", show=False, tooltip="sort the table: name, r/s, w/s, %util, r_await, w_await"),
     ]
