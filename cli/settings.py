@@ -22,7 +22,7 @@ from iosched.core.persist import (
     tuned_snippet,
     without,
 )
-from iosched.core.persist_target import SHARED_BY, auto_by, matches, name_warning
+from iosched.core.persist_target import SHARED_BY, auto_by, earlier_serial, matches, name_warning
 from iosched.core.tunables import apply, list_settings, parse_assignments
 from iosched.core.writes import write_rules_file
 
@@ -107,8 +107,17 @@ def cmd_persist(args: argparse.Namespace) -> int:
     if args.remove:
         # --by auto removes this device's own rule (serial, WWN or kernel name), whichever it has. A rule by
         # model or rotational flag covers other disks too: it is named, and removed only when asked by --by.
-        ways = matches(args.device, args.root) if args.by == "auto" else [
-            (args.by, match_value(args.device, args.by, args.root))]
+        # A rule by serial from an earlier iosched holds the short serial: found too, even with no ID_SERIAL now.
+        legacy = earlier_serial(args.device, args.root) if args.by in ("auto", "serial") else None
+        try:
+            ways = matches(args.device, args.root) if args.by == "auto" else [
+                (args.by, match_value(args.device, args.by, args.root))]
+        except BadInput:
+            if legacy is None:
+                raise
+            ways = []
+        if legacy is not None:
+            ways.append(("serial", legacy))
         new, found = old, False
         for by, value in ways:
             if args.by == "auto" and by in SHARED_BY:
@@ -118,6 +127,9 @@ def cmd_persist(args: argparse.Namespace) -> int:
                 continue
             new, gone = without(new, by, value)
             found = found or gone
+            if gone and (by, value) == ("serial", legacy):
+                print(f"iosched: note: the rule by serial {value} came from an earlier iosched that matched the short "
+                      "serial, which ENV{ID_SERIAL} never holds: it had no effect", file=sys.stderr)
         if not found:
             print(f"no iosched rule for {args.device} {'' if args.by == 'auto' else 'by ' + args.by + ' '}in {path}")
             return 0

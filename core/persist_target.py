@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from iosched.core.devices import read_device
 from iosched.core.errors import BadInput
 from iosched.core.persist import BY, match_value
 
@@ -50,6 +51,19 @@ def matches(device: str, root: str | Path = "/") -> list[tuple[str, str]]:
         except BadInput:
             continue
     return sorted(out, key=lambda m: AUTO_ORDER.index(m[0]) if m[0] in AUTO_ORDER else len(AUTO_ORDER) - 1)
+
+
+def earlier_serial(device: str, root: str | Path = "/") -> str | None:
+    """The serial an earlier iosched put in a rule by serial (the inventory's: ID_SERIAL_SHORT, else sysfs's),
+    when it is not the ID_SERIAL rules match now; such a rule never matched, but ``--remove`` must find it."""
+    dev = read_device(device, root)
+    if dev is None or not dev.serial:
+        return None
+    try:
+        now = match_value(device, "serial", root)
+    except BadInput:
+        now = None
+    return dev.serial if dev.serial != now else None
 
 
 def auto_by(device: str, root: str | Path = "/") -> str:

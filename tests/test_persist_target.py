@@ -120,3 +120,36 @@ def test_remove_by_auto_takes_the_devices_own_rule_and_only_names_a_shared_one(t
     left = sorted(f"{rule.by}={rule.match}" for rule in parse_rules(f.read_text())[0])
     assert left == ["model=FAST_SSD", "rotational=0"]  # the serial rule went; the shared ones stay
     assert "a rule by model (FAST_SSD) also covers sda" in r.stderr and "--by rotational" in r.stderr
+
+
+def test_remove_finds_a_serial_rule_an_earlier_iosched_wrote_with_the_short_serial(tmp_path):
+    # Earlier versions put the inventory's serial (ID_SERIAL_SHORT) in ENV{ID_SERIAL}=="…": a rule that never
+    # matched. --remove, by auto or by serial, must still find it, and say it had no effect.
+    tree = FixTree(tmp_path / "root")
+    tree.add_disk("sda", "8:0")
+    tree.write("run/udev/data/b8:0", "E:ID_SERIAL=Samsung_SSD_870_S5SSNX0R\nE:ID_SERIAL_SHORT=S5SSNX0R\n")
+    rules_dir = tmp_path / "rules.d"
+    rules_dir.mkdir()
+    f = rules_dir / "61-iosched.rules"
+    earlier = Rule("serial", "S5SSNX0R", "bfq")
+    other = Rule("kernel-name", "sdb", "kyber")
+    text = f"{earlier.tag()}\n{earlier.line()}\n{other.tag()}\n{other.line()}\n"
+    root, into = ["--root", str(tree.root)], ["--rules-dir", str(rules_dir)]
+    for by in ("auto", "serial"):
+        f.write_text(text)
+        r = run_cli(*root, "persist", "sda", "--remove", "--by", by, *into)
+        assert r.returncode == 0, r.stderr
+        assert [rule.match for rule in parse_rules(f.read_text())[0]] == ["sdb"]
+        assert "short serial" in r.stderr and "had no effect" in r.stderr
+    # Without ID_SERIAL now (udev data gone), --by serial still finds it by the sysfs serial.
+    tree.write("run/udev/data/b8:0", "")
+    tree.write("sys/block/sda/serial", "S5SSNX0R\n")
+    f.write_text(text)
+    r = run_cli(*root, "persist", "sda", "--remove", "--by", "serial", *into)
+    assert r.returncode == 0 and [rule.match for rule in parse_rules(f.read_text())[0]] == ["sdb"], r.stderr
+    # A current rule by ID_SERIAL gets no such note.
+    tree.write("run/udev/data/b8:0", "E:ID_SERIAL=Samsung_SSD_870_S5SSNX0R\nE:ID_SERIAL_SHORT=S5SSNX0R\n")
+    assert run_cli(*root, "persist", "sda", "bfq", "--by", "serial", *into).returncode == 0
+    r = run_cli(*root, "persist", "sda", "--remove", *into)
+    assert r.returncode == 0 and "short serial" not in r.stderr
+    assert [rule.match for rule in parse_rules(f.read_text())[0]] == ["sdb"]
