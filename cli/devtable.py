@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from iosched.core.cells import cell_width, head_cells, pad_cells, tail_cells
 from iosched.core.devices import BlockDevice
 from iosched.core.units import human_size
 
@@ -65,18 +66,19 @@ def device_cells(d: BlockDevice) -> list[str]:
 
 
 def shorten(text: str, width: int, keep_tail: bool = False) -> str:
-    if len(text) <= width:
+    """``text`` cut to ``width`` terminal columns with an ellipsis (in the middle when ``keep_tail``)."""
+    if cell_width(text) <= width:
         return text
     if width <= 1:
         return ELLIPSIS[:width]
     if keep_tail:
-        head = (width - 1) // 3
-        return text[:head] + ELLIPSIS + text[len(text) - (width - 1 - head):]
-    return text[: width - 1] + ELLIPSIS
+        head = head_cells(text, (width - 1) // 3)
+        return head + ELLIPSIS + tail_cells(text, width - 1 - cell_width(head))
+    return head_cells(text, width - 1) + ELLIPSIS
 
 
 def _natural(rows: list[list[str]], cols: list[int]) -> dict[int, int]:
-    return {c: max(len(r[c]) for r in rows) for c in cols}
+    return {c: max(cell_width(r[c]) for r in rows) for c in cols}
 
 
 def _fit(rows: list[list[str]], cols: list[int], width: int) -> dict[int, int] | None:
@@ -117,6 +119,6 @@ def table_lines(devices: list[BlockDevice], width: int | None) -> list[str]:
         widths = fitted
     out = []
     for r in rows:
-        cells = [shorten(r[c], widths[c], COLUMNS[c].keep_tail).ljust(widths[c]) for c in cols]
+        cells = [pad_cells(shorten(r[c], widths[c], COLUMNS[c].keep_tail), widths[c]) for c in cols]
         out.append(GAP.join(cells).rstrip())
     return out

@@ -1,0 +1,62 @@
+"""Terminal columns of plain text (core/cells.py), checked against Rich's own count, and `iosched list` with
+wide characters: rows still fit the width and columns still line up."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+from rich.cells import cell_len
+
+from iosched.core.cells import cell_width, head_cells, pad_cells, tail_cells
+from iosched.core.devices import list_devices
+from iosched.devtable import shorten, table_lines
+
+from fixtree import FixTree
+
+# ASCII, accented Latin, CJK, Hangul, full-width forms and combining accents: the characters a model name, a
+# mount point or a backing file's path can hold on a real system.
+ALPHABET = st.one_of(
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+    st.sampled_from("éüßøñ"),
+    st.characters(min_codepoint=0x4E00, max_codepoint=0x4FFF),
+    st.characters(min_codepoint=0xAC00, max_codepoint=0xACFF),
+    st.characters(min_codepoint=0xFF01, max_codepoint=0xFF5E),
+    st.characters(min_codepoint=0x0300, max_codepoint=0x036F),
+)
+TEXT = st.text(ALPHABET, max_size=40)
+
+
+@given(TEXT)
+def test_the_width_is_what_rich_counts(text):
+    assert cell_width(text) == cell_len(text)
+
+
+@given(TEXT, st.integers(0, 50))
+def test_cuts_fit_and_take_as_much_as_fits(text, width):
+    head, tail = head_cells(text, width), tail_cells(text, width)
+    assert text.startswith(head) and text.endswith(tail)
+    assert cell_width(head) <= width and cell_width(tail) <= width
+    if head != text:  # the next character would not have fitted
+        assert cell_width(text[:len(head) + 1]) > width
+    assert cell_width(pad_cells(head, width)) == width
+
+
+@given(TEXT, st.integers(1, 30), st.booleans())
+def test_shorten_fits_the_columns_and_keeps_what_fits(text, width, keep_tail):
+    short = shorten(text, width, keep_tail)
+    assert cell_width(short) <= width
+    assert short == text if cell_width(text) <= width else short.count("…") >= 1
+
+
+def test_a_wide_model_name_keeps_rows_within_the_width_and_columns_aligned(tmp_path):
+    tree = FixTree(tmp_path / "root")
+    tree.add_disk("sda", "8:0", extra={"device/model": "東芝製ソリッドステートドライブ高耐久モデル"})
+    tree.add_disk("sdb", "8:16", extra={"device/model": "Plain SSD"})
+    tree.write("proc/self/mountinfo", "29 1 8:16 / /srv/データ/保存先/とても長い名前のディレクトリ rw - ext4 x rw\n")
+    devices = list_devices(tree.root)
+    for width in (60, 80, None):
+        lines = table_lines(devices, width)
+        assert width is None or all(cell_width(line) <= width for line in lines), lines
+        # The scheduler column starts at the same column on every row.
+        starts = {cell_width(line[:line.index(key)]) for line, key in zip(lines, ("SCHEDULERS", "[", "["))}
+        assert len(starts) == 1, lines
