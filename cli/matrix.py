@@ -23,9 +23,9 @@ from iosched.core.matrix import (
     format_duration,
     load_matrix,
     run_matrix,
-    save_matrix,
 )
 from iosched.core.matrix_judge import WORDS, judge_matrix
+from iosched.core.results import save_result
 from iosched.core.targets import choose_target
 from iosched.core.units import si
 
@@ -101,7 +101,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     def on_saved(d: dict) -> None:
         last[:] = [d]
         if save:
-            save_matrix(d, save)
+            save_result(d, save)
 
     try:
         doc = run_matrix(args.device, plan, target, doc, args.root, _printer(quiet), on_saved)
@@ -113,7 +113,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     judgement = judge_matrix(doc, args.alpha, getattr(args, "metric", None))
     doc["judgement"] = judgement
     if save:
-        save_matrix(doc, save)
+        save_result(doc, save)
     render_matrix(doc, judgement, args)
     return 1 if not any(r.get("valid", True) for r in doc["runs"]) else 0
 

@@ -22,6 +22,7 @@ from iosched.core.infile import read_bounded
 from iosched.core.jobs import CATALOG, GROUPS, Job, load_job, space_needed
 from iosched.core.matrix import load_matrix, plan_from_doc
 from iosched.core.matrix_judge import as_matrix, judge_matrix
+from iosched.core.results import save_result
 from iosched.core.sampler import Sampler, compute_rates
 from iosched.core.saved import check_experiment
 from iosched.core.targets import Target, choose_target
@@ -208,7 +209,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if args.save and partial is not None and partial["runs"]:
             partial["primary_metric"] = metric
             partial["judgement"] = judge(partial, args.alpha, metric)
-            Path(args.save).write_text(json.dumps(partial))
+            save_result(partial, args.save)
             print(f"iosched: the {len(partial['runs'])} finished run(s) were saved to {args.save} "
                   "(status: cancelled)", file=sys.stderr)
         raise
@@ -216,7 +217,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     verdict = judge(doc, args.alpha, metric)
     doc["judgement"] = verdict
     if args.save:
-        Path(args.save).write_text(json.dumps(doc))
+        save_result(doc, args.save)
     _render(doc, verdict, args)
     if args.plot or args.plot_file:
         matrix_view = as_matrix(doc)

@@ -9,12 +9,9 @@ a saved document is a plan that `resume` continues: finished runs are kept, the 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
 import re
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -38,6 +35,7 @@ from iosched.core.experiment import (
 from iosched.core.infile import read_bounded
 from iosched.core.jobs import CATALOG, Job, JobFile, parse_job_file
 from iosched.core.monitor import Monitor
+from iosched.core.results import saved_matrices
 from iosched.core.targets import Target
 from iosched.core.writes import drop_caches as drop_page_cache
 
@@ -251,19 +249,19 @@ def done_slots(doc: dict) -> set[int]:
 # --- saving -------------------------------------------------------------------------------------------------
 
 
-def save_matrix(doc: dict, path: str | Path) -> None:
-    """Write atomically (a crash mid-write leaves the previous save, never half a file)."""
-    p = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a result is as readable as any file we write
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+def find_resumable(device: str, directory: str | Path, root: str | Path = "/",
+                   look_at: int = 5) -> tuple[Path, dict, MatrixPlan] | None:
+    """The newest unfinished matrix saved for ``device`` (among its ``look_at`` newest) that still fits it:
+    the same device (by identity, not name alone) and a readable plan; None when there is none."""
+    for path in saved_matrices(device, directory)[:look_at]:
+        try:
+            doc = load_matrix(path)
+            plan = check_resumable(doc, device, None, None, None, root, path.name)
+        except BadInput:
+            continue  # finished, another device by this name, or not ours: not offered
+        if len(doc["runs"]) < plan.runs:
+            return path, doc, plan
+    return None
 
 
 # --- running ------------------------------------------------------------------------------------------------

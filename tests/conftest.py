@@ -34,9 +34,11 @@ def need_real(*tools: str) -> None:
 
 @pytest.fixture(autouse=True)
 def private_journal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own journal directory: tests never read or write the machine's /run/iosched."""
+    """Every test gets its own journal and results directories: tests never read or write the machine's
+    /run/iosched or /var/lib/iosched (children started by a test inherit both)."""
     run_dir = tmp_path_factory.mktemp("run") / "iosched"
     monkeypatch.setenv("IOSCHED_RUN_DIR", str(run_dir))
+    monkeypatch.setenv("IOSCHED_RESULTS_DIR", str(run_dir.parent / "results"))
     return run_dir
 
 

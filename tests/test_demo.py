@@ -21,6 +21,7 @@ SESSION = "iosched-e2e"
 
 def start_demo(tmp_path: Path, run_dir: Path, done: Path) -> None:
     cmd = (f"cd {shlex.quote(os.getcwd())} && IOSCHED_RUN_DIR={shlex.quote(str(run_dir))} "
+           f"IOSCHED_RESULTS_DIR={shlex.quote(os.environ['IOSCHED_RESULTS_DIR'])} "
            f"{shlex.quote(sys.executable)} -m iosched demo --size 512M --dir {shlex.quote(str(tmp_path))}; "
            f"echo $? > {shlex.quote(str(done))}; sleep 30")
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)

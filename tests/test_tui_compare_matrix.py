@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import os
+from pathlib import Path
+
 from test_experiment_real import fio_procs
 from test_tui_compare import open_compare
 from test_tui_jobs import wait_until
-from textual.widgets import Input, SelectionList
+from textual.widgets import Input, ProgressBar, SelectionList, Static
 
 from iosched.tui.app import IoschedApp
+from iosched.tui.compare_screen import CompareScreen
 from iosched.tui.result_charts import ResultChart
 
-from conftest import need_real
+from conftest import need_real, run_cli
 
 
 async def test_compare_screen_runs_a_matrix_and_a_command(loopdev):
@@ -48,5 +53,59 @@ async def test_compare_screen_runs_a_matrix_and_a_command(loopdev):
         assert not screen.running
         assert any("no job or group named '4k-matrx'" in n.message for n in app._notifications)
         assert loopdev.current() == loopdev.initial_scheduler
+        await pilot.press("escape")
+        await pilot.press("q")
+
+
+def files_in(d: Path) -> list[Path]:
+    return sorted(d.iterdir())
+
+
+def read_json(p: Path) -> dict:
+    return json.loads(p.read_text())
+
+
+async def test_a_cancelled_matrix_is_kept_and_resumed_with_ctrl_e(loopdev):
+    """Every TUI result is saved; a matrix after each run, so leaving mid-way loses only the run in progress,
+    and the compare screen offers to go on from there into the same file."""
+    need_real("fio")
+    results = Path(os.environ["IOSCHED_RESULTS_DIR"])
+    app = IoschedApp(interval=0.25, watch_udev=False)
+    async with app.run_test(size=(120, 50)) as pilot:
+        screen = await open_compare(app, pilot, loopdev)
+        assert screen.check_action("resume", ()) is False  # nothing to resume: the key is not offered
+        sel = screen.query_one(SelectionList)
+        sel.deselect_all()
+        sel.select("none")
+        sel.select("mq-deadline")
+        screen.query_one("#repeat", Input).value = "2"
+        screen.query_one("#runtime", Input).value = "1"
+        screen.query_one("#spec", Input).value = "4k-read,4k-randread"
+        await pilot.press("ctrl+r")
+        assert await wait_until(pilot, lambda: screen.query_one(ProgressBar).progress >= 2, 60)
+        assert "left" in str(screen.query_one("#eta", Static).content)  # the matrix's own estimate
+        await pilot.press("escape")  # cancel and leave
+        assert await wait_until(pilot, lambda: not isinstance(app.screen, CompareScreen), 30)
+        (path,) = files_in(results)
+        saved = read_json(path)
+        assert saved["kind"] == "matrix" and saved["status"] != "final" and 2 <= len(saved["runs"]) < 8
+        assert loopdev.current() == loopdev.initial_scheduler
+
+        screen = await open_compare(app, pilot, loopdev)
+        live = str(screen.query_one("#live", Static).content)
+        assert f"unfinished matrix: {len(saved['runs'])} of 8 runs (4k-read, 4k-randread)" in live, live
+        assert screen.check_action("resume", ()) is True
+        await pilot.press("ctrl+e")
+        assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 90)
+        assert files_in(results) == [path]  # the same file, finished
+        final = read_json(path)
+        assert final["status"] == "final" and sorted(r["slot"] for r in final["runs"]) == list(range(8))
+        assert final["runs"][:len(saved["runs"])] == saved["runs"]  # the finished runs were kept, not redone
+        assert f"Saved to {path}" in str(screen.query_one("#report", Static).content)
+        assert screen.check_action("resume", ()) is False
+        assert loopdev.current() == loopdev.initial_scheduler
+        # `iosched report` reads the file the screen wrote.
+        rep = run_cli("report", str(path))
+        assert rep.returncode == 0 and "4k-randread" in rep.stdout
         await pilot.press("escape")
         await pilot.press("q")

@@ -10,6 +10,7 @@ reports back to the screen that opened it with typed messages; while it is shown
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import work
@@ -24,6 +25,7 @@ from textual.widgets import Input, Label, ProgressBar, Select, SelectionList, St
 from iosched.core.devices import BlockDevice
 from iosched.core.errors import IoschedError
 from iosched.core.experiment import (
+    Cancelled,
     Control,
     Event,
     RunningVerdict,
@@ -35,8 +37,9 @@ from iosched.core.experiment import (
     run_experiment,
 )
 from iosched.core.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
-from iosched.core.matrix import MatrixPlan, run_matrix
+from iosched.core.matrix import MatrixPlan, find_resumable, run_matrix
 from iosched.core.matrix_judge import judge_matrix
+from iosched.core.results import default_results_dir, new_result_path, save_result
 from iosched.core.targets import Refused, choose_target
 from iosched.core.units import short_number
 from iosched.report import text_report
@@ -61,11 +64,37 @@ class ExperimentEvent(Message):
 
 
 class ExperimentEnded(Message):
-    def __init__(self, doc: dict | None, error: str = "", refused: Refused | None = None) -> None:
+    def __init__(self, doc: dict | None, error: str = "", refused: Refused | None = None,
+                 saved: Path | None = None, save_error: str = "") -> None:
         super().__init__()
         self.doc = doc
         self.error = error
         self.refused = refused
+        self.saved = saved  # the file holding the result (or a cancelled matrix's finished runs)
+        self.save_error = save_error  # why it could not be saved, in one sentence
+
+
+class ResultFile:
+    """Where one experiment's result goes: saved after each matrix run and at the end; a failed save is said
+    once and never stops the experiment (the device and the verdict matter more than the file)."""
+
+    def __init__(self, device: str, kind: str, directory: Path, path: Path | None = None) -> None:
+        self.path: Path | None = path
+        self.error = ""
+        if path is None:
+            try:
+                self.path = new_result_path(device, kind, directory)
+            except OSError as e:
+                self.error = f"results are not saved: {directory}: {e.strerror or e}"
+
+    def save(self, doc: dict) -> None:
+        if self.path is None:
+            return
+        try:
+            save_result(doc, self.path)
+        except OSError as e:
+            self.error = f"results are not saved: {self.path}: {e.strerror or e}"
+            self.path = None
 
 
 SERVED_NOTICE = ("a browser view runs catalog jobs and groups only: commands (cmd:) and job files are refused, "
@@ -122,6 +151,8 @@ class CompareScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "start", "Start", tooltip="start the experiment"),
+        Binding("ctrl+e", "resume", "Resume matrix",
+                tooltip="resume the newest unfinished matrix saved for this device (shown when there is one)"),
         Binding("escape", "back", "Back / cancel",
                 tooltip="cancel a running experiment (the device is put back), else go back"),
         # Priority: the checklist's own page keys would take them, and the results are what needs paging.
@@ -150,6 +181,7 @@ class CompareScreen(Screen[None]):
     CompareScreen Input:focus { border: none; }
     CompareScreen #form Label { padding: 0 1; }
     CompareScreen #progress-row { height: 1; padding: 0 1; }
+    CompareScreen #eta { width: auto; padding-left: 1; color: $text-muted; }
     CompareScreen #live { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     CompareScreen #so-far { height: auto; padding: 0 1; color: $accent; display: none; }
     CompareScreen #results { height: 1fr; padding: 0 1; }
@@ -167,9 +199,12 @@ class CompareScreen(Screen[None]):
         self.thread: threading.Thread | None = None
         self.running = False
         self.leave_when_done = False
+        self.resuming = False  # the running (or refused) experiment continues a saved matrix
         self.fio_iops: float | None = None
         self.doc: dict | None = None
         self.verdict: RunningVerdict | None = None
+        self.results_dir = default_results_dir(monitor.root)
+        self.resumable: tuple[Path, dict, MatrixPlan] | None = None
 
     def compose(self) -> ComposeResult:
         other = next((s for s in ("bfq", "mq-deadline", "kyber", "none") if s != self.current
@@ -203,14 +238,30 @@ class CompareScreen(Screen[None]):
                 yield Input("30", id="duration")
         with Horizontal(id="progress-row"):
             yield ProgressBar(total=1, show_eta=False, id="progress")
+            yield Static("", id="eta")  # a matrix's own estimate, corrected by the runs so far
         yield Static("", id="live")
         yield Static("", id="so-far")
         with VerticalScroll(id="results"):
-            yield Static("", id="report")
+            yield Static("", id="report", markup=False)  # plain text: a model or path may hold "["
         yield KeysFooter()
 
     def on_mount(self) -> None:
         self._name_baseline()
+        self._look_for_resumable()
+
+    def _look_for_resumable(self, announce: bool = True) -> None:
+        """Offer the newest unfinished matrix saved for this device (a few small files read: instant)."""
+        self.resumable = None if self.served else find_resumable(self.device, self.results_dir, self.monitor.root)
+        if self.resumable is not None and announce and not self.running:
+            _, doc, plan = self.resumable
+            jobs = ", ".join(j.name for j in plan.jobs[:3]) + (" …" if len(plan.jobs) > 3 else "")
+            self.query_one("#live", Static).update(
+                f"unfinished matrix: {len(doc['runs'])} of {plan.runs} runs ({jobs}) · ctrl+e resumes it")
+        self.refresh_bindings()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # The resume key is shown only when there is something to resume.
+        return not (action == "resume" and (self.resumable is None or self.running))
 
     def on_selection_list_selected_changed(self, _event: SelectionList.SelectedChanged) -> None:
         self._name_baseline()
@@ -297,13 +348,38 @@ class CompareScreen(Screen[None]):
         self.verdict = None if plan else RunningVerdict([v.label for v in variants],
                                                         kind="alternate" if alternate else "compare")
         self._show_so_far([])
-        self.running = True
+        self._started()
         self._run(variants, jobs[0] if jobs else None, cmd, plan, repeat, runtime, alternate, every, duration,
                   destroy)
 
+    def _started(self, resuming: bool = False) -> None:
+        self.query_one("#eta", Static).update("")
+        self.running = True
+        self.resuming = resuming
+        self.refresh_bindings()
+
+    def action_resume(self, destroy: bool = False) -> None:
+        """Continue the unfinished matrix on offer, into the same file: finished runs are kept."""
+        if self._read_only():
+            self.notify("This is a read-only view: experiments are off.", title="Read-only", severity="warning")
+            return
+        if self.running or self.resumable is None:
+            return
+        path, doc, plan = self.resumable
+        self.query_one(ProgressBar).update(total=plan.runs, progress=len(doc["runs"]))
+        self.query_one("#report", Static).update("")
+        self.query_one("#live", Static).update(f"resuming {path.name}…")
+        self.ctl = Control()
+        self.verdict = None
+        self._show_so_far([])
+        self._started(resuming=True)
+        self._run(plan.variants, None, None, plan, plan.repeat, plan.runtime or 0.0, False, 0.0, 0.0, destroy,
+                  resume=(path, doc))
+
     @work(thread=True, group="experiment", exit_on_error=False)
     def _run(self, variants: list[Variant], job: Job | JobFile | None, cmd: str | None, plan: MatrixPlan | None,
-             repeat: int, runtime: float, alternate: bool, every: float, duration: float, destroy: bool) -> None:
+             repeat: int, runtime: float, alternate: bool, every: float, duration: float, destroy: bool,
+             resume: tuple[Path, dict] | None = None) -> None:
         self.thread = threading.current_thread()
         assert self.ctl is not None
         jobs = plan.jobs if plan else [job] if job else []
@@ -327,31 +403,50 @@ class CompareScreen(Screen[None]):
         def emit(e: Event) -> None:
             self.post_message(ExperimentEvent(e))
 
+        kind = "matrix" if plan is not None else "alternate" if alternate else "compare"
+        result = ResultFile(self.device, kind, self.results_dir, resume[0] if resume else None)
+
+        def ended(doc: dict | None, error: str = "") -> ExperimentEnded:
+            saved = result.path if result.path is not None and result.path.exists() else None  # nothing ran: none
+            return ExperimentEnded(doc, error, saved=saved, save_error=result.error)
+
         try:
             if plan is not None:
                 assert target is not None
-                doc = run_matrix(self.device, plan, target, None, self.monitor.root, emit, ctl=self.ctl)
+                doc = run_matrix(self.device, plan, target, resume[1] if resume else None, self.monitor.root, emit,
+                                 on_saved=result.save, ctl=self.ctl)
                 doc["judgement"] = judge_matrix(doc)
-                self.post_message(ExperimentEnded(doc))
+                result.save(doc)
+                self.post_message(ended(doc))
                 return
-            if alternate:
-                doc = run_alternation(self.device, variants, wl, every, duration, root=self.monitor.root,
-                                      on_event=emit, ctl=self.ctl)
-            else:
-                doc = run_experiment(self.device, variants, wl, repeat, settle=0.5, root=self.monitor.root,
-                                     on_event=emit, ctl=self.ctl)
+            try:
+                if alternate:
+                    doc = run_alternation(self.device, variants, wl, every, duration, root=self.monitor.root,
+                                          on_event=emit, ctl=self.ctl)
+                else:
+                    doc = run_experiment(self.device, variants, wl, repeat, settle=0.5, root=self.monitor.root,
+                                         on_event=emit, ctl=self.ctl)
+            except Cancelled as e:  # the finished runs are kept, marked cancelled, as the command line does
+                partial = getattr(e, "partial_doc", None)
+                if partial is not None and partial.get("runs"):
+                    partial["judgement"] = judge(partial)
+                    result.save(partial)
+                raise
         except IoschedError as e:
-            self.post_message(ExperimentEnded(None, str(e)))
+            self.post_message(ended(None, str(e)))
         except Exception as e:  # never take the app down
-            self.post_message(ExperimentEnded(None, f"{type(e).__name__}: {e}"))
+            self.post_message(ended(None, f"{type(e).__name__}: {e}"))
         else:
             doc["judgement"] = judge(doc)
-            self.post_message(ExperimentEnded(doc))
+            result.save(doc)
+            self.post_message(ended(doc))
         # No release here: the experiment owns the target and releases it whatever happens.
 
     # ---- progress -----------------------------------------------------------------------------
     def on_experiment_event(self, message: ExperimentEvent) -> None:
         e = message.event
+        if e.kind in ("run-start", "run-end") and e.text:  # only a matrix sends its time left
+            self.query_one("#eta", Static).update(f"about {e.text} left")
         if e.kind == "run-start":
             sched = e.variant.split(" · ")[-1].split(":")[0].split("#")[0]  # a matrix names "job · variant"
             self.listener.post_message(self.RunStarted(self.device, sched))
@@ -390,12 +485,14 @@ class CompareScreen(Screen[None]):
             f"now: {e.variant}   fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs{dev}")
 
     def on_experiment_ended(self, message: ExperimentEnded) -> None:
+        self.query_one("#eta", Static).update("")
         self.running = False
         self.thread = None
+        self.refresh_bindings()
         if message.refused is not None and message.refused.confirmable:
             def confirmed(yes: bool | None) -> None:
                 if yes:
-                    self.action_start(destroy=True)
+                    (self.action_resume if self.resuming else self.action_start)(destroy=True)
 
             self.app.push_screen(TypeNameScreen(self.device, message.refused.why), confirmed)
             return
@@ -405,6 +502,11 @@ class CompareScreen(Screen[None]):
             else:
                 self.notify(message.error, title="experiment failed", severity="error", timeout=10)
             self.query_one("#live", Static).update(f"stopped: {message.error}")
+            if message.saved is not None:
+                self._look_for_resumable()  # a cancelled matrix is offered at once
+                resumable = self.resumable is not None and self.resumable[0] == message.saved
+                self.notify(f"The finished runs are saved in {message.saved}"
+                            + ("; ctrl+e resumes the matrix." if resumable else "."), timeout=10)
         else:
             self.doc = message.doc
             self._show_so_far([])  # the final verdict replaces the interim lines
@@ -417,9 +519,14 @@ class CompareScreen(Screen[None]):
                 report = matrix_text(message.doc, message.doc["judgement"])
             else:
                 report = text_report(message.doc, message.doc["judgement"], verdict_first=True)
+            if message.saved is not None:
+                report += f"\nSaved to {message.saved}: `iosched report FILE` shows it again (--plot draws it).\n"
             self.query_one("#report", Static).update(report)
+            self._look_for_resumable(announce=False)  # a finished matrix is no longer on offer
             self._show_charts(message.doc)
             self.query_one("#results", VerticalScroll).scroll_home(animate=False)  # a second run's verdict too
+        if message.save_error:
+            self.notify(message.save_error, severity="warning", timeout=10)
         self.listener.post_message(self.Finished(self.device))
         if self.leave_when_done:
             self.dismiss(None)

@@ -1,0 +1,85 @@
+"""Where results are kept (core/results.py) and which saved matrix the compare screen offers to resume."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from iosched.core.experiment import parse_variants
+from iosched.core.jobs import resolve_jobs
+from iosched.core.matrix import MatrixPlan, find_resumable, new_document
+from iosched.core.results import default_results_dir, new_result_path, save_result, saved_matrices
+
+from fixtree import FixTree
+
+NOON = 1795435200.0  # a fixed time for the names
+
+
+def test_the_directory_is_under_root_unless_the_environment_says_otherwise(monkeypatch, tmp_path):
+    monkeypatch.delenv("IOSCHED_RESULTS_DIR")
+    assert default_results_dir(tmp_path) == tmp_path / "var/lib/iosched/results"
+    monkeypatch.setenv("IOSCHED_RESULTS_DIR", str(tmp_path / "elsewhere"))
+    assert default_results_dir("/") == tmp_path / "elsewhere"
+
+
+def test_names_are_made_unique_and_the_directory_made(tmp_path):
+    d = tmp_path / "a" / "results"
+    first = new_result_path("sdb", "matrix", d, NOON)
+    assert d.is_dir() and first.parent == d and first.name.endswith("-sdb-matrix.json") and not first.exists()
+    save_result({"kind": "matrix"}, first)
+    second = new_result_path("sdb", "matrix", d, NOON)
+    assert second != first and second.name.endswith("-sdb-matrix-2.json")
+    assert json.loads(first.read_text()) == {"kind": "matrix"} and oct(first.stat().st_mode & 0o777) == "0o644"
+    assert [p.name for p in d.iterdir()] == [first.name]  # no temporary file left behind
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OSError):
+        new_result_path("sdb", "matrix", tmp_path / "file" / "results", NOON)
+
+
+def test_saved_matrices_of_one_device_newest_first(tmp_path):
+    names = ["20261101-100000-loop1-matrix.json", "20261102-100000-loop1-matrix.json",
+             "20261102-100000-loop1-matrix-2.json", "20261103-100000-loop11-matrix.json",
+             "20261104-100000-loop1-compare.json", "notes-loop1-matrix.json", "20261105-100000-loop1-matrix.txt"]
+    for n in names:
+        (tmp_path / n).write_text("{}")
+    (tmp_path / "20261106-100000-loop1-matrix.json").mkdir()  # a directory by that name is not a result
+    assert [p.name for p in saved_matrices("loop1", tmp_path)] == [
+        "20261102-100000-loop1-matrix-2.json", "20261102-100000-loop1-matrix.json",
+        "20261101-100000-loop1-matrix.json"]
+    assert saved_matrices("loop1", tmp_path / "missing") == []
+
+
+def _plan() -> MatrixPlan:
+    jobs, _ = resolve_jobs("4k-read,4k-randread")
+    return MatrixPlan(parse_variants("none,bfq"), [j.scaled(runtime=1.0) for j in jobs], repeat=2)
+
+
+def test_the_newest_unfinished_matrix_of_this_very_device_is_offered(tmp_path):
+    tree = FixTree(tmp_path / "root")
+    tree.add_disk("sdb", "8:16", extra={"device/model": "DISK"})
+    d = tmp_path / "results"
+    plan = _plan()
+    assert find_resumable("sdb", d, tree.root) is None  # no directory yet
+    old = new_result_path("sdb", "matrix", d, NOON)
+    doc = new_document("sdb", plan, None, tree.root)
+    doc["runs"] = [{"slot": 0, "variant": "none", "workload": "4k-read", "metrics": {}}]
+    save_result(doc, old)
+    found = find_resumable("sdb", d, tree.root)
+    assert found is not None and found[0] == old and found[2].runs == plan.runs == 8
+    # A newer one that is finished, or not a matrix, or saved for another disk now called sdb: passed over.
+    done = new_result_path("sdb", "matrix", d, NOON + 60)
+    save_result({**doc, "status": "final"}, done)
+    garbage = new_result_path("sdb", "matrix", d, NOON + 120)
+    garbage.write_text("{not json")
+    other = new_result_path("sdb", "matrix", d, NOON + 180)
+    save_result({**doc, "device": {**doc["device"], "size_bytes": 1}}, other)
+    assert find_resumable("sdb", d, tree.root)[0] == old  # type: ignore[index]
+    # Every planned run done (status not written, as after a crash at the very end): nothing to resume.
+    doc["runs"] = [{"slot": i, "variant": "none", "workload": "4k-read", "metrics": {}} for i in range(8)]
+    save_result(doc, old)
+    assert find_resumable("sdb", d, tree.root) is None
+    assert os.listdir(d)  # reading never removes anything
+    assert Path(old).exists()
