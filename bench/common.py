@@ -28,10 +28,12 @@ for _sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
 
 
 @contextlib.contextmanager
-def extra_loop_devices(count: int, size: str = "64M", direct: bool = False) -> Iterator[list[str]]:
-    """Attach ``count`` loop devices over sparse temp files; always detached afterwards."""
+def extra_loop_devices(count: int, size: str = "64M", direct: bool = False,
+                       under: str | None = None) -> Iterator[list[str]]:
+    """Attach ``count`` loop devices over sparse temp files (in ``under``, e.g. /dev/shm, else the temp
+    directory); always detached afterwards."""
     paths: list[str] = []
-    with tempfile.TemporaryDirectory(prefix="iosched-bench-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="iosched-bench-", dir=under) as tmp:
         try:
             for i in range(count):
                 f = Path(tmp, f"d{i}.img")

@@ -196,17 +196,18 @@ def check_plot_file(path: str | None) -> None:
     _check_writable(path)
 
 
-def _cell_text(c: dict) -> str:
+def _cell_parts(c: dict) -> tuple[str, str]:
+    """A cell's mean with half its CI, and its comparison with the baseline ("" for the baseline itself)."""
     if c["mean"] is None:
-        return "-"
+        return "-", ""
     ci = c.get("mean_ci95")
     text = si(c["mean"]) + (f" ± {si((ci[1] - ci[0]) / 2)}" if ci else "")
     if c["variant"] == c["baseline"]:
-        return text
+        return text, ""
     if c.get("cannot_judge"):
-        return text + "  (cannot judge)"
+        return text, "(cannot judge)"
     lo, hi = c["ci95"]
-    return text + f"  ×{c['ratio']:.2f} ({lo:.2f}–{hi:.2f}){'*' if c['significant'] else ' '}"
+    return text, f"×{c['ratio']:.2f} ({lo:.2f}–{hi:.2f}){'*' if c['significant'] else ' '}"
 
 
 def matrix_text(doc: dict, judgement: dict) -> str:
@@ -219,7 +220,13 @@ def matrix_text(doc: dict, judgement: dict) -> str:
              f"{label}{' (' + unit + ')' if unit else ''}: mean ± half the 95% CI; against {judgement['baseline']}: "
              f"the ratio and its 95% CI, * significant after Holm over {judgement['comparisons']} comparisons "
              f"(alpha {judgement['alpha']:g})", ""]
-    cells = {(c["workload"], c["variant"]): _cell_text(c) for c in judgement["cells"]}
+    parts = {(c["workload"], c["variant"]): _cell_parts(c) for c in judgement["cells"]}
+    cells = {}
+    for v in judgement["variants"]:  # the ratios of a column start at one column, whatever the means' widths
+        column = [parts[(w, v)] for w in judgement["workloads"]]
+        mean_w = max(len(m) for m, _ in column)
+        for w, (mean, against) in zip(judgement["workloads"], column):
+            cells[(w, v)] = f"{mean:<{mean_w}}  {against}" if against else mean
     ns = {}
     for c in judgement["cells"]:
         ns.setdefault(c["workload"], set()).add(c["n"])

@@ -2,7 +2,9 @@
 
     sudo python3 docs/make_matrix_example.py
 
-Attaches a loop device over a sparse temp file, runs `iosched compare … --jobs 4k-matrix` on it, writes
+Attaches a loop device over a sparse file in /dev/shm (tmpfs: blocks never written and blocks the write
+workloads wrote are both served from memory, so the reads do not change speed half-way through the matrix,
+as they would over a file on a disk), runs `iosched compare … --jobs 4k-matrix` on it, writes
 docs/matrix-example.txt (table and every chart, plain characters) and docs/matrix-example.html (the
 charts in colour), and replaces the block between the
 `matrix-example` markers in README.md with the command, the table and the IOPS chart. The loop device
@@ -24,12 +26,12 @@ from common import extra_loop_devices  # noqa: E402
 
 START, END = "<!-- matrix-example:start -->", "<!-- matrix-example:end -->"
 ARGS = ["--schedulers", "none,mq-deadline,bfq", "--jobs", "4k-matrix", "--runtime", "2", "--size", "64M",
-        "--repeat", "3", "--settle", "0.5"]
+        "--repeat", "5", "--settle", "0.5"]
 
 
 def main() -> int:
     work = tempfile.TemporaryDirectory(prefix="iosched-example-")
-    with work, extra_loop_devices(1, size="1G", direct=True) as (path,):
+    with work, extra_loop_devices(1, size="1G", direct=True, under="/dev/shm") as (path,):
         dev = Path(path).name
         save = Path(work.name, "matrix-example.json")
         cmd = [sys.executable, "-m", "iosched", "compare", dev, *ARGS, "--save", str(save),

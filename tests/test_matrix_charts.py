@@ -118,3 +118,19 @@ def test_colour_and_html():
     assert "\x1b[" in coloured
     html = charts.charts_html([coloured], 80)
     assert html.startswith("<!DOCTYPE html>") and "IOPS" in html
+
+
+def test_the_table_aligns_the_ratios_of_a_column_whatever_the_means_widths():
+    # Means of 1.0k ± 12 and 33.1k ± 2.4k differ in width: the "×" of a column still starts at one place.
+    rng = random.Random(3)
+    vals = {(w, v): [scale * (1 + 0.3 * j) * (1 + rng.gauss(0, noise)) for _ in range(3)]
+            for w, scale, noise in (("4k", 1000, 0.01), ("1m", 33000, 0.05), ("64k", 210, 0.5))
+            for j, v in enumerate(("none", "bfq", "kyber"))}
+    doc = fake_matrix(vals, ["4k", "1m", "64k"], ["none", "bfq", "kyber"])
+    doc["repeat"] = 3
+    rows = [line for line in matrix_text(doc, judge_matrix(doc)).splitlines() if line.split()[:1] in
+            (["4k"], ["1m"], ["64k"])]
+    assert len(rows) == 3
+    for k in (1, 2):  # the bfq and kyber columns
+        starts = {[i for i, ch in enumerate(row) if ch == "×"][k - 1] for row in rows}
+        assert len(starts) == 1, "\n".join(rows)
