@@ -181,7 +181,7 @@ class CompareScreen(Screen[None]):
     CompareScreen Input:focus { border: none; }
     CompareScreen #form Label { padding: 0 1; }
     CompareScreen #progress-row { height: 1; padding: 0 1; }
-    CompareScreen #eta { width: auto; padding-left: 1; color: $text-muted; }
+    CompareScreen #eta { width: auto; padding-left: 1; color: $text-muted; display: none; }
     CompareScreen #live { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
     CompareScreen #so-far { height: auto; padding: 0 1; color: $accent; display: none; }
     CompareScreen #results { height: 1fr; padding: 0 1; }
@@ -353,7 +353,7 @@ class CompareScreen(Screen[None]):
                   destroy)
 
     def _started(self, resuming: bool = False) -> None:
-        self.query_one("#eta", Static).update("")
+        self._show_eta("")
         self.running = True
         self.resuming = resuming
         self.refresh_bindings()
@@ -446,7 +446,7 @@ class CompareScreen(Screen[None]):
     def on_experiment_event(self, message: ExperimentEvent) -> None:
         e = message.event
         if e.kind in ("run-start", "run-end") and e.text:  # only a matrix sends its time left
-            self.query_one("#eta", Static).update(f"about {e.text} left")
+            self._show_eta(f"about {e.text} left")
         if e.kind == "run-start":
             sched = e.variant.split(" · ")[-1].split(":")[0].split("#")[0]  # a matrix names "job · variant"
             self.listener.post_message(self.RunStarted(self.device, sched))
@@ -467,6 +467,12 @@ class CompareScreen(Screen[None]):
                 self.verdict.add(e.run)
                 self._show_so_far(self.verdict.lines())
 
+    def _show_eta(self, text: str) -> None:
+        """A matrix's time left beside the progress bar; no room taken from the bar otherwise."""
+        eta = self.query_one("#eta", Static)
+        eta.update(text)
+        eta.display = bool(text)
+
     def _show_so_far(self, lines: list[str]) -> None:
         """The interim estimates while the run goes on; hidden (not left above the verdict) when it ends."""
         so_far = self.query_one("#so-far", Static)
@@ -485,7 +491,7 @@ class CompareScreen(Screen[None]):
             f"now: {e.variant}   fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs{dev}")
 
     def on_experiment_ended(self, message: ExperimentEnded) -> None:
-        self.query_one("#eta", Static).update("")
+        self._show_eta("")
         self.running = False
         self.thread = None
         self.refresh_bindings()
