@@ -295,6 +295,8 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict | None =
         raise
     doc.setdefault("original", cfg.snapshot())
     doc["status"] = "running"
+    # Resumed: the earlier session's "ended early … --resume continues" now says that it was resumed.
+    doc["notes"] = [resumed_note(n) for n in doc.get("notes", [])]
     todo = [i for i in range(plan.runs) if i not in done_slots(doc)]
     t_origin = time.monotonic()
     offset = max((r.get("end", 0.0) for r in doc["runs"]), default=0.0)  # resumed runs continue the timeline
@@ -334,6 +336,13 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict | None =
         saved(doc)
     emit(Event("done"))
     return doc
+
+
+def resumed_note(note: str) -> str:
+    """An earlier session's "ended early (why): N of M runs finished; --resume continues", as history."""
+    if not note.startswith("ended early") or not note.endswith("; --resume continues"):
+        return note
+    return "interrupted " + note[len("ended early "):-len("; --resume continues")] + ", then resumed"
 
 
 def eta_seconds(plan: MatrixPlan, remaining: list[int], spent: list[tuple[float, float]]) -> float | None:

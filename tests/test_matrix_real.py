@@ -84,8 +84,10 @@ def test_ctrl_c_then_resume_finishes_the_same_matrix(loopdev, private_journal, t
     assert f"{len(before['runs'])} of 10 runs done" in r.stderr
     after = json.loads(r.stdout)
     assert after["status"] == "final" and sorted(x["slot"] for x in after["runs"]) == list(range(10))
-    # Finished runs were kept as they were, not redone.
+    # Finished runs were kept as they were, not redone; the break is history, not an open end.
     assert after["runs"][: len(before["runs"])] == before["runs"]
+    assert not any("--resume continues" in n for n in after["notes"])
+    assert any(n.startswith("interrupted (") and n.endswith(", then resumed") for n in after["notes"]), after["notes"]
     cells = {(c["workload"], c["variant"]) for c in after["judgement"]["cells"] if c["n"] == 1}
     assert len(cells) == 10
     assert loopdev.current() == loopdev.initial_scheduler

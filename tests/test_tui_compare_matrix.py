@@ -91,7 +91,11 @@ async def test_a_cancelled_matrix_is_kept_and_resumed_with_ctrl_e(loopdev):
         assert saved["kind"] == "matrix" and saved["status"] != "final" and 2 <= len(saved["runs"]) < 8
         assert loopdev.current() == loopdev.initial_scheduler
 
-        screen = await open_compare(app, pilot, loopdev)
+        assert app.view.selected_device().name == loopdev.name  # still selected: `c` opens it again
+        await pilot.press("c")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
         live = str(screen.query_one("#live", Static).content)
         assert f"unfinished matrix: {len(saved['runs'])} of 8 runs (4k-read, 4k-randread)" in live, live
         assert screen.check_action("resume", ()) is True
@@ -101,6 +105,7 @@ async def test_a_cancelled_matrix_is_kept_and_resumed_with_ctrl_e(loopdev):
         final = read_json(path)
         assert final["status"] == "final" and sorted(r["slot"] for r in final["runs"]) == list(range(8))
         assert final["runs"][:len(saved["runs"])] == saved["runs"]  # the finished runs were kept, not redone
+        assert any(n.endswith(", then resumed") for n in final["notes"]), final["notes"]
         assert f"Saved to {path}" in str(screen.query_one("#report", Static).content)
         assert screen.check_action("resume", ()) is False
         assert loopdev.current() == loopdev.initial_scheduler

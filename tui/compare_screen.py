@@ -511,8 +511,9 @@ class CompareScreen(Screen[None]):
             if message.saved is not None:
                 self._look_for_resumable()  # a cancelled matrix is offered at once
                 resumable = self.resumable is not None and self.resumable[0] == message.saved
+                how = "c, then ctrl+e, resumes" if self.leave_when_done else "ctrl+e resumes"  # leaving: main screen
                 self.notify(f"The finished runs are saved in {message.saved}"
-                            + ("; ctrl+e resumes the matrix." if resumable else "."), timeout=10)
+                            + (f"; {how} the matrix." if resumable else "."), timeout=10)
         else:
             self.doc = message.doc
             self._show_so_far([])  # the final verdict replaces the interim lines
