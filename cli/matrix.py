@@ -25,7 +25,7 @@ from iosched.core.matrix import (
     run_matrix,
 )
 from iosched.core.matrix_judge import WORDS, judge_matrix
-from iosched.core.results import save_result
+from iosched.core.results import check_save_path, save_result
 from iosched.core.targets import choose_target
 from iosched.core.units import si
 
@@ -79,7 +79,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                        "scale it with --runtime or --repeat")
     save = args.save or args.resume
     if save:
-        _check_writable(save)
+        check_save_path(save)
     fio_binary()
     writes = any(j.writes for j in plan.jobs)
     size = space_needed(plan.jobs, args.size or 1 << 30)
@@ -118,10 +118,6 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     return 1 if not any(r.get("valid", True) for r in doc["runs"]) else 0
 
 
-def _check_writable(path: str) -> None:
-    p = Path(path)
-    if p.is_dir() or not p.parent.is_dir():
-        raise BadInput(f"cannot save to {path}: not a file in an existing directory")
 
 
 def _printer(quiet: bool):
@@ -193,7 +189,7 @@ def check_plot_file(path: str | None) -> None:
         return
     if not path.endswith((".html", ".txt")):
         raise BadInput(f"--plot-file must end in .html or .txt, got {path}")
-    _check_writable(path)
+    check_save_path(path)
 
 
 def _cell_parts(c: dict) -> tuple[str, str]:

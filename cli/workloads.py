@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from iosched.core.errors import BadInput
 from iosched.core.experiment import (
@@ -22,7 +21,7 @@ from iosched.core.infile import read_bounded
 from iosched.core.jobs import CATALOG, GROUPS, Job, load_job, space_needed
 from iosched.core.matrix import load_matrix, plan_from_doc
 from iosched.core.matrix_judge import as_matrix, judge_matrix
-from iosched.core.results import save_result
+from iosched.core.results import check_save_path, save_result
 from iosched.core.sampler import Sampler, compute_rates
 from iosched.core.saved import check_experiment
 from iosched.core.targets import Target, choose_target
@@ -174,7 +173,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise BadInput("--max-runs must be between 4 and 200")
     check_variants(args.device, variants, args.root)
     if args.save:
-        _check_writable(args.save)
+        check_save_path(args.save)
     quiet = args.json or args.csv
     metric = args.metric or ("wall_s" if args.cmd else "iops")
     labels = [v.label for v in variants]
@@ -225,10 +224,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if not any(r.get("valid", True) for r in doc["runs"]) else 0
 
 
-def _check_writable(path: str) -> None:
-    p = Path(path)
-    if p.is_dir() or not p.parent.is_dir():
-        raise BadInput(f"cannot save to {path}: not a file in an existing directory")
 
 
 def cmd_report(args: argparse.Namespace) -> int:
@@ -242,7 +237,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     data = read_bounded(args.file, MAX_EXPERIMENT_BYTES, "experiment (--save) or recording")
     try:
         doc = json.loads(data)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # RecursionError: nesting too deep for the decoder
         raise BadInput(f"{args.file} is not a saved iosched experiment ({e.__class__.__name__})") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not doc.get("variants"):
         raise BadInput(f"{args.file} is not a saved iosched experiment (no runs or variants)")

@@ -301,7 +301,7 @@ class FioRun:
                 continue
             try:
                 obj = json.loads("".join(buf))
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 buf = []
                 continue
             buf = []

@@ -78,7 +78,7 @@ class Journal:
             raise JournalUnreadable(self.path, f"larger than {MAX_JOURNAL_BYTES >> 20} MiB")
         try:
             raw = json.loads(data)
-        except ValueError as e:
+        except (ValueError, RecursionError) as e:  # RecursionError: nesting too deep for the decoder
             raise JournalUnreadable(self.path, "not JSON") from e
         return parse_entries(raw, self.path)
 
@@ -172,7 +172,7 @@ def stale_registrations(registry: Path) -> list[tuple[Path, dict]]:
         try:
             info = json.loads(f.read_text())
             pid = int(info["pid"])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
             f.unlink(missing_ok=True)
             continue
         if not pid_alive(pid):

@@ -208,7 +208,7 @@ def load_matrix(path: str | Path) -> dict:
     data = read_bounded(path, SAVE_LIMIT, "matrix")  # a regular file only: /dev/zero or a FIFO is refused at once
     try:
         doc = json.loads(data)
-    except ValueError as e:
+    except (ValueError, RecursionError) as e:  # RecursionError: nesting too deep for the decoder
         raise BadInput(f"{path} is not a saved iosched matrix ({e.__class__.__name__})") from None
     if not isinstance(doc, dict) or doc.get("kind") != "matrix" or not isinstance(doc.get("runs"), list):
         raise BadInput(f"{path} is not a saved iosched matrix")
@@ -249,16 +249,20 @@ def done_slots(doc: dict) -> set[int]:
 # --- saving -------------------------------------------------------------------------------------------------
 
 
-def find_resumable(device: str, directory: str | Path, root: str | Path = "/",
-                   look_at: int = 5) -> tuple[Path, dict, MatrixPlan] | None:
-    """The newest unfinished matrix saved for ``device`` (among its ``look_at`` newest) that still fits it:
-    the same device (by identity, not name alone) and a readable plan; None when there is none."""
-    for path in saved_matrices(device, directory)[:look_at]:
+def find_resumable(device: str, directory: str | Path, root: str | Path = "/", look_at: int = 5,
+                   only: Path | None = None) -> tuple[Path, dict, MatrixPlan] | None:
+    """The unfinished matrix last saved for ``device`` (among its ``look_at`` most recent, or ``only`` that
+    file) that still fits it: the same device (by identity, not name alone) and a readable plan; None when
+    there is none."""
+    paths = [only] if only is not None else saved_matrices(device, directory)[:look_at]
+    for path in paths:
         try:
             doc = load_matrix(path)
+            if doc.get("status") == "final":
+                continue
             plan = check_resumable(doc, device, None, None, None, root, path.name)
-        except BadInput:
-            continue  # finished, another device by this name, or not ours: not offered
+        except BadInput:  # another device by this name, a plan that does not read back, or not ours
+            continue
         if len(doc["runs"]) < plan.runs:
             return path, doc, plan
     return None

@@ -208,7 +208,7 @@ def load(path: str | Path) -> Recording:
             continue
         try:
             obj = json.loads(line)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             if i >= len(lines) - 2 and rec is not None:  # the last line, cut off
                 rec.truncated = True
                 break

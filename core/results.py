@@ -11,11 +11,14 @@ import contextlib
 import json
 import os
 import re
+import stat
 import tempfile
 import time
 from pathlib import Path
 
-_NAME = re.compile(r"^\d{8}-\d{6}-(?P<device>[^/]+)-(?P<kind>compare|alternate|matrix)(?:-(?P<n>\d+))?\.json$")
+from iosched.core.errors import BadInput
+
+_NAME = re.compile(r"^\d{8}-\d{6}-(?P<device>[^/]+)-(?P<kind>compare|alternate|matrix)(?:-\d+)?\.json$")
 
 
 def default_results_dir(root: str | Path = "/") -> Path:
@@ -23,14 +26,39 @@ def default_results_dir(root: str | Path = "/") -> Path:
     return Path(env) if env else Path(root, "var/lib/iosched/results")
 
 
-def save_result(doc: dict, path: str | Path) -> None:
-    """Write atomically (a crash mid-write leaves the previous save, never half a file)."""
+def check_save_path(path: str | Path) -> os.stat_result | None:
+    """The existing file's status (None when there is none yet); BadInput unless ``path`` is a regular file or
+    a new name in an existing directory. A save replaces the file whole, so a device node (/dev/null), a FIFO
+    or a symlink there would itself be replaced, not written to."""
     p = Path(path)
+    if not p.parent.is_dir():
+        raise BadInput(f"cannot save to {path}: not a file in an existing directory")
+    try:
+        st = os.lstat(p)
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        raise BadInput(f"cannot save to {path}: {e.strerror or e}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise BadInput(f"cannot save to {path}: it is not a regular file (a directory, device, FIFO or symlink); "
+                       "name a new file or a regular one")
+    return st
+
+
+def save_result(doc: dict, path: str | Path) -> None:
+    """Write atomically (a crash mid-write leaves the previous save, never half a file); a file that is
+    replaced keeps its mode and owner. BadInput for a path that is not a regular file (check_save_path)."""
+    p = Path(path)
+    old = check_save_path(p)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
     try:
         with os.fdopen(fd, "w") as f:
             json.dump(doc, f)
-        os.chmod(tmp, 0o644)  # mkstemp makes it private; a result is as readable as any file we write
+        # mkstemp makes it private; a new result is as readable as any file we write.
+        os.chmod(tmp, stat.S_IMODE(old.st_mode) if old else 0o644)
+        if old is not None:
+            with contextlib.suppress(PermissionError):  # not root: the file stays ours
+                os.chown(tmp, old.st_uid, old.st_gid)
         os.replace(tmp, p)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -52,13 +80,16 @@ def new_result_path(device: str, kind: str, directory: str | Path, now: float | 
 
 
 def saved_matrices(device: str, directory: str | Path) -> list[Path]:
-    """The matrices saved for ``device`` in ``directory``, newest first (the names' time stamps sort by time)."""
-    found: list[tuple[str, int, Path]] = []
+    """The matrices saved for ``device`` in ``directory``, the most recently saved first (a matrix is saved
+    after every run, so that is the one last worked on)."""
+    found: list[tuple[float, Path]] = []
     try:
         for p in Path(directory).iterdir():
             m = _NAME.match(p.name)
-            if m and m["device"] == device and m["kind"] == "matrix" and p.is_file():
-                found.append((p.name[:15], int(m["n"] or 1), p))  # the time stamp, then -2, -3 …
+            if m and m["device"] == device and m["kind"] == "matrix":
+                st = p.lstat()
+                if stat.S_ISREG(st.st_mode):
+                    found.append((st.st_mtime, p))
     except OSError:
         return []
-    return [p for *_, p in sorted(found, key=lambda f: f[:2], reverse=True)]
+    return [p for _, p in sorted(found, key=lambda f: f[0], reverse=True)]

@@ -115,7 +115,7 @@ def is_sandbox(device: str, root: str | Path = "/") -> bool:
     for f in sorted(reg.glob("*.json")) if reg.is_dir() else []:
         try:
             info = json.loads(f.read_text())
-        except (OSError, ValueError):
+        except (OSError, ValueError, RecursionError):
             continue
         if isinstance(info, dict) and info.get("device") == device and info.get("file") == str(path):
             return True

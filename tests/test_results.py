@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 import pytest
 
+from iosched.core.errors import BadInput
 from iosched.core.experiment import parse_variants
 from iosched.core.jobs import resolve_jobs
-from iosched.core.matrix import MatrixPlan, find_resumable, new_document
-from iosched.core.results import default_results_dir, new_result_path, save_result, saved_matrices
+from iosched.core.matrix import MatrixPlan, find_resumable, load_matrix, new_document
+from iosched.core.results import check_save_path, default_results_dir, new_result_path, save_result, saved_matrices
 
+from conftest import run_cli
 from fixtree import FixTree
 
 NOON = 1795435200.0  # a fixed time for the names
@@ -83,3 +86,59 @@ def test_the_newest_unfinished_matrix_of_this_very_device_is_offered(tmp_path):
     assert find_resumable("sdb", d, tree.root) is None
     assert os.listdir(d)  # reading never removes anything
     assert Path(old).exists()
+
+
+def test_a_save_never_replaces_what_is_not_a_regular_file(tmp_path):
+    fifo, link, target = tmp_path / "fifo", tmp_path / "link", tmp_path / "precious"
+    os.mkfifo(fifo)
+    target.write_text("keep me")
+    link.symlink_to(target)
+    for p in (fifo, link, tmp_path):
+        with pytest.raises(BadInput, match="not a regular file"):
+            save_result({"runs": []}, p)
+        with pytest.raises(BadInput):
+            check_save_path(p)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink() and target.read_text() == "keep me"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["fifo", "link", "precious"]  # no temporary file left
+    with pytest.raises(BadInput, match="existing directory"):
+        check_save_path(tmp_path / "missing" / "x.json")
+
+
+def test_a_replaced_file_keeps_its_mode_and_owner(tmp_path):
+    p = tmp_path / "mine.json"
+    p.write_text("{}")
+    os.chmod(p, 0o600)
+    if os.geteuid() == 0:
+        os.chown(p, 65534, 65534)
+    save_result({"runs": [1]}, p)
+    st = p.stat()
+    assert json.loads(p.read_text()) == {"runs": [1]} and stat.S_IMODE(st.st_mode) == 0o600
+    assert os.geteuid() != 0 or (st.st_uid, st.st_gid) == (65534, 65534)
+
+
+def test_nesting_too_deep_for_the_decoder_is_bad_input_not_a_traceback(tmp_path):
+    deep = tmp_path / "20261101-100000-sdb-matrix.json"
+    deep.write_text("[" * 200_000)
+    with pytest.raises(BadInput):
+        load_matrix(deep)
+    tree = FixTree(tmp_path / "root")
+    tree.add_disk("sdb", "8:16")
+    assert find_resumable("sdb", tmp_path, tree.root) is None
+    r = run_cli("report", str(deep))
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
+
+
+def test_the_tui_writes_no_file_until_a_run_has_finished(tmp_path):
+    from iosched.tui.compare_screen import ResultFile
+
+    result = ResultFile("sdb", "matrix", tmp_path / "results")
+    assert result.path is not None and result.error == ""
+    result.save({"kind": "matrix", "runs": []})  # cancelled before the first run ended: nothing to keep
+    assert not result.path.exists()
+    result.save({"kind": "matrix", "runs": [{"slot": 0}]})
+    result.save({"kind": "matrix", "runs": []})  # an existing file is kept up to date, even when emptied
+    assert json.loads(result.path.read_text())["runs"] == []
+    (tmp_path / "file").write_text("")
+    unwritable = ResultFile("sdb", "matrix", tmp_path / "file" / "results")
+    assert unwritable.path is None and unwritable.error.startswith("results are not saved: ")
+    unwritable.save({"runs": [1]})  # says nothing more, raises nothing

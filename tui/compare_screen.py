@@ -25,7 +25,6 @@ from textual.widgets import Input, Label, ProgressBar, Select, SelectionList, St
 from iosched.core.devices import BlockDevice
 from iosched.core.errors import IoschedError
 from iosched.core.experiment import (
-    Cancelled,
     Control,
     Event,
     RunningVerdict,
@@ -65,8 +64,9 @@ class ExperimentEvent(Message):
 
 class ExperimentEnded(Message):
     def __init__(self, doc: dict | None, error: str = "", refused: Refused | None = None,
-                 saved: Path | None = None, save_error: str = "") -> None:
+                 saved: Path | None = None, save_error: str = "", kind: str = "") -> None:
         super().__init__()
+        self.kind = kind  # compare, alternate or matrix
         self.doc = doc
         self.error = error
         self.refused = refused
@@ -88,11 +88,11 @@ class ResultFile:
                 self.error = f"results are not saved: {directory}: {e.strerror or e}"
 
     def save(self, doc: dict) -> None:
-        if self.path is None:
+        if self.path is None or not (doc.get("runs") or self.path.exists()):  # no run finished: no file
             return
         try:
             save_result(doc, self.path)
-        except OSError as e:
+        except (OSError, IoschedError) as e:
             self.error = f"results are not saved: {self.path}: {e.strerror or e}"
             self.path = None
 
@@ -122,8 +122,8 @@ class CompareScreen(Screen[None]):
         ("↑/↓ · space", "highlight a scheduler · tick or untick it"),
     )
     HELP_TEXT: ClassVar[str] = (
-        "[b]The experiment[/b]: every ticked scheduler runs the job (repeats × runtime s) in balanced blocks "
-        "(A B B A, B A A B) so a drift hits each alike; a group runs every job of it (a matrix). Live "
+        "[b]The experiment[/b]: every ticked scheduler runs the job (repeats × runtime s) in an order balanced "
+        "against drift (A B B A A B …); a group runs every job of it (a matrix). Live "
         "alternation runs one load and switches every few seconds instead. The device is put back afterwards, "
         "also on Esc.\n"
         "[b]The verdict[/b] compares each scheduler with the baseline on IOPS (wall time for cmd:): the ratio "
@@ -151,8 +151,9 @@ class CompareScreen(Screen[None]):
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "start", "Start", tooltip="start the experiment"),
-        Binding("ctrl+e", "resume", "Resume matrix",
-                tooltip="resume the newest unfinished matrix saved for this device (shown when there is one)"),
+        # Priority: a text field's own ctrl+e (end of line) would take it; hidden, it goes on to the field.
+        Binding("ctrl+e", "resume", "Resume matrix", priority=True,
+                tooltip="resume the unfinished matrix last saved for this device (shown when there is one)"),
         Binding("escape", "back", "Back / cancel",
                 tooltip="cancel a running experiment (the device is put back), else go back"),
         # Priority: the checklist's own page keys would take them, and the results are what needs paging.
@@ -249,10 +250,22 @@ class CompareScreen(Screen[None]):
         self._name_baseline()
         self._look_for_resumable()
 
+    class ResumableFound(Message):
+        def __init__(self, found: tuple[Path, dict, MatrixPlan] | None, announce: bool) -> None:
+            super().__init__()
+            self.found = found
+            self.announce = announce
+
+    @work(thread=True, group="resumable", exclusive=True, exit_on_error=False)
     def _look_for_resumable(self, announce: bool = True) -> None:
-        """Offer the newest unfinished matrix saved for this device (a few small files read: instant)."""
-        self.resumable = None if self.served else find_resumable(self.device, self.results_dir, self.monitor.root)
-        if self.resumable is not None and announce and not self.running:
+        """Offer the unfinished matrix last saved for this device: saved files are read in a worker (a large
+        matrix takes a moment to parse) and the answer comes back as a message."""
+        found = None if self.served else find_resumable(self.device, self.results_dir, self.monitor.root)
+        self.post_message(self.ResumableFound(found, announce))
+
+    def on_compare_screen_resumable_found(self, message: ResumableFound) -> None:
+        self.resumable = message.found
+        if self.resumable is not None and message.announce and not self.running:
             _, doc, plan = self.resumable
             jobs = ", ".join(j.name for j in plan.jobs[:3]) + (" …" if len(plan.jobs) > 3 else "")
             self.query_one("#live", Static).update(
@@ -363,9 +376,17 @@ class CompareScreen(Screen[None]):
         if self._read_only():
             self.notify("This is a read-only view: experiments are off.", title="Read-only", severity="warning")
             return
-        if self.running or self.resumable is None:
+        if self.running or self.resumable is None or self.served:
             return
-        path, doc, plan = self.resumable
+        # Read again: the file may have moved on since it was offered (a `compare --resume` elsewhere).
+        path = self.resumable[0]
+        again = find_resumable(self.device, self.results_dir, self.monitor.root, only=path)
+        if again is None:
+            self.resumable = None
+            self.refresh_bindings()
+            self.notify(f"{path.name} is no longer an unfinished matrix of {self.device}.", severity="warning")
+            return
+        _, doc, plan = again
         self.query_one(ProgressBar).update(total=plan.runs, progress=len(doc["runs"]))
         self.query_one("#report", Static).update("")
         self.query_one("#live", Static).update(f"resuming {path.name}…")
@@ -408,7 +429,7 @@ class CompareScreen(Screen[None]):
 
         def ended(doc: dict | None, error: str = "") -> ExperimentEnded:
             saved = result.path if result.path is not None and result.path.exists() else None  # nothing ran: none
-            return ExperimentEnded(doc, error, saved=saved, save_error=result.error)
+            return ExperimentEnded(doc, error, saved=saved, save_error=result.error, kind=kind)
 
         try:
             if plan is not None:
@@ -426,7 +447,7 @@ class CompareScreen(Screen[None]):
                 else:
                     doc = run_experiment(self.device, variants, wl, repeat, settle=0.5, root=self.monitor.root,
                                          on_event=emit, ctl=self.ctl)
-            except Cancelled as e:  # the finished runs are kept, marked cancelled, as the command line does
+            except BaseException as e:  # cancelled or failed: the finished runs are kept, as the command line does
                 partial = getattr(e, "partial_doc", None)
                 if partial is not None and partial.get("runs"):
                     partial["judgement"] = judge(partial)
@@ -510,10 +531,10 @@ class CompareScreen(Screen[None]):
             self.query_one("#live", Static).update(f"stopped: {message.error}")
             if message.saved is not None:
                 self._look_for_resumable()  # a cancelled matrix is offered at once
-                resumable = self.resumable is not None and self.resumable[0] == message.saved
+                matrix = message.kind == "matrix"
                 how = "c, then ctrl+e, resumes" if self.leave_when_done else "ctrl+e resumes"  # leaving: main screen
                 self.notify(f"The finished runs are saved in {message.saved}"
-                            + (f"; {how} the matrix." if resumable else "."), timeout=10)
+                            + (f"; {how} the matrix." if matrix else "."), timeout=10)
         else:
             self.doc = message.doc
             self._show_so_far([])  # the final verdict replaces the interim lines
