@@ -25,7 +25,7 @@ from iosched.core.matrix import (
     run_matrix,
 )
 from iosched.core.matrix_judge import WORDS, judge_matrix
-from iosched.core.results import check_save_path, save_result
+from iosched.core.results import check_save_path, result_lock, save_result
 from iosched.core.targets import choose_target
 from iosched.core.units import si
 
@@ -68,6 +68,15 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         raise BadInput("--alternate runs one job; it does not combine with --jobs")
     if getattr(args, "until_verdict", False):
         raise BadInput("--until-verdict stops one experiment early; a matrix runs its planned runs (--repeat)")
+    save = args.save or args.resume
+    if not save:
+        return _run_matrix(args, None)
+    check_save_path(save)
+    with result_lock(save, args.root):  # before the file is read: one iosched at a time goes on with it
+        return _run_matrix(args, save)
+
+
+def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     plan, doc = build_plan(args)
     check_variants(args.device, plan.variants, args.root)
     todo = [i for i in range(plan.runs) if doc is None or i not in done_slots(doc)]
@@ -77,9 +86,6 @@ def cmd_matrix(args: argparse.Namespace) -> int:
                else f"it would take about {format_duration(est)}")
         raise BadInput(f"the matrix exceeds --max-time {format_duration(args.max_time)}: {why}; "
                        "scale it with --runtime or --repeat")
-    save = args.save or args.resume
-    if save:
-        check_save_path(save)
     fio_binary()
     writes = any(j.writes for j in plan.jobs)
     size = space_needed(plan.jobs, args.size or 1 << 30)

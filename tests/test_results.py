@@ -13,7 +13,15 @@ from iosched.core.errors import BadInput
 from iosched.core.experiment import parse_variants
 from iosched.core.jobs import resolve_jobs
 from iosched.core.matrix import MatrixPlan, find_resumable, load_matrix, new_document
-from iosched.core.results import check_save_path, default_results_dir, new_result_path, save_result, saved_matrices
+from iosched.core.results import (
+    ResultBusy,
+    check_save_path,
+    default_results_dir,
+    new_result_path,
+    result_lock,
+    save_result,
+    saved_matrices,
+)
 
 from conftest import run_cli
 from fixtree import FixTree
@@ -142,3 +150,21 @@ def test_the_tui_writes_no_file_until_a_run_has_finished(tmp_path):
     unwritable = ResultFile("sdb", "matrix", tmp_path / "file" / "results")
     assert unwritable.path is None and unwritable.error.startswith("results are not saved: ")
     unwritable.save({"runs": [1]})  # says nothing more, raises nothing
+
+
+def test_one_iosched_at_a_time_goes_on_with_a_saved_matrix(tmp_path):
+    saved = tmp_path / "m.json"
+    saved.write_text("{}")
+    with result_lock(saved):
+        with pytest.raises(ResultBusy, match=f"pid {os.getpid()}"), result_lock(tmp_path / "." / "m.json"):
+            pass  # the same file by another spelling: the same lock
+        with result_lock(tmp_path / "other.json"):
+            pass  # another file: its own lock
+        # The command line refuses at once, before reading the file, with one sentence (exit 1).
+        tree = FixTree(tmp_path / "root")
+        tree.add_disk("sdb", "8:16")
+        r = run_cli("--root", str(tree.root), "compare", "sdb", "--resume", str(saved))
+        assert r.returncode == 1 and "being written by another iosched" in r.stderr, r.stderr
+        assert len(r.stderr.strip().splitlines()) == 1
+    with result_lock(saved):  # released on leaving
+        pass

@@ -9,6 +9,7 @@ reports back to the screen that opened it with typed messages; while it is shown
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -38,7 +39,7 @@ from iosched.core.experiment import (
 from iosched.core.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
 from iosched.core.matrix import MatrixPlan, find_resumable, run_matrix
 from iosched.core.matrix_judge import judge_matrix
-from iosched.core.results import default_results_dir, new_result_path, save_result
+from iosched.core.results import default_results_dir, new_result_path, result_lock, save_result
 from iosched.core.targets import Refused, choose_target
 from iosched.core.units import short_number
 from iosched.report import text_report
@@ -378,7 +379,8 @@ class CompareScreen(Screen[None]):
             return
         if self.running or self.resumable is None or self.served:
             return
-        # Read again: the file may have moved on since it was offered (a `compare --resume` elsewhere).
+        # Read again (and once more in the worker, under the file's lock): it may have moved on since it was
+        # offered, by a `compare --resume` elsewhere.
         path = self.resumable[0]
         again = find_resumable(self.device, self.results_dir, self.monitor.root, only=path)
         if again is None:
@@ -395,12 +397,12 @@ class CompareScreen(Screen[None]):
         self._show_so_far([])
         self._started(resuming=True)
         self._run(plan.variants, None, None, plan, plan.repeat, plan.runtime or 0.0, False, 0.0, 0.0, destroy,
-                  resume=(path, doc))
+                  resume=path)
 
     @work(thread=True, group="experiment", exit_on_error=False)
     def _run(self, variants: list[Variant], job: Job | JobFile | None, cmd: str | None, plan: MatrixPlan | None,
              repeat: int, runtime: float, alternate: bool, every: float, duration: float, destroy: bool,
-             resume: tuple[Path, dict] | None = None) -> None:
+             resume: Path | None = None) -> None:
         self.thread = threading.current_thread()
         assert self.ctl is not None
         jobs = plan.jobs if plan else [job] if job else []
@@ -425,7 +427,7 @@ class CompareScreen(Screen[None]):
             self.post_message(ExperimentEvent(e))
 
         kind = "matrix" if plan is not None else "alternate" if alternate else "compare"
-        result = ResultFile(self.device, kind, self.results_dir, resume[0] if resume else None)
+        result = ResultFile(self.device, kind, self.results_dir, resume)
 
         def ended(doc: dict | None, error: str = "") -> ExperimentEnded:
             saved = result.path if result.path is not None and result.path.exists() else None  # nothing ran: none
@@ -434,8 +436,16 @@ class CompareScreen(Screen[None]):
         try:
             if plan is not None:
                 assert target is not None
-                doc = run_matrix(self.device, plan, target, resume[1] if resume else None, self.monitor.root, emit,
-                                 on_saved=result.save, ctl=self.ctl)
+                with contextlib.ExitStack() as held:
+                    try:
+                        if result.path is not None:  # one iosched at a time goes on with a saved matrix
+                            held.enter_context(result_lock(result.path, self.monitor.root))
+                        start = self._saved_matrix(resume) if resume else None
+                    except BaseException:
+                        target.release(self.monitor.root)  # run_matrix owns the target only once called
+                        raise
+                    doc = run_matrix(self.device, plan, target, start, self.monitor.root, emit,
+                                     on_saved=result.save, ctl=self.ctl)
                 doc["judgement"] = judge_matrix(doc)
                 result.save(doc)
                 self.post_message(ended(doc))
@@ -462,6 +472,13 @@ class CompareScreen(Screen[None]):
             result.save(doc)
             self.post_message(ended(doc))
         # No release here: the experiment owns the target and releases it whatever happens.
+
+    def _saved_matrix(self, path: Path) -> dict:
+        """The saved matrix at ``path``, read again under its lock (it may have moved on since it was offered)."""
+        again = find_resumable(self.device, self.results_dir, self.monitor.root, only=path)
+        if again is None:
+            raise IoschedError(f"{path.name} is no longer an unfinished matrix of {self.device}")
+        return again[1]
 
     # ---- progress -----------------------------------------------------------------------------
     def on_experiment_event(self, message: ExperimentEvent) -> None:
