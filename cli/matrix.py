@@ -12,7 +12,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from iosched.core.errors import BadInput
+from iosched.core.errors import BadInput, IoschedError
 from iosched.core.experiment import Event, Variant, check_variants, parse_variants
 from iosched.core.fio import fio_binary
 from iosched.core.jobs import Job, resolve_jobs, space_needed
@@ -68,8 +68,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         raise BadInput("--alternate runs one job; it does not combine with --jobs")
     if getattr(args, "until_verdict", False):
         raise BadInput("--until-verdict stops one experiment early; a matrix runs its planned runs (--repeat)")
-    save = args.save or args.resume
-    if not save:
+    save = args.save if args.save is not None else args.resume  # '' is refused below, never ignored
+    if save is None:
         return _run_matrix(args, None)
     check_save_path(save)
     with result_lock(save, args.root):  # before the file is read: one iosched at a time goes on with it
@@ -103,25 +103,37 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
         print(f"iosched: resuming {args.resume}: {plan.runs - len(todo)} of {plan.runs} runs done, "
               f"{len(todo)} to go; estimated {eta}", file=sys.stderr)
     last: list[dict] = []
+    failed: list[bool] = []  # a save failed once: the matrix goes on unsaved (the device and runs matter more)
 
     def on_saved(d: dict) -> None:
         last[:] = [d]
-        if save:
-            save_result(d, save)
+        if save and not failed and not save_or_warn(d, save, "; the matrix goes on unsaved"):
+            failed.append(True)
 
     try:
         doc = run_matrix(args.device, plan, target, doc, args.root, _printer(quiet), on_saved)
     except BaseException:
-        if save and last and last[0]["runs"]:
+        if save and last and last[0]["runs"] and not failed:
             print(f"iosched: {len(last[0]['runs'])} of {plan.runs} runs are saved in {save}; "
-                  f"continue with --resume {save}", file=sys.stderr)
+                  f"continue with `iosched compare {args.device} --resume {save}`", file=sys.stderr)
         raise
     judgement = judge_matrix(doc, args.alpha, getattr(args, "metric", None))
     doc["judgement"] = judgement
-    if save:
-        save_result(doc, save)
+    saved = save_or_warn(doc, save) if save and not failed else not failed
     render_matrix(doc, judgement, args)
-    return 1 if not any(r.get("valid", True) for r in doc["runs"]) else 0
+    return 1 if not saved or not any(r.get("valid", True) for r in doc["runs"]) else 0
+
+
+def save_or_warn(doc: dict, path: str, then: str = "") -> bool:
+    """Save ``doc``; when that fails (a full disk, a directory removed meanwhile), one warning and False:
+    the result is still shown and the exit status says it was not kept."""
+    try:
+        save_result(doc, path)
+    except (OSError, IoschedError) as e:
+        why = f"to {path}: {e.strerror or e}" if isinstance(e, OSError) else f"({e})"
+        print(f"iosched: warning: the result could not be saved {why}{then}", file=sys.stderr)
+        return False
+    return True
 
 
 

@@ -87,6 +87,11 @@ def _rules_path(args: argparse.Namespace) -> Path:
     return Path(args.rules_file)
 
 
+# Where udev reads rules files (udev(7)); a --rules-dir elsewhere is a draft, not applied.
+UDEV_RULES_DIRS = (Path("/etc/udev/rules.d"), Path("/run/udev/rules.d"), Path("/usr/lib/udev/rules.d"),
+                   Path("/lib/udev/rules.d"), Path("/usr/local/lib/udev/rules.d"))
+
+
 def cmd_persist(args: argparse.Namespace) -> int:
     path = _rules_path(args)
     old = read_rules_file(path)
@@ -159,6 +164,10 @@ def cmd_persist(args: argparse.Namespace) -> int:
         print("(dry run: nothing written)")
         return 0
     write_rules_file(path, new)
-    print(f"written. Apply it now with: {apply_hint(rule, args.device)}")
+    if Path(path).resolve().parent in UDEV_RULES_DIRS:
+        print(f"written. Apply it now with: {apply_hint(rule, args.device)}")
+    else:  # udev never reads it from here: say so rather than offer a reload that does nothing
+        print(f"written. udev reads rules from {', '.join(str(d) for d in UDEV_RULES_DIRS)}, not {Path(path).parent}: "
+              f"copy {Path(path).name} there, then: {apply_hint(rule, args.device)}")
     return 0
 

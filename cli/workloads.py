@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
+from collections.abc import Callable
 
+from iosched.core.device_lock import load_lock
 from iosched.core.errors import BadInput
 from iosched.core.experiment import (
     Event,
@@ -21,13 +24,13 @@ from iosched.core.infile import read_bounded
 from iosched.core.jobs import CATALOG, GROUPS, Job, load_job, space_needed
 from iosched.core.matrix import load_matrix, plan_from_doc
 from iosched.core.matrix_judge import as_matrix, judge_matrix
-from iosched.core.results import check_save_path, save_result
+from iosched.core.results import check_save_path
 from iosched.core.sampler import Sampler, compute_rates
 from iosched.core.saved import check_experiment
 from iosched.core.targets import Target, choose_target
 from iosched.core.units import human_size, si
 from iosched.core.verdict import METRIC_NAMES, RunningVerdict, judge, sequential_plan
-from iosched.matrix import check_plot_file, cmd_matrix, plot_result, render_matrix
+from iosched.matrix import check_plot_file, cmd_matrix, plot_result, render_matrix, save_or_warn
 from iosched.report import runs_csv, text_report
 
 MAX_EXPERIMENT_BYTES = 64 << 20
@@ -87,6 +90,18 @@ def _live(p: FioProgress, dev_iops: float | None) -> str:
 # --- run ----------------------------------------------------------------------------------------------------
 
 
+def one_load_per_device(what: str) -> Callable[[Callable[[argparse.Namespace], int]], Callable[..., int]]:
+    """The command holds its device's load lock (core/device_lock.py) from start to end."""
+    def wrap(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
+        @functools.wraps(cmd)
+        def locked(args: argparse.Namespace) -> int:
+            with load_lock(args.device, what, args.root):
+                return cmd(args)
+        return locked
+    return wrap
+
+
+@one_load_per_device("run")
 def cmd_run(args: argparse.Namespace) -> int:
     wl = _workload(args)
     assert wl.job is not None and wl.target is not None
@@ -151,6 +166,7 @@ def _check_metric(name: str | None) -> None:
         raise BadInput(f"unknown --metric {name!r}; one of: {', '.join(METRIC_NAMES)}")
 
 
+@one_load_per_device("compare")
 def cmd_compare(args: argparse.Namespace) -> int:
     _check_metric(args.metric)
     if not 0 < args.alpha < 0.5:
@@ -172,7 +188,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.until_verdict and not 4 <= args.max_runs <= 200:
         raise BadInput("--max-runs must be between 4 and 200")
     check_variants(args.device, variants, args.root)
-    if args.save:
+    if args.save is not None:  # '' too: refused, never silently not saved
         check_save_path(args.save)
     quiet = args.json or args.csv
     metric = args.metric or ("wall_s" if args.cmd else "iops")
@@ -208,20 +224,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         if args.save and partial is not None and partial["runs"]:
             partial["primary_metric"] = metric
             partial["judgement"] = judge(partial, args.alpha, metric)
-            save_result(partial, args.save)
-            print(f"iosched: the {len(partial['runs'])} finished run(s) were saved to {args.save} "
-                  "(status: cancelled)", file=sys.stderr)
+            if save_or_warn(partial, args.save):
+                print(f"iosched: the {len(partial['runs'])} finished run(s) were saved to {args.save} "
+                      "(status: cancelled)", file=sys.stderr)
         raise
     doc["primary_metric"] = metric
     verdict = judge(doc, args.alpha, metric)
     doc["judgement"] = verdict
-    if args.save:
-        save_result(doc, args.save)
+    saved = save_or_warn(doc, args.save) if args.save else True  # a failed save still shows the result
     _render(doc, verdict, args)
     if args.plot or args.plot_file:
         matrix_view = as_matrix(doc)
         plot_result(matrix_view, judge_matrix(matrix_view, args.alpha), args)
-    return 1 if not any(r.get("valid", True) for r in doc["runs"]) else 0
+    return 1 if not saved or not any(r.get("valid", True) for r in doc["runs"]) else 0
 
 
 

@@ -305,9 +305,18 @@ def _released_on_error(workload: Workload, root: str | Path) -> Iterator[None]:
         raise
 
 
+def why_ended(error: BaseException) -> str:
+    """A run-ending exception in a few words: "Ctrl-C", "cancelled", "FioFailed: fio exited 1"."""
+    if isinstance(error, KeyboardInterrupt):
+        return "Ctrl-C"
+    if isinstance(error, Cancelled):
+        return "cancelled"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
 def _mark_cancelled(doc: dict, error: BaseException, covers: str) -> None:
     """Note why the experiment ended early and let the document travel with the exception, to be saved."""
-    doc["notes"].append(f"ended early ({type(error).__name__}: {error}): {covers}")
+    doc["notes"].append(f"ended early ({why_ended(error)}): {covers}")
     doc["status"] = "cancelled"
     error.partial_doc = doc  # type: ignore[attr-defined]
 

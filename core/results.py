@@ -34,6 +34,8 @@ def check_save_path(path: str | Path) -> os.stat_result | None:
     """The existing file's status (None when there is none yet); BadInput unless ``path`` is a regular file or
     a new name in an existing directory. A save replaces the file whole, so a device node (/dev/null), a FIFO
     or a symlink there would itself be replaced, not written to."""
+    if not str(path):
+        raise BadInput("no file name given to save to")
     p = Path(path)
     if not p.parent.is_dir():
         raise BadInput(f"cannot save to {path}: not a file in an existing directory")

@@ -23,6 +23,7 @@ from textual.message_pump import MessagePump
 from textual.screen import Screen
 from textual.widgets import Input, Label, ProgressBar, Select, SelectionList, Static
 
+from iosched.core.device_lock import load_lock
 from iosched.core.devices import BlockDevice
 from iosched.core.errors import IoschedError
 from iosched.core.experiment import (
@@ -404,6 +405,18 @@ class CompareScreen(Screen[None]):
              repeat: int, runtime: float, alternate: bool, every: float, duration: float, destroy: bool,
              resume: Path | None = None) -> None:
         self.thread = threading.current_thread()
+        what = "matrix" if plan is not None else "alternation" if alternate else "compare"
+        try:
+            with load_lock(self.device, what, self.monitor.root):  # one load per device, across processes
+                self._experiment(variants, job, cmd, plan, repeat, runtime, alternate, every, duration, destroy,
+                                 resume)
+        except IoschedError as e:  # DeviceBusy: nothing ran
+            self.post_message(ExperimentEnded(None, str(e)))
+
+    def _experiment(self, variants: list[Variant], job: Job | JobFile | None, cmd: str | None,
+                    plan: MatrixPlan | None, repeat: int, runtime: float, alternate: bool, every: float,
+                    duration: float, destroy: bool, resume: Path | None) -> None:
+        """The worker's body, with the device's load lock held."""
         assert self.ctl is not None
         jobs = plan.jobs if plan else [job] if job else []
         if self._read_only() or (self.served and (cmd or not all(isinstance(j, Job) for j in jobs))):

@@ -6,12 +6,14 @@ only reads ``JobState`` and may call ``stop()`` or, on the way out, ``kill(wait=
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iosched.core.device_lock import load_lock
 from iosched.core.fio import FioProgress, FioResult, FioRun, run_fio
 from iosched.core.jobs import CATALOG, Job
 from iosched.core.targets import Target, choose_target
@@ -63,22 +65,25 @@ class JobState:
 
 def run_job(state: JobState, destroy: bool, root: str | Path,
             on_progress: Callable[[FioProgress], None]) -> FioResult:
-    """Worker side: pick the target (Refused when it needs the typed name), run fio, clean up."""
-    try:
-        state.target = choose_target(state.device, state.job.writes, size=state.job.size,
-                                     destroy_data=state.device if destroy else None, root=root)
-    except BaseException:
-        state.finished.set()
-        raise
+    """Worker side: hold the device's load lock (DeviceBusy when another iosched loads it), pick the target
+    (Refused when it needs the typed name), run fio, clean up."""
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(load_lock(state.device, f"job {state.job.name}", root))
+            state.target = choose_target(state.device, state.job.writes, size=state.job.size,
+                                         destroy_data=state.device if destroy else None, root=root)
+        except BaseException:
+            state.finished.set()
+            raise
 
-    def hold(run: FioRun) -> None:
-        state.fio = run
-        if state.stopping:
-            run.stop()
+        def hold(run: FioRun) -> None:
+            state.fio = run
+            if state.stopping:
+                run.stop()
 
-    try:
-        return run_fio(state.job, state.target, None, on_progress, hold)
-    finally:
-        state.target.release(root)
-        state.finished.set()
+        try:
+            return run_fio(state.job, state.target, None, on_progress, hold)
+        finally:
+            state.target.release(root)
+            state.finished.set()
 
