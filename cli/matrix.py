@@ -136,8 +136,6 @@ def save_or_warn(doc: dict, path: str, then: str = "") -> bool:
     return True
 
 
-
-
 def _printer(quiet: bool):
     tty = sys.stderr.isatty()
 

@@ -239,8 +239,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 1 if not saved or not any(r.get("valid", True) for r in doc["runs"]) else 0
 
 
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     from iosched.core.recording import is_recording, load
     from iosched.record import recording_report

@@ -9,13 +9,13 @@ scheduler by hand takes no lock (an experiment notices that and marks its run in
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
 
 from iosched.core.errors import IoschedError
 from iosched.core.journal import default_run_dir
+from iosched.core.pidlock import Held, holding
 from iosched.core.sysfs import check_device_name
 
 
@@ -29,22 +29,11 @@ def load_lock(device: str, what: str, root: str | Path = "/") -> Iterator[None]:
     holder. BadInput for a name that is no whole disk. Without a run directory (not root) nothing is locked:
     such a process cannot load a device through iosched either."""
     check_device_name(device, root)  # a bare, existing name: safe as a file name below
-    lock_dir = default_run_dir(root) / "devices"
-    try:
-        lock_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(lock_dir / f"{device}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
+    with contextlib.ExitStack() as held:
+        try:  # only the taking: whatever the body raises goes on as it is
+            held.enter_context(holding(default_run_dir(root) / "devices" / f"{device}.lock",
+                                       f"pid {os.getpid()}, {what}"))
+        except Held as e:
+            raise DeviceBusy(f"{device} is already under load from iosched ({e.holder}): a second load beside "
+                             "it would be measured with it; wait for it to end or stop it") from None
         yield
-        return
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.read(fd, 200).decode(errors="replace").strip() or "?"
-            raise DeviceBusy(f"{device} is already under load from iosched ({holder}): a second load beside it "
-                             "would be measured with it; wait for it to end or stop it") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"pid {os.getpid()}, {what}".encode())
-        yield
-    finally:
-        os.close(fd)

@@ -8,7 +8,6 @@ Files live in ROOT/var/lib/iosched/results ($IOSCHED_RESULTS_DIR in tests), name
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -21,6 +20,7 @@ from pathlib import Path
 
 from iosched.core.errors import BadInput, IoschedError
 from iosched.core.journal import default_run_dir
+from iosched.core.pidlock import Held, holding
 
 _NAME = re.compile(r"^\d{8}-\d{6}-(?P<device>[^/]+)-(?P<kind>compare|alternate|matrix)(?:-\d+)?\.json$")
 
@@ -112,22 +112,10 @@ def result_lock(path: str | Path, root: str | Path = "/") -> Iterator[None]:
     in the run directory (the file itself is replaced on every save, so it cannot carry one) and dies with us.
     Without a run directory (not root) nothing is locked: such a process cannot run a matrix either."""
     key = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:24]
-    lock_dir = default_run_dir(root) / "results"
-    try:
-        lock_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(lock_dir / f"{key}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        yield
-        return
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            other = os.read(fd, 32).decode(errors="replace").strip() or "?"
-            raise ResultBusy(f"{path} is being written by another iosched (pid {other}); let it finish, "
+    with contextlib.ExitStack() as held:
+        try:  # only the taking: whatever the body raises goes on as it is
+            held.enter_context(holding(default_run_dir(root) / "results" / f"{key}.lock", f"pid {os.getpid()}"))
+        except Held as e:
+            raise ResultBusy(f"{path} is being written by another iosched ({e.holder}); let it finish, "
                              "or stop it first") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
         yield
-    finally:
-        os.close(fd)
