@@ -18,18 +18,23 @@ from iosched.tui.result_charts import ResultChart
 from conftest import need_real, run_cli
 
 
+def small_matrix(screen: CompareScreen) -> None:
+    """The form set for a 2 x 2 matrix of 1 s runs, twice each: none and mq-deadline on 4k-read, 4k-randread."""
+    sel = screen.query_one(SelectionList)
+    sel.deselect_all()
+    sel.select("none")
+    sel.select("mq-deadline")
+    screen.query_one("#repeat", Input).value = "2"
+    screen.query_one("#runtime", Input).value = "1"
+    screen.query_one("#spec", Input).value = "4k-read,4k-randread"
+
+
 async def test_compare_screen_runs_a_matrix_and_a_command(loopdev):
     need_real("fio")
     app = IoschedApp(interval=0.25, watch_udev=False)
     async with app.run_test(size=(120, 50)) as pilot:
         screen = await open_compare(app, pilot, loopdev)
-        sel = screen.query_one(SelectionList)
-        sel.deselect_all()
-        sel.select("none")
-        sel.select("mq-deadline")
-        screen.query_one("#repeat", Input).value = "2"
-        screen.query_one("#runtime", Input).value = "1"
-        screen.query_one("#spec", Input).value = "4k-read,4k-randread"
+        small_matrix(screen)
         await pilot.press("ctrl+r")
         assert await wait_until(pilot, lambda: fio_procs(loopdev.path) != [], 10)
         assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 90)
@@ -74,13 +79,7 @@ async def test_a_cancelled_matrix_is_kept_and_resumed_with_ctrl_e(loopdev):
     async with app.run_test(size=(120, 50)) as pilot:
         screen = await open_compare(app, pilot, loopdev)
         assert screen.check_action("resume", ()) is False  # nothing to resume: the key is not offered
-        sel = screen.query_one(SelectionList)
-        sel.deselect_all()
-        sel.select("none")
-        sel.select("mq-deadline")
-        screen.query_one("#repeat", Input).value = "2"
-        screen.query_one("#runtime", Input).value = "1"
-        screen.query_one("#spec", Input).value = "4k-read,4k-randread"
+        small_matrix(screen)
         await pilot.press("ctrl+r")
         assert await wait_until(pilot, lambda: screen.query_one(ProgressBar).progress >= 2, 60)
         assert "left" in str(screen.query_one("#eta", Static).content)  # the matrix's own estimate
