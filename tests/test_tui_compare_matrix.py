@@ -108,7 +108,7 @@ async def test_a_cancelled_matrix_is_kept_and_resumed_with_ctrl_e(loopdev):
         assert final["runs"][:len(saved["runs"])] == saved["runs"]  # the finished runs were kept, not redone
         assert any(n.endswith(", then resumed") for n in final["notes"]), final["notes"]
         assert f"Saved to {path}" in str(screen.query_one("#report", Static).content)
-        assert screen.check_action("resume", ()) is False
+        assert await wait_until(pilot, lambda: screen.check_action("resume", ()) is False, 10)  # nothing left
         assert loopdev.current() == loopdev.initial_scheduler
         # `iosched report` reads the file the screen wrote.
         rep = run_cli("report", str(path))

@@ -369,6 +369,7 @@ class CompareScreen(Screen[None]):
 
     def _started(self, resuming: bool = False) -> None:
         self._show_eta("")
+        self.resumable = None  # the offer is taken or stale; a look after the run offers what is left then
         self.running = True
         self.resuming = resuming
         self.refresh_bindings()
