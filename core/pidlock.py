@@ -18,23 +18,32 @@ class Held(Exception):
         self.holder = holder
 
 
-@contextlib.contextmanager
-def holding(path: Path, label: str) -> Iterator[None]:
-    """Hold the lock at ``path`` (its folder is made, private) with ``label`` written in it; Held when another
-    holds it. When the lock file cannot be made (not root, a read-only /run) nothing is locked."""
+def take(path: Path, label: str) -> int | None:
+    """Take the lock at ``path`` (its folder is made, private) and write ``label`` in it; the descriptor holds
+    it until closed. Held when another holds it; None when the lock file cannot be made (not root, a read-only
+    /run): then nothing is locked."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError:
-        yield
-        return
+        return None
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise Held(os.read(fd, 200).decode(errors="replace").strip() or "?") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, label.encode())
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.read(fd, 200).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise Held(holder) from None
+    os.ftruncate(fd, 0)
+    os.write(fd, label.encode())
+    return fd
+
+
+@contextlib.contextmanager
+def holding(path: Path, label: str) -> Iterator[None]:
+    """``take`` for the length of a ``with`` block."""
+    fd = take(path, label)
+    try:
         yield
     finally:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)

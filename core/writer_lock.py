@@ -6,11 +6,11 @@ number of them may run beside the writer. A second writer is refused with the fi
 
 from __future__ import annotations
 
-import fcntl
 import os
 from pathlib import Path
 
 from iosched.core.errors import IoschedError
+from iosched.core.pidlock import Held, take
 
 LOCK_NAME = "tui.lock"
 
@@ -30,16 +30,6 @@ def acquire_writer_lock(run_dir: Path) -> int | None:
     None: the lock cannot be made (not root); such a TUI cannot write anything either.
     """
     try:
-        run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(run_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-    except OSError:
-        return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        other = os.read(fd, 32).decode(errors="replace").strip() or "?"
-        os.close(fd)
-        raise WriterBusy(other) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, str(os.getpid()).encode())
-    return fd
+        return take(run_dir / LOCK_NAME, str(os.getpid()))
+    except Held as e:
+        raise WriterBusy(e.holder) from None

@@ -3,6 +3,8 @@ stable, the demo sandbox refused, and the change shown as a small diff before an
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from iosched.core.errors import BadInput
@@ -104,14 +106,20 @@ def test_cli_refuses_a_rule_for_the_demo_sandbox(tmp_path):
         detach_loop(loop)
 
 
-def test_remove_by_auto_takes_the_devices_own_rule_and_only_names_a_shared_one(tmp_path):
-    # A fixture tree: an SSD with a serial and a model in udev's data (this machine's disks are not ours to use).
+def disk_and_rules_dir(tmp_path, udev_data: str) -> tuple[FixTree, Path, list[str], list[str]]:
+    """A fixture tree with disk sda and these udev properties, an empty rules directory, and the command-line
+    arguments that point iosched at both."""
     tree = FixTree(tmp_path / "root")
     tree.add_disk("sda", "8:0")
-    tree.write("run/udev/data/b8:0", "E:ID_SERIAL=DISK-1\nE:ID_MODEL=FAST_SSD\n")
+    tree.write("run/udev/data/b8:0", udev_data)
     rules_dir = tmp_path / "rules.d"
     rules_dir.mkdir()
-    root, into = ["--root", str(tree.root)], ["--rules-dir", str(rules_dir)]
+    return tree, rules_dir, ["--root", str(tree.root)], ["--rules-dir", str(rules_dir)]
+
+
+def test_remove_by_auto_takes_the_devices_own_rule_and_only_names_a_shared_one(tmp_path):
+    # A fixture tree: an SSD with a serial and a model in udev's data (this machine's disks are not ours to use).
+    _, rules_dir, root, into = disk_and_rules_dir(tmp_path, "E:ID_SERIAL=DISK-1\nE:ID_MODEL=FAST_SSD\n")
     for by in ("rotational", "model", "serial"):
         assert run_cli(*root, "persist", "sda", "bfq", "--by", by, *into).returncode == 0
     f = rules_dir / "61-iosched.rules"
@@ -125,16 +133,12 @@ def test_remove_by_auto_takes_the_devices_own_rule_and_only_names_a_shared_one(t
 def test_remove_finds_a_serial_rule_an_earlier_iosched_wrote_with_the_short_serial(tmp_path):
     # Earlier versions put the inventory's serial (ID_SERIAL_SHORT) in ENV{ID_SERIAL}=="…": a rule that never
     # matched. --remove, by auto or by serial, must still find it, and say it had no effect.
-    tree = FixTree(tmp_path / "root")
-    tree.add_disk("sda", "8:0")
-    tree.write("run/udev/data/b8:0", "E:ID_SERIAL=Samsung_SSD_870_S5SSNX0R\nE:ID_SERIAL_SHORT=S5SSNX0R\n")
-    rules_dir = tmp_path / "rules.d"
-    rules_dir.mkdir()
+    tree, rules_dir, root, into = disk_and_rules_dir(
+        tmp_path, "E:ID_SERIAL=Samsung_SSD_870_S5SSNX0R\nE:ID_SERIAL_SHORT=S5SSNX0R\n")
     f = rules_dir / "61-iosched.rules"
     earlier = Rule("serial", "S5SSNX0R", "bfq")
     other = Rule("kernel-name", "sdb", "kyber")
     text = f"{earlier.tag()}\n{earlier.line()}\n{other.tag()}\n{other.line()}\n"
-    root, into = ["--root", str(tree.root)], ["--rules-dir", str(rules_dir)]
     for by in ("auto", "serial"):
         f.write_text(text)
         r = run_cli(*root, "persist", "sda", "--remove", "--by", by, *into)

@@ -381,16 +381,8 @@ class CompareScreen(Screen[None]):
             return
         if self.running or self.resumable is None or self.served:
             return
-        # Read again (and once more in the worker, under the file's lock): it may have moved on since it was
-        # offered, by a `compare --resume` elsewhere.
-        path = self.resumable[0]
-        again = find_resumable(self.device, self.results_dir, self.monitor.root, only=path)
-        if again is None:
-            self.resumable = None
-            self.refresh_bindings()
-            self.notify(f"{path.name} is no longer an unfinished matrix of {self.device}.", severity="warning")
-            return
-        _, doc, plan = again
+        # The worker reads the file again under its lock: it may have moved on since it was offered.
+        path, doc, plan = self.resumable
         self.query_one(ProgressBar).update(total=plan.runs, progress=len(doc["runs"]))
         self.query_one("#report", Static).update("")
         self.query_one("#live", Static).update(f"resuming {path.name}…")
