@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -54,24 +55,44 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def read_url(proc: subprocess.Popen, deadline: float) -> str:
+    """The URL `iosched serve` prints at start (with its token), read as a person would from its output."""
+    assert proc.stdout is not None
+    seen = b""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 0.2)
+        if ready:
+            chunk = os.read(proc.stdout.fileno(), 4096)
+            if not chunk:
+                break
+            seen += chunk
+            m = re.search(rb"on (http://\S+\?token=\S+)", seen)
+            if m:
+                return m.group(1).decode()
+        elif proc.poll() is not None:
+            break
+    raise AssertionError(f"iosched serve printed no URL: {seen.decode(errors='replace')}")
+
+
 @contextmanager
 def serving(*flags: str, run_dir: Path, before: tuple[str, ...] = ()) -> Iterator[str]:
-    """`iosched serve` on a free loopback port in its own session; killed with all its tabs' apps after."""
+    """`iosched serve` on a free loopback port in its own session; killed with all its tabs' apps after.
+
+    Yields the URL it printed, token included."""
     port = free_port()
     env = {**os.environ, "IOSCHED_RUN_DIR": str(run_dir)}
     proc = subprocess.Popen([sys.executable, "-m", "iosched", *before, "serve", "--port", str(port), *flags],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    url = f"http://127.0.0.1:{port}/"
     try:
         deadline = time.monotonic() + 30
+        url = read_url(proc, deadline)
         while True:
             try:
                 urllib.request.urlopen(url, timeout=2).read()
                 break
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    out = proc.stdout.read().decode(errors="replace") if proc.stdout else ""
-                    raise AssertionError(f"iosched serve did not come up: {out}") from None
+                    raise AssertionError("iosched serve did not come up") from None
                 time.sleep(0.2)
         yield url
     finally:

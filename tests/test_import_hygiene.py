@@ -21,7 +21,7 @@ def test_core_modules_load_no_ui_library():
 # iosched.__main__ runs the command on import: the `-m iosched` test below covers it.
 CLI_MODULES = ("iosched", "iosched.main", "iosched.watch", "iosched.record",
                "iosched.settings", "iosched.workloads", "iosched.workload_args", "iosched.report", "iosched.serve",
-               "iosched.latency")
+               "iosched.latency", "iosched.web_guard")
 
 
 def test_every_command_line_module_loads_without_textual():

@@ -61,7 +61,8 @@ def test_page_loads_nothing_from_outside(private_journal: Path):
         html = urllib.request.urlopen(url, timeout=5).read().decode()
     links = re.findall(r'(?:src|href)="([^"]*)"', html) + re.findall(r'url\("?([^")]*)', html)
     assert links, html
-    outside = [u for u in links if u.startswith(("http:", "https:", "//")) and not u.startswith(url)]
+    base = url.split("?")[0]
+    outside = [u for u in links if u.startswith(("http:", "https:", "//")) and not u.startswith(base)]
     assert outside == []
 
 
@@ -94,7 +95,8 @@ def test_read_only_view_shows_the_device_and_refuses_a_switch(browser, loopdev: 
             assert loopdev.current() in row.split()
             # Only our own origin was loaded: the fonts and scripts come from this server.
             entries = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
-            assert entries and all(e.startswith(url) or e.startswith("ws://127.0.0.1") for e in entries), entries
+            base = url.split("?")[0]
+            assert entries and all(e.startswith(base) or e.startswith("ws://127.0.0.1") for e in entries), entries
             # The page's own fonts loaded: Roboto Mono from this server, the glyph subset from the page.
             faces = browser.execute_script(
                 "return [...document.fonts].map(f => [f.family, f.unicodeRange, f.status])")
@@ -135,3 +137,41 @@ def test_allow_writes_switches_from_the_browser_and_a_second_tab_is_a_view(brows
         second = Page(browser, url)
         second.wait_for(lambda t: "holds the writer lock" in t and "read-only" in t.splitlines()[0],
                         "the second tab's read-only notice")
+
+
+FOREIGN_PAGE = """<!DOCTYPE html><html><body><script>
+  // What a hostile page would do, knowing even the token: drive the root TUI over its socket.
+  const ws = new WebSocket("WS_URL");
+  ws.onopen = () => { document.title = "opened";
+                      ws.send(JSON.stringify(["stdin", "s"])); ws.send(JSON.stringify(["stdin", "\\r"])); };
+  ws.onerror = () => { if (document.title !== "opened") document.title = "refused"; };
+</script></body></html>"""
+
+
+def test_a_foreign_page_in_the_browser_cannot_open_the_socket(browser, loopdev: Loop, private_journal: Path,
+                                                               tmp_path: Path):
+    need_real()
+    import http.server
+    import threading
+
+    from browser_support import free_port
+
+    before = loopdev.scheduler_text()
+    with serving("--allow-writes", run_dir=private_journal) as url:
+        port, token = url.split(":")[2].split("/")[0], url.rsplit("token=", 1)[1]
+        (tmp_path / "evil.html").write_text(FOREIGN_PAGE.replace("WS_URL", f"ws://127.0.0.1:{port}/ws/{token}"))
+        handler = lambda *a: http.server.SimpleHTTPRequestHandler(*a, directory=str(tmp_path))  # noqa: E731
+        other = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), handler)
+        threading.Thread(target=other.serve_forever, daemon=True).start()
+        try:
+            browser.get(f"http://127.0.0.1:{other.server_address[1]}/evil.html")
+            deadline = time.monotonic() + 20
+            while browser.title not in ("opened", "refused") and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert browser.title == "refused"
+        finally:
+            other.shutdown()
+            other.server_close()
+        # The server's own page still works in the same browser.
+        Page(browser, url)
+    assert loopdev.scheduler_text() == before

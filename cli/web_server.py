@@ -1,0 +1,230 @@
+"""The web server behind `iosched serve`: textual-serve's, with its doors guarded (see web_guard).
+
+Imported only inside `cmd_serve` (textual-serve is an optional extra). textual-serve's own server accepts any
+Origin and Host and any tab size; here every request passes `Guard.refusal`, the page and its socket need the
+token, a tab's size is clamped, the number of tabs is bounded, and each tab's app runs in its own session with
+a memory limit and is killed when its socket ends, answering or not.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import shlex
+import shutil
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiohttp_jinja2
+import jinja2
+from aiohttp import WSMsgType, web
+from textual_serve.app_service import AppService
+from textual_serve.server import Server
+
+from iosched.core.fio import dies_with_us
+from iosched.web_guard import Guard, clamp_size
+
+STOP_GRACE_S = 3.0  # a tab's app gets this long to quit after its socket ends, then its group is killed
+
+
+def refused_line(request: web.Request, why: str) -> str:
+    peer = request.remote or "?"
+    return f"iosched serve: refused {request.method} {request.path} from {peer}: {why}"
+
+
+class TabService(AppService):
+    """One tab's app: its own session, a memory limit, dies with the server, killed if it will not quit."""
+
+    def __init__(self, argv: list[str], memory_mb: int, **kwargs: Any) -> None:
+        super().__init__(shlex.join(argv), **kwargs)
+        self.argv = argv
+        self.memory_mb = memory_mb
+
+    def _launch_argv(self) -> list[str]:
+        argv = dies_with_us(self.argv)
+        prlimit = shutil.which("prlimit")
+        if prlimit is not None and self.memory_mb > 0:
+            # RLIMIT_DATA counts the heap and private mappings, not address space reserved by threads.
+            limit = self.memory_mb * 1024 * 1024
+            argv = [prlimit, f"--data={limit}:{limit}", "--", *argv]
+        return argv
+
+    async def _open_app_process(self, width: int = 80, height: int = 24) -> asyncio.subprocess.Process:
+        self._process = process = await asyncio.create_subprocess_exec(
+            *self._launch_argv(), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=self._build_environment(width=width, height=height),
+            start_new_session=True)
+        assert process.stdin is not None
+        self._stdin = process.stdin
+        return process
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def _signal(self, sig: int) -> None:
+        process = self._process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, sig)
+
+    async def stop(self) -> None:
+        """Ask the app to quit; a stuck or stopped one (a full pipe, SIGSTOP) is killed with its group."""
+        process, task = self._process, self._task
+        if process is None:
+            return
+        self._task = None
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(self.send_meta({"type": "quit"}), 1.0)
+        try:
+            await asyncio.wait_for(process.wait(), STOP_GRACE_S)
+        except asyncio.TimeoutError:
+            self._signal(signal.SIGKILL)
+            await process.wait()
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+class GuardedServer(Server):
+    def __init__(self, argv: list[str], guard: Guard, max_tabs: int, memory_mb: int,
+                 log: Callable[[str], None], **kwargs: Any) -> None:
+        super().__init__(shlex.join(argv), **kwargs)
+        self.argv = argv
+        self.guard = guard
+        self.max_tabs = max_tabs
+        self.memory_mb = memory_mb
+        self.log = log
+        self.tabs: dict[int, TabService] = {}
+        self._last_refusal = 0.0
+
+    def initialize_logging(self) -> None:
+        """Our own one-line messages on stderr; none of textual-serve's banner."""
+
+    async def on_startup(self, app: web.Application) -> None:
+        """No banner: `announce` prints the URL once the socket listens."""
+
+    def serve(self, debug: bool = False, announce: Callable[[], None] = lambda: None) -> None:
+        """Run until SIGINT or SIGTERM; `announce` is called once the port is bound, so the URL it prints works."""
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.request_exit)
+        web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
+                    print=lambda *_: announce())
+
+    def _refuse(self, request: web.Request, why: str, status: type[web.HTTPException]) -> web.HTTPException:
+        self.log(refused_line(request, why))
+        return status(text=f"iosched serve refused this request: {why}.\n")
+
+    @web.middleware
+    async def _check(self, request: web.Request,
+                     handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
+        why = self.guard.refusal(request.headers.get("Host"), request.headers.get("Origin"), None, need_token=False)
+        if why is not None:
+            raise self._refuse(request, why, web.HTTPForbidden)
+        response = await handler(request)
+        # The page is ours alone: no framing by another site, no referrer carrying the token away.
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        response.headers.setdefault("Content-Security-Policy", "frame-ancestors 'none'")
+        response.headers.setdefault("Referrer-Policy", "no-referrer")
+        return response
+
+    async def _make_app(self) -> web.Application:
+        app = web.Application(middlewares=[self._check])
+        aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
+        app.add_routes([
+            web.get("/", self.handle_index, name="index"),
+            web.get("/ws/{token}", self.handle_websocket, name="websocket"),
+            web.static("/static", self.statics_path, name="static"),
+        ])
+        return app
+
+    async def handle_index(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]
+        token = request.query.get("token")
+        if not self.guard.token_ok(token):
+            raise self._refuse(request, "no token" if not token else "a wrong token", web.HTTPForbidden)
+        try:
+            font_size = min(max(int(request.query.get("fontsize", "16")), 6), 64)
+        except ValueError:
+            font_size = 16
+        base = f"{request.host}"  # checked by the middleware: one of our names
+        context = {
+            "font_size": font_size,
+            "app_websocket_url": f"ws://{base}/ws/{token}",
+            "config": {"static": {"url": f"http://{base}/static/"}},
+            "application": {"name": self.title},
+        }
+        response = aiohttp_jinja2.render_template("app_index.html", request, context)
+        response.headers["Cache-Control"] = "no-store"
+        return response
+
+    async def _process_messages(self, websocket: web.WebSocketResponse, app_service: AppService) -> None:
+        async for message in websocket:
+            if message.type != WSMsgType.TEXT:
+                continue
+            try:
+                envelope = json.loads(message.data)
+            except ValueError:
+                continue
+            if not isinstance(envelope, list) or not envelope:
+                continue
+            kind, data = envelope[0], envelope[1] if len(envelope) > 1 else None
+            if kind == "stdin" and isinstance(data, str):
+                await app_service.send_bytes(data.encode("utf-8", "replace"))
+            elif kind == "resize" and isinstance(data, dict):
+                await app_service.set_terminal_size(*clamp_size(data.get("width"), data.get("height")))
+            elif kind == "ping":
+                await websocket.send_json(["pong", data])
+            elif kind == "blur":
+                await app_service.blur()
+            elif kind == "focus":
+                await app_service.focus()
+
+    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+        token = request.match_info.get("token")
+        if not self.guard.token_ok(token):
+            raise self._refuse(request, "a wrong token", web.HTTPForbidden)
+        if len(self.tabs) >= self.max_tabs:
+            raise self._refuse(request, f"{self.max_tabs} tabs are open already (serve --max-tabs)",
+                               web.HTTPServiceUnavailable)
+        width, height = clamp_size(request.query.get("width", "80"), request.query.get("height", "24"))
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=64 * 1024)
+        tab = TabService(self.argv, self.memory_mb, write_bytes=websocket.send_bytes,
+                         write_str=websocket.send_str, close=websocket.close,
+                         download_manager=self.download_manager)
+        key = id(tab)
+        self.tabs[key] = tab
+        try:
+            await websocket.prepare(request)
+            await tab.start(width, height)
+            await self._process_messages(websocket, tab)
+        except asyncio.CancelledError:
+            raise
+        except Exception as error:  # one line, never a traceback in the server's terminal
+            self.log(f"iosched serve: a tab ended: {error.__class__.__name__}")
+        finally:
+            # Shielded: a cancelled handler (the client went away) must still end the tab's app.
+            await asyncio.shield(tab.stop())
+            self.tabs.pop(key, None)
+            with contextlib.suppress(Exception):
+                await websocket.close()
+        return websocket
+
+
+def stderr_log(line: str) -> None:
+    print(f"{time.strftime('%H:%M:%S')} {line}", file=sys.stderr, flush=True)
+
+
+def make_server(argv: list[str], host: str, port: int, token: str, title: str, page_dir: Path,
+                max_tabs: int, memory_mb: int, extra_names: tuple[str, ...] = ()) -> GuardedServer:
+    guard = Guard.for_server(host, port, token, extra_names)
+    return GuardedServer(argv, guard, max_tabs, memory_mb, stderr_log, host=host, port=port, title=title,
+                         templates_path=page_dir)
