@@ -8,6 +8,7 @@ unbuffered os.write(), and the value is always read back.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -121,17 +122,34 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
         try:
             seconds = _raw_write(path, value, device, attr)
         finally:
-            new = _current_value(path, attr)
+            stored = new = _current_value(path, attr)
+            if new is not None and new not in (old, value) and (attr, value) not in _MEANS_DEFAULT:
+                # The kernel kept something else (clamped, rounded to its clock, overflowed): not what was
+                # asked for, so the previous value goes back rather than a surprise staying in place.
+                new = _put_back(path, old, device, attr)
             if fresh and new == old:
-                # Nothing changed (refused, or accepted and ignored): nothing to restore either.
+                # Nothing changed (refused, ignored, or put back): nothing to restore either.
                 del entries[key]
-    if new is None:
+    if stored is None or new is None:
         raise DeviceGone(f"{device} vanished right after the write")
-    if new != value and (attr, value) in _MEANS_DEFAULT:
+    if stored != value and (attr, value) in _MEANS_DEFAULT:
         return WriteResult(device, attr, old, new, seconds, at, note="kernel default applied")
-    if new != value:
+    if stored == old != value:
         raise WriteNotApplied(f"{device} accepted {value!r} for {attr} but it still reads {new!r}")
+    if stored != value and new == old:
+        raise WriteNotApplied(f"{device} stored {stored!r} for {attr} when given {value!r}, so the previous "
+                              f"{old!r} was put back")
+    if stored != value:
+        raise WriteNotApplied(f"{device} stored {stored!r} for {attr} when given {value!r} and the previous "
+                              f"{old!r} could not be put back (it reads {new!r}): `iosched restore` puts it back")
     return WriteResult(device, attr, old, new, seconds, at)
+
+
+def _put_back(path: Path, old: str, device: str, attr: str) -> str | None:
+    """Write ``old`` again after a read-back that differed; returns what reads back then."""
+    with contextlib.suppress(IoschedError):  # the read-back below says whether it went back
+        _raw_write(path, old, device, attr)
+    return _current_value(path, attr)
 
 
 def _journal_reset_by_switch(entries: dict[str, JournalEntry], device: str, sysdir: Path, sched: str) -> None:
