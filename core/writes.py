@@ -16,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from iosched.core.device_lock import restoring
 from iosched.core.errors import BadInput, DeviceGone, IoschedError, NotPermitted, WriteNotApplied, shown
 from iosched.core.journal import Journal, JournalEntry, default_run_dir, new_entry
 from iosched.core.sysfs import check_device_name, parse_scheduler, read_attr, read_int
@@ -171,7 +172,9 @@ class RestoreOutcome:
     attr: str
     original: str
     current: str | None
-    status: str  # "restored", "would restore", "unchanged", "gone", "replaced", "skipped", "failed"
+    # "restored", "would restore", "unchanged", "gone", "replaced", "skipped", "failed"; left alone: "held" (the
+    # device is under load from another iosched, detail names it), "not ours" (another process made the entry)
+    status: str
     detail: str = ""
 
 
@@ -193,11 +196,16 @@ def _order(entry: JournalEntry) -> int:
 
 
 def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: bool = False,
-            devices: set[str] | None = None, only: set[tuple[str, str]] | None = None) -> list[RestoreOutcome]:
+            devices: set[str] | None = None, only: set[tuple[str, str]] | None = None,
+            pid: int | None = None) -> list[RestoreOutcome]:
     """Put back every value the tool changed that still differs (only on ``devices``, and only the
     (device, attribute) pairs in ``only``, when given: a TUI undoes its own writes, not those of others).
     A scheduler in ``only`` takes along what its switch journaled on that device (nr_requests, iosched/*).
+    With ``pid``, only the entries that process made (a quit): another's, or an older iosched's that
+    recorded none, are left, and those in ``only`` are named as left alone.
 
+    A device under load from another live iosched (its load lock is held) is left alone, its entries kept:
+    putting its values back would invalidate that process's run, and the process puts back its own.
     Idempotent; entries done with are dropped; entries left out stay in the journal.
     """
     journal = journal or Journal(default_run_dir(root))
@@ -214,16 +222,34 @@ def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: boo
     def mine(entries: dict[str, JournalEntry]) -> list[JournalEntry]:
         return sorted((e for e in entries.values() if wanted(e)), key=_order)
 
+    def left_alone(entry: JournalEntry, held: dict[str, str]) -> RestoreOutcome | None:
+        if pid is not None and entry.pid != pid:
+            who = f"pid {entry.pid}" if entry.pid else "an earlier iosched that recorded no process"
+            return RestoreOutcome(entry.device, entry.attr, entry.original, None, "not ours",
+                                  f"first changed by {who}, not by this one")
+        if entry.device in held:
+            return RestoreOutcome(entry.device, entry.attr, entry.original, None, "held", held[entry.device])
+        return None
+
+    def go(todo: list[JournalEntry], entries: dict[str, JournalEntry] | None) -> None:
+        with restoring({e.device for e in todo if pid is None or e.pid == pid}, root) as held:
+            for entry in todo:
+                skipped = left_alone(entry, held)
+                if skipped is not None:
+                    # Another process's take-along (nr_requests, iosched/*) is not worth naming.
+                    if skipped.status == "held" or only is None or (entry.device, entry.attr) in only:
+                        outcomes.append(skipped)
+                    continue
+                outcome = _restore_one(entry, root, dry_run=entries is None)
+                outcomes.append(outcome)
+                if entries is not None and outcome.status != "failed":
+                    del entries[entry.key]
+
     if dry_run:
-        for entry in mine(journal.entries()):
-            outcomes.append(_restore_one(entry, root, dry_run=True))
+        go(mine(journal.entries()), None)
         return outcomes
     with journal.locked() as entries:
-        for entry in mine(entries):
-            outcome = _restore_one(entry, root, dry_run=False)
-            outcomes.append(outcome)
-            if outcome.status != "failed":
-                del entries[entry.key]
+        go(mine(entries), entries)
     return outcomes
 
 
