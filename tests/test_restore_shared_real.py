@@ -19,10 +19,10 @@ from conftest import need_real, run_cli
 def test_restore_beside_a_running_compare_leaves_its_device_alone(loopdev, tmp_path):
     need_real("fio")
     save = tmp_path / "compare.json"
-    p = start_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "2",
+    p = start_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "3",
                   "--repeat", "2", "--settle", "0", "--save", str(save))
     try:
-        wait_for_line(p, "run 2/")  # the second run is on bfq: a restore would switch it back to none
+        wait_for_line(p, "run 2/")  # runs 2 and 3 are on bfq: a restore would switch it back to none
         assert loopdev.current() == "bfq"
         for args in (("restore", "--dry-run"), ("restore",)):
             r = run_cli(*args)
