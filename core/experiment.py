@@ -330,21 +330,43 @@ def puts_back(doc: dict, cfg: Configurator, ctl: Control, target: Target | None,
     Anything raised marks the document ``status: cancelled`` with a note (``ended()`` says what the results
     cover) and travels with it as ``partial_doc``, so what finished can still be saved.
     """
+    early = False
     try:
         yield
     except BaseException as e:  # cancel, Ctrl-C, SIGTERM, a failed run
+        early = True
         _mark_cancelled(doc, e, ended())
         raise
     finally:
         with _shielded():
             if ctl.fio is not None:
                 ctl.fio.kill()
-            cfg.put_back()
+            undone = _put_back(cfg, doc)
             if target is not None:
                 target.release(root)
         doc.setdefault("switches", [])
         doc["switches"] += [(t - t_origin + offset, s) for t, s in cfg.switches]
         doc["finished"] = time.time()
+        _raise_undone(undone, early, doc, ended)
+
+
+def _put_back(cfg: Configurator, doc: dict) -> IoschedError | None:
+    """``cfg.put_back()``; when the device vanished (or refuses), the error is noted and returned instead of
+    raised over the one that ended the runs, which carries what finished (``partial_doc``)."""
+    try:
+        cfg.put_back()
+    except IoschedError as e:
+        if not any(str(e) in n for n in doc["notes"]):  # a vanished device: already the reason the runs ended
+            doc["notes"].append(f"the starting configuration could not be put back: {e}")
+        return e
+    return None
+
+
+def _raise_undone(undone: IoschedError | None, early: bool, doc: dict, ended: Callable[[], str]) -> None:
+    """After every run finished, a failed put-back still fails the experiment, with its runs kept."""
+    if undone is not None and not early:
+        _mark_cancelled(doc, undone, ended())
+        raise undone
 
 
 def run_experiment(device: str, variants: list[Variant], workload: Workload, repeat: int = 3,
@@ -539,6 +561,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     cur = [variants[0].label]
     t_origin = time.monotonic()
     worker = threading.Thread(target=fio_thread, name="iosched-fio", daemon=True)
+    early = False
     try:
         cfg.apply(variants[0])
         worker.start()
@@ -577,6 +600,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
                 break
         doc["status"] = "final"
     except BaseException as e:  # as in run_experiment: the turns that finished can still be saved
+        early = True
         _mark_cancelled(doc, e, "results cover the turns that finished")
         raise
     finally:
@@ -584,10 +608,11 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
             if worker.is_alive():
                 ctl.cancel()
             worker.join(timeout=10)
-            cfg.put_back()
+            undone = _put_back(cfg, doc)
             workload.target.release(root)
         doc["switches"] = [(t - t_origin, s) for t, s in cfg.switches]
         doc["finished"] = time.time()
+        _raise_undone(undone, early, doc, lambda: "results cover the turns that finished")
     if "error" in result and not doc["runs"]:
         raise result["error"]
     if "fio" in result:

@@ -1,7 +1,8 @@
 """Scheduler tunables (queue/iosched/*) and queue knobs: what each means, what values it takes, setting them.
 
 Ranges are the ones the kernel enforces where it has one (and sane upper bounds where it only takes an
-integer); the kernel still has the last word, and its refusal comes back as a clear error.
+integer, or where what it stores reads back different); the kernel still has the last word: its refusal
+comes back as a clear error, and a value it stores as something else is put back (core/writes.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,10 @@ from iosched.core.sysfs import check_device_name, read_attr, read_int
 from iosched.core.writes import QUEUE_KNOBS, WriteResult, write_attr
 
 BIG = 2**31 - 1
+# Milliseconds the kernel keeps in jiffies read back through an int: at HZ below 1000 values near BIG round up
+# past it and read back negative (2147483647 reads -2147483648 at HZ=250). Whole seconds below BIG are safe
+# at every HZ.
+JIFFY_MS = 2_147_483_000
 
 
 @dataclass(frozen=True)
@@ -29,20 +34,20 @@ class Info:
 # (scheduler or "queue") -> name -> Info
 INFO: dict[str, dict[str, Info]] = {
     "mq-deadline": {
-        "read_expire": Info("deadline for a read, after which it is served first", 0, BIG, "ms"),
-        "write_expire": Info("deadline for a write", 0, BIG, "ms"),
+        "read_expire": Info("deadline for a read, after which it is served first", 0, JIFFY_MS, "ms"),
+        "write_expire": Info("deadline for a write", 0, JIFFY_MS, "ms"),
         "fifo_batch": Info("requests dispatched in one sorted batch before deadlines are checked", 1, BIG),
         "writes_starved": Info("read batches allowed before a starved write batch must go", 0, BIG),
         "front_merges": Info("1: try merging a request in front of a queued one", 0, 1),
         "async_depth": Info("most requests async IO (writes) may take at once", 1, BIG),
-        "prio_aging_expire": Info("after this, lower-priority requests are served ahead of higher", 0, BIG, "ms"),
+        "prio_aging_expire": Info("after this, lower-priority requests are served ahead of higher", 0, JIFFY_MS, "ms"),
     },
     "bfq": {
         "slice_idle": Info("idle wait for the next request of a sync queue (0 disables idling)", 0, BIG, "ms"),
         "slice_idle_us": Info("the same idle wait in microseconds", 0, BIG, "µs"),
         "low_latency": Info("1: favour interactive and soft real-time tasks", 0, 1),
         "strict_guarantees": Info("1: strict service guarantees at some throughput cost", 0, 1),
-        "timeout_sync": Info("longest time a sync queue may be served in one go", 1, BIG, "ms"),
+        "timeout_sync": Info("longest time a sync queue may be served in one go", 1, JIFFY_MS, "ms"),
         "max_budget": Info("most sectors served per turn (0 = auto-tuned)", 0, BIG, "sectors"),
         "back_seek_max": Info("longest backward seek still treated as sequential", 0, BIG, "KiB"),
         "back_seek_penalty": Info("cost factor of a backward seek against a forward one", 1, BIG),

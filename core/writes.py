@@ -8,6 +8,7 @@ unbuffered os.write(), and the value is always read back.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import re
@@ -15,6 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from iosched.core.device_lock import restoring
 from iosched.core.errors import BadInput, DeviceGone, IoschedError, NotPermitted, WriteNotApplied, shown
 from iosched.core.journal import Journal, JournalEntry, default_run_dir, new_entry
 from iosched.core.sysfs import check_device_name, parse_scheduler, read_attr, read_int
@@ -121,17 +123,34 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
         try:
             seconds = _raw_write(path, value, device, attr)
         finally:
-            new = _current_value(path, attr)
+            stored = new = _current_value(path, attr)
+            if new is not None and new not in (old, value) and (attr, value) not in _MEANS_DEFAULT:
+                # The kernel kept something else (clamped, rounded to its clock, overflowed): not what was
+                # asked for, so the previous value goes back rather than a surprise staying in place.
+                new = _put_back(path, old, device, attr)
             if fresh and new == old:
-                # Nothing changed (refused, or accepted and ignored): nothing to restore either.
+                # Nothing changed (refused, ignored, or put back): nothing to restore either.
                 del entries[key]
-    if new is None:
+    if stored is None or new is None:
         raise DeviceGone(f"{device} vanished right after the write")
-    if new != value and (attr, value) in _MEANS_DEFAULT:
+    if stored != value and (attr, value) in _MEANS_DEFAULT:
         return WriteResult(device, attr, old, new, seconds, at, note="kernel default applied")
-    if new != value:
+    if stored == old != value:
         raise WriteNotApplied(f"{device} accepted {value!r} for {attr} but it still reads {new!r}")
+    if stored != value and new == old:
+        raise WriteNotApplied(f"{device} stored {stored!r} for {attr} when given {value!r}, so the previous "
+                              f"{old!r} was put back")
+    if stored != value:
+        raise WriteNotApplied(f"{device} stored {stored!r} for {attr} when given {value!r} and the previous "
+                              f"{old!r} could not be put back (it reads {new!r}): `iosched restore` puts it back")
     return WriteResult(device, attr, old, new, seconds, at)
+
+
+def _put_back(path: Path, old: str, device: str, attr: str) -> str | None:
+    """Write ``old`` again after a read-back that differed; returns what reads back then."""
+    with contextlib.suppress(IoschedError):  # the read-back below says whether it went back
+        _raw_write(path, old, device, attr)
+    return _current_value(path, attr)
 
 
 def _journal_reset_by_switch(entries: dict[str, JournalEntry], device: str, sysdir: Path, sched: str) -> None:
@@ -153,7 +172,9 @@ class RestoreOutcome:
     attr: str
     original: str
     current: str | None
-    status: str  # "restored", "would restore", "unchanged", "gone", "replaced", "skipped", "failed"
+    # "restored", "would restore", "unchanged", "gone", "replaced", "skipped", "failed"; left alone: "held" (the
+    # device is under load from another iosched, detail names it), "not ours" (another process made the entry)
+    status: str
     detail: str = ""
 
 
@@ -175,11 +196,16 @@ def _order(entry: JournalEntry) -> int:
 
 
 def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: bool = False,
-            devices: set[str] | None = None, only: set[tuple[str, str]] | None = None) -> list[RestoreOutcome]:
+            devices: set[str] | None = None, only: set[tuple[str, str]] | None = None,
+            pid: int | None = None) -> list[RestoreOutcome]:
     """Put back every value the tool changed that still differs (only on ``devices``, and only the
     (device, attribute) pairs in ``only``, when given: a TUI undoes its own writes, not those of others).
     A scheduler in ``only`` takes along what its switch journaled on that device (nr_requests, iosched/*).
+    With ``pid``, only the entries that process made (a quit): another's, or an older iosched's that
+    recorded none, are left, and those in ``only`` are named as left alone.
 
+    A device under load from another live iosched (its load lock is held) is left alone, its entries kept:
+    putting its values back would invalidate that process's run, and the process puts back its own.
     Idempotent; entries done with are dropped; entries left out stay in the journal.
     """
     journal = journal or Journal(default_run_dir(root))
@@ -196,16 +222,34 @@ def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: boo
     def mine(entries: dict[str, JournalEntry]) -> list[JournalEntry]:
         return sorted((e for e in entries.values() if wanted(e)), key=_order)
 
+    def left_alone(entry: JournalEntry, held: dict[str, str]) -> RestoreOutcome | None:
+        if pid is not None and entry.pid != pid:
+            who = f"pid {entry.pid}" if entry.pid else "an earlier iosched that recorded no process"
+            return RestoreOutcome(entry.device, entry.attr, entry.original, None, "not ours",
+                                  f"first changed by {who}, not by this one")
+        if entry.device in held:
+            return RestoreOutcome(entry.device, entry.attr, entry.original, None, "held", held[entry.device])
+        return None
+
+    def go(todo: list[JournalEntry], entries: dict[str, JournalEntry] | None) -> None:
+        with restoring({e.device for e in todo if pid is None or e.pid == pid}, root) as held:
+            for entry in todo:
+                skipped = left_alone(entry, held)
+                if skipped is not None:
+                    # Another process's take-along (nr_requests, iosched/*) is not worth naming.
+                    if skipped.status == "held" or only is None or (entry.device, entry.attr) in only:
+                        outcomes.append(skipped)
+                    continue
+                outcome = _restore_one(entry, root, dry_run=entries is None)
+                outcomes.append(outcome)
+                if entries is not None and outcome.status != "failed":
+                    del entries[entry.key]
+
     if dry_run:
-        for entry in mine(journal.entries()):
-            outcomes.append(_restore_one(entry, root, dry_run=True))
+        go(mine(journal.entries()), None)
         return outcomes
     with journal.locked() as entries:
-        for entry in mine(entries):
-            outcome = _restore_one(entry, root, dry_run=False)
-            outcomes.append(outcome)
-            if outcome.status != "failed":
-                del entries[entry.key]
+        go(mine(entries), entries)
     return outcomes
 
 

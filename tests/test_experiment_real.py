@@ -226,6 +226,45 @@ def test_runs_finished_before_ctrl_c_are_saved(loopdev, tmp_path):
     assert loopdev.current() == loopdev.initial_scheduler
 
 
+def wait_for_line(proc: subprocess.Popen, want: str, timeout: float = 60) -> list[str]:
+    """stderr lines of ``proc`` up to the first that holds ``want``."""
+    assert proc.stderr is not None
+    deadline, seen = time.monotonic() + timeout, []
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            pytest.fail(f"iosched ended before {want!r}: {seen[-5:]}")
+        seen.append(line)
+        if want in line:
+            return seen
+    pytest.fail(f"no {want!r} in time")
+
+
+def test_runs_finished_before_the_device_vanished_are_saved(loopdev, tmp_path):
+    """Detached mid-compare: the finished runs and the reason are saved, and the exit says why in one sentence."""
+    need_real("fio")
+    save = tmp_path / "vanished.json"
+    p = start_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "2",
+                  "--repeat", "3", "--settle", "0", "--save", str(save))
+    try:
+        wait_for_line(p, "CPU/IO")  # run 1 finished
+        wait_for_line(p, "run 2/")  # run 2 under way
+        subprocess.run(["losetup", "-d", loopdev.path], check=True)  # lazily, once fio lets go
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == 1, err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last == f"iosched: {loopdev.name} has no medium attached (size 0)", err
+    doc = json.loads(save.read_text())
+    assert doc["status"] == "cancelled" and len(doc["runs"]) >= 1
+    assert any("no medium attached" in n for n in doc["notes"]), doc["notes"]
+    no_fio_left(loopdev.path)
+
+
 def test_fio_killed_in_every_run_fails_cleanly(loopdev):
     need_real("fio")
     p = start_cli("compare", loopdev.name, "--schedulers", "bfq,none", "--job", "randread-q16t2",

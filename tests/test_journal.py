@@ -52,6 +52,14 @@ def test_a_good_journal_round_trips(tmp_path):
     assert journal.entries() == {e.key: e}
 
 
+def test_a_journal_from_an_older_iosched_without_pids_is_read(tmp_path):
+    """Entries an older iosched wrote name no process: read as pid 0, "unknown process" (a quit leaves them)."""
+    journal = Journal(tmp_path)
+    journal.path.write_text(json.dumps({"version": 1, "entries": [GOOD]}))
+    (entry,) = journal.entries().values()
+    assert (entry.device, entry.attr, entry.original, entry.pid) == ("loop9", "queue/scheduler", "none", 0)
+
+
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
                      lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
                      max_leaves=20)

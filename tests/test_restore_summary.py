@@ -42,3 +42,12 @@ def test_failures_and_replaced_devices_are_listed_unchanged_and_skipped_are_not(
     assert restore_lines(outcomes[1:]) == ["sdb scheduler: replaced: another device now has this name",
                                            NOTHING_ELSE]
     assert restore_lines([]) == [NOTHING_RECORDED]
+
+
+def test_a_device_under_load_elsewhere_is_one_line_naming_its_holder():
+    outcomes = [RestoreOutcome("loop4", attr, "x", None, "held", "pid 4242, compare")
+                for attr in ("queue/scheduler", "queue/nr_requests", "queue/iosched/read_expire")]
+    lines = restore_lines(outcomes)
+    assert lines == ["loop4: left alone: under load from iosched (pid 4242, compare), which puts back its own "
+                     "changes; `iosched restore` after it ends puts back the rest", NOTHING_ELSE]
+    assert not restore_failed(outcomes)

@@ -75,6 +75,34 @@ def test_kernel_refusal_and_silent_ignore_are_clear_errors(loopdev):
     assert run_cli("restore").stdout.startswith("nothing to restore")
 
 
+def test_a_value_the_kernel_cannot_store_is_refused_before_writing(loopdev, private_journal):
+    """mq-deadline keeps read_expire in jiffies: below HZ=1000, 2147483647 ms reads back negative."""
+    q = loopdev.sysdir / "queue"
+    (q / "scheduler").write_text("mq-deadline")
+    before = (q / "iosched/read_expire").read_text()
+    r = run_cli("tune", loopdev.name, "read_expire=2147483647")
+    assert r.returncode == 2 and r.stderr.strip().splitlines() == [
+        "iosched: read_expire must lie between 0 and 2147483000 ms"]
+    assert (q / "iosched/read_expire").read_text() == before
+    assert not (private_journal / "journal.json").exists()
+    r = run_cli("tune", loopdev.name, "read_expire=2147483000")  # the bound itself is stored as it is
+    assert r.returncode == 0, r.stderr
+    assert (q / "iosched/read_expire").read_text().strip() == "2147483000"
+
+
+def test_a_read_back_that_differs_puts_the_previous_value_back(loopdev, private_journal):
+    """read_ahead_kb is kept in pages: 5 KiB is stored as 4 (a page of 4 KiB), not what was asked for."""
+    ra = loopdev.sysdir / "queue/read_ahead_kb"
+    before = ra.read_text().strip()
+    r = run_cli("tune", loopdev.name, "read_ahead_kb=5")
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "stored '4' for queue/read_ahead_kb when given '5'" in lines[0], lines
+    assert f"the previous '{before}' was put back" in lines[0]
+    assert ra.read_text().strip() == before
+    assert not (private_journal / "journal.json").exists()  # nothing left to restore
+
+
 def test_hand_tuned_values_come_back_after_a_switch(loopdev):
     """A switch resets the old scheduler's tunables; restore must bring back what the user had set by hand."""
     q = loopdev.sysdir / "queue"

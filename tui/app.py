@@ -153,9 +153,10 @@ class IoschedApp(App[int]):
 
     @work(thread=True, group="restore", exit_on_error=False)
     def _restore_and_exit(self, changed: set[tuple[str, str]]) -> None:
-        """Restore in a worker: a switch on a busy device waits for its queue to drain."""
+        """Restore in a worker: a switch on a busy device waits for its queue to drain. Only the journal entries
+        this process made: another iosched's (or an older one's, which recorded no process) stay."""
         try:
-            outcomes = restore(self.monitor.root, only=changed)
+            outcomes = restore(self.monitor.root, only=changed, pid=os.getpid())
         except IoschedError as e:
             self.call_from_thread(self.exit, 1, message=f"Restore failed: {e}. Run `iosched restore`.")
             return
