@@ -6,12 +6,12 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 
-from iosched.core.errors import BadInput
-from iosched.core.sysfs import check_device_name
+from iosched.core.errors import BadInput, DeviceGone
+from iosched.core.sysfs import check_device_name, device_identity, gone_reason
 from iosched.numbers import number
 
 if TYPE_CHECKING:
@@ -67,13 +67,18 @@ def _lat_row(name: str, op: str, x: DeviceLatency | OpLatency, dt: float) -> str
             f"{_us(x.total.percentile(0.5)):>9} {_us(x.total.percentile(0.99)):>7} {_us(mean):>7}")
 
 
-def latency_text(sample: TraceSample, wall: datetime, devices: list[str] | None) -> str:
+def latency_text(sample: TraceSample, wall: datetime, devices: list[str] | None,
+                 gone: Mapping[str, str] | None = None) -> str:
+    """One interval; a named device in ``gone`` (name -> why) is said to be gone rather than idle."""
     cpu = "" if sample.tracer_cpu is None else f"  bpftrace cpu {sample.tracer_cpu:.1f}%"
     dropped = f"  {sample.dropped_requests} requests untimed (map reset)" if sample.dropped_requests else ""
     lines = [f"{wall:%H:%M:%S}  interval {sample.interval:.2f}s{cpu}{dropped}", LAT_HEADER]
     names = devices if devices else sorted(sample.devices)
     for n in names:
         d = sample.devices.get(n)
+        if d is None and gone and n in gone:
+            lines.append(f"{n:<10} gone ({gone[n]})")
+            continue
         if d is None:
             lines.append(f"{n:<10} {'all':<8} {0:9.0f} {0:8.2f}  (no IO completed)")
             continue
@@ -83,9 +88,12 @@ def latency_text(sample: TraceSample, wall: datetime, devices: list[str] | None)
     return "\n".join(lines) + "\n"
 
 
-def latency_json(sample: TraceSample, wall: datetime, devices: list[str] | None) -> dict:
+def latency_json(sample: TraceSample, wall: datetime, devices: list[str] | None,
+                 gone: Mapping[str, str] | None = None) -> dict:
     obj = sample.to_json(0.0, set(devices) if devices else None)
     obj["time"] = wall.isoformat(timespec="seconds")
+    if gone:
+        obj["gone"] = dict(gone)
     return obj
 
 
@@ -115,21 +123,48 @@ def _events(tracer: Tracer, count: int | None):
         yield ev
 
 
+class Presence:
+    """The named devices that are gone (detached, removed, or another device under the name), each said once."""
+
+    def __init__(self, devices: list[str], root: str) -> None:
+        self.root = root
+        self.was = {d: device_identity(d, root) for d in devices}
+        self.gone: dict[str, str] = {}
+
+    def look(self) -> None:
+        for d, was in self.was.items():
+            if d not in self.gone and (why := gone_reason(d, was, self.root)):
+                self.gone[d] = why
+                print(f"iosched: {d} is gone ({why})", file=sys.stderr, flush=True)
+
+    @property
+    def all_gone(self) -> bool:
+        return bool(self.was) and len(self.gone) == len(self.was)
+
+
 def cmd_latency(args: argparse.Namespace) -> int:
     for dev in args.devices:
         check_device_name(dev, args.root)
     _check_count(args.count)
-    devices = args.devices or None
+    devices = list(dict.fromkeys(args.devices)) or None  # a name given twice is one device
+    presence = Presence(devices or [], args.root)
+    presence.look()
+    if presence.all_gone:
+        raise DeviceGone("every device named is gone: nothing to trace")
     tracer = _start_tracer(args.interval, devices, args.root)
     out: TextIO = sys.stdout
     try:
         for sample in _events(tracer, args.count):
             wall = datetime.now().astimezone()
+            presence.look()
             if args.json:
-                out.write(json.dumps(latency_json(sample, wall, devices)) + "\n")
+                out.write(json.dumps(latency_json(sample, wall, devices, presence.gone)) + "\n")
             else:
-                out.write(latency_text(sample, wall, devices) + "\n")
+                out.write(latency_text(sample, wall, devices, presence.gone) + "\n")
             out.flush()
+            if presence.all_gone:  # nothing named is left to trace: say so rather than print empty intervals
+                print("iosched: every device named is gone: stopped", file=sys.stderr)
+                return 1
     finally:
         tracer.stop()
     return 0

@@ -33,8 +33,29 @@ def number(lo: float, hi: float, *, integer: bool = False, lo_open: bool = False
     return parse
 
 
+class _IntermixedCommands(argparse._SubParsersAction):
+    """A command's options and positionals in any order: `record F -i 0.5 loop0` as well as `record -i 0.5 F
+    loop0`. Plain argparse ends a `nargs="*"` positional at the first option and leaves what follows over."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        name, rest = values[0], values[1:]
+        if self.dest is not argparse.SUPPRESS:
+            setattr(namespace, self.dest, name)
+        # argparse checked the name against the choices (the command names) before calling.
+        sub, extras = self._name_parser_map[name].parse_known_intermixed_args(rest, None)
+        for key, value in vars(sub).items():
+            setattr(namespace, key, value)
+        if extras:  # left for the top parser to name as unrecognized
+            vars(namespace).setdefault(argparse._UNRECOGNIZED_ARGS_ATTR, []).extend(extras)
+
+
 class OneSentenceParser(argparse.ArgumentParser):
-    """Bad arguments are one sentence on stderr and exit 2, like every other bad input."""
+    """Bad arguments are one sentence on stderr and exit 2, like every other bad input; every command takes
+    its options and positionals intermixed."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", "parsers", _IntermixedCommands)
 
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)

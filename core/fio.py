@@ -10,6 +10,7 @@ spawn and wait in the same thread). `preexec_fn` would do the same but is unsafe
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -38,6 +39,10 @@ class FioMissing(IoschedError):
 
 class FioFailed(IoschedError):
     pass
+
+
+class FioRefused(FioFailed):
+    """fio could not open its target for lack of privilege."""
 
 
 class FioUnfinished(FioFailed):
@@ -117,6 +122,8 @@ def _parse_result(obj: dict) -> FioResult:
     if not jobs:
         raise FioFailed("fio ran no job")
     errors = [f"{j.get('jobname')}: error {j['error']}" for j in jobs if j.get("error")]
+    if os.geteuid() != 0 and any(j.get("error") in (errno.EACCES, errno.EPERM) for j in jobs):
+        raise FioRefused("fio was refused access to its target (permission denied): run as root")
     if errors:
         raise FioFailed("fio reported " + "; ".join(errors))
     r_iops = sum(j["read"]["iops"] for j in jobs)
@@ -267,6 +274,8 @@ class FioRun:
             raise FioFailed("fio failed: " + (" / ".join(tail) or f"exit status {self.proc.returncode}"))
         try:
             result = parse_result(self.last)
+        except FioRefused:
+            raise  # one sentence already: fio's own lines would only repeat "Permission denied"
         except FioFailed as e:
             tail = [ln for ln in self.stderr_text.splitlines() if ln.startswith("fio:")][-2:]
             raise FioFailed(f"{e}{': ' + ' / '.join(tail) if tail else ''}") from None

@@ -72,6 +72,10 @@ class Journal:
                 data = f.read(MAX_JOURNAL_BYTES + 1)
         except FileNotFoundError:
             return {}
+        except PermissionError as e:
+            if os.geteuid() != 0:  # not a damaged journal: a private one (/run/iosched is root's, mode 700)
+                raise JournalNeedsRoot(self.path) from e
+            raise JournalUnreadable(self.path, e.strerror or e.__class__.__name__) from e
         except OSError as e:
             raise JournalUnreadable(self.path, e.strerror or e.__class__.__name__) from e
         if len(data) > MAX_JOURNAL_BYTES:
@@ -109,6 +113,14 @@ class JournalUnreadable(IoschedError):
                          f"it aside (mv {path} {path}.bad) to start a fresh one")
 
 
+class JournalNeedsRoot(JournalUnreadable):
+    """The journal is root's and this process is not: nothing to move aside, it needs root."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.why = path, "root's alone"
+        IoschedError.__init__(self, f"the journal {path} can be read by root only: run as root")
+
+
 def parse_entries(raw: object, path: Path) -> dict[str, JournalEntry]:
     """Journal entries from parsed JSON, every field checked for its type (outside input: a file on disk)."""
     if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
@@ -139,6 +151,8 @@ def journal_problem(root: str | Path = "/") -> str | None:
     """One sentence for a front end to show at start while the journal is unreadable, else None."""
     try:
         Journal(default_run_dir(root)).entries()
+    except JournalNeedsRoot as e:
+        return f"The journal {e.path} can be read by root only: switching and tuning need root."
     except JournalUnreadable as e:
         return (f"The journal {e.path} is unreadable ({e.why}): no scheduler or setting can change until it is "
                 f"moved aside (mv {e.path} {e.path}.bad).")
@@ -161,6 +175,14 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def registry_files(registry: Path, holds: str = "what its runs made") -> list[Path]:
+    """The entries of a registry dir under the run dir; NotPermitted (run as root) when it is root's alone."""
+    try:
+        return sorted(registry.glob("*.json")) if registry.is_dir() else []
+    except PermissionError as e:
+        raise NotPermitted(f"reading {registry}, where iosched lists {holds}, needs root: run as root") from e
+
+
 def stale_registrations(registry: Path) -> list[tuple[Path, dict]]:
     """Entries of a registry dir (one JSON file per thing a process made) whose process is gone.
 
@@ -168,7 +190,7 @@ def stale_registrations(registry: Path) -> list[tuple[Path, dict]]:
     removed, a live owner's entry is kept, the caller undoes what a dead owner left and removes the entry.
     """
     out: list[tuple[Path, dict]] = []
-    for f in sorted(registry.glob("*.json")) if registry.is_dir() else []:
+    for f in registry_files(registry):
         try:
             info = json.loads(f.read_text())
             pid = int(info["pid"])

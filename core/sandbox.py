@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iosched.core.errors import BadInput, IoschedError, NotPermitted
-from iosched.core.journal import default_run_dir, stale_registrations
+from iosched.core.journal import default_run_dir, registry_files, stale_registrations
 from iosched.core.sysfs import read_attr
 from iosched.core.writes import restore
 
@@ -112,7 +112,7 @@ def is_sandbox(device: str, root: str | Path = "/") -> bool:
     if path.name == SANDBOX_FILE and path.parent.name.startswith(SANDBOX_PREFIX):
         return True
     reg = _registry(root)
-    for f in sorted(reg.glob("*.json")) if reg.is_dir() else []:
+    for f in registry_files(reg, "its demo sandboxes"):
         try:
             info = json.loads(f.read_text())
         except (OSError, ValueError, RecursionError):

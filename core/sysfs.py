@@ -83,3 +83,25 @@ def check_device_name(name: str, root: str | Path = "/") -> Path:
             raise BadInput(f"{name} is a partition; schedulers belong to the whole disk {parent}")
         raise UnknownDevice(f"no block device named {name}")
     return path
+
+
+def device_identity(name: str, root: str | Path = "/") -> tuple[str | None, int | None]:
+    """What tells this device apart from a later one under the same name: its major:minor and disk sequence."""
+    sysdir = Path(root, "sys/block", name)
+    return read_attr(sysdir / "dev"), read_int(sysdir / "diskseq")
+
+
+def gone_reason(name: str, was: tuple[str | None, int | None], root: str | Path = "/") -> str | None:
+    """Why the device ``name`` (``was`` its identity when first seen) is gone, or None while it is there.
+
+    A detached loop device keeps its node in /sys/block with size 0: gone all the same.
+    """
+    sysdir = Path(root, "sys/block", name)
+    if not sysdir.is_dir():
+        return "removed"
+    if not read_int(sysdir / "size"):
+        return "no medium attached"
+    now = device_identity(name, root)
+    if any(a is not None and b is not None and a != b for a, b in zip(was, now)):
+        return "another device now has its name"
+    return None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iosched.core.devices import BlockDevice, read_device
-from iosched.core.errors import BadInput, IoschedError, UnknownDevice
+from iosched.core.errors import BadInput, IoschedError, NotPermitted, UnknownDevice
 from iosched.core.fiopath import check_target_path
 from iosched.core.journal import default_run_dir, stale_registrations
 from iosched.core.sysfs import check_device_name
@@ -115,6 +115,11 @@ def _on_device(directory: Path, dev: BlockDevice, root: str | Path) -> bool:
                for p in dev.partitions)
 
 
+def _scratch_needs_root(reg: Path) -> NotPermitted:
+    return NotPermitted(f"a scratch-file run needs root (it registers the file in {reg} so that a crash leaves "
+                        "none behind): run as root")
+
+
 def scratch_target(device: str, directory: str | Path, size: int, root: str | Path = "/") -> Target:
     """A scratch file of ``size`` bytes in a fresh temp dir under ``directory``; checks free space first."""
     dev = _device(device, root)
@@ -129,13 +134,20 @@ def scratch_target(device: str, directory: str | Path, size: int, root: str | Pa
                        f"({free // 2**20} MiB free): pass a smaller --size or another --dir")
     note = "" if _on_device(d, dev, root) else f"note: {d} is not on {device}; its IO will not show on {device}"
     reg = _registry(root)
-    reg.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        reg.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except PermissionError as e:
+        raise _scratch_needs_root(reg) from e
     try:
         sdir = tempfile.mkdtemp(prefix="iosched-scratch-", dir=d)
     except OSError as e:
         raise IoschedError(f"cannot create a scratch directory in {d}: {e.strerror}") from e
     # Registered before fio lays out the file, so a crash at any point leaves something restore can find.
-    (reg / _reg_name(sdir)).write_text(json.dumps({"dir": sdir, "pid": os.getpid(), "device": device}))
+    try:
+        (reg / _reg_name(sdir)).write_text(json.dumps({"dir": sdir, "pid": os.getpid(), "device": device}))
+    except PermissionError as e:
+        shutil.rmtree(sdir, ignore_errors=True)
+        raise _scratch_needs_root(reg) from e
     return Target(device, str(Path(sdir, "iosched.dat")), "file", sdir, note)
 
 
@@ -145,6 +157,14 @@ def target_hint(dev: BlockDevice) -> str:
     if fs_mounts:
         return f"target: a scratch file under {fs_mounts[0]} (removed afterwards)"
     return f"target: raw /dev/{dev.name}; W jobs write: refused if it holds data, unless you type its name"
+
+
+def check_openable(path: str, writes: bool) -> None:
+    """NotPermitted (run as root) when this user may not open the raw device: said before anything starts,
+    instead of fio's "error 13" after it did."""
+    mode = os.R_OK | (os.W_OK if writes else 0)
+    if os.path.exists(path) and not os.access(path, mode, effective_ids=os.access in os.supports_effective_ids):
+        raise NotPermitted(f"opening raw {path} for the workload needs root: run as root")
 
 
 def choose_target(device: str, writes: bool, directory: str | Path | None = None, size: int = 1 << 30,
@@ -159,6 +179,7 @@ def choose_target(device: str, writes: bool, directory: str | Path | None = None
     if fs_mounts and not raw:
         return scratch_target(device, fs_mounts[0], size, root)
     target = Target(device, f"/dev/{device}", "device")
+    check_openable(target.path, writes)
     if not writes:
         return target
     why = why_not_writable(dev, root)

@@ -313,7 +313,10 @@ def write_rules_file(path: str | Path, text: str | None) -> None:
     if not path.parent.is_dir():
         raise BadInput(f"rules directory {path.parent} does not exist")
     if text is None:
-        path.unlink(missing_ok=True)
+        try:
+            path.unlink(missing_ok=True)
+        except PermissionError as e:
+            raise NotPermitted(f"permission denied removing {path}: run as root") from e
         return
     tmp = path.with_name(f".{path.name}.iosched-tmp")
     try:
