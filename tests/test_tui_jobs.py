@@ -25,9 +25,17 @@ async def wait_until(pilot, cond, timeout: float = 10.0) -> bool:
 
 
 async def select(app: IoschedApp, pilot, name: str) -> None:
+    """Walk the cursor from wherever it is to ``name``, as a person would (rows of other devices may come and go)."""
     await wait_until(pilot, lambda: name in [d.name for d in app.monitor.devices], 4)
-    names = [d.name for d in app.monitor.devices]
-    await pilot.press(*(["down"] * names.index(name)))
+    for _ in range(20):
+        current = app.view.selected_device()
+        if current is not None and current.name == name:
+            return
+        names = [d.name for d in app.monitor.devices]
+        here = names.index(current.name) if current is not None and current.name in names else 0
+        steps = names.index(name) - here if name in names else 0
+        await pilot.press(*(["down" if steps > 0 else "up"] * abs(steps or 1)))
+        await pilot.pause()
     assert app.view.selected_device().name == name
 
 
