@@ -12,8 +12,8 @@ import argparse
 import random
 import tracemalloc
 
-from iosched.core.rates import CpuRates, DiskRates
-from iosched.core.sampler import History, Rates
+from iosched.core.live.rates import CpuRates, DiskRates
+from iosched.core.live.sampler import History, Rates
 
 
 def fill(devices: int, points: int, busy: int, cpus: int) -> float:

@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 from common import extra_loop_devices, measure_process, summary_us
 
-from iosched.core.sampler import Sampler, compute_rates
+from iosched.core.live.sampler import Sampler, compute_rates
 
 
 def time_ticks(ticks: int, cold: bool) -> list[float]:
@@ -66,7 +66,7 @@ def report(label: str, ticks: int) -> None:
 
 def watch_vs_iostat(seconds: float) -> None:
     print(f"\nCPU of one core over {seconds:.0f} s at a 1 s interval:")
-    for label, cmd in (("iosched watch -i 1", [sys.executable, "-m", "iosched", "watch", "-i", "1"]),
+    for label, cmd in (("iosched watch -i 1", [sys.executable, "-m", "iosched.cli", "watch", "-i", "1"]),
                        ("iostat -x 1", ["iostat", "-x", "1"])):
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 cwd=Path(__file__).resolve().parent.parent)

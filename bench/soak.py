@@ -104,7 +104,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="iosched-soak-") as tmp:
         pool = Pool(tmp, args.pool)
         run_dir = Path(tmp, "run")
-        env, program = f"IOSCHED_RUN_DIR={run_dir}", "-m iosched"
+        env, program = f"IOSCHED_RUN_DIR={run_dir}", "-m iosched.cli"
         if args.trace_dir:
             env += f" TRACE_DIR={Path(args.trace_dir).resolve()}"
             program = str(HERE / "traced_iosched.py")

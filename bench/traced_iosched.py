@@ -101,7 +101,7 @@ def main() -> None:
     tracemalloc.start(int(os.environ.get("TRACE_FRAMES", "6")))
     every = float(os.environ.get("TRACE_EVERY", "300"))
     threading.Thread(target=_dump_forever, args=(out, every), daemon=True).start()
-    from iosched.main import main as iosched_main
+    from iosched.cli.main import main as iosched_main
 
     sys.argv = ["iosched", *sys.argv[1:]]
     sys.exit(iosched_main())

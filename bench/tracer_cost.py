@@ -18,8 +18,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from iosched.core.procfs import read_proc_stat
-from iosched.core.tracer import Tracer
+from iosched.core.kernel.procfs import read_proc_stat
+from iosched.core.trace.tracer import Tracer
 
 BUSY = ("user", "nice", "system", "irq", "softirq", "steal")
 

@@ -32,7 +32,7 @@ def main() -> None:
     args = p.parse_args()
     width, height = (int(n) for n in args.size.split("x"))
     with tempfile.TemporaryDirectory() as run_dir, extra_loop_devices(args.devices):
-        cmd = f"cd {ROOT} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m iosched -i {args.interval:g}"
+        cmd = f"cd {ROOT} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m iosched.cli -i {args.interval:g}"
         with tmux_session(f"bench-memory-{os.getpid()}", cmd, width, height) as pane:
             time.sleep(3)
             start = time.monotonic()

@@ -93,10 +93,10 @@ class Programs:
     def command(self, name: str, interval: float) -> str:
         run_dir = tempfile.mkdtemp(dir=self.tmp)  # its own journal and instance lock
         if name == "iosched":
-            return f"cd {self.tmp} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m iosched -i {interval}"
+            return f"cd {self.tmp} && IOSCHED_RUN_DIR={run_dir} {sys.executable} -m iosched.cli -i {interval}"
         if name == "baseline":
             return (f"cd {self.tmp} && PYTHONPATH={self.baseline} IOSCHED_RUN_DIR={run_dir} "
-                    f"{sys.executable} -m iosched -i {interval}")
+                    f"{sys.executable} -m iosched.cli -i {interval}")
         if name == "glances":
             return f"glances -t {interval}"
         if name == "btop":
@@ -111,7 +111,7 @@ class Programs:
 
 def select_device(name: str, device: str) -> None:
     """Move iosched's table cursor to ``device`` (rows are sorted by name), so its graphs are the ones drawn."""
-    from iosched.core.devices import list_devices
+    from iosched.core.kernel.devices import list_devices
 
     names = sorted(d.name for d in list_devices())
     send_keys(name, *(["Down"] * names.index(device)))

@@ -1,7 +1,7 @@
-"""`python -m iosched`: the same entry point as the `iosched` command."""
+"""`python -m iosched.cli`: the same entry point as the `iosched` command."""
 
 import sys
 
-from iosched.main import main
+from iosched.cli.main import main
 
 sys.exit(main())

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from plotext._figure import _figure_class as PlotextFigure
 from plotext._utility import uncolorize
 
-from iosched.core.fio import latency_bins
-from iosched.core.matrix_judge import WORDS
-from iosched.core.units import si
+from iosched.core.base.units import si
+from iosched.core.experiment.matrix_judge import WORDS
+from iosched.core.load.fio import latency_bins
 
 # Plain-character markers so variants stay apart without colour (NO_COLOR, a pipe, a .txt file).
 BAR_MARKERS = ("█", "▒", "░", "▓", "#", "=")

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iosched.core.cells import cell_width, head_cells, pad_cells, tail_cells
-from iosched.core.devices import BlockDevice
-from iosched.core.units import human_size
+from iosched.core.base.cells import cell_width, head_cells, pad_cells, tail_cells
+from iosched.core.base.units import human_size
+from iosched.core.kernel.devices import BlockDevice
 
 GAP = "  "
 ELLIPSIS = "…"

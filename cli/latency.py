@@ -10,15 +10,15 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 
-from iosched.core.errors import BadInput, DeviceGone
-from iosched.core.sysfs import check_device_name, device_identity, gone_reason
-from iosched.numbers import number
+from iosched.cli.numbers import number
+from iosched.core.base.errors import BadInput, DeviceGone
+from iosched.core.kernel.sysfs import check_device_name, device_identity, gone_reason
 
 if TYPE_CHECKING:
     # The tracer and its parser load when `latency` or `top` runs: every `iosched` start parses these
     # arguments, the TUI's included, and would pay for them otherwise.
-    from iosched.core.tracer import Tracer
-    from iosched.core.tracing_parse import DeviceLatency, OpLatency, TraceSample
+    from iosched.core.trace.parse import DeviceLatency, OpLatency, TraceSample
+    from iosched.core.trace.tracer import Tracer
 
 
 def add_arguments(sub: argparse._SubParsersAction, interval_type: Callable[[str], float]) -> None:
@@ -56,7 +56,7 @@ LAT_HEADER = (f"{'DEVICE':<10} {'OP':<8} {'IO/s':>9} {'MB/s':>8}  {'sched p50':>
 
 
 def _lat_row(name: str, op: str, x: DeviceLatency | OpLatency, dt: float) -> str:
-    from iosched.core.tracing_parse import NO_DATA_OPS
+    from iosched.core.trace.parse import NO_DATA_OPS
 
     mean = x.total_ns / x.total.total / 1e3 if x.total.total else None
     # Discards and flushes move no data: no MB/s of their own, and none in the device's "all" row.
@@ -98,7 +98,7 @@ def latency_json(sample: TraceSample, wall: datetime, devices: list[str] | None,
 
 
 def _start_tracer(interval: float, devices: list[str] | None, root: str) -> Tracer:
-    from iosched.core.tracer import Tracer
+    from iosched.core.trace.tracer import Tracer
 
     tracer = Tracer(interval=interval, devices=devices, root=root)
     tracer.start()
@@ -108,7 +108,7 @@ def _start_tracer(interval: float, devices: list[str] | None, root: str) -> Trac
 
 def _events(tracer: Tracer, count: int | None):
     """Samples until ``count``; a tracer that dies ends the stream with TracingFailed."""
-    from iosched.core.tracer import TracerStopped, TracingFailed
+    from iosched.core.trace.tracer import TracerStopped, TracingFailed
 
     k = 0
     while count is None or k < count:
@@ -192,7 +192,7 @@ def _top_traced(args: argparse.Namespace, tracer: Tracer, out: TextIO) -> None:
 
 
 def _top_procfs(args: argparse.Namespace, out: TextIO, count: int | None) -> None:
-    from iosched.core.procio import process_rates, read_process_io
+    from iosched.core.kernel.procio import process_rates, read_process_io
 
     prev, t_prev = read_process_io(), time.monotonic()
     start = t_prev
@@ -226,7 +226,7 @@ def cmd_top(args: argparse.Namespace) -> int:
         raise BadInput("--lines must be at least 1")
     out: TextIO = sys.stdout
     if not args.no_trace:
-        from iosched.core.tracer import TracingFailed, TracingUnavailable
+        from iosched.core.trace.tracer import TracingFailed, TracingUnavailable
 
         try:
             tracer = _start_tracer(args.interval, [args.device] if args.device else None, args.root)

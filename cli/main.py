@@ -10,23 +10,23 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from iosched.core.devices import list_devices
-from iosched.core.errors import BadInput, IoschedError
-from iosched.core.restore_report import restore_failed, restore_lines
-from iosched.core.sandbox import clean_stale as clean_stale_sandboxes
-from iosched.core.scheduler import switch_scheduler
-from iosched.core.sysfs import check_device_name
-from iosched.core.targets import clean_stale_scratch
-from iosched.core.workdirs import clean_stale_workdirs
-from iosched.core.writes import restore
-from iosched.latency import add_arguments as add_latency_arguments
-from iosched.numbers import OneSentenceParser, number
-from iosched.record import add_arguments as add_record_arguments
-from iosched.serve import add_arguments as add_serve_arguments
-from iosched.settings import add_arguments as add_settings_arguments
+from iosched.cli.latency import add_arguments as add_latency_arguments
+from iosched.cli.numbers import OneSentenceParser, number
+from iosched.cli.record import add_arguments as add_record_arguments
+from iosched.cli.serve import add_arguments as add_serve_arguments
+from iosched.cli.settings import add_arguments as add_settings_arguments
+from iosched.cli.workload_args import add_arguments as add_workload_arguments
+from iosched.cli.workload_args import parse_size
+from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.kernel.devices import list_devices
+from iosched.core.kernel.sysfs import check_device_name
+from iosched.core.load.targets import clean_stale_scratch
+from iosched.core.load.workdirs import clean_stale_workdirs
+from iosched.core.settings.restore_report import restore_failed, restore_lines
+from iosched.core.settings.sandbox import clean_stale as clean_stale_sandboxes
+from iosched.core.settings.scheduler import switch_scheduler
+from iosched.core.settings.writes import restore
 from iosched.themes import THEME_NAMES
-from iosched.workload_args import add_arguments as add_workload_arguments
-from iosched.workload_args import parse_size
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -34,7 +34,7 @@ def cmd_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([d.to_json() for d in devices], indent=1))
         return 0
-    from iosched.devtable import table_lines
+    from iosched.cli.devtable import table_lines
 
     # A terminal gets what fits its width (COLUMNS first, as shutil reads it); a pipe or a file whole lines.
     tty = sys.stdout.isatty()
@@ -78,7 +78,7 @@ _positive_interval = number(0.05, 3600)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
-    from iosched.watch import watch
+    from iosched.cli.watch import watch
 
     for dev in args.devices:
         check_device_name(dev, args.root)
@@ -94,7 +94,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from iosched.core import sandbox
+    from iosched.core.settings import sandbox
 
     sandbox.check_root()
     from iosched.tui.launch import TuiOptions, run_app

@@ -12,11 +12,9 @@ import shutil
 import sys
 from pathlib import Path
 
-from iosched.core.errors import BadInput, IoschedError
-from iosched.core.experiment import Event, Variant, check_variants, parse_variants
-from iosched.core.fio import fio_binary
-from iosched.core.jobs import Job, resolve_jobs, space_needed
-from iosched.core.matrix import (
+from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.units import si
+from iosched.core.experiment.matrix import (
     MatrixPlan,
     check_resumable,
     done_slots,
@@ -24,10 +22,12 @@ from iosched.core.matrix import (
     load_matrix,
     run_matrix,
 )
-from iosched.core.matrix_judge import WORDS, judge_matrix
-from iosched.core.results import check_save_path, result_lock, save_result
-from iosched.core.targets import choose_target
-from iosched.core.units import si
+from iosched.core.experiment.matrix_judge import WORDS, judge_matrix
+from iosched.core.experiment.results import check_save_path, result_lock, save_result
+from iosched.core.experiment.runner import Event, Variant, check_variants, parse_variants
+from iosched.core.load.fio import fio_binary
+from iosched.core.load.jobs import Job, resolve_jobs, space_needed
+from iosched.core.load.targets import choose_target
 
 # --- the command --------------------------------------------------------------------------------------------
 
@@ -185,7 +185,7 @@ def plot_result(doc: dict, judgement: dict, args: argparse.Namespace) -> None:
     """--plot to the terminal (plain characters under NO_COLOR or into a pipe), --plot-file to .txt/.html."""
     if not (getattr(args, "plot", False) or getattr(args, "plot_file", None)):
         return
-    from iosched.charts import all_charts, charts_html
+    from iosched.cli.charts import all_charts, charts_html
 
     if getattr(args, "plot", False):
         width = shutil.get_terminal_size((100, 40)).columns - 1

@@ -8,12 +8,12 @@ import io
 import sys
 from datetime import datetime, timedelta
 
-from iosched.core.errors import BadInput
-from iosched.core.rates import SYSSTAT_DISK_KEYS
-from iosched.core.recording import Recording, load, record
-from iosched.core.sysfs import check_device_name
-from iosched.numbers import number
-from iosched.watch import rates_to_json
+from iosched.cli.numbers import number
+from iosched.cli.watch import rates_to_json
+from iosched.core.base.errors import BadInput
+from iosched.core.kernel.sysfs import check_device_name
+from iosched.core.live.rates import SYSSTAT_DISK_KEYS
+from iosched.core.live.recording import Recording, load, record
 
 SYSSTAT_CSV_KEYS = tuple(SYSSTAT_DISK_KEYS.values())
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import csv
 import io
 
-from iosched.core.textcharts import error_bar, log_bar
-from iosched.core.units import si
-from iosched.core.verdict import METRICS, relative_text
+from iosched.core.base.textcharts import error_bar, log_bar
+from iosched.core.base.units import si
+from iosched.core.experiment.verdict import METRICS, relative_text
 
 
 def runs_csv(doc: dict) -> str:

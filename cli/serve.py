@@ -13,8 +13,8 @@ import socket
 import sys
 from pathlib import Path
 
-from iosched.core.errors import BadInput, IoschedError
-from iosched.web_guard import is_loopback, new_token
+from iosched.cli.web_guard import is_loopback, new_token
+from iosched.core.base.errors import BadInput, IoschedError
 
 PAGE_DIR = Path(__file__).parent / "web"
 
@@ -44,7 +44,7 @@ def _count(lo: int, hi: int, what: str):
 def app_argv(args: argparse.Namespace) -> list[str]:
     """The command run for each browser tab: this same iosched, as a TUI."""
     # --served: whatever --allow-writes says, the browser never runs a command or names a file to read.
-    argv = [sys.executable, "-m", "iosched", "--served", "--root", args.root, "-i", f"{args.tui_interval:g}"]
+    argv = [sys.executable, "-m", "iosched.cli", "--served", "--root", args.root, "-i", f"{args.tui_interval:g}"]
     if args.theme:
         argv += ["--theme", args.theme]
     if not args.allow_writes:
@@ -61,7 +61,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise BadInput(f"{args.host} is not a loopback address and the page travels unencrypted: add --public "
                        "to serve it on the network, or keep the default and use ssh -L 8000:localhost:8000 HOST")
     try:
-        from iosched.web_server import make_server
+        from iosched.cli.web_server import make_server
     except ImportError:
         raise IoschedError("iosched serve needs textual-serve: pip install 'iosched[serve]'") from None
     if not is_loopback(args.host):

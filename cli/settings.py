@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from iosched.core.errors import BadInput
-from iosched.core.persist import (
+from iosched.core.base.errors import BadInput
+from iosched.core.settings.persist import (
     BY,
     DEFAULT_RULES,
     apply_hint,
@@ -22,9 +22,9 @@ from iosched.core.persist import (
     tuned_snippet,
     without,
 )
-from iosched.core.persist_target import SHARED_BY, auto_by, earlier_serial, matches, name_warning
-from iosched.core.tunables import apply, list_settings, parse_assignments
-from iosched.core.writes import write_rules_file
+from iosched.core.settings.persist_target import SHARED_BY, auto_by, earlier_serial, matches, name_warning
+from iosched.core.settings.tunables import apply, list_settings, parse_assignments
+from iosched.core.settings.writes import write_rules_file
 
 
 def add_arguments(sub: argparse._SubParsersAction) -> None:

@@ -8,8 +8,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from iosched.core.monitor import Monitor, Ticker
-from iosched.core.sampler import Rates
+from iosched.core.live.monitor import Monitor, Ticker
+from iosched.core.live.sampler import Rates
 
 TEXT_COLUMNS = ("r/s", "w/s", "rkB/s", "wkB/s", "rrqm/s", "wrqm/s", "r_await", "w_await", "aqu-sz",
                 "rareq-sz", "wareq-sz", "util")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import argparse
 
-from iosched.core.metrics import METRIC_NAMES
-from iosched.numbers import lazy_command, number
+from iosched.cli.numbers import lazy_command, number
+from iosched.core.experiment.metrics import METRIC_NAMES
 
 ALPHA = number(0, 0.5, lo_open=True, hi_open=True)
 _SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -48,7 +48,7 @@ def plot_opts(s: argparse.ArgumentParser) -> None:
 def add_arguments(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("jobs", help="list the canned fio jobs")
     s.add_argument("--json", action="store_true")
-    s.set_defaults(func=lazy_command("iosched.workloads", "cmd_jobs"))
+    s.set_defaults(func=lazy_command("iosched.cli.workloads", "cmd_jobs"))
 
     def target_opts(s: argparse.ArgumentParser) -> None:
         s.add_argument("--job", required=False, help="catalog name (see `iosched jobs`) or a fio job file")
@@ -63,7 +63,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("run", help="run one workload on a device and show its effect")
     s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
     target_opts(s)
-    s.set_defaults(func=lazy_command("iosched.workloads", "cmd_run"))
+    s.set_defaults(func=lazy_command("iosched.cli.workloads", "cmd_run"))
 
     s = sub.add_parser("compare", help="A/B/n experiment: schedulers (and tunings) under a workload or a matrix")
     s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
@@ -96,7 +96,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--csv", action="store_true", help="one row per run")
     s.add_argument("--save", help="write everything needed to re-judge to this JSON file (after every run)")
     plot_opts(s)
-    s.set_defaults(func=lazy_command("iosched.workloads", "cmd_compare"))
+    s.set_defaults(func=lazy_command("iosched.cli.workloads", "cmd_compare"))
 
     s = sub.add_parser("report", help="show a saved experiment or a recording again")
     s.add_argument("file", help="a file saved by compare --save, or a recording")
@@ -106,4 +106,4 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="JSON: an experiment's verdict and comparisons, or a recording's intervals")
     s.add_argument("--csv", action="store_true", help="CSV: one row per run, or per interval of a recording")
     plot_opts(s)
-    s.set_defaults(func=lazy_command("iosched.workloads", "cmd_report"))
+    s.set_defaults(func=lazy_command("iosched.cli.workloads", "cmd_report"))

@@ -8,9 +8,15 @@ import json
 import sys
 from collections.abc import Callable
 
-from iosched.core.device_lock import load_lock
-from iosched.core.errors import BadInput
-from iosched.core.experiment import (
+from iosched.cli.matrix import check_plot_file, cmd_matrix, plot_result, render_matrix, save_or_warn
+from iosched.cli.report import runs_csv, text_report
+from iosched.core.base.errors import BadInput
+from iosched.core.base.infile import read_bounded
+from iosched.core.base.units import human_size, si
+from iosched.core.experiment.matrix import load_matrix, plan_from_doc
+from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
+from iosched.core.experiment.results import check_save_path
+from iosched.core.experiment.runner import (
     Event,
     Variant,
     Workload,
@@ -19,19 +25,13 @@ from iosched.core.experiment import (
     run_alternation,
     run_experiment,
 )
-from iosched.core.fio import FioProgress, fio_binary, run_fio
-from iosched.core.infile import read_bounded
-from iosched.core.jobs import CATALOG, GROUPS, Job, load_job, space_needed
-from iosched.core.matrix import load_matrix, plan_from_doc
-from iosched.core.matrix_judge import as_matrix, judge_matrix
-from iosched.core.results import check_save_path
-from iosched.core.sampler import Sampler, compute_rates
-from iosched.core.saved import check_experiment
-from iosched.core.targets import Target, choose_target
-from iosched.core.units import human_size, si
-from iosched.core.verdict import METRIC_NAMES, RunningVerdict, judge, sequential_plan
-from iosched.matrix import check_plot_file, cmd_matrix, plot_result, render_matrix, save_or_warn
-from iosched.report import runs_csv, text_report
+from iosched.core.experiment.saved import check_experiment
+from iosched.core.experiment.verdict import METRIC_NAMES, RunningVerdict, judge, sequential_plan
+from iosched.core.live.sampler import Sampler, compute_rates
+from iosched.core.load.fio import FioProgress, fio_binary, run_fio
+from iosched.core.load.jobs import CATALOG, GROUPS, Job, load_job, space_needed
+from iosched.core.load.targets import Target, choose_target
+from iosched.core.settings.device_lock import load_lock
 
 MAX_EXPERIMENT_BYTES = 64 << 20
 
@@ -91,7 +91,7 @@ def _live(p: FioProgress, dev_iops: float | None) -> str:
 
 
 def one_load_per_device(what: str) -> Callable[[Callable[[argparse.Namespace], int]], Callable[..., int]]:
-    """The command holds its device's load lock (core/device_lock.py) from start to end."""
+    """The command holds its device's load lock (core/settings/device_lock.py) from start to end."""
     def wrap(cmd: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
         @functools.wraps(cmd)
         def locked(args: argparse.Namespace) -> int:
@@ -240,8 +240,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from iosched.core.recording import is_recording, load
-    from iosched.record import recording_report
+    from iosched.cli.record import recording_report
+    from iosched.core.live.recording import is_recording, load
 
     _check_metric(args.metric)
     if is_recording(args.file):

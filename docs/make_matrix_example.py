@@ -34,14 +34,14 @@ def main() -> int:
     with work, extra_loop_devices(1, size="1G", direct=True, under="/dev/shm") as (path,):
         dev = Path(path).name
         save = Path(work.name, "matrix-example.json")
-        cmd = [sys.executable, "-m", "iosched", "compare", dev, *ARGS, "--save", str(save),
+        cmd = [sys.executable, "-m", "iosched.cli", "compare", dev, *ARGS, "--save", str(save),
                "--plot-file", str(HERE / "matrix-example.html")]
         out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if out.returncode != 0:
             print(out.stderr, file=sys.stderr)
             return out.returncode
         # The plain-character charts, at a fixed width, re-drawn from the saved file.
-        txt = subprocess.run([sys.executable, "-m", "iosched", "report", str(save), "--plot-file",
+        txt = subprocess.run([sys.executable, "-m", "iosched.cli", "report", str(save), "--plot-file",
                               str(HERE / "matrix-example.txt")], capture_output=True, text=True, cwd=ROOT,
                              check=True)
     charts = (HERE / "matrix-example.txt").read_text()

@@ -81,7 +81,7 @@ def serving(*flags: str, run_dir: Path, before: tuple[str, ...] = ()) -> Iterato
     Yields the URL it printed, token included."""
     port = free_port()
     env = {**os.environ, "IOSCHED_RUN_DIR": str(run_dir)}
-    proc = subprocess.Popen([sys.executable, "-m", "iosched", *before, "serve", "--port", str(port), *flags],
+    proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", *before, "serve", "--port", str(port), *flags],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, start_new_session=True)
     try:
         deadline = time.monotonic() + 30
@@ -167,7 +167,7 @@ class Page:
         """
         from selenium.webdriver.common.keys import Keys
 
-        from iosched.core.devices import list_devices
+        from iosched.core.kernel.devices import list_devices
 
         for _ in range(60):
             m = re.search(r"\b(\S+) \[", self.status())

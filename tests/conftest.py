@@ -110,6 +110,6 @@ def loopdev(tmp_path: Path) -> Iterator[Loop]:
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60,
             preexec: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the real `iosched` entry point in a child process."""
-    cmd = [*(preexec or []), sys.executable, "-m", "iosched", *args]
+    cmd = [*(preexec or []), sys.executable, "-m", "iosched.cli", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})

@@ -1,4 +1,4 @@
-"""Terminal columns of plain text (core/cells.py), checked against Rich's own count, and `iosched list` with
+"""Terminal columns of plain text (core/base/cells.py), checked against Rich's own count, and `iosched list` with
 wide characters: rows still fit the width and columns still line up."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from iosched.core.cells import cell_width, head_cells, pad_cells, tail_cells
-from iosched.core.devices import list_devices
-from iosched.devtable import shorten, table_lines
+from iosched.cli.devtable import shorten, table_lines
+from iosched.core.base.cells import cell_width, head_cells, pad_cells, tail_cells
+from iosched.core.kernel.devices import list_devices
 
 from fixtree import FixTree
 

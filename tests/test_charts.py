@@ -1,7 +1,7 @@
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iosched.core.textcharts import (
+from iosched.core.base.textcharts import (
     BRAILLE_BASE,
     braille_cells,
     braille_grid,
@@ -9,7 +9,7 @@ from iosched.core.textcharts import (
     marker_columns,
     nice_ceiling,
 )
-from iosched.core.units import short_number
+from iosched.core.base.units import short_number
 
 
 def test_nice_ceiling_rounds_up_to_readable_values():

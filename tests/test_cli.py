@@ -60,6 +60,6 @@ def test_restore_with_empty_journal_is_a_no_op(tree):
 
 
 def test_output_cut_short_by_a_pipe_is_not_an_error():
-    r = subprocess.run(f"{sys.executable} -m iosched jobs | head -1", shell=True, capture_output=True, text=True,
+    r = subprocess.run(f"{sys.executable} -m iosched.cli jobs | head -1", shell=True, capture_output=True, text=True,
                        timeout=60)
     assert r.stdout.strip() == "4k matrix:" and "Traceback" not in r.stderr

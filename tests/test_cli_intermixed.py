@@ -8,8 +8,8 @@ import argparse
 
 import pytest
 
-from iosched.core.recording import load
-from iosched.main import build_parser
+from iosched.cli.main import build_parser
+from iosched.core.live.recording import load
 
 from conftest import run_cli
 

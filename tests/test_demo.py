@@ -22,7 +22,7 @@ SESSION = "iosched-e2e"
 def start_demo(tmp_path: Path, run_dir: Path, done: Path) -> None:
     cmd = (f"cd {shlex.quote(os.getcwd())} && IOSCHED_RUN_DIR={shlex.quote(str(run_dir))} "
            f"IOSCHED_RESULTS_DIR={shlex.quote(os.environ['IOSCHED_RESULTS_DIR'])} "
-           f"{shlex.quote(sys.executable)} -m iosched demo --size 512M --dir {shlex.quote(str(tmp_path))}; "
+           f"{shlex.quote(sys.executable)} -m iosched.cli demo --size 512M --dir {shlex.quote(str(tmp_path))}; "
            f"echo $? > {shlex.quote(str(done))}; sleep 30")
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     tmux("new-session", "-d", "-s", SESSION, "-x", "100", "-y", "30")
@@ -73,11 +73,11 @@ def test_demo_killed_is_cleaned_by_restore(tmp_path, private_journal):
     start_demo(tmp_path, private_journal, done)
     try:
         dev, file = sandbox_device(tmp_path)
-        pids = subprocess.run(["pgrep", "-f", f"iosched demo --size 512M --dir {tmp_path}"],
+        pids = subprocess.run(["pgrep", "-f", f"iosched.cli demo --size 512M --dir {tmp_path}"],
                               capture_output=True, text=True).stdout.split()
         # The python process itself, not the shell that started it.
         argv = {int(p): Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0") for p in pids}
-        (pid,) = [p for p, a in argv.items() if a[1:3] == [b"-m", b"iosched"]]
+        (pid,) = [p for p, a in argv.items() if a[1:3] == [b"-m", b"iosched.cli"]]
         os.kill(pid, signal.SIGKILL)
         time.sleep(0.3)
         assert attached(file)
@@ -91,7 +91,7 @@ def test_demo_killed_is_cleaned_by_restore(tmp_path, private_journal):
 
 
 def test_demo_needs_root():
-    code = ("import os, sys; from iosched.main import build_parser, run;"
+    code = ("import os, sys; from iosched.cli.main import build_parser, run;"
             "args = build_parser().parse_args(['demo']);"
             "os.setgroups([]); os.setgid(65534); os.setuid(65534); sys.exit(run(args))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)

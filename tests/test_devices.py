@@ -1,4 +1,4 @@
-from iosched.core.devices import list_devices, parse_mountinfo, read_device
+from iosched.core.kernel.devices import list_devices, parse_mountinfo, read_device
 
 
 def test_rotational_disk_with_mounted_partition_and_udev_properties(tree):

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from iosched.main import main
+from iosched.cli.main import main
 
 from conftest import run_cli
 

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iosched.core.errors import BadInput
-from iosched.core.experiment import RunningVerdict, alternation_order, judge, parse_variants, plan_order
-from iosched.core.verdict import relative_text, sequential_plan
-from iosched.report import runs_csv, text_report
+from iosched.cli.report import runs_csv, text_report
+from iosched.core.base.errors import BadInput
+from iosched.core.experiment.runner import RunningVerdict, alternation_order, judge, parse_variants, plan_order
+from iosched.core.experiment.verdict import relative_text, sequential_plan
 
 
 def test_variants_with_settings_and_a_a_labels():

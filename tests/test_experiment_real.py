@@ -31,7 +31,7 @@ def fio_procs(marker: str) -> list[int]:
 
 
 def start_cli(*args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "iosched", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "iosched.cli", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT)
 
 

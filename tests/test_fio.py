@@ -4,9 +4,9 @@ import shutil
 
 import pytest
 
-from iosched.core.fio import FioFailed, command, parse_result
-from iosched.core.jobs import CATALOG, parse_job_file
-from iosched.core.targets import Target
+from iosched.core.load.fio import FioFailed, command, parse_result
+from iosched.core.load.jobs import CATALOG, parse_job_file
+from iosched.core.load.targets import Target
 
 from conftest import need
 
@@ -59,7 +59,7 @@ def test_group_signals_only_reach_an_unreaped_child(monkeypatch):
     import signal
     import subprocess
 
-    from iosched.core.children import Child
+    from iosched.core.load.children import Child
 
     proc = subprocess.Popen(["sh", "-c", "exit 3"], start_new_session=True)
     child = Child(proc)

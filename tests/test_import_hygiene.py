@@ -4,12 +4,18 @@ import pkgutil
 import subprocess
 import sys
 
+import iosched.cli as cli
 import iosched.core as core
 
 
+def modules_of(package) -> list[str]:
+    """Every module under a package, found on disk: no list to keep."""
+    return [m.name for m in pkgutil.walk_packages(package.__path__, package.__name__ + ".")]
+
+
 def test_core_modules_load_no_ui_library():
-    names = [f"iosched.core.{m.name}" for m in pkgutil.iter_modules(core.__path__)]
-    assert "iosched.core.sampler" in names
+    names = modules_of(core)
+    assert "iosched.core.live.sampler" in names
     code = ("import sys\n" + "".join(f"import {n}\n" for n in names) +
             "ui = ('textual', 'rich', 'textual_plotext')\n"
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ui)\n"
@@ -18,14 +24,11 @@ def test_core_modules_load_no_ui_library():
     assert r.stdout.strip() == ""
 
 
-# iosched.__main__ runs the command on import: the `-m iosched` test below covers it.
-CLI_MODULES = ("iosched", "iosched.main", "iosched.watch", "iosched.record",
-               "iosched.settings", "iosched.workloads", "iosched.workload_args", "iosched.report", "iosched.serve",
-               "iosched.latency", "iosched.web_guard")
-
-
 def test_every_command_line_module_loads_without_textual():
-    code = ("import sys\n" + "".join(f"import {n}\n" for n in CLI_MODULES) +
+    # iosched.cli.__main__ runs the command on import: the `-m iosched.cli` test below covers it.
+    names = [n for n in modules_of(cli) if n != "iosched.cli.__main__"]
+    assert "iosched.cli.main" in names and "iosched.cli.web_server" in names
+    code = ("import sys\n" + "".join(f"import {n}\n" for n in names) +
             "print(','.join(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'textual_plotext')"
             " or m.startswith('iosched.tui'))))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -36,15 +39,16 @@ def test_the_tui_start_loads_no_command_and_no_tracer():
     """`iosched` parses its arguments first: fio, the tracer, the experiment and the statistics behind the
     subcommands load only when one of them runs (about 60 ms of the first frame, 3 MB with the tracer)."""
     # The TUI's own modules too: the latency pane loads the tracer and psutil when it first opens.
-    code = ("import sys, iosched.main, iosched.tui.app\n"
-            "heavy = ('iosched.core.tracer', 'iosched.core.tracing_parse', 'iosched.core.trace_probe',"
-            " 'iosched.core.experiment', 'iosched.core.stats', 'iosched.core.verdict', 'iosched.core.fio',"
-            " 'psutil', 'plotext')\n"
+    code = ("import sys, iosched.cli.main, iosched.tui.app\n"
+            "heavy = ('iosched.core.trace.tracer', 'iosched.core.trace.parse', 'iosched.core.trace.probe',"
+            " 'iosched.core.experiment.runner', 'iosched.core.experiment.stats', 'iosched.core.experiment.verdict',"
+            " 'iosched.core.load.fio', 'psutil', 'plotext')\n"
             "print(','.join(m for m in heavy if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == ""
-    loaded = subprocess.run([sys.executable, "-c", "import iosched.workloads, sys; print('iosched.core.stats' in "
-                             "sys.modules)"], capture_output=True, text=True, check=True)
+    loaded = subprocess.run([sys.executable, "-c", "import iosched.cli.workloads, sys; "
+                             "print('iosched.core.experiment.stats' in sys.modules)"],
+                            capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "True"  # the check sees a loaded module
 
 
@@ -53,11 +57,11 @@ def test_iosched_list_runs_without_ever_importing_textual(tmp_path):
     from tui_support import populated_tree
 
     tree = populated_tree(tmp_path)
-    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "iosched", "--root", str(tree.root), "list"],
+    r = subprocess.run([sys.executable, "-X", "importtime", "-m", "iosched.cli", "--root", str(tree.root), "list"],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "nvme0n1" in r.stdout
     loaded = [line.rsplit("|", 1)[-1].strip() for line in r.stderr.splitlines() if line.startswith("import time:")]
-    assert "iosched.main" in loaded and "iosched.core.devices" in loaded  # the trace is real
+    assert "iosched.cli.main" in loaded and "iosched.core.kernel.devices" in loaded  # the trace is real
     assert [m for m in loaded if m.split(".")[0] in ("textual", "textual_plotext") or
             m.startswith("iosched.tui")] == []

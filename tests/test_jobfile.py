@@ -9,9 +9,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from iosched.core.errors import BadInput
-from iosched.core.jobfile import ALLOWED, JobFileError, parse_job_file, read_job_file
-from iosched.core.jobs import CATALOG, space_needed
+from iosched.core.base.errors import BadInput
+from iosched.core.load.jobfile import ALLOWED, JobFileError, parse_job_file, read_job_file
+from iosched.core.load.jobs import CATALOG, space_needed
 
 from conftest import need
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from iosched.core.errors import BadInput
-from iosched.core.jobs import CATALOG, GiB, catalog_job, load_job, parse_job_file
+from iosched.core.base.errors import BadInput
+from iosched.core.load.jobs import CATALOG, GiB, catalog_job, load_job, parse_job_file
 
 
 def test_catalog_holds_every_family():

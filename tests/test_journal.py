@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tui_support import SteppedSampler, populated_tree
 
-from iosched.core.journal import Journal, JournalEntry, JournalUnreadable, new_entry
+from iosched.core.settings.journal import Journal, JournalEntry, JournalUnreadable, new_entry
 from iosched.tui.app import IoschedApp
 
 from conftest import run_cli

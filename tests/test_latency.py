@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iosched.core.latency import Log2Hist, bucket_bounds, bucket_of
+from iosched.core.trace.histograms import Log2Hist, bucket_bounds, bucket_of
 
 
 def inverted_cdf(values: list[int], q: float) -> int:

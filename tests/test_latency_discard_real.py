@@ -11,8 +11,8 @@ from datetime import datetime
 
 from test_tracer_real import samples_until
 
-from iosched.core.tracer import Tracer
-from iosched.latency import latency_json, latency_text
+from iosched.cli.latency import latency_json, latency_text
+from iosched.core.trace.tracer import Tracer
 
 from conftest import need_real
 

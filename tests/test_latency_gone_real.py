@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from iosched.core.sysfs import device_identity, gone_reason
-from iosched.latency import latency_text
+from iosched.cli.latency import latency_text
+from iosched.core.kernel.sysfs import device_identity, gone_reason
 
 from conftest import attach_loop, detach_loop, need_real
 from fixtree import FixTree
@@ -42,7 +42,7 @@ def test_latency_says_a_detached_device_is_gone_and_stops_when_all_are(tmp_path)
     second.mkdir()
     loops = [attach_loop(first, "64M"), attach_loop(second, "64M")]
     names = [loop.name for loop in loops]
-    proc = subprocess.Popen([sys.executable, "-m", "iosched", "latency", names[0], "-i", "0.3", names[1], "--json"],
+    proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "latency", names[0], "-i", "0.3", names[1], "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         lines: list[str] = []
@@ -74,7 +74,7 @@ def test_latency_refuses_a_device_already_gone(tmp_path):
     for _ in range(3):  # should another process take the freed node first, try another
         loop = attach_loop(tmp_path, "64M")
         detach_loop(loop)  # the node stays in /sys/block with size 0
-        r = subprocess.run([sys.executable, "-m", "iosched", "latency", loop.name, "-c", "1"],
+        r = subprocess.run([sys.executable, "-m", "iosched.cli", "latency", loop.name, "-c", "1"],
                            capture_output=True, text=True, timeout=60)
         if (loop.sysdir / "size").read_text().strip() == "0":
             break
@@ -106,7 +106,7 @@ def test_gone_reasons(disks):
 def test_a_gone_device_is_said_to_be_gone_in_the_text():
     from datetime import datetime
 
-    from iosched.core.tracing_parse import TraceSample
+    from iosched.core.trace.parse import TraceSample
 
     sample = TraceSample(mono=1.0, interval=1.0, devices={})
     text = latency_text(sample, datetime(2026, 1, 1), ["sda", "sdb"], {"sda": "removed"})

@@ -12,8 +12,8 @@ import time
 import uuid
 from pathlib import Path
 
-from iosched.core.devices import list_devices
-from iosched.devtable import table_lines
+from iosched.cli.devtable import table_lines
+from iosched.core.kernel.devices import list_devices
 
 from conftest import need, run_cli
 from fixtree import FixTree
@@ -79,7 +79,7 @@ def _tmux_lines(tmp_path: Path, width: int, env: str = "") -> list[str]:
     need(shutil.which("tmux") is not None, "needs tmux (Debian package tmux)")
     tree = wide_tree(tmp_path / f"root{width}")
     sock, session, marker = f"iosched-list-{uuid.uuid4().hex[:8]}", "list", "--list-done--"
-    cmd = (f"cd {shlex.quote(os.getcwd())} && {env} {shlex.quote(sys.executable)} -m iosched "
+    cmd = (f"cd {shlex.quote(os.getcwd())} && {env} {shlex.quote(sys.executable)} -m iosched.cli "
            f"--root {shlex.quote(str(tree.root))} list; echo {marker}; sleep 60")
 
     def tmux(*args: str) -> str:

@@ -9,11 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iosched.core.errors import BadInput
-from iosched.core.experiment import parse_variants
-from iosched.core.fio import latency_bins
-from iosched.core.jobs import CATALOG, GROUPS, resolve_jobs
-from iosched.core.matrix import (
+from iosched.core.base.errors import BadInput
+from iosched.core.experiment.matrix import (
     MatrixPlan,
     eta_seconds,
     job_file_runtime,
@@ -21,7 +18,10 @@ from iosched.core.matrix import (
     plan_from_doc,
     plan_order,
 )
-from iosched.core.matrix_judge import judge_matrix
+from iosched.core.experiment.matrix_judge import judge_matrix
+from iosched.core.experiment.runner import parse_variants
+from iosched.core.load.fio import latency_bins
+from iosched.core.load.jobs import CATALOG, GROUPS, resolve_jobs
 
 
 def test_groups_are_the_published_studies():
@@ -181,7 +181,7 @@ def test_matrix_verdict_per_cell_and_sentence():
     assert w1["mean"] == pytest.approx(sum(vals[("w1", "bfq")]) / 4)
     assert w1["p_adjusted"] >= w1["p_value"] and w1["verdict"].startswith("w1: bfq: 37% fewer IOPS than none (95% CI")
     # Holm over the whole matrix: the adjusted p-values are Holm's of the five raw ones.
-    from iosched.core.stats import holm
+    from iosched.core.experiment.stats import holm
 
     bfq = [c for c in j["cells"] if c["variant"] == "bfq"]
     assert [c["p_adjusted"] for c in bfq] == pytest.approx(holm([c["p_value"] for c in bfq]))
@@ -203,7 +203,7 @@ def test_aa_matrix_is_not_significant_anywhere_in_95_percent_of_runs():
 
 
 def test_every_cell_reaches_json_and_csv():
-    from iosched.matrix import CSV_FIELDS, matrix_csv
+    from iosched.cli.matrix import CSV_FIELDS, matrix_csv
 
     wls = ["a", "b"]
     vals = {(w, v): [100.0 + i + (v == "bfq") * 3 for i in range(3)] for w in wls for v in ("none", "bfq")}

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from test_matrix import fake_matrix
 
-from iosched import charts
-from iosched.core.matrix_judge import judge_matrix
-from iosched.core.units import si
-from iosched.matrix import matrix_text
+from iosched.cli import charts
+from iosched.cli.matrix import matrix_text
+from iosched.core.base.units import si
+from iosched.core.experiment.matrix_judge import judge_matrix
 
 # Kept outside __snapshots__: that folder belongs to the SVG snapshot plugin, which fails on files it does not own.
 SNAPSHOT = Path(__file__).parent / "expected" / "matrix_bars_80x20.txt"

@@ -7,15 +7,15 @@ import threading
 
 from tui_support import SteppedSampler, populated_tree, set_counters
 
-from iosched.core.experiment import Control, _sleep_until
-from iosched.core.monitor import (
+from iosched.core.experiment.runner import Control, _sleep_until
+from iosched.core.live.monitor import (
     InventoryDiff,
     Monitor,
     ReplayMonitor,
     SettingsWatch,
     diff_inventory,
 )
-from iosched.core.recording import Recorder, load
+from iosched.core.live.recording import Recorder, load
 
 from fixtree import diskstats_line
 
@@ -168,7 +168,7 @@ def test_experiment_waits_end_at_once_on_cancel():
 
 
 def test_monitor_loads_no_ui_library():
-    code = ("import sys, iosched.core.monitor\n"
+    code = ("import sys, iosched.core.live.monitor\n"
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "[]"

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from iosched.core import journal
-from iosched.core.fio import FioFailed, FioRefused, parse_result
-from iosched.main import run
+from iosched.cli.main import run
+from iosched.core.load.fio import FioFailed, FioRefused, parse_result
+from iosched.core.settings import journal
 
 REFUSED = {"jobs": [{"jobname": "randread", "error": 13}]}
 

@@ -12,7 +12,7 @@ from test_experiment_real import fio_procs
 from test_tui_compare import open_compare
 from test_tui_jobs import select, wait_until
 
-from iosched.core.device_lock import DeviceBusy, load_lock
+from iosched.core.settings.device_lock import DeviceBusy, load_lock
 from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import JobPicker
 
@@ -39,7 +39,7 @@ def test_a_second_load_on_a_device_is_refused_with_the_holders_pid(tmp_path):
         with load_lock("sdc", "job", tree.root):  # another device: its own lock
             pass
     # Released with its holder, even one that is killed.
-    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from iosched.core.device_lock import "
+    holder = subprocess.Popen([sys.executable, "-c", "import sys, time; from iosched.core.settings.device_lock import "
                                "load_lock\nwith load_lock('sdb', 'test', sys.argv[1]):\n    print('held', flush=True)\n"
                                "    time.sleep(60)", str(tree.root)], stdout=subprocess.PIPE, text=True)
     try:

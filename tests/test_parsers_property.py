@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_fio import job_json
 
-from iosched.core.fio import FioFailed, parse_result
-from iosched.core.procfs import DiskCounters, parse_diskstats, parse_proc_stat
+from iosched.core.kernel.procfs import DiskCounters, parse_diskstats, parse_proc_stat
+from iosched.core.load.fio import FioFailed, parse_result
 
 _token = st.one_of(st.integers(0, 2**64 - 1).map(str), st.sampled_from(["-5", "+5", "1_000", "٣", "x", "", "1e3"]),
                    st.text(max_size=6))

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from test_experiment_real import fio_procs, no_fio_left, start_cli
 
-from iosched.core.errors import BadInput
-from iosched.core.fio import FioFailed, FioRun, command, dies_with_us, run_fio
-from iosched.core.jobs import CATALOG, parse_job_file
-from iosched.core.targets import Target, choose_target
+from iosched.core.base.errors import BadInput
+from iosched.core.load.fio import FioFailed, FioRun, command, dies_with_us, run_fio
+from iosched.core.load.jobs import CATALOG, parse_job_file
+from iosched.core.load.targets import Target, choose_target
 
 from conftest import need_real, run_cli
 
@@ -141,7 +141,7 @@ def test_sigkill_of_iosched_takes_the_command_along(loopdev, cmd):
 def test_command_cpu_time_is_its_own_rusage(tmp_path):
     """Another child of iosched reaped while the command runs must not count in the command's CPU time."""
     need_real("setpriv")
-    from iosched.core.experiment import Control, _run_cmd
+    from iosched.core.experiment.runner import Control, _run_cmd
 
     flag = tmp_path / "go"
     other: dict[str, float] = {}

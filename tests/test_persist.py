@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from iosched.core.errors import BadInput
-from iosched.core.persist import Rule, build_rule, merged, parse_rules, tuned_snippet, without
+from iosched.core.base.errors import BadInput
+from iosched.core.settings.persist import Rule, build_rule, merged, parse_rules, tuned_snippet, without
 
 from conftest import need, need_real, run_cli
 

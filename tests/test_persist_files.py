@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iosched.core.errors import BadInput
-from iosched.core.persist import DEFAULT_RULES, Rule, merged, parse_rules, read_rules_file, render_rules
+from iosched.core.base.errors import BadInput
+from iosched.core.settings.persist import DEFAULT_RULES, Rule, merged, parse_rules, read_rules_file, render_rules
 
 from conftest import run_cli
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from iosched.core.errors import BadInput
-from iosched.core.persist import Rule, build_rule, diff, merged, parse_rules
-from iosched.core.persist_target import auto_by, match_label, matches, name_warning, runtime_kind
+from iosched.core.base.errors import BadInput
+from iosched.core.settings.persist import Rule, build_rule, diff, merged, parse_rules
+from iosched.core.settings.persist_target import auto_by, match_label, matches, name_warning, runtime_kind
 
 from conftest import attach_loop, detach_loop, need_real, run_cli
 from fixtree import FixTree

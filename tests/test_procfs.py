@@ -1,4 +1,4 @@
-from iosched.core.procfs import CpuCounters, DiskCounters, parse_diskstats, parse_proc_stat
+from iosched.core.kernel.procfs import CpuCounters, DiskCounters, parse_diskstats, parse_proc_stat
 
 LINE_20 = "   7       3 loop3 10 1 80 5 20 2 160 7 0 12 12 3 0 24 1 4 2"
 LINE_18 = " 253       0 dm-0 10 1 80 5 20 2 160 7 1 12 12 3 0 24 1"

@@ -1,7 +1,7 @@
 import pytest
 
-from iosched.core.procfs import CpuCounters, DiskCounters
-from iosched.core.rates import counter_delta, cpu_rates, disk_rates
+from iosched.core.kernel.procfs import CpuCounters, DiskCounters
+from iosched.core.live.rates import counter_delta, cpu_rates, disk_rates
 
 
 def disk(**kw) -> DiskCounters:

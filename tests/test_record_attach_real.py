@@ -7,7 +7,7 @@ import sys
 import time
 from pathlib import Path
 
-from iosched.core.recording import load
+from iosched.core.live.recording import load
 from iosched.tui.app import IoschedApp
 from iosched.tui.widgets import DeviceTable
 
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def record_while_attaching(tmp_path: Path):
     need_real()
     f = tmp_path / "rec.jsonl"
-    rec = subprocess.Popen([sys.executable, "-m", "iosched", "record", str(f), "-i", "0.25", "--duration", "5"],
+    rec = subprocess.Popen([sys.executable, "-m", "iosched.cli", "record", str(f), "-i", "0.25", "--duration", "5"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     deadline = time.monotonic() + 10
     while (not f.exists() or len(f.read_text().splitlines()) < 3) and time.monotonic() < deadline:

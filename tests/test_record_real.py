@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from iosched.core.errors import BadInput
-from iosched.core.recording import load
+from iosched.core.base.errors import BadInput
+from iosched.core.live.recording import load
 from iosched.tui.app import IoschedApp
 from iosched.tui.widgets import DeviceTable, LineChart
 
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def cli(*args: str, **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "iosched", *args], stdout=subprocess.PIPE,
+    return subprocess.Popen([sys.executable, "-m", "iosched.cli", *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=ROOT, **kw)
 
 
@@ -112,7 +112,7 @@ def test_a_cut_off_recording_still_replays_up_to_the_cut(tmp_path, loopdev):
 def test_record_survives_hangup_under_nohup(tmp_path, loopdev):
     need_real("nohup")
     f = tmp_path / "rec.jsonl"
-    p = subprocess.Popen(["nohup", sys.executable, "-m", "iosched", "record", str(f), loopdev.name, "-i", "0.2"],
+    p = subprocess.Popen(["nohup", sys.executable, "-m", "iosched.cli", "record", str(f), loopdev.name, "-i", "0.2"],
                          cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(1.0)

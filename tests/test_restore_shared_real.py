@@ -7,11 +7,11 @@ import json
 
 from test_experiment_real import start_cli, wait_for_line
 
-from iosched.core.device_lock import load_lock
-from iosched.core.journal import Journal, default_run_dir
-from iosched.core.restore_report import restore_lines
-from iosched.core.scheduler import switch_scheduler
-from iosched.core.writes import restore
+from iosched.core.settings.device_lock import load_lock
+from iosched.core.settings.journal import Journal, default_run_dir
+from iosched.core.settings.restore_report import restore_lines
+from iosched.core.settings.scheduler import switch_scheduler
+from iosched.core.settings.writes import restore
 
 from conftest import need_real, run_cli
 

@@ -3,8 +3,14 @@ outcomes this machine cannot produce on demand (a failed write, a replaced devic
 
 from __future__ import annotations
 
-from iosched.core.restore_report import NOTHING_ELSE, NOTHING_NEEDED, NOTHING_RECORDED, restore_failed, restore_lines
-from iosched.core.writes import RestoreOutcome
+from iosched.core.settings.restore_report import (
+    NOTHING_ELSE,
+    NOTHING_NEEDED,
+    NOTHING_RECORDED,
+    restore_failed,
+    restore_lines,
+)
+from iosched.core.settings.writes import RestoreOutcome
 
 from conftest import run_cli
 

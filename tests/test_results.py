@@ -1,4 +1,4 @@
-"""Where results are kept (core/results.py) and which saved matrix the compare screen offers to resume."""
+"""Where results are kept (core/experiment/results.py) and which saved matrix the compare screen offers to resume."""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from iosched.core.errors import BadInput
-from iosched.core.experiment import parse_variants
-from iosched.core.jobs import resolve_jobs
-from iosched.core.matrix import MatrixPlan, find_resumable, load_matrix, new_document
-from iosched.core.results import (
+from iosched.core.base.errors import BadInput
+from iosched.core.experiment.matrix import MatrixPlan, find_resumable, load_matrix, new_document
+from iosched.core.experiment.results import (
     ResultBusy,
     check_save_path,
     default_results_dir,
@@ -22,6 +20,8 @@ from iosched.core.results import (
     save_result,
     saved_matrices,
 )
+from iosched.core.experiment.runner import parse_variants
+from iosched.core.load.jobs import resolve_jobs
 
 from conftest import run_cli
 from fixtree import FixTree

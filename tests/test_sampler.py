@@ -1,6 +1,6 @@
-from iosched.core.procfs import parse_diskstats
-from iosched.core.rates import CpuRates, DiskRates
-from iosched.core.sampler import History, Rates, Sample, Sampler, compute_rates, fold_multipath
+from iosched.core.kernel.procfs import parse_diskstats
+from iosched.core.live.rates import CpuRates, DiskRates
+from iosched.core.live.sampler import History, Rates, Sample, Sampler, compute_rates, fold_multipath
 
 from fixtree import diskstats_line
 

@@ -10,9 +10,9 @@ import pytest
 from textual.widgets import Input, Static
 from tui_support import SteppedSampler, populated_tree
 
-from iosched.core.jobs import GROUPS
-from iosched.core.writer_lock import WriterBusy, acquire_writer_lock
-from iosched.serve import app_command, is_loopback
+from iosched.cli.serve import app_command, is_loopback
+from iosched.core.load.jobs import GROUPS
+from iosched.core.settings.writer_lock import WriterBusy, acquire_writer_lock
 from iosched.tui.app import IoschedApp
 from iosched.tui.compare_screen import SERVED_NOTICE, CompareScreen
 from iosched.tui.dialogs import SchedulerPicker
@@ -43,13 +43,13 @@ def test_a_bad_port_is_bad_input(port: str):
 
 
 def test_views_are_read_only_unless_writes_are_allowed():
-    from iosched.main import build_parser
+    from iosched.cli.main import build_parser
 
     args = build_parser().parse_args(["serve"])
     assert app_command(args).endswith(" --read-only")
     args = build_parser().parse_args(["--theme", "mono", "serve", "--allow-writes"])
     command = app_command(args)
-    assert "--read-only" not in command and "--theme mono" in command and " -m iosched " in command
+    assert "--read-only" not in command and "--theme mono" in command and " -m iosched.cli " in command
     # The served app knows it is served, writes allowed or not: no commands and no job files.
     tui_args = build_parser().parse_args(shlex.split(command)[3:])
     assert tui_args.command is None and tui_args.served and not tui_args.read_only
@@ -158,7 +158,7 @@ async def test_a_served_app_still_takes_catalog_jobs_and_groups(tmp_path: Path):
 
 
 async def test_the_served_compare_worker_refuses_a_command_that_got_past_the_form(tmp_path: Path):
-    from iosched.core.experiment import Control, parse_variants
+    from iosched.core.experiment.runner import Control, parse_variants
 
     tree = populated_tree(tmp_path / "root")
     marker = tmp_path / "ran"
@@ -183,12 +183,12 @@ def test_the_page_ships_every_glyph_the_tui_draws_that_its_font_lacks():
 
     from glyph_coverage import drawn_characters, font_covers, glyphs_to_ship
 
-    import iosched.serve
+    import iosched.cli.serve
 
-    css = (Path(iosched.serve.PAGE_DIR) / "glyphs.css").read_text()
+    css = (Path(iosched.cli.serve.PAGE_DIR) / "glyphs.css").read_text()
     font = base64.b64decode(re.search(r"base64,([^)]*)\)", css).group(1))
     need = glyphs_to_ship()
     assert {0x2800, 0x28FF, ord("●"), ord("▶")} <= need <= drawn_characters()
     missing = sorted(chr(c) for c in need - font_covers(io.BytesIO(font)))
     assert missing == [], "run docs/web_glyphs.py"
-    assert '{% include "glyphs.css" %}' in (Path(iosched.serve.PAGE_DIR) / "app_index.html").read_text()
+    assert '{% include "glyphs.css" %}' in (Path(iosched.cli.serve.PAGE_DIR) / "app_index.html").read_text()

@@ -81,7 +81,7 @@ def test_every_glyph_the_tui_draws_renders_without_any_font_on_the_viewers_machi
 def test_read_only_view_shows_the_device_and_refuses_a_switch(browser, loopdev: Loop, private_journal: Path):
     need_real()
     before = loopdev.scheduler_text()
-    from iosched.core.writer_lock import acquire_writer_lock
+    from iosched.core.settings.writer_lock import acquire_writer_lock
 
     # A writer (a terminal TUI) holds the lock: read-only views open beside it all the same.
     lock = acquire_writer_lock(private_journal)

@@ -22,7 +22,7 @@ import aiohttp
 import pytest
 from browser_support import free_port, read_url
 
-from iosched.web_guard import MAX_COLUMNS, MAX_ROWS, Guard, clamp_size, is_loopback
+from iosched.cli.web_guard import MAX_COLUMNS, MAX_ROWS, Guard, clamp_size, is_loopback
 
 from conftest import run_cli
 
@@ -87,7 +87,7 @@ class Served:
 @contextmanager
 def serve(*flags: str, run_dir: Path) -> Iterator[Served]:
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "iosched", "serve", "--port", str(port), *flags],
+    proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "serve", "--port", str(port), *flags],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
                             env={**os.environ, "IOSCHED_RUN_DIR": str(run_dir)})
     try:

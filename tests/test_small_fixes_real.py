@@ -10,7 +10,7 @@ from pathlib import Path
 
 from test_experiment_real import no_fio_left, start_cli, wait_for_fio
 
-from iosched.core.workdirs import clean_stale_workdirs
+from iosched.core.load.workdirs import clean_stale_workdirs
 
 from conftest import need_real, run_cli
 

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sp
 
-from iosched.core.stats import (
+from iosched.core.experiment.stats import (
     CannotJudge,
     holm,
     log_ratio_paired,

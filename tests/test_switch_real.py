@@ -7,10 +7,10 @@ import sys
 
 import pytest
 
-from iosched.core.errors import UnknownScheduler
-from iosched.core.journal import Journal
-from iosched.core.scheduler import switch_scheduler
-from iosched.core.writes import restore
+from iosched.core.base.errors import UnknownScheduler
+from iosched.core.settings.journal import Journal
+from iosched.core.settings.scheduler import switch_scheduler
+from iosched.core.settings.writes import restore
 
 from conftest import attach_loop, detach_loop, need_real, run_cli
 
@@ -100,7 +100,7 @@ def test_device_without_scheduler_says_so(tree):
 def test_not_root_is_refused_with_a_clear_message(loopdev, private_journal):
     before = loopdev.scheduler_text()
     # Drop to nobody inside the child after imports, so the interpreter's own location does not matter.
-    code = ("import os, sys; from iosched.main import build_parser, run;"
+    code = ("import os, sys; from iosched.cli.main import build_parser, run;"
             f"args = build_parser().parse_args(['set', {loopdev.name!r}, 'bfq']);"
             "os.setgroups([]); os.setgid(65534); os.setuid(65534); sys.exit(run(args))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=30)
@@ -126,7 +126,7 @@ def test_device_detached_between_list_and_set(tmp_path):
 def test_two_racing_set_processes_keep_the_true_original(loopdev, private_journal):
     original = loopdev.current()
     others = [s for s in ("bfq", "kyber", "mq-deadline", "none") if s != original][:2]
-    procs = [subprocess.Popen([sys.executable, "-m", "iosched", "set", loopdev.name, s],
+    procs = [subprocess.Popen([sys.executable, "-m", "iosched.cli", "set", loopdev.name, s],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for s in others]
     results = [p.communicate(timeout=30) for p in procs]
     assert all(p.returncode == 0 for p in procs), results

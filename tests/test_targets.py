@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from iosched.core.errors import BadInput
-from iosched.core.targets import Refused, choose_target, clean_stale_scratch, scratch_target
+from iosched.core.base.errors import BadInput
+from iosched.core.load.targets import Refused, choose_target, clean_stale_scratch, scratch_target
 
 from conftest import attach_loop, detach_loop, need_real
 

@@ -44,7 +44,7 @@ def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_j
     done = tmp_path / "exit-code"
     cmd = (f"cd {shlex.quote(os.getcwd())} && IOSCHED_RUN_DIR={shlex.quote(str(private_journal))} "
            f"IOSCHED_RESULTS_DIR={shlex.quote(os.environ['IOSCHED_RESULTS_DIR'])} "
-           f"{shlex.quote(sys.executable)} -m iosched; echo $? > {shlex.quote(str(done))}; sleep 30")
+           f"{shlex.quote(sys.executable)} -m iosched.cli; echo $? > {shlex.quote(str(done))}; sleep 30")
     subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
     # Size the window first, then start the app in it: no resize race at start-up.
     tmux("new-session", "-d", "-s", SESSION, "-x", "100", "-y", "30")

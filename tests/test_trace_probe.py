@@ -7,10 +7,10 @@ import queue
 import pytest
 from tui_support import SteppedSampler, populated_tree
 
-from iosched.core.monitor import Monitor
-from iosched.core.trace_probe import ProcIOProbe, TraceProbe
-from iosched.core.tracer import TracerStopped, TracingUnavailable
-from iosched.core.tracing_parse import TraceSample
+from iosched.core.live.monitor import Monitor
+from iosched.core.trace.parse import TraceSample
+from iosched.core.trace.probe import ProcIOProbe, TraceProbe
+from iosched.core.trace.tracer import TracerStopped, TracingUnavailable
 
 
 class FakeTracer:
@@ -57,7 +57,7 @@ def test_a_stopped_tracer_leaves_its_reason_and_the_history():
 
 
 def test_unavailable_tracing_is_an_error_not_a_crash(monkeypatch):
-    monkeypatch.setattr("iosched.core.tracer.shutil.which", lambda name: None)
+    monkeypatch.setattr("iosched.core.trace.tracer.shutil.which", lambda name: None)
     p = TraceProbe()
     with pytest.raises(TracingUnavailable) as e:
         p.start()

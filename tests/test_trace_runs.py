@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from iosched.core.latency import Log2Hist
-from iosched.core.trace_runs import window
-from iosched.core.tracing_parse import DeviceLatency, OpLatency, TraceSample
+from iosched.core.trace.histograms import Log2Hist
+from iosched.core.trace.parse import DeviceLatency, OpLatency, TraceSample
+from iosched.core.trace.runs import window
 
 
 def sample(end: float, sched_us: int, n: int = 100, cpu: float | None = 0.5) -> TraceSample:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import iosched.core.tracer as tracer
-from iosched.core.tracer import TracingUnavailable, build_script, check_available
+import iosched.core.trace.tracer as tracer
+from iosched.core.trace.tracer import TracingUnavailable, build_script, check_available
 
 from conftest import run_cli
 

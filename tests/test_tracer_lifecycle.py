@@ -14,11 +14,18 @@ import pytest
 from test_tui_jobs import select
 from tui_support import SteppedSampler, populated_tree
 
-from iosched.core import trace_probe
-from iosched.core.procio import ProcCounters
-from iosched.core.trace_probe import ProcIOProbe
-from iosched.core.tracer import Tracer, TracerStopped, TracingUnavailable, build_script, mount_tracefs, reset_every
-from iosched.core.tracing_parse import FrameBuilder, TraceSample, interval_sample
+from iosched.core.kernel.procio import ProcCounters
+from iosched.core.trace import probe as trace_probe
+from iosched.core.trace.parse import FrameBuilder, TraceSample, interval_sample
+from iosched.core.trace.probe import ProcIOProbe
+from iosched.core.trace.tracer import (
+    Tracer,
+    TracerStopped,
+    TracingUnavailable,
+    build_script,
+    mount_tracefs,
+    reset_every,
+)
 from iosched.tui.app import IoschedApp
 from iosched.tui.latency_pane import LatencyPane, TracingStarted
 
@@ -281,8 +288,8 @@ def test_the_cli_line_and_the_pane_title_say_how_many_requests_went_untimed(tmp_
 
     from test_tui_latency import traced
 
-    from iosched.core.trace_probe import TraceView
-    from iosched.latency import latency_text
+    from iosched.cli.latency import latency_text
+    from iosched.core.trace.probe import TraceView
 
     clean = traced(1001.0, 64, 0)
     reset = dataclasses.replace(clean, dropped_requests=12)
@@ -296,7 +303,7 @@ async def test_the_pane_title_counts_untimed_requests(tmp_path):
 
     from test_tui_latency import FeedTracer, traced
 
-    from iosched.core.trace_probe import TraceProbe
+    from iosched.core.trace.probe import TraceProbe
 
     app = fixture_app(tmp_path)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from iosched.core.procfs import read_diskstats
-from iosched.core.scheduler import switch_scheduler
-from iosched.core.tracer import Tracer, TracerStopped
-from iosched.core.tracing_parse import TraceSample
+from iosched.core.kernel.procfs import read_diskstats
+from iosched.core.settings.scheduler import switch_scheduler
+from iosched.core.trace.parse import TraceSample
+from iosched.core.trace.tracer import Tracer, TracerStopped
 
 from conftest import attach_loop, detach_loop, need, need_real
 
@@ -157,7 +157,7 @@ def alive(pid: int) -> bool:
 
 def test_iosched_sigkilled_leaves_no_bpftrace(loopdev):
     need_tracing()
-    cli = subprocess.Popen([sys.executable, "-m", "iosched", "latency", loopdev.name, "-i", "0.5", "--json"],
+    cli = subprocess.Popen([sys.executable, "-m", "iosched.cli", "latency", loopdev.name, "-i", "0.5", "--json"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = cli.stdout.readline()
@@ -181,7 +181,7 @@ def test_latency_json_contract_under_load(loopdev):
     load = fio(loopdev.path, 30)  # killed once iosched is done
     try:
         time.sleep(0.5)
-        r = subprocess.run([sys.executable, "-m", "iosched", "latency", loopdev.name, "-i", "0.5", "-c", "3",
+        r = subprocess.run([sys.executable, "-m", "iosched.cli", "latency", loopdev.name, "-i", "0.5", "-c", "3",
                             "--json"], capture_output=True, text=True, timeout=60)
     finally:
         load.kill()
@@ -203,7 +203,7 @@ def test_top_traced_names_fio_on_the_device(loopdev):
     load = fio(loopdev.path, 30)  # killed once iosched is done
     try:
         time.sleep(0.5)
-        r = subprocess.run([sys.executable, "-m", "iosched", "top", loopdev.name, "-i", "0.5", "-c", "2",
+        r = subprocess.run([sys.executable, "-m", "iosched.cli", "top", loopdev.name, "-i", "0.5", "-c", "2",
                             "--json"], capture_output=True, text=True, timeout=60)
     finally:
         load.kill()
@@ -218,7 +218,7 @@ def test_top_traced_names_fio_on_the_device(loopdev):
 def test_top_without_root_falls_back_to_procfs():
     need_real("setpriv")
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
-                        "iosched", "top", "-i", "0.2", "-c", "1", "--json"],
+                        "iosched.cli", "top", "-i", "0.2", "-c", "1", "--json"],
                        capture_output=True, text=True, timeout=60, cwd="/")
     assert r.returncode == 0, r.stderr
     assert "needs root" in r.stderr and "/proc/PID/io" in r.stderr
@@ -230,7 +230,7 @@ def test_top_without_root_falls_back_to_procfs():
 def test_latency_without_root_is_one_sentence():
     need_real("setpriv")
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
-                        "iosched", "latency", "-c", "1"], capture_output=True, text=True, timeout=60, cwd="/")
+                        "iosched.cli", "latency", "-c", "1"], capture_output=True, text=True, timeout=60, cwd="/")
     assert r.returncode == 1
     assert r.stderr.strip() == "iosched: block-layer tracing needs root (run iosched with sudo)"
     assert r.stdout == ""
@@ -239,7 +239,7 @@ def test_latency_without_root_is_one_sentence():
 def test_compare_with_trace_records_scheduler_and_device_time_per_run(loopdev, tmp_path):
     need_tracing()
     saved = tmp_path / "exp.json"
-    r = subprocess.run([sys.executable, "-m", "iosched", "compare", loopdev.name, "--schedulers", "none,bfq",
+    r = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", loopdev.name, "--schedulers", "none,bfq",
                         "--job", "randread-q16t2", "--runtime", "1.5", "--repeat", "1", "--settle", "0.2",
                         "--trace", "--save", str(saved)], capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
@@ -259,7 +259,7 @@ def test_compare_with_trace_records_scheduler_and_device_time_per_run(loopdev, t
 
 def test_trace_refused_with_live_alternation(loopdev):
     need_real()
-    r = subprocess.run([sys.executable, "-m", "iosched", "compare", loopdev.name, "--schedulers", "none,bfq",
+    r = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", loopdev.name, "--schedulers", "none,bfq",
                         "--job", "randread-q16t2", "--alternate", "2", "--trace"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "--trace applies to repeated runs" in r.stderr

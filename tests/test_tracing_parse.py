@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iosched.core.latency import Log2Hist
-from iosched.core.tracing_parse import (
+from iosched.core.trace.histograms import Log2Hist
+from iosched.core.trace.parse import (
     FrameBuilder,
     HistRecord,
     InfoRecord,

@@ -9,9 +9,9 @@ import subprocess
 from test_tui_jobs import select
 from tui_support import SteppedSampler, populated_tree, set_counters
 
-from iosched.core.latency import Log2Hist
-from iosched.core.trace_probe import TraceProbe
-from iosched.core.tracing_parse import DeviceLatency, OpLatency, ProcessIO, TraceSample
+from iosched.core.trace.histograms import Log2Hist
+from iosched.core.trace.parse import DeviceLatency, OpLatency, ProcessIO, TraceSample
+from iosched.core.trace.probe import TraceProbe
 from iosched.tui.app import IoschedApp
 from iosched.tui.latency_pane import LatencyPane, heatmap
 

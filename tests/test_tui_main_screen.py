@@ -11,9 +11,9 @@ from textual.app import App, ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from tui_support import SteppedSampler, populated_tree, set_counters
 
-from iosched.core.fio import FioProgress
-from iosched.core.monitor import Marker
-from iosched.core.textcharts import marker_labels
+from iosched.core.base.textcharts import marker_labels
+from iosched.core.live.monitor import Marker
+from iosched.core.load.fio import FioProgress
 from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import HelpScreen, JobPicker, SchedulerPicker
 from iosched.tui.job_run import JobState, tui_job

@@ -6,9 +6,9 @@ import json
 
 from test_tui_jobs import select, wait_until
 
-from iosched.core.journal import Journal, default_run_dir
-from iosched.core.scheduler import switch_scheduler
-from iosched.core.writes import restore
+from iosched.core.settings.journal import Journal, default_run_dir
+from iosched.core.settings.scheduler import switch_scheduler
+from iosched.core.settings.writes import restore
 from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import ConfirmScreen
 

@@ -6,7 +6,7 @@ from test_tui_jobs import select, wait_until
 from textual.geometry import Region
 from textual.widgets import Input
 
-from iosched.core.persist import parse_rules
+from iosched.core.settings.persist import parse_rules
 from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import ConfirmScreen, PersistScreen, TunablesScreen
 from iosched.tui.rule_dialog import RuleChangeScreen

@@ -7,8 +7,8 @@ import time
 import pytest
 from test_experiment_real import start_cli, wait_for_fio
 
-from iosched.core.errors import BadInput
-from iosched.core.tunables import list_settings, parse_assignments, validate
+from iosched.core.base.errors import BadInput
+from iosched.core.settings.tunables import list_settings, parse_assignments, validate
 
 from conftest import need_real, run_cli
 

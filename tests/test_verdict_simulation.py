@@ -13,8 +13,8 @@ from collections.abc import Callable
 import pytest
 from scipy.stats import ttest_ind
 
-from iosched.core.experiment import alternation_order, plan_order
-from iosched.core.verdict import RunningVerdict, judge, sequential_plan
+from iosched.core.experiment.runner import alternation_order, plan_order
+from iosched.core.experiment.verdict import RunningVerdict, judge, sequential_plan
 
 ALPHA = 0.05
 LIMIT = ALPHA + 0.01

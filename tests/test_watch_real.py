@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from iosched.core.sampler import Sampler
+from iosched.core.live.sampler import Sampler
 
 from conftest import need_real
 
@@ -40,7 +40,7 @@ def test_watch_agrees_with_iostat_mpstat_and_fio(loopdev, rw, extra):
     fio = subprocess.Popen(fio_cmd(loopdev.path, rw, INTERVALS + 4, extra), stdout=subprocess.PIPE, text=True)
     try:
         time.sleep(1.0)  # let the load settle before the measured window
-        ours = subprocess.Popen([sys.executable, "-m", "iosched", "watch", "--json", "-i", "1", "-c",
+        ours = subprocess.Popen([sys.executable, "-m", "iosched.cli", "watch", "--json", "-i", "1", "-c",
                                  str(INTERVALS + 1), dev], stdout=subprocess.PIPE, text=True)
         # Align the windows: start the oracles right after our first interval ends, so that our intervals
         # 2..n and theirs cover the same seconds (Python's start-up would otherwise shift ours by ~0.3 s).

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from iosched.core.sampler import Sample, Sampler
+from iosched.core.live.sampler import Sample, Sampler
 
 from fixtree import FixTree, diskstats_line
 

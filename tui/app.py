@@ -18,11 +18,11 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.theme import Theme
 
-from iosched.core.errors import IoschedError
-from iosched.core.monitor import Monitor, SampleSource
-from iosched.core.persist import DEFAULT_RULES
-from iosched.core.restore_report import restore_failed, restore_lines
-from iosched.core.writes import restore
+from iosched.core.base.errors import IoschedError
+from iosched.core.live.monitor import Monitor, SampleSource
+from iosched.core.settings.persist import DEFAULT_RULES
+from iosched.core.settings.restore_report import restore_failed, restore_lines
+from iosched.core.settings.writes import restore
 from iosched.themes import THEME_NAMES, stylesheets
 from iosched.tui.commands import SchedulerCommands
 from iosched.tui.dialogs import ConfirmScreen, HelpScreen
@@ -31,7 +31,7 @@ from iosched.tui.monitor_screen import MonitorScreen
 from iosched.tui.styles_cache import unpin_styles_caches
 
 if TYPE_CHECKING:
-    from iosched.core.recording import Recording
+    from iosched.core.live.recording import Recording
 
 MONO_THEME = Theme(
     name="iosched-mono", primary="#c0c0c0", secondary="#a0a0a0", accent="#ffffff", warning="#ffffff",

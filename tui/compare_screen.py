@@ -23,10 +23,13 @@ from textual.message_pump import MessagePump
 from textual.screen import Screen
 from textual.widgets import Input, Label, ProgressBar, Select, SelectionList, Static
 
-from iosched.core.device_lock import load_lock
-from iosched.core.devices import BlockDevice
-from iosched.core.errors import IoschedError
-from iosched.core.experiment import (
+from iosched.cli.report import text_report
+from iosched.core.base.errors import IoschedError
+from iosched.core.base.units import short_number
+from iosched.core.experiment.matrix import MatrixPlan, find_resumable, run_matrix
+from iosched.core.experiment.matrix_judge import judge_matrix
+from iosched.core.experiment.results import default_results_dir, new_result_path, result_lock, save_result
+from iosched.core.experiment.runner import (
     Control,
     Event,
     RunningVerdict,
@@ -37,20 +40,17 @@ from iosched.core.experiment import (
     run_alternation,
     run_experiment,
 )
-from iosched.core.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
-from iosched.core.matrix import MatrixPlan, find_resumable, run_matrix
-from iosched.core.matrix_judge import judge_matrix
-from iosched.core.results import default_results_dir, new_result_path, result_lock, save_result
-from iosched.core.targets import Refused, choose_target
-from iosched.core.units import short_number
-from iosched.report import text_report
+from iosched.core.kernel.devices import BlockDevice
+from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
+from iosched.core.load.targets import Refused, choose_target
+from iosched.core.settings.device_lock import load_lock
 from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.footer import KeysFooter
 from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
 
 if TYPE_CHECKING:
-    from iosched.core.monitor import Monitor
+    from iosched.core.live.monitor import Monitor
 
 
 class ExperimentEvent(Message):
@@ -343,7 +343,7 @@ class CompareScreen(Screen[None]):
             every, duration = 3.0, 0.0
             if alternate:  # its fields mean nothing to a batch comparison: never refuse one over them
                 every = _number(self.query_one("#every", Input).value, 2, 600, "every")
-                # Alternation runs whole blocks of two passes, at least two blocks (core/experiment.py).
+                # Alternation runs whole blocks of two passes, at least two blocks (core/experiment/runner.py).
                 duration = _number(self.query_one("#duration", Input).value, 4 * len(names) * every, 24 * 3600,
                                    "duration")
             jobs, drop, cmd = self._workloads(duration + 10 if alternate else runtime)
@@ -565,7 +565,7 @@ class CompareScreen(Screen[None]):
             self.query_one("#live", Static).update("done; the device is back as it was · PgDn/PgUp scroll the "
                                                    "results")
             if message.doc.get("kind") == "matrix":
-                from iosched.matrix import matrix_text
+                from iosched.cli.matrix import matrix_text
 
                 report = matrix_text(message.doc, message.doc["judgement"])
             else:

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iosched.core.device_lock import load_lock
-from iosched.core.fio import FioProgress, FioResult, FioRun, run_fio
-from iosched.core.jobs import CATALOG, Job
-from iosched.core.targets import Target, choose_target
+from iosched.core.load.fio import FioProgress, FioResult, FioRun, run_fio
+from iosched.core.load.jobs import CATALOG, Job
+from iosched.core.load.targets import Target, choose_target
+from iosched.core.settings.device_lock import load_lock
 
 TUI_RUNTIME_S = 60.0  # long enough to switch schedulers a few times while watching
 TUI_MAX_SIZE = 1 << 30  # a scratch file or device span; the catalog's 32 GiB patterns are cut to this

@@ -16,16 +16,16 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from iosched.core.latency import Log2Hist, bucket_bounds
-from iosched.core.monitor import Marker
+from iosched.core.live.monitor import Marker
+from iosched.core.trace.histograms import Log2Hist, bucket_bounds
 from iosched.tui.widgets import RowsWidget, Runs
 
 if TYPE_CHECKING:
     # The tracer, its parser and psutil load when the pane first opens: about 3 MB and 40 ms of start-up
     # that most sessions never use.
-    from iosched.core.trace_probe import ProcIOProbe, ProcIOView, TraceProbe, TraceView
-    from iosched.core.tracer import Tracer
-    from iosched.core.tracing_parse import TraceSample
+    from iosched.core.trace.parse import TraceSample
+    from iosched.core.trace.probe import ProcIOProbe, ProcIOView, TraceProbe, TraceView
+    from iosched.core.trace.tracer import Tracer
     from iosched.tui.live_screen import LiveScreen
 
 TRACE_KEYS: list[BindingType] = [
@@ -266,7 +266,7 @@ class LatencyActions:
         pane.display = True
         self.set_class(True, "-latency")
         if self.trace_probe is None:
-            from iosched.core.trace_probe import TraceProbe
+            from iosched.core.trace.probe import TraceProbe
 
             self.trace_probe = TraceProbe(interval=self.interval, root=str(self.monitor.root))
         self.trace_note = "starting bpftrace…"
@@ -286,7 +286,7 @@ class LatencyActions:
     def _start_tracing(self: LiveScreen, probe: TraceProbe, generation: int) -> None:
         if self.read_only:
             return
-        from iosched.core.tracer import TracingFailed, TracingUnavailable
+        from iosched.core.trace.tracer import TracingFailed, TracingUnavailable
 
         try:
             tracer = probe.start()
@@ -325,7 +325,7 @@ class LatencyActions:
 
     def _fall_back_to_procio(self: LiveScreen) -> None:
         if self.procio_probe is None:
-            from iosched.core.trace_probe import ProcIOProbe
+            from iosched.core.trace.probe import ProcIOProbe
 
             self.procio_probe = ProcIOProbe()
             self.monitor.probes.append(self.procio_probe)
@@ -354,7 +354,7 @@ class LatencyActions:
             return
         dev = self.selected_device()
         name = dev.name if dev else ""
-        from iosched.core.trace_probe import ProcIOView, TraceView
+        from iosched.core.trace.probe import ProcIOView, TraceView
 
         view = self.monitor.extras.get("trace")
         procio = self.monitor.extras.get("procio")
@@ -373,7 +373,7 @@ class LatencyActions:
         view = self.monitor.extras.get("trace")
         if view is None:  # every tick: no import while tracing was never started
             return ""
-        from iosched.core.trace_probe import TraceView
+        from iosched.core.trace.probe import TraceView
 
         if isinstance(view, TraceView) and view.running:
             cost = "" if view.tracer_cpu is None else f" {view.tracer_cpu:.1f}%"

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from iosched.core.errors import IoschedError
-from iosched.core.journal import default_run_dir
-from iosched.core.writer_lock import WriterBusy, acquire_writer_lock
+from iosched.core.base.errors import IoschedError
+from iosched.core.settings.journal import default_run_dir
+from iosched.core.settings.writer_lock import WriterBusy, acquire_writer_lock
 
 if TYPE_CHECKING:
-    from iosched.core.recording import Recording
+    from iosched.core.live.recording import Recording
 
 
 @dataclass(frozen=True)

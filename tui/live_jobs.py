@@ -13,14 +13,14 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from iosched.core.errors import IoschedError
-from iosched.core.targets import Refused, target_hint
-from iosched.core.units import short_number
+from iosched.core.base.errors import IoschedError
+from iosched.core.base.units import short_number
+from iosched.core.load.targets import Refused, target_hint
 from iosched.tui.dialogs import JobPicker, TypeNameScreen
 from iosched.tui.status_line import EXTRA, KEEP, SPARE, USEFUL
 
 if TYPE_CHECKING:  # the workload modules load on first use: a faster first frame
-    from iosched.core.fio import FioProgress, FioResult
+    from iosched.core.load.fio import FioProgress, FioResult
     from iosched.tui.job_run import JobState
     from iosched.tui.live_screen import LiveScreen
 

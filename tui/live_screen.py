@@ -14,10 +14,10 @@ from textual.message import Message
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from iosched.core.devices import BlockDevice, inventory_signature
-from iosched.core.journal import journal_problem
-from iosched.core.monitor import Monitor
-from iosched.core.persist import DEFAULT_RULES
+from iosched.core.kernel.devices import BlockDevice, inventory_signature
+from iosched.core.live.monitor import Monitor
+from iosched.core.settings.journal import journal_problem
+from iosched.core.settings.persist import DEFAULT_RULES
 from iosched.tui.latency_pane import TRACE_KEYS, LatencyActions
 from iosched.tui.live_jobs import JOB_KEYS, JobActions
 from iosched.tui.live_settings import SWITCH_KEYS, TUNING_KEYS, SettingActions

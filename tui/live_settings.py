@@ -15,15 +15,15 @@ from textual import work
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from iosched.core.errors import IoschedError
-from iosched.core.persist import apply_hint, build_rule, diff, earlier_rules_notice, merged, read_rules_file
-from iosched.core.persist_target import match_label, name_warning
-from iosched.core.persist_target import matches as persist_matches
-from iosched.core.sandbox import is_sandbox
-from iosched.core.scheduler import switch_scheduler
-from iosched.core.tunables import apply as apply_settings
-from iosched.core.tunables import changed_here, list_settings
-from iosched.core.writes import WriteResult, write_rules_file
+from iosched.core.base.errors import IoschedError
+from iosched.core.settings.persist import apply_hint, build_rule, diff, earlier_rules_notice, merged, read_rules_file
+from iosched.core.settings.persist_target import match_label, name_warning
+from iosched.core.settings.persist_target import matches as persist_matches
+from iosched.core.settings.sandbox import is_sandbox
+from iosched.core.settings.scheduler import switch_scheduler
+from iosched.core.settings.tunables import apply as apply_settings
+from iosched.core.settings.tunables import changed_here, list_settings
+from iosched.core.settings.writes import WriteResult, write_rules_file
 from iosched.tui.dialogs import PersistScreen, SchedulerPicker, TunablesScreen
 from iosched.tui.rule_dialog import RuleChangeScreen
 

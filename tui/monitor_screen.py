@@ -12,8 +12,8 @@ from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import DataTable
 
-from iosched.core.devices import BlockDevice
-from iosched.core.monitor import Monitor
+from iosched.core.kernel.devices import BlockDevice
+from iosched.core.live.monitor import Monitor
 from iosched.tui.footer import KeysFooter
 from iosched.tui.widgets import CpuPane, DeviceTable, LineChart, StatusBar
 

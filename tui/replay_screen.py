@@ -10,7 +10,7 @@ from typing import ClassVar
 
 from textual.binding import Binding, BindingType
 
-from iosched.core.monitor import ReplayMonitor
+from iosched.core.live.monitor import ReplayMonitor
 from iosched.tui.monitor_screen import MonitorScreen
 from iosched.tui.widgets import DeviceTable
 

@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from iosched.charts import (
+from iosched.cli.charts import (
     bars_data,
     cpu_data,
     draw_bars,
@@ -24,7 +24,7 @@ from iosched.charts import (
     percentile_lines,
     sweeps_data,
 )
-from iosched.core.matrix_judge import as_matrix, judge_matrix
+from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
 
 
 class ResultChart(PlotextPlot):

@@ -16,10 +16,7 @@ from textual.widget import Widget
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
-from iosched.core.devices import BlockDevice
-from iosched.core.monitor import Marker
-from iosched.core.rates import CpuRates, DiskRates
-from iosched.core.textcharts import (
+from iosched.core.base.textcharts import (
     BRAILLE_BASE,
     CPU_STACK_FIELDS,
     braille_cells,
@@ -29,7 +26,10 @@ from iosched.core.textcharts import (
     nice_ceiling,
     spark_char,
 )
-from iosched.core.units import human_size, short_number
+from iosched.core.base.units import human_size, short_number
+from iosched.core.kernel.devices import BlockDevice
+from iosched.core.live.monitor import Marker
+from iosched.core.live.rates import CpuRates, DiskRates
 
 # A row of cells becomes text through bytes and str.translate, in C: dot bits -> braille (empty: a space),
 # series index + 1 -> style key (series colours alternate; 2 = empty).

@@ -1,0 +1,33 @@
+"""Reading a file the user names: a regular file only, never more than a bound (``report /dev/zero``)."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+from iosched.core.base.errors import BadInput
+
+
+def read_bounded(path: str | Path, limit: int, what: str = "file") -> bytes:
+    """The bytes of ``path``; BadInput when it is missing, not a regular file, unreadable or over ``limit``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the open
+    except FileNotFoundError:
+        raise BadInput(f"no such file {path}") from None
+    except OSError as e:
+        raise BadInput(f"cannot read {path}: {e.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise BadInput(f"{path} is not a regular file: give a saved {what}")
+        chunks, total = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            total += len(chunk)
+            if total > limit:
+                raise BadInput(f"{path} is larger than {limit >> 20} MiB: not a {what} iosched wrote")
+            chunks.append(chunk)
+        return b"".join(chunks)
+    except OSError as e:
+        raise BadInput(f"cannot read {path}: {e.strerror}") from None
+    finally:
+        os.close(fd)

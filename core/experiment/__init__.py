@@ -1,0 +1,1 @@
+"""Comparing: experiments and matrices, verdicts and their statistics, saved results."""

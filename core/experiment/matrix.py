@@ -1,0 +1,376 @@
+"""Matrix experiments: several workloads x several variants, in a drift-balanced order, saved after every run.
+
+A matrix is many A/B/n experiments run together. The order interleaves them: each round visits every
+workload once (the workload sequence reversed every other round), and within a workload the variants go
+A B, then B A, starting the other way round on every other workload, so slow drift and warm caches favour
+no variant, neither within a workload nor across the matrix. The document is written after every run, and
+a saved document is a plan that `resume` continues: finished runs are kept, the rest are run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from iosched.core.base.errors import BadInput
+from iosched.core.base.infile import read_bounded
+from iosched.core.experiment.results import saved_matrices
+from iosched.core.experiment.runner import (
+    Cancelled,
+    Configurator,
+    Control,
+    Event,
+    Variant,
+    Workload,
+    _one_run,
+    _sysinfo,
+    check_variants,
+    parse_variants,
+    puts_back,
+)
+from iosched.core.kernel.devices import read_device
+from iosched.core.live.monitor import Monitor
+from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
+from iosched.core.load.targets import Target
+from iosched.core.settings.writes import drop_caches as drop_page_cache
+
+# Seconds a run costs beyond its runtime: fio's start and file layout, the switch, the samples.
+RUN_OVERHEAD_S = 1.0
+DROP_CACHES_S = 0.5
+MAX_RUNS = 10_000
+SAVE_LIMIT = 256 << 20  # a saved matrix is read whole: refuse anything larger
+
+
+def plan_order(n_workloads: int, n_variants: int, repeat: int) -> list[tuple[int, int]]:
+    """(workload, variant) pairs in run order, balanced against drift within workloads and across the matrix."""
+    order: list[tuple[int, int]] = []
+    for r in range(repeat):
+        workloads = range(n_workloads) if r % 2 == 0 else range(n_workloads - 1, -1, -1)
+        for w in workloads:
+            variants = list(range(n_variants))
+            if (r + w) % 2:
+                variants.reverse()
+            order += [(w, v) for v in variants]
+    return order
+
+
+# --- jobs as saved data -------------------------------------------------------------------------------------
+
+_FIO_TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(us|ms|s|m|h)?\s*$", re.IGNORECASE)
+_TIME_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0, "": 1.0}
+
+
+def job_file_runtime(job: JobFile) -> float | None:
+    """The longest runtime a job file sets (fio's plain number is seconds), or None when it sets none."""
+    best = None
+    for _, opts in job.sections:
+        for key, value in opts:
+            m = _FIO_TIME.match(value or "") if key == "runtime" else None
+            if m:
+                s = float(m.group(1)) * _TIME_UNITS[(m.group(2) or "").lower()]
+                best = s if best is None else max(best, s)
+    return best
+
+
+def job_runtime(job: Job | JobFile, runtime: float | None) -> float | None:
+    """Seconds one run of ``job`` lasts (None when a job file does not say and --runtime is not given)."""
+    if isinstance(job, Job):
+        return job.runtime
+    return runtime if runtime is not None else job_file_runtime(job)
+
+
+def job_spec(job: Job | JobFile) -> dict:
+    """What identifies a job in a saved matrix: a catalog name with its scaling, or a job file's options."""
+    if isinstance(job, Job):
+        return {"catalog": job.name, "runtime": job.runtime, "size": job.size}
+    return {"file": job.path, "sections": [[s, [[k, v] for k, v in opts]] for s, opts in job.sections]}
+
+
+def job_from_spec(spec: object) -> Job | JobFile:
+    """The job a saved spec names, checked again as if typed by the user (a saved file is outside input)."""
+    if not isinstance(spec, dict):
+        raise BadInput("a job in the saved matrix is not an object")
+    if "catalog" in spec:
+        name, runtime, size = spec.get("catalog"), spec.get("runtime"), spec.get("size")
+        if name not in CATALOG:
+            raise BadInput(f"the saved matrix names a job the catalog does not have: {name!r}")
+        if not isinstance(runtime, (int, float)) or not 0.5 <= runtime <= 86400:
+            raise BadInput(f"the saved runtime of {name} is not a duration")
+        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
+            raise BadInput(f"the saved size of {name} is not a size")
+        return CATALOG[name].scaled(runtime=float(runtime), size=size)
+    path, sections = spec.get("file"), spec.get("sections")
+    if not isinstance(path, str) or not isinstance(sections, list):
+        raise BadInput("a job in the saved matrix is neither a catalog job nor a job file")
+    lines: list[str] = []
+    try:
+        for section, opts in sections:
+            lines.append(f"[{section}]")
+            lines += [str(k) if v is None else f"{k}={v}" for k, v in opts]
+    except (TypeError, ValueError):
+        raise BadInput(f"the saved job file {path} is malformed") from None
+    return parse_job_file("\n".join(lines), path)
+
+
+# --- the plan -----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class MatrixPlan:
+    """Everything decided before the first run; a saved document holds it and resuming reads it back."""
+
+    variants: list[Variant]
+    jobs: list[Job | JobFile]
+    repeat: int = 3
+    drop_caches: bool = False
+    settle: float = 1.0
+    runtime: float | None = None  # applies to job files (catalog jobs carry their own, scaled)
+    primary: str = "iops"
+    order: list[tuple[int, int]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.jobs:
+            raise BadInput("the matrix is empty: --jobs names no job")
+        if len(self.variants) < 2:
+            raise BadInput("a matrix needs at least two variants")
+        if not 1 <= self.repeat <= 1000:
+            raise BadInput("--repeat must be between 1 and 1000")
+        if not self.order:
+            self.order = plan_order(len(self.jobs), len(self.variants), self.repeat)
+        if len(self.order) > MAX_RUNS:
+            raise BadInput(f"the matrix has {len(self.order)} runs; at most {MAX_RUNS} are allowed")
+
+    @property
+    def runs(self) -> int:
+        return len(self.order)
+
+    def run_seconds(self, w: int) -> float | None:
+        rt = job_runtime(self.jobs[w], self.runtime)
+        if rt is None:
+            return None
+        return rt + self.settle + RUN_OVERHEAD_S + (DROP_CACHES_S if self.drop_caches else 0.0)
+
+    def estimate(self, slots: list[int] | None = None) -> float | None:
+        """Estimated seconds for the runs at ``slots`` of the order (all by default); None when unknown."""
+        total = 0.0
+        for i in range(len(self.order)) if slots is None else slots:
+            s = self.run_seconds(self.order[i][0])
+            if s is None:
+                return None
+            total += s
+        return total
+
+    def to_json(self) -> dict:
+        return {"variants": [v.to_json() for v in self.variants], "jobs": [job_spec(j) for j in self.jobs],
+                "workloads": [j.to_json() for j in self.jobs], "repeat": self.repeat,
+                "drop_caches": self.drop_caches, "settle_s": self.settle, "job_runtime_s": self.runtime,
+                "primary_metric": self.primary, "order": [[self.jobs[w].name, self.variants[v].label]
+                                                          for w, v in self.order]}
+
+
+def _variants_text(variants: list[dict]) -> str:
+    return ",".join(v["label"].split("#")[0] for v in variants)
+
+
+def plan_from_doc(doc: dict) -> MatrixPlan:
+    """The plan a saved matrix was started with; BadInput when the file is not a matrix iosched wrote."""
+    try:
+        variants = parse_variants(_variants_text(doc["variants"]))
+        for v, saved in zip(variants, doc["variants"]):
+            settings = saved.get("settings") or {}
+            if v.scheduler != saved["scheduler"] or dict(v.settings) != {k: str(x) for k, x in settings.items()}:
+                raise BadInput("the saved variants do not read back the same")
+        jobs = [job_from_spec(s) for s in doc["jobs"]]
+        names = {j.name: i for i, j in enumerate(jobs)}
+        labels = {v.label: i for i, v in enumerate(variants)}
+        order = [(names[w], labels[v]) for w, v in doc["order"]]
+        runtime = doc.get("job_runtime_s")
+        if runtime is not None and not isinstance(runtime, (int, float)):
+            raise BadInput("the saved job runtime is not a number")
+        plan = MatrixPlan(variants, jobs, int(doc["repeat"]), bool(doc["drop_caches"]), float(doc["settle_s"]),
+                          runtime, str(doc.get("primary_metric", "iops")), order)
+    except BadInput:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as e:
+        raise BadInput(f"not a saved iosched matrix (bad {e})") from None
+    if sorted(plan.order) != sorted(plan_order(len(jobs), len(variants), plan.repeat)):
+        raise BadInput("the saved run order does not cover the matrix")
+    return plan
+
+
+def load_matrix(path: str | Path) -> dict:
+    """A saved matrix document, size- and shape-checked; BadInput with one sentence otherwise."""
+    data = read_bounded(path, SAVE_LIMIT, "matrix")  # a regular file only: /dev/zero or a FIFO is refused at once
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError) as e:  # RecursionError: nesting too deep for the decoder
+        raise BadInput(f"{path} is not a saved iosched matrix ({e.__class__.__name__})") from None
+    if not isinstance(doc, dict) or doc.get("kind") != "matrix" or not isinstance(doc.get("runs"), list):
+        raise BadInput(f"{path} is not a saved iosched matrix")
+    for r in doc["runs"]:
+        if not (isinstance(r, dict) and isinstance(r.get("slot"), int) and isinstance(r.get("metrics"), dict)
+                and isinstance(r.get("variant"), str) and isinstance(r.get("workload"), str)):
+            raise BadInput(f"{path} is not a saved iosched matrix (a run is malformed)")
+    return doc
+
+
+def _identity(dev: dict) -> dict:
+    return {k: dev.get(k) for k in ("name", "size_bytes", "model", "serial", "backing_file")}
+
+
+def check_resumable(doc: dict, device: str, variants: list[Variant] | None, jobs: list[Job | JobFile] | None,
+                    runtime: float | None, root: str | Path = "/", path: str = "the file") -> MatrixPlan:
+    """The saved plan, after checking the file belongs to this device and to the variants and jobs given."""
+    saved = plan_from_doc(doc)
+    dev = read_device(device, root)
+    saved_dev = doc.get("device") if isinstance(doc.get("device"), dict) else {}
+    if dev is None or _identity(dev.to_json()) != _identity(saved_dev):
+        raise BadInput(f"{path} was saved for another device ({saved_dev.get('name')}), not {device}")
+    if jobs is not None and ([job_spec(j) for j in jobs] != [job_spec(j) for j in saved.jobs]
+                             or runtime != saved.runtime):
+        raise BadInput(f"{path} holds another job set ({', '.join(j.name for j in saved.jobs)}); "
+                       "resume with the same --jobs, --runtime and --size, or leave them out")
+    if variants is not None and [v.to_json() for v in variants] != [v.to_json() for v in saved.variants]:
+        raise BadInput(f"{path} compares other variants ({', '.join(v.label for v in saved.variants)})")
+    if doc.get("status") == "final":
+        raise BadInput(f"{path} is a finished matrix: nothing to resume")
+    return saved
+
+
+def done_slots(doc: dict) -> set[int]:
+    return {r["slot"] for r in doc["runs"]}
+
+
+# --- saving -------------------------------------------------------------------------------------------------
+
+
+def find_resumable(device: str, directory: str | Path, root: str | Path = "/", look_at: int = 5,
+                   only: Path | None = None) -> tuple[Path, dict, MatrixPlan] | None:
+    """The unfinished matrix last saved for ``device`` (among its ``look_at`` most recent, or ``only`` that
+    file) that still fits it: the same device (by identity, not name alone) and a readable plan; None when
+    there is none."""
+    paths = [only] if only is not None else saved_matrices(device, directory)[:look_at]
+    for path in paths:
+        try:
+            doc = load_matrix(path)
+            if doc.get("status") == "final":
+                continue
+            plan = check_resumable(doc, device, None, None, None, root, path.name)
+        except BadInput:  # another device by this name, a plan that does not read back, or not ours
+            continue
+        if len(doc["runs"]) < plan.runs:
+            return path, doc, plan
+    return None
+
+
+# --- running ------------------------------------------------------------------------------------------------
+
+
+def new_document(device: str, plan: MatrixPlan, target: Target | None, root: str | Path = "/") -> dict:
+    return {"version": 1, "kind": "matrix", "started": time.time(), **_sysinfo(device, root), **plan.to_json(),
+            "target": target.to_json() if target else None, "runs": [], "notes": [], "status": "running"}
+
+
+def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict | None = None, root: str | Path = "/",
+               on_event: Callable[[Event], None] | None = None, on_saved: Callable[[dict], None] | None = None,
+               ctl: Control | None = None) -> dict:
+    """Run every slot of ``plan.order`` not yet in ``doc["runs"]`` (a new document when None); ``on_saved`` gets
+    the document after each run.
+
+    The device gets its starting configuration back at the end, on cancel and on a signal; the target's
+    scratch files are removed.
+    """
+    ctl = ctl or Control()
+    emit = on_event or (lambda e: None)
+    saved = on_saved or (lambda d: None)
+    try:
+        check_variants(device, plan.variants, root)
+        if doc is None:
+            doc = new_document(device, plan, target, root)
+        cfg = Configurator(device, plan.variants, root)
+        monitor = Monitor(root=root, capacity=1)  # the run windows' edges
+    except BaseException:
+        target.release(root)  # the matrix owns its target from the call on, even when it cannot start
+        raise
+    doc.setdefault("original", cfg.snapshot())
+    doc["status"] = "running"
+    # Resumed: the earlier session's "ended early … --resume continues" now says that it was resumed.
+    doc["notes"] = [resumed_note(n) for n in doc.get("notes", [])]
+    todo = [i for i in range(plan.runs) if i not in done_slots(doc)]
+    t_origin = time.monotonic()
+    offset = max((r.get("end", 0.0) for r in doc["runs"]), default=0.0)  # resumed runs continue the timeline
+    spent: list[tuple[float, float]] = []  # (estimated, measured) seconds of the runs made now
+    try:
+        with puts_back(doc, cfg, ctl, target, root, t_origin=t_origin, offset=offset,
+                       ended=lambda: f"{len(doc['runs'])} of {plan.runs} runs finished; --resume continues"):
+            for k, slot in enumerate(todo):
+                if ctl.cancelled.is_set():
+                    raise Cancelled("cancelled")
+                w, vi = plan.order[slot]
+                v, job = plan.variants[vi], plan.jobs[w]
+                t0 = time.monotonic()
+                config = cfg.apply(v)
+                if plan.drop_caches:
+                    drop_page_cache(root)
+                if plan.settle and ctl.cancelled.wait(plan.settle):  # a cancel ends the settle at once
+                    raise Cancelled("cancelled")
+                runtime = None if isinstance(job, Job) else plan.runtime
+                wl = Workload(job=job, target=target, runtime=runtime)
+                label = f"{job.name} · {v.label}"
+                emit(Event("run-start", slot, plan.runs, label, text=_eta_text(plan, todo[k:], spent)))
+                # Progress events name the cell (workload and variant), not the variant alone.
+                run = _one_run(device, v, config, wl, monitor, ctl, root,
+                               lambda e, label=label: emit(replace(e, variant=label)), slot, plan.runs)
+                run["start"] = run["start"] - t_origin + offset
+                run["end"] = run["end"] - t_origin + offset
+                run["slot"], run["workload"] = slot, job.name
+                doc["runs"].append(run)
+                est = plan.run_seconds(w)
+                if est is not None:
+                    spent.append((est, time.monotonic() - t0))
+                saved(doc)
+                emit(Event("run-end", slot, plan.runs, label, run=run, text=_eta_text(plan, todo[k + 1:], spent)))
+            doc["status"] = "final"
+    finally:
+        saved(doc)
+    emit(Event("done"))
+    return doc
+
+
+def resumed_note(note: str) -> str:
+    """An earlier session's "ended early (why): N of M runs finished; --resume continues", as history."""
+    if not note.startswith("ended early") or not note.endswith("; --resume continues"):
+        return note
+    return "interrupted " + note[len("ended early "):-len("; --resume continues")] + ", then resumed"
+
+
+def eta_seconds(plan: MatrixPlan, remaining: list[int], spent: list[tuple[float, float]]) -> float | None:
+    """Seconds left: the estimate for the remaining runs, corrected by how the finished ones compared to theirs."""
+    est = plan.estimate(remaining)
+    if est is None:
+        return None
+    if spent:
+        e, m = sum(x for x, _ in spent), sum(y for _, y in spent)
+        if e > 0 and math.isfinite(m / e):
+            est *= m / e
+    return est
+
+
+def _eta_text(plan: MatrixPlan, remaining: list[int], spent: list[tuple[float, float]]) -> str:
+    eta = eta_seconds(plan, remaining, spent)
+    return "" if eta is None else format_duration(eta)
+
+
+def format_duration(s: float) -> str:
+    s = max(0, round(s))
+    if s < 60:
+        return f"{s} s"
+    if s < 3600:
+        return f"{s // 60} min {s % 60:02d} s"
+    return f"{s // 3600} h {s % 3600 // 60:02d} min"
+

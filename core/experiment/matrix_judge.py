@@ -1,0 +1,129 @@
+"""Judging a matrix: one primary metric, each variant against the baseline per workload, Holm over the matrix.
+
+A matrix of W workloads and V variants makes W x (V - 1) comparisons at once; each is an effect ratio
+(variant / baseline) estimated on the log scale with Welch's t (core/experiment/stats.py log_ratio_welch, as a single
+experiment's verdict), and the whole family is Holm-adjusted so an A/A matrix comes out "no significant
+difference" everywhere in at least 1 - alpha of experiments. Values that admit no honest p-value are
+"cannot judge" with the reason and take no part in the correction.
+"""
+
+from __future__ import annotations
+
+import math
+
+from iosched.core.experiment.stats import CannotJudge, RatioEstimate, holm, log_ratio_welch, summarize
+from iosched.core.experiment.verdict import METRICS, effect_words, fmt_p
+
+# The primary metric of each kind of workload, and the words for its directions.
+WORDS = {k: (label, unit, more, fewer) for k, label, unit, more, fewer in METRICS}
+
+
+def _pct(r: float) -> str:
+    return f"{(r - 1) * 100:+.0f}%".replace("-", "−")
+
+
+def judge_matrix(doc: dict, alpha: float = 0.05, metric: str | None = None) -> dict:
+    """Cells (workload x variant) with the primary metric's summary, ratio to the baseline, and the verdict."""
+    primary = metric or doc.get("primary_metric") or "iops"
+    labels = [v["label"] for v in doc["variants"]]
+    workloads = [w["name"] for w in doc["workloads"]]
+    base = labels[0]
+    values: dict[tuple[str, str], dict[str, list[float]]] = {(w, v): {} for w in workloads for v in labels}
+    for r in doc["runs"]:
+        cell = values.get((r.get("workload"), r.get("variant")))
+        if cell is None or not r.get("valid", True):
+            continue
+        for key, x in r["metrics"].items():
+            if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
+                cell.setdefault(key, []).append(float(x))
+    label, _unit, more, fewer = WORDS.get(primary, (primary, "", "more", "fewer"))
+    cells: list[dict] = []
+    estimates: dict[tuple[str, str], RatioEstimate | CannotJudge] = {}
+    for w in workloads:
+        for v in labels:
+            xs = values[(w, v)]
+            summaries = {k: summarize(x).to_json() for k, x in xs.items()}
+            cell = {"workload": w, "variant": v, "baseline": base, "metric": primary, "primary": True,
+                    **_summary_fields(summaries.get(primary)), "secondary": {}}
+            for key, s in summaries.items():
+                if key == primary:
+                    continue
+                entry = {"mean": s["mean"], "mean_ci95": s["ci95"] if s["n"] >= 2 else None, "n": s["n"]}
+                if v != base:
+                    r = log_ratio_welch(values[(w, base)].get(key, []), xs.get(key, []))
+                    judged = isinstance(r, RatioEstimate)
+                    entry.update(ratio=r.ratio if judged else None, ci95=[r.ci_low, r.ci_high] if judged else None)
+                cell["secondary"][key] = entry
+            if v != base:
+                r = log_ratio_welch(values[(w, base)].get(primary, []), xs.get(primary, []),
+                                    names=(f"{base} on {w}", f"{v} on {w}"))
+                estimates[(w, v)] = r
+                if isinstance(r, CannotJudge):
+                    cell.update(ratio=None, ci95=None, p_value=None, p_adjusted=None, significant=False,
+                                cannot_judge=r.reason)
+                else:
+                    cell.update(ratio=r.ratio, ci95=[r.ci_low, r.ci_high], p_value=r.p_value, p_adjusted=None,
+                                significant=False, cannot_judge=None)
+            cells.append(cell)
+    tested = [c for c in cells if c["variant"] != base and c.get("p_value") is not None]
+    for c, p in zip(tested, holm([c["p_value"] for c in tested])):
+        c["p_adjusted"] = p
+        c["significant"] = p < alpha
+    for c in cells:
+        if c["variant"] != base:
+            c["verdict"] = _cell_verdict(c, primary, label, estimates[(c["workload"], c["variant"])])
+    return {"alpha": alpha, "primary_metric": primary, "baseline": base, "comparisons": len(tested),
+            "correction": "holm", "workloads": workloads, "variants": labels, "cells": cells,
+            "summary": [variant_sentence(cells, v, label, more, fewer) for v in labels[1:]],
+            "invalid": [f"run {r['slot'] + 1} ({r['workload']}, {r['variant']}): {r.get('invalid_reason')}"
+                        for r in doc["runs"] if not r.get("valid", True)]}
+
+
+def _summary_fields(s: dict | None) -> dict:
+    if not s:
+        return {"n": 0, "mean": None, "mean_ci95": None}
+    return {"n": s["n"], "mean": s["mean"], "mean_ci95": s["ci95"] if s["n"] >= 2 else None}
+
+
+def _cell_verdict(c: dict, metric: str, label: str, e: RatioEstimate | CannotJudge) -> str:
+    if isinstance(e, CannotJudge):
+        return f"{c['workload']}: cannot judge {label} ({e.reason})"
+    p = fmt_p(c["p_adjusted"], adjusted=True)
+    if c["significant"]:
+        return f"{c['workload']}: {effect_words(metric, c['baseline'], c['variant'], e)}, {p}"
+    lo, hi = e.ci_low, e.ci_high
+    return (f"{c['workload']}: no significant difference in {label} ({_pct(e.ratio)}, "
+            f"95% CI {_pct(lo)} to {_pct(hi)}), {p}")
+
+
+def variant_sentence(cells: list[dict], variant: str, label: str, more: str, fewer: str) -> str:
+    """"bfq: fewer IOPS on 3 of 5 workloads (−8% to −37%); no significant difference on 2"."""
+    mine = [c for c in cells if c["variant"] == variant]
+    n = len(mine)
+    parts: list[str] = []
+    for word, pick in ((more, lambda c: c["ratio"] > 1), (fewer, lambda c: c["ratio"] < 1)):
+        sig = [c for c in mine if c.get("significant") and pick(c)]
+        if sig:
+            lo = min(sig, key=lambda c: abs(c["ratio"] - 1))["ratio"]
+            hi = max(sig, key=lambda c: abs(c["ratio"] - 1))["ratio"]
+            span = _pct(lo) if len(sig) == 1 else f"{_pct(lo)} to {_pct(hi)}"
+            parts.append(f"{word} {label} on {len(sig)} of {n} workload{'s' if n > 1 else ''} ({span})")
+    same = sum(1 for c in mine if not c.get("significant") and not c.get("cannot_judge"))
+    if same:
+        parts.append(f"no significant difference on {same}" if parts else
+                     f"no significant difference in {label} on {same} of {n} workload{'s' if n > 1 else ''}")
+    unjudged = [c for c in mine if c.get("cannot_judge")]
+    if unjudged:
+        parts.append(f"cannot judge {label} on {len(unjudged)} of {n} workload{'s' if n > 1 else ''} "
+                     f"({unjudged[0]['cannot_judge']}{', …' if len(unjudged) > 1 else ''})")
+    return f"{variant}: " + "; ".join(parts)
+
+
+def as_matrix(doc: dict) -> dict:
+    """A one-workload experiment seen as a matrix of one row, so it judges and plots the same way."""
+    wl = doc.get("workload") or {}
+    name = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
+    job = wl.get("job") or {"name": name}
+    primary = doc.get("primary_metric") or ("wall_s" if wl.get("cmd") else "iops")
+    return {**doc, "kind": "matrix", "workloads": [{**job, "name": name}], "primary_metric": primary,
+            "runs": [{**r, "workload": name, "slot": r.get("index", 0)} for r in doc["runs"]]}

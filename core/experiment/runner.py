@@ -1,0 +1,635 @@
+"""A/B/n experiments: interleaved repeats of one workload under each variant, and live alternation.
+
+A variant is a scheduler plus optional settings ("mq-deadline:read_expire=100"). A switch resets the
+scheduler's tunables and nr_requests, so every run first puts its variant's whole configuration in place.
+Whatever happens (end, cancel, signal), the device gets back the configuration it had at the start; a
+crash leaves the journal, which `iosched restore` replays.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iosched.core.base.errors import BadInput, IoschedError, shown
+from iosched.core.experiment.verdict import METRICS, RunningVerdict, judge  # noqa: F401  (re-exported: judging moved there)
+from iosched.core.kernel.devices import read_device
+from iosched.core.live.monitor import Monitor
+from iosched.core.live.sampler import Sample, compute_rates
+from iosched.core.load.children import Child
+from iosched.core.load.fio import FioProgress, FioResult, FioRun, FioUnfinished, dies_with_us, run_fio
+from iosched.core.load.jobs import Job, JobFile
+from iosched.core.load.targets import Target
+from iosched.core.settings.scheduler import (
+    available_schedulers,
+    read_knobs,
+    read_tunables,
+    setting_attr,
+    switch_scheduler,
+)
+from iosched.core.settings.tunables import validate
+from iosched.core.settings.writes import QUEUE_KNOBS, drop_caches, forget_unchanged, write_attr
+from iosched.core.trace.runs import RunTracer
+
+# --- variants ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str  # exactly as the user wrote it, made unique ("none", "none#2" for an A/A check)
+    scheduler: str
+    settings: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> dict:
+        return {"label": self.label, "scheduler": self.scheduler, "settings": dict(self.settings)}
+
+
+def parse_variants(text: str) -> list[Variant]:
+    """"none,mq-deadline:read_expire=100:fifo_batch=8,bfq" -> variants; the same one twice is an A/A check."""
+    out: list[Variant] = []
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) < 2 or not all(parts):
+        raise BadInput(f"--schedulers needs at least two comma-separated variants, got {text!r}")
+    for part in parts:
+        sched, *settings = part.split(":")
+        pairs = []
+        for s in settings:
+            key, eq, value = s.partition("=")
+            if not eq or not key or not value:
+                raise BadInput(f"setting {s!r} in variant {part!r} is not KEY=VALUE")
+            pairs.append((key.strip(), value.strip()))
+        label = part
+        n = sum(1 for v in out if v.label.split("#")[0] == part)
+        if n:
+            label = f"{part}#{n + 1}"
+        out.append(Variant(label, sched.strip(), tuple(pairs)))
+    return out
+
+
+def check_variants(device: str, variants: list[Variant], root: str | Path = "/") -> None:
+    """Every scheduler exists on the device and every setting exists for its scheduler, in range."""
+    _, available = available_schedulers(device, root)
+    for v in variants:
+        if v.scheduler not in available:
+            raise BadInput(f"{device} has no scheduler {shown(v.scheduler)}; available: {', '.join(available)}")
+        if v.settings:
+            validate(device, list(v.settings), root, scheduler=v.scheduler)
+
+
+def plan_order(n_variants: int, repeat: int) -> list[int]:
+    """Interleaved order: A B, then B A, then A B ... so drift and warm caches favour no side."""
+    order: list[int] = []
+    for r in range(repeat):
+        seq = list(range(n_variants))
+        order += seq if r % 2 == 0 else seq[::-1]
+    return order
+
+
+def alternation_order(n_variants: int, passes: int) -> list[int]:
+    """Live alternation: passes over the variants forward (F) and reversed (R) as F R R F, F R R F ...
+
+    Every two passes form a block (F R or R F) in which each variant's mean position is the same, so a
+    linear drift cancels within the block, and so does anything that flips with every turn; alternating the
+    blocks' orientation (A B B A, then B A A B) makes slow drift push neighbouring blocks in opposite
+    directions, so their estimates do not share an error of the same sign.
+    """
+    order: list[int] = []
+    for p in range(passes):
+        seq = list(range(n_variants))
+        order += seq if p % 4 in (0, 3) else seq[::-1]
+    return order
+
+
+# --- putting a configuration in place ----------------------------------------------------------------------
+
+
+class Configurator:
+    """Applies variants with fresh defaults, and puts back the configuration found at the start."""
+
+    def __init__(self, device: str, variants: list[Variant], root: str | Path = "/") -> None:
+        self.device, self.root = device, root
+        # Queue knobs a variant sets; the others are left to the kernel (bfq turns wbt off, for one).
+        self.managed_knobs = {k for v in variants for k, _ in v.settings if k in QUEUE_KNOBS}
+        self.original_scheduler, self.available = available_schedulers(device, root)
+        self.original_tunables = read_tunables(device, root)
+        self.original_knobs = read_knobs(device, root)
+        self.defaults: dict[str, dict[str, str]] = {}  # scheduler -> tunables+knobs right after a fresh switch
+        self.switches: list[tuple[float, str]] = []  # (monotonic time, scheduler) of every switch made
+
+    def _switch(self, name: str) -> None:
+        r = switch_scheduler(self.device, name, self.root)
+        if r.old != r.new:
+            self.switches.append((r.time, name))
+
+    def _current(self) -> str | None:
+        return available_schedulers(self.device, self.root)[0]
+
+    def apply(self, v: Variant) -> dict[str, str]:
+        """Put ``v`` in place from its scheduler's defaults; returns every setting as now read back."""
+        if v.scheduler not in self.defaults:
+            if self._current() == v.scheduler:
+                # The device may carry hand-tuned values: switch away and back for the kernel's defaults.
+                other = next((s for s in self.available if s != v.scheduler), None)
+                if other is not None:
+                    self._switch(other)
+            self._switch(v.scheduler)
+            # The switch reset the tunables and nr_requests; other managed knobs go back to their start values.
+            now = read_knobs(self.device, self.root)
+            knobs = {k: now.get(k) if k == "nr_requests" else self.original_knobs.get(k) for k in self.managed_knobs}
+            self.defaults[v.scheduler] = {**read_tunables(self.device, self.root),
+                                          **{f"knob:{k}": x for k, x in knobs.items() if x is not None}}
+        elif self._current() != v.scheduler:
+            self._switch(v.scheduler)
+        wanted = dict(self.defaults[v.scheduler])
+        for key, value in v.settings:
+            wanted[f"knob:{key}" if key in QUEUE_KNOBS else key] = value
+        for key, value in wanted.items():
+            name = key.removeprefix("knob:")
+            write_attr(self.device, setting_attr(name), value, self.root)
+        return self.snapshot()
+
+    def snapshot(self) -> dict[str, str]:
+        cur = self._current() or ""
+        return {"scheduler": cur, **read_tunables(self.device, self.root),
+                **{f"knob:{k}": x for k, x in read_knobs(self.device, self.root).items()}}
+
+    def put_back(self) -> None:
+        """The configuration found at the start, then drop journal entries that are back at their originals."""
+        if self.original_scheduler and self._current() != self.original_scheduler:
+            self._switch(self.original_scheduler)
+        knobs = {k: x for k, x in self.original_knobs.items() if k in self.managed_knobs}
+        for name, value in {**knobs, **self.original_tunables}.items():
+            with contextlib.suppress(IoschedError):
+                write_attr(self.device, setting_attr(name), value, self.root)
+        forget_unchanged(self.device, self.root)
+
+
+# --- workloads ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Workload:
+    """A fio job on a target, or a command (timed) — run once per repeat."""
+
+    job: Job | JobFile | None = None
+    target: Target | None = None
+    runtime: float | None = None
+    cmd: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.job.name if self.job is not None else f"cmd: {self.cmd}"
+
+    def to_json(self) -> dict:
+        return {"job": self.job.to_json() if self.job is not None else None,
+                "target": self.target.to_json() if self.target else None, "runtime": self.runtime, "cmd": self.cmd}
+
+
+class Cancelled(IoschedError):
+    pass
+
+
+@dataclass
+class Control:
+    """Shared between the experiment's thread and whoever may stop it (TUI, signal handler)."""
+
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    fio: FioRun | None = None
+    child: Child | None = None  # a running --cmd
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+        if self.fio is not None:
+            self.fio.stop()
+        if self.child is not None:
+            self.child.signal_group(signal.SIGKILL)
+
+
+_GROUP_DIES = 'trap "kill -KILL 0" TERM; /bin/sh -c "$1" <&0 & wait $!'
+
+
+def _run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None]) -> dict[str, float]:
+    """Run a shell command in its own session, dying with iosched, timed; CPU from its own rusage."""
+    t0 = time.monotonic()
+    # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
+    # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
+    proc = subprocess.Popen(dies_with_us(["/bin/sh", "-c", _GROUP_DIES, "iosched-cmd", cmd], "TERM"),
+                            start_new_session=True, stdin=subprocess.DEVNULL)
+    child = Child(proc)
+    ctl.child = child
+    try:
+        if ctl.cancelled.is_set():  # cancelled while it was being started
+            child.signal_group(signal.SIGKILL)
+        while child.wait(timeout=0.5) is None:
+            check_drift()
+    finally:
+        child.signal_group(signal.SIGKILL)  # the shell's own children too (a no-op once it was reaped)
+        child.wait()
+        ctl.child = None
+    wall = time.monotonic() - t0
+    if ctl.cancelled.is_set():
+        raise Cancelled("cancelled")
+    if proc.returncode != 0:
+        raise IoschedError(f"the command exited with status {proc.returncode}: {cmd}")
+    ru = child.rusage
+    return {"wall_s": wall, "cmd_usr_s": ru.ru_utime if ru else 0.0, "cmd_sys_s": ru.ru_stime if ru else 0.0}
+
+
+# --- per-run measurement ------------------------------------------------------------------------------------
+
+
+def window_metrics(device: str, s0: Sample, s1: Sample, ios: int | None) -> dict[str, float]:
+    """What the sampler saw over one run: CPU breakdown, CPU time per IO and the device's own latencies."""
+    r = compute_rates(s0, s1)
+    out: dict[str, float] = {}
+    cpu = r.cpus.get("all")
+    ncpu = max(sum(1 for k in s1.cpus if k != "all"), 1)
+    d = r.disks.get(device)
+    if d is not None:
+        out.update(dev_iops=d.r_s + d.w_s, dev_r_await=d.r_await, dev_w_await=d.w_await, dev_aqu_sz=d.aqu_sz,
+                   dev_util=d.util, dev_ios=(d.r_s + d.w_s) * r.interval,
+                   dev_mb=(d.rkB_s + d.wkB_s) * r.interval * 1024 / 1e6)  # decimal MB, as fio's mb_s
+        if ios is None:
+            ios = round((d.r_s + d.w_s) * r.interval)
+    if cpu is not None:
+        out.update(cpu_usr=cpu.usr, cpu_sys=cpu.sys, cpu_iowait=cpu.iowait, cpu_irq=cpu.irq, cpu_soft=cpu.soft)
+        busy = cpu.usr + cpu.nice + cpu.sys + cpu.irq + cpu.soft + cpu.steal
+        if ios:
+            out["cpu_us_per_io"] = busy / 100.0 * ncpu * r.interval * 1e6 / ios
+    return out
+
+
+@dataclass
+class Event:
+    """Progress for the front end: ``kind`` is "run-start", "progress", "run-end", "note" or "done"."""
+
+    kind: str
+    index: int = 0
+    total: int = 0
+    variant: str = ""
+    text: str = ""
+    progress: FioProgress | None = None
+    run: dict | None = None
+
+
+def _sysinfo(device: str, root: str | Path) -> dict:
+    dev = read_device(device, root)
+    u = platform.uname()
+    return {"kernel": u.release, "machine": u.machine, "host": u.node,
+            "device": dev.to_json() if dev else {"name": device}}
+
+
+@contextlib.contextmanager
+def _shielded() -> Iterator[None]:
+    """Hold off SIGINT/SIGTERM/SIGHUP while putting things back, so a second Ctrl-C cannot cut it short."""
+    sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+@contextlib.contextmanager
+def _released_on_error(workload: Workload, root: str | Path) -> Iterator[None]:
+    """An experiment owns its workload's target from the call on: released if it fails before it starts."""
+    try:
+        yield
+    except BaseException:
+        if workload.target is not None:
+            workload.target.release(root)
+        raise
+
+
+def why_ended(error: BaseException) -> str:
+    """A run-ending exception in a few words: "Ctrl-C", "cancelled", "FioFailed: fio exited 1"."""
+    if isinstance(error, KeyboardInterrupt):
+        return "Ctrl-C"
+    if isinstance(error, Cancelled):
+        return "cancelled"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
+
+
+def _mark_cancelled(doc: dict, error: BaseException, covers: str) -> None:
+    """Note why the experiment ended early and let the document travel with the exception, to be saved."""
+    doc["notes"].append(f"ended early ({why_ended(error)}): {covers}")
+    doc["status"] = "cancelled"
+    error.partial_doc = doc  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def puts_back(doc: dict, cfg: Configurator, ctl: Control, target: Target | None, root: str | Path,
+              ended: Callable[[], str], t_origin: float, offset: float = 0.0) -> Iterator[None]:
+    """Around an experiment's runs: whatever ends them, fio is killed, the device gets its starting
+    configuration back, the target's scratch files go and the switches made are recorded.
+
+    Anything raised marks the document ``status: cancelled`` with a note (``ended()`` says what the results
+    cover) and travels with it as ``partial_doc``, so what finished can still be saved.
+    """
+    early = False
+    try:
+        yield
+    except BaseException as e:  # cancel, Ctrl-C, SIGTERM, a failed run
+        early = True
+        _mark_cancelled(doc, e, ended())
+        raise
+    finally:
+        with _shielded():
+            if ctl.fio is not None:
+                ctl.fio.kill()
+            undone = _put_back(cfg, doc)
+            if target is not None:
+                target.release(root)
+        doc.setdefault("switches", [])
+        doc["switches"] += [(t - t_origin + offset, s) for t, s in cfg.switches]
+        doc["finished"] = time.time()
+        _raise_undone(undone, early, doc, ended)
+
+
+def _put_back(cfg: Configurator, doc: dict) -> IoschedError | None:
+    """``cfg.put_back()``; when the device vanished (or refuses), the error is noted and returned instead of
+    raised over the one that ended the runs, which carries what finished (``partial_doc``)."""
+    try:
+        cfg.put_back()
+    except IoschedError as e:
+        if not any(str(e) in n for n in doc["notes"]):  # a vanished device: already the reason the runs ended
+            doc["notes"].append(f"the starting configuration could not be put back: {e}")
+        return e
+    return None
+
+
+def _raise_undone(undone: IoschedError | None, early: bool, doc: dict, ended: Callable[[], str]) -> None:
+    """After every run finished, a failed put-back still fails the experiment, with its runs kept."""
+    if undone is not None and not early:
+        _mark_cancelled(doc, undone, ended())
+        raise undone
+
+
+def run_experiment(device: str, variants: list[Variant], workload: Workload, repeat: int = 3,
+                   drop: bool = False, settle: float = 1.0, root: str | Path = "/",
+                   on_event: Callable[[Event], None] | None = None, ctl: Control | None = None,
+                   stop: Callable[[dict], bool] | None = None, sequential: dict | None = None,
+                   trace: bool = False) -> dict:
+    """Run every variant ``repeat`` times in interleaved order; returns the document `report` judges.
+
+    ``stop`` sees each finished run and ends the experiment early when it returns True (the sequential
+    boundary); ``sequential`` is that boundary's plan, saved so `report` judges against the same level.
+    ``trace``: block-layer tracing over every run (time in the scheduler, device time; see trace_runs.py).
+    """
+    with _released_on_error(workload, root):
+        if repeat < 1:
+            raise BadInput("--repeat must be at least 1")
+        check_variants(device, variants, root)
+        cfg = Configurator(device, variants, root)
+    ctl = ctl or Control()
+    emit = on_event or (lambda e: None)
+    monitor = Monitor(root=root, capacity=1)  # the run windows' edges
+    order = plan_order(len(variants), repeat)
+    doc: dict = {
+        "version": 1, "kind": "compare", "started": time.time(), **_sysinfo(device, root),
+        "variants": [v.to_json() for v in variants], "order": [variants[i].label for i in order],
+        "repeat": repeat, "drop_caches": drop, "settle_s": settle, "workload": workload.to_json(),
+        "original": cfg.snapshot(), "runs": [], "notes": [],
+    }
+    if sequential is not None:
+        doc["sequential"] = sequential
+    tracer = _start_tracing(device, root, workload) if trace else None
+    doc["traced"] = tracer is not None
+    t_origin = time.monotonic()
+    try:
+        with puts_back(doc, cfg, ctl, workload.target, root, lambda: "results cover the runs that finished",
+                       t_origin):
+            for n, vi in enumerate(order):
+                if ctl.cancelled.is_set():
+                    raise Cancelled("cancelled")
+                v = variants[vi]
+                config = cfg.apply(v)
+                if drop:
+                    drop_caches(root)
+                if settle and ctl.cancelled.wait(settle):  # a cancel ends the settle at once
+                    raise Cancelled("cancelled")
+                emit(Event("run-start", n, len(order), v.label))
+                run = _one_run(device, v, config, workload, monitor, ctl, root, emit, n, len(order))
+                if tracer is not None:
+                    _add_trace(run, tracer, doc)
+                run["start"] -= t_origin
+                run["end"] -= t_origin
+                doc["runs"].append(run)
+                done = stop is not None and stop(run)
+                emit(Event("run-end", n, len(order), v.label, run=run))
+                if done:
+                    doc["notes"].append(f"stopped after run {n + 1} of at most {len(order)}: "
+                                        "the boundary was crossed")
+                    break
+            doc["status"] = "final"
+    finally:
+        if tracer is not None:
+            with _shielded():
+                tracer.stop()
+    emit(Event("done"))
+    return doc
+
+
+def _start_tracing(device: str, root: str | Path, workload: Workload) -> RunTracer:
+    tracer = RunTracer(device, root)
+    with _released_on_error(workload, root):
+        tracer.start()  # TracingUnavailable/TracingFailed: one sentence, nothing changed yet
+    return tracer
+
+
+def _add_trace(run: dict, tracer: RunTracer, doc: dict) -> None:
+    """The run's block-layer figures into its metrics; a tracer that died is noted once."""
+    got = tracer.collect(run["start"], run["end"])
+    if got is not None:
+        run["metrics"].update({k: v for k, v in got["metrics"].items() if v is not None})
+        run["trace"] = got["hists"]
+    if tracer.stopped and not any(n.startswith("tracing stopped") for n in doc["notes"]):
+        doc["notes"].append(f"tracing stopped after run {run['index'] + 1}: {tracer.stopped}")
+
+
+def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload, monitor: Monitor,
+             ctl: Control, root: str | Path, emit: Callable[[Event], None], n: int, total: int) -> dict:
+    drift: list[str] = []
+
+    def check_drift() -> None:
+        cur = available_schedulers(device, root)[0]
+        if cur != config["scheduler"] and not drift:
+            drift.append(f"the scheduler changed to {cur} during the run (a udev rule or tuned?)")
+
+    def progress(p: FioProgress) -> None:
+        check_drift()
+        emit(Event("progress", n, total, v.label, progress=p))
+
+    def hold(run: FioRun) -> None:
+        ctl.fio = run
+        if ctl.cancelled.is_set():
+            run.stop()
+
+    s0 = monitor.snapshot()
+    fio_res: FioResult | None = None
+    metrics: dict[str, float | None] = {}
+    try:
+        if workload.cmd is not None:
+            metrics.update(_run_cmd(workload.cmd, ctl, check_drift))
+        else:
+            assert workload.job is not None and workload.target is not None
+            fio_res = run_fio(workload.job, workload.target, workload.runtime, progress, hold)
+            metrics.update(fio_res.metrics())
+    except FioUnfinished as e:
+        if ctl.cancelled.is_set():
+            raise Cancelled("cancelled") from None
+        drift.insert(0, str(e))  # an unfinished run is no sample: kept, marked invalid, left out of the statistics
+    except IoschedError:
+        if ctl.cancelled.is_set():
+            raise Cancelled("cancelled") from None
+        raise
+    finally:
+        ctl.fio = None
+    s1 = monitor.snapshot()
+    check_drift()
+    now = {**read_tunables(device, root), **{f"knob:{k}": x for k, x in read_knobs(device, root).items()}}
+    changed = [k for k, x in config.items() if k != "scheduler" and now.get(k) != x]
+    if changed and not drift:
+        drift.append(f"settings changed during the run: {', '.join(changed)}")
+    metrics.update(window_metrics(device, s0, s1, fio_res.total_ios if fio_res else None))
+    return {
+        "index": n, "variant": v.label, "start": s0.time, "end": s1.time, "valid": not drift,
+        "invalid_reason": drift[0] if drift else None, "config": config, "metrics": metrics,
+        "fio": fio_res.raw if fio_res else None,
+    }
+
+
+# --- live alternation ---------------------------------------------------------------------------------------
+
+
+def run_alternation(device: str, variants: list[Variant], workload: Workload, every: float, duration: float,
+                    discard: float = 1.0, root: str | Path = "/", on_event: Callable[[Event], None] | None = None,
+                    ctl: Control | None = None, stop: Callable[[dict], bool] | None = None,
+                    sequential: dict | None = None) -> dict:
+    """One continuous fio run while the variants take turns every ``every`` seconds.
+
+    The job's runtime must exceed ``duration`` (fio is stopped when the last turn ends).
+
+    Turns go in balanced order (`alternation_order`: A B B A B A A B ...) and only whole blocks of two
+    passes are run. Each turn is one sample (its mean over the turn, after discarding the first
+    ``discard`` seconds); the verdict pairs the turns within each pass (core/experiment/verdict.py), so drift the
+    variants share cancels. ``stop`` and ``sequential`` as in `run_experiment`.
+    """
+    with _released_on_error(workload, root):
+        if workload.job is None or workload.target is None:
+            raise BadInput("live alternation needs a fio job")
+        if every <= discard + 0.5:
+            raise BadInput(f"--alternate must be longer than {discard + 0.5:g} s (the first {discard:g} s of a "
+                           "turn is discarded)")
+        passes = int(duration // every) // len(variants)
+        passes -= passes % 2  # whole blocks of two passes
+        if passes < 4:
+            raise BadInput(f"--duration must allow at least four turns per variant ({4 * len(variants) * every:g} s)")
+        check_variants(device, variants, root)
+        cfg = Configurator(device, variants, root)
+    ctl = ctl or Control()
+    emit = on_event or (lambda e: None)
+    monitor = Monitor(root=root, capacity=1)  # the run windows' edges
+    doc: dict = {
+        "version": 1, "kind": "alternate", "started": time.time(), **_sysinfo(device, root),
+        "variants": [v.to_json() for v in variants], "every_s": every, "duration_s": duration,
+        "discard_s": discard, "workload": workload.to_json(), "original": cfg.snapshot(), "runs": [], "notes": [],
+        "order": [],
+    }
+    if sequential is not None:
+        doc["sequential"] = sequential
+    configs = {v.label: cfg.apply(v) for v in variants}  # captures each scheduler's defaults before the load
+    result: dict = {}
+
+    def hold(run: FioRun) -> None:
+        ctl.fio = run
+        if ctl.cancelled.is_set():
+            run.stop()
+
+    def fio_thread() -> None:
+        try:
+            result["fio"] = run_fio(workload.job, workload.target, workload.runtime,
+                                    lambda p: emit(Event("progress", len(doc["runs"]), 0, cur[0], progress=p)),
+                                    hold)
+        except IoschedError as e:
+            result["error"] = e
+
+    cur = [variants[0].label]
+    t_origin = time.monotonic()
+    worker = threading.Thread(target=fio_thread, name="iosched-fio", daemon=True)
+    early = False
+    try:
+        cfg.apply(variants[0])
+        worker.start()
+        order = alternation_order(len(variants), passes)
+        turns = len(order)
+        t_next = time.monotonic() + 1.0  # give fio a moment to lay out and start
+        _sleep_until(t_next, ctl, worker)
+        for k in range(turns):
+            if ctl.cancelled.is_set():
+                raise Cancelled("cancelled")
+            if not worker.is_alive():
+                break
+            v = variants[order[k]]
+            cur[0] = v.label
+            t_turn = time.monotonic()
+            config = cfg.apply(v)
+            configs[v.label] = config
+            _sleep_until(t_turn + discard, ctl, worker)
+            s0 = monitor.snapshot()
+            _sleep_until(t_turn + every, ctl, worker)
+            s1 = monitor.snapshot()
+            if not worker.is_alive() and s1.time - s0.time < every - discard - 0.2:
+                break  # fio ended inside the turn: a short turn would skew its variant
+            now = available_schedulers(device, root)[0]
+            m = window_metrics(device, s0, s1, None)
+            m["iops"] = m.pop("dev_iops", 0.0)
+            run = {"index": k, "variant": v.label, "start": s0.time - t_origin, "end": s1.time - t_origin,
+                   "valid": now == config["scheduler"], "config": config, "metrics": m, "fio": None,
+                   "invalid_reason": None if now == config["scheduler"] else f"scheduler changed to {now}"}
+            doc["runs"].append(run)
+            doc["order"].append(v.label)
+            done = stop is not None and stop(run)
+            emit(Event("run-end", k, turns, v.label, run=run))
+            if done:
+                doc["notes"].append(f"stopped after turn {k + 1} of at most {turns}: the boundary was crossed")
+                break
+        doc["status"] = "final"
+    except BaseException as e:  # as in run_experiment: the turns that finished can still be saved
+        early = True
+        _mark_cancelled(doc, e, "results cover the turns that finished")
+        raise
+    finally:
+        with _shielded():
+            if worker.is_alive():
+                ctl.cancel()
+            worker.join(timeout=10)
+            undone = _put_back(cfg, doc)
+            workload.target.release(root)
+        doc["switches"] = [(t - t_origin, s) for t, s in cfg.switches]
+        doc["finished"] = time.time()
+        _raise_undone(undone, early, doc, lambda: "results cover the turns that finished")
+    if "error" in result and not doc["runs"]:
+        raise result["error"]
+    if "fio" in result:
+        doc["fio"] = result["fio"].raw
+    emit(Event("done"))
+    return doc
+
+
+def _sleep_until(t: float, ctl: Control, worker: threading.Thread) -> None:
+    """Wait until ``t``; a cancel wakes it at once, fio ending within a tenth of a second."""
+    while worker.is_alive():
+        left = t - time.monotonic()
+        if left <= 0 or ctl.cancelled.wait(min(left, 0.1)):
+            return

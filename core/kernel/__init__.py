@@ -1,0 +1,1 @@
+"""What the kernel says: procfs and sysfs readers, the block-device inventory, per-process IO."""

@@ -1,0 +1,202 @@
+"""The journal of original values: what the tool changed, so it can always be put back.
+
+It lives under /run/iosched (tmpfs): a reboot resets schedulers and clears the journal together.
+Every read-modify-write happens under an exclusive flock, so racing processes keep the true original.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from iosched.core.base.errors import IoschedError, NotPermitted
+
+
+@dataclass(frozen=True)
+class JournalEntry:
+    device: str
+    attr: str  # path under /sys/block/DEV, e.g. "queue/scheduler" or "queue/iosched/read_expire"
+    original: str
+    maj_min: str | None = None
+    diskseq: int | None = None
+    serial: str | None = None
+    backing_file: str | None = None
+    scheduler: str | None = None  # for iosched/* tunables: the scheduler they belonged to
+    changed_at: float = 0.0  # wall clock, for people reading the journal
+    pid: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.device}/{self.attr}"
+
+
+def default_run_dir(root: str | Path = "/") -> Path:
+    """Where the journal lives: $IOSCHED_RUN_DIR if set (tests), else ROOT/run/iosched."""
+    env = os.environ.get("IOSCHED_RUN_DIR")
+    return Path(env) if env else Path(root, "run/iosched")
+
+
+class Journal:
+    def __init__(self, run_dir: str | Path) -> None:
+        self.dir = Path(run_dir)
+        self.path = self.dir / "journal.json"
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[dict[str, JournalEntry]]:
+        """Hold the journal lock; yields the entries, saved back on clean exit if they changed."""
+        try:
+            self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except PermissionError as e:
+            raise NotPermitted(f"cannot write the journal in {self.dir}: run as root") from e
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            entries = self.entries()
+            before = dict(entries)
+            yield entries
+            if entries != before:
+                self._save(entries)
+        finally:
+            os.close(fd)
+
+    def entries(self) -> dict[str, JournalEntry]:
+        """The entries on disk, checked for shape; JournalUnreadable while the file is not a journal."""
+        try:
+            with open(self.path, "rb") as f:
+                data = f.read(MAX_JOURNAL_BYTES + 1)
+        except FileNotFoundError:
+            return {}
+        except PermissionError as e:
+            if os.geteuid() != 0:  # not a damaged journal: a private one (/run/iosched is root's, mode 700)
+                raise JournalNeedsRoot(self.path) from e
+            raise JournalUnreadable(self.path, e.strerror or e.__class__.__name__) from e
+        except OSError as e:
+            raise JournalUnreadable(self.path, e.strerror or e.__class__.__name__) from e
+        if len(data) > MAX_JOURNAL_BYTES:
+            raise JournalUnreadable(self.path, f"larger than {MAX_JOURNAL_BYTES >> 20} MiB")
+        try:
+            raw = json.loads(data)
+        except (ValueError, RecursionError) as e:  # RecursionError: nesting too deep for the decoder
+            raise JournalUnreadable(self.path, "not JSON") from e
+        return parse_entries(raw, self.path)
+
+    def _save(self, entries: dict[str, JournalEntry]) -> None:
+        # Atomic: a crash leaves either the old or the new journal, never half of one.
+        tmp = self.path.with_suffix(".tmp")
+        data = {"version": 1, "entries": [asdict(e) for e in entries.values()]}
+        with open(tmp, "w") as f:
+            json.dump(data, f, indent=1)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
+
+
+MAX_JOURNAL_BYTES = 16 << 20
+_OPTIONAL: dict[str, tuple[type, ...]] = {
+    "maj_min": (str,), "diskseq": (int,), "serial": (str,), "backing_file": (str,), "scheduler": (str,),
+}
+
+
+class JournalUnreadable(IoschedError):
+    """The journal exists but is not one: no change is made until it is moved aside, since the originals
+    it should hold could not be kept."""
+
+    def __init__(self, path: Path, why: str) -> None:
+        self.path, self.why = path, why
+        super().__init__(f"the journal {path} is unreadable ({why}), so nothing was changed: check it, then move "
+                         f"it aside (mv {path} {path}.bad) to start a fresh one")
+
+
+class JournalNeedsRoot(JournalUnreadable):
+    """The journal is root's and this process is not: nothing to move aside, it needs root."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.why = path, "root's alone"
+        IoschedError.__init__(self, f"the journal {path} can be read by root only: run as root")
+
+
+def parse_entries(raw: object, path: Path) -> dict[str, JournalEntry]:
+    """Journal entries from parsed JSON, every field checked for its type (outside input: a file on disk)."""
+    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
+        raise JournalUnreadable(path, 'not an object with a list of "entries"')
+    out: dict[str, JournalEntry] = {}
+    for n, item in enumerate(raw["entries"], 1):
+        if not isinstance(item, dict):
+            raise JournalUnreadable(path, f"entry {n} is not an object")
+        for key in ("device", "attr", "original"):
+            if not isinstance(item.get(key), str) or not item[key]:
+                raise JournalUnreadable(path, f"entry {n} has no {key} text")
+        for key, types in _OPTIONAL.items():
+            v = item.get(key)
+            if v is not None and (not isinstance(v, types) or isinstance(v, bool)):
+                raise JournalUnreadable(path, f"entry {n} has a {key} of the wrong type")
+        changed_at, pid = item.get("changed_at", 0.0), item.get("pid", 0)
+        if not isinstance(changed_at, (int, float)) or isinstance(changed_at, bool) or changed_at != changed_at:
+            raise JournalUnreadable(path, f"entry {n} has a changed_at that is not a number")
+        if not isinstance(pid, int) or isinstance(pid, bool):
+            raise JournalUnreadable(path, f"entry {n} has a pid that is not a whole number")
+        entry = JournalEntry(item["device"], item["attr"], item["original"],
+                             **{k: item.get(k) for k in _OPTIONAL}, changed_at=float(changed_at), pid=pid)
+        out[entry.key] = entry
+    return out
+
+
+def journal_problem(root: str | Path = "/") -> str | None:
+    """One sentence for a front end to show at start while the journal is unreadable, else None."""
+    try:
+        Journal(default_run_dir(root)).entries()
+    except JournalNeedsRoot as e:
+        return f"The journal {e.path} can be read by root only: switching and tuning need root."
+    except JournalUnreadable as e:
+        return (f"The journal {e.path} is unreadable ({e.why}): no scheduler or setting can change until it is "
+                f"moved aside (mv {e.path} {e.path}.bad).")
+    return None
+
+
+def new_entry(device: str, attr: str, original: str, **identity: object) -> JournalEntry:
+    return JournalEntry(device=device, attr=attr, original=original, changed_at=time.time(), pid=os.getpid(),
+                        **identity)  # type: ignore[arg-type]
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process that registered something under the run dir still exists."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def registry_files(registry: Path, holds: str = "what its runs made") -> list[Path]:
+    """The entries of a registry dir under the run dir; NotPermitted (run as root) when it is root's alone."""
+    try:
+        return sorted(registry.glob("*.json")) if registry.is_dir() else []
+    except PermissionError as e:
+        raise NotPermitted(f"reading {registry}, where iosched lists {holds}, needs root: run as root") from e
+
+
+def stale_registrations(registry: Path) -> list[tuple[Path, dict]]:
+    """Entries of a registry dir (one JSON file per thing a process made) whose process is gone.
+
+    The shared half of `iosched restore`'s cleanups (scratch dirs, demo sandboxes): an unreadable entry is
+    removed, a live owner's entry is kept, the caller undoes what a dead owner left and removes the entry.
+    """
+    out: list[tuple[Path, dict]] = []
+    for f in registry_files(registry):
+        try:
+            info = json.loads(f.read_text())
+            pid = int(info["pid"])
+        except (OSError, ValueError, KeyError, TypeError, RecursionError):
+            f.unlink(missing_ok=True)
+            continue
+        if not pid_alive(pid):
+            out.append((f, info))
+    return out

@@ -1,0 +1,264 @@
+"""Making a choice permanent: a udev rule in the modern syntax (or the equivalent tuned snippet).
+
+The tool owns one rules file (default /etc/udev/rules.d/61-iosched.rules). Each rule in it is preceded by
+a ``# iosched: by=… match=…`` line, so rules merge by what they match (one rule per match, never two) and
+lines someone else put in the file are kept as they are. ``ENV{DEVTYPE}=="disk"`` keeps partitions out;
+``TEST=="queue/scheduler"`` skips devices without an elevator.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from iosched.core.base.errors import BadInput, shown
+from iosched.core.kernel.devices import read_device, udev_properties
+from iosched.core.settings.sandbox import is_sandbox
+from iosched.core.settings.scheduler import available_schedulers, setting_attr
+from iosched.core.settings.tunables import validate
+
+# 61-: udev reads rules files in name order within one event, and 60-persistent-storage.rules is what sets
+# ID_SERIAL, ID_WWN and ID_MODEL; a rule matching them from a file read earlier never matches at boot.
+DEFAULT_RULES = "/etc/udev/rules.d/61-iosched.rules"
+EARLIER_NAME = "60-iosched.rules"  # where earlier versions wrote their rules
+BY = ("serial", "wwn", "model", "rotational", "kernel-name")
+HEADER = ["# Written by iosched (`iosched persist`): one rule per match. Lines without an `# iosched:` line",
+          "# above them are not iosched's and are left alone."]
+# Disk kinds a rule by rotational flag applies to (DEVTYPE=="disk" already keeps partitions out).
+DISK_KERNELS = "sd*|vd*|xvd*|hd*|nvme[0-9]*n[0-9]*|mmcblk[0-9]*"
+_TAG = re.compile(r"^# iosched: by=(?P<by>[a-z-]+) match=(?P<match>.*)$")
+_SAFE = re.compile(r'^[^"\\\n*?\[\]|]{1,120}$')  # no quotes, escapes or glob characters in a match value
+
+
+def covers(device: str) -> bool:
+    """Whether a rule by rotational flag (which lists disk kinds by kernel name) would reach ``device``."""
+    return any(fnmatch.fnmatchcase(device, pattern) for pattern in DISK_KERNELS.split("|"))
+
+
+@dataclass(frozen=True)
+class Rule:
+    by: str
+    match: str
+    scheduler: str
+    settings: tuple[tuple[str, str], ...] = ()
+
+    def matcher(self) -> str:
+        if self.by == "serial":
+            return f'ENV{{ID_SERIAL}}=="{self.match}"'
+        if self.by == "wwn":
+            return f'ENV{{ID_WWN}}=="{self.match}"'
+        if self.by == "model":
+            return f'ENV{{ID_MODEL}}=="{self.match}"'
+        if self.by == "rotational":
+            return f'KERNEL=="{DISK_KERNELS}", ATTR{{queue/rotational}}=="{self.match}"'
+        return f'KERNEL=="{self.match}"'
+
+    def line(self) -> str:
+        assigns = [f'ATTR{{queue/scheduler}}="{self.scheduler}"']
+        # After the scheduler: a switch resets its tunables and nr_requests.
+        assigns += [f'ATTR{{{setting_attr(k)}}}="{v}"' for k, v in self.settings]
+        return ('ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", '
+                f'{self.matcher()}, TEST=="queue/scheduler", ' + ", ".join(assigns))
+
+    def tag(self) -> str:
+        return f"# iosched: by={self.by} match={self.match}"
+
+    def to_json(self) -> dict:
+        return {"by": self.by, "match": self.match, "scheduler": self.scheduler, "settings": dict(self.settings),
+                "rule": self.line()}
+
+
+_ASSIGN = re.compile(r'ATTR\{queue/(?:iosched/)?([a-z0-9_]+)\}="([^"]*)"')
+
+
+def parse_rules(text: str) -> tuple[list[Rule], list[str]]:
+    """Our rules (by their tag line) and every other line, in order, to be kept as it is."""
+    rules: list[Rule] = []
+    foreign: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        m = _TAG.match(lines[i])
+        if m and i + 1 < len(lines):
+            assigns = _ASSIGN.findall(lines[i + 1])
+            sched = next((v for k, v in assigns if k == "scheduler"), None)
+            if sched:
+                rules.append(Rule(m["by"], m["match"], sched, tuple((k, v) for k, v in assigns if k != "scheduler")))
+                i += 2
+                continue
+        if lines[i] not in HEADER:
+            foreign.append(lines[i])
+        i += 1
+    return rules, foreign
+
+
+def render_rules(rules: list[Rule], foreign: list[str]) -> str:
+    out = list(HEADER)
+    for r in rules:
+        out += [r.tag(), r.line()]
+    # Someone else's lines are kept as they are, blank ones too; only the blank edges (our separator) go.
+    kept = list(foreign)
+    while kept and not kept[0].strip():
+        kept.pop(0)
+    while kept and not kept[-1].strip():
+        kept.pop()
+    if kept:
+        out += ["", *kept]
+    return "\n".join(out) + "\n"
+
+
+MAX_RULES_BYTES = 1 << 20
+
+
+def read_rules_file(path: str | Path) -> str:
+    """The text of a rules file iosched may rewrite ("" when new); BadInput for anything else.
+
+    Only a file named *.rules is accepted, and an existing one only when it is a plain text file in a
+    udev rules directory (rules.d) or already holds rules of ours: never /etc/passwd or a symlink to it.
+    """
+    p = Path(path)
+    if not p.name.endswith(".rules") or p.name.startswith("."):
+        raise BadInput(f"{p} is not a udev rules file: its name must end in .rules")
+    if not p.parent.is_dir():
+        raise BadInput(f"rules directory {p.parent} does not exist")
+    if not p.exists() and not p.is_symlink():
+        return ""
+    if p.is_symlink() or not p.is_file():
+        raise BadInput(f"{p} is not a regular file (a symlink or a device): iosched only rewrites plain rules files")
+    try:
+        with open(p, "rb") as f:
+            data = f.read(MAX_RULES_BYTES + 1)
+        if len(data) > MAX_RULES_BYTES or b"\0" in data:
+            raise ValueError
+        text = data.decode()
+    except PermissionError:
+        raise BadInput(f"cannot read {p}: permission denied") from None
+    except (OSError, ValueError):
+        raise BadInput(f"{p} is not a text rules file (binary, unreadable or larger than 1 MiB); "
+                       "nothing was changed") from None
+    if p.parent.name != "rules.d" and not any(_TAG.match(line) for line in text.splitlines()):
+        raise BadInput(f"{p} exists outside a rules.d directory and holds no iosched rule: "
+                       "name a new file or one in a udev rules directory")
+    return text
+
+
+def match_value(device: str, by: str, root: str | Path = "/") -> str:
+    """What identifies ``device`` for a rule ``by`` serial, model, rotational flag or kernel name."""
+    if by not in BY:
+        raise BadInput(f"--by must be one of {', '.join(BY)}")
+    dev = read_device(device, root)
+    if dev is None:
+        raise BadInput(f"{device} is not a whole-disk block device")
+    if by == "kernel-name":
+        value = device
+    elif by == "rotational":
+        if not covers(device):
+            raise BadInput(f"a rule by rotational flag covers {DISK_KERNELS.replace('|', ', ')} disks; "
+                           f"{device} is not one: use --by kernel-name")
+        value = "1" if dev.rotational else "0"
+    elif by == "serial":
+        # The rule matches ENV{ID_SERIAL}: the value must be that property, not ID_SERIAL_SHORT or sysfs's serial.
+        value = udev_properties(root, dev.maj_min).get("ID_SERIAL", "")
+        if not value:
+            raise BadInput(f"udev knows no serial for {device} (no ID_SERIAL): use --by model or --by kernel-name")
+    elif by == "wwn":
+        value = udev_properties(root, dev.maj_min).get("ID_WWN", "")
+        if not value:
+            raise BadInput(f"udev knows no WWN for {device} (no ID_WWN): use --by serial or --by model")
+    else:
+        value = udev_properties(root, dev.maj_min).get("ID_MODEL", "")  # sysfs's model is spelt differently
+        if not value:
+            raise BadInput(f"udev knows no model for {device} (no ID_MODEL): use --by kernel-name")
+    if not _SAFE.match(value):
+        raise BadInput(f"the {by} of {device} ({value!r}) cannot be matched safely in a udev rule")
+    return value
+
+
+def build_rule(device: str, scheduler: str, settings: list[tuple[str, str]], by: str,
+               root: str | Path = "/") -> Rule:
+    _, available = available_schedulers(device, root)  # checks the name first
+    if is_sandbox(device, root):
+        raise BadInput(f"{device} is the demo sandbox, detached and deleted when the demo ends: a rule for it "
+                       "would outlive its device and land on whatever takes its number next")
+    if scheduler not in available:
+        raise BadInput(f"{device} has no scheduler {shown(scheduler)}; available: {', '.join(available)}")
+    if settings:
+        validate(device, settings, root, scheduler=scheduler)
+    return Rule(by, match_value(device, by, root), scheduler, tuple(settings))
+
+
+def merged(text: str, rule: Rule) -> str:
+    """The rules file with ``rule`` in place of any rule of ours with the same match."""
+    rules, foreign = parse_rules(text)
+    out = [r for r in rules if (r.by, r.match) != (rule.by, rule.match)]
+    return render_rules([*out, rule], foreign)
+
+
+def without(text: str, by: str, match: str) -> tuple[str, bool]:
+    rules, foreign = parse_rules(text)
+    kept = [r for r in rules if (r.by, r.match) != (by, match)]
+    return render_rules(kept, foreign), len(kept) != len(rules)
+
+
+def diff(old: str, new: str, path: str) -> str:
+    """The change to the rules file as a small unified diff: the rule lines added, replaced or removed, with one
+    line of context (the ``# iosched:`` tag of a rule being replaced)."""
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), f"{path} (now)",
+                                        f"{path} (new)", n=1))
+
+
+def apply_hint(rule: Rule, device: str) -> str:
+    trigger = "udevadm trigger --action=change --subsystem-match=block"
+    if rule.by == "kernel-name":
+        trigger += f" --sysname-match={device}"
+    return f"udevadm control --reload && {trigger}"
+
+
+def tuned_snippet(rule: Rule, device: str) -> str:
+    """The same setting as a tuned profile fragment ([disk] elevator, [sysfs] for the rest)."""
+    lines = ["[disk]"]
+    if rule.by == "kernel-name":
+        lines.append(f"devices={device}")
+    elif rule.by == "serial":
+        lines.append(f"devices_udev_regex=ID_SERIAL={re.escape(rule.match)}")
+    elif rule.by == "wwn":
+        lines.append(f"devices_udev_regex=ID_WWN={re.escape(rule.match)}")
+    elif rule.by == "model":
+        lines.append(f"devices_udev_regex=ID_MODEL={re.escape(rule.match)}")
+    else:
+        lines.append("# tuned's [disk] cannot select by rotational flag: list the devices with devices=")
+    lines.append(f"elevator={rule.scheduler}")
+    rest = []
+    for key, value in rule.settings:
+        if key == "read_ahead_kb":
+            lines.append(f"readahead={value}")
+        else:
+            rest.append((key, value))
+    if rest:
+        glob = device if rule.by == "kernel-name" else "*"
+        lines += ["", "[sysfs]"]
+        lines += [f"/sys/block/{glob}/{setting_attr(k)}={v}" for k, v in rest]
+        if glob == "*":
+            lines.append("# [sysfs] has no device match: narrow the glob to the disks this is meant for")
+    return "\n".join(lines) + "\n"
+
+
+def earlier_rules_notice(path: str | Path) -> str | None:
+    """One sentence when the directory of the default rules file still holds an earlier version's file with
+    iosched rules in it: those are read before udev sets ID_SERIAL and friends, and they are not this file."""
+    path = Path(path)
+    if path.name != Path(DEFAULT_RULES).name:
+        return None
+    earlier = path.parent / EARLIER_NAME
+    try:
+        rules, _ = parse_rules(read_rules_file(earlier))
+    except (BadInput, ValueError):  # unreadable or odd: not ours to judge here
+        return None
+    if not rules:
+        return None
+    return (f"{earlier} holds {len(rules)} rule(s) from an earlier iosched, read before udev sets ID_SERIAL, "
+            f"ID_WWN and ID_MODEL (so a rule by serial, wwn or model there never matches at boot); persist "
+            f"them again, then remove that file")

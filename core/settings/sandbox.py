@@ -1,0 +1,122 @@
+"""A demo sandbox: a loop device with direct IO over a sparse file, so anyone can show scheduler effects on
+any Linux box without touching real data. Registered under the run dir before the device exists, so
+`iosched restore` can remove what a crashed demo left."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from iosched.core.base.errors import BadInput, IoschedError, NotPermitted
+from iosched.core.kernel.sysfs import read_attr
+from iosched.core.settings.journal import default_run_dir, registry_files, stale_registrations
+from iosched.core.settings.writes import restore
+
+SANDBOX_PREFIX = "iosched-demo-"
+SANDBOX_FILE = "disk.img"
+
+
+@dataclass
+class Sandbox:
+    directory: str
+    file: str
+    device: str = ""  # e.g. "loop7", empty until attached
+
+    def to_json(self) -> dict:
+        return {"directory": self.directory, "file": self.file, "device": self.device, "pid": os.getpid()}
+
+
+def _registry(root: str | Path) -> Path:
+    return default_run_dir(root) / "demo"
+
+
+def _reg_file(root: str | Path, sb: Sandbox) -> Path:
+    return _registry(root) / (Path(sb.directory).name + ".json")
+
+
+def check_root() -> None:
+    if os.geteuid() != 0:
+        raise NotPermitted("iosched demo creates a loop device: run it as root (sudo iosched demo)")
+
+
+def create(size: int, directory: str | Path | None = None, root: str | Path = "/") -> Sandbox:
+    check_root()
+    if shutil.which("losetup") is None:
+        raise IoschedError("losetup is missing (apt-get install -y mount)")
+    parent = Path(directory or "/var/tmp")
+    if not parent.is_dir():
+        raise BadInput(f"{parent} does not exist or is not a directory")
+    try:
+        d = tempfile.mkdtemp(prefix=SANDBOX_PREFIX, dir=parent)
+    except OSError as e:
+        raise IoschedError(f"cannot create the sandbox in {parent}: {e.strerror}") from e
+    sb = Sandbox(d, str(Path(d, SANDBOX_FILE)))
+    reg = _registry(root)
+    reg.mkdir(mode=0o700, parents=True, exist_ok=True)
+    _reg_file(root, sb).write_text(json.dumps(sb.to_json()))
+    try:
+        with open(sb.file, "wb") as f:
+            f.truncate(size)  # sparse: costs no space until written
+        out = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", sb.file], capture_output=True,
+                             text=True, timeout=30)
+        if out.returncode != 0:
+            raise IoschedError(f"losetup failed: {out.stderr.strip()}")
+        sb.device = Path(out.stdout.strip()).name
+        _reg_file(root, sb).write_text(json.dumps(sb.to_json()))
+    except BaseException:
+        destroy(sb, root)
+        raise
+    return sb
+
+
+def destroy(sb: Sandbox, root: str | Path = "/") -> None:
+    """Put back what iosched changed on the device, detach it if it is still ours, delete the file."""
+    if sb.device:
+        restore(root, devices={sb.device})
+        backing = read_attr(Path(root, "sys/block", sb.device, "loop/backing_file"))
+        if backing is not None and Path(backing) == Path(sb.file):
+            subprocess.run(["losetup", "-d", f"/dev/{sb.device}"], capture_output=True, timeout=30)
+    shutil.rmtree(sb.directory, ignore_errors=True)
+    _reg_file(root, sb).unlink(missing_ok=True)
+
+
+def clean_stale(root: str | Path = "/", dry_run: bool = False) -> list[Sandbox]:
+    """Destroy sandboxes whose demo process is gone (a crash or SIGKILL); returns them."""
+    out: list[Sandbox] = []
+    for f, info in stale_registrations(_registry(root)):
+        try:
+            sb = Sandbox(str(info["directory"]), str(info["file"]), str(info.get("device") or ""))
+        except KeyError:
+            f.unlink(missing_ok=True)
+            continue
+        if not Path(sb.directory).name.startswith(SANDBOX_PREFIX):
+            continue
+        if not dry_run:
+            destroy(sb, root)
+        out.append(sb)
+    return out
+
+
+def is_sandbox(device: str, root: str | Path = "/") -> bool:
+    """Whether ``device`` is a demo sandbox: a loop device over ``iosched-demo-*/disk.img`` (this iosched's or
+    another's, whatever its run dir) or one a demo registered. It is detached and deleted when the demo ends."""
+    backing = read_attr(Path(root, "sys/block", device, "loop/backing_file"))
+    if not backing:
+        return False
+    path = Path(backing.removesuffix(" (deleted)"))  # the kernel marks a backing file removed since attaching
+    if path.name == SANDBOX_FILE and path.parent.name.startswith(SANDBOX_PREFIX):
+        return True
+    reg = _registry(root)
+    for f in registry_files(reg, "its demo sandboxes"):
+        try:
+            info = json.loads(f.read_text())
+        except (OSError, ValueError, RecursionError):
+            continue
+        if isinstance(info, dict) and info.get("device") == device and info.get("file") == str(path):
+            return True
+    return False

@@ -1,0 +1,157 @@
+"""Scheduler tunables (queue/iosched/*) and queue knobs: what each means, what values it takes, setting them.
+
+Ranges are the ones the kernel enforces where it has one (and sane upper bounds where it only takes an
+integer, or where what it stores reads back different); the kernel still has the last word: its refusal
+comes back as a clear error, and a value it stores as something else is put back (core/settings/writes.py).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from iosched.core.base.errors import BadInput
+from iosched.core.kernel.sysfs import check_device_name, read_attr, read_int
+from iosched.core.settings.journal import Journal, default_run_dir
+from iosched.core.settings.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr
+from iosched.core.settings.writes import QUEUE_KNOBS, WriteResult, write_attr
+
+BIG = 2**31 - 1
+# Milliseconds the kernel keeps in jiffies read back through an int: at HZ below 1000 values near BIG round up
+# past it and read back negative (2147483647 reads -2147483648 at HZ=250). Whole seconds below BIG are safe
+# at every HZ.
+JIFFY_MS = 2_147_483_000
+
+
+@dataclass(frozen=True)
+class Info:
+    meaning: str
+    low: int = 0
+    high: int = BIG
+    unit: str = ""
+
+
+# (scheduler or "queue") -> name -> Info
+INFO: dict[str, dict[str, Info]] = {
+    "mq-deadline": {
+        "read_expire": Info("deadline for a read, after which it is served first", 0, JIFFY_MS, "ms"),
+        "write_expire": Info("deadline for a write", 0, JIFFY_MS, "ms"),
+        "fifo_batch": Info("requests dispatched in one sorted batch before deadlines are checked", 1, BIG),
+        "writes_starved": Info("read batches allowed before a starved write batch must go", 0, BIG),
+        "front_merges": Info("1: try merging a request in front of a queued one", 0, 1),
+        "async_depth": Info("most requests async IO (writes) may take at once", 1, BIG),
+        "prio_aging_expire": Info("after this, lower-priority requests are served ahead of higher", 0, JIFFY_MS, "ms"),
+    },
+    "bfq": {
+        "slice_idle": Info("idle wait for the next request of a sync queue (0 disables idling)", 0, BIG, "ms"),
+        "slice_idle_us": Info("the same idle wait in microseconds", 0, BIG, "µs"),
+        "low_latency": Info("1: favour interactive and soft real-time tasks", 0, 1),
+        "strict_guarantees": Info("1: strict service guarantees at some throughput cost", 0, 1),
+        "timeout_sync": Info("longest time a sync queue may be served in one go", 1, JIFFY_MS, "ms"),
+        "max_budget": Info("most sectors served per turn (0 = auto-tuned)", 0, BIG, "sectors"),
+        "back_seek_max": Info("longest backward seek still treated as sequential", 0, BIG, "KiB"),
+        "back_seek_penalty": Info("cost factor of a backward seek against a forward one", 1, BIG),
+        "fifo_expire_sync": Info("deadline of a sync request", 1, BIG, "ms"),
+        "fifo_expire_async": Info("deadline of an async request", 1, BIG, "ms"),
+    },
+    "kyber": {
+        "read_lat_nsec": Info("target latency of reads; kyber throttles to meet it", 1, BIG * 1000, "ns"),
+        "write_lat_nsec": Info("target latency of writes", 1, BIG * 1000, "ns"),
+    },
+    "queue": {
+        "nr_requests": Info("requests the scheduler may hold (reset by a switch)", 4, 1 << 16),
+        "read_ahead_kb": Info("read-ahead for buffered sequential reads", 0, 1 << 20, "KiB"),
+        "rq_affinity": Info("complete IO on: 0 any CPU, 1 the submitting CPU's group, 2 the submitting CPU", 0, 2),
+        "nomerges": Info("0 merge, 1 only simple one-hit merges, 2 never merge", 0, 2),
+        "wbt_lat_usec": Info("writeback throttling latency target (0 off, -1 kernel default)", -1, BIG, "µs"),
+        "max_sectors_kb": Info("largest request sent to the device (at most max_hw_sectors_kb)", 4, BIG, "KiB"),
+        "add_random": Info("1: IO timing feeds the entropy pool", 0, 1),
+        "io_poll_delay": Info("polled IO: -1 classic polling, 0 hybrid, >0 sleep µs before polling", -1, BIG, "µs"),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Setting:
+    name: str
+    value: str
+    scope: str  # a scheduler name, or "queue"
+    meaning: str
+    unit: str = ""
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "value": self.value, "scope": self.scope, "meaning": self.meaning,
+                "unit": self.unit}
+
+
+def list_settings(device: str, root: str | Path = "/") -> list[Setting]:
+    """The current scheduler's tunables, then the queue knobs, each with its value and meaning."""
+    current, _ = available_schedulers(device, root)
+    out: list[Setting] = []
+    known = INFO.get(current or "", {})
+    for name, value in read_tunables(device, root).items():
+        info = known.get(name)
+        out.append(Setting(name, value, current or "", info.meaning if info else "", info.unit if info else ""))
+    for name, value in read_knobs(device, root).items():
+        info = INFO["queue"].get(name)
+        out.append(Setting(name, value, "queue", info.meaning if info else "", info.unit if info else ""))
+    return out
+
+
+def parse_assignments(items: list[str]) -> list[tuple[str, str]]:
+    pairs = []
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise BadInput(f"{item!r} is not KEY=VALUE")
+        pairs.append((key.strip(), value.strip()))
+    return pairs
+
+
+def validate(device: str, pairs: list[tuple[str, str]], root: str | Path = "/",
+             scheduler: str | None = None) -> None:
+    """Every setting exists for ``scheduler`` (default: the current one) and its value is in range."""
+    sysdir = check_device_name(device, root)
+    current = scheduler or available_schedulers(device, root)[0] or "none"
+    present = set(read_tunables(device, root)) if scheduler is None else set(INFO.get(current, {}))
+    for key, value in pairs:
+        if key in QUEUE_KNOBS:
+            info = INFO["queue"].get(key)
+        elif key in present:
+            info = INFO.get(current, {}).get(key)
+        else:
+            names = sorted(present) + sorted(QUEUE_KNOBS)
+            raise BadInput(f"{device} with {current} has no setting {key!r}; settings: {', '.join(names)}")
+        try:
+            number = int(value)
+        except ValueError:
+            raise BadInput(f"{key} takes an integer, not {value!r}") from None
+        if info is not None and not info.low <= number <= info.high:
+            raise BadInput(f"{key} must lie between {info.low} and {info.high}{' ' + info.unit if info.unit else ''}")
+        if key == "max_sectors_kb":
+            hw = read_int(sysdir / "queue/max_hw_sectors_kb")
+            if hw is not None and number > hw:
+                raise BadInput(f"max_sectors_kb must not exceed max_hw_sectors_kb ({hw}) on {device}")
+
+
+def apply(device: str, pairs: list[tuple[str, str]], root: str | Path = "/") -> list[WriteResult]:
+    """Validate all, then write each through the one door (journaled, read back)."""
+    validate(device, pairs, root)
+    return [write_attr(device, setting_attr(key), value, root) for key, value in pairs]
+
+
+def changed_here(device: str, root: str | Path = "/") -> list[tuple[str, str]]:
+    """Settings iosched changed on ``device`` that now differ from their originals: what "make this
+    permanent" keeps besides the scheduler. nr_requests is left out (a switch alone changes it)."""
+    current = available_schedulers(device, root)[0]
+    sysdir = check_device_name(device, root)
+    out = []
+    for e in Journal(default_run_dir(root)).entries().values():
+        if e.device != device or e.attr in ("queue/scheduler", "queue/nr_requests"):
+            continue
+        if e.attr.startswith("queue/iosched/") and e.scheduler != current:
+            continue
+        value = read_attr(sysdir / e.attr)
+        if value is not None and value != e.original:
+            out.append((e.attr.rsplit("/", 1)[-1], value))
+    return sorted(out)

@@ -1,0 +1,79 @@
+"""Block-layer tracing over an experiment's runs: one tracer for the whole experiment, each run's window cut
+from its samples (time in the scheduler, device time, total time; bpftrace's own CPU with it, since tracing
+adds CPU per IO)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from iosched.core.trace.histograms import merge
+from iosched.core.trace.parse import TraceSample
+from iosched.core.trace.tracer import Tracer, TracerStopped
+
+TRACE_INTERVAL = 0.5
+TRACE_METRICS = ("sched_p50_us", "sched_p99_us", "device_p50_us", "device_p99_us", "total_mean_us", "tracer_cpu")
+
+
+def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> dict | None:
+    """The samples ending inside (t0, t1 + one interval] merged for ``device``: metrics and histograms.
+
+    The last sample may reach a little past the run's end: it holds the run's final completions.
+    """
+    inside = [s for s in samples if t0 < s.mono <= t1 + s.interval + 0.05 and s.mono - s.interval < t1]
+    devs = [s.devices[device] for s in inside if device in s.devices]
+    if not devs:
+        return None
+    sched = merge([d.sched for d in devs])
+    dev_t = merge([d.device for d in devs])
+    total = merge([d.total for d in devs])
+    total_ns = sum(d.total_ns for d in devs)
+    cpu = [s.tracer_cpu for s in inside if s.tracer_cpu is not None]
+    metrics = {
+        "sched_p50_us": sched.percentile(0.5), "sched_p99_us": sched.percentile(0.99),
+        "device_p50_us": dev_t.percentile(0.5), "device_p99_us": dev_t.percentile(0.99),
+        "total_mean_us": total_ns / total.total / 1e3 if total.total else None,
+        "tracer_cpu": sum(cpu) / len(cpu) if cpu else None,
+    }
+    hists = {"ios": sum(d.ios for d in devs), "sched_us": sched.rows(), "device_us": dev_t.rows(),
+             "total_us": total.rows()}
+    return {"metrics": metrics, "hists": hists}
+
+
+class RunTracer:
+    """Started once per experiment; ``collect(t0, t1)`` after each run. A tracer that dies is reported once."""
+
+    def __init__(self, device: str, root: str | Path = "/") -> None:
+        self.device = device
+        self.tracer = Tracer(interval=TRACE_INTERVAL, devices=[device], root=root)
+        self.samples: list[TraceSample] = []
+        self.stopped: str | None = None
+
+    def start(self) -> None:
+        self.tracer.start()
+        self.tracer.wait_ready()
+
+    def _drain(self, until: float | None = None, timeout: float = 5.0) -> None:
+        deadline = time.monotonic() + timeout
+        while True:
+            wait = 0.0 if until is None else max(0.0, deadline - time.monotonic())
+            ev = self.tracer.get(timeout=wait)
+            if ev is None:
+                return
+            if isinstance(ev, TracerStopped):
+                self.stopped = ev.reason or "tracing stopped"
+                return
+            self.samples.append(ev)
+            if until is not None and ev.mono > until + TRACE_INTERVAL:
+                return
+
+    def collect(self, t0: float, t1: float) -> dict | None:
+        """The run's window; waits for the sample that covers its end (at most a few seconds)."""
+        if self.stopped is None:
+            self._drain(until=t1)
+        got = window(self.samples, self.device, t0, t1)
+        self.samples = [s for s in self.samples if s.mono > t1]  # later runs start after this one
+        return got
+
+    def stop(self) -> None:
+        self.tracer.stop()
