@@ -249,8 +249,7 @@ class _State:
     def know(self, name: str) -> None:
         if name not in self.names:
             if len(self.names) >= MAX_DEVICES:
-                raise BadInput(f"{self.path} is not a recording iosched can show: it names more than "
-                               f"{MAX_DEVICES} devices")
+                raise refuse(self.path, f"it names more than {MAX_DEVICES} devices")
             self.names.add(name)
 
     def event(self, obj: dict) -> SettingEvent:
@@ -426,7 +425,8 @@ def read_header(path: str | Path) -> dict:
 
 def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | None = None,
          cancelled: Callable[[], bool] | None = None,
-         on_sample: Callable[[Sample], None] | None = None) -> Recording:
+         on_sample: Callable[[Sample], None] | None = None, every: int = CHECKPOINT_EVERY,
+         budget: int = CHECKPOINT_BUDGET) -> Recording:
     """One streaming pass: the index of a recording, every line checked. Every few thousand lines
     ``progress(bytes, size, so_far)`` is called (``so_far.snapshot()``: a Recording of the part read) and
     ``cancelled()`` asked (``LoadCancelled`` when it says so); ``on_sample`` gets each sample in order (with its
@@ -436,7 +436,7 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
         size = os.fstat(f.fileno()).st_size
         rec: Recording | None = None
         state: _State | None = None
-        budget = 0
+        held = 0  # estimated bytes in checkpoints
         for offset, end, line_no, obj in _lines(f, path, 0):
             if line_no % PROGRESS_LINES == 0:
                 if cancelled is not None and cancelled():
@@ -446,7 +446,7 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
             if rec is None or state is None:
                 if obj is None:
                     raise refuse(path, "its first line is cut off")
-                rec = Recording(Path(path), check_header(obj, path), header_line=line_no)
+                rec = Recording(Path(path), check_header(obj, path), header_line=line_no, every=every)
                 state = _State(path, {}, {}, -math.inf, set())
                 for d in rec.header["inventory"]:
                     state.know(d["name"])
@@ -461,12 +461,12 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                     if rec.count % rec.every == 0:
                         rec.checkpoints.append(_Checkpoint(rec.count, offset, line_no, dict(state.disks),
                                                            dict(state.schedulers), state.last_time))
-                        budget += 200 + _BYTES_PER_DISK * len(state.disks)
-                        if budget > CHECKPOINT_BUDGET and len(rec.checkpoints) > 2:
+                        held += 200 + _BYTES_PER_DISK * len(state.disks)
+                        if held > budget and len(rec.checkpoints) > 2:
                             # Thin: the kept ones are multiples of the doubled spacing (they started at 0).
                             rec.checkpoints = rec.checkpoints[::2]
                             rec.every *= 2
-                            budget //= 2
+                            held //= 2
                     sample = state.sample(obj, build=on_sample is not None)  # type: ignore[arg-type]
                     if rec.count == 0:
                         rec.t0 = sample.time

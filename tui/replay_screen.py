@@ -74,6 +74,7 @@ class ReplayScreen(MonitorScreen):
         self.loading = not isinstance(source, Recording)
         self.loaded_bytes = (0, 0)  # (read, size) while loading
         self.failure: BadInput | None = None  # why the file could not be shown (the app exits with 2)
+        self.load_stopped = False  # the user quit before the whole file was read
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -102,6 +103,7 @@ class ReplayScreen(MonitorScreen):
             if rec.count < 2:
                 raise BadInput(f"{self.path} holds fewer than two samples: nothing to replay")
         except LoadCancelled:
+            self.load_stopped = True
             return
         except BadInput as e:
             self.post_message(LoadFailed(e))
