@@ -209,7 +209,7 @@ async def test_q_quits_at_once_while_a_large_recording_is_loading(tmp_path):
             await pilot.pause(0.05)
             if screen.replay.length > 0:
                 break
-        assert screen.loading and screen.replay.length > 0
+        assert screen.reading and screen.replay.length > 0
         assert "read" in app.query_one(StatusBar)._text and "% of" in app.query_one(StatusBar)._text
         await pilot.press("q")
     assert app.return_value == 0

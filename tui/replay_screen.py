@@ -71,7 +71,7 @@ class ReplayScreen(MonitorScreen):
         super().__init__(ReplayMonitor(recording))
         self.replay: ReplayMonitor = self.monitor  # type: ignore[assignment]
         self.file_name = name
-        self.loading = not isinstance(source, Recording)
+        self.reading = not isinstance(source, Recording)
         self.loaded_bytes = (0, 0)  # (read, size) while loading
         self.failure: BadInput | None = None  # why the file could not be shown (the app exits with 2)
         self.load_stopped = False  # the user quit before the whole file was read
@@ -80,7 +80,7 @@ class ReplayScreen(MonitorScreen):
         super().on_mount()
         self.sync_table()
         self.query_one(DeviceTable).focus()
-        if self.loading:
+        if self.reading:
             self.render_status()
             self.load()
         else:
@@ -117,7 +117,7 @@ class ReplayScreen(MonitorScreen):
         self.render_status()
 
     def on_loaded(self, message: Loaded) -> None:
-        self.loading = False
+        self.reading = False
         self._show(message.recording)
 
     def _show(self, recording: Recording) -> None:
@@ -151,7 +151,7 @@ class ReplayScreen(MonitorScreen):
         self.seek(self.replay.length if end else 1)
 
     def status_text(self) -> str:
-        if self.loading:
+        if self.reading:
             done, size = self.loaded_bytes
             share = f"{100 * done / size:.0f}% of {size / 1e6:.0f} MB" if size else "starting"
             if self.replay.length == 0:
@@ -160,6 +160,6 @@ class ReplayScreen(MonitorScreen):
         wall = datetime.fromtimestamp(self.replay.recording.header["start_wall"] + at).astimezone()
         dev = self.selected_device()
         where = "" if dev is None else f"{dev.name} "
-        reading = f"  (read {share} so far)" if self.loading else ""
+        reading = f"  (read {share} so far)" if self.reading else ""
         return (f"replay {self.file_name}  {where}{wall:%H:%M:%S} +{at:.1f}/{self.replay.span:.1f}s{reading}  "
                 ",/. step  </> 1 min  g/G start/end")
