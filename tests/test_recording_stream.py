@@ -210,6 +210,7 @@ async def test_q_quits_at_once_while_a_large_recording_is_loading(tmp_path):
             if screen.replay.length > 0:
                 break
         assert screen.reading and screen.replay.length > 0
+        assert not screen.loading  # Textual's loading indicator would hide the screen
         assert "read" in app.query_one(StatusBar)._text and "% of" in app.query_one(StatusBar)._text
         await pilot.press("q")
     assert app.return_value == 0
