@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import argparse
 import csv
-import io
+import json
 import sys
+from collections.abc import Callable
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from iosched.cli.numbers import number
 from iosched.cli.watch import rates_to_json
 from iosched.core.base.errors import BadInput
 from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.live.rates import SYSSTAT_DISK_KEYS
-from iosched.core.live.recording import Recording, load, record
+from iosched.core.live.recording import read_header, record, scan
+from iosched.core.live.sampler import Rates, Sample, compute_rates
 
 SYSSTAT_CSV_KEYS = tuple(SYSSTAT_DISK_KEYS.values())
 
@@ -48,58 +51,67 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from iosched.tui.launch import TuiOptions, run_replay  # opens the TUI: loaded only here
 
-    rec = load(args.file)
-    if len(rec.samples) < 2:
-        raise BadInput(f"{args.file} holds fewer than two samples: nothing to replay")
-    return run_replay(TuiOptions(args.root, theme=args.theme), rec, Path(args.file).name)
+    read_header(args.file)  # not a recording: one sentence before any screen opens
+    # The TUI opens at once and reads the recording in a worker, showing how far it got; q quits meanwhile.
+    return run_replay(TuiOptions(args.root, theme=args.theme), Path(args.file))
 
 
-def _walls(rec: Recording) -> list[datetime]:
-    start = datetime.fromtimestamp(rec.header["start_wall"]).astimezone()
-    t0 = rec.samples[0].time if rec.samples else 0.0
-    return [start + timedelta(seconds=s.time - t0) for s in rec.samples[1:]]
+def recording_report(path: str, args: argparse.Namespace) -> None:
+    """One streaming pass: JSON and CSV lines are written as the samples come, the summary keeps a row per
+    device; the setting changes are read in a second pass that parses only their lines."""
+    header = read_header(path)
+    devices = header.get("devices")
+    start = datetime.fromtimestamp(header["start_wall"]).astimezone()
+    first: list[Sample] = []
+    prev: list[Sample] = []
 
+    def each_interval(emit: Callable[[Rates, datetime], None]) -> Callable[[Sample], None]:
+        def on_sample(s: Sample) -> None:
+            if not first:
+                first.append(s)
+            else:
+                emit(compute_rates(prev[0], s), start + timedelta(seconds=s.time - first[0].time))
+            prev[:] = [s]
+        return on_sample
 
-def recording_report(rec: Recording, args: argparse.Namespace) -> None:
-    devices = rec.header.get("devices")
-    walls = _walls(rec)
     if args.json:
-        import json
-
-        for rates, wall in zip(rec.rates(), walls):
+        def emit_json(rates: Rates, wall: datetime) -> None:
             print(json.dumps(rates_to_json(rates, wall, devices)))
+
+        scan(path, on_sample=each_interval(emit_json))
         return
     if args.csv:
-        buf = io.StringIO()
-        w = csv.writer(buf)
+        w = csv.writer(sys.stdout)
         w.writerow(["time", "interval", "device", *SYSSTAT_CSV_KEYS])
-        for rates, wall in zip(rec.rates(), walls):
+
+        def emit_csv(rates: Rates, wall: datetime) -> None:
             for name in sorted(rates.disks) if devices is None else [d for d in devices if d in rates.disks]:
                 s = rates.disks[name].sysstat()
                 w.writerow([wall.isoformat(timespec="milliseconds"), f"{rates.interval:.4f}", name,
                             *(s[k] for k in SYSSTAT_CSV_KEYS)])
-        sys.stdout.write(buf.getvalue())
+
+        scan(path, on_sample=each_interval(emit_csv))
         return
-    span = rec.samples[-1].time - rec.samples[0].time if len(rec.samples) > 1 else 0.0
-    print(f"recording from {rec.header.get('host')} (kernel {rec.header.get('kernel')}), "
-          f"{len(rec.samples)} samples every {rec.header['interval']:g} s over {span:.1f} s"
-          f"{'; the last line was cut off (crash?) and is ignored' if rec.truncated else ''}")
     totals: dict[str, list[float]] = {}
-    for rates in rec.rates():
+
+    def add(rates: Rates, _wall: datetime) -> None:
         for name, d in rates.disks.items():
             t = totals.setdefault(name, [0.0, 0.0, 0.0, 0.0])
             t[0] += (d.r_s + d.w_s) * rates.interval
             t[1] += (d.rkB_s + d.wkB_s) * rates.interval
             t[2] = max(t[2], d.r_s + d.w_s)
             t[3] = max(t[3], d.util)
+
+    rec = scan(path, on_sample=each_interval(add))
+    print(f"recording from {header.get('host')} (kernel {header.get('kernel')}), "
+          f"{rec.count} samples every {header['interval']:g} s over {rec.span:.1f} s"
+          f"{'; the last line was cut off (crash?) and is ignored' if rec.truncated else ''}")
     print(f"{'device':<10} {'IOs':>12} {'MB':>10} {'peak IOPS':>10} {'peak %util':>10}")
     for name, (ios, kb, peak, util) in sorted(totals.items()):
         if ios:
             print(f"{name:<10} {ios:>12.0f} {kb / 1024:>10.1f} {peak:>10.0f} {util:>10.0f}")
-    for e in rec.events:
-        at = datetime.fromtimestamp(rec.header["start_wall"] + e.time).astimezone()
+    for e in rec.iter_events():
+        at = datetime.fromtimestamp(header["start_wall"] + e.time).astimezone()
         print(f"{at:%H:%M:%S} +{e.time:7.1f}s  {e.device} {e.name}: {e.old} -> {e.new}")

@@ -241,11 +241,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from iosched.cli.record import recording_report
-    from iosched.core.live.recording import is_recording, load
+    from iosched.core.live.recording import is_recording
 
     _check_metric(args.metric)
     if is_recording(args.file):
-        recording_report(load(args.file), args)
+        recording_report(args.file, args)
         return 0
     data = read_bounded(args.file, MAX_EXPERIMENT_BYTES, "experiment (--save) or recording")
     try:

@@ -71,7 +71,7 @@ class IoschedApp(App[int]):
 
     def __init__(self, root: str | Path = "/", interval: float = 1.0, theme_name: str = "dark",
                  sampler: SampleSource | None = None, auto_tick: bool = True, watch_udev: bool = True,
-                 rules_file: str = DEFAULT_RULES, focus: str | None = None, replay: Recording | None = None,
+                 rules_file: str = DEFAULT_RULES, focus: str | None = None, replay: Recording | Path | None = None,
                  replay_name: str = "", read_only: bool = False, served: bool = False) -> None:
         super().__init__()
         unpin_styles_caches()
@@ -82,7 +82,7 @@ class IoschedApp(App[int]):
         if replay is not None:
             from iosched.tui.replay_screen import ReplayScreen
 
-            self.view = ReplayScreen(Monitor.replay(replay), replay_name)
+            self.view = ReplayScreen(replay, replay_name)  # a file is read in a worker once the screen shows
         else:
             self.live = self.view = LiveScreen(Monitor(sampler, root), interval, auto_tick, watch_udev,
                                                rules_file, focus, read_only, served)
@@ -90,6 +90,11 @@ class IoschedApp(App[int]):
     @property
     def monitor(self) -> Monitor:
         return self.view.monitor
+
+    @property
+    def replay_failure(self) -> IoschedError | None:
+        """Why a replay's file could not be shown (it was read after the screen opened), if it could not."""
+        return getattr(self.view, "failure", None)
 
     def get_default_screen(self) -> Screen:
         return self.view

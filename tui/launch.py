@@ -8,14 +8,11 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.settings.journal import default_run_dir
 from iosched.core.settings.writer_lock import WriterBusy, acquire_writer_lock
-
-if TYPE_CHECKING:
-    from iosched.core.live.recording import Recording
 
 
 @dataclass(frozen=True)
@@ -40,13 +37,18 @@ def served_in_browser() -> bool:
     return os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")
 
 
-def run_replay(options: TuiOptions, rec: Recording, name: str) -> int:
+def run_replay(options: TuiOptions, path: Path) -> int:
+    """The replay of the recording at ``path``: the screen opens at once, the file is read in a worker; a
+    file found damaged on the way ends the TUI and is told in one sentence here (exit 2)."""
     if not sys.stdout.isatty():
         raise IoschedError("the replay opens the TUI and needs a terminal; `iosched report FILE` prints it")
     from iosched.tui.app import IoschedApp
 
-    app = IoschedApp(root=options.root, theme_name=options.theme_name, replay=rec, replay_name=name)
-    return app.run() or 0
+    app = IoschedApp(root=options.root, theme_name=options.theme_name, replay=path, replay_name=path.name)
+    code = app.run() or 0
+    if app.replay_failure is not None:
+        raise app.replay_failure
+    return code
 
 
 def run_app(options: TuiOptions) -> int:

@@ -248,69 +248,83 @@ class Monitor:
         return ReplayMonitor(recording)
 
 
-class _RecordedSamples:
-    """The samples of a recording as a source: each ``take`` returns the next one (the last one repeats)."""
-
-    def __init__(self, samples: Sequence[Sample]) -> None:
-        self.samples = samples
-        self.pos = 0
+class _NoSamples:
+    """A replay takes no samples: it moves by ``seek``."""
 
     def take(self) -> Sample:
-        s = self.samples[min(self.pos, len(self.samples) - 1)]
-        self.pos += 1
-        return s
+        raise IoschedError("a replay is moved with seek, not sampled")
 
 
 class ReplayMonitor(Monitor):
     """A Monitor fed from a recording: ``seek(pos)`` shows it up to interval ``pos`` (1 .. ``length``).
 
-    The recorded setting events are its markers, its inventory is the recorded one with each device's
-    scheduler as it was at the shown moment.
+    It holds one window (the history's capacity), never the recording: a seek reads from the recording's
+    checkpoint before the window (core/live/recording_reader.py), a step forward within reach reads only the new
+    lines. The setting events in the window are its markers, its inventory is the recorded one with each
+    device's scheduler as it was at the shown moment.
     """
 
     seekable = True
 
     def __init__(self, recording, capacity: int = HISTORY_POINTS) -> None:
         self.recording = recording
-        self._samples = _RecordedSamples(recording.samples)
-        super().__init__(self._samples, root="/", capacity=capacity)
+        super().__init__(_NoSamples(), root="/", capacity=capacity)
         self._start = recording.inventory
         self.devices = list(self._start)
-        self.markers.extend(Marker(e.time, e.device, e.label, "outside") for e in recording.events)
-        self.length = max(0, len(recording.samples) - 1)
+        self.length = max(0, recording.count - 1)
         self.pos = 0
-        self._rates: list[Rates] | None = None
+        self._cursor = None  # reads on from the shown moment
 
     def read_inventory(self) -> list[BlockDevice]:
         return list(self.devices)
 
+    def step(self) -> Rates | None:
+        self.seek(self.pos + 1)
+        return self.last_rates
+
     def seek(self, pos: int) -> None:
+        if self.length == 0:
+            return  # fewer than two samples: no interval to show
         pos = max(1, min(self.length, pos))
+        if self._cursor is not None and self.pos < pos <= self.pos + self.history.capacity:
+            for _ in range(pos - self.pos):
+                self._advance()
+        elif pos != self.pos or self._cursor is None:
+            first = max(0, pos - self.history.capacity)
+            if self._cursor is not None:
+                self._cursor.close()
+            self._cursor = self.recording.read(first)
+            self.history = History(self.history.capacity)
+            self.markers.clear()
+            self.last_sample = next(self._cursor)
+            self._mark_events()
+            for _ in range(pos - first):
+                self._advance()
         self.pos = pos
-        if self._rates is None:  # computed once: scrubbing re-reads a window of them, never recomputes
-            self._rates = list(self.recording.rates())
-        self.history = History(self.history.capacity)
-        for rates in self._rates[max(0, pos - self.history.capacity):pos]:
-            self.history.append(rates)
-        self.last_rates = self._rates[pos - 1]
-        self.last_sample = self.recording.samples[pos]
-        self._samples.pos = pos + 1  # a step() after a seek goes on from here
-        at = self.last_rates.time
         sched = {d.name: d.scheduler for d in self._start}
-        for e in self.recording.events:
-            if e.name == "scheduler" and e.time <= at:
-                sched[e.device] = e.new
+        sched.update(self._cursor.schedulers)
         self.devices = [replace(d, scheduler=sched.get(d.name, d.scheduler)) for d in self._start]
+
+    def _advance(self) -> None:
+        cur = next(self._cursor)
+        rates = compute_rates(self.last_sample, cur)
+        self.history.append(rates)
+        self.last_rates, self.last_sample = rates, cur
+        self._mark_events()
+
+    def _mark_events(self) -> None:
+        for e in self._cursor.events:
+            self.markers.append(Marker(e.time, e.device, e.label, "outside"))
+            self.marks_made += 1
 
     @property
     def elapsed(self) -> float:
         """Seconds from the recording's first sample to the shown moment."""
-        t0 = self.recording.samples[0].time
-        return (self.last_rates.time - t0) if self.last_rates else 0.0
+        return (self.last_rates.time - self.recording.t0) if self.last_rates else 0.0
 
     @property
     def span(self) -> float:
-        return self.recording.samples[-1].time - self.recording.samples[0].time
+        return self.recording.span
 
 
 @dataclass

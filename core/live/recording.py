@@ -5,44 +5,35 @@ A disk whose counters did not change since the previous line is left out (idle d
 a line is written with one unbuffered write, so a crash loses at most the interval in progress and a
 cut-off last line is simply ignored on replay. Setting changes (scheduler, tunables, queue knobs) are
 found by reading the recorded devices' settings every interval, so changes from any source show up; a
-device attached while recording gets a line of its own and is watched from then on.
+device attached while recording gets a line of its own and is watched from then on. Reading one back, of
+any length, is core/live/recording_reader.py.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import platform
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput
-from iosched.core.base.infile import read_bounded
-from iosched.core.kernel.devices import BlockDevice, list_devices
-from iosched.core.kernel.procfs import CpuCounters, DiskCounters
+from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import read_attr
 from iosched.core.live.monitor import Monitor, SettingsWatch, Ticker
-from iosched.core.live.sampler import Rates, Sample, compute_rates
+from iosched.core.live.recording_reader import (  # noqa: F401  (the reading side, re-exported)
+    VERSION,
+    Recording,
+    SettingEvent,
+    is_recording,
+    load,
+    read_header,
+    scan,
+)
+from iosched.core.live.sampler import Sample
 
-VERSION = 1
 INVENTORY_EVERY_S = 10.0  # how often the recorder re-reads the whole inventory besides the cheap checks
-MAX_RECORDING_BYTES = 512 << 20  # a day at 1 s with a dozen busy disks is about 100 MiB
-
-
-@dataclass(frozen=True)
-class SettingEvent:
-    time: float  # seconds since the recording started (same clock as the samples)
-    device: str
-    name: str  # "scheduler" or a tunable / knob name
-    old: str | None
-    new: str | None
-
-    @property
-    def label(self) -> str:
-        return (self.new or "?") if self.name == "scheduler" else f"{self.name}={self.new}"
 
 
 class Recorder:
@@ -159,152 +150,3 @@ def record(path: str | Path, devices: list[str] | None, interval: float, duratio
     finally:
         rec.close()
     return n
-
-
-@dataclass
-class Recording:
-    header: dict
-    samples: list[Sample] = field(default_factory=list)
-    events: list[SettingEvent] = field(default_factory=list)
-    truncated: bool = False
-    attached: list[dict] = field(default_factory=list)  # devices attached while recording, as first seen
-
-    @property
-    def inventory(self) -> list[BlockDevice]:
-        """The devices at the start and those attached later (one row per name, the first one seen)."""
-        fields = set(BlockDevice.__dataclass_fields__)
-        out: dict[str, BlockDevice] = {}
-        for d in [*self.header["inventory"], *self.attached]:
-            if d["name"] not in out:
-                out[d["name"]] = BlockDevice(**{k: v for k, v in d.items() if k in fields})
-        return list(out.values())
-
-    def rates(self) -> Iterator[Rates]:
-        for prev, cur in zip(self.samples, self.samples[1:]):
-            yield compute_rates(prev, cur)
-
-
-def is_recording(path: str | Path) -> bool:
-    try:
-        if not Path(path).is_file():
-            return False
-        with open(path, "rb") as f:
-            return f.read(32).startswith(b'{"t":"header"')
-    except OSError:
-        return False
-
-
-def load(path: str | Path) -> Recording:
-    """Read a recording; a cut-off last line (a crash mid-write) is ignored and flagged."""
-    try:
-        text = read_bounded(path, MAX_RECORDING_BYTES, "recording").decode()
-    except UnicodeDecodeError:
-        raise BadInput(f"{path} is not an iosched recording (not text)") from None
-    lines = text.split("\n")
-    rec: Recording | None = None
-    current: dict[str, DiskCounters] = {}
-    for i, line in enumerate(lines):
-        if not line:
-            continue
-        try:
-            obj = json.loads(line)
-        except (json.JSONDecodeError, RecursionError):
-            if i >= len(lines) - 2 and rec is not None:  # the last line, cut off
-                rec.truncated = True
-                break
-            raise BadInput(f"{path} line {i + 1} is not a recording line") from None
-        kind = obj.get("t") if isinstance(obj, dict) else None
-        if rec is None:
-            if kind != "header" or obj.get("version") != VERSION:
-                raise BadInput(f"{path} is not an iosched recording")
-            _check_header(obj, path)
-            rec = Recording(obj)
-            continue
-        try:
-            if kind == "s":
-                m = _time(obj["m"], rec)
-                for name in obj.get("gone", []):
-                    current.pop(_text(name), None)
-                for name, values in obj["d"].items():
-                    current[name] = DiskCounters(*_counters(values, DiskCounters))
-                cpus = {k: CpuCounters(*_counters(v, CpuCounters)) for k, v in obj["c"].items()}
-                rec.samples.append(Sample(m, dict(current), cpus))
-            elif kind == "e":
-                rec.events.append(SettingEvent(_time(obj["m"], None), _text(obj["dev"]), _text(obj["name"]),
-                                               _text_or_none(obj["old"]), _text_or_none(obj["new"])))
-            elif kind == "dev":
-                _time(obj["m"], None)
-                rec.attached.append(_device(obj["device"]))
-        except (KeyError, TypeError, ValueError, AttributeError) as e:
-            raise BadInput(f"{path} line {i + 1} is damaged ({e.__class__.__name__})") from None
-    if rec is None:
-        raise BadInput(f"{path} is empty")
-    return rec
-
-
-def _num(x: object) -> float:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x) or abs(x) > 1e12:
-        raise ValueError("not a number")
-    return float(x)
-
-
-def _time(x: object, rec: Recording | None) -> float:
-    t = _num(x)
-    if rec is not None and rec.samples and t <= rec.samples[-1].time:
-        raise ValueError("time goes backwards")
-    return t
-
-
-def _text(x: object) -> str:
-    if not isinstance(x, str):
-        raise TypeError("not text")
-    return x
-
-
-def _text_or_none(x: object) -> str | None:
-    return None if x is None else _text(x)
-
-
-def _counters(values: object, kind: type) -> list[int]:
-    n = len(kind._fields)  # type: ignore[attr-defined]
-    if not isinstance(values, list) or not 4 <= len(values) <= n:
-        raise ValueError("wrong number of counters")
-    if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 1 << 64 for v in values):
-        raise ValueError("counters are not whole numbers")
-    return values
-
-
-_DEVICE_TYPES: dict[str, tuple[type, ...]] = {
-    "name": (str,), "maj_min": (str,), "size_bytes": (int,), "rotational": (bool,), "removable": (bool,),
-    "read_only": (bool,), "scheduler": (str, type(None)), "schedulers": (list,), "nr_requests": (int, type(None)),
-    "read_ahead_kb": (int, type(None)),
-}
-
-
-def _device(d: object) -> dict:
-    if not isinstance(d, dict):
-        raise TypeError("a device is not an object")
-    for key, types in _DEVICE_TYPES.items():
-        if not isinstance(d.get(key), types):
-            raise TypeError(f"device {key}")
-    if not all(isinstance(x, str) for x in d["schedulers"]):
-        raise TypeError("device schedulers")
-    fields = set(BlockDevice.__dataclass_fields__)
-    BlockDevice(**{k: v for k, v in d.items() if k in fields})  # anything else it cannot take
-    return d
-
-
-def _check_header(h: dict, path: str | Path) -> None:
-    try:
-        if _num(h.get("interval")) <= 0:
-            raise ValueError("interval")
-        _num(h.get("start_wall"))
-        devices = h.get("devices")
-        if devices is not None and not (isinstance(devices, list) and all(isinstance(x, str) for x in devices)):
-            raise TypeError("devices")
-        if not isinstance(h.get("inventory"), list):
-            raise TypeError("inventory")
-        for d in h["inventory"]:
-            _device(d)
-    except (TypeError, ValueError) as e:
-        raise BadInput(f"{path} has a damaged header ({e})") from None
