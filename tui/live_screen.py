@@ -113,7 +113,7 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         """One Monitor step, then redraw what is visible. Procfs reads take microseconds."""
         if self.monitor.step() is None:
             return
-        if self.monitor.disks_changed:
+        if self.monitor.take_disks_changed():
             self.refresh_inventory()
         self._since_graphs += self.interval
         marked = self.monitor.marks_made
