@@ -12,7 +12,7 @@ from textual.binding import Binding, BindingType
 
 from iosched.core.live.monitor import ReplayMonitor
 from iosched.tui.monitor_screen import MonitorScreen
-from iosched.tui.widgets import DeviceTable
+from iosched.tui.widgets.device_table import DeviceTable
 
 
 class ReplayScreen(MonitorScreen):
