@@ -30,11 +30,11 @@ from iosched.tui.app import IoschedApp  # noqa: E402
 
 from fixtree import FixTree, diskstats_line  # noqa: E402
 
-# (label, function name, file name ending): cumulative time of each, per tick.
+# (label, function name, file name ending or endings): cumulative time of each, per tick.
 BUCKETS = (
     ("tick: sample, rates, history", "tick", "live_screen.py"),
-    ("  device table: changed cells", "update_rates", "widgets.py"),
-    ("  graphs: rows built", "set_data", "widgets.py"),
+    ("  device table: changed cells", "update_rates", "device_table.py"),
+    ("  graphs: rows built", "set_data", ("line_chart.py", "cpu_pane.py")),
     ("screen update (compositor)", "render_update", "_compositor.py"),
     ("  device table lines", "render_lines", "_data_table.py"),
 )

@@ -131,7 +131,7 @@ async def test_a_tui_switch_is_refused_while_the_journal_is_unreadable(loopdev, 
     app = IoschedApp(interval=0.25, watch_udev=False)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
-        app.live.start_switch(loopdev.name, other)
+        app.live.settings.start_switch(loopdev.name, other)
         for _ in range(100):
             await pilot.pause(0.05)
             if any(n.severity == "error" for n in app._notifications):

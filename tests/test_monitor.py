@@ -96,17 +96,17 @@ def test_a_late_inventory_read_never_replaces_a_newer_one(tmp_path):
     assert "loop7" in [d.name for d in mon.devices]
 
 
-def test_disks_changed_notices_a_new_line_in_diskstats(tmp_path):
+def test_take_disks_changed_notices_a_new_line_in_diskstats(tmp_path):
     tree = populated_tree(tmp_path)
     mon = Monitor(SteppedSampler(tree.root), root=tree.root)
     mon.step()
     mon.step()
-    assert not mon.disks_changed
+    assert not mon.take_disks_changed()
     tree.add_disk("loop7", "7:7")
     tree.set_diskstats([diskstats_line(8, 0, "sda", [0] * 17), diskstats_line(7, 7, "loop7", [0] * 17)])
     mon.step()
-    assert mon.disks_changed
-    assert not mon.disks_changed  # reported once
+    assert mon.take_disks_changed()
+    assert not mon.take_disks_changed()  # reported once
 
 
 def test_settings_watch_reports_changes_by_anyone_and_only_the_switch_when_switched(tmp_path):

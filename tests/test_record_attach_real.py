@@ -9,7 +9,7 @@ from pathlib import Path
 
 from iosched.core.live.recording import load
 from iosched.tui.app import IoschedApp
-from iosched.tui.widgets import DeviceTable
+from iosched.tui.widgets.device_table import DeviceTable
 
 from conftest import attach_loop, detach_loop, need_real, run_cli
 

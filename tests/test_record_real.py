@@ -15,7 +15,8 @@ import pytest
 from iosched.core.base.errors import BadInput
 from iosched.core.live.recording import load
 from iosched.tui.app import IoschedApp
-from iosched.tui.widgets import DeviceTable, LineChart
+from iosched.tui.widgets.device_table import DeviceTable
+from iosched.tui.widgets.line_chart import LineChart
 
 from conftest import need_real, run_cli
 

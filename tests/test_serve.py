@@ -17,7 +17,7 @@ from iosched.tui.app import IoschedApp
 from iosched.tui.compare_screen import SERVED_NOTICE, CompareScreen
 from iosched.tui.dialogs import SchedulerPicker
 from iosched.tui.launch import served_in_browser
-from iosched.tui.widgets import StatusBar
+from iosched.tui.widgets.status_bar import StatusBar
 
 from conftest import run_cli
 
@@ -90,8 +90,8 @@ async def test_read_only_app_refuses_every_write_with_a_notice(tmp_path: Path):
             assert not isinstance(app.screen, SchedulerPicker) and app.screen is app.screen_stack[0], key
             notes = list(app._notifications)
             assert notes and notes[-1].title == "Read-only" and "--allow-writes" in notes[-1].message, key
-        assert app.live.trace_probe is None and not app.live.has_class("-latency")  # no root bpftrace
-        app.live.start_switch("sda", "none")  # the command palette's way in
+        assert app.live.tracing.probe is None and not app.live.has_class("-latency")  # no root bpftrace
+        app.live.settings.start_switch("sda", "none")  # the command palette's way in
         await pilot.pause()
         assert app.live.job is None and not app.live.changed
         # The compare screen refuses to start on its own too, should it ever be reached.

@@ -27,7 +27,8 @@ from iosched.core.trace.tracer import (
     reset_every,
 )
 from iosched.tui.app import IoschedApp
-from iosched.tui.latency_pane import LatencyPane, TracingStarted
+from iosched.tui.live_tracing import TracingStarted
+from iosched.tui.widgets.latency_pane import LatencyPane
 
 from conftest import attach_loop, detach_loop, need_real
 
@@ -84,13 +85,15 @@ async def test_a_start_finishing_after_the_pane_closed_is_stopped_not_kept_hidde
     async with app.run_test(size=(120, 40)) as pilot:
         live = app.live
         await pilot.press("l")
+        assert live.tracing_on and live.has_class("-latency")  # the reactive makes room for the pane
         await until(pilot, lambda: len(gated) == 1, "the start worker made its tracer")
         await pilot.press("l")  # closed while bpftrace still compiles
+        assert not live.tracing_on and not live.has_class("-latency")
         gated[0].gate.set()
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert gated[0].stopped
-        assert live.trace_probe.tracer is None and live.trace_probe not in app.monitor.probes
+        assert live.tracing.probe.tracer is None and live.tracing.probe not in app.monitor.probes
 
 
 async def test_overlapping_starts_end_with_one_tracer_and_none_once_closed(tmp_path, gated):
@@ -106,12 +109,12 @@ async def test_overlapping_starts_end_with_one_tracer_and_none_once_closed(tmp_p
         await app.workers.wait_for_complete()
         await pilot.pause()
         running = [t for t in gated if not t.stopped]
-        assert running == [gated[1]] and live.trace_probe.tracer is gated[1]
-        assert live.trace_probe in app.monitor.probes
+        assert running == [gated[1]] and live.tracing.probe.tracer is gated[1]
+        assert live.tracing.probe in app.monitor.probes
         await pilot.press("l")
         await app.workers.wait_for_complete()
         await pilot.pause()
-        assert all(t.stopped for t in gated) and live.trace_probe.tracer is None
+        assert all(t.stopped for t in gated) and live.tracing.probe.tracer is None
 
 
 async def test_a_started_message_arriving_after_the_close_stops_its_tracer(tmp_path, gated):
@@ -137,7 +140,7 @@ async def test_a_started_message_arriving_after_the_close_stops_its_tracer(tmp_p
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert gated[0].stopped
-        assert live.trace_probe.tracer is None and live.trace_probe not in app.monitor.probes
+        assert live.tracing.probe.tracer is None and live.tracing.probe not in app.monitor.probes
         assert not app.query_one(LatencyPane).display
 
 
@@ -164,13 +167,13 @@ async def test_real_quick_toggles_leave_one_bpftrace_then_none(tmp_path):
             await app.workers.wait_for_complete()
             await pilot.pause()
             live = app.live
-            assert live.trace_probe is not None and live.trace_probe.running, live.trace_note
+            assert live.tracing.probe is not None and live.tracing.probe.running, live.tracing.note
             kids = bpftrace_children()
-            assert [p.pid for p in kids] == [live.trace_probe.tracer.pid]
+            assert [p.pid for p in kids] == [live.tracing.probe.tracer.pid]
             await pilot.press("l")
             await app.workers.wait_for_complete()
             await pilot.pause()
-            assert not live.trace_probe.running and bpftrace_children() == []
+            assert not live.tracing.probe.running and bpftrace_children() == []
     finally:
         for p in bpftrace_children():  # only on failure: leave nothing behind
             p.kill()
@@ -312,9 +315,9 @@ async def test_the_pane_title_counts_untimed_requests(tmp_path):
         probe = TraceProbe()
         probe.tracer = FeedTracer([dataclasses.replace(traced(1001.0 + i, 64, 0), dropped_requests=i)
                                    for i in range(4)])
-        live.trace_probe = probe
+        live.tracing.probe = probe
         live.monitor.probes.append(probe)
-        pane = live._latency_pane()
+        pane = live.tracing.pane()
         pane.display = True
         live.tick()
         await pilot.pause()

@@ -10,9 +10,12 @@ import pytest
 from textual.widgets import OptionList
 from tui_support import SteppedSampler, populated_tree, set_counters
 
+from iosched.core.live.monitor import Marker
 from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import ConfirmScreen, HelpScreen, SchedulerPicker
-from iosched.tui.widgets import CpuPane, DeviceTable, LineChart, Marker
+from iosched.tui.widgets.cpu_pane import CpuPane
+from iosched.tui.widgets.device_table import DeviceTable
+from iosched.tui.widgets.line_chart import LineChart
 
 from conftest import attach_loop, detach_loop, need_real
 
@@ -98,7 +101,7 @@ async def test_switch_that_does_not_stick_is_an_error_notification_and_app_lives
         await pilot.press("down", "s", "up", "up", "enter")  # bfq -> mq-deadline
         for _ in range(50):
             await pilot.pause(0.05)
-            if not app.live.switching:
+            if not app.live.settings.switching:
                 break
         errors = [n for n in app._notifications if n.severity == "error"]
         assert errors and "still reads" in errors[0].message
@@ -196,7 +199,7 @@ async def test_real_loop_device_under_load_switch_marker_and_restore_on_quit(tmp
             await pilot.pause(1.5)
             series = [v for v in app.monitor.history.disk_series(loop.name, "r_s") if v]
             assert series and max(series) > 1000, "the graphs received no IO"
-            app.live.start_switch(loop.name, target)
+            app.live.settings.start_switch(loop.name, target)
             for _ in range(100):
                 await pilot.pause(0.05)
                 if app.monitor.markers_of(loop.name):

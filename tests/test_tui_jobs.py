@@ -10,7 +10,7 @@ from textual.widgets import Input
 
 from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import ConfirmScreen, JobPicker, TypeNameScreen
-from iosched.tui.widgets import StatusBar
+from iosched.tui.widgets.status_bar import StatusBar
 
 from conftest import attach_loop, detach_loop, need_real
 
@@ -57,7 +57,7 @@ async def test_job_runs_beside_the_live_graphs_switch_marks_and_x_stops(tmp_path
             assert "randread-q16t2" in status and "IOPS" in status and "x stops" in status
             busy = lambda: max(v or 0 for v in app.monitor.history.disk_series(loop.name, "r_s")) > 1000  # noqa: E731
             assert await wait_until(pilot, busy)
-            app.live.start_switch(loop.name, "bfq")
+            app.live.settings.start_switch(loop.name, "bfq")
             assert await wait_until(pilot, lambda: any(m.label == "bfq" for m in app.monitor.markers_of(loop.name)))
             assert loop.current() == "bfq"
             await pilot.press("x")

@@ -13,7 +13,7 @@ from iosched.core.trace.histograms import Log2Hist
 from iosched.core.trace.parse import DeviceLatency, OpLatency, ProcessIO, TraceSample
 from iosched.core.trace.probe import TraceProbe
 from iosched.tui.app import IoschedApp
-from iosched.tui.latency_pane import LatencyPane, heatmap
+from iosched.tui.widgets.latency_pane import LatencyPane, heatmap
 
 from conftest import attach_loop, detach_loop, need_real
 
@@ -86,9 +86,9 @@ async def test_traced_samples_draw_heatmaps_markers_and_processes(tmp_path):
         live = app.live
         probe = TraceProbe()
         probe.tracer = FeedTracer([traced(1001.0 + i, 64 if i < 4 else 700, 0 if i < 4 else 40) for i in range(8)])
-        live.trace_probe = probe
+        live.tracing.probe = probe
         live.monitor.probes.append(probe)
-        pane = live._latency_pane()
+        pane = live.tracing.pane()
         pane.display = True
         live.monitor.mark("sda", "none→bfq", at=1004.5)
         set_counters(tree, 1)
@@ -135,8 +135,8 @@ async def test_real_tracing_toggles_on_a_loop_device_under_load(tmp_path):
             await pilot.press("l")
             await app.workers.wait_for_complete()
             live = app.live
-            assert live.trace_probe is not None and live.trace_probe.running, live.trace_note
-            tracer_pid = live.trace_probe.tracer.pid
+            assert live.tracing.probe is not None and live.tracing.probe.running, live.tracing.note
+            tracer_pid = live.tracing.probe.tracer.pid
             pane = app.query_one(LatencyPane)
             def busy(view) -> bool:
                 return (view is not None and view.latest is not None and loop.name in view.latest.devices
@@ -147,7 +147,7 @@ async def test_real_tracing_toggles_on_a_loop_device_under_load(tmp_path):
                 if busy(app.monitor.extras.get("trace")):
                     break
             assert busy(app.monitor.extras.get("trace")), app.monitor.extras.get("trace")
-            live.draw_latency()
+            live.tracing.draw()
             await pilot.pause()
             text = pane.plain_text()
             assert f"Latency {loop.name}" in text and "device p50" in text, text
@@ -155,7 +155,7 @@ async def test_real_tracing_toggles_on_a_loop_device_under_load(tmp_path):
             assert "● tracing" in live.status_text()
             await pilot.press("l")
             await app.workers.wait_for_complete()
-            assert not pane.display and not live.trace_probe.running
+            assert not pane.display and not live.tracing.probe.running
             assert gone(tracer_pid)
     finally:
         fio.kill()

@@ -19,7 +19,8 @@ from iosched.tui.dialogs import HelpScreen, JobPicker, SchedulerPicker
 from iosched.tui.job_run import JobState, tui_job
 from iosched.tui.live_screen import SANDBOX_HINT, SANDBOX_NOTICE_S
 from iosched.tui.status_line import EXTRA, KEEP, SPARE, USEFUL, fit_parts
-from iosched.tui.widgets import LineChart, StatusBar
+from iosched.tui.widgets.line_chart import LineChart
+from iosched.tui.widgets.status_bar import StatusBar
 
 BLOCKS = set("▁▂▃▄▅▆▇█") | {chr(c) for c in range(0x2801, 0x2900)}  # bars and non-empty braille
 

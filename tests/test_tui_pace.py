@@ -6,7 +6,8 @@ from __future__ import annotations
 from tui_support import SteppedSampler
 
 from iosched.tui.app import IoschedApp
-from iosched.tui.widgets import CpuPane, LineChart
+from iosched.tui.widgets.cpu_pane import CpuPane
+from iosched.tui.widgets.line_chart import LineChart
 
 from fixtree import FixTree, diskstats_line
 

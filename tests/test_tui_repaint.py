@@ -8,7 +8,7 @@ from textual.widget import Widget
 from tui_support import SteppedSampler
 
 from iosched.tui.app import IoschedApp
-from iosched.tui.widgets import DeviceTable
+from iosched.tui.widgets.device_table import DeviceTable
 
 from fixtree import FixTree, diskstats_line
 

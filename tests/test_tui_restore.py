@@ -27,7 +27,7 @@ async def test_quit_restores_only_what_this_session_changed(tmp_path):
         app = IoschedApp(interval=0.25, watch_udev=False)
         async with app.run_test(size=(120, 40)) as pilot:
             await select(app, pilot, mine.name)
-            app.live.start_switch(mine.name, "bfq")
+            app.live.settings.start_switch(mine.name, "bfq")
             assert await wait_until(pilot, lambda: app.monitor.markers_of(mine.name) != [])
             assert mine.current() == "bfq"
             await pilot.press("q")
@@ -56,7 +56,7 @@ async def test_quit_summary_names_only_what_was_put_back(tmp_path, capfd):
         app = IoschedApp(interval=0.25, watch_udev=False)
         async with app.run_test(size=(120, 40)) as pilot:
             await select(app, pilot, loop.name)
-            app.live.start_switch(loop.name, "bfq")
+            app.live.settings.start_switch(loop.name, "bfq")
             assert await wait_until(pilot, lambda: app.monitor.markers_of(loop.name) != [])
             # The switch journaled nr_requests too; switching back brings it back on its own.
             assert f"{loop.name}/queue/nr_requests" in Journal(default_run_dir("/")).entries()
@@ -97,10 +97,9 @@ async def test_quit_restores_only_the_entries_this_process_made(tmp_path, privat
         async with app.run_test(size=(120, 40)) as pilot:
             await select(app, pilot, mine.name)
             for device in (theirs.name, mine.name):
-                app.live.start_switch(device, "bfq")
+                app.live.settings.start_switch(device, "bfq")
                 assert await wait_until(pilot, lambda device=device: (device, "queue/scheduler") in app.live.changed)
-            app.live.tuning = True
-            app.live._tunable_worker(mine.name, ("read_ahead_kb", "64"))
+            app.live.settings.write_tunable(mine.name, ("read_ahead_kb", "64"))
             assert await wait_until(pilot, lambda: (mine.name, "queue/read_ahead_kb") in app.live.changed)
             capfd.readouterr()
             await pilot.press("q")

@@ -31,7 +31,8 @@ class SchedulerCommands(Provider):
     async def discover(self) -> Hits:
         live = self._live()
         for text, dev, sched in self._commands():
-            yield DiscoveryHit(text, partial(live.start_switch, dev, sched), help="switch the IO scheduler now")
+            yield DiscoveryHit(text, partial(live.settings.start_switch, dev, sched),
+                               help="switch the IO scheduler now")
 
     async def search(self, query: str) -> Hits:
         live = self._live()
@@ -39,5 +40,5 @@ class SchedulerCommands(Provider):
         for text, dev, sched in self._commands():
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), partial(live.start_switch, dev, sched),
+                yield Hit(score, matcher.highlight(text), partial(live.settings.start_switch, dev, sched),
                           help="switch the IO scheduler now")

@@ -3,13 +3,17 @@
 fio runs in a thread worker (the thread that spawns fio waits for it: `setpriv --pdeathsig` follows that
 thread). The UI thread only signals: stopping or quitting never waits for fio to die; the worker reaps it and
 removes the scratch file, then says so with ``JobEnded``.
+
+``BackgroundJob`` is owned by the live screen (``screen.jobs``): the screen keeps the keys, the actions, the
+message handlers and the running job itself (its ``job`` reactive, which the status line shows) and delegates
+here.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING
 
-from textual import work
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
@@ -49,7 +53,7 @@ class JobEnded(Message):
         self.refused = refused
 
 
-# Listed in LiveScreen.BINDINGS (Textual reads BINDINGS from widget classes only, not from mixins).
+# Listed in LiveScreen.BINDINGS.
 JOB_KEYS: list[BindingType] = [
     Binding("j", "job", "Job", tooltip="run a fio job on the selected device in the background (W = writes)"),
     # The status line says "x stops" while a job runs, so the footer need not.
@@ -57,88 +61,95 @@ JOB_KEYS: list[BindingType] = [
 ]
 
 
-class JobActions:
-    """Mixed into LiveScreen: ``self`` is the live screen."""
+class BackgroundJob:
+    """Pick, start, follow and stop one live screen's background fio job; ``screen.job`` is the running one."""
 
-    job: JobState | None = None
+    def __init__(self, screen: LiveScreen) -> None:
+        self.screen = screen
 
-    def action_job(self: LiveScreen) -> None:
-        dev = self.device_to_write(needs_scheduler=False)
+    def pick(self) -> None:
+        screen = self.screen
+        dev = screen.device_to_write(needs_scheduler=False)
         if dev is None:
             return
-        if self.job is not None:
-            self.notify(f"{self.job.job.name} is still running on {self.job.device}: x stops it.", severity="warning")
+        if screen.job is not None:
+            screen.notify(f"{screen.job.job.name} is still running on {screen.job.device}: x stops it.",
+                          severity="warning")
             return
 
         def chosen(name: str | None) -> None:
             if name is not None:
-                self.start_job(dev.name, name)
+                self.start(dev.name, name)
 
         from iosched.tui.job_run import TUI_RUNTIME_S, picker_jobs
 
-        self.app.push_screen(JobPicker(dev.name, picker_jobs(), target_hint(dev), TUI_RUNTIME_S), chosen)
+        screen.app.push_screen(JobPicker(dev.name, picker_jobs(), target_hint(dev), TUI_RUNTIME_S), chosen)
 
-    def start_job(self: LiveScreen, device: str, name: str, destroy: bool = False) -> None:
-        if self.job is not None or self.read_only:
+    def start(self, device: str, name: str, destroy: bool = False) -> None:
+        screen = self.screen
+        if screen.job is not None or screen.read_only:
             return
         from iosched.tui.job_run import JobState, tui_job
 
-        self.job = JobState(device, tui_job(name))
-        self.monitor.mark(device, "job", self.job.started, "job")
-        self._job_worker(self.job, destroy)
-        self.render_status()
+        state = JobState(device, tui_job(name))
+        screen.monitor.mark(device, "job", state.started, "job")
+        screen.job = state
+        screen.run_worker(partial(self._run, state, destroy), name="job", group="job", exit_on_error=False,
+                          thread=True)
 
-    @work(thread=True, group="job", exit_on_error=False)
-    def _job_worker(self: LiveScreen, state: JobState, destroy: bool) -> None:
+    def _run(self, state: JobState, destroy: bool) -> None:
+        """In a worker thread, which spawns fio and waits for it (``setpriv --pdeathsig`` follows it)."""
         from iosched.tui.job_run import run_job
 
+        post = self.screen.post_message
         try:
-            result = run_job(state, destroy, self.monitor.root, lambda p: self.post_message(JobProgressed(state, p)))
+            result = run_job(state, destroy, self.screen.monitor.root, lambda p: post(JobProgressed(state, p)))
         except Refused as e:
-            self.post_message(JobEnded(state, error=str(e), refused=e))
+            post(JobEnded(state, error=str(e), refused=e))
         except IoschedError as e:
-            self.post_message(JobEnded(state, error=str(e)))
+            post(JobEnded(state, error=str(e)))
         except Exception as e:  # a job must never take the app down
-            self.post_message(JobEnded(state, error=f"{type(e).__name__}: {e}"))
+            post(JobEnded(state, error=f"{type(e).__name__}: {e}"))
         else:
-            self.post_message(JobEnded(state, result=result))
+            post(JobEnded(state, result=result))
 
-    def on_job_progressed(self: LiveScreen, message: JobProgressed) -> None:
-        if self.job is message.state:
-            self.job.progress = message.progress
-            self.render_status()
+    def progressed(self, message: JobProgressed) -> None:
+        screen = self.screen
+        if screen.job is message.state:
+            screen.job.progress = message.progress
+            screen.render_status()
 
-    def on_job_ended(self: LiveScreen, message: JobEnded) -> None:
+    def ended(self, message: JobEnded) -> None:
+        screen = self.screen
         state = message.state
-        if self.job is state:
-            self.job = None
-        self.monitor.mark(state.device, "end", kind="end")
-        self.render_status()
+        screen.monitor.mark(state.device, "end", kind="end")
+        if screen.job is state:
+            screen.job = None
         r = message.result
         if r is not None:
-            self.notify(f"{state.job.name} on {state.device}: {short_number(r.iops)} IOPS, {r.mb_s:.0f} MB/s, "
-                        f"p99 {r.clat_p99_us or 0:.0f} µs", timeout=8)
+            screen.notify(f"{state.job.name} on {state.device}: {short_number(r.iops)} IOPS, {r.mb_s:.0f} MB/s, "
+                          f"p99 {r.clat_p99_us or 0:.0f} µs", timeout=8)
         elif message.refused is not None and message.refused.confirmable:
             def confirmed(yes: bool | None) -> None:
                 if yes:
-                    self.start_job(state.device, state.job.name, destroy=True)
+                    self.start(state.device, state.job.name, destroy=True)
 
-            self.app.push_screen(TypeNameScreen(state.device, message.refused.why), confirmed)
+            screen.app.push_screen(TypeNameScreen(state.device, message.refused.why), confirmed)
         elif state.stopping:
-            self.notify(f"{state.job.name} on {state.device} stopped.")
+            screen.notify(f"{state.job.name} on {state.device} stopped.")
         else:
-            self.notify(message.error, title=f"{state.device}: job failed", severity="error", timeout=10)
+            screen.notify(message.error, title=f"{state.device}: job failed", severity="error", timeout=10)
 
-    def action_stop_job(self: LiveScreen) -> None:
-        if self.job is None:
-            self.notify("No job is running.")
+    def stop(self) -> None:
+        if self.screen.job is None:
+            self.screen.notify("No job is running.")
             return
-        self.job.stop()
+        self.screen.job.stop()
 
-    def job_parts(self: LiveScreen) -> list[tuple[str, int]]:
+    def status_parts(self) -> list[tuple[str, int]]:
         """The running job for the status line as (text, priority) parts: name, progress, IOPS and the way to
         stop it stay; latency and the device's own rate go first when the line is short."""
-        job = self.job
+        job = self.screen.job
         if job is None:
             return []
         stop = ("· x stops", KEEP)
@@ -149,7 +160,7 @@ class JobActions:
                  (f"fio {short_number(p.iops)} IOPS", KEEP)]
         if p.clat_mean_us is not None:
             parts.append((f"{p.clat_mean_us:.0f}µs", EXTRA))
-        rates = self.monitor.last_rates
+        rates = self.screen.monitor.last_rates
         if rates is not None and job.device in rates.disks:
             d = rates.disks[job.device]
             parts.append((f"· dev {short_number(d.r_s + d.w_s)}", SPARE))

@@ -1,6 +1,9 @@
 """The live view: a Monitor stepped on a timer, the inventory kept fresh (udev events and a slow poll),
-and the keys that act on the selected device (switch, tunables, persist: live_settings.py; jobs:
-live_jobs.py; compare: compare_screen.py)."""
+and the keys that act on the selected device.
+
+The screen holds the keys, the actions, the message handlers and the state it shows (reactives); the work is
+done by parts it owns: ``settings`` (switch, tunables, persist: live_settings.py), ``jobs`` (the background
+fio job: live_jobs.py) and ``tracing`` (the latency pane: live_tracing.py). Compare is compare_screen.py."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import work
 from textual.binding import Binding, BindingType
 from textual.message import Message
+from textual.reactive import reactive
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
@@ -18,15 +22,25 @@ from iosched.core.kernel.devices import BlockDevice, inventory_signature
 from iosched.core.live.monitor import Monitor
 from iosched.core.settings.journal import journal_problem
 from iosched.core.settings.persist import DEFAULT_RULES
-from iosched.tui.latency_pane import TRACE_KEYS, LatencyActions
-from iosched.tui.live_jobs import JOB_KEYS, JobActions
-from iosched.tui.live_settings import SWITCH_KEYS, TUNING_KEYS, SettingActions
+from iosched.tui.live_jobs import JOB_KEYS, BackgroundJob, JobEnded, JobProgressed
+from iosched.tui.live_settings import (
+    SWITCH_KEYS,
+    TUNING_KEYS,
+    RuleWritten,
+    SettingWrites,
+    SwitchDone,
+    TunableDone,
+    WriteFailed,
+)
+from iosched.tui.live_tracing import TRACE_KEYS, Tracing, TracingNotStarted, TracingStarted
 from iosched.tui.monitor_screen import MonitorScreen
 from iosched.tui.status_line import EXTRA, KEEP, SPARE, USEFUL, fit_parts
-from iosched.tui.widgets import DeviceTable, StatusBar
+from iosched.tui.widgets.device_table import DeviceTable
+from iosched.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from iosched.tui.compare_screen import CompareScreen
+    from iosched.tui.job_run import JobState
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
 INVENTORY_POLL_S = 2.0  # an outside scheduler change shows within this
@@ -53,7 +67,7 @@ class DevicesChanged(Message):
     """A block uevent arrived (attach, detach, change): re-read the inventory."""
 
 
-class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
+class LiveScreen(MonitorScreen):
     BINDINGS: ClassVar[list[BindingType]] = [
         *SWITCH_KEYS,
         *JOB_KEYS,
@@ -66,6 +80,17 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         Binding("minus", "slower", "Slower", show=False, tooltip="sample faster / slower (0.25 s … 5 s)"),
     ]
 
+    # Their watchers draw: set them once the screen is mounted. No binding depends on them (the keys stay
+    # active and say why they cannot act), so none refreshes the bindings.
+    paused: reactive[bool] = reactive(False, repaint=False)
+    """Sampling stands still (space): the timer is paused and the status line says so."""
+    job: reactive[JobState | None] = reactive(None, repaint=False)
+    """The background fio job now running (j starts it, x stops it), or None: the status line shows its
+    progress instead of the settings line."""
+    tracing_on: reactive[bool] = reactive(False, repaint=False, toggle_class="-latency")
+    """The latency pane is open (l): bpftrace, or the /proc/PID/io fallback, feeds it each tick. The screen's
+    ``-latency`` class makes room for it."""
+
     def __init__(self, monitor: Monitor, interval: float = 1.0, auto_tick: bool = True, watch_udev: bool = True,
                  rules_file: str = DEFAULT_RULES, focus: str | None = None, read_only: bool = False,
                  served: bool = False) -> None:
@@ -77,7 +102,6 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         self.watch_udev = watch_udev
         self.rules_file = rules_file
         self.focus_device = focus  # select this device at start (the demo sandbox)
-        self.paused = False
         self.changed: set[tuple[str, str]] = set()  # (device, attribute) this session wrote: restored on quit
         self.compare: CompareScreen | None = None
         self._timer: Timer | None = None
@@ -86,6 +110,9 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         self._inventory_timer: Timer | None = None
         self._since_graphs = 0.0  # sampling time since the graphs were last drawn
         self._markers_drawn = 0  # markers ever made when the graphs were last drawn: a new one draws at once
+        self.settings = SettingWrites(self)
+        self.jobs = BackgroundJob(self)
+        self.tracing = Tracing(self)
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -113,7 +140,7 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         """One Monitor step, then redraw what is visible. Procfs reads take microseconds."""
         if self.monitor.step() is None:
             return
-        if self.monitor.disks_changed:
+        if self.monitor.take_disks_changed():
             self.refresh_inventory()
         self._since_graphs += self.interval
         marked = self.monitor.marks_made
@@ -121,7 +148,7 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         if graphs:
             self._since_graphs, self._markers_drawn = 0.0, marked
         self.redraw(graphs=graphs)
-        self.draw_latency()
+        self.tracing.draw()
 
     def status_text(self, width: int | None = None) -> str:
         """The status line fitted to ``width`` (default: the status bar's): what is left out first when it
@@ -134,7 +161,7 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
         state = "❚❚ paused" if self.paused else "● live"
         if self.job is not None:  # the job's figures matter more than the settings line
             tick = (f"{state[0]} {self.interval:g}s", USEFUL if self.paused else SPARE)
-            return fit_parts([(where, KEEP), tick, *self.job_parts()], width, sep=" ")
+            return fit_parts([(where, KEEP), tick, *self.jobs.status_parts()], width, sep=" ")
         util = ""
         if dev is not None and not dev.util_is_saturation:
             util = "%util≠saturation (multi-queue SSD)"
@@ -145,15 +172,17 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
             hint = SANDBOX_HINT  # the start-up notice's advice, where it covers nothing
         return fit_parts([("iosched", SPARE), ("read-only" if self.read_only else "", KEEP), (where, KEEP),
                           (state, USEFUL), (f"every {self.interval:g}s", SPARE), (f"sort {self.sort_key}", SPARE),
-                          (util, USEFUL), (self.trace_status().strip(), USEFUL), (hint, EXTRA)], width)
+                          (util, USEFUL), (self.tracing.status().strip(), USEFUL), (hint, EXTRA)], width)
 
     def on_resize(self) -> None:
         self.render_status()  # MonitorScreen's own handler runs too (size classes)
 
     def action_pause(self) -> None:
         self.paused = not self.paused
+
+    def watch_paused(self, paused: bool) -> None:
         if self._timer is not None:
-            if self.paused:
+            if paused:
                 self._timer.pause()
                 if self._since_graphs:  # the last sample skipped the graphs: show it while paused
                     self._since_graphs = 0.0
@@ -263,6 +292,62 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
             return None
         return dev
 
+    # ---- the parts' keys and messages ------------------------------------------------------------
+    # Textual reads bindings from the screen and routes the workers' messages to it: each is handed on.
+    def action_switch(self) -> None:
+        self.settings.pick_scheduler()
+
+    def action_tunables(self) -> None:
+        self.settings.edit_tunables()
+
+    def action_persist(self) -> None:
+        self.settings.persist()
+
+    def on_switch_done(self, message: SwitchDone) -> None:
+        self.settings.switch_done(message)
+
+    def on_tunable_done(self, message: TunableDone) -> None:
+        self.settings.tunable_done(message)
+
+    def on_rule_written(self, message: RuleWritten) -> None:
+        self.settings.rule_written(message)
+
+    def on_write_failed(self, message: WriteFailed) -> None:
+        self.settings.write_failed(message)
+
+    def action_job(self) -> None:
+        self.jobs.pick()
+
+    def action_stop_job(self) -> None:
+        self.jobs.stop()
+
+    def on_job_progressed(self, message: JobProgressed) -> None:
+        self.jobs.progressed(message)
+
+    def on_job_ended(self, message: JobEnded) -> None:
+        self.jobs.ended(message)
+
+    def watch_job(self) -> None:
+        self.render_status()
+
+    def action_trace(self) -> None:
+        # bpftrace runs as root and mounts tracefs: a write in all but name.
+        if self.tracing_on or not self.refused_read_only():
+            self.tracing_on = not self.tracing_on
+
+    def watch_tracing_on(self, on: bool) -> None:
+        if on:
+            self.tracing.open()
+        else:
+            self.tracing.close()
+            self.render_status()
+
+    def on_tracing_started(self, message: TracingStarted) -> None:
+        self.tracing.started(message)
+
+    def on_tracing_not_started(self, message: TracingNotStarted) -> None:
+        self.tracing.not_started(message)
+
     # ---- compare ------------------------------------------------------------------------------
     def action_compare(self) -> None:
         dev = self.device_to_write()
@@ -300,7 +385,7 @@ class LiveScreen(LatencyActions, SettingActions, JobActions, MonitorScreen):
 
     def wait_for_children(self, timeout: float = 20.0) -> None:
         """After the UI is gone: fio reaped, scratch files removed, an experiment's device put back."""
-        self.stop_tracing_now()
+        self.tracing.stop_now()
         if self.job is not None:
             self.job.kill(self.monitor.root, wait=True)
             self.job.finished.wait(timeout)

@@ -3,15 +3,18 @@
 Each write runs in a thread worker (a switch on a busy device waits for its queue to drain; the rule file is
 fsynced) and reports back with its own message. Switches and tunable edits are debounced separately: one of
 each at a time.
+
+``SettingWrites`` is owned by the live screen (``screen.settings``): the screen keeps the keys, the actions and
+the message handlers (Textual reads bindings from screens and routes messages to them) and delegates here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from textual import work
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
@@ -30,7 +33,7 @@ from iosched.tui.rule_dialog import RuleChangeScreen
 if TYPE_CHECKING:
     from iosched.tui.live_screen import LiveScreen
 
-# Listed in LiveScreen.BINDINGS (Textual reads BINDINGS from widget classes only, not from mixins).
+# Listed in LiveScreen.BINDINGS.
 SWITCH_KEYS: list[BindingType] = [
     Binding("s", "switch", "Scheduler", tooltip="switch the selected device's IO scheduler (picker; Enter applies)"),
 ]
@@ -75,15 +78,21 @@ def _error(e: Exception) -> str:
     return str(e) if isinstance(e, IoschedError) else f"{type(e).__name__}: {e}"
 
 
-class SettingActions:
-    """Mixed into LiveScreen: ``self`` is the live screen."""
+class SettingWrites:
+    """Switches, tunable edits and the persistence rule for one live screen, each write in a worker."""
 
-    switching = False
-    tuning = False
+    def __init__(self, screen: LiveScreen) -> None:
+        self.screen = screen
+        self.switching = False  # a switch is being written: the next waits (debounce)
+        self.tuning = False  # a tunable is being written
+
+    def _run(self, name: str, group: str, work: Callable[[], None]) -> None:
+        self.screen.run_worker(work, name=name, group=group, exit_on_error=False, thread=True)
 
     # ---- scheduler ----------------------------------------------------------------------------
-    def action_switch(self: LiveScreen) -> None:
-        dev = self.device_to_write()
+    def pick_scheduler(self) -> None:
+        screen = self.screen
+        dev = screen.device_to_write()
         if dev is None:
             return
         if self.switching:
@@ -93,95 +102,103 @@ class SettingActions:
             if name is not None:
                 self.start_switch(dev.name, name)
 
-        self.app.push_screen(SchedulerPicker(dev.name, dev.scheduler, dev.schedulers), chosen)
+        screen.app.push_screen(SchedulerPicker(dev.name, dev.scheduler, dev.schedulers), chosen)
 
-    def start_switch(self: LiveScreen, device: str, name: str) -> None:
-        if self.refused_read_only():  # the command palette comes here directly
+    def start_switch(self, device: str, name: str) -> None:
+        """Switch ``device`` to scheduler ``name`` in a worker (the picker and the command palette come here)."""
+        if self.screen.refused_read_only():  # the command palette comes here directly
             return
         if self.switching:
-            self.notify("A switch is already in progress.", severity="warning")
+            self.screen.notify("A switch is already in progress.", severity="warning")
             return
         self.switching = True
-        self._switch_worker(device, name)
+        self._run("switch", "switch", partial(self._switch, device, name))
 
-    @work(thread=True, group="switch", exit_on_error=False)
-    def _switch_worker(self: LiveScreen, device: str, name: str) -> None:
-        if self.read_only:
+    def _switch(self, device: str, name: str) -> None:
+        screen = self.screen
+        if screen.read_only:
             return
         try:
-            self.post_message(SwitchDone(switch_scheduler(device, name, root=self.monitor.root)))
+            screen.post_message(SwitchDone(switch_scheduler(device, name, root=screen.monitor.root)))
         except Exception as e:  # never let a write take the app down
-            self.post_message(WriteFailed("switch", f"{device}: switch failed", _error(e)))
+            screen.post_message(WriteFailed("switch", f"{device}: switch failed", _error(e)))
 
-    def on_switch_done(self: LiveScreen, message: SwitchDone) -> None:
+    def switch_done(self, message: SwitchDone) -> None:
         self.switching = False
+        screen = self.screen
         r = message.result
         if r.old == r.new:
-            self.notify(f"{r.device} already {r.new}.")
+            screen.notify(f"{r.device} already {r.new}.")
             return
-        self.changed.add((r.device, r.attr))
-        self.monitor.mark(r.device, r.new, r.time, "switch")
-        self.notify(f"{r.device}: {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
-        self.refresh_inventory()
+        screen.changed.add((r.device, r.attr))
+        screen.monitor.mark(r.device, r.new, r.time, "switch")
+        screen.notify(f"{r.device}: {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
+        screen.refresh_inventory()
 
     # ---- tunables -----------------------------------------------------------------------------
-    def action_tunables(self: LiveScreen) -> None:
-        dev = self.device_to_write()
+    def edit_tunables(self) -> None:
+        screen = self.screen
+        dev = screen.device_to_write()
         if dev is None:
             return
         try:
-            settings = list_settings(dev.name, self.monitor.root)
+            settings = list_settings(dev.name, screen.monitor.root)
         except IoschedError as e:
-            self.notify(str(e), severity="error")
+            screen.notify(str(e), severity="error")
             return
 
         def edited(change: tuple[str, str] | None) -> None:
-            if change is None:
-                return
-            if self.tuning:
-                self.notify("A setting is still being written.", severity="warning")
-                return
-            self.tuning = True
-            self._tunable_worker(dev.name, change)
+            if change is not None:
+                self.write_tunable(dev.name, change)
 
-        self.app.push_screen(TunablesScreen(dev.name, settings), edited)
+        screen.app.push_screen(TunablesScreen(dev.name, settings), edited)
 
-    @work(thread=True, group="tunable", exit_on_error=False)
-    def _tunable_worker(self: LiveScreen, device: str, change: tuple[str, str]) -> None:
-        if self.read_only:
+    def write_tunable(self, device: str, change: tuple[str, str]) -> None:
+        """Write one (name, value) of ``device``'s tunables in a worker, unless one is still being written."""
+        if self.tuning:
+            self.screen.notify("A setting is still being written.", severity="warning")
+            return
+        self.tuning = True
+        self._run("tunable", "tunable", partial(self._tunable, device, change))
+
+    def _tunable(self, device: str, change: tuple[str, str]) -> None:
+        screen = self.screen
+        if screen.read_only:
             return
         try:
-            self.post_message(TunableDone(apply_settings(device, [change], self.monitor.root)[0]))
+            screen.post_message(TunableDone(apply_settings(device, [change], screen.monitor.root)[0]))
         except Exception as e:  # never let a write take the app down
-            self.post_message(WriteFailed("tunable", f"{device}: {change[0]} not changed", _error(e)))
+            screen.post_message(WriteFailed("tunable", f"{device}: {change[0]} not changed", _error(e)))
 
-    def on_tunable_done(self: LiveScreen, message: TunableDone) -> None:
+    def tunable_done(self, message: TunableDone) -> None:
         self.tuning = False
+        screen = self.screen
         r = message.result
         name = r.attr.rsplit("/", 1)[-1]
         if r.old == r.new:
-            self.notify(f"{r.device} {name} already {r.new}.")
+            screen.notify(f"{r.device} {name} already {r.new}.")
             return
-        self.changed.add((r.device, r.attr))
-        self.monitor.mark(r.device, f"{name}={r.new}", r.time, "tunable")
-        self.notify(f"{r.device}: {name} {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
-        self.refresh_inventory()
+        screen.changed.add((r.device, r.attr))
+        screen.monitor.mark(r.device, f"{name}={r.new}", r.time, "tunable")
+        screen.notify(f"{r.device}: {name} {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
+        screen.refresh_inventory()
 
     # ---- persistence --------------------------------------------------------------------------
-    def action_persist(self: LiveScreen) -> None:
-        dev = self.device_to_write()
+    def persist(self) -> None:
+        screen = self.screen
+        dev = screen.device_to_write()
         if dev is None:
             return
-        root = self.monitor.root
+        root = screen.monitor.root
         if is_sandbox(dev.name, root):
-            self.notify(f"{dev.name} is the demo sandbox, detached and deleted when the demo ends: no rule is "
-                        "written for it.", severity="error", timeout=8)
+            screen.notify(f"{dev.name} is the demo sandbox, detached and deleted when the demo ends: no rule is "
+                          "written for it.", severity="error", timeout=8)
             return
         try:
             settings = changed_here(dev.name, root)  # tuned with iosched: kept in the rule too
             ways = persist_matches(dev.name, root)  # a few small sysfs and udev files: microseconds
         except IoschedError as e:
-            self.notify(str(e), severity="error")
+            screen.notify(str(e), severity="error")
             return
         choices = [(by, match_label(dev.name, by, value)) for by, value in ways]
         scheduler = dev.scheduler
@@ -191,46 +208,45 @@ class SettingActions:
                 return
             try:
                 rule = build_rule(dev.name, scheduler, settings, by, root)
-                path = Path(self.rules_file)
+                path = Path(screen.rules_file)
                 old = read_rules_file(path)  # a small file under /etc: microseconds
                 new = merged(old, rule)
             except (IoschedError, OSError) as e:
-                self.notify(str(e), severity="error")
+                screen.notify(str(e), severity="error")
                 return
             if notice := earlier_rules_notice(path):
-                self.notify(notice, title="Earlier rules", severity="warning", timeout=15)
+                screen.notify(notice, title="Earlier rules", severity="warning", timeout=15)
             if new == old:
-                self.notify(f"{path} already has this rule.")
+                screen.notify(f"{path} already has this rule.")
                 return
 
             def confirmed(yes: bool | None) -> None:
                 if yes:
-                    self._rule_worker(path, new, lambda: apply_hint(rule, dev.name))
+                    self._run("rule", "rule", partial(self._write_rule, path, new, lambda: apply_hint(rule, dev.name)))
 
-            self.app.push_screen(RuleChangeScreen(str(path), diff(old, new, str(path)),
-                                                  name_warning(dev.name, rule.by)), confirmed)
+            screen.app.push_screen(RuleChangeScreen(str(path), diff(old, new, str(path)),
+                                                    name_warning(dev.name, rule.by)), confirmed)
 
         what = scheduler + "".join(f" {k}={v}" for k, v in settings)
-        self.app.push_screen(PersistScreen(dev.name, what, choices, self.rules_file), chosen)
+        screen.app.push_screen(PersistScreen(dev.name, what, choices, screen.rules_file), chosen)
 
-    @work(thread=True, group="rule", exit_on_error=False)
-    def _rule_worker(self: LiveScreen, path: Path, text: str, hint: Callable[[], str]) -> None:
+    def _write_rule(self, path: Path, text: str, hint: Callable[[], str]) -> None:
         """The rule file is written with fsync: off the UI thread."""
-        if self.read_only:
+        if self.screen.read_only:
             return
         try:
             write_rules_file(path, text)
         except Exception as e:
-            self.post_message(WriteFailed("rule", "persist failed", _error(e)))
+            self.screen.post_message(WriteFailed("rule", "persist failed", _error(e)))
         else:
-            self.post_message(RuleWritten(hint()))
+            self.screen.post_message(RuleWritten(hint()))
 
-    def on_rule_written(self: LiveScreen, message: RuleWritten) -> None:
-        self.notify(f"Written. Apply now with: {message.hint}", timeout=12)
+    def rule_written(self, message: RuleWritten) -> None:
+        self.screen.notify(f"Written. Apply now with: {message.hint}", timeout=12)
 
-    def on_write_failed(self: LiveScreen, message: WriteFailed) -> None:
+    def write_failed(self, message: WriteFailed) -> None:
         if message.kind == "switch":
             self.switching = False
         elif message.kind == "tunable":
             self.tuning = False
-        self.notify(message.error, title=message.title, severity="error", timeout=8)
+        self.screen.notify(message.error, title=message.title, severity="error", timeout=8)

@@ -15,7 +15,10 @@ from textual.widgets import DataTable
 from iosched.core.kernel.devices import BlockDevice
 from iosched.core.live.monitor import Monitor
 from iosched.tui.footer import KeysFooter
-from iosched.tui.widgets import CpuPane, DeviceTable, LineChart, StatusBar
+from iosched.tui.widgets.cpu_pane import CpuPane
+from iosched.tui.widgets.device_table import DeviceTable
+from iosched.tui.widgets.line_chart import LineChart
+from iosched.tui.widgets.status_bar import StatusBar
 
 SORT_KEYS = ("name", "r_s", "w_s", "util", "r_await", "w_await")
 

@@ -21,7 +21,7 @@ from iosched.core.base.errors import BadInput
 from iosched.core.live.monitor import ReplayMonitor
 from iosched.core.live.recording_reader import LoadCancelled, Recording, read_header, scan
 from iosched.tui.monitor_screen import MonitorScreen
-from iosched.tui.widgets import DeviceTable
+from iosched.tui.widgets.device_table import DeviceTable
 
 PROGRESS_EVERY_S = 0.5  # the part read so far is shown this often (a window read on the UI thread)
 

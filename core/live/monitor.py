@@ -185,9 +185,9 @@ class Monitor:
         """A sample outside the history (the edges of an experiment's run window)."""
         return self.source.take()
 
-    @property
-    def disks_changed(self) -> bool:
-        """The set of disks in the last sample differs from the inventory's: time to re-read it."""
+    def take_disks_changed(self) -> bool:
+        """Whether the set of disks in the last sample differs from the one last taken: time to re-read the
+        inventory. Taking it resets it, so each change is reported once."""
         if self.last_sample is None:
             return False
         names = frozenset(self.last_sample.disks)

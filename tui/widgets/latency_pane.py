@@ -1,9 +1,8 @@
 """The latency pane: block-layer tracing of the selected device as heatmaps over time (device time and time
-in the scheduler, log2 buckets, switch markers), p50/p99, and the device's IO per process. ``l`` toggles it.
+in the scheduler, log2 buckets, switch markers), p50/p99, and the device's IO per process.
 
 Without tracing (no bpftrace, not root) it shows the system-wide bytes per process from /proc/PID/io and one
-line on how to enable tracing. bpftrace starts in a worker (it compiles for a second or more); the Monitor
-steps the probe with everything else.
+line on how to enable tracing. The live screen's tracing (tui/live_tracing.py) feeds it.
 """
 
 from __future__ import annotations
@@ -12,27 +11,17 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
-from textual import work
-from textual.binding import Binding, BindingType
-from textual.message import Message
 
 from iosched.core.live.monitor import Marker
 from iosched.core.trace.histograms import Log2Hist, bucket_bounds
-from iosched.tui.widgets import RowsWidget, Runs
+from iosched.tui.widgets.rows import RowsWidget, Runs
 
 if TYPE_CHECKING:
     # The tracer, its parser and psutil load when the pane first opens: about 3 MB and 40 ms of start-up
     # that most sessions never use.
     from iosched.core.trace.parse import TraceSample
-    from iosched.core.trace.probe import ProcIOProbe, ProcIOView, TraceProbe, TraceView
-    from iosched.core.trace.tracer import Tracer
-    from iosched.tui.live_screen import LiveScreen
+    from iosched.core.trace.probe import ProcIOView, TraceView
 
-TRACE_KEYS: list[BindingType] = [
-    # Out of the footer (it would push Quit off an 80-column line), listed in the help.
-    Binding("l", "trace", "Latency", show=False,
-            tooltip="latency pane: time in the scheduler vs device time, per process (block-layer tracing)"),
-]
 SHADES = " ·░▒▓█"
 GUTTER = 6
 
@@ -227,162 +216,3 @@ class LatencyPane(RowsWidget):
             line.add(f"{r.pid:>7} {r.comm[:16]:<16} {r.read_bytes_s / 1e6:10.2f} {r.write_bytes_s / 1e6:10.2f}", plain)
             rows.append(line)
         return rows
-
-
-class TracingStarted(Message):
-    """A started tracer for the UI thread to keep (its ``generation`` still current) or stop."""
-
-    def __init__(self, tracer: Tracer, generation: int) -> None:
-        super().__init__()
-        self.tracer, self.generation = tracer, generation
-
-
-class TracingNotStarted(Message):
-    def __init__(self, reason: str, generation: int) -> None:
-        super().__init__()
-        self.reason, self.generation = reason, generation
-
-
-class LatencyActions:
-    """Mixed into LiveScreen: the key, the worker that starts bpftrace, the pane's redraw and the status."""
-
-    trace_probe: TraceProbe | None = None
-    procio_probe: ProcIOProbe | None = None
-    trace_note = ""
-    # Bumped by every toggle: a start worker whose token is no longer current stops what it started.
-    trace_generation = 0
-
-    def action_trace(self: LiveScreen) -> None:
-        pane = self._latency_pane()
-        self.trace_generation += 1
-        if pane.display:
-            pane.display = False
-            self.set_class(False, "-latency")
-            self._stop_tracing()
-            self.render_status()
-            return
-        if self.refused_read_only():  # bpftrace runs as root and mounts tracefs: a write in all but name
-            return
-        pane.display = True
-        self.set_class(True, "-latency")
-        if self.trace_probe is None:
-            from iosched.core.trace.probe import TraceProbe
-
-            self.trace_probe = TraceProbe(interval=self.interval, root=str(self.monitor.root))
-        self.trace_note = "starting bpftrace…"
-        self.draw_latency()
-        self._start_tracing(self.trace_probe, self.trace_generation)
-
-    def _latency_pane(self: LiveScreen) -> LatencyPane:
-        found = self.query(LatencyPane)
-        if found:
-            return found.first()
-        pane = LatencyPane(id="latency")
-        pane.display = False
-        self.mount(pane, before=self.query_one("#cpu"))
-        return pane
-
-    @work(thread=True, group="trace", exit_on_error=False)
-    def _start_tracing(self: LiveScreen, probe: TraceProbe, generation: int) -> None:
-        if self.read_only:
-            return
-        from iosched.core.trace.tracer import TracingFailed, TracingUnavailable
-
-        try:
-            tracer = probe.start()
-        except (TracingUnavailable, TracingFailed) as e:
-            self.post_message(TracingNotStarted(str(e), generation))
-            return
-        if generation != self.trace_generation:  # toggled meanwhile: an int read, no widget touched
-            tracer.stop()
-            return
-        self.post_message(TracingStarted(tracer, generation))
-
-    def on_tracing_started(self: LiveScreen, message: TracingStarted) -> None:
-        # The token is checked again here, on the UI thread, where it cannot change under us: a start that
-        # lost the race (pane closed, or reopened by a newer start) is stopped, never kept running hidden.
-        probe = self.trace_probe
-        if message.generation != self.trace_generation or probe is None or not self._latency_pane().display:
-            self._stop_tracer(message.tracer)
-            return
-        old = probe.attach(message.tracer)
-        if old is not None:
-            self._stop_tracer(old)
-        if probe not in self.monitor.probes:
-            self.monitor.probes.append(probe)
-        self.trace_note = ""
-        self.render_status()
-
-    def on_tracing_not_started(self: LiveScreen, message: TracingNotStarted) -> None:
-        if message.generation != self.trace_generation:
-            return
-        if self.trace_probe is not None:
-            self.trace_probe.fail(message.reason)
-        self.trace_note = message.reason
-        self._fall_back_to_procio()
-        self.notify(message.reason, title="Block-layer tracing", severity="warning", timeout=8)
-        self.draw_latency()
-
-    def _fall_back_to_procio(self: LiveScreen) -> None:
-        if self.procio_probe is None:
-            from iosched.core.trace.probe import ProcIOProbe
-
-            self.procio_probe = ProcIOProbe()
-            self.monitor.probes.append(self.procio_probe)
-
-    def _stop_tracing(self: LiveScreen) -> None:
-        for probe in (self.trace_probe, self.procio_probe):
-            if probe is not None and probe in self.monitor.probes:
-                self.monitor.probes.remove(probe)
-        if self.procio_probe is not None:
-            self.procio_probe.close()
-        self.procio_probe = None
-        if self.trace_probe is not None:
-            tracer = self.trace_probe.detach()  # a quick toggle back on starts a new one meanwhile
-            if tracer is not None:
-                self._stop_tracer(tracer)
-        self.monitor.extras.pop("trace", None)
-        self.monitor.extras.pop("procio", None)
-
-    @work(thread=True, group="trace-stop", exit_on_error=False)
-    def _stop_tracer(self: LiveScreen, tracer: Tracer) -> None:
-        tracer.stop()  # kills bpftrace and joins its reader thread: off the UI thread
-
-    def draw_latency(self: LiveScreen) -> None:
-        found = self.query(LatencyPane)
-        if not found or not found.first().display:
-            return
-        dev = self.selected_device()
-        name = dev.name if dev else ""
-        from iosched.core.trace.probe import ProcIOView, TraceView
-
-        view = self.monitor.extras.get("trace")
-        procio = self.monitor.extras.get("procio")
-        note = self.trace_note
-        if isinstance(view, TraceView) and not view.running and view.error:
-            note = view.error  # bpftrace died: say so, show the fallback
-            self._fall_back_to_procio()
-        if note and not note.startswith("starting"):
-            note += "  (block-layer tracing needs root and bpftrace: apt-get install -y bpftrace)" \
-                if "root" not in note and "bpftrace" not in note else ""
-        found.first().set_data(name, view if isinstance(view, TraceView) else None,
-                               procio if isinstance(procio, ProcIOView) else None,
-                               self.monitor.markers_of(name or None), note)
-
-    def trace_status(self: LiveScreen) -> str:
-        view = self.monitor.extras.get("trace")
-        if view is None:  # every tick: no import while tracing was never started
-            return ""
-        from iosched.core.trace.probe import TraceView
-
-        if isinstance(view, TraceView) and view.running:
-            cost = "" if view.tracer_cpu is None else f" {view.tracer_cpu:.1f}%"
-            return f"  ● tracing{cost}"
-        return ""
-
-    def stop_tracing_now(self: LiveScreen) -> None:
-        self.trace_generation += 1  # a start still under way stops what it started
-        if self.procio_probe is not None:
-            self.procio_probe.close()
-        if self.trace_probe is not None:
-            self.trace_probe.stop()

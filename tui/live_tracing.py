@@ -1,0 +1,193 @@
+"""The live screen's block-layer tracing: the latency pane (``l``), bpftrace started in a worker (it compiles for
+a second or more), the probes added to the Monitor and taken out again, and the /proc/PID/io fallback.
+
+``Tracing`` is owned by the live screen (``screen.tracing``): the screen keeps the key, the action and the
+message handlers (Textual reads bindings from screens and routes messages to them) and delegates here. Whether
+the pane is open is the screen's ``tracing_on`` reactive.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.binding import Binding, BindingType
+from textual.message import Message
+
+from iosched.tui.widgets.latency_pane import LatencyPane
+
+if TYPE_CHECKING:
+    # The tracer, its parser and psutil load when the pane first opens: about 3 MB and 40 ms of start-up
+    # that most sessions never use.
+    from iosched.core.trace.probe import ProcIOProbe, TraceProbe
+    from iosched.core.trace.tracer import Tracer
+    from iosched.tui.live_screen import LiveScreen
+
+# Listed in LiveScreen.BINDINGS.
+TRACE_KEYS: list[BindingType] = [
+    # Out of the footer (it would push Quit off an 80-column line), listed in the help.
+    Binding("l", "trace", "Latency", show=False,
+            tooltip="latency pane: time in the scheduler vs device time, per process (block-layer tracing)"),
+]
+
+
+class TracingStarted(Message):
+    """A started tracer for the UI thread to keep (its ``generation`` still current) or stop."""
+
+    def __init__(self, tracer: Tracer, generation: int) -> None:
+        super().__init__()
+        self.tracer, self.generation = tracer, generation
+
+
+class TracingNotStarted(Message):
+    def __init__(self, reason: str, generation: int) -> None:
+        super().__init__()
+        self.reason, self.generation = reason, generation
+
+
+class Tracing:
+    """The latency pane's data sources for one live screen: open, close, the pane's redraw and the status."""
+
+    def __init__(self, screen: LiveScreen) -> None:
+        self.screen = screen
+        self.probe: TraceProbe | None = None
+        self.procio: ProcIOProbe | None = None
+        self.note = ""  # what the pane says instead of figures (starting, why tracing is off)
+        # Bumped by every open and close: a start worker whose token is no longer current stops what it started.
+        self.generation = 0
+
+    def open(self) -> None:
+        self.generation += 1
+        screen = self.screen
+        self.pane().display = True
+        if self.probe is None:
+            from iosched.core.trace.probe import TraceProbe
+
+            self.probe = TraceProbe(interval=screen.interval, root=str(screen.monitor.root))
+        self.note = "starting bpftrace…"
+        self.draw()
+        screen.run_worker(partial(self._start, self.probe, self.generation), name="start tracing", group="trace",
+                          exit_on_error=False, thread=True)
+
+    def close(self) -> None:
+        self.generation += 1
+        self.pane().display = False
+        monitor = self.screen.monitor
+        for probe in (self.probe, self.procio):
+            if probe is not None and probe in monitor.probes:
+                monitor.probes.remove(probe)
+        if self.procio is not None:
+            self.procio.close()
+        self.procio = None
+        if self.probe is not None:
+            tracer = self.probe.detach()  # a quick toggle back on starts a new one meanwhile
+            if tracer is not None:
+                self._stop_tracer(tracer)
+        monitor.extras.pop("trace", None)
+        monitor.extras.pop("procio", None)
+
+    def pane(self) -> LatencyPane:
+        """The pane, mounted hidden on first use."""
+        found = self.screen.query(LatencyPane)
+        if found:
+            return found.first()
+        pane = LatencyPane(id="latency")
+        pane.display = False
+        self.screen.mount(pane, before=self.screen.query_one("#cpu"))
+        return pane
+
+    def _start(self, probe: TraceProbe, generation: int) -> None:
+        """In a worker thread: bpftrace compiles its program before the first frame."""
+        if self.screen.read_only:
+            return
+        from iosched.core.trace.tracer import TracingFailed, TracingUnavailable
+
+        try:
+            tracer = probe.start()
+        except (TracingUnavailable, TracingFailed) as e:
+            self.screen.post_message(TracingNotStarted(str(e), generation))
+            return
+        if generation != self.generation:  # toggled meanwhile: an int read, no widget touched
+            tracer.stop()
+            return
+        self.screen.post_message(TracingStarted(tracer, generation))
+
+    def started(self, message: TracingStarted) -> None:
+        # The token is checked again here, on the UI thread, where it cannot change under us: a start that
+        # lost the race (pane closed, or reopened by a newer start) is stopped, never kept running hidden.
+        probe = self.probe
+        if message.generation != self.generation or probe is None or not self.screen.tracing_on:
+            self._stop_tracer(message.tracer)
+            return
+        old = probe.attach(message.tracer)
+        if old is not None:
+            self._stop_tracer(old)
+        if probe not in self.screen.monitor.probes:
+            self.screen.monitor.probes.append(probe)
+        self.note = ""
+        self.screen.render_status()
+
+    def not_started(self, message: TracingNotStarted) -> None:
+        if message.generation != self.generation:
+            return
+        if self.probe is not None:
+            self.probe.fail(message.reason)
+        self.note = message.reason
+        self._fall_back_to_procio()
+        self.screen.notify(message.reason, title="Block-layer tracing", severity="warning", timeout=8)
+        self.draw()
+
+    def _fall_back_to_procio(self) -> None:
+        if self.procio is None:
+            from iosched.core.trace.probe import ProcIOProbe
+
+            self.procio = ProcIOProbe()
+            self.screen.monitor.probes.append(self.procio)
+
+    def _stop_tracer(self, tracer: Tracer) -> None:
+        # Stopping kills bpftrace and joins its reader thread: off the UI thread.
+        self.screen.run_worker(tracer.stop, name="stop tracing", group="trace-stop", exit_on_error=False,
+                               thread=True)
+
+    def draw(self) -> None:
+        """Feed the pane the selected device's latest traces, if it is shown."""
+        found = self.screen.query(LatencyPane)
+        if not found or not found.first().display:
+            return
+        dev = self.screen.selected_device()
+        name = dev.name if dev else ""
+        from iosched.core.trace.probe import ProcIOView, TraceView
+
+        monitor = self.screen.monitor
+        view = monitor.extras.get("trace")
+        procio = monitor.extras.get("procio")
+        note = self.note
+        if isinstance(view, TraceView) and not view.running and view.error:
+            note = view.error  # bpftrace died: say so, show the fallback
+            self._fall_back_to_procio()
+        if note and not note.startswith("starting"):
+            note += "  (block-layer tracing needs root and bpftrace: apt-get install -y bpftrace)" \
+                if "root" not in note and "bpftrace" not in note else ""
+        found.first().set_data(name, view if isinstance(view, TraceView) else None,
+                               procio if isinstance(procio, ProcIOView) else None,
+                               monitor.markers_of(name or None), note)
+
+    def status(self) -> str:
+        """The status line's tracing part: empty unless bpftrace runs."""
+        view = self.screen.monitor.extras.get("trace")
+        if view is None:  # every tick: no import while tracing was never started
+            return ""
+        from iosched.core.trace.probe import TraceView
+
+        if isinstance(view, TraceView) and view.running:
+            cost = "" if view.tracer_cpu is None else f" {view.tracer_cpu:.1f}%"
+            return f"  ● tracing{cost}"
+        return ""
+
+    def stop_now(self) -> None:
+        """After the UI is gone: bpftrace and the /proc readers stopped, a start still under way included."""
+        self.generation += 1  # a start still under way stops what it started
+        if self.procio is not None:
+            self.procio.close()
+        if self.probe is not None:
+            self.probe.stop()
