@@ -10,24 +10,20 @@ import math
 import os
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.errors import BadInput
 from iosched.core.base.units import si
-from iosched.core.experiment.matrix import (
-    MatrixPlan,
-    check_resumable,
-    done_slots,
-    format_duration,
-    load_matrix,
-    run_matrix,
-)
-from iosched.core.experiment.matrix_judge import WORDS, judge_matrix
-from iosched.core.experiment.results import check_save_path, result_lock, save_result
-from iosched.core.experiment.runner import Event, Variant, check_variants, parse_variants
+from iosched.core.experiment import service
+from iosched.core.experiment.matrix import MatrixPlan, check_resumable, done_slots, format_duration, load_matrix
+from iosched.core.experiment.matrix_judge import WORDS
+from iosched.core.experiment.results import check_save_path
+from iosched.core.experiment.runner import Cancelled, Event, Variant, check_variants, parse_variants
+from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
 from iosched.core.load.fio import fio_binary
 from iosched.core.load.jobs import Job, resolve_jobs, space_needed
-from iosched.core.load.targets import choose_target
+from iosched.core.load.targets import Target
 
 # --- the command --------------------------------------------------------------------------------------------
 
@@ -69,11 +65,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     if getattr(args, "until_verdict", False):
         raise BadInput("--until-verdict stops one experiment early; a matrix runs its planned runs (--repeat)")
     save = args.save if args.save is not None else args.resume  # '' is refused below, never ignored
-    if save is None:
-        return _run_matrix(args, None)
-    check_save_path(save)
-    with result_lock(save, args.root):  # before the file is read: one iosched at a time goes on with it
-        return _run_matrix(args, save)
+    if save is not None:
+        check_save_path(save)  # the service holds the file's lock and reads a resumed one again under it
+    return _run_matrix(args, save)
 
 
 def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
@@ -87,56 +81,61 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
         raise BadInput(f"the matrix exceeds --max-time {format_duration(args.max_time)}: {why}; "
                        "scale it with --runtime or --repeat")
     fio_binary()
-    writes = any(j.writes for j in plan.jobs)
-    size = space_needed(plan.jobs, args.size or 1 << 30)
-    target = choose_target(args.device, writes, args.dir, size, raw=args.raw, destroy_data=args.destroy_data,
-                           root=args.root)
-    if target.note:
-        print(f"iosched: {target.note}", file=sys.stderr)
-    quiet = args.json or args.csv
+    experiment = ExperimentPlan(args.device, "matrix", plan.variants, matrix=plan, resume=doc, alpha=args.alpha,
+                                metric=getattr(args, "metric", None), root=args.root,
+                                target=TargetRequest(args.dir, args.raw, args.destroy_data,
+                                                     size=space_needed(plan.jobs, args.size or 1 << 30)))
     what = (f"{len(plan.jobs)} workload(s) x {len(plan.variants)} variants x {plan.repeat} repeat(s) = "
             f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
     eta = "unknown (a job file sets no runtime)" if est is None else f"about {format_duration(est)}"
-    if doc is None:
-        print(f"iosched: matrix of {what}; estimated {eta}", file=sys.stderr)
-    else:
-        print(f"iosched: resuming {args.resume}: {plan.runs - len(todo)} of {plan.runs} runs done, "
-              f"{len(todo)} to go; estimated {eta}", file=sys.stderr)
-    last: list[dict] = []
-    failed: list[bool] = []  # a save failed once: the matrix goes on unsaved (the device and runs matter more)
 
-    def on_saved(d: dict) -> None:
-        last[:] = [d]
-        if save and not failed and not save_or_warn(d, save, "; the matrix goes on unsaved"):
-            failed.append(True)
+    def announce(target: Target) -> None:
+        if target.note:
+            print(f"iosched: {target.note}", file=sys.stderr)
+        if doc is None:
+            print(f"iosched: matrix of {what}; estimated {eta}", file=sys.stderr)
+        else:
+            print(f"iosched: resuming {args.resume}: {plan.runs - len(todo)} of {plan.runs} runs done, "
+                  f"{len(todo)} to go; estimated {eta}", file=sys.stderr)
 
-    try:
-        doc = run_matrix(args.device, plan, target, doc, args.root, _printer(quiet), on_saved)
-    except BaseException:
-        if save and last and last[0]["runs"] and not failed:
-            print(f"iosched: {len(last[0]['runs'])} of {plan.runs} runs are saved in {save}; "
+    saver = ResultFile(Path(save)) if save else None
+    printer = _printer(args.json or args.csv)
+    resumed = args.resume
+    outcome = service.run(experiment, saver, printer, on_target=announce,
+                          reload=(lambda: load_matrix(resumed)) if resumed else None)
+    if outcome.save_error and not printer.warned:  # a failed save still shows the result, once
+        print(f"iosched: warning: the result could not be saved to {outcome.save_error}", file=sys.stderr)
+    if outcome.status != "final":
+        if outcome.saved is not None:
+            print(f"iosched: {outcome.finished_runs} of {plan.runs} runs are saved in {save}; "
                   f"continue with `iosched compare {args.device} --resume {save}`", file=sys.stderr)
-        raise
-    judgement = judge_matrix(doc, args.alpha, getattr(args, "metric", None))
-    doc["judgement"] = judgement
-    saved = save_or_warn(doc, save) if save and not failed else not failed
-    render_matrix(doc, judgement, args)
-    return 1 if not saved or not any(r.get("valid", True) for r in doc["runs"]) else 0
+        raise outcome.error or Cancelled("cancelled")
+    render_matrix(outcome.doc, outcome.judgement or {}, args)
+    return 1 if outcome.save_error or outcome.all_invalid else 0
 
 
-def save_or_warn(doc: dict, path: str, then: str = "") -> bool:
-    """Save ``doc``; when that fails (a full disk, a directory removed meanwhile), one warning and False:
-    the result is still shown and the exit status says it was not kept."""
-    try:
-        save_result(doc, path)
-    except (OSError, IoschedError) as e:
-        why = f"to {path}: {e.strerror or e}" if isinstance(e, OSError) else f"({e})"
-        print(f"iosched: warning: the result could not be saved {why}{then}", file=sys.stderr)
-        return False
-    return True
+class _Printer:
+    """The matrix's progress on stderr; remembers whether a save failure was said already."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.quiet = quiet
+        self.warned = False
+        self.on_event = _progress(quiet)
+
+    def __call__(self, e: Event) -> None:
+        if e.kind == "save-failed":
+            self.warned = True
+            print(f"iosched: warning: the result could not be saved to {e.text}; the matrix goes on unsaved",
+                  file=sys.stderr)
+            return
+        self.on_event(e)
 
 
-def _printer(quiet: bool):
+def _printer(quiet: bool) -> _Printer:
+    return _Printer(quiet)
+
+
+def _progress(quiet: bool) -> Callable[[Event], None]:
     tty = sys.stderr.isatty()
 
     def show(line: str, end: bool) -> None:

@@ -7,29 +7,24 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
-from iosched.cli.matrix import check_plot_file, cmd_matrix, plot_result, render_matrix, save_or_warn
+from iosched.cli.matrix import check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.report import runs_csv, text_report
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
 from iosched.core.base.units import human_size, si
+from iosched.core.experiment import service
 from iosched.core.experiment.matrix import load_matrix, plan_from_doc
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
 from iosched.core.experiment.results import check_save_path
-from iosched.core.experiment.runner import (
-    Event,
-    Variant,
-    Workload,
-    check_variants,
-    parse_variants,
-    run_alternation,
-    run_experiment,
-)
+from iosched.core.experiment.runner import Cancelled, Event, Variant, Workload, check_variants, parse_variants
 from iosched.core.experiment.saved import check_experiment
-from iosched.core.experiment.verdict import METRIC_NAMES, RunningVerdict, judge, sequential_plan
+from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
+from iosched.core.experiment.verdict import METRIC_NAMES, judge
 from iosched.core.live.sampler import Sampler, compute_rates
 from iosched.core.load.fio import FioProgress, fio_binary, run_fio
-from iosched.core.load.jobs import CATALOG, GROUPS, Job, load_job, space_needed
+from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, load_job, space_needed
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
 
@@ -60,20 +55,27 @@ def cmd_jobs(args: argparse.Namespace) -> int:
 # --- shared -------------------------------------------------------------------------------------------------
 
 
-def _workload(args: argparse.Namespace) -> Workload:
+def _job(args: argparse.Namespace, runtime: float | None) -> tuple[Job | JobFile | None, float | None]:
+    """The job named by --job (a catalog job scaled by --runtime and --size), or None for --cmd; and the
+    runtime a job file gets."""
     if getattr(args, "cmd", None):
         if args.job:
             raise BadInput("give either --job or --cmd, not both")
-        return Workload(cmd=args.cmd)
+        return None, None
     if not args.job:
         raise BadInput("--job NAME|FILE is required (`iosched jobs` lists the names)")
     job = load_job(args.job)
     fio_binary()  # fio missing: say so before anything is touched
-    runtime = args.runtime
-    size = args.size
     if isinstance(job, Job):
-        job = job.scaled(runtime=runtime, size=size)
-        runtime = None
+        return job.scaled(runtime=runtime, size=args.size), None
+    return job, runtime
+
+
+def _workload(args: argparse.Namespace) -> Workload:
+    job, runtime = _job(args, args.runtime)
+    if job is None:
+        return Workload(cmd=args.cmd)
+    size = args.size
     target = choose_target(args.device, job.writes, args.dir, space_needed([job], size or 1 << 30),
                            raw=args.raw, destroy_data=args.destroy_data, root=args.root)
     if target.note:
@@ -137,7 +139,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 # --- compare / report ---------------------------------------------------------------------------------------
 
 
-def _printer(quiet: bool, verdict: RunningVerdict | None = None):
+def _printer(quiet: bool) -> Callable[[Event], None]:
     tty = sys.stderr.isatty()
 
     def on_event(e: Event) -> None:
@@ -153,9 +155,8 @@ def _printer(quiet: bool, verdict: RunningVerdict | None = None):
             main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
             line = f"run {e.index + 1}/{e.total} {e.variant:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{bad}"
             print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, flush=True)
-            if verdict is not None:
-                for text in verdict.lines():
-                    print(f"    so far: {text}", file=sys.stderr, flush=True)
+            for text in e.lines:  # the interim estimates, this run included
+                print(f"    so far: {text}", file=sys.stderr, flush=True)
         elif e.kind == "note":
             print(f"iosched: {e.text}", file=sys.stderr, flush=True)
     return on_event
@@ -166,7 +167,6 @@ def _check_metric(name: str | None) -> None:
         raise BadInput(f"unknown --metric {name!r}; one of: {', '.join(METRIC_NAMES)}")
 
 
-@one_load_per_device("compare")
 def cmd_compare(args: argparse.Namespace) -> int:
     _check_metric(args.metric)
     if not 0 < args.alpha < 0.5:
@@ -178,65 +178,69 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return cmd_matrix(args)
     if args.max_time is not None:
         raise BadInput("--max-time applies to a matrix (--jobs)")
+    plan = _compare_plan(args)
+    saver = ResultFile(Path(args.save)) if args.save else None
+    outcome = service.run(plan, saver, _printer(args.json or args.csv), on_target=_say_target)
+    if outcome.status != "final":
+        if saver is not None and outcome.saved is not None:
+            print(f"iosched: the {outcome.finished_runs} finished run(s) were saved to {args.save} "
+                  "(status: cancelled)", file=sys.stderr)
+        elif outcome.save_error:
+            _save_warning(outcome.save_error)
+        raise outcome.error or Cancelled("cancelled")
+    if outcome.save_error:
+        _save_warning(outcome.save_error)  # a failed save still shows the result
+    doc = outcome.doc
+    _render(doc, doc["judgement"], args)
+    if args.plot or args.plot_file:
+        matrix_view = as_matrix(doc)
+        plot_result(matrix_view, judge_matrix(matrix_view, args.alpha), args)
+    return 1 if outcome.save_error or outcome.all_invalid else 0
+
+
+def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
+    """The command line's compare (repeated runs or live alternation), checked, as the service's plan."""
     if not args.schedulers:
         raise BadInput("--schedulers is required (e.g. none,bfq)")
     variants: list[Variant] = parse_variants(args.schedulers)
-    args.repeat = 3 if args.repeat is None else args.repeat
-    args.drop_caches = bool(args.drop_caches)
-    if args.repeat < 1 or args.repeat > 1000:
+    repeat = 3 if args.repeat is None else args.repeat
+    if repeat < 1 or repeat > 1000:
         raise BadInput("--repeat must be between 1 and 1000")
     if args.until_verdict and not 4 <= args.max_runs <= 200:
         raise BadInput("--max-runs must be between 4 and 200")
     check_variants(args.device, variants, args.root)
     if args.save is not None:  # '' too: refused, never silently not saved
         check_save_path(args.save)
-    quiet = args.json or args.csv
-    metric = args.metric or ("wall_s" if args.cmd else "iops")
-    labels = [v.label for v in variants]
-    kind = "alternate" if args.alternate else "compare"
-    plan = None
+    most = None
     if args.until_verdict:
         # Alternation: blocks of two passes over the variants fit in --duration; batch: runs per variant.
         most = int(args.duration // args.alternate) // len(variants) // 2 if args.alternate else args.max_runs
         if most < 3:
             raise BadInput("--until-verdict with --alternate needs a --duration of at least three blocks "
                            f"({6 * len(variants) * args.alternate:g} s)")
-        plan = sequential_plan(most, args.alpha, len(variants), bool(args.alternate))
-    running = RunningVerdict(labels, args.alpha, metric, kind, plan)
-    stop = running.should_stop if plan else running.add_and_continue
-    try:
-        if args.alternate:
-            if args.cmd:
-                raise BadInput("--alternate needs a --job (one continuous fio run), not --cmd")
-            if args.runtime is not None:
-                raise BadInput("--alternate runs for --duration; --runtime does not apply")
-            args.runtime = args.duration + 10.0  # fio outlives the last turn and is stopped then
-            wl = _workload(args)
-            doc = run_alternation(args.device, variants, wl, args.alternate, args.duration, root=args.root,
-                                  on_event=_printer(quiet, running), stop=stop, sequential=plan)
-        else:
-            wl = _workload(args)
-            repeat = args.max_runs if plan else args.repeat
-            doc = run_experiment(args.device, variants, wl, repeat, args.drop_caches, args.settle, args.root,
-                                 _printer(quiet, running), stop=stop, sequential=plan, trace=args.trace)
-    except BaseException as e:
-        partial = getattr(e, "partial_doc", None)
-        if args.save and partial is not None and partial["runs"]:
-            partial["primary_metric"] = metric
-            partial["judgement"] = judge(partial, args.alpha, metric)
-            if save_or_warn(partial, args.save):
-                print(f"iosched: the {len(partial['runs'])} finished run(s) were saved to {args.save} "
-                      "(status: cancelled)", file=sys.stderr)
-        raise
-    doc["primary_metric"] = metric
-    verdict = judge(doc, args.alpha, metric)
-    doc["judgement"] = verdict
-    saved = save_or_warn(doc, args.save) if args.save else True  # a failed save still shows the result
-    _render(doc, verdict, args)
-    if args.plot or args.plot_file:
-        matrix_view = as_matrix(doc)
-        plot_result(matrix_view, judge_matrix(matrix_view, args.alpha), args)
-    return 1 if not saved or not any(r.get("valid", True) for r in doc["runs"]) else 0
+    runtime = args.runtime
+    if args.alternate:
+        if args.cmd:
+            raise BadInput("--alternate needs a --job (one continuous fio run), not --cmd")
+        if args.runtime is not None:
+            raise BadInput("--alternate runs for --duration; --runtime does not apply")
+        runtime = args.duration + 10.0  # fio outlives the last turn and is stopped then
+    job, runtime = _job(args, runtime)
+    return ExperimentPlan(
+        args.device, "alternate" if args.alternate else "compare", variants, job=job, cmd=args.cmd or None,
+        runtime=runtime, repeat=repeat, drop_caches=bool(args.drop_caches), settle=args.settle,
+        every=args.alternate or 0.0, duration=args.duration, alpha=args.alpha, metric=args.metric,
+        until_verdict=most, trace=args.trace, root=args.root,
+        target=TargetRequest(args.dir, args.raw, args.destroy_data, default_size=args.size or 1 << 30))
+
+
+def _say_target(target: Target) -> None:
+    if target.note:
+        print(f"iosched: {target.note}", file=sys.stderr)
+
+
+def _save_warning(error: str, then: str = "") -> None:
+    print(f"iosched: warning: the result could not be saved to {error}{then}", file=sys.stderr)
 
 
 def cmd_report(args: argparse.Namespace) -> int:

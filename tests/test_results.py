@@ -137,9 +137,9 @@ def test_nesting_too_deep_for_the_decoder_is_bad_input_not_a_traceback(tmp_path)
 
 
 def test_the_tui_writes_no_file_until_a_run_has_finished(tmp_path):
-    from iosched.tui.compare_screen import ResultFile
+    from iosched.core.experiment.service import ResultFile
 
-    result = ResultFile("sdb", "matrix", tmp_path / "results")
+    result = ResultFile.new_in(tmp_path / "results", "sdb", "matrix")
     assert result.path is not None and result.error == ""
     result.save({"kind": "matrix", "runs": []})  # cancelled before the first run ended: nothing to keep
     assert not result.path.exists()
@@ -147,8 +147,8 @@ def test_the_tui_writes_no_file_until_a_run_has_finished(tmp_path):
     result.save({"kind": "matrix", "runs": []})  # an existing file is kept up to date, even when emptied
     assert json.loads(result.path.read_text())["runs"] == []
     (tmp_path / "file").write_text("")
-    unwritable = ResultFile("sdb", "matrix", tmp_path / "file" / "results")
-    assert unwritable.path is None and unwritable.error.startswith("results are not saved: ")
+    unwritable = ResultFile.new_in(tmp_path / "file" / "results", "sdb", "matrix")
+    assert unwritable.path is None and unwritable.error.startswith(f"{tmp_path / 'file' / 'results'}: ")
     unwritable.save({"runs": [1]})  # says nothing more, raises nothing
 
 

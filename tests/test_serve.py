@@ -159,6 +159,7 @@ async def test_a_served_app_still_takes_catalog_jobs_and_groups(tmp_path: Path):
 
 async def test_the_served_compare_worker_refuses_a_command_that_got_past_the_form(tmp_path: Path):
     from iosched.core.experiment.runner import Control, parse_variants
+    from iosched.core.experiment.service import ExperimentPlan
 
     tree = populated_tree(tmp_path / "root")
     marker = tmp_path / "ran"
@@ -167,7 +168,8 @@ async def test_the_served_compare_worker_refuses_a_command_that_got_past_the_for
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await served_compare(app, pilot)
         screen.ctl, screen.running = Control(), True
-        screen._run(parse_variants("bfq,none"), None, f"touch {marker}", None, 2, 1.0, False, 3.0, 30.0, False)
+        screen._run(ExperimentPlan("sda", "compare", parse_variants("bfq,none"), cmd=f"touch {marker}", repeat=2,
+                                   root=tree.root))
         for _ in range(100):
             await pilot.pause(0.05)
             if not screen.running:

@@ -113,10 +113,12 @@ async def test_the_verdict_replaces_the_interim_lines_and_fits(tmp_path, size):
         doc = judged_doc(labels)
         # What action_start sets up before the worker runs, then the worker's events.
         screen.query_one("ProgressBar").update(total=len(doc["runs"]), progress=0)
-        screen.verdict = RunningVerdict(labels)
+        verdict = RunningVerdict(labels)  # as the experiment service keeps it: each run-end carries its lines
         screen.running = True
         for r in doc["runs"]:
-            screen.post_message(ExperimentEvent(Event("run-end", index=r["index"], variant=r["variant"], run=r)))
+            verdict.add(r)
+            screen.post_message(ExperimentEvent(Event("run-end", index=r["index"], variant=r["variant"], run=r,
+                                                      lines=verdict.lines())))
             await pilot.pause()
             if r["index"] == 6:
                 assert "so far: interim, 2 runs per variant: " in flat(rows(app))

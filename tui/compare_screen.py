@@ -9,7 +9,6 @@ reports back to the screen that opened it with typed messages; while it is shown
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
@@ -26,24 +25,14 @@ from textual.widgets import Input, Label, ProgressBar, Select, SelectionList, St
 from iosched.cli.report import text_report
 from iosched.core.base.errors import IoschedError
 from iosched.core.base.units import short_number
-from iosched.core.experiment.matrix import MatrixPlan, find_resumable, run_matrix
-from iosched.core.experiment.matrix_judge import judge_matrix
-from iosched.core.experiment.results import default_results_dir, new_result_path, result_lock, save_result
-from iosched.core.experiment.runner import (
-    Control,
-    Event,
-    RunningVerdict,
-    Variant,
-    Workload,
-    judge,
-    parse_variants,
-    run_alternation,
-    run_experiment,
-)
+from iosched.core.experiment import service
+from iosched.core.experiment.matrix import MatrixPlan, find_resumable
+from iosched.core.experiment.results import default_results_dir
+from iosched.core.experiment.runner import Control, Event, parse_variants
+from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
 from iosched.core.kernel.devices import BlockDevice
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
-from iosched.core.load.targets import Refused, choose_target
-from iosched.core.settings.device_lock import load_lock
+from iosched.core.load.targets import Refused
 from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.footer import KeysFooter
@@ -73,30 +62,7 @@ class ExperimentEnded(Message):
         self.error = error
         self.refused = refused
         self.saved = saved  # the file holding the result (or a cancelled matrix's finished runs)
-        self.save_error = save_error  # why it could not be saved, in one sentence
-
-
-class ResultFile:
-    """Where one experiment's result goes: saved after each matrix run and at the end; a failed save is said
-    once and never stops the experiment (the device and the verdict matter more than the file)."""
-
-    def __init__(self, device: str, kind: str, directory: Path, path: Path | None = None) -> None:
-        self.path: Path | None = path
-        self.error = ""
-        if path is None:
-            try:
-                self.path = new_result_path(device, kind, directory)
-            except OSError as e:
-                self.error = f"results are not saved: {directory}: {e.strerror or e}"
-
-    def save(self, doc: dict) -> None:
-        if self.path is None or not (doc.get("runs") or self.path.exists()):  # no run finished: no file
-            return
-        try:
-            save_result(doc, self.path)
-        except (OSError, IoschedError) as e:
-            self.error = f"results are not saved: {self.path}: {e.strerror or e}"
-            self.path = None
+        self.save_error = save_error  # where and why it could not be saved ("PATH: reason")
 
 
 SERVED_NOTICE = ("a browser view runs catalog jobs and groups only: commands (cmd:) and job files are refused, "
@@ -205,7 +171,6 @@ class CompareScreen(Screen[None]):
         self.resuming = False  # the running (or refused) experiment continues a saved matrix
         self.fio_iops: float | None = None
         self.doc: dict | None = None
-        self.verdict: RunningVerdict | None = None
         self.results_dir = default_results_dir(monitor.root)
         self.resumable: tuple[Path, dict, MatrixPlan] | None = None
 
@@ -350,22 +315,27 @@ class CompareScreen(Screen[None]):
             if alternate and (cmd or len(jobs) > 1 or not isinstance(jobs[0], Job)):
                 raise ValueError("live alternation runs one catalog job")
             variants = parse_variants(",".join(names))
-            plan = MatrixPlan(variants, jobs, repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
+            matrix = MatrixPlan(variants, jobs, repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
         except (ValueError, IoschedError) as e:
             self.notify(str(e), severity="error")
             return
+        kind = "matrix" if matrix else "alternate" if alternate else "compare"
+        plan = ExperimentPlan(self.device, kind, variants, job=jobs[0] if jobs and not matrix else None, cmd=cmd,
+                              runtime=None if jobs and isinstance(jobs[0], Job) else runtime, matrix=matrix,
+                              repeat=repeat, settle=0.5, every=every, duration=duration, root=self.monitor.root,
+                              target=self._target(jobs, destroy))
         passes = int(duration // every) // len(variants) // 2 * 2
-        total = passes * len(variants) if alternate else plan.runs if plan else repeat * len(variants)
+        total = passes * len(variants) if alternate else plan.total_runs
         self.query_one(ProgressBar).update(total=total, progress=0)
         self.query_one("#report", Static).update("")
         self.ctl = Control()
-        # A matrix has no single running verdict: its cells are judged together at the end.
-        self.verdict = None if plan else RunningVerdict([v.label for v in variants],
-                                                        kind="alternate" if alternate else "compare")
         self._show_so_far([])
         self._started()
-        self._run(variants, jobs[0] if jobs else None, cmd, plan, repeat, runtime, alternate, every, duration,
-                  destroy)
+        self._run(plan)
+
+    def _target(self, jobs: list[Job | JobFile], destroy: bool) -> TargetRequest:
+        """Where the TUI's jobs write: sized for the TUI; over the device's data only once its name was typed."""
+        return TargetRequest(destroy_data=self.device if destroy else None, size=space_needed(jobs, TUI_MAX_SIZE))
 
     def _started(self, resuming: bool = False) -> None:
         self._show_eta("")
@@ -387,97 +357,38 @@ class CompareScreen(Screen[None]):
         self.query_one("#report", Static).update("")
         self.query_one("#live", Static).update(f"resuming {path.name}…")
         self.ctl = Control()
-        self.verdict = None
         self._show_so_far([])
         self._started(resuming=True)
-        self._run(plan.variants, None, None, plan, plan.repeat, plan.runtime or 0.0, False, 0.0, 0.0, destroy,
-                  resume=path)
+        self._run(ExperimentPlan(self.device, "matrix", plan.variants, matrix=plan, resume=doc,
+                                 root=self.monitor.root, target=self._target(list(plan.jobs), destroy)), path)
 
     @work(thread=True, group="experiment", exit_on_error=False)
-    def _run(self, variants: list[Variant], job: Job | JobFile | None, cmd: str | None, plan: MatrixPlan | None,
-             repeat: int, runtime: float, alternate: bool, every: float, duration: float, destroy: bool,
-             resume: Path | None = None) -> None:
+    def _run(self, plan: ExperimentPlan, resume: Path | None = None) -> None:
+        """The worker: the experiment service runs ``plan``; its events and outcome come back as messages."""
         self.thread = threading.current_thread()
-        what = "matrix" if plan is not None else "alternation" if alternate else "compare"
-        try:
-            with load_lock(self.device, what, self.monitor.root):  # one load per device, across processes
-                self._experiment(variants, job, cmd, plan, repeat, runtime, alternate, every, duration, destroy,
-                                 resume)
-        except IoschedError as e:  # DeviceBusy: nothing ran
-            self.post_message(ExperimentEnded(None, str(e)))
-
-    def _experiment(self, variants: list[Variant], job: Job | JobFile | None, cmd: str | None,
-                    plan: MatrixPlan | None, repeat: int, runtime: float, alternate: bool, every: float,
-                    duration: float, destroy: bool, resume: Path | None) -> None:
-        """The worker's body, with the device's load lock held."""
         assert self.ctl is not None
-        jobs = plan.jobs if plan else [job] if job else []
-        if self._read_only() or (self.served and (cmd or not all(isinstance(j, Job) for j in jobs))):
+        if self._read_only() or (self.served and (plan.cmd or not all(isinstance(j, Job) for j in plan.jobs))):
             self.post_message(ExperimentEnded(None, "refused: " + (SERVED_NOTICE if self.served else "read-only")))
             return
-        try:
-            target = choose_target(self.device, any(j.writes for j in jobs),
-                                   size=space_needed(jobs, TUI_MAX_SIZE),
-                                   destroy_data=self.device if destroy else None,
-                                   root=self.monitor.root) if jobs else None
-        except Refused as e:
-            self.post_message(ExperimentEnded(None, str(e), e))
-            return
-        except IoschedError as e:
-            self.post_message(ExperimentEnded(None, str(e)))
-            return
-        wl = Workload(cmd=cmd) if cmd else Workload(job=job, target=target,
-                                                    runtime=None if isinstance(job, Job) else runtime)
+        saver = ResultFile(resume) if resume else ResultFile.new_in(self.results_dir, self.device, plan.kind)
 
         def emit(e: Event) -> None:
             self.post_message(ExperimentEvent(e))
 
-        kind = "matrix" if plan is not None else "alternate" if alternate else "compare"
-        result = ResultFile(self.device, kind, self.results_dir, resume)
-
-        def ended(doc: dict | None, error: str = "") -> ExperimentEnded:
-            saved = result.path if result.path is not None and result.path.exists() else None  # nothing ran: none
-            return ExperimentEnded(doc, error, saved=saved, save_error=result.error, kind=kind)
-
         try:
-            if plan is not None:
-                assert target is not None
-                with contextlib.ExitStack() as held:
-                    try:
-                        if result.path is not None:  # one iosched at a time goes on with a saved matrix
-                            held.enter_context(result_lock(result.path, self.monitor.root))
-                        start = self._saved_matrix(resume) if resume else None
-                    except BaseException:
-                        target.release(self.monitor.root)  # run_matrix owns the target only once called
-                        raise
-                    doc = run_matrix(self.device, plan, target, start, self.monitor.root, emit,
-                                     on_saved=result.save, ctl=self.ctl)
-                doc["judgement"] = judge_matrix(doc)
-                result.save(doc)
-                self.post_message(ended(doc))
-                return
-            try:
-                if alternate:
-                    doc = run_alternation(self.device, variants, wl, every, duration, root=self.monitor.root,
-                                          on_event=emit, ctl=self.ctl)
-                else:
-                    doc = run_experiment(self.device, variants, wl, repeat, settle=0.5, root=self.monitor.root,
-                                         on_event=emit, ctl=self.ctl)
-            except BaseException as e:  # cancelled or failed: the finished runs are kept, as the command line does
-                partial = getattr(e, "partial_doc", None)
-                if partial is not None and partial.get("runs"):
-                    partial["judgement"] = judge(partial)
-                    result.save(partial)
-                raise
-        except IoschedError as e:
-            self.post_message(ended(None, str(e)))
-        except Exception as e:  # never take the app down
-            self.post_message(ended(None, f"{type(e).__name__}: {e}"))
-        else:
-            doc["judgement"] = judge(doc)
-            result.save(doc)
-            self.post_message(ended(doc))
-        # No release here: the experiment owns the target and releases it whatever happens.
+            outcome = service.run(plan, saver, emit, self.ctl,
+                                  reload=(lambda: self._saved_matrix(resume)) if resume else None)
+        except Refused as e:  # nothing ran: maybe the device's name, typed, allows it
+            self.post_message(ExperimentEnded(None, str(e), e))
+            return
+        except Exception as e:  # nothing ran (busy, gone, bad input), or a fault: never take the app down
+            why = str(e) if isinstance(e, IoschedError) else f"{type(e).__name__}: {e}"
+            self.post_message(ExperimentEnded(None, why, saved=saver.saved, save_error=saver.error, kind=plan.kind))
+            return
+        final = outcome.status == "final"
+        why = "" if final else str(outcome.error) if outcome.error is not None else outcome.reason
+        self.post_message(ExperimentEnded(outcome.doc if final else None, why, saved=outcome.saved,
+                                          save_error=outcome.save_error, kind=plan.kind))
 
     def _saved_matrix(self, path: Path) -> dict:
         """The saved matrix at ``path``, read again under its lock (it may have moved on since it was offered)."""
@@ -507,9 +418,8 @@ class CompareScreen(Screen[None]):
                     f"CPU/IO {m.get('cpu_us_per_io', 0):.1f} µs{bad}")
             rep = self.query_one("#report", Static)
             rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
-            if self.verdict is not None:
-                self.verdict.add(e.run)
-                self._show_so_far(self.verdict.lines())
+            if e.lines:  # a compare's interim estimates (a matrix is judged at the end)
+                self._show_so_far(e.lines)
 
     def _show_eta(self, text: str) -> None:
         """A matrix's time left beside the progress bar; no room taken from the bar otherwise."""
@@ -577,7 +487,7 @@ class CompareScreen(Screen[None]):
             self._show_charts(message.doc)
             self.query_one("#results", VerticalScroll).scroll_home(animate=False)  # a second run's verdict too
         if message.save_error:
-            self.notify(message.save_error, severity="warning", timeout=10)
+            self.notify(f"results are not saved: {message.save_error}", severity="warning", timeout=10)
         self.listener.post_message(self.Finished(self.device))
         if self.leave_when_done:
             self.dismiss(None)

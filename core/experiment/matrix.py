@@ -292,6 +292,7 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict | None =
         check_variants(device, plan.variants, root)
         if doc is None:
             doc = new_document(device, plan, target, root)
+        ctl.doc = doc
         cfg = Configurator(device, plan.variants, root)
         monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     except BaseException:

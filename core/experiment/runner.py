@@ -203,6 +203,7 @@ class Control:
     cancelled: threading.Event = field(default_factory=threading.Event)
     fio: FioRun | None = None
     child: Child | None = None  # a running --cmd
+    doc: dict | None = None  # the experiment's document from its first run on: what finished, however it ends
 
     def cancel(self) -> None:
         self.cancelled.set()
@@ -268,7 +269,8 @@ def window_metrics(device: str, s0: Sample, s1: Sample, ios: int | None) -> dict
 
 @dataclass
 class Event:
-    """Progress for the front end: ``kind`` is "run-start", "progress", "run-end", "note" or "done"."""
+    """Progress for the front end: ``kind`` is "run-start", "progress", "run-end", "note", "save-failed" or
+    "done"."""
 
     kind: str
     index: int = 0
@@ -277,6 +279,7 @@ class Event:
     text: str = ""
     progress: FioProgress | None = None
     run: dict | None = None
+    lines: list[str] = field(default_factory=list)  # run-end: the interim estimates, the run included
 
 
 def _sysinfo(device: str, root: str | Path) -> dict:
@@ -321,10 +324,9 @@ def why_ended(error: BaseException) -> str:
 
 
 def _mark_cancelled(doc: dict, error: BaseException, covers: str) -> None:
-    """Note why the experiment ended early and let the document travel with the exception, to be saved."""
+    """Note why the experiment ended early; the document stays in ``Control.doc``, to be judged and saved."""
     doc["notes"].append(f"ended early ({why_ended(error)}): {covers}")
     doc["status"] = "cancelled"
-    error.partial_doc = doc  # type: ignore[attr-defined]
 
 
 @contextlib.contextmanager
@@ -334,7 +336,7 @@ def puts_back(doc: dict, cfg: Configurator, ctl: Control, target: Target | None,
     configuration back, the target's scratch files go and the switches made are recorded.
 
     Anything raised marks the document ``status: cancelled`` with a note (``ended()`` says what the results
-    cover) and travels with it as ``partial_doc``, so what finished can still be saved.
+    cover); the document stays in ``ctl.doc``, so what finished can still be judged and saved.
     """
     early = False
     try:
@@ -358,7 +360,7 @@ def puts_back(doc: dict, cfg: Configurator, ctl: Control, target: Target | None,
 
 def _put_back(cfg: Configurator, doc: dict) -> IoschedError | None:
     """``cfg.put_back()``; when the device vanished (or refuses), the error is noted and returned instead of
-    raised over the one that ended the runs, which carries what finished (``partial_doc``)."""
+    raised over the one that ended the runs."""
     try:
         cfg.put_back()
     except IoschedError as e:
@@ -401,6 +403,7 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
         "repeat": repeat, "drop_caches": drop, "settle_s": settle, "workload": workload.to_json(),
         "original": cfg.snapshot(), "runs": [], "notes": [],
     }
+    ctl.doc = doc
     if sequential is not None:
         doc["sequential"] = sequential
     tracer = _start_tracing(device, root, workload) if trace else None
@@ -546,6 +549,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
         "discard_s": discard, "workload": workload.to_json(), "original": cfg.snapshot(), "runs": [], "notes": [],
         "order": [],
     }
+    ctl.doc = doc
     if sequential is not None:
         doc["sequential"] = sequential
     configs = {v.label: cfg.apply(v) for v in variants}  # captures each scheduler's defaults before the load

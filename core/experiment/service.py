@@ -1,0 +1,283 @@
+"""The one experiment service: a plan in, events while it runs, an outcome out.
+
+Every front end (the command line's compare and matrix, the TUI's compare screen, and whatever comes next) builds
+an `ExperimentPlan` and calls `run()`; it only renders the events and the `Outcome` it gets. The service holds the
+device's load lock (and a saved matrix's file lock), chooses where fio may write, runs the experiment (A/B/n runs,
+live alternation or a matrix), judges it as it goes and at the end, and saves it.
+
+What happens before the first run is refused with an exception (bad input, a device under load elsewhere, a target
+that needs the user to type the device's name): nothing ran, nothing changed. Once runs start, the answer is an
+`Outcome`, finished or not: a cancelled or failed experiment keeps its finished runs, judged and saved, and says why
+it ended; the device is back as it was in every case.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Literal, Protocol
+
+from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.experiment.matrix import MatrixPlan, done_slots, run_matrix
+from iosched.core.experiment.matrix_judge import judge_matrix
+from iosched.core.experiment.results import new_result_path, result_lock, save_result
+from iosched.core.experiment.runner import (
+    Cancelled,
+    Control,
+    Event,
+    Variant,
+    Workload,
+    run_alternation,
+    run_experiment,
+    why_ended,
+)
+from iosched.core.experiment.verdict import RunningVerdict, judge, sequential_plan
+from iosched.core.load.jobs import Job, JobFile, space_needed
+from iosched.core.load.targets import Target, choose_target
+from iosched.core.settings.device_lock import load_lock
+
+Kind = Literal["compare", "alternate", "matrix"]
+Status = Literal["final", "cancelled", "failed"]
+
+
+@dataclass(frozen=True)
+class TargetRequest:
+    """Where a fio workload may write: a scratch file on the device's filesystem, a directory, or the raw device."""
+
+    dir: str | None = None
+    raw: bool = False
+    destroy_data: str | None = None  # the device's name, typed by the user: a raw write over its data is allowed
+    size: int | None = None  # bytes a job lays out; None: the jobs' own, capped at ``default_size``
+    default_size: int = 1 << 30
+
+
+@dataclass
+class ExperimentPlan:
+    """Everything decided before the first run."""
+
+    device: str
+    kind: Kind
+    variants: list[Variant]
+    job: Job | JobFile | None = None  # compare and alternate
+    cmd: str | None = None  # compare: a command timed under each variant, instead of a job
+    runtime: float | None = None  # seconds, for a job file (catalog jobs carry their own)
+    matrix: MatrixPlan | None = None  # kind == "matrix"
+    resume: dict | None = None  # a saved, unfinished matrix to continue (its plan is ``matrix``)
+    repeat: int = 3
+    drop_caches: bool = False
+    settle: float = 1.0
+    every: float = 0.0  # alternate: seconds per turn
+    duration: float = 0.0  # alternate: seconds in all
+    alpha: float = 0.05
+    metric: str | None = None  # the primary metric (None: IOPS, or wall time for a command)
+    until_verdict: int | None = None  # stop at a sequential boundary: at most this many runs (or blocks)
+    trace: bool = False  # block-layer tracing over every run
+    target: TargetRequest = field(default_factory=TargetRequest)
+    root: str | Path = "/"
+
+    @property
+    def jobs(self) -> list[Job | JobFile]:
+        if self.matrix is not None:
+            return list(self.matrix.jobs)
+        return [self.job] if self.job is not None else []
+
+    @property
+    def primary(self) -> str:
+        return self.metric or ("wall_s" if self.cmd else "iops")
+
+    @property
+    def total_runs(self) -> int:
+        if self.matrix is not None:
+            return self.matrix.runs
+        return self.repeat * len(self.variants)
+
+
+class Saver(Protocol):
+    """Where the result goes; a failed save is said (``error``) and never stops the experiment."""
+
+    path: Path | None
+    error: str
+
+    def save(self, doc: dict) -> bool: ...
+
+
+class ResultFile:
+    """A result saved to one file (atomically), after each run of a matrix and at the end. ``path`` None: not
+    saved. No file is written before a run has finished."""
+
+    def __init__(self, path: Path | None, error: str = "") -> None:
+        self.path = path
+        self.error = error
+        self.failed = False
+
+    @classmethod
+    def new_in(cls, directory: Path, device: str, kind: str) -> ResultFile:
+        """A fresh name in the results directory (the TUI keeps every result there)."""
+        try:
+            return cls(new_result_path(device, kind, directory))
+        except OSError as e:
+            return cls(None, f"{directory}: {e.strerror or e}")
+
+    def save(self, doc: dict) -> bool:
+        if self.path is None or self.failed:
+            return False
+        if not doc.get("runs") and not self.path.exists():  # no run finished: no file
+            return True
+        try:
+            save_result(doc, self.path)
+        except (OSError, IoschedError) as e:
+            self.error = f"{self.path}: {e.strerror or e}" if isinstance(e, OSError) else f"{self.path}: {e}"
+            self.failed = True
+            return False
+        return True
+
+    @property
+    def saved(self) -> Path | None:
+        """The file holding the result, once one was written and no save failed since."""
+        return self.path if self.path is not None and not self.failed and self.path.exists() else None
+
+
+@dataclass
+class Outcome:
+    """How an experiment ended: its document (the runs that finished, judged) and why it ended."""
+
+    doc: dict
+    status: Status  # final: every planned run (or the sequential boundary); cancelled: stopped; failed: an error
+    reason: str = ""  # why it ended early, in a few words ("Ctrl-C", "cancelled", "FioFailed: …")
+    error: BaseException | None = None  # the error that ended it (failed), or KeyboardInterrupt (Ctrl-C)
+    saved: Path | None = None
+    save_error: str = ""
+
+    @property
+    def judgement(self) -> dict | None:
+        return self.doc.get("judgement")
+
+    @property
+    def finished_runs(self) -> int:
+        return len(self.doc.get("runs", []))
+
+    @property
+    def all_invalid(self) -> bool:
+        return bool(self.doc.get("runs")) and not any(r.get("valid", True) for r in self.doc["runs"])
+
+
+def interim_verdict(plan: ExperimentPlan) -> tuple[RunningVerdict | None, Callable[[dict], bool] | None, dict | None]:
+    """The running verdict of a compare or alternation, its stopping rule, and the sequential plan (if any)."""
+    if plan.kind == "matrix":
+        return None, None, None
+    seq = None
+    if plan.until_verdict is not None:
+        seq = sequential_plan(plan.until_verdict, plan.alpha, len(plan.variants), plan.kind == "alternate")
+    running = RunningVerdict([v.label for v in plan.variants], plan.alpha, plan.primary, plan.kind, seq)
+    return running, (running.should_stop if seq else running.add_and_continue), seq
+
+
+def choose(plan: ExperimentPlan) -> Target | None:
+    """Where the plan's fio jobs write; Refused (maybe confirmable by typing the device's name) or BadInput."""
+    jobs = plan.jobs
+    if not jobs:
+        return None
+    t = plan.target
+    size = t.size if t.size is not None else space_needed(jobs, t.default_size)
+    return choose_target(plan.device, any(j.writes for j in jobs), t.dir, size, raw=t.raw,
+                         destroy_data=t.destroy_data, root=plan.root)
+
+
+@contextlib.contextmanager
+def _held(plan: ExperimentPlan, saver: Saver | None) -> Iterator[None]:
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(load_lock(plan.device, plan.kind, plan.root))  # one load per device, across processes
+        if plan.kind == "matrix" and saver is not None and saver.path is not None:
+            stack.enter_context(result_lock(saver.path, plan.root))  # one iosched at a time goes on with the file
+        yield
+
+
+def run(plan: ExperimentPlan, saver: Saver | None = None, on_event: Callable[[Event], None] | None = None,
+        ctl: Control | None = None, on_target: Callable[[Target], None] | None = None,
+        reload: Callable[[], dict] | None = None) -> Outcome:
+    """Run ``plan``; see the module's docstring. ``on_target`` hears where fio will write (its note) before the
+    first run; ``reload`` reads a resumed matrix again once its file lock is held (it may have moved on)."""
+    emit = on_event or (lambda e: None)
+    ctl = ctl or Control()
+    with _held(plan, saver):
+        if reload is not None:
+            again = reload()
+            if again.get("status") == "final":
+                raise BadInput(f"{saver.path if saver else 'the matrix'} was finished meanwhile: nothing to resume")
+            plan = replace(plan, resume=again)
+        target = choose(plan)
+        if target is not None and on_target is not None:
+            on_target(target)
+        return _run_held(plan, saver, emit, ctl, target)
+
+
+def _run_held(plan: ExperimentPlan, saver: Saver | None, emit: Callable[[Event], None], ctl: Control,
+              target: Target | None) -> Outcome:
+    running, stop, seq = interim_verdict(plan)
+
+    def relay(e: Event) -> None:
+        if e.kind == "run-end" and running is not None:
+            e = replace(e, lines=running.lines())  # stop() has seen the run: the estimates include it
+        emit(e)
+
+    def save(doc: dict) -> None:
+        if saver is not None and not saver.save(doc) and saver.error and not warned:
+            warned.append(True)
+            emit(Event("save-failed", text=saver.error))  # said once; the experiment goes on
+
+    warned: list[bool] = []
+    try:
+        doc = _dispatch(plan, target, relay, ctl, stop, seq, save)
+    except BaseException as e:  # cancel, Ctrl-C, a failed run: the device is back; what finished is kept
+        doc = ctl.doc
+        if doc is None or not doc.get("runs"):  # nothing finished: as if refused before the first run
+            raise
+        cancelled = isinstance(e, (Cancelled, KeyboardInterrupt, SystemExit)) or ctl.cancelled.is_set()
+        outcome = Outcome(doc, "cancelled" if cancelled else "failed", why_ended(e),
+                          None if isinstance(e, Cancelled) else e)
+    else:
+        outcome = Outcome(doc, "final")
+    _judge(plan, outcome.doc)
+    if saver is not None:
+        saver.save(outcome.doc)
+        outcome.saved, outcome.save_error = getattr(saver, "saved", saver.path), saver.error
+    return outcome
+
+
+def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event], None], ctl: Control,
+              stop: Callable[[dict], bool] | None, seq: dict | None, save: Callable[[dict], None]) -> dict:
+    if plan.kind == "matrix":
+        assert plan.matrix is not None and target is not None
+        return run_matrix(plan.device, plan.matrix, target, plan.resume, plan.root, emit, save, ctl)
+    if plan.cmd is not None:
+        workload = Workload(cmd=plan.cmd)
+    else:
+        if plan.job is None:
+            raise BadInput("an experiment needs a job or a command")
+        workload = Workload(job=plan.job, target=target, runtime=None if isinstance(plan.job, Job) else plan.runtime)
+    if plan.kind == "alternate":
+        return run_alternation(plan.device, plan.variants, workload, plan.every, plan.duration, root=plan.root,
+                               on_event=emit, ctl=ctl, stop=stop, sequential=seq)
+    repeat = plan.until_verdict if plan.until_verdict is not None else plan.repeat
+    return run_experiment(plan.device, plan.variants, workload, repeat, plan.drop_caches, plan.settle, plan.root,
+                          emit, ctl, stop=stop, sequential=seq, trace=plan.trace)
+
+
+def _judge(plan: ExperimentPlan, doc: dict) -> None:
+    """The final judgement into the document: of every finished run, whether the experiment finished or not."""
+    if not doc.get("runs"):
+        return
+    if plan.kind == "matrix":
+        doc["judgement"] = judge_matrix(doc, plan.alpha, plan.metric)
+    else:
+        doc["primary_metric"] = plan.primary
+        doc["judgement"] = judge(doc, plan.alpha, plan.primary)
+
+
+def remaining(plan: ExperimentPlan) -> list[int]:
+    """The matrix slots still to run (all of them for a new matrix)."""
+    assert plan.matrix is not None
+    done = done_slots(plan.resume) if plan.resume is not None else set()
+    return [i for i in range(plan.matrix.runs) if i not in done]
