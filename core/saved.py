@@ -28,6 +28,7 @@ from iosched.core.params import (
 
 MAX_DEPTH = 32  # fio's own JSON inside a run is about 10 levels deep
 MAX_VALUE = 1e15  # a measured value, a time in seconds: anything larger is not one iosched wrote
+MIN_VALUE = 1e-12  # the smallest non-zero measured value
 STATUSES = ("running", "interim", "final", "cancelled")
 
 
@@ -201,8 +202,10 @@ def check_run(r: object, n: int, labels: list[str]) -> dict:
         finite(run.get(key), f"{where}'s {key}")
     metrics = obj(run.get("metrics"), f"{where}'s metrics")
     for key, x in metrics.items():
-        if x is not None:
-            finite(x, f"{where}'s {key}")
+        # Every figure iosched measures is a ratio of counters, times or fio's figures: zero, or at least
+        # 1e-12 in size. Nearer zero (1e-300) scales and ratios overflow; no run measures that.
+        need(x is None or finite(x, f"{where}'s {key}") == 0 or abs(x) >= MIN_VALUE,  # type: ignore[arg-type]
+             f"{where}'s {key} is not a number of a sensible size ({brief(x)})")
     for key in ("fio", "trace"):
         optional(run, key, obj)
     return run

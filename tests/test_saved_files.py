@@ -54,9 +54,9 @@ def assert_one_sentence(err: str, path: Path, kind: str) -> None:
 
 # --- mutations --------------------------------------------------------------------------------------------
 
-HOSTILE = [None, True, False, 0, -1, -0.5, 10**400, -(10**400), 1e9, float("nan"), float("inf"), float("-inf"),
-           "", "x", "none", "4k-read", "Infinity", [], {}, [[]], {"label": "bfq"}, ["none", "bfq"], [1, 2],
-           "x" * 5000, 1e308]
+HOSTILE = [None, True, False, 0, -1, -0.5, 5e-324, 1e-300, 1e15, 10**400, -(10**400), 1e9, float("nan"),
+           float("inf"), float("-inf"), "", "x", "none", "4k-read", "Infinity", [], {}, [[]], {"label": "bfq"},
+           ["none", "bfq"], [1, 2], "x" * 5000, 1e308]
 
 
 def deep(n: int) -> list:
@@ -139,6 +139,23 @@ def test_the_saved_files_as_written_report_in_every_form(tmp_path, kind):
         assert code == 0 and out and not err.strip(), err
 
 
+EXTREMES = [1e-12, 2e-12, 1e-9, 0.0, -1.0, 1.0, 3.0, 1e15, -1e15]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(["experiment", "alternation", "matrix", "command"]), st.data())
+def test_measured_values_far_apart_are_judged_or_cannot_be(tmp_path_factory, kind, data):
+    # The widest values a file may hold: judged, or "cannot judge", never an OverflowError.
+    doc = saved(kind)
+    metric = "wall_s" if kind == "command" else "iops"
+    for r in doc["runs"]:
+        r["metrics"][metric] = data.draw(st.sampled_from(EXTREMES))
+    path, _ = write(tmp_path_factory.mktemp("far"), doc)
+    for flags in ([], ["--json"], ["--plot"]):
+        code, _out, err = call("report", str(path), *flags)
+        assert code == 0, err
+
+
 # --- the named cases, in a child with a time limit and an address-space limit --------------------------------
 
 
@@ -175,6 +192,7 @@ NAMED = [
     ("matrix", _set("switches", "ab"), "switches is not a list"),
     ("sequential", _set("sequential.looks", []), "the sequential looks are not increasing run counts"),
     ("experiment", _set("runs.0.metrics.iops", float("nan")), "run 1's iops is not a number"),
+    ("experiment", _set("runs.0.metrics.iops", 1e-300), "run 1's iops is not a number of a sensible size"),
 ]
 
 
