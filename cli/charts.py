@@ -224,7 +224,10 @@ def _y_from_zero(fig: PlotextFigure, series: list[Series]) -> None:
 
 
 def _whiskers(fig: PlotextFigure, xs: list[float], s: Series, color: str | None) -> None:
-    pts = [(x, y, lo, hi) for x, y, lo, hi in zip(xs, s.y, s.low, s.high) if not math.isnan(y) and hi > lo]
+    # Cut at the axis (the charts start at zero): a point far below it would make plotext draw a line of
+    # millions of rows.
+    pts = [(x, y, max(lo, 0.0), hi) for x, y, lo, hi in zip(xs, s.y, s.low, s.high)
+           if not math.isnan(y) and hi > max(lo, 0.0)]
     if not pts:
         return
     # plotext's error() draws a symmetric whisker about y: centre it on the interval itself.
@@ -241,7 +244,7 @@ def draw_bars(fig: PlotextFigure, data: BarsData, color: bool = False) -> None:
     w = 0.8 / max(n, 1)
     for i, s in enumerate(data.series):
         xs = [x + (i - (n - 1) / 2) * w for x in s.x]
-        ys = [0.0 if math.isnan(y) else y for y in s.y]
+        ys = [0.0 if math.isnan(y) else max(y, 0.0) for y in s.y]  # cut at the axis, as the whiskers
         fig.bar(xs, ys, width=w, label=s.label, marker=None if color else BAR_MARKERS[i % len(BAR_MARKERS)],
                 color=COLORS[i % len(COLORS)] if color else None)
         _whiskers(fig, xs, s, "red+" if color else None)
@@ -259,7 +262,7 @@ def render_bars(data: BarsData, width: int = 100, height: int = 20, color: bool 
 def draw_sweep(fig: PlotextFigure, data: BarsData, color: bool = False) -> None:
     fig.xscale("log")
     for i, s in enumerate(data.series):
-        pts = [(x, y) for x, y in zip(s.x, s.y) if not math.isnan(y)]
+        pts = [(x, max(y, 0.0)) for x, y in zip(s.x, s.y) if not math.isnan(y)]  # cut at the axis
         fig.plot([p[0] for p in pts], [p[1] for p in pts], label=s.label,
                  marker=LINE_MARKERS[i % len(LINE_MARKERS)], color=COLORS[i % len(COLORS)] if color else None)
         _whiskers(fig, s.x, s, COLORS[i % len(COLORS)] if color else None)

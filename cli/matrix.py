@@ -98,7 +98,7 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
             print(f"iosched: resuming {args.resume}: {plan.runs - len(todo)} of {plan.runs} runs done, "
                   f"{len(todo)} to go; estimated {eta}", file=sys.stderr)
 
-    saver = ResultFile(Path(save)) if save else None
+    saver = ResultFile(Path(save), keep_empty=True) if save else None
     printer = _printer(args.json or args.csv)
     resumed = args.resume
     outcome = service.run(experiment, saver, printer, on_target=announce,
@@ -223,7 +223,7 @@ def _cell_parts(c: dict) -> tuple[str, str]:
 
 def matrix_text(doc: dict, judgement: dict) -> str:
     """One row per workload, one column per variant; then one sentence per variant."""
-    dev = doc.get("device", {})
+    dev = doc.get("device") or {}
     label, unit, *_ = WORDS.get(judgement["primary_metric"], (judgement["primary_metric"], ""))
     lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): matrix of "
              f"{len(judgement['workloads'])} workload(s) x {len(judgement['variants'])} variants, "
@@ -252,9 +252,9 @@ def matrix_text(doc: dict, judgement: dict) -> str:
     lines.append("")
     lines += judgement["summary"]
     lines += [f"  invalid: {bad}" for bad in judgement["invalid"]]
-    lines += [f"  note: {note}" for note in doc.get("notes", [])]
+    lines += [f"  note: {note}" for note in doc.get("notes") or []]
     if doc.get("status") == "cancelled":
-        lines.append(f"  cancelled: {len(doc['runs'])} of {len(doc.get('order', []))} runs finished")
+        lines.append(f"  cancelled: {len(doc['runs'])} of {len(doc.get('order') or [])} runs finished")
     return "\n".join(lines) + "\n"
 
 

@@ -4,33 +4,33 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import math
 import sys
 from collections.abc import Callable
-from typing import NoReturn
+from typing import NoReturn, TypeVar
+
+from iosched.core.experiment import params
+from iosched.core.experiment.params import BadValue
+
+T = TypeVar("T")
 
 
-def _plain(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"
+def flag_type(parse: Callable[[object], T]) -> Callable[[str], T]:
+    """A parser of core/experiment/params.py as an argparse type: its reason becomes argparse's one sentence."""
+
+    def typed(text: str) -> T:
+        try:
+            return parse(text)
+        except BadValue as e:
+            raise argparse.ArgumentTypeError(str(e)) from None
+
+    typed.__name__ = getattr(parse, "__name__", "value")
+    return typed
 
 
 def number(lo: float, hi: float, *, integer: bool = False, lo_open: bool = False,
            hi_open: bool = False) -> Callable[[str], float]:
     """An argparse type: a finite number (whole when ``integer``) between ``lo`` and ``hi``."""
-    lo_word, hi_word = ("above" if lo_open else "at least"), ("below" if hi_open else "at most")
-
-    def parse(text: str) -> float:
-        try:
-            value = int(text) if integer else float(text)
-        except ValueError:
-            kind = "a whole number" if integer else "a number"
-            raise argparse.ArgumentTypeError(f"{text[:40]!r} is not {kind}") from None
-        if not math.isfinite(value) or (value <= lo if lo_open else value < lo) or \
-                (value >= hi if hi_open else value > hi):
-            raise argparse.ArgumentTypeError(f"must be {lo_word} {_plain(lo)} and {hi_word} {_plain(hi)}, "
-                                             f"not {text[:40]}")
-        return value
-    return parse
+    return flag_type(params.number(lo, hi, integer=integer, lo_open=lo_open, hi_open=hi_open))
 
 
 class _IntermixedCommands(argparse._SubParsersAction):

@@ -27,15 +27,15 @@ def _csv_num(x: float | None) -> str:
 
 def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     """The whole result: what ran, a table of means with their 95% CI, charts and the verdict in words."""
-    dev = doc.get("device", {})
-    wl = doc.get("workload", {})
+    dev = doc.get("device") or {}
+    wl = doc.get("workload") or {}
     what = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
     lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): {what}"]
     if doc.get("kind") == "alternate":
         lines.append(f"live alternation every {doc['every_s']:g} s for {doc['duration_s']:g} s; "
                      f"first {doc['discard_s']:g} s after each switch discarded; one sample per segment")
     else:
-        lines.append(f"{doc.get('repeat')} run(s) per variant, order {' '.join(doc.get('order', []))}")
+        lines.append(f"{doc.get('repeat')} run(s) per variant, order {' '.join(doc.get('order') or [])}")
     summaries = verdict["summaries"]
     keys = [k for k, *_ in METRICS if any(s.get(k, {}).get("mean") for s in summaries.values())]
     shown = [k for k in ("iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io", "cpu_sys",
@@ -112,7 +112,7 @@ def verdict_text(doc: dict, verdict: dict) -> list[str]:
         lines += [f"  {c['verdict']}" for c in secondary]
     lines += [f"  note: {note}" for note in verdict.get("notes", [])]
     lines += [f"  invalid: {bad}" for bad in verdict["invalid"]]
-    lines += [f"  note: {note}" for note in doc.get("notes", [])]
+    lines += [f"  note: {note}" for note in doc.get("notes") or []]
     return lines
 
 

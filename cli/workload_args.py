@@ -8,36 +8,16 @@ from __future__ import annotations
 
 import argparse
 
-from iosched.cli.numbers import lazy_command, number
+from iosched.cli.numbers import flag_type, lazy_command
+from iosched.core.experiment import params
 from iosched.core.experiment.metrics import METRIC_NAMES
 
-ALPHA = number(0, 0.5, lo_open=True, hi_open=True)
-_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
-
-
-def parse_size(text: str) -> int:
-    t = text.strip().lower().removesuffix("ib").removesuffix("b")
-    unit = t[-1:] if t[-1:] in "kmgt" else ""
-    try:
-        value = float(t[: len(t) - len(unit)])
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size (e.g. 512M, 2G)") from None
-    if not 0 < value * _SIZE_UNITS[unit] <= 1 << 50:  # nan and inf fail here too
-        raise argparse.ArgumentTypeError(f"the size must be positive and at most 1 PiB, not {text[:40]}")
-    return int(value * _SIZE_UNITS[unit])
-
-
-def parse_seconds(text: str) -> float:
-    t = text.strip().lower()
-    mult = 60.0 if t.endswith("m") else 1.0
-    t = t.rstrip("sm")
-    try:
-        value = float(t) * mult
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration (e.g. 10, 10s, 2m)") from None
-    if not 0.5 <= value <= 24 * 3600:
-        raise argparse.ArgumentTypeError("the duration must be between 0.5 s and 24 h")
-    return value
+# The flags' parsers are those of core/experiment/params.py: a saved file's values go through the same ones.
+ALPHA = flag_type(params.parse_alpha)
+parse_size = flag_type(params.parse_size)
+parse_seconds = flag_type(params.parse_seconds)
+REPEAT = flag_type(params.parse_repeat)
+SETTLE = flag_type(params.parse_settle)
 
 
 def plot_opts(s: argparse.ArgumentParser) -> None:
@@ -75,13 +55,13 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="a matrix: a catalog group (`iosched jobs`) or a comma-separated list of jobs and job files")
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
     s.add_argument("--max-time", type=parse_seconds, metavar="S", help="refuse a matrix estimated to take longer")
-    s.add_argument("--repeat", type=number(1, 1000, integer=True), default=None, help="runs per variant (default 3)")
+    s.add_argument("--repeat", type=REPEAT, default=None, help="runs per variant (default 3)")
     s.add_argument("--trace", action=argparse.BooleanOptionalAction, default=False,
                    help="block-layer tracing over every run: time in the scheduler and device time per variant "
                         "(bpftrace, root; adds CPU per IO, so it is off by default)")
     s.add_argument("--drop-caches", action=argparse.BooleanOptionalAction, default=None,
                    help="sync and drop caches before each run (a group may turn it on: --no-drop-caches)")
-    s.add_argument("--settle", type=number(0, 3600), default=1.0, help="seconds of quiet before each run (default 1)")
+    s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
     s.add_argument("--metric", help="the primary metric the verdict is about (default iops; wall_s for --cmd): "
                                     + ", ".join(METRIC_NAMES))

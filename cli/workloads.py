@@ -9,17 +9,18 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from iosched.cli.matrix import check_plot_file, cmd_matrix, plot_result, render_matrix
+from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.report import runs_csv, text_report
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
 from iosched.core.base.units import human_size, si
 from iosched.core.experiment import service
-from iosched.core.experiment.matrix import load_matrix, plan_from_doc
+from iosched.core.experiment.matrix import decode_matrix
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
+from iosched.core.experiment.params import BadValue, parse_metric
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Cancelled, Event, Variant, Workload, check_variants, parse_variants
-from iosched.core.experiment.saved import check_experiment
+from iosched.core.experiment.saved import check_experiment, decode_json
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
 from iosched.core.experiment.verdict import METRIC_NAMES, judge
 from iosched.core.live.sampler import Sampler, compute_rates
@@ -163,8 +164,11 @@ def _printer(quiet: bool) -> Callable[[Event], None]:
 
 
 def _check_metric(name: str | None) -> None:
-    if name is not None and name not in METRIC_NAMES:
-        raise BadInput(f"unknown --metric {name!r}; one of: {', '.join(METRIC_NAMES)}")
+    try:
+        if name is not None:
+            parse_metric(name)  # the parser a saved file's primary_metric goes through too
+    except BadValue:
+        raise BadInput(f"unknown --metric {name!r}; one of: {', '.join(METRIC_NAMES)}") from None
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
@@ -174,12 +178,16 @@ def cmd_compare(args: argparse.Namespace) -> int:
     check_plot_file(args.plot_file)
     if args.trace and (args.jobs or args.resume or args.alternate):
         raise BadInput("--trace applies to repeated runs, not to a matrix or live alternation")
+    if args.resume:
+        # The whole file (and its fit to this device) is checked before the device is locked or anything runs;
+        # it is read again under the locks, so a file changed meanwhile is checked again.
+        build_plan(args)
     if args.jobs or args.resume:
         return cmd_matrix(args)
     if args.max_time is not None:
         raise BadInput("--max-time applies to a matrix (--jobs)")
     plan = _compare_plan(args)
-    saver = ResultFile(Path(args.save)) if args.save else None
+    saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
     outcome = service.run(plan, saver, _printer(args.json or args.csv), on_target=_say_target)
     if outcome.status != "final":
         if saver is not None and outcome.saved is not None:
@@ -251,33 +259,19 @@ def cmd_report(args: argparse.Namespace) -> int:
     if is_recording(args.file):
         recording_report(args.file, args)
         return 0
-    data = read_bounded(args.file, MAX_EXPERIMENT_BYTES, "experiment (--save) or recording")
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError) as e:  # RecursionError: nesting too deep for the decoder
-        raise BadInput(f"{args.file} is not a saved iosched experiment ({e.__class__.__name__})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), list) or not doc.get("variants"):
-        raise BadInput(f"{args.file} is not a saved iosched experiment (no runs or variants)")
     check_plot_file(args.plot_file)
-    if doc.get("kind") == "matrix":
-        doc = load_matrix(args.file)
-        try:
-            plan_from_doc(doc)
-            judgement = judge_matrix(doc, args.alpha, getattr(args, "metric", None))
-        except (KeyError, TypeError, AttributeError, ValueError) as e:
-            raise BadInput(f"{args.file} is not a saved iosched matrix (bad {e})") from None
-        render_matrix(doc, judgement, args)
+    data = read_bounded(args.file, MAX_EXPERIMENT_BYTES, "experiment (--save) or recording")
+    doc = decode_json(data, args.file, "experiment")
+    if isinstance(doc, dict) and doc.get("kind") == "matrix":
+        doc = decode_matrix(doc, args.file)  # the whole file checked: what follows cannot meet a bad field
+        render_matrix(doc, judge_matrix(doc, args.alpha, args.metric), args)
         return 0
     doc = check_experiment(doc, args.file)
-    try:
-        verdict = judge(doc, args.alpha, args.metric)
-        matrix_view = as_matrix(doc) if args.plot or args.plot_file else None
-        judgement = judge_matrix(matrix_view, args.alpha, args.metric) if matrix_view else None
-    except (KeyError, TypeError, AttributeError, ValueError) as e:
-        raise BadInput(f"{args.file} is not a saved iosched experiment (bad {e})") from None
+    verdict = judge(doc, args.alpha, args.metric)
     _render(doc, verdict, args)
-    if matrix_view is not None and judgement is not None:
-        plot_result(matrix_view, judgement, args)
+    if args.plot or args.plot_file:
+        matrix_view = as_matrix(doc)
+        plot_result(matrix_view, judge_matrix(matrix_view, args.alpha, args.metric), args)
     return 0
 
 

@@ -26,7 +26,9 @@ def test_a_second_load_on_a_device_is_refused_with_the_holders_pid(tmp_path):
     tree.add_disk("sdc", "8:32")
     root = ["--root", str(tree.root)]
     with load_lock("sdb", "compare", tree.root):
-        for args in (["compare", "sdb", "--schedulers", "none,bfq"], ["run", "sdb", "--job", "4k-read"],
+        # Whole, valid commands (the experiment service checks its plan before it takes the lock).
+        for args in (["compare", "sdb", "--schedulers", "none,bfq", "--job", "4k-read"],
+                     ["run", "sdb", "--job", "4k-read"],
                      ["compare", "sdb", "--schedulers", "none,bfq", "--jobs", "4k-matrix"]):
             r = run_cli(*root, *args)
             assert r.returncode == 1 and len(r.stderr.strip().splitlines()) == 1, r.stderr

@@ -68,6 +68,17 @@ def _plan() -> MatrixPlan:
     return MatrixPlan(parse_variants("none,bfq"), [j.scaled(runtime=1.0) for j in jobs], repeat=2)
 
 
+def _runs(plan: MatrixPlan, slots: range) -> list[dict]:
+    """Finished runs at ``slots`` of the plan's order, shaped as run_matrix writes them."""
+    out = []
+    for slot in slots:
+        w, v = plan.order[slot]
+        out.append({"index": slot, "slot": slot, "workload": plan.jobs[w].name, "variant": plan.variants[v].label,
+                    "start": float(slot), "end": slot + 1.0, "valid": True, "invalid_reason": None,
+                    "config": {"scheduler": plan.variants[v].scheduler}, "metrics": {"iops": 1000.0 + slot}})
+    return out
+
+
 def test_the_newest_unfinished_matrix_of_this_very_device_is_offered(tmp_path):
     tree = FixTree(tmp_path / "root")
     tree.add_disk("sdb", "8:16", extra={"device/model": "DISK"})
@@ -76,7 +87,7 @@ def test_the_newest_unfinished_matrix_of_this_very_device_is_offered(tmp_path):
     assert find_resumable("sdb", d, tree.root) is None  # no directory yet
     old = new_result_path("sdb", "matrix", d, NOON)
     doc = new_document("sdb", plan, None, tree.root)
-    doc["runs"] = [{"slot": 0, "variant": "none", "workload": "4k-read", "metrics": {}}]
+    doc["runs"] = _runs(plan, range(1))
     save_result(doc, old)
     found = find_resumable("sdb", d, tree.root)
     assert found is not None and found[0] == old and found[2].runs == plan.runs == 8
@@ -89,7 +100,7 @@ def test_the_newest_unfinished_matrix_of_this_very_device_is_offered(tmp_path):
     save_result({**doc, "device": {**doc["device"], "size_bytes": 1}}, other)
     assert find_resumable("sdb", d, tree.root)[0] == old  # type: ignore[index]
     # Every planned run done (status not written, as after a crash at the very end): nothing to resume.
-    doc["runs"] = [{"slot": i, "variant": "none", "workload": "4k-read", "metrics": {}} for i in range(8)]
+    doc["runs"] = _runs(plan, range(8))
     save_result(doc, old)
     assert find_resumable("sdb", d, tree.root) is None
     assert os.listdir(d)  # reading never removes anything
@@ -153,16 +164,16 @@ def test_the_tui_writes_no_file_until_a_run_has_finished(tmp_path):
 
 
 def test_one_iosched_at_a_time_goes_on_with_a_saved_matrix(tmp_path):
+    tree = FixTree(tmp_path / "root")
+    tree.add_disk("sdb", "8:16")
     saved = tmp_path / "m.json"
-    saved.write_text("{}")
+    save_result(new_document("sdb", _plan(), None, tree.root), saved)  # a matrix to resume, not yet begun
     with result_lock(saved):
         with pytest.raises(ResultBusy, match=f"pid {os.getpid()}"), result_lock(tmp_path / "." / "m.json"):
             pass  # the same file by another spelling: the same lock
         with result_lock(tmp_path / "other.json"):
             pass  # another file: its own lock
-        # The command line refuses at once, before reading the file, with one sentence (exit 1).
-        tree = FixTree(tmp_path / "root")
-        tree.add_disk("sdb", "8:16")
+        # The command line checks the file, then refuses to go on with it, with one sentence (exit 1).
         r = run_cli("--root", str(tree.root), "compare", "sdb", "--resume", str(saved))
         assert r.returncode == 1 and "being written by another iosched" in r.stderr, r.stderr
         assert len(r.stderr.strip().splitlines()) == 1

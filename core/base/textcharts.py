@@ -191,7 +191,8 @@ def error_bar(mean: float, low: float, high: float, top: float, width: int) -> s
         return " " * max(width, 0)
 
     def col(v: float) -> int:
-        return max(0, min(width - 1, round(v / top * (width - 1))))
+        x = v / top * (width - 1)  # clamped before rounding: a tiny top can make it infinite
+        return 0 if not x > 0 else round(min(x, width - 1))
 
     cells = ["█" if i < col(mean) else " " for i in range(width)]
     lo, hi = col(max(low, 0.0)), col(high)

@@ -9,7 +9,6 @@ a saved document is a plan that `resume` continues: finished runs are kept, the 
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import time
@@ -19,6 +18,15 @@ from pathlib import Path
 
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
+from iosched.core.experiment.params import (
+    BadValue,
+    brief,
+    parse_metric,
+    parse_repeat,
+    parse_seconds,
+    parse_settle,
+    parse_size,
+)
 from iosched.core.experiment.results import saved_matrices
 from iosched.core.experiment.runner import (
     Cancelled,
@@ -30,9 +38,9 @@ from iosched.core.experiment.runner import (
     _one_run,
     _sysinfo,
     check_variants,
-    parse_variants,
     puts_back,
 )
+from iosched.core.experiment.saved import Bad, check_matrix, decode_json, listed, need, obj, saved_variants, through
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
@@ -96,24 +104,30 @@ def job_from_spec(spec: object) -> Job | JobFile:
     if not isinstance(spec, dict):
         raise BadInput("a job in the saved matrix is not an object")
     if "catalog" in spec:
-        name, runtime, size = spec.get("catalog"), spec.get("runtime"), spec.get("size")
-        if name not in CATALOG:
-            raise BadInput(f"the saved matrix names a job the catalog does not have: {name!r}")
-        if not isinstance(runtime, (int, float)) or not 0.5 <= runtime <= 86400:
-            raise BadInput(f"the saved runtime of {name} is not a duration")
-        if not isinstance(size, int) or isinstance(size, bool) or size <= 0:
-            raise BadInput(f"the saved size of {name} is not a size")
-        return CATALOG[name].scaled(runtime=float(runtime), size=size)
+        name = spec.get("catalog")
+        if not isinstance(name, str) or name not in CATALOG:
+            raise BadInput(f"the saved matrix names a job the catalog does not have: {brief(name)!r}")
+        try:  # the parsers of --runtime and --size
+            runtime, size = parse_seconds(spec.get("runtime")), parse_size(spec.get("size"))
+        except BadValue as e:
+            raise BadInput(f"the saved runtime or size of {name} is not one --runtime or --size takes ({e})") \
+                from None
+        return CATALOG[name].scaled(runtime=runtime, size=size)
     path, sections = spec.get("file"), spec.get("sections")
     if not isinstance(path, str) or not isinstance(sections, list):
         raise BadInput("a job in the saved matrix is neither a catalog job nor a job file")
     lines: list[str] = []
     try:
         for section, opts in sections:
+            if not isinstance(section, str) or not isinstance(opts, list):
+                raise ValueError
             lines.append(f"[{section}]")
-            lines += [str(k) if v is None else f"{k}={v}" for k, v in opts]
+            for k, v in opts:
+                if not isinstance(k, str) or not isinstance(v, (str, type(None))):
+                    raise ValueError
+                lines.append(k if v is None else f"{k}={v}")
     except (TypeError, ValueError):
-        raise BadInput(f"the saved job file {path} is malformed") from None
+        raise BadInput(f"the saved job file {brief(path)} is malformed") from None
     return parse_job_file("\n".join(lines), path)
 
 
@@ -173,50 +187,65 @@ class MatrixPlan:
                                                           for w, v in self.order]}
 
 
-def _variants_text(variants: list[dict]) -> str:
-    return ",".join(v["label"].split("#")[0] for v in variants)
-
-
-def plan_from_doc(doc: dict) -> MatrixPlan:
-    """The plan a saved matrix was started with; BadInput when the file is not a matrix iosched wrote."""
+def plan_from_doc(doc: object, path: object = "the file") -> MatrixPlan:
+    """The plan a saved matrix was started with, every value through its flag's parser; BadInput naming
+    ``path`` when the file is not a matrix iosched wrote."""
     try:
-        variants = parse_variants(_variants_text(doc["variants"]))
-        for v, saved in zip(variants, doc["variants"]):
-            settings = saved.get("settings") or {}
-            if v.scheduler != saved["scheduler"] or dict(v.settings) != {k: str(x) for k, x in settings.items()}:
-                raise BadInput("the saved variants do not read back the same")
-        jobs = [job_from_spec(s) for s in doc["jobs"]]
-        names = {j.name: i for i, j in enumerate(jobs)}
-        labels = {v.label: i for i, v in enumerate(variants)}
-        order = [(names[w], labels[v]) for w, v in doc["order"]]
-        runtime = doc.get("job_runtime_s")
-        if runtime is not None and not isinstance(runtime, (int, float)):
-            raise BadInput("the saved job runtime is not a number")
-        plan = MatrixPlan(variants, jobs, int(doc["repeat"]), bool(doc["drop_caches"]), float(doc["settle_s"]),
-                          runtime, str(doc.get("primary_metric", "iops")), order)
-    except BadInput:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError) as e:
-        raise BadInput(f"not a saved iosched matrix (bad {e})") from None
-    if sorted(plan.order) != sorted(plan_order(len(jobs), len(variants), plan.repeat)):
-        raise BadInput("the saved run order does not cover the matrix")
+        return _plan(doc)
+    except Bad as e:
+        raise BadInput(f"{path} is not a saved iosched matrix: {e}") from None
+
+
+def _plan(doc: object) -> MatrixPlan:
+    d = obj(doc, "the document")
+    variants = saved_variants(d.get("variants"))
+    specs = listed(d.get("jobs"), "jobs")
+    need(bool(specs), "it has no jobs")
+    try:
+        jobs = [job_from_spec(s) for s in specs]
+    except BadInput as e:
+        raise Bad(str(e)) from None
+    names = {j.name: i for i, j in enumerate(jobs)}
+    labels = {v.label: i for i, v in enumerate(variants)}
+    need(len(names) == len(jobs), "two of its jobs have one name")
+    repeat = int(through(parse_repeat, d.get("repeat"), "repeat"))  # type: ignore[call-overload]
+    settle = float(through(parse_settle, d.get("settle_s"), "settle_s"))  # type: ignore[arg-type]
+    need(isinstance(d.get("drop_caches"), bool), "drop_caches is not true or false")
+    runtime = d.get("job_runtime_s")
+    if runtime is not None:
+        runtime = float(through(parse_seconds, runtime, "job_runtime_s"))  # type: ignore[arg-type]
+    primary = d.get("primary_metric") or "iops"
+    through(parse_metric, primary, "primary_metric")
+    pairs = listed(d.get("order"), "order")
+    # Counted before the balanced order is built: a hostile repeat or job list must not make a huge one.
+    need(len(pairs) == len(jobs) * len(variants) * repeat <= MAX_RUNS, "its run order does not cover the matrix")
+    order = []
+    for pair in pairs:
+        need(isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
+             and pair[0] in names and pair[1] in labels, "its run order names a job or variant it does not have")
+        order.append((names[pair[0]], labels[pair[1]]))
+    try:
+        plan = MatrixPlan(variants, jobs, repeat, d["drop_caches"], settle, runtime, str(primary), order)
+    except BadInput as e:
+        raise Bad(str(e)) from None
+    need(sorted(plan.order) == sorted(plan_order(len(jobs), len(variants), plan.repeat)),
+         "its run order does not cover the matrix")
     return plan
+
+
+def decode_matrix(doc: object, path: object) -> dict:
+    """A saved matrix checked whole (every field, its plan, its runs against the plan) before any use."""
+    d = check_matrix(doc, path)
+    plan = plan_from_doc(d, path)
+    if [w["name"] for w in d["workloads"]] != [j.name for j in plan.jobs]:
+        raise BadInput(f"{path} is not a saved iosched matrix: its workloads are not its jobs")
+    return d
 
 
 def load_matrix(path: str | Path) -> dict:
     """A saved matrix document, size- and shape-checked; BadInput with one sentence otherwise."""
     data = read_bounded(path, SAVE_LIMIT, "matrix")  # a regular file only: /dev/zero or a FIFO is refused at once
-    try:
-        doc = json.loads(data)
-    except (ValueError, RecursionError) as e:  # RecursionError: nesting too deep for the decoder
-        raise BadInput(f"{path} is not a saved iosched matrix ({e.__class__.__name__})") from None
-    if not isinstance(doc, dict) or doc.get("kind") != "matrix" or not isinstance(doc.get("runs"), list):
-        raise BadInput(f"{path} is not a saved iosched matrix")
-    for r in doc["runs"]:
-        if not (isinstance(r, dict) and isinstance(r.get("slot"), int) and isinstance(r.get("metrics"), dict)
-                and isinstance(r.get("variant"), str) and isinstance(r.get("workload"), str)):
-            raise BadInput(f"{path} is not a saved iosched matrix (a run is malformed)")
-    return doc
+    return decode_matrix(decode_json(data, path, "matrix"), path)
 
 
 def _identity(dev: dict) -> dict:
@@ -226,7 +255,7 @@ def _identity(dev: dict) -> dict:
 def check_resumable(doc: dict, device: str, variants: list[Variant] | None, jobs: list[Job | JobFile] | None,
                     runtime: float | None, root: str | Path = "/", path: str = "the file") -> MatrixPlan:
     """The saved plan, after checking the file belongs to this device and to the variants and jobs given."""
-    saved = plan_from_doc(doc)
+    saved = plan_from_doc(doc, path)
     dev = read_device(device, root)
     saved_dev = doc.get("device") if isinstance(doc.get("device"), dict) else {}
     if dev is None or _identity(dev.to_json()) != _identity(saved_dev):
@@ -301,7 +330,7 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict | None =
     doc.setdefault("original", cfg.snapshot())
     doc["status"] = "running"
     # Resumed: the earlier session's "ended early … --resume continues" now says that it was resumed.
-    doc["notes"] = [resumed_note(n) for n in doc.get("notes", [])]
+    doc["notes"] = [resumed_note(n) for n in doc.get("notes") or []]
     todo = [i for i in range(plan.runs) if i not in done_slots(doc)]
     t_origin = time.monotonic()
     offset = max((r.get("end", 0.0) for r in doc["runs"]), default=0.0)  # resumed runs continue the timeline

@@ -352,8 +352,8 @@ def puts_back(doc: dict, cfg: Configurator, ctl: Control, target: Target | None,
             undone = _put_back(cfg, doc)
             if target is not None:
                 target.release(root)
-        doc.setdefault("switches", [])
-        doc["switches"] += [(t - t_origin + offset, s) for t, s in cfg.switches]
+        # A resumed document keeps the switches it had (none when it saved none: null reads as none).
+        doc["switches"] = [*(doc.get("switches") or []), *((t - t_origin + offset, s) for t, s in cfg.switches)]
         doc["finished"] = time.time()
         _raise_undone(undone, early, doc, ended)
 

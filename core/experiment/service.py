@@ -105,11 +105,13 @@ class Saver(Protocol):
 
 class ResultFile:
     """A result saved to one file (atomically), after each run of a matrix and at the end. ``path`` None: not
-    saved. No file is written before a run has finished."""
+    saved. The TUI's own files wait for a finished run; a file the user named (``keep_empty``) holds a matrix's
+    plan from the start, so a matrix stopped in its first run can still be resumed."""
 
-    def __init__(self, path: Path | None, error: str = "") -> None:
+    def __init__(self, path: Path | None, error: str = "", keep_empty: bool = False) -> None:
         self.path = path
         self.error = error
+        self.keep_empty = keep_empty
         self.failed = False
 
     @classmethod
@@ -123,7 +125,7 @@ class ResultFile:
     def save(self, doc: dict) -> bool:
         if self.path is None or self.failed:
             return False
-        if not doc.get("runs") and not self.path.exists():  # no run finished: no file
+        if not doc.get("runs") and not self.keep_empty and not self.path.exists():  # no run finished: no file
             return True
         try:
             save_result(doc, self.path)

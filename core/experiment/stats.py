@@ -163,6 +163,12 @@ def _mean_var(xs: Sequence[float]) -> tuple[float, float]:
     return m, math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1)
 
 
+# exp() of a larger log ratio overflows a double: values that far apart (only a hand-made file has them) give
+# an interval no number can hold.
+MAX_LOG_RATIO = 700.0
+TOO_WIDE = "the values lie too far apart for a ratio and its interval to be a number"
+
+
 def log_ratio_welch(baseline: Sequence[float], variant: Sequence[float], level: float = 0.95,
                     names: tuple[str, str] = ("the baseline", "the variant")) -> RatioEstimate | CannotJudge:
     """Welch's t-test and CI on log values: the effect of ``variant`` over ``baseline`` as a ratio.
@@ -185,6 +191,8 @@ def log_ratio_welch(baseline: Sequence[float], variant: Sequence[float], level: 
     se = math.sqrt(se2)
     d = mb - ma
     half = t_ppf(0.5 + level / 2.0, df) * se
+    if abs(d) + half > MAX_LOG_RATIO:
+        return CannotJudge(TOO_WIDE)
     pooled = math.sqrt(((len(la) - 1) * va + (len(lb) - 1) * vb) / (len(la) + len(lb) - 2))
     return RatioEstimate(math.exp(d), math.exp(d - half), math.exp(d + half), level, t_sf2(d / se, df), d / se,
                          df, pooled, (len(la), len(lb)))
@@ -202,6 +210,8 @@ def log_ratio_paired(log_diffs: Sequence[float], level: float = 0.95) -> RatioEs
     df = len(log_diffs) - 1.0
     se = math.sqrt(v / len(log_diffs))
     half = t_ppf(0.5 + level / 2.0, df) * se
+    if abs(m) + half > MAX_LOG_RATIO:
+        return CannotJudge(TOO_WIDE)
     n = len(log_diffs)
     return RatioEstimate(math.exp(m), math.exp(m - half), math.exp(m + half), level, t_sf2(m / se, df), m / se, df,
                          math.sqrt(v), (n, n))
