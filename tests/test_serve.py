@@ -14,7 +14,8 @@ from iosched.cli.serve import app_command, is_loopback
 from iosched.core.load.jobs import GROUPS
 from iosched.core.settings.writer_lock import WriterBusy, acquire_writer_lock
 from iosched.tui.app import IoschedApp
-from iosched.tui.compare_screen import SERVED_NOTICE, CompareScreen
+from iosched.tui.compare_form import SERVED_NOTICE, CompareForm
+from iosched.tui.compare_screen import CompareScreen
 from iosched.tui.dialogs import SchedulerPicker
 from iosched.tui.launch import served_in_browser
 from iosched.tui.widgets.status_bar import StatusBar
@@ -153,7 +154,7 @@ async def test_a_served_app_still_takes_catalog_jobs_and_groups(tmp_path: Path):
         for spec, names in (("4k-read, 1m-seq-1", ["4k-read", "1m-seq-1"]),
                             ("seq-read", list(GROUPS["seq-read"].jobs))):
             screen.query_one("#spec", Input).value = spec
-            jobs, _, cmd = screen._workloads(1.0)
+            jobs, _, cmd = screen.query_one(CompareForm).workloads(1.0)
             assert cmd is None and [j.name for j in jobs] == names
 
 

@@ -15,7 +15,8 @@ from tui_support import SteppedSampler, populated_tree, screen_text, set_counter
 from iosched.core.experiment.runner import Event, RunningVerdict, judge, plan_order
 from iosched.tui.app import IoschedApp
 from iosched.tui.checklist import SchedulerChecklist
-from iosched.tui.compare_screen import CompareScreen, ExperimentEnded, ExperimentEvent
+from iosched.tui.compare_run import ExperimentEnded, ExperimentEvent
+from iosched.tui.compare_screen import CompareScreen
 from iosched.tui.dialogs import HelpScreen
 
 

@@ -1,7 +1,8 @@
 """The experiment screen: pick schedulers, job and repeats (or live alternation), watch it run, read the verdict.
 
-The experiment itself runs in core on a worker thread; this screen only sends the form, shows the
-events it gets back, and cancels (at once: fio is signalled, the worker waits for it). Cancelling or leaving
+The experiment itself runs in core's experiment service on a worker thread; this screen reads its form
+(compare_form.py) into a plan, shows the events it gets back (compare_run.py) and the result
+(compare_result.py), and cancels (at once: fio is signalled, the worker waits for it). Cancelling or leaving
 puts the device back as it was (core does that). It gets the monitor and the device when it is made and
 reports back to the screen that opened it with typed messages; while it is shown, the live screen's keys
 (switch, job, tune) are simply not active.
@@ -16,72 +17,29 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.screen import Screen
-from textual.widgets import Input, Label, ProgressBar, Select, SelectionList, Static
+from textual.widgets import ProgressBar, Static
 
-from iosched.cli.report import text_report
 from iosched.core.base.errors import IoschedError
-from iosched.core.base.units import short_number
 from iosched.core.experiment import service
 from iosched.core.experiment.matrix import MatrixPlan, find_resumable
 from iosched.core.experiment.results import default_results_dir
-from iosched.core.experiment.runner import Control, Event, parse_variants
-from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
+from iosched.core.experiment.runner import Control, Event
+from iosched.core.experiment.service import ExperimentPlan, ResultFile
 from iosched.core.kernel.devices import BlockDevice
-from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
+from iosched.core.load.jobs import Job
 from iosched.core.load.targets import Refused
-from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
+from iosched.tui.compare_form import SERVED_NOTICE, CompareForm, tui_target
+from iosched.tui.compare_result import page, show_result
+from iosched.tui.compare_run import ExperimentEnded, ExperimentEvent, RunView
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.footer import KeysFooter
-from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
 
 if TYPE_CHECKING:
     from iosched.core.live.monitor import Monitor
-
-
-class ExperimentEvent(Message):
-    def __init__(self, event: Event) -> None:
-        super().__init__()
-        self.event = event
-
-    def can_replace(self, message: Message) -> bool:
-        # A newer fio status replaces a stale one still queued; run boundaries are never dropped.
-        return (isinstance(message, ExperimentEvent) and message.event.kind == "progress"
-                and self.event.kind == "progress")
-
-
-class ExperimentEnded(Message):
-    def __init__(self, doc: dict | None, error: str = "", refused: Refused | None = None,
-                 saved: Path | None = None, save_error: str = "", kind: str = "") -> None:
-        super().__init__()
-        self.kind = kind  # compare, alternate or matrix
-        self.doc = doc
-        self.error = error
-        self.refused = refused
-        self.saved = saved  # the file holding the result (or a cancelled matrix's finished runs)
-        self.save_error = save_error  # where and why it could not be saved ("PATH: reason")
-
-
-SERVED_NOTICE = ("a browser view runs catalog jobs and groups only: commands (cmd:) and job files are refused, "
-                 "even with --allow-writes; run those with `iosched compare` in a terminal")
-
-
-def catalog_only(spec: str) -> bool:
-    """Whether every item of a job field names a catalog job or group (no command, no file by path)."""
-    return all(part.strip() in CATALOG or part.strip() in GROUPS for part in spec.split(","))
-
-
-def _number(text: str, lo: float, hi: float, what: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{what} must be a number") from None
-    if not lo <= value <= hi:
-        raise ValueError(f"{what} must lie between {lo:g} and {hi:g}")
-    return value
 
 
 class CompareScreen(Screen[None]):
@@ -169,41 +127,14 @@ class CompareScreen(Screen[None]):
         self.running = False
         self.leave_when_done = False
         self.resuming = False  # the running (or refused) experiment continues a saved matrix
-        self.fio_iops: float | None = None
         self.doc: dict | None = None
         self.results_dir = default_results_dir(monitor.root)
         self.resumable: tuple[Path, dict, MatrixPlan] | None = None
 
     def compose(self) -> ComposeResult:
-        other = next((s for s in ("bfq", "mq-deadline", "kyber", "none") if s != self.current
-                      and s in self.available), None)
-        picks = {self.current, other}
-        jobs = [(n, n) for n in SUGGESTED if not CATALOG[n].writes]
-        jobs += [(f"group {g.name} ({len(g.jobs)} jobs)", g.name) for g in GROUPS.values()]
-        jobs += [(j.name, j.name) for j in CATALOG.values() if j.name not in SUGGESTED]
         yield Static(f"[b]Compare schedulers on {self.device}[/b] · ctrl+r starts · Esc cancels / goes back",
                      id="title")
-        with Vertical(id="form"):
-            with Horizontal():
-                with Vertical(id="left"):
-                    yield SchedulerChecklist(self.available, picks, id="schedulers")
-                    yield Static("", id="baseline")
-                with Vertical(id="right"):
-                    yield Select(jobs, value=SUGGESTED[0], allow_blank=False, compact=True, id="job")
-                    yield Static(CATALOG[SUGGESTED[0]].description, id="job-info")
-                    yield Input(placeholder="or: a group or catalog jobs" if self.served
-                                else "or: a group, jobs, job files or cmd: COMMAND", id="spec")
-            with Horizontal():
-                yield Label("repeats")
-                yield Input("3", id="repeat")
-                yield Label("runtime s")
-                yield Input("5", id="runtime")
-            with Horizontal():
-                yield MarkedCheckbox("live alternation", id="alternate")
-                yield Label("every s")
-                yield Input("3", id="every")
-                yield Label("for s")
-                yield Input("30", id="duration")
+        yield CompareForm(self.device, self.current, self.available, self.served)
         with Horizontal(id="progress-row"):
             yield ProgressBar(total=1, show_eta=False, id="progress")
             yield Static("", id="eta")  # a matrix's own estimate, corrected by the runs so far
@@ -214,7 +145,7 @@ class CompareScreen(Screen[None]):
         yield KeysFooter()
 
     def on_mount(self) -> None:
-        self._name_baseline()
+        self.view = RunView(self, self.monitor, self.device)
         self._look_for_resumable()
 
     class ResumableFound(Message):
@@ -235,54 +166,15 @@ class CompareScreen(Screen[None]):
         if self.resumable is not None and message.announce and not self.running:
             _, doc, plan = self.resumable
             jobs = ", ".join(j.name for j in plan.jobs[:3]) + (" …" if len(plan.jobs) > 3 else "")
-            self.query_one("#live", Static).update(
-                f"unfinished matrix: {len(doc['runs'])} of {plan.runs} runs ({jobs}) · ctrl+e resumes it")
+            self.view.status(f"unfinished matrix: {len(doc['runs'])} of {plan.runs} runs ({jobs}) · ctrl+e resumes it")
         self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The resume key is shown only when there is something to resume.
         return not (action == "resume" and (self.resumable is None or self.running))
 
-    def on_selection_list_selected_changed(self, _event: SelectionList.SelectedChanged) -> None:
-        self._name_baseline()
-
-    def _name_baseline(self) -> None:
-        """Say before the run which variant every other is judged against, and how to choose it."""
-        order = self.query_one(SchedulerChecklist).order
-        if not order:
-            text = "baseline: pick a scheduler"
-        elif len(order) == 1:
-            text = f"baseline: {order[0]} (A/A)"
-        else:
-            text = f"baseline: {order[0]} (b sets)"
-        self.query_one("#baseline", Static).update(text)
-
     def action_page_results(self, pages: int) -> None:
-        results = self.query_one("#results", VerticalScroll)
-        results.scroll_to(y=results.scroll_y + pages * max(1, results.scrollable_content_region.height - 1),
-                          animate=False)
-
-    def on_select_changed(self, event: Select.Changed) -> None:
-        if event.value in CATALOG:
-            self.query_one("#job-info", Static).update(CATALOG[str(event.value)].description)
-        elif event.value in GROUPS:
-            self.query_one("#job-info", Static).update("a matrix: " + GROUPS[str(event.value)].description)
-
-    def _workloads(self, runtime: float) -> tuple[list[Job | JobFile], bool, str | None]:
-        """What the form asks for: the jobs (one, or several for a matrix), dropped caches, or a command."""
-        spec = self.query_one("#spec", Input).value.strip() or str(self.query_one("#job", Select).value)
-        if self.served and not catalog_only(spec):
-            raise ValueError(SERVED_NOTICE)
-        if spec.startswith("cmd:"):
-            if not spec[4:].strip():
-                raise ValueError("cmd: needs a command after it")
-            return [], False, spec[4:].strip()
-        try:
-            jobs, group = resolve_jobs(spec)
-        except IoschedError as e:
-            raise ValueError(str(e)) from None
-        jobs = [j.scaled(runtime=runtime, size=min(j.size, TUI_MAX_SIZE)) if isinstance(j, Job) else j for j in jobs]
-        return jobs, bool(group and group.drop_caches), None
+        page(self, pages)
 
     def _read_only(self) -> bool:
         """The live screen was opened read-only: a second guard behind its own refusal of `c`."""
@@ -297,48 +189,17 @@ class CompareScreen(Screen[None]):
             self.notify("An experiment is already running.", severity="warning")
             return
         try:
-            names = self.query_one(SchedulerChecklist).order  # the baseline first: core judges against it
-            if len(names) < 2:
-                names = names * 2  # one scheduler picked: an A/A check
-            if not names:
-                raise ValueError("pick at least one scheduler")
-            alternate = self.query_one("#alternate", MarkedCheckbox).value
-            repeat = int(_number(self.query_one("#repeat", Input).value, 2, 100, "repeats"))
-            runtime = _number(self.query_one("#runtime", Input).value, 0.5, 3600, "runtime")
-            every, duration = 3.0, 0.0
-            if alternate:  # its fields mean nothing to a batch comparison: never refuse one over them
-                every = _number(self.query_one("#every", Input).value, 2, 600, "every")
-                # Alternation runs whole blocks of two passes, at least two blocks (core/experiment/runner.py).
-                duration = _number(self.query_one("#duration", Input).value, 4 * len(names) * every, 24 * 3600,
-                                   "duration")
-            jobs, drop, cmd = self._workloads(duration + 10 if alternate else runtime)
-            if alternate and (cmd or len(jobs) > 1 or not isinstance(jobs[0], Job)):
-                raise ValueError("live alternation runs one catalog job")
-            variants = parse_variants(",".join(names))
-            matrix = MatrixPlan(variants, jobs, repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
+            plan, total = self.query_one(CompareForm).plan(self.monitor.root, destroy)
         except (ValueError, IoschedError) as e:
             self.notify(str(e), severity="error")
             return
-        kind = "matrix" if matrix else "alternate" if alternate else "compare"
-        plan = ExperimentPlan(self.device, kind, variants, job=jobs[0] if jobs and not matrix else None, cmd=cmd,
-                              runtime=None if jobs and isinstance(jobs[0], Job) else runtime, matrix=matrix,
-                              repeat=repeat, settle=0.5, every=every, duration=duration, root=self.monitor.root,
-                              target=self._target(jobs, destroy))
-        passes = int(duration // every) // len(variants) // 2 * 2
-        total = passes * len(variants) if alternate else plan.total_runs
-        self.query_one(ProgressBar).update(total=total, progress=0)
-        self.query_one("#report", Static).update("")
+        self.view.start(total)
         self.ctl = Control()
-        self._show_so_far([])
         self._started()
         self._run(plan)
 
-    def _target(self, jobs: list[Job | JobFile], destroy: bool) -> TargetRequest:
-        """Where the TUI's jobs write: sized for the TUI; over the device's data only once its name was typed."""
-        return TargetRequest(destroy_data=self.device if destroy else None, size=space_needed(jobs, TUI_MAX_SIZE))
-
     def _started(self, resuming: bool = False) -> None:
-        self._show_eta("")
+        self.view.eta("")
         self.resumable = None  # the offer is taken or stale; a look after the run offers what is left then
         self.running = True
         self.resuming = resuming
@@ -353,14 +214,13 @@ class CompareScreen(Screen[None]):
             return
         # The worker reads the file again under its lock: it may have moved on since it was offered.
         path, doc, plan = self.resumable
-        self.query_one(ProgressBar).update(total=plan.runs, progress=len(doc["runs"]))
-        self.query_one("#report", Static).update("")
-        self.query_one("#live", Static).update(f"resuming {path.name}…")
+        self.view.start(plan.runs, len(doc["runs"]))
+        self.view.status(f"resuming {path.name}…")
         self.ctl = Control()
-        self._show_so_far([])
         self._started(resuming=True)
         self._run(ExperimentPlan(self.device, "matrix", plan.variants, matrix=plan, resume=doc,
-                                 root=self.monitor.root, target=self._target(list(plan.jobs), destroy)), path)
+                                 root=self.monitor.root, target=tui_target(self.device, list(plan.jobs), destroy)),
+                  path)
 
     @work(thread=True, group="experiment", exit_on_error=False)
     def _run(self, plan: ExperimentPlan, resume: Path | None = None) -> None:
@@ -400,52 +260,15 @@ class CompareScreen(Screen[None]):
     # ---- progress -----------------------------------------------------------------------------
     def on_experiment_event(self, message: ExperimentEvent) -> None:
         e = message.event
-        if e.kind in ("run-start", "run-end") and e.text:  # only a matrix sends its time left
-            self._show_eta(f"about {e.text} left")
         if e.kind == "run-start":
             sched = e.variant.split(" · ")[-1].split(":")[0].split("#")[0]  # a matrix names "job · variant"
             self.listener.post_message(self.RunStarted(self.device, sched))
-        elif e.kind == "progress" and e.progress is not None:
-            self.fio_iops = e.progress.iops
-            self._live(e)
-        elif e.kind == "run-end" and e.run is not None:
-            self.query_one(ProgressBar).advance(1)
-            if self.doc is None:
-                self.doc = {"runs": []}
-            m = e.run["metrics"]
-            bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
-            line = (f"run {e.index + 1}: {e.variant}  {short_number(m.get('iops', 0))} IOPS  "
-                    f"CPU/IO {m.get('cpu_us_per_io', 0):.1f} µs{bad}")
-            rep = self.query_one("#report", Static)
-            rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
-            if e.lines:  # a compare's interim estimates (a matrix is judged at the end)
-                self._show_so_far(e.lines)
-
-    def _show_eta(self, text: str) -> None:
-        """A matrix's time left beside the progress bar; no room taken from the bar otherwise."""
-        eta = self.query_one("#eta", Static)
-        eta.update(text)
-        eta.display = bool(text)
-
-    def _show_so_far(self, lines: list[str]) -> None:
-        """The interim estimates while the run goes on; hidden (not left above the verdict) when it ends."""
-        so_far = self.query_one("#so-far", Static)
-        so_far.update("\n".join(f"so far: {t}" for t in lines))
-        so_far.display = bool(lines)
-
-    def _live(self, e: Event) -> None:
-        rates = self.monitor.last_rates
-        dev = ""
-        if rates is not None and self.device in rates.disks:
-            d = rates.disks[self.device]
-            dev = f"   device (sampler) {short_number(d.r_s + d.w_s)} IOPS, r_await {d.r_await:.2f} ms"
-        p = e.progress
-        assert p is not None
-        self.query_one("#live", Static).update(
-            f"now: {e.variant}   fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs{dev}")
+        elif e.kind == "run-end" and e.run is not None and self.doc is None:
+            self.doc = {"runs": []}
+        self.view.show(e)
 
     def on_experiment_ended(self, message: ExperimentEnded) -> None:
-        self._show_eta("")
+        self.view.eta("")
         self.running = False
         self.thread = None
         self.refresh_bindings()
@@ -461,7 +284,7 @@ class CompareScreen(Screen[None]):
                 self.notify("Experiment cancelled; the device is back as it was.")
             else:
                 self.notify(message.error, title="experiment failed", severity="error", timeout=10)
-            self.query_one("#live", Static).update(f"stopped: {message.error}")
+            self.view.status(f"stopped: {message.error}")
             if message.saved is not None:
                 self._look_for_resumable()  # a cancelled matrix is offered at once
                 matrix = message.kind == "matrix"
@@ -470,41 +293,23 @@ class CompareScreen(Screen[None]):
                             + (f"; {how} the matrix." if matrix else "."), timeout=10)
         else:
             self.doc = message.doc
-            self._show_so_far([])  # the final verdict replaces the interim lines
+            self.view.so_far([])  # the final verdict replaces the interim lines
             # The verdict comes first; the rest (secondary metrics, tables, charts) is further down.
-            self.query_one("#live", Static).update("done; the device is back as it was · PgDn/PgUp scroll the "
-                                                   "results")
-            if message.doc.get("kind") == "matrix":
-                from iosched.cli.matrix import matrix_text
-
-                report = matrix_text(message.doc, message.doc["judgement"])
-            else:
-                report = text_report(message.doc, message.doc["judgement"], verdict_first=True)
-            if message.saved is not None:
-                report += f"\nSaved to {message.saved}: `iosched report FILE` shows it again (--plot draws it).\n"
-            self.query_one("#report", Static).update(report)
+            self.view.status("done; the device is back as it was · PgDn/PgUp scroll the results")
+            show_result(self, message.doc, message.saved)
             self._look_for_resumable(announce=False)  # a finished matrix is no longer on offer
-            self._show_charts(message.doc)
-            self.query_one("#results", VerticalScroll).scroll_home(animate=False)  # a second run's verdict too
         if message.save_error:
             self.notify(f"results are not saved: {message.save_error}", severity="warning", timeout=10)
         self.listener.post_message(self.Finished(self.device))
         if self.leave_when_done:
             self.dismiss(None)
 
-    def _show_charts(self, doc: dict) -> None:
-        from iosched.tui.result_charts import ResultCharts  # plotext loads with the first result
-
-        results = self.query_one("#results", VerticalScroll)
-        results.query(ResultCharts).remove()
-        results.mount(ResultCharts(doc))
-
     # ---- leaving ------------------------------------------------------------------------------
     def action_back(self) -> None:
         if self.running and self.ctl is not None:
             self.leave_when_done = True
             self.ctl.cancel()
-            self.query_one("#live", Static).update("cancelling: stopping fio and putting the device back…")
+            self.view.status("cancelling: stopping fio and putting the device back…")
             return
         self.dismiss(None)
 

@@ -1,0 +1,148 @@
+"""The compare screen's form: schedulers (the baseline first), a job, group, job files or a command, repeats and
+runtime, or live alternation; read into the experiment service's plan, or a sentence saying what is wrong."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Input, Label, Select, SelectionList, Static
+
+from iosched.core.base.errors import IoschedError
+from iosched.core.experiment.matrix import MatrixPlan
+from iosched.core.experiment.runner import parse_variants
+from iosched.core.experiment.service import ExperimentPlan, TargetRequest
+from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
+from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
+from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
+
+SERVED_NOTICE = ("a browser view runs catalog jobs and groups only: commands (cmd:) and job files are refused, "
+                 "even with --allow-writes; run those with `iosched compare` in a terminal")
+
+
+def catalog_only(spec: str) -> bool:
+    """Whether every item of a job field names a catalog job or group (no command, no file by path)."""
+    return all(part.strip() in CATALOG or part.strip() in GROUPS for part in spec.split(","))
+
+
+def _number(text: str, lo: float, hi: float, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValueError(f"{what} must be a number") from None
+    if not lo <= value <= hi:
+        raise ValueError(f"{what} must lie between {lo:g} and {hi:g}")
+    return value
+
+
+def tui_target(device: str, jobs: list[Job | JobFile], destroy: bool) -> TargetRequest:
+    """Where the TUI's jobs write: sized for the TUI; over the device's data only once its name was typed."""
+    return TargetRequest(destroy_data=device if destroy else None, size=space_needed(jobs, TUI_MAX_SIZE))
+
+
+class CompareForm(Vertical):
+    """The form; `plan()` reads it. A browser tab (``served``) takes catalog jobs and groups only."""
+
+    def __init__(self, device: str, current: str, available: list[str], served: bool) -> None:
+        super().__init__(id="form")
+        self.device = device
+        self.current = current
+        self.available = available
+        self.served = served
+
+    def compose(self) -> ComposeResult:
+        other = next((s for s in ("bfq", "mq-deadline", "kyber", "none") if s != self.current
+                      and s in self.available), None)
+        picks = {self.current, other}
+        jobs = [(n, n) for n in SUGGESTED if not CATALOG[n].writes]
+        jobs += [(f"group {g.name} ({len(g.jobs)} jobs)", g.name) for g in GROUPS.values()]
+        jobs += [(j.name, j.name) for j in CATALOG.values() if j.name not in SUGGESTED]
+        with Horizontal():
+            with Vertical(id="left"):
+                yield SchedulerChecklist(self.available, picks, id="schedulers")
+                yield Static("", id="baseline")
+            with Vertical(id="right"):
+                yield Select(jobs, value=SUGGESTED[0], allow_blank=False, compact=True, id="job")
+                yield Static(CATALOG[SUGGESTED[0]].description, id="job-info")
+                yield Input(placeholder="or: a group or catalog jobs" if self.served
+                            else "or: a group, jobs, job files or cmd: COMMAND", id="spec")
+        with Horizontal():
+            yield Label("repeats")
+            yield Input("3", id="repeat")
+            yield Label("runtime s")
+            yield Input("5", id="runtime")
+        with Horizontal():
+            yield MarkedCheckbox("live alternation", id="alternate")
+            yield Label("every s")
+            yield Input("3", id="every")
+            yield Label("for s")
+            yield Input("30", id="duration")
+
+    def on_mount(self) -> None:
+        self.name_baseline()
+
+    def on_selection_list_selected_changed(self, _event: SelectionList.SelectedChanged) -> None:
+        self.name_baseline()
+
+    def name_baseline(self) -> None:
+        """Say before the run which variant every other is judged against, and how to choose it."""
+        order = self.query_one(SchedulerChecklist).order
+        if not order:
+            text = "baseline: pick a scheduler"
+        elif len(order) == 1:
+            text = f"baseline: {order[0]} (A/A)"
+        else:
+            text = f"baseline: {order[0]} (b sets)"
+        self.query_one("#baseline", Static).update(text)
+
+    def on_select_changed(self, event: Select.Changed) -> None:
+        if event.value in CATALOG:
+            self.query_one("#job-info", Static).update(CATALOG[str(event.value)].description)
+        elif event.value in GROUPS:
+            self.query_one("#job-info", Static).update("a matrix: " + GROUPS[str(event.value)].description)
+
+    def workloads(self, runtime: float) -> tuple[list[Job | JobFile], bool, str | None]:
+        """What the form asks for: the jobs (one, or several for a matrix), dropped caches, or a command."""
+        spec = self.query_one("#spec", Input).value.strip() or str(self.query_one("#job", Select).value)
+        if self.served and not catalog_only(spec):
+            raise ValueError(SERVED_NOTICE)
+        if spec.startswith("cmd:"):
+            if not spec[4:].strip():
+                raise ValueError("cmd: needs a command after it")
+            return [], False, spec[4:].strip()
+        try:
+            jobs, group = resolve_jobs(spec)
+        except IoschedError as e:
+            raise ValueError(str(e)) from None
+        jobs = [j.scaled(runtime=runtime, size=min(j.size, TUI_MAX_SIZE)) if isinstance(j, Job) else j for j in jobs]
+        return jobs, bool(group and group.drop_caches), None
+
+    def plan(self, root: str | Path, destroy: bool) -> tuple[ExperimentPlan, int]:
+        """The experiment the form asks for and its number of runs; ValueError or IoschedError, one sentence."""
+        names = self.query_one(SchedulerChecklist).order  # the baseline first: core judges against it
+        if len(names) < 2:
+            names = names * 2  # one scheduler picked: an A/A check
+        if not names:
+            raise ValueError("pick at least one scheduler")
+        alternate = self.query_one("#alternate", MarkedCheckbox).value
+        repeat = int(_number(self.query_one("#repeat", Input).value, 2, 100, "repeats"))
+        runtime = _number(self.query_one("#runtime", Input).value, 0.5, 3600, "runtime")
+        every, duration = 3.0, 0.0
+        if alternate:  # its fields mean nothing to a batch comparison: never refuse one over them
+            every = _number(self.query_one("#every", Input).value, 2, 600, "every")
+            # Alternation runs whole blocks of two passes, at least two blocks (core/experiment/runner.py).
+            duration = _number(self.query_one("#duration", Input).value, 4 * len(names) * every, 24 * 3600,
+                               "duration")
+        jobs, drop, cmd = self.workloads(duration + 10 if alternate else runtime)
+        if alternate and (cmd or len(jobs) > 1 or not isinstance(jobs[0], Job)):
+            raise ValueError("live alternation runs one catalog job")
+        variants = parse_variants(",".join(names))
+        matrix = MatrixPlan(variants, jobs, repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
+        kind = "matrix" if matrix else "alternate" if alternate else "compare"
+        plan = ExperimentPlan(self.device, kind, variants, job=jobs[0] if jobs and not matrix else None, cmd=cmd,
+                              runtime=None if jobs and isinstance(jobs[0], Job) else runtime, matrix=matrix,
+                              repeat=repeat, settle=0.5, every=every, duration=duration, root=root,
+                              target=tui_target(self.device, jobs, destroy))
+        passes = int(duration // every) // len(variants) // 2 * 2
+        return plan, passes * len(variants) if alternate else plan.total_runs

@@ -1,0 +1,99 @@
+"""The compare screen while an experiment runs: the messages its worker posts, and what they draw (the progress
+bar, a matrix's time left, the live fio line, each finished run, the interim estimates)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+from textual.widgets import ProgressBar, Static
+
+from iosched.core.base.units import short_number
+from iosched.core.experiment.runner import Event
+from iosched.core.load.targets import Refused
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+
+    from iosched.core.live.monitor import Monitor
+
+
+class ExperimentEvent(Message):
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+    def can_replace(self, message: Message) -> bool:
+        # A newer fio status replaces a stale one still queued; run boundaries are never dropped.
+        return (isinstance(message, ExperimentEvent) and message.event.kind == "progress"
+                and self.event.kind == "progress")
+
+
+class ExperimentEnded(Message):
+    def __init__(self, doc: dict | None, error: str = "", refused: Refused | None = None,
+                 saved: Path | None = None, save_error: str = "", kind: str = "") -> None:
+        super().__init__()
+        self.kind = kind  # compare, alternate or matrix
+        self.doc = doc
+        self.error = error
+        self.refused = refused
+        self.saved = saved  # the file holding the result (or a cancelled matrix's finished runs)
+        self.save_error = save_error  # where and why it could not be saved ("PATH: reason")
+
+
+class RunView:
+    """Draws the service's events into the screen's progress row, live line, interim lines and run list."""
+
+    def __init__(self, screen: Screen, monitor: Monitor, device: str) -> None:
+        self.screen = screen
+        self.monitor = monitor
+        self.device = device
+        self.fio_iops: float | None = None
+
+    def start(self, total: int, done: int = 0) -> None:
+        self.screen.query_one(ProgressBar).update(total=total, progress=done)
+        self.screen.query_one("#report", Static).update("")
+        self.so_far([])
+
+    def show(self, e: Event) -> None:
+        if e.kind in ("run-start", "run-end") and e.text:  # only a matrix sends its time left
+            self.eta(f"about {e.text} left")
+        if e.kind == "progress" and e.progress is not None:
+            self.fio_iops = e.progress.iops
+            self.live(e)
+        elif e.kind == "run-end" and e.run is not None:
+            self.screen.query_one(ProgressBar).advance(1)
+            m = e.run["metrics"]
+            bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
+            line = (f"run {e.index + 1}: {e.variant}  {short_number(m.get('iops', 0))} IOPS  "
+                    f"CPU/IO {m.get('cpu_us_per_io', 0):.1f} µs{bad}")
+            rep = self.screen.query_one("#report", Static)
+            rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
+            if e.lines:  # a compare's interim estimates (a matrix is judged at the end)
+                self.so_far(e.lines)
+
+    def eta(self, text: str) -> None:
+        """A matrix's time left beside the progress bar; no room taken from the bar otherwise."""
+        eta = self.screen.query_one("#eta", Static)
+        eta.update(text)
+        eta.display = bool(text)
+
+    def so_far(self, lines: list[str]) -> None:
+        """The interim estimates while the run goes on; hidden (not left above the verdict) when it ends."""
+        so_far = self.screen.query_one("#so-far", Static)
+        so_far.update("\n".join(f"so far: {t}" for t in lines))
+        so_far.display = bool(lines)
+
+    def status(self, text: str) -> None:
+        self.screen.query_one("#live", Static).update(text)
+
+    def live(self, e: Event) -> None:
+        rates = self.monitor.last_rates
+        dev = ""
+        if rates is not None and self.device in rates.disks:
+            d = rates.disks[self.device]
+            dev = f"   device (sampler) {short_number(d.r_s + d.w_s)} IOPS, r_await {d.r_await:.2f} ms"
+        p = e.progress
+        assert p is not None
+        self.status(f"now: {e.variant}   fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs{dev}")
