@@ -113,3 +113,11 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60,
     cmd = [*(preexec or []), sys.executable, "-m", "iosched.cli", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
+
+
+def one_sentence_exit_2(*args: str) -> str:
+    """Run the command line expecting bad input: exit 2 and one sentence on stderr, never a traceback."""
+    out = run_cli(*args, timeout=30)
+    assert out.returncode == 2, out
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr, out.stderr
+    return out.stderr
