@@ -8,7 +8,7 @@ import subprocess
 import sys
 import time
 
-from conftest import attach_loop, detach_loop, need_real
+from conftest import detach_loop, need_real
 
 
 def wait_for(proc: subprocess.Popen, lines: list[str], want: int, timeout: float = 30) -> None:
@@ -28,12 +28,12 @@ def wait_for(proc: subprocess.Popen, lines: list[str], want: int, timeout: float
 GONE = {"no medium attached", "another device now has its name"}
 
 
-def test_latency_says_a_detached_device_is_gone_and_stops_when_all_are(tmp_path):
+def test_latency_says_a_detached_device_is_gone_and_stops_when_all_are(tmp_path, make_loop):
     need_real("bpftrace", "setpriv")
     first, second = tmp_path / "a", tmp_path / "b"
     first.mkdir()
     second.mkdir()
-    loops = [attach_loop(first, "64M"), attach_loop(second, "64M")]
+    loops = [make_loop("64M", first), make_loop("64M", second)]
     names = [loop.name for loop in loops]
     proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "latency", names[0], "-i", "0.3", names[1], "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -52,8 +52,6 @@ def test_latency_says_a_detached_device_is_gone_and_stops_when_all_are(tmp_path)
         if proc.poll() is None:
             proc.kill()
             proc.communicate()
-        for loop in loops:
-            detach_loop(loop)
     assert proc.returncode == 1
     last = json.loads((lines + out.splitlines())[-1])
     assert sorted(last["gone"]) == sorted(names) and set(last["gone"].values()) <= GONE
@@ -62,10 +60,10 @@ def test_latency_says_a_detached_device_is_gone_and_stops_when_all_are(tmp_path)
     assert said[2:] == ["iosched: every device named is gone: stopped"]
 
 
-def test_latency_refuses_a_device_already_gone(tmp_path):
+def test_latency_refuses_a_device_already_gone(tmp_path, make_loop):
     need_real("bpftrace", "setpriv")
     for _ in range(3):  # should another process take the freed node first, try another
-        loop = attach_loop(tmp_path, "64M")
+        loop = make_loop("64M")
         detach_loop(loop)  # the node stays in /sys/block with size 0
         r = subprocess.run([sys.executable, "-m", "iosched.cli", "latency", loop.name, "-c", "1"],
                            capture_output=True, text=True, timeout=60)

@@ -11,7 +11,7 @@ from iosched.core.settings.persist import (
     parse_rules,
 )
 
-from conftest import attach_loop, detach_loop, need, need_real, run_cli
+from conftest import need, need_real, run_cli
 
 
 def test_cli_persist_writes_lists_removes(loopdev, tmp_path):
@@ -121,17 +121,14 @@ def test_cli_warns_shows_then_writes_and_refuses_the_sandbox(loopdev, tmp_path):
     assert r.returncode == 0 and not (rules_dir / "61-iosched.rules").exists()
 
 
-def test_cli_refuses_a_rule_for_the_demo_sandbox(tmp_path):
+def test_cli_refuses_a_rule_for_the_demo_sandbox(tmp_path, make_loop):
     need_real()
     (tmp_path / "iosched-demo-test").mkdir()
-    loop = attach_loop(tmp_path / "iosched-demo-test", "64M")
+    loop = make_loop("64M", tmp_path / "iosched-demo-test")
     rules_dir = tmp_path / "rules.d"
     rules_dir.mkdir()
-    try:
-        for extra in ([], ["--show"], ["--format", "tuned"]):
-            r = run_cli("persist", loop.name, "bfq", "--rules-dir", str(rules_dir), *extra)
-            assert r.returncode == 2 and r.stdout == ""
-            assert len(r.stderr.strip().splitlines()) == 1 and "demo sandbox" in r.stderr
-        assert not any(rules_dir.iterdir())
-    finally:
-        detach_loop(loop)
+    for extra in ([], ["--show"], ["--format", "tuned"]):
+        r = run_cli("persist", loop.name, "bfq", "--rules-dir", str(rules_dir), *extra)
+        assert r.returncode == 2 and r.stdout == ""
+        assert len(r.stderr.strip().splitlines()) == 1 and "demo sandbox" in r.stderr
+    assert not any(rules_dir.iterdir())

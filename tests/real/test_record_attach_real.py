@@ -11,12 +11,12 @@ from iosched.core.live.recording import load
 from iosched.tui.app import IoschedApp
 from iosched.tui.widgets import DeviceTable
 
-from conftest import attach_loop, detach_loop, need_real, run_cli
+from conftest import detach_loop, need_real, run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def record_while_attaching(tmp_path: Path):
+def record_while_attaching(tmp_path: Path, make_loop):
     need_real()
     f = tmp_path / "rec.jsonl"
     rec = subprocess.Popen([sys.executable, "-m", "iosched.cli", "record", str(f), "-i", "0.25", "--duration", "5"],
@@ -25,7 +25,7 @@ def record_while_attaching(tmp_path: Path):
     while (not f.exists() or len(f.read_text().splitlines()) < 3) and time.monotonic() < deadline:
         time.sleep(0.05)
     (tmp_path / "disk").mkdir()
-    loop = attach_loop(tmp_path / "disk", size="64M")  # attached after the recording's inventory
+    loop = make_loop("64M", tmp_path / "disk")  # attached after the recording's inventory
     try:
         time.sleep(1.0)
         target = "bfq" if loop.current() != "bfq" else "mq-deadline"
@@ -34,12 +34,12 @@ def record_while_attaching(tmp_path: Path):
         assert rec.returncode == 0, err
     finally:
         rec.kill()
-        detach_loop(loop)
+        detach_loop(loop)  # before the replay: the recording keeps a device that is gone
     return loop, target, load(f), f
 
 
-async def test_a_device_attached_mid_recording_is_recorded_and_replayed(tmp_path):
-    loop, target, rec, f = record_while_attaching(tmp_path)
+async def test_a_device_attached_mid_recording_is_recorded_and_replayed(tmp_path, make_loop):
+    loop, target, rec, f = record_while_attaching(tmp_path, make_loop)
     # By backing file: another process's device may have had this loop name when the recording began.
     assert str(loop.file) not in [d.get("backing_file") for d in rec.header["inventory"]]
     assert str(loop.file) in [d.get("backing_file") for d in rec.attached]

@@ -12,7 +12,7 @@ from iosched.core.settings.journal import Journal
 from iosched.core.settings.scheduler import switch_scheduler
 from iosched.core.settings.writes import restore
 
-from conftest import attach_loop, detach_loop, need_real, run_cli
+from conftest import detach_loop, need_real, run_cli
 
 
 def test_every_available_scheduler_and_back_then_restore(loopdev, private_journal):
@@ -75,20 +75,17 @@ def test_bad_scheduler_names_change_nothing(loopdev, name, private_journal):
     assert not (private_journal / "journal.json").exists()
 
 
-def test_partition_name_points_at_the_disk(tmp_path):
+def test_partition_name_points_at_the_disk(tmp_path, make_loop):
     need_real("sfdisk")
-    loop = attach_loop(tmp_path, "64M")
-    try:
-        subprocess.run(["sfdisk", "-q", loop.path], input="label: dos\n,32M\n", text=True, check=True,
-                       capture_output=True)
-        subprocess.run(["partx", "-u", loop.path], check=False, capture_output=True)
-        part = f"{loop.name}p1"
-        assert os.path.exists(f"/sys/class/block/{part}"), "the kernel did not create the partition"
-        r = run_cli("set", part, "bfq")
-        assert r.returncode == 2
-        assert f"{part} is a partition" in r.stderr and loop.name in r.stderr
-    finally:
-        detach_loop(loop)
+    loop = make_loop("64M")
+    subprocess.run(["sfdisk", "-q", loop.path], input="label: dos\n,32M\n", text=True, check=True,
+                   capture_output=True)
+    subprocess.run(["partx", "-u", loop.path], check=False, capture_output=True)
+    part = f"{loop.name}p1"
+    assert os.path.exists(f"/sys/class/block/{part}"), "the kernel did not create the partition"
+    r = run_cli("set", part, "bfq")
+    assert r.returncode == 2
+    assert f"{part} is a partition" in r.stderr and loop.name in r.stderr
 
 
 def test_not_root_is_refused_with_a_clear_message(loopdev, private_journal):
@@ -103,9 +100,9 @@ def test_not_root_is_refused_with_a_clear_message(loopdev, private_journal):
     assert loopdev.scheduler_text() == before
 
 
-def test_device_detached_between_list_and_set(tmp_path):
+def test_device_detached_between_list_and_set(tmp_path, make_loop):
     need_real()
-    loop = attach_loop(tmp_path, "64M")
+    loop = make_loop("64M")
     listed = json.loads(run_cli("list", "--json").stdout)
     assert loop.name in [d["name"] for d in listed]
     current = loop.current()

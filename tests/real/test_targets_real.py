@@ -10,7 +10,7 @@ from fio_support import no_fio_left
 from iosched.core.base.errors import BadInput
 from iosched.core.load.targets import Refused, choose_target
 
-from conftest import attach_loop, detach_loop, need_real, run_cli
+from conftest import need_real, run_cli
 
 
 def test_real_blank_loop_takes_raw_writes_but_not_once_it_has_a_filesystem(loopdev, tmp_path):
@@ -49,13 +49,10 @@ def test_real_scratch_on_a_full_tiny_tmpfs_is_refused(loopdev, tmp_path):
         subprocess.run(["umount", str(mnt)], check=False)
 
 
-def test_blank_means_probe_says_nothing(tmp_path):
+def test_blank_means_probe_says_nothing(tmp_path, make_loop):
     need_real("blkid")
-    loop = attach_loop(tmp_path, "16M")
-    try:
-        assert choose_target(loop.name, writes=True).kind == "device"
-    finally:
-        detach_loop(loop)
+    loop = make_loop("16M")
+    assert choose_target(loop.name, writes=True).kind == "device"
 
 
 def test_a_line_break_in_a_dir_or_a_mountpoint_is_refused(loopdev, tmp_path, private_journal):

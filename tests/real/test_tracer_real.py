@@ -20,7 +20,7 @@ from iosched.core.trace.tracer import (
     TracerStopped,
 )
 
-from conftest import attach_loop, detach_loop, need, need_real
+from conftest import detach_loop, need, need_real
 
 
 def need_tracing() -> None:
@@ -268,17 +268,15 @@ def test_trace_refused_with_live_alternation(loopdev):
     assert r.returncode == 2 and "--trace applies to repeated runs" in r.stderr
 
 
-def test_a_device_removed_while_traced_leaves_tracing_running(loopdev, tmp_path, tracer_of):
+def test_a_device_removed_while_traced_leaves_tracing_running(loopdev, tmp_path, tracer_of, make_loop):
     need_tracing()
     other_dir = tmp_path / "other"
     other_dir.mkdir()
-    other = attach_loop(other_dir, "64M")
-    try:
-        tracer = tracer_of([loopdev.name, other.name])
-        subprocess.run(["dd", "if=/dev/zero", f"of={other.path}", "bs=4k", "count=256", "oflag=direct"],
-                       check=True, capture_output=True)
-    finally:
-        detach_loop(other)
+    other = make_loop("64M", other_dir)
+    tracer = tracer_of([loopdev.name, other.name])
+    subprocess.run(["dd", "if=/dev/zero", f"of={other.path}", "bs=4k", "count=256", "oflag=direct"],
+                   check=True, capture_output=True)
+    detach_loop(other)
     load = fio(loopdev.path, 1.5)
     assert load.wait(timeout=60) == 0
     samples = samples_until(tracer, time.monotonic())
@@ -287,9 +285,9 @@ def test_a_device_removed_while_traced_leaves_tracing_running(loopdev, tmp_path,
     assert sum(s.devices[loopdev.name].ios for s in samples if loopdev.name in s.devices) > 1000
 
 
-def test_real_switching_map_sets_keeps_timing_every_request(tmp_path):
+def test_real_switching_map_sets_keeps_timing_every_request(tmp_path, make_loop):
     need_real("fio", "bpftrace", "setpriv")
-    loop = attach_loop(tmp_path)
+    loop = make_loop()
     tracer = Tracer(interval=0.1, devices=[loop.name], reset_period=0.2)  # clear and switch every other tick
     load = None
     try:
@@ -318,4 +316,3 @@ def test_real_switching_map_sets_keeps_timing_every_request(tmp_path):
             load.kill()
             load.wait()
         tracer.stop()
-        detach_loop(loop)

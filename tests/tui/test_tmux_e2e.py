@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import Loop, attach_loop, detach_loop, need_real
+from conftest import Loop, detach_loop, need_real
 
 SESSION = "iosched-e2e"
 
@@ -38,9 +38,9 @@ def status_line(text: str) -> str:
     return text.splitlines()[0] if text else ""
 
 
-def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_journal: Path):
+def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_journal: Path, make_loop):
     need_real("tmux")
-    loop: Loop = attach_loop(tmp_path)
+    loop: Loop = make_loop()
     done = tmp_path / "exit-code"
     cmd = (f"cd {shlex.quote(os.getcwd())} && IOSCHED_RUN_DIR={shlex.quote(str(private_journal))} "
            f"IOSCHED_RESULTS_DIR={shlex.quote(os.environ['IOSCHED_RESULTS_DIR'])} "
@@ -89,4 +89,3 @@ def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_j
         assert "iosched restore" in screen()
     finally:
         subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
-        detach_loop(loop)

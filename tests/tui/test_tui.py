@@ -14,7 +14,7 @@ from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import ConfirmScreen, HelpScreen, SchedulerPicker
 from iosched.tui.widgets import CpuPane, DeviceTable, LineChart, Marker
 
-from conftest import attach_loop, detach_loop, need_real
+from conftest import detach_loop, need_real
 
 
 def fixture_app(tmp_path, **kw) -> tuple[IoschedApp, object]:
@@ -179,9 +179,9 @@ def start_fio(path: str) -> subprocess.Popen:
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-async def test_real_loop_device_under_load_switch_marker_and_restore_on_quit(tmp_path):
+async def test_real_loop_device_under_load_switch_marker_and_restore_on_quit(tmp_path, make_loop):
     need_real("fio")
-    loop = attach_loop(tmp_path)
+    loop = make_loop()
     fio = start_fio(loop.path)
     original = loop.current()
     target = "bfq" if original != "bfq" else "kyber"
@@ -218,26 +218,23 @@ async def test_real_loop_device_under_load_switch_marker_and_restore_on_quit(tmp
     finally:
         fio.kill()
         fio.wait()
-        detach_loop(loop)
 
 
-async def test_devices_come_and_go_even_the_selected_one(tmp_path):
+async def test_devices_come_and_go_even_the_selected_one(tmp_path, make_loop):
     need_real()
     app = IoschedApp(interval=0.25, watch_udev=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause(0.3)
-        loop = attach_loop(tmp_path, "64M")
-        try:
-            deadline = time.monotonic() + 4
-            while loop.name not in [d.name for d in app.monitor.devices] and time.monotonic() < deadline:
-                await pilot.pause(0.1)
-            names = [d.name for d in app.monitor.devices]
-            assert loop.name in names
-            app.query_one(DeviceTable).move_cursor(row=names.index(loop.name))
+        loop = make_loop("64M")
+        deadline = time.monotonic() + 4
+        while loop.name not in [d.name for d in app.monitor.devices] and time.monotonic() < deadline:
             await pilot.pause(0.1)
-            assert app.view.selected_device().name == loop.name
-        finally:
-            detach_loop(loop)
+        names = [d.name for d in app.monitor.devices]
+        assert loop.name in names
+        app.query_one(DeviceTable).move_cursor(row=names.index(loop.name))
+        await pilot.pause(0.1)
+        assert app.view.selected_device().name == loop.name
+        detach_loop(loop)
         deadline = time.monotonic() + 4
         while loop.name in [d.name for d in app.monitor.devices] and time.monotonic() < deadline:
             await pilot.pause(0.1)
@@ -247,19 +244,16 @@ async def test_devices_come_and_go_even_the_selected_one(tmp_path):
         await pilot.press("q")
 
 
-async def test_a_switch_made_elsewhere_is_marked_too(tmp_path):
+async def test_a_switch_made_elsewhere_is_marked_too(tmp_path, make_loop):
     need_real()
-    loop = attach_loop(tmp_path, "64M")
-    try:
-        app = IoschedApp(interval=0.25, watch_udev=False)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await pilot.pause(0.3)
-            target = "kyber" if loop.current() != "kyber" else "bfq"
-            (loop.sysdir / "queue/scheduler").write_text(target)  # as `iosched compare` in another pane would
-            deadline = time.monotonic() + 5
-            while not app.monitor.markers_of(loop.name) and time.monotonic() < deadline:
-                await pilot.pause(0.1)
-            assert [(m.device, m.label) for m in app.monitor.markers_of(loop.name)] == [(loop.name, target)]
-            await pilot.press("q")
-    finally:
-        detach_loop(loop)
+    loop = make_loop("64M")
+    app = IoschedApp(interval=0.25, watch_udev=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause(0.3)
+        target = "kyber" if loop.current() != "kyber" else "bfq"
+        (loop.sysdir / "queue/scheduler").write_text(target)  # as `iosched compare` in another pane would
+        deadline = time.monotonic() + 5
+        while not app.monitor.markers_of(loop.name) and time.monotonic() < deadline:
+            await pilot.pause(0.1)
+        assert [(m.device, m.label) for m in app.monitor.markers_of(loop.name)] == [(loop.name, target)]
+        await pilot.press("q")

@@ -15,7 +15,7 @@ from iosched.core.trace.probe import TraceProbe
 from iosched.tui.app import IoschedApp
 from iosched.tui.latency_pane import LatencyPane, heatmap
 
-from conftest import attach_loop, detach_loop, need_real
+from conftest import need_real
 
 
 def fixture_app(tmp_path) -> tuple[IoschedApp, object]:
@@ -123,9 +123,9 @@ def gone(pid: int) -> bool:
         return True
 
 
-async def test_real_tracing_toggles_on_a_loop_device_under_load(tmp_path):
+async def test_real_tracing_toggles_on_a_loop_device_under_load(tmp_path, make_loop):
     need_real("fio", "bpftrace", "setpriv")
-    loop = attach_loop(tmp_path)
+    loop = make_loop()
     fio = start_fio(loop.path)
     try:
         app = IoschedApp(interval=0.5, watch_udev=False)
@@ -160,4 +160,3 @@ async def test_real_tracing_toggles_on_a_loop_device_under_load(tmp_path):
     finally:
         fio.kill()
         fio.wait()
-        detach_loop(loop)

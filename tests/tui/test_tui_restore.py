@@ -12,15 +12,15 @@ from iosched.core.settings.writes import restore
 from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import ConfirmScreen
 
-from conftest import attach_loop, detach_loop, need_real, run_cli
+from conftest import need_real, run_cli
 
 
-async def test_quit_restores_only_what_this_session_changed(tmp_path):
+async def test_quit_restores_only_what_this_session_changed(tmp_path, make_loop):
     need_real()
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    outside = attach_loop(tmp_path / "a", "64M")
-    mine = attach_loop(tmp_path / "b", "64M")
+    outside = make_loop("64M", tmp_path / "a")
+    mine = make_loop("64M", tmp_path / "b")
     try:
         # A change made before the TUI opened, the way `iosched set` makes it: journaled.
         switch_scheduler(outside.name, "mq-deadline")
@@ -45,13 +45,11 @@ async def test_quit_restores_only_what_this_session_changed(tmp_path):
         assert not [k for k in left if k.startswith(f"{mine.name}/")]  # what the switch journaled went with it
     finally:
         restore(devices={outside.name, mine.name})
-        detach_loop(outside)
-        detach_loop(mine)
 
 
-async def test_quit_summary_names_only_what_was_put_back(tmp_path, capfd):
+async def test_quit_summary_names_only_what_was_put_back(tmp_path, capfd, make_loop):
     need_real()
-    loop = attach_loop(tmp_path, "64M")
+    loop = make_loop("64M")
     try:
         app = IoschedApp(interval=0.25, watch_udev=False)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -70,16 +68,15 @@ async def test_quit_summary_names_only_what_was_put_back(tmp_path, capfd):
         assert capfd.readouterr().err.splitlines() == [f"{loop.name} scheduler: restored bfq -> none"]
     finally:
         restore(devices={loop.name})
-        detach_loop(loop)
 
 
-async def test_quit_restores_only_the_entries_this_process_made(tmp_path, private_journal, capfd):
+async def test_quit_restores_only_the_entries_this_process_made(tmp_path, private_journal, capfd, make_loop):
     """Another process's entry, and an older iosched's that recorded no process, stay for `iosched restore`."""
     need_real()
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    theirs = attach_loop(tmp_path / "a", "64M")
-    mine = attach_loop(tmp_path / "b", "64M")
+    theirs = make_loop("64M", tmp_path / "a")
+    mine = make_loop("64M", tmp_path / "b")
     ra = mine.sysdir / "queue/read_ahead_kb"
     ra_before = ra.read_text().strip()
     try:
@@ -128,5 +125,3 @@ async def test_quit_restores_only_the_entries_this_process_made(tmp_path, privat
     finally:
         restore(devices={theirs.name, mine.name})
         ra.write_text(ra_before)
-        detach_loop(theirs)
-        detach_loop(mine)

@@ -15,7 +15,7 @@ from iosched.core.trace import probe as trace_probe
 from iosched.tui.app import IoschedApp
 from iosched.tui.latency_pane import LatencyPane, TracingStarted
 
-from conftest import attach_loop, detach_loop, need_real
+from conftest import need_real
 
 
 class GatedTracer:
@@ -138,9 +138,9 @@ def bpftrace_children() -> list[psutil.Process]:
     return out
 
 
-async def test_real_quick_toggles_leave_one_bpftrace_then_none(tmp_path):
+async def test_real_quick_toggles_leave_one_bpftrace_then_none(tmp_path, make_loop):
     need_real("bpftrace", "setpriv")
-    loop = attach_loop(tmp_path)
+    loop = make_loop()
     try:
         app = IoschedApp(interval=0.5, watch_udev=False)
         async with app.run_test(size=(120, 40)) as pilot:
@@ -160,7 +160,6 @@ async def test_real_quick_toggles_leave_one_bpftrace_then_none(tmp_path):
     finally:
         for p in bpftrace_children():  # only on failure: leave nothing behind
             p.kill()
-        detach_loop(loop)
 
 
 def test_the_cli_line_and_the_pane_title_say_how_many_requests_went_untimed(tmp_path):
