@@ -1,6 +1,6 @@
 """SVG snapshots of the main screen, the scheduler picker and the help screen, on fixture data.
 
-Update after an intended change with: .venv/bin/pytest tests/test_snapshots.py --snapshot-update
+Update after an intended change with: .venv/bin/pytest tests/tui/test_snapshots.py --snapshot-update
 """
 
 from __future__ import annotations
