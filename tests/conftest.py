@@ -6,7 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +54,7 @@ class Loop:
     file: Path
     initial_scheduler: str = ""  # what the test starts from: always the kernel's default for loop, none
     node_scheduler: str = ""  # what the node had before: a node keeps its scheduler across attachments
+    attached: bool = True  # False once detached: the node may be someone else's after that
 
     @property
     def sysdir(self) -> Path:
@@ -85,7 +86,11 @@ def attach_loop(directory: Path, size: str = "1G") -> Loop:
 
 
 def detach_loop(loop: Loop) -> None:
-    """Detach and delete; the loop node outlives the attachment, so its scheduler is put back first."""
+    """Detach and delete; the loop node outlives the attachment, so its scheduler is put back first. Once only:
+    a test may detach a device itself (a device that goes away), and the node may be another's by teardown."""
+    if not loop.attached:
+        return
+    loop.attached = False
     try:
         if loop.current() != loop.node_scheduler:
             (loop.sysdir / "queue/scheduler").write_text(loop.node_scheduler)
@@ -97,14 +102,31 @@ def detach_loop(loop: Loop) -> None:
 
 
 @pytest.fixture
-def loopdev(tmp_path: Path) -> Iterator[Loop]:
-    """A real block device over a sparse file in a temp dir; always detached and deleted afterwards."""
+def make_loop(tmp_path: Path) -> Iterator[Callable[..., Loop]]:
+    """Real block devices over sparse files, as many as a test asks for: `make_loop("64M")`, or
+    `make_loop("64M", where)` when where the file lies matters (the demo sandbox's folder). The first lies in
+    tmp_path, the others in folders of their own. Each is detached and deleted afterwards, pass or fail."""
     need_real()
-    loop = attach_loop(tmp_path)
+    made: list[Loop] = []
+
+    def make(size: str = "1G", directory: Path | None = None) -> Loop:
+        if directory is None:
+            directory = tmp_path if not made else tmp_path / f"loop-{len(made)}"
+        directory.mkdir(parents=True, exist_ok=True)
+        made.append(attach_loop(directory, size))
+        return made[-1]
+
     try:
-        yield loop
+        yield make
     finally:
-        detach_loop(loop)
+        for loop in reversed(made):
+            detach_loop(loop)
+
+
+@pytest.fixture
+def loopdev(make_loop: Callable[..., Loop]) -> Loop:
+    """A real block device over a sparse 1 GiB file in a temp dir; always detached and deleted afterwards."""
+    return make_loop()
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60,
@@ -113,3 +135,11 @@ def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 60,
     cmd = [*(preexec or []), sys.executable, "-m", "iosched.cli", *args]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **(env or {})})
+
+
+def one_sentence_exit_2(*args: str) -> str:
+    """Run the command line expecting bad input: exit 2 and one sentence on stderr, never a traceback."""
+    out = run_cli(*args, timeout=30)
+    assert out.returncode == 2, out
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr, out.stderr
+    return out.stderr

@@ -1,0 +1,64 @@
+"""Helpers of the real tests: start the command line as a child, find its fio, wait for a line of it."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def fio_procs(marker: str) -> list[int]:
+    """PIDs of fio processes whose command line mentions ``marker`` (a loop device or scratch dir)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            cmd = (d / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmd and os.path.basename(cmd[0]) == b"fio" and any(marker.encode() in a for a in cmd):
+            pids.append(int(d.name))
+    return pids
+
+
+def start_cli(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "iosched.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT)
+
+
+def wait_for_fio(marker: str, proc: subprocess.Popen, timeout: float = 20) -> list[int]:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        pids = fio_procs(marker)
+        if pids:
+            return pids
+        if proc.poll() is not None:
+            pytest.fail(f"iosched ended before fio started: {proc.communicate()}")
+        time.sleep(0.05)
+    pytest.fail("fio did not start")
+
+
+def no_fio_left(marker: str) -> None:
+    deadline = time.monotonic() + 5
+    while fio_procs(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert fio_procs(marker) == [], "an orphan fio is still running"
+
+
+def wait_for_line(proc: subprocess.Popen, want: str, timeout: float = 60) -> list[str]:
+    """stderr lines of ``proc`` up to the first that holds ``want``."""
+    assert proc.stderr is not None
+    deadline, seen = time.monotonic() + timeout, []
+    while time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        if not line:
+            pytest.fail(f"iosched ended before {want!r}: {seen[-5:]}")
+        seen.append(line)
+        if want in line:
+            return seen
+    pytest.fail(f"no {want!r} in time")

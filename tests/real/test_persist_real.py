@@ -1,0 +1,134 @@
+"""Persistence on real loop devices: `iosched persist` writes, lists and removes udev rules, `udevadm test`
+shows a rule matches, only rules files are rewritten, and the demo sandbox is refused."""
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from iosched.core.settings.persist import (
+    parse_rules,
+)
+
+from conftest import need, need_real, run_cli
+
+
+def test_cli_persist_writes_lists_removes(loopdev, tmp_path):
+    rules_dir = tmp_path / "rules.d"
+    rules_dir.mkdir()
+    d = ["--rules-dir", str(rules_dir)]
+    r = run_cli("persist", loopdev.name, "bfq", "--by", "kernel-name", "--set", "low_latency=0", "--dry-run", *d)
+    assert r.returncode == 0 and "+# iosched: by=kernel-name" in r.stdout and not any(rules_dir.iterdir())
+    r = run_cli("persist", loopdev.name, "bfq", "--by", "kernel-name", "--set", "low_latency=0", *d)
+    assert r.returncode == 0 and "udevadm control --reload" in r.stdout
+    f = rules_dir / "61-iosched.rules"
+    assert oct(f.stat().st_mode & 0o777) == "0o644"
+    assert run_cli("persist", "--list", *d).stdout.strip() == f"kernel-name={loopdev.name}: bfq low_latency=0"
+    assert "already has this rule" in run_cli("persist", loopdev.name, "bfq", "--by", "kernel-name",
+                                              "--set", "low_latency=0", *d).stdout
+    r = run_cli("persist", loopdev.name, "bfq", "--by", "serial", *d)
+    assert r.returncode == 2 and "no serial" in r.stderr
+    r = run_cli("persist", loopdev.name, "bfq", "--by", "rotational", *d)
+    assert r.returncode == 2 and "is not one: use --by kernel-name" in r.stderr
+    r = run_cli("persist", loopdev.name, "--remove", "--by", "kernel-name", *d)
+    assert r.returncode == 0 and not f.exists()
+    assert loopdev.current() == loopdev.initial_scheduler  # persisting never touched the device
+
+
+def test_udevadm_test_shows_the_rule_matches_and_sets(loopdev, tmp_path):
+    need_real()
+    need(shutil.which("udevadm") is not None, "needs udevadm (Debian package udev)")
+    # udevadm test reads the system rule directories only: /run/udev/rules.d is tmpfs and ours for the test.
+    run_rules = Path("/run/udev/rules.d")
+    run_rules.mkdir(parents=True, exist_ok=True)
+    name = f"60-iosched-test-{os.getpid()}.rules"
+    r = run_cli("persist", loopdev.name, "kyber", "--by", "kernel-name", "--set", "read_lat_nsec=1000000",
+                "--rules-file", str(run_rules / name))
+    assert r.returncode == 0, r.stderr
+    try:
+        out = subprocess.run(["udevadm", "test", "--action=change", f"/sys/class/block/{loopdev.name}"],
+                             capture_output=True, text=True, timeout=60)
+        text = out.stdout + out.stderr
+        attr = re.escape(f"/sys/devices/virtual/block/{loopdev.name}/queue/scheduler")
+        assert re.search(rf"{re.escape(name)}:\d+ ATTR '{attr}' writing 'kyber'", text), text
+        assert "queue/iosched/read_lat_nsec' writing '1000000'" in text
+    finally:
+        (run_rules / name).unlink(missing_ok=True)
+    # udevadm test applies ATTR writes: the rule really took; the fixture puts the scheduler back.
+    assert loopdev.current() == "kyber"
+
+
+def refused(loop, path, why: str) -> None:
+    before = path.read_bytes() if path.exists() else None
+    out = run_cli("persist", loop.name, "bfq", "--by", "kernel-name", "--rules-file", str(path))
+    assert out.returncode == 2, out
+    assert len(out.stderr.strip().splitlines()) == 1 and why in out.stderr and "Traceback" not in out.stderr
+    assert (path.read_bytes() if path.exists() else None) == before
+
+
+def test_only_rules_files_are_rewritten(loopdev, tmp_path):
+    passwd = tmp_path / "passwd"
+    passwd.write_text("root:x:0:0:root:/root:/bin/bash\n")
+    refused(loopdev, passwd, "its name must end in .rules")
+    link = tmp_path / "rules.d"
+    link.mkdir()
+    (link / "60-x.rules").symlink_to(passwd)
+    refused(loopdev, link / "60-x.rules", "is not a regular file")
+    other = tmp_path / "notes.rules"
+    other.write_text("# mine\n")
+    refused(loopdev, other, "outside a rules.d directory and holds no iosched rule")
+    binary = link / "61-bin.rules"
+    binary.write_bytes(b"\xff\xfe\x00binary")
+    refused(loopdev, binary, "is not a text rules file")
+    assert passwd.read_text() == "root:x:0:0:root:/root:/bin/bash\n"
+
+
+def test_an_existing_rules_file_keeps_its_mode_blank_lines_and_foreign_lines(loopdev, tmp_path):
+    d = tmp_path / "rules.d"
+    d.mkdir()
+    f = d / "60-iosched.rules"
+    foreign = "# my disks\n\nKERNEL==\"sdz\", ATTR{queue/scheduler}=\"none\"\n\n# end\n"
+    f.write_text(foreign)
+    os.chmod(f, 0o600)
+    for sched in ("bfq", "mq-deadline", "mq-deadline"):
+        out = run_cli("persist", loopdev.name, sched, "--by", "kernel-name", "--rules-file", str(f))
+        assert out.returncode == 0, out.stderr
+    assert f.stat().st_mode & 0o777 == 0o600
+    assert f.read_text().endswith("\n" + foreign)
+    (rule,), _ = parse_rules(f.read_text())
+    assert rule.scheduler == "mq-deadline"
+    new = d / "61-new.rules"
+    assert run_cli("persist", loopdev.name, "bfq", "--by", "kernel-name", "--rules-file", str(new)).returncode == 0
+    assert new.stat().st_mode & 0o777 == 0o644
+
+
+def test_cli_warns_shows_then_writes_and_refuses_the_sandbox(loopdev, tmp_path):
+    rules_dir = tmp_path / "rules.d"
+    rules_dir.mkdir()
+    d = ["--rules-dir", str(rules_dir)]
+    r = run_cli("persist", loopdev.name, "bfq", "--show", *d)  # --by auto: a loop device has only its name
+    assert r.returncode == 0, r.stderr
+    (warning,) = r.stderr.splitlines()
+    assert warning.startswith("iosched: warning: ") and "loop device" in warning
+    added = [line for line in r.stdout.splitlines() if line.startswith("+") and "KERNEL==" in line]
+    assert len(added) == 1 and f'KERNEL=="{loopdev.name}"' in added[0]
+    assert not any(rules_dir.iterdir())
+    r = run_cli("persist", loopdev.name, "bfq", *d)
+    assert r.returncode == 0 and "loop device" in r.stderr and '+ACTION=="add|change"' in r.stdout
+    assert (rules_dir / "61-iosched.rules").exists()
+    r = run_cli("persist", loopdev.name, "--remove", *d)
+    assert r.returncode == 0 and not (rules_dir / "61-iosched.rules").exists()
+
+
+def test_cli_refuses_a_rule_for_the_demo_sandbox(tmp_path, make_loop):
+    need_real()
+    (tmp_path / "iosched-demo-test").mkdir()
+    loop = make_loop("64M", tmp_path / "iosched-demo-test")
+    rules_dir = tmp_path / "rules.d"
+    rules_dir.mkdir()
+    for extra in ([], ["--show"], ["--format", "tuned"]):
+        r = run_cli("persist", loop.name, "bfq", "--rules-dir", str(rules_dir), *extra)
+        assert r.returncode == 2 and r.stdout == ""
+        assert len(r.stderr.strip().splitlines()) == 1 and "demo sandbox" in r.stderr
+    assert not any(rules_dir.iterdir())

@@ -1,0 +1,107 @@
+"""The experiment screen, driven with Pilot on a real loop device: form, progress, verdict, cancel."""
+
+from __future__ import annotations
+
+from fio_support import fio_procs
+from test_tui_jobs import select, wait_until
+from textual.widgets import Input, ProgressBar, SelectionList, Static
+from tui_support import screen_text
+
+from iosched.tui.app import IoschedApp
+from iosched.tui.compare_screen import CompareScreen
+from iosched.tui.dialogs import SchedulerPicker
+
+from conftest import need_real
+
+
+async def open_compare(app: IoschedApp, pilot, loop) -> CompareScreen:
+    await select(app, pilot, loop.name)
+    await pilot.press("c")
+    await pilot.pause()
+    assert isinstance(app.screen, CompareScreen)
+    return app.screen
+
+
+async def test_compare_screen_runs_to_a_verdict_and_puts_the_device_back(tmp_path, make_loop):
+    need_real("fio")
+    loop = make_loop()
+    app = IoschedApp(interval=0.25, watch_udev=False)
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_compare(app, pilot, loop)
+        assert sorted(screen.query_one(SelectionList).selected) == ["bfq", "none"]
+        screen.query_one("#repeat", Input).value = "2"
+        screen.query_one("#runtime", Input).value = "1"
+        await pilot.press("s")  # the device belongs to the experiment: no scheduler picker here
+        assert not isinstance(app.screen, SchedulerPicker)
+        await pilot.press("ctrl+r")
+        assert await wait_until(pilot, lambda: fio_procs(loop.path) != [], 10)
+        assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 40)
+        # The interim line was there while it ran (a run's end sets it); the verdict has replaced it.
+        assert not screen.query_one("#so-far", Static).display
+        report = str(screen.query_one("#report", Static).content)
+        assert report.index("Verdict") < report.index("IOPS, bars to the mean")
+        assert [r["variant"] for r in screen.doc["runs"]] == ["none", "bfq", "bfq", "none"]
+        assert {m.label for m in app.monitor.markers_of(loop.name)} >= {"none", "bfq"}
+        assert loop.current() == loop.initial_scheduler
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, CompareScreen) and app.live.compare is None
+        await pilot.press("q")
+
+
+async def test_escape_mid_run_cancels_and_restores(tmp_path, make_loop):
+    need_real("fio")
+    loop = make_loop()
+    app = IoschedApp(interval=0.25, watch_udev=False)
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_compare(app, pilot, loop)
+        screen.query_one("#runtime", Input).value = "30"
+        await pilot.press("ctrl+r")
+        assert await wait_until(pilot, lambda: fio_procs(loop.path) != [], 10)
+        await pilot.press("escape")
+        assert await wait_until(pilot, lambda: not isinstance(app.screen, CompareScreen), 20)
+        assert fio_procs(loop.path) == [] and loop.current() == loop.initial_scheduler
+        await pilot.press("q")
+
+
+async def test_bad_form_input_starts_nothing(tmp_path, make_loop):
+    need_real()
+    loop = make_loop("64M")
+    app = IoschedApp(interval=0.25, watch_udev=False)
+    async with app.run_test(size=(100, 40)) as pilot:
+        screen = await open_compare(app, pilot, loop)
+        screen.query_one("#repeat", Input).value = "many"
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert not screen.running and screen.ctl is None
+        assert any("repeats must be a number" in n.message for n in app._notifications)
+        await pilot.press("escape")
+        await pilot.press("q")
+
+
+async def test_three_schedulers_at_80x24_end_on_a_verdict_that_fits(loopdev):
+    """A person's first try: three schedulers ticked, live alternation off, on the smallest usual terminal."""
+    need_real("fio")
+    app = IoschedApp(interval=0.25, watch_udev=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_compare(app, pilot, loopdev)
+        await pilot.press("down", "space")  # mq-deadline too; the alternation fields stay at their defaults
+        assert screen.query_one(SelectionList).order == ["none", "bfq", "mq-deadline"]
+        screen.query_one("#repeat", Input).value = "3"
+        screen.query_one("#runtime", Input).value = "1"
+        await pilot.press("ctrl+r")
+        assert screen.running  # not refused over the (unused) alternation duration
+        # After a run's end with two of each, the interim lines show while the last runs go on.
+        assert await wait_until(pilot, lambda: screen.query_one("#so-far", Static).display, 60)
+        assert "so far: interim, 2 runs per variant: bfq vs none" in str(screen.query_one("#so-far").content)
+        assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 60)
+        await pilot.pause()
+        text = " ".join(" ".join(screen_text(app)).split())
+        assert "so far" not in text and "100%" in text and screen.query_one(ProgressBar).percentage == 1
+        for c in screen.doc["judgement"]["comparisons"]:
+            if c["primary"]:
+                assert " ".join(c["verdict"].split()) in text
+        assert [r["variant"] for r in screen.doc["runs"][:3]] == ["none", "bfq", "mq-deadline"]
+        assert loopdev.current() == loopdev.initial_scheduler
+        await pilot.press("escape")
+        await pilot.press("q")

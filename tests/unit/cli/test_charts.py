@@ -1,0 +1,136 @@
+"""plotext charts of a matrix: the numbers handed to plotext are the numbers in the table; one fixed snapshot."""
+
+import os
+import random
+from pathlib import Path
+
+import pytest
+from matrix_support import fake_matrix
+
+from iosched.cli import charts
+from iosched.cli.matrix import matrix_text
+from iosched.core.base.units import si
+from iosched.core.experiment.matrix_judge import judge_matrix
+
+# Kept outside __snapshots__: that folder belongs to the SVG snapshot plugin, which fails on files it does not own.
+SNAPSHOT = Path(__file__).resolve().parents[2] / "expected" / "matrix_bars_80x20.txt"
+
+
+def judged(workloads=("4k", "16k", "64k"), labels=("none", "bfq"), seed=5):
+    rng = random.Random(seed)
+    vals = {(w, v): [round(1000 * (i + 1) * (1 + 0.3 * j) * (1 + rng.gauss(0, 0.05)), 1) for _ in range(3)]
+            for i, w in enumerate(workloads) for j, v in enumerate(labels)}
+    doc = fake_matrix(vals, list(workloads), list(labels))
+    doc["repeat"] = 3
+    return doc, judge_matrix(doc)
+
+
+class Recorder:
+    """Stands in for plotext's figure methods that take data, and keeps what they were given."""
+
+    def __init__(self, monkeypatch):
+        self.calls = []
+        fig = charts.PlotextFigure
+        for name in ("bar", "error", "plot", "stacked_bar", "scatter"):
+            real = getattr(fig, name)
+
+            def record(self_, *args, _name=name, _real=real, **kw):
+                self.calls.append((_name, args, kw))
+                return _real(self_, *args, **kw)
+            monkeypatch.setattr(fig, name, record)
+
+
+def test_bars_hand_plotext_the_table_numbers(monkeypatch):
+    doc, j = judged()
+    rec = Recorder(monkeypatch)
+    charts.render_bars(charts.bars_data(j), 100)
+    table = matrix_text(doc, j)
+    bars = [(args, kw) for name, args, kw in rec.calls if name == "bar"]
+    assert [kw["label"] for _, kw in bars] == ["none", "bfq"]
+    for (args, _kw), v in zip(bars, ("none", "bfq")):
+        cells = [c for c in j["cells"] if c["variant"] == v]
+        assert list(args[1]) == [c["mean"] for c in cells]
+        for c in cells:
+            half = (c["mean_ci95"][1] - c["mean_ci95"][0]) / 2
+            assert f"{si(c['mean'])} ± {si(half)}" in table
+    whiskers = [(args, kw) for name, args, kw in rec.calls if name == "error"]
+    for (args, kw), v in zip(whiskers, ("none", "bfq")):
+        cells = [c for c in j["cells"] if c["variant"] == v]
+        lows = [m - e for m, e in zip(args[1], kw["yerr"])]
+        highs = [m + e for m, e in zip(args[1], kw["yerr"])]
+        assert lows == pytest.approx([c["mean_ci95"][0] for c in cells])
+        assert highs == pytest.approx([c["mean_ci95"][1] for c in cells])
+
+
+def test_cpu_chart_hands_plotext_the_cell_means(monkeypatch):
+    _, j = judged()
+    rec = Recorder(monkeypatch)
+    (first, *_) = charts.cpu_data(j)
+    charts.render_cpu(first, 100)
+    (stack,) = [args for name, args, _ in rec.calls if name == "stacked_bar"]
+    cell = next(c for c in j["cells"] if c["workload"] == "4k" and c["variant"] == "bfq")
+    assert [row[1] for row in stack[1]] == [cell["secondary"][k]["mean"] for k, _ in charts.CPU_PARTS]
+
+
+def test_sweeps_follow_request_size_on_a_log_axis(monkeypatch):
+    doc, j = judged(workloads=("64k", "4k", "16k"))
+    (sweep,) = charts.sweeps_data(doc, j, "iops")
+    assert sweep.groups == ["4K", "16K", "64K"]
+    assert sweep.series[0].x == [4096.0, 16384.0, 65536.0]
+    cells = {(c["workload"], c["variant"]): c for c in j["cells"]}
+    assert sweep.series[1].y == [cells[(w, "bfq")]["mean"] for w in ("4k", "16k", "64k")]
+    text = charts.render_sweep(sweep, 90)
+    assert "request size" in text and "16K" in text
+
+
+def test_latency_curves_and_percentiles_from_bins():
+    # 90 IOs at 100 µs, 9 at 1 ms, 1 at 10 ms: p50 100 µs, p99 1 ms, p99.9 10 ms.
+    bins = {"100000": 90, "1000000": 9, "10000000": 1}
+    doc = {"variants": [{"label": "none"}], "workloads": [{"name": "w"}],
+           "runs": [{"workload": "w", "variant": "none", "fio": {"jobs": [{"read": {"clat_ns": {"bins": bins}}}]}}]}
+    ((curve,),) = charts.latency_data(doc).values()
+    assert curve.us == [100.0, 1000.0, 10000.0] and curve.cdf == pytest.approx([90.0, 99.0, 100.0])
+    assert curve.marks == {"p50": 100.0, "p99": 1000.0, "p99.9": 10000.0}
+    text = charts.render_latency("w", [curve], 80)
+    assert "p99 1 ms" in text and "p99.9 10 ms" in text
+
+
+def test_each_chart_owns_its_figure():
+    _, j = judged()
+    a = charts.render_bars(charts.bars_data(j), 80, 20)
+    charts.render_bars(charts.bars_data(judged(labels=("x", "y", "z"), seed=9)[1]), 120, 30)
+    assert charts.render_bars(charts.bars_data(j), 80, 20) == a
+
+
+def test_bar_chart_snapshot_at_80_columns():
+    _, j = judged()
+    text = charts.render_bars(charts.bars_data(j), 80, 20, color=False)
+    assert "\x1b" not in text
+    if os.environ.get("IOSCHED_UPDATE_SNAPSHOTS"):
+        SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
+        SNAPSHOT.write_text(text)
+    assert text == SNAPSHOT.read_text()
+
+
+def test_colour_and_html():
+    _, j = judged()
+    coloured = charts.render_bars(charts.bars_data(j), 80, 20, color=True)
+    assert "\x1b[" in coloured
+    html = charts.charts_html([coloured], 80)
+    assert html.startswith("<!DOCTYPE html>") and "IOPS" in html
+
+
+def test_the_table_aligns_the_ratios_of_a_column_whatever_the_means_widths():
+    # Means of 1.0k ± 12 and 33.1k ± 2.4k differ in width: the "×" of a column still starts at one place.
+    rng = random.Random(3)
+    vals = {(w, v): [scale * (1 + 0.3 * j) * (1 + rng.gauss(0, noise)) for _ in range(3)]
+            for w, scale, noise in (("4k", 1000, 0.01), ("1m", 33000, 0.05), ("64k", 210, 0.5))
+            for j, v in enumerate(("none", "bfq", "kyber"))}
+    doc = fake_matrix(vals, ["4k", "1m", "64k"], ["none", "bfq", "kyber"])
+    doc["repeat"] = 3
+    rows = [line for line in matrix_text(doc, judge_matrix(doc)).splitlines() if line.split()[:1] in
+            (["4k"], ["1m"], ["64k"])]
+    assert len(rows) == 3
+    for k in (1, 2):  # the bfq and kyber columns
+        starts = {[i for i, ch in enumerate(row) if ch == "×"][k - 1] for row in rows}
+        assert len(starts) == 1, "\n".join(rows)

@@ -1,0 +1,54 @@
+"""Safe targets: what a write workload may touch, on fixture trees."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from iosched.core.base.errors import BadInput
+from iosched.core.load.targets import Refused, choose_target, clean_stale_scratch, scratch_target
+
+
+def test_reads_always_allowed_on_a_device_in_use(tree):
+    tree.add_disk("sda", "8:0", size_sectors=1 << 21)
+    tree.add_partition("sda", "sda1", "8:1")
+    t = choose_target("sda", writes=False, root=tree.root)
+    assert (t.kind, t.path) == ("device", "/dev/sda")
+
+
+def test_writes_refused_on_partitions_holders_and_udev_signatures(tree):
+    tree.add_disk("sda", "8:0")
+    tree.add_partition("sda", "sda1", "8:1")
+    tree.add_disk("sdb", "8:16", extra={"holders/dm-0": ""})
+    tree.add_disk("sdc", "8:32")
+    tree.write("run/udev/data/b8:32", "E:ID_FS_TYPE=xfs\n")
+    for name, why in (("sda", "holds partitions"), ("sdb", "in use by dm-0"), ("sdc", "xfs signature")):
+        with pytest.raises(Refused, match=why) as e:
+            choose_target(name, writes=True, root=tree.root)
+        assert f"--destroy-data {name}" in str(e.value)
+    t = choose_target("sdc", writes=True, destroy_data="sdc", root=tree.root)
+    assert t.kind == "device" and "confirmed" in t.note
+    with pytest.raises(BadInput, match="must match"):
+        choose_target("sdc", writes=True, destroy_data="sda", root=tree.root)
+
+
+def test_unknown_signature_is_not_blank(tree):
+    tree.add_disk("sdd", "8:48")  # no /dev node under the fixture root: the probe cannot tell
+    with pytest.raises(Exception, match="cannot probe"):
+        choose_target("sdd", writes=True, root=tree.root)
+    tree.write("dev/sdd", "\0" * 65536)
+    assert choose_target("sdd", writes=True, root=tree.root).kind == "device"
+
+
+def test_scratch_space_checked_and_stale_scratch_cleaned(tree, tmp_path):
+    tree.add_disk("sda", "8:0")
+    with pytest.raises(BadInput, match="not enough space"):
+        scratch_target("sda", tmp_path, size=1 << 60, root=tree.root)
+    t = scratch_target("sda", tmp_path, size=1 << 20, root=tree.root)
+    assert t.kind == "file" and Path(t.scratch_dir).is_dir() and "not on sda" in t.note
+    # A scratch dir whose owner died is removed by restore; a live owner's is left alone.
+    (reg,) = (Path(os.environ["IOSCHED_RUN_DIR"]) / "scratch").glob("*.json")
+    assert clean_stale_scratch(tree.root) == [] and Path(t.scratch_dir).is_dir()
+    reg.write_text(reg.read_text().replace(str(os.getpid()), "999999999"))
+    assert clean_stale_scratch(tree.root) == [t.scratch_dir]
+    assert not Path(t.scratch_dir).exists() and not reg.exists()

@@ -1,0 +1,211 @@
+"""The one door for privileged writes (core/settings/writes.py) on fixture trees: validation before any write, the
+write and its read-back, the original journaled once, a value stored as something else put back, no change while
+the journal is unreadable, and restore (idempotent, leaving a replaced device alone).
+
+A fixture file is not sysfs: the write lands in it as bytes. `kernel()` adds what the kernel does after a write
+(shows the scheduler in brackets, clamps, ignores), so each test states the kernel behaviour it relies on."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from iosched.core.base.errors import BadInput, DeviceGone, UnknownDevice, WriteNotApplied
+from iosched.core.settings import writes
+from iosched.core.settings.journal import Journal, JournalUnreadable, default_run_dir
+from iosched.core.settings.writes import restore, write_attr
+
+from fixtree import FixTree
+
+SCHEDULERS = ["none", "mq-deadline", "kyber", "bfq"]
+
+
+@pytest.fixture
+def disk(tree: FixTree) -> FixTree:
+    tree.add_disk("sda", "8:0", extra={"queue/wbt_lat_usec": "2000"})
+    return tree
+
+
+def read(tree: FixTree, attr: str, device: str = "sda") -> str:
+    return (tree.root / "sys/block" / device / attr).read_text().strip()
+
+
+def journal(tree: FixTree) -> dict:
+    return Journal(default_run_dir(tree.root)).entries()
+
+
+def kernel(monkeypatch: pytest.MonkeyPatch, shows: Callable[[Path, str], str | None]) -> list[str]:
+    """After each real write into the fixture file, the file shows ``shows(path, value)`` (None: as written).
+    Returns the values written, in order."""
+    real, written = writes._raw_write, []
+
+    def raw(path: Path, value: str, device: str, attr: str) -> float:
+        before = path.read_text()
+        seconds = real(path, value, device, attr)
+        written.append(value)
+        shown = shows(path, value)
+        path.write_text((before if shown == "" else value if shown is None else shown) + "\n")
+        return seconds
+
+    monkeypatch.setattr(writes, "_raw_write", raw)
+    return written
+
+
+def scheduler_file(path: Path, value: str) -> str:
+    return " ".join(f"[{s}]" if s == value else s for s in SCHEDULERS)
+
+
+@pytest.mark.parametrize(("device", "attr", "value", "error"), [
+    ("sda", "queue/rotational", "1", BadInput),  # not a setting iosched changes
+    ("sda", "queue/iosched/../../dev", "1", BadInput),
+    ("sda", "size", "1", BadInput),
+    ("sda", "queue/read_ahead_kb", "1 2", BadInput),  # not a plain token
+    ("sda", "queue/read_ahead_kb", "", BadInput),
+    ("sda", "queue/read_ahead_kb", "1;reboot", BadInput),
+    ("sda", "queue/read_ahead_kb", "9" * 41, BadInput),
+    ("../sda", "queue/read_ahead_kb", "256", BadInput),
+    ("sda/queue", "queue/read_ahead_kb", "256", BadInput),
+    ("sdz", "queue/read_ahead_kb", "256", UnknownDevice),
+])
+def test_what_is_not_valid_is_refused_before_any_write(disk, monkeypatch, device, attr, value, error):
+    written = kernel(monkeypatch, lambda path, v: None)
+    before = read(disk, "queue/read_ahead_kb")
+    with pytest.raises(error):
+        write_attr(device, attr, value, root=disk.root)
+    assert written == [] and read(disk, "queue/read_ahead_kb") == before
+    assert not Journal(default_run_dir(disk.root)).path.exists()
+
+
+def test_a_write_is_read_back_and_its_original_journaled_once(disk, private_journal):
+    r = write_attr("sda", "queue/read_ahead_kb", "256", root=disk.root)
+    assert (r.device, r.attr, r.old, r.new, r.note) == ("sda", "queue/read_ahead_kb", "128", "256", "")
+    assert read(disk, "queue/read_ahead_kb") == "256"
+    (entry,) = journal(disk).values()
+    assert (entry.device, entry.attr, entry.original, entry.pid) == ("sda", "queue/read_ahead_kb", "128", os.getpid())
+    assert entry.maj_min == "8:0"  # who the device was, for a restore to know it again
+    # A second change keeps the first original: a restore goes back to before iosched, not one step.
+    write_attr("sda", "queue/read_ahead_kb", "512", root=disk.root)
+    assert [e.original for e in journal(disk).values()] == ["128"]
+    assert json.loads((private_journal / "journal.json").read_text())["entries"][0]["original"] == "128"
+
+
+def test_the_value_already_there_is_not_written_nor_journaled(disk, monkeypatch):
+    written = kernel(monkeypatch, lambda path, v: None)
+    r = write_attr("sda", "queue/read_ahead_kb", "128", root=disk.root)
+    assert (r.old, r.new, r.seconds) == ("128", "128", 0.0)
+    assert written == [] and journal(disk) == {}
+
+
+def test_a_switch_journals_the_scheduler_and_what_the_switch_resets(disk, monkeypatch):
+    disk.write("sys/block/sda/queue/scheduler", "none [mq-deadline] kyber bfq\n")
+    disk.write("sys/block/sda/queue/iosched/read_expire", "500\n")
+    disk.write("sys/block/sda/queue/iosched/fifo_batch", "16\n")
+    kernel(monkeypatch, scheduler_file)
+    r = write_attr("sda", "queue/scheduler", "bfq", root=disk.root)
+    assert (r.old, r.new) == ("mq-deadline", "bfq") and read(disk, "queue/scheduler") == "none mq-deadline kyber [bfq]"
+    entries = {(e.attr, e.original, e.scheduler) for e in journal(disk).values()}
+    assert entries == {("queue/scheduler", "mq-deadline", None), ("queue/nr_requests", "64", None),
+                       ("queue/iosched/read_expire", "500", "mq-deadline"),
+                       ("queue/iosched/fifo_batch", "16", "mq-deadline")}
+
+
+def test_a_value_stored_as_something_else_is_put_back(disk, monkeypatch):
+    written = kernel(monkeypatch, lambda path, v: str(min(int(v), 1024)))  # a kernel that clamps
+    with pytest.raises(WriteNotApplied, match="stored '1024' for queue/read_ahead_kb when given '4096', so the "
+                                              "previous '128' was put back"):
+        write_attr("sda", "queue/read_ahead_kb", "4096", root=disk.root)
+    assert written == ["4096", "128"] and read(disk, "queue/read_ahead_kb") == "128"
+    assert journal(disk) == {}  # nothing changed, nothing to restore
+
+
+def test_a_put_back_that_does_not_stick_is_left_for_restore(disk, monkeypatch):
+    kernel(monkeypatch, lambda path, v: "1024")  # stores 1024 whatever it is given
+    with pytest.raises(WriteNotApplied, match=r"could not be put back .*`iosched restore` puts it back"):
+        write_attr("sda", "queue/read_ahead_kb", "4096", root=disk.root)
+    assert read(disk, "queue/read_ahead_kb") == "1024"
+    assert [(e.attr, e.original) for e in journal(disk).values()] == [("queue/read_ahead_kb", "128")]
+
+
+def test_a_write_the_kernel_ignores_is_an_error_and_not_journaled(disk, monkeypatch):
+    kernel(monkeypatch, lambda path, v: "")  # accepted, nothing changed
+    with pytest.raises(WriteNotApplied, match="accepted '256' for queue/read_ahead_kb but it still reads '128'"):
+        write_attr("sda", "queue/read_ahead_kb", "256", root=disk.root)
+    assert read(disk, "queue/read_ahead_kb") == "128" and journal(disk) == {}
+
+
+def test_minus_one_for_wbt_lat_usec_is_the_kernel_default(disk, monkeypatch):
+    kernel(monkeypatch, lambda path, v: "75000")  # -1 asks for the default, which reads back as itself
+    r = write_attr("sda", "queue/wbt_lat_usec", "-1", root=disk.root)
+    assert (r.old, r.new, r.note) == ("2000", "75000", "kernel default applied")
+    assert [e.original for e in journal(disk).values()] == ["2000"]
+
+
+def test_a_missing_attribute_is_a_device_gone(disk):
+    with pytest.raises(DeviceGone, match="sda has no queue/iosched/slice_idle"):
+        write_attr("sda", "queue/iosched/slice_idle", "0", root=disk.root)
+    assert journal(disk) == {}
+
+
+@pytest.mark.parametrize("text", ["[]", "not json", '{"entries": [1]}', '{"entries": [{"device": "sda"}]}'])
+def test_nothing_is_written_while_the_journal_is_unreadable(disk, monkeypatch, private_journal, text):
+    written = kernel(monkeypatch, lambda path, v: None)
+    private_journal.mkdir(parents=True, exist_ok=True)
+    (private_journal / "journal.json").write_text(text)
+    with pytest.raises(JournalUnreadable):
+        write_attr("sda", "queue/read_ahead_kb", "256", root=disk.root)
+    with pytest.raises(JournalUnreadable):
+        restore(root=disk.root)
+    assert written == [] and read(disk, "queue/read_ahead_kb") == "128"
+    assert (private_journal / "journal.json").read_text() == text
+
+
+def test_restore_puts_back_every_original_once(disk, monkeypatch):
+    disk.write("sys/block/sda/queue/iosched/read_expire", "500\n")
+    disk.write("sys/block/sda/queue/scheduler", "none [mq-deadline] kyber bfq\n")
+    kernel(monkeypatch, lambda path, v: scheduler_file(path, v) if path.name == "scheduler" else None)
+    write_attr("sda", "queue/read_ahead_kb", "256", root=disk.root)
+    write_attr("sda", "queue/iosched/read_expire", "250", root=disk.root)
+    write_attr("sda", "queue/scheduler", "bfq", root=disk.root)
+    disk.write("sys/block/sda/queue/iosched/read_expire", "")  # bfq has no read_expire
+    dry = restore(root=disk.root, dry_run=True)
+    assert {(o.attr, o.status) for o in dry} >= {("queue/scheduler", "would restore")}
+    assert read(disk, "queue/scheduler") == "none mq-deadline kyber [bfq]" and len(journal(disk)) == 4
+    outcomes = restore(root=disk.root)
+    # The scheduler goes first: a tunable of mq-deadline can only be put back once mq-deadline runs again.
+    assert [(o.attr, o.original, o.status) for o in outcomes] == [
+        ("queue/scheduler", "mq-deadline", "restored"), ("queue/read_ahead_kb", "128", "restored"),
+        ("queue/nr_requests", "64", "unchanged"), ("queue/iosched/read_expire", "500", "restored")]
+    assert read(disk, "queue/scheduler") == "none [mq-deadline] kyber bfq"
+    assert (read(disk, "queue/read_ahead_kb"), read(disk, "queue/iosched/read_expire")) == ("128", "500")
+    assert journal(disk) == {}
+    assert restore(root=disk.root) == []  # idempotent: nothing left to do, nothing written
+    assert read(disk, "queue/read_ahead_kb") == "128"
+
+
+def test_restore_leaves_a_device_that_now_has_another_identity(disk):
+    write_attr("sda", "queue/read_ahead_kb", "256", root=disk.root)
+    disk.write("sys/block/sda/dev", "8:16\n")  # another disk took the name
+    (outcome,) = restore(root=disk.root)
+    assert outcome.status == "replaced" and "maj_min was 8:0, now 8:16" in outcome.detail
+    assert read(disk, "queue/read_ahead_kb") == "256" and journal(disk) == {}
+
+
+def test_restore_of_a_gone_device_drops_its_entries(disk):
+    write_attr("sda", "queue/read_ahead_kb", "256", root=disk.root)
+    for p in sorted((disk.root / "sys/block/sda").rglob("*"), reverse=True):
+        p.rmdir() if p.is_dir() else p.unlink()
+    (disk.root / "sys/block/sda").rmdir()
+    assert [o.status for o in restore(root=disk.root)] == ["gone"]
+    assert journal(disk) == {}
+
+
+def test_a_failed_restore_keeps_its_entry(disk, monkeypatch):
+    write_attr("sda", "queue/read_ahead_kb", "256", root=disk.root)
+    kernel(monkeypatch, lambda path, v: "")  # writes now change nothing
+    (outcome,) = restore(root=disk.root)
+    assert (outcome.status, outcome.detail) == ("failed", "still reads '256'")
+    assert [e.original for e in journal(disk).values()] == ["128"]  # a later restore may yet put it back
