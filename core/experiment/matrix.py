@@ -41,6 +41,7 @@ from iosched.core.experiment.runner import (
     puts_back,
 )
 from iosched.core.experiment.saved import Bad, check_matrix, decode_json, listed, need, obj, saved_variants, through
+from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
@@ -301,8 +302,9 @@ def find_resumable(device: str, directory: str | Path, root: str | Path = "/", l
 
 
 def new_document(device: str, plan: MatrixPlan, target: Target | None, root: str | Path = "/") -> dict:
-    return {"version": 1, "kind": "matrix", "started": time.time(), **_sysinfo(device, root), **plan.to_json(),
-            "target": target.to_json() if target else None, "runs": [], "notes": [], "status": "running"}
+    return {"version": SCHEMA_VERSION, "kind": "matrix", "started": time.time(), **_sysinfo(device, root),
+            **plan.to_json(), "target": target.to_json() if target else None, "runs": [], "notes": [],
+            "status": "running"}
 
 
 def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict | None = None, root: str | Path = "/",

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError, shown
+from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.experiment.verdict import METRICS, RunningVerdict, judge  # noqa: F401  (re-exported: judging moved there)
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
@@ -398,7 +399,7 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
     monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     order = plan_order(len(variants), repeat)
     doc: dict = {
-        "version": 1, "kind": "compare", "started": time.time(), **_sysinfo(device, root),
+        "version": SCHEMA_VERSION, "kind": "compare", "started": time.time(), **_sysinfo(device, root),
         "variants": [v.to_json() for v in variants], "order": [variants[i].label for i in order],
         "repeat": repeat, "drop_caches": drop, "settle_s": settle, "workload": workload.to_json(),
         "original": cfg.snapshot(), "runs": [], "notes": [],
@@ -544,7 +545,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     emit = on_event or (lambda e: None)
     monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     doc: dict = {
-        "version": 1, "kind": "alternate", "started": time.time(), **_sysinfo(device, root),
+        "version": SCHEMA_VERSION, "kind": "alternate", "started": time.time(), **_sysinfo(device, root),
         "variants": [v.to_json() for v in variants], "every_s": every, "duration_s": duration,
         "discard_s": discard, "workload": workload.to_json(), "original": cfg.snapshot(), "runs": [], "notes": [],
         "order": [],

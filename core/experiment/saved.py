@@ -25,6 +25,7 @@ from iosched.core.experiment.params import (
     parse_settle,
 )
 from iosched.core.experiment.runner import Variant, parse_variants
+from iosched.core.experiment.schema_version import SCHEMA_VERSION
 
 MAX_DEPTH = 32  # fio's own JSON inside a run is about 10 levels deep
 MAX_VALUE = 1e15  # a measured value, a time in seconds: anything larger is not one iosched wrote
@@ -165,7 +166,7 @@ def _common(doc: object, kind: str) -> dict:
     """The fields an experiment and a matrix share, checked with the flags' parsers where a flag sets them."""
     d = obj(doc, "the document")
     need(depth_within(d, MAX_DEPTH), "nested too deeply")
-    need(d.get("version", 1) == 1 and not isinstance(d.get("version", 1), bool),
+    need(d.get("version", SCHEMA_VERSION) == SCHEMA_VERSION and not isinstance(d.get("version"), bool),
          f"version {brief(d.get('version'))} is not one this iosched reads")
     saved_variants(d.get("variants"))
     optional(d, "device", _device)

@@ -17,9 +17,13 @@ from pathlib import Path
 
 from iosched.core.base.errors import IoschedError, NotPermitted
 
+JOURNAL_VERSION = 1  # the journal file's "version"
+
 
 @dataclass(frozen=True)
 class JournalEntry:
+    """One setting iosched changed: its original value, the device's identity then, who changed it and when."""
+
     device: str
     attr: str  # path under /sys/block/DEV, e.g. "queue/scheduler" or "queue/iosched/read_expire"
     original: str
@@ -34,6 +38,14 @@ class JournalEntry:
     @property
     def key(self) -> str:
         return f"{self.device}/{self.attr}"
+
+
+@dataclass(frozen=True)
+class JournalFile:
+    """The journal on disk (journal.json under the run directory): every original value not yet put back."""
+
+    entries: list[JournalEntry]
+    version: int = JOURNAL_VERSION
 
 
 def default_run_dir(root: str | Path = "/") -> Path:
@@ -89,7 +101,7 @@ class Journal:
     def _save(self, entries: dict[str, JournalEntry]) -> None:
         # Atomic: a crash leaves either the old or the new journal, never half of one.
         tmp = self.path.with_suffix(".tmp")
-        data = {"version": 1, "entries": [asdict(e) for e in entries.values()]}
+        data = {"version": JOURNAL_VERSION, "entries": [asdict(e) for e in entries.values()]}
         with open(tmp, "w") as f:
             json.dump(data, f, indent=1)
             f.flush()

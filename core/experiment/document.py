@@ -1,0 +1,339 @@
+"""The experiment documents as declared types: what `compare --save`, a matrix's file and `--json` hold.
+
+Field names are the JSON keys. A field without a default is one every writer of this schema version writes
+(core/experiment/runner.py, matrix.py ``new_document``, verdict.py ``judge``, matrix_judge.py, service.py); a field
+with a default may be absent (a file from an older iosched, a matrix saved while it runs) and its default says
+what absence means. fio's own JSON stays an open ``JsonObject``: its keys are fio's, not ours.
+
+Declaring them costs about 35 ms at import (a dataclass is built at run time), so the writers take
+``SCHEMA_VERSION`` from core/experiment/schema_version.py and only what generates or checks documents imports this.
+``published_schemas()`` makes docs/schema/ from these types (docs/make_schema.py writes the files;
+tests/test_schema.py fails when they differ, and validates real output against them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from iosched.core.base.schema import JsonObject, Keywords, json_schema
+from iosched.core.experiment.schema_version import SCHEMA_VERSION
+from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
+from iosched.core.live.recording_lines import RecordingLine
+from iosched.core.settings.journal import JournalFile
+
+Status = Literal["running", "interim", "final", "cancelled"]
+Pair = tuple[float, float]  # an interval: low, high
+Count = Annotated[int, Keywords(minimum=0)]
+
+
+# --- parts ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantDoc:
+    """A scheduler with the settings put in place for it, as `--schedulers` names it."""
+
+    label: str = field(metadata={"doc": 'as the user wrote it, made unique ("none#2" for an A/A check)'})
+    scheduler: str
+    settings: dict[str, str] = field(default_factory=dict, metadata={"doc": "tunables and queue knobs set"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CatalogJobDoc:
+    """A job of the catalog, as scaled for this experiment."""
+
+    name: str
+    group: str
+    description: str
+    writes: bool
+    options: dict[str, str] = field(metadata={"doc": "the job in fio's own option names"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobFileDoc:
+    """A user's fio job file, as checked against the allow-list."""
+
+    name: str
+    path: str
+    writes: bool
+    text: str = field(metadata={"doc": "the job file as run, without the target and output options"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetDoc:
+    """Where fio wrote: the raw device or a scratch file on its filesystem."""
+
+    device: str
+    path: str
+    kind: Literal["device", "file"]
+    note: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadDoc:
+    """What ran under each variant: a fio job on a target, or a command (timed)."""
+
+    job: CatalogJobDoc | JobFileDoc | None
+    target: TargetDoc | None
+    runtime: float | None = field(metadata={"doc": "seconds, for a job file (a catalog job carries its own)"})
+    cmd: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class SequentialDoc:
+    """The boundary of `--until-verdict`, fixed before the first run."""
+
+    looks: list[Annotated[int, Keywords(minimum=2)]] = field(
+        metadata={"doc": "runs per variant (or blocks) at each look"})
+    max_per_arm: int
+    alpha: float
+    level: float = field(metadata={"doc": "the per-look level a p-value must fall below"})
+    ci_level: float = 0.95
+    design: Literal["two-sample", "paired"]
+    method: str
+
+
+Bucket = tuple[float, float, Count]  # a log2 histogram's non-empty bucket: low µs, high µs (exclusive), count
+
+
+@dataclass(frozen=True, kw_only=True)
+class TraceDoc:
+    """A run's block-layer histograms (`--trace`)."""
+
+    ios: Count
+    sched_us: list[Bucket]
+    device_us: list[Bucket]
+    total_us: list[Bucket]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunDoc:
+    """One run of the workload under one variant (in an alternation: one turn)."""
+
+    index: Count = field(metadata={"doc": "its place in the run order, from 0"})
+    variant: str = field(metadata={"doc": "the label of its variant"})
+    start: float = field(metadata={"doc": "seconds from the experiment's first run (monotonic)"})
+    end: float
+    valid: bool = field(metadata={"doc": "false: left out of the statistics (invalid_reason says why)"})
+    invalid_reason: str | None
+    config: dict[str, str] = field(metadata={"doc": 'every setting read back: "scheduler", tunables, "knob:NAME"'})
+    metrics: dict[str, float | None] = field(metadata={"doc": "metric name -> value (see the metric table)"})
+    fio: JsonObject | None = field(metadata={"doc": "fio's own JSON output of the run"})
+    trace: TraceDoc | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixRunDoc(RunDoc):
+    """One run of a matrix: a run, with the slot of the order it fills."""
+
+    slot: Count
+    workload: str = field(metadata={"doc": "the name of its job"})
+
+
+# --- the judgement ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummaryDoc:
+    """One metric of one variant over its valid runs."""
+
+    n: Count
+    mean: float
+    stdev: float
+    ci95: Pair = field(metadata={"doc": "95% confidence interval of the mean"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComparisonDoc:
+    """One metric, one variant against the baseline, as a ratio (variant / baseline) on the log scale."""
+
+    metric: str
+    baseline: str
+    variant: str
+    ratio: float | None = field(metadata={"doc": "null: cannot judge (cannot_judge says why)"})
+    ci95: Pair | None
+    p_value: float | None
+    p_adjusted: float | None = field(metadata={"doc": "Holm-adjusted (secondary: behind the primary's gate)"})
+    significant: bool
+    primary: bool
+    verdict: str = field(metadata={"doc": "the comparison in one sentence"})
+    cannot_judge: str | None
+    n: tuple[Count, Count] | None = field(metadata={"doc": "runs (baseline, variant), or pairs, judged"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgementDoc:
+    """The verdict of an experiment: summaries and every variant against the baseline (judged again on read)."""
+
+    alpha: float
+    primary_metric: str
+    status: Status
+    method: str = field(metadata={"doc": "the test, in words"})
+    summaries: dict[str, dict[str, SummaryDoc]] = field(metadata={"doc": "variant -> metric -> summary"})
+    comparisons: list[ComparisonDoc]
+    invalid: list[str]
+    notes: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SecondaryDoc:
+    """A matrix cell's other metric: its mean and, off the baseline, its ratio to the baseline."""
+
+    mean: float
+    mean_ci95: Pair | None
+    n: Count
+    ratio: float | None = None
+    ci95: Pair | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellDoc:
+    """One workload under one variant: the primary metric's mean and, off the baseline, the comparison."""
+
+    workload: str
+    variant: str
+    baseline: str
+    metric: str
+    primary: bool
+    n: Count
+    mean: float | None
+    mean_ci95: Pair | None
+    secondary: dict[str, SecondaryDoc]
+    ratio: float | None = None
+    ci95: Pair | None = None
+    p_value: float | None = None
+    p_adjusted: float | None = None
+    significant: bool = False
+    cannot_judge: str | None = None
+    verdict: str | None = field(default=None, metadata={"doc": "absent on the baseline's cells"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixJudgementDoc:
+    """The verdict of a matrix: every cell against its workload's baseline, Holm over the whole matrix."""
+
+    alpha: float
+    primary_metric: str
+    baseline: str
+    comparisons: Count = field(metadata={"doc": "how many comparisons the correction covers"})
+    correction: Literal["holm"]
+    workloads: list[str]
+    variants: list[str]
+    cells: list[CellDoc]
+    summary: list[str] = field(metadata={"doc": "one sentence per variant"})
+    invalid: list[str]
+
+
+# --- the documents ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Document:
+    """What an experiment and a matrix share."""
+
+    version: Annotated[int, Keywords(const=SCHEMA_VERSION)] = SCHEMA_VERSION
+    started: float = field(metadata={"doc": "wall clock (Unix seconds)"})
+    finished: float | None = None
+    kernel: str
+    machine: str
+    host: str
+    device: DeviceDoc | DeviceNameDoc
+    variants: list[VariantDoc] = field(metadata={"doc": "the first is the baseline"})
+    notes: list[str]
+    status: Status | None = None
+    cancelled: bool = field(default=False, metadata={"doc": "older files' way of saying status cancelled"})
+    switches: list[tuple[float, str]] | None = field(
+        default=None, metadata={"doc": "(seconds, scheduler) of every switch made, on the runs' clock"})
+    primary_metric: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Experiment(_Document):
+    workload: WorkloadDoc
+    original: dict[str, str] = field(metadata={"doc": "the device's settings at the start, put back at the end"})
+    order: list[str] = field(metadata={"doc": "the variants' labels in run order (so far, in an alternation)"})
+    sequential: SequentialDoc | None = None
+    runs: list[RunDoc]
+    judgement: JudgementDoc | None = None
+    comparisons: list[ComparisonDoc] | None = field(
+        default=None, metadata={"doc": "`--json` output only: the judgement's comparisons again"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompareDoc(_Experiment):
+    """An A/B/n experiment: repeated runs of one workload under each variant, in interleaved order."""
+
+    kind: Literal["compare"] = "compare"
+    repeat: Annotated[int, Keywords(minimum=1)]
+    drop_caches: bool
+    settle_s: float
+    traced: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlternationDoc(_Experiment):
+    """Live alternation: one continuous fio run while the variants take turns."""
+
+    kind: Literal["alternate"]
+    every_s: float
+    duration_s: float
+    discard_s: float
+    fio: JsonObject | None = field(default=None, metadata={"doc": "fio's own JSON output of the whole run"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CatalogJobSpec:
+    """A matrix's job from the catalog, with its scaling."""
+
+    catalog: str
+    runtime: float
+    size: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileJobSpec:
+    """A matrix's job from a job file: its sections and options."""
+
+    file: str
+    sections: list[tuple[str, list[tuple[str, str | None]]]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixDoc(_Document):
+    """A matrix: several workloads x several variants in a drift-balanced order, saved after every run."""
+
+    kind: Literal["matrix"]
+    jobs: list[CatalogJobSpec | FileJobSpec] = field(metadata={"doc": "the plan's jobs, read back on --resume"})
+    workloads: list[CatalogJobDoc | JobFileDoc]
+    repeat: Annotated[int, Keywords(minimum=1)]
+    drop_caches: bool
+    settle_s: float
+    job_runtime_s: float | None
+    primary_metric: str  # always set in a matrix
+    order: list[tuple[str, str]] = field(metadata={"doc": "[workload, variant] of every slot, in run order"})
+    target: TargetDoc | None
+    original: dict[str, str] | None = None
+    runs: list[MatrixRunDoc]
+    judgement: MatrixJudgementDoc | None = None
+
+
+ExperimentDoc = CompareDoc | AlternationDoc
+
+
+def published_schemas() -> dict[str, dict]:
+    """docs/schema/'s files: name -> JSON Schema."""
+    return {
+        "experiment.schema.json": json_schema(
+            ExperimentDoc, "iosched experiment",
+            "A saved experiment (`compare --save`) and `compare --json` / `report --json` output."),
+        "matrix.schema.json": json_schema(
+            MatrixDoc, "iosched matrix",
+            "A saved matrix (`compare --jobs … --save`) and its `--json` output."),
+        "recording-line.schema.json": json_schema(
+            RecordingLine, "iosched recording line",
+            "One line of a recording (`iosched record`): JSON Lines, the first line the header."),
+        "journal.schema.json": json_schema(
+            JournalFile, "iosched journal",
+            "The journal of original values (journal.json under /run/iosched)."),
+    }

@@ -1,0 +1,49 @@
+"""A block device as saved files and recordings hold it (``BlockDevice.to_json()``): the declared type of that
+object, from which its JSON Schema is made (core/base/schema.py).
+
+The fields without a default are the ones a recording's reader requires; the others may be left out by an
+older writer. tests/test_schema.py fails when ``BlockDevice`` gains a field this type lacks.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceDoc:
+    """A whole-disk block device: identity, queue settings, how it is stacked and where it is mounted."""
+
+    name: str = field(metadata={"doc": 'the kernel name, e.g. "sda", "loop3"'})
+    maj_min: str
+    size_bytes: int
+    rotational: bool
+    removable: bool
+    read_only: bool
+    scheduler: str | None = field(metadata={"doc": "the active scheduler; null where the queue has none"})
+    schedulers: list[str]
+    nr_requests: int | None
+    read_ahead_kb: int | None
+    model: str | None = None
+    vendor: str | None = None
+    serial: str | None = None
+    transport: str | None = None
+    diskseq: int | None = None
+    partitions: list[str] = field(default_factory=list)
+    mountpoints: list[str] = field(default_factory=list)
+    holders: list[str] = field(default_factory=list)
+    sits_on: list[str] = field(default_factory=list)
+    backing_file: str | None = None
+    fs_type: str | None = None
+    part_table: str | None = None
+    multi_queue: bool = False
+    iostats: bool = True
+    multipath_paths: list[str] = field(default_factory=list)
+    util_is_saturation: bool = field(default=False, metadata={"doc": "whether %util near 100 means saturated"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class DeviceNameDoc:
+    """A device known by name alone: it was gone when the experiment read its identity."""
+
+    name: str
