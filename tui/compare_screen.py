@@ -29,7 +29,7 @@ from iosched.core.experiment import service
 from iosched.core.experiment.matrix import MatrixPlan, find_resumable
 from iosched.core.experiment.results import default_results_dir
 from iosched.core.experiment.runner import Control, Event, parse_variants
-from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
+from iosched.core.experiment.service import ExperimentPlan, Kind, ResultFile, TargetRequest
 from iosched.core.kernel.devices import BlockDevice
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
 from iosched.core.load.targets import Refused
@@ -319,7 +319,7 @@ class CompareScreen(Screen[None]):
         except (ValueError, IoschedError) as e:
             self.notify(str(e), severity="error")
             return
-        kind = "matrix" if matrix else "alternate" if alternate else "compare"
+        kind: Kind = "matrix" if matrix else "alternate" if alternate else "compare"
         plan = ExperimentPlan(self.device, kind, variants, job=jobs[0] if jobs and not matrix else None, cmd=cmd,
                               runtime=None if jobs and isinstance(jobs[0], Job) else runtime, matrix=matrix,
                               repeat=repeat, settle=0.5, every=every, duration=duration, root=self.monitor.root,

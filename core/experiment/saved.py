@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from typing import Any
 
 from iosched.core.base.errors import BadInput
+from iosched.core.experiment.document import Doc
 from iosched.core.experiment.params import (
     BadValue,
     brief,
@@ -59,13 +61,13 @@ def need(ok: bool, why: str) -> None:
         raise Bad(why)
 
 
-def obj(value: object, where: str) -> dict:
+def obj(value: object, where: str) -> Doc:
     need(isinstance(value, dict), f"{where} is not an object")
     assert isinstance(value, dict)
     return value
 
 
-def listed(value: object, where: str) -> list:
+def listed(value: object, where: str) -> list[Any]:
     need(isinstance(value, list), f"{where} is not a list")
     assert isinstance(value, list)
     return value
@@ -93,7 +95,7 @@ def through(parse: Callable[[object], object], value: object, where: str) -> obj
         raise Bad(f"{where}: {e}") from None
 
 
-def optional(doc: dict, key: str, check: Callable[[object, str], object]) -> None:
+def optional(doc: Doc, key: str, check: Callable[[object, str], object]) -> None:
     """Check ``doc[key]`` when it is there and not null."""
     if doc.get(key) is not None:
         check(doc[key], key)
@@ -118,7 +120,7 @@ def text_list(value: object, where: str) -> list[str]:
     return items
 
 
-def text_map(value: object, where: str) -> dict:
+def text_map(value: object, where: str) -> Doc:
     """An object of settings or sysfs values: text (or a plain number, or null) under every key."""
     m = obj(value, where)
     need(all(v is None or isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool))
@@ -161,7 +163,7 @@ def _switches(value: object, where: str) -> None:
         finite(s[0], "a switch's time")
 
 
-def _common(doc: object, kind: str) -> dict:
+def _common(doc: object, kind: str) -> Doc:
     """The fields an experiment and a matrix share, checked with the flags' parsers where a flag sets them."""
     d = obj(doc, "the document")
     need(depth_within(d, MAX_DEPTH), "nested too deeply")
@@ -187,7 +189,7 @@ def _common(doc: object, kind: str) -> dict:
     return d
 
 
-def check_run(r: object, n: int, labels: list[str]) -> dict:
+def check_run(r: object, n: int, labels: list[str]) -> Doc:
     """One run: which variant, when, valid or not and why, its configuration and its measured values."""
     where = f"run {n}"
     run = obj(r, where)
@@ -204,7 +206,7 @@ def check_run(r: object, n: int, labels: list[str]) -> dict:
     for key, x in metrics.items():
         # Every figure iosched measures is a ratio of counters, times or fio's figures: zero, or at least
         # 1e-12 in size. Nearer zero (1e-300) scales and ratios overflow; no run measures that.
-        need(x is None or finite(x, f"{where}'s {key}") == 0 or abs(x) >= MIN_VALUE,  # type: ignore[arg-type]
+        need(x is None or finite(x, f"{where}'s {key}") == 0 or abs(x) >= MIN_VALUE,
              f"{where}'s {key} is not a number of a sensible size ({brief(x)})")
     for key in ("fio", "trace"):
         optional(run, key, obj)
@@ -236,7 +238,7 @@ def _sequential(value: object, where: str) -> None:
     optional(seq, "alpha", lambda v, w: through(parse_alpha, v, w))
 
 
-def _experiment(doc: object) -> dict:
+def _experiment(doc: object) -> Doc:
     d = _common(doc, "experiment")
     kind = d.get("kind", "compare")
     need(kind in ("compare", "alternate"), f"kind {brief(kind)} is not compare or alternate")
@@ -253,7 +255,7 @@ def _experiment(doc: object) -> dict:
     return d
 
 
-def check_experiment(doc: object, path: object) -> dict:
+def check_experiment(doc: object, path: object) -> Doc:
     """``doc`` when it is a saved experiment `report` can judge and show; BadInput with one sentence otherwise."""
     try:
         return _experiment(doc)
@@ -264,7 +266,7 @@ def check_experiment(doc: object, path: object) -> dict:
 # --- a saved matrix (its plan is read back in core/experiment/matrix.py) -------------------------------------
 
 
-def check_matrix(doc: object, path: object) -> dict:
+def check_matrix(doc: object, path: object) -> Doc:
     """The fields of a saved matrix, each with its flag's parser; BadInput with one sentence otherwise."""
     try:
         d = _common(doc, "matrix")
@@ -287,8 +289,9 @@ def check_matrix(doc: object, path: object) -> dict:
             slot = run.get("slot")
             need(isinstance(slot, int) and not isinstance(slot, bool) and 0 <= slot < len(d["order"])
                  and slot not in slots, f"run {n} has no slot of the order, or one taken twice")
-            slots.add(slot)  # type: ignore[arg-type]
-            need(d["order"][slot] == [run.get("workload"), run["variant"]],  # type: ignore[index]
+            assert isinstance(slot, int)
+            slots.add(slot)
+            need(d["order"][slot] == [run.get("workload"), run["variant"]],
                  f"run {n} is not the workload and variant its slot plans")
         return d
     except Bad as e:
