@@ -271,7 +271,7 @@ class ReplayMonitor(Monitor):
 
     def __init__(self, recording: Recording, capacity: int = HISTORY_POINTS) -> None:
         self.recording = recording
-        super().__init__(_NoSamples(), root="/", capacity=str(capacity))
+        super().__init__(_NoSamples(), root="/", capacity=capacity)
         self._start = recording.inventory
         self.devices = list(self._start)
         self.length = max(0, recording.count - 1)
