@@ -209,12 +209,12 @@ def _plan(doc: object) -> MatrixPlan:
     names = {j.name: i for i, j in enumerate(jobs)}
     labels = {v.label: i for i, v in enumerate(variants)}
     need(len(names) == len(jobs), "two of its jobs have one name")
-    repeat = int(through(parse_repeat, d.get("repeat"), "repeat"))  # type: ignore[call-overload]
-    settle = float(through(parse_settle, d.get("settle_s"), "settle_s"))  # type: ignore[arg-type]
+    repeat = int(through(parse_repeat, d.get("repeat"), "repeat"))
+    settle = float(through(parse_settle, d.get("settle_s"), "settle_s"))
     need(isinstance(d.get("drop_caches"), bool), "drop_caches is not true or false")
     runtime = d.get("job_runtime_s")
     if runtime is not None:
-        runtime = float(through(parse_seconds, runtime, "job_runtime_s"))  # type: ignore[arg-type]
+        runtime = float(through(parse_seconds, runtime, "job_runtime_s"))
     primary = d.get("primary_metric") or "iops"
     through(parse_metric, primary, "primary_metric")
     pairs = listed(d.get("order"), "order")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from iosched.core.base.errors import BadInput
 from iosched.core.experiment.document import Doc
@@ -87,7 +87,10 @@ def finite(value: object, where: str, limit: float = MAX_VALUE) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
-def through(parse: Callable[[object], object], value: object, where: str) -> object:
+_T = TypeVar("_T")
+
+
+def through(parse: Callable[[object], _T], value: object, where: str) -> _T:
     """``value`` through its flag's parser: the same refusal as on the command line."""
     try:
         return parse(value)
@@ -247,7 +250,7 @@ def _experiment(doc: object) -> Doc:
     optional(d, "order", lambda v, w: need(all(x in labels for x in text_list(v, w)), "order names no variant"))
     optional(d, "sequential", _sequential)
     if kind == "alternate":
-        every = float(through(parse_seconds, d.get("every_s"), "every_s"))  # type: ignore[arg-type]
+        every = float(through(parse_seconds, d.get("every_s"), "every_s"))
         through(parse_seconds, d.get("duration_s"), "duration_s")
         through(number(0, every, hi_open=True), d.get("discard_s"), "discard_s")
     for n, r in enumerate(listed(d.get("runs"), "runs"), 1):

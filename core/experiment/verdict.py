@@ -245,10 +245,10 @@ def estimates(doc: Doc, metric: str, level: float = 0.95) -> dict[str, RatioEsti
 
 def adjusted_family(p_values: Sequence[float | None]) -> list[float | None]:
     """Holm over the judgeable members of a family (None: cannot judge, left out)."""
-    idx = [i for i, p in enumerate(p_values) if p is not None]
-    adj = holm([p_values[i] for i in idx])  # type: ignore[misc]
+    judged = [(i, p) for i, p in enumerate(p_values) if p is not None]
+    adj = holm([p for _, p in judged])
     out: list[float | None] = [None] * len(p_values)
-    for i, a in zip(idx, adj, strict=True):
+    for (i, _), a in zip(judged, adj, strict=True):
         out[i] = a
     return out
 

@@ -78,9 +78,10 @@ def refuse(path: str | Path, why: str) -> BadInput:
 # ---- one line --------------------------------------------------------------------------------------
 def _num(x: object, what: str) -> float:
     # abs() first: an int too large for a float makes isfinite() raise.
-    if type(x) not in (int, float) or abs(x) > 1e12 or not math.isfinite(x):  # type: ignore[arg-type]
+    # JSON gives exact ints and floats; a bool is not a number here.
+    if not isinstance(x, (int, float)) or isinstance(x, bool) or abs(x) > 1e12 or not math.isfinite(x):
         raise _Damaged(f"{what} is not a number")
-    return float(x)  # type: ignore[arg-type]
+    return float(x)
 
 
 def _text(x: object, what: str) -> str:
@@ -370,18 +371,20 @@ class Cursor:
             if obj is None:
                 break
             try:
-                kind = obj.get("t")  # type: ignore[attr-defined]
+                if not isinstance(obj, dict):  # said as any field of the wrong kind
+                    raise TypeError("a line that is not an object")
+                kind = obj.get("t")
                 if kind == "s":
                     if self.index >= self.rec.count:
                         break
                     skip = start is not None and self.index < start
-                    sample = self.state.sample(obj, build=not skip)  # type: ignore[arg-type]
+                    sample = self.state.sample(obj, build=not skip)
                     self.index += 1
                     if not skip:
                         self._pending = sample
                         return
                 elif kind == "e":
-                    e = self.state.event(obj)  # type: ignore[arg-type]
+                    e = self.state.event(obj)
                     if start is None or self.index > start:
                         self.events.append(e)
             except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -456,7 +459,9 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                 rec.truncated = True
                 break
             try:
-                kind = obj.get("t")  # type: ignore[attr-defined]
+                if not isinstance(obj, dict):  # said as any field of the wrong kind
+                    raise TypeError("a line that is not an object")
+                kind = obj.get("t")
                 if kind == "s":
                     if rec.count % rec.every == 0:
                         rec.checkpoints.append(_Checkpoint(rec.count, offset, line_no, dict(state.disks),
@@ -467,7 +472,7 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                             rec.checkpoints = rec.checkpoints[::2]
                             rec.every *= 2
                             held //= 2
-                    sample = state.sample(obj, build=on_sample is not None)  # type: ignore[arg-type]
+                    sample = state.sample(obj, build=on_sample is not None)
                     if rec.count == 0:
                         rec.t0 = sample.time
                     rec.t_end = sample.time
@@ -475,10 +480,10 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                     if on_sample is not None:
                         on_sample(sample)
                 elif kind == "e":
-                    state.event(obj)  # type: ignore[arg-type]
+                    state.event(obj)
                 elif kind == "dev":
-                    _num(obj["m"], "the time")  # type: ignore[index]
-                    d = _device(obj["device"])  # type: ignore[index]
+                    _num(obj["m"], "the time")
+                    d = _device(obj["device"])
                     if d["name"] not in state.names or len(rec.attached) < MAX_DEVICES:
                         state.know(d["name"])
                         rec.attached.append(d)
