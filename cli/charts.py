@@ -160,16 +160,16 @@ def latency_data(doc: dict) -> dict[str, list[LatencyCurve]]:
     for w in [w["name"] for w in doc["workloads"]]:
         curves = []
         for v in labels:
-            bins = merged.get(w, {}).get(v)
-            if not bins:
+            cell_bins = merged.get(w, {}).get(v)
+            if not cell_bins:
                 continue
-            total = sum(bins.values())
+            total = sum(cell_bins.values())
             us, cdf, seen = [], [], 0
-            for ns, n in sorted(bins.items()):
+            for ns, n in sorted(cell_bins.items()):
                 seen += n
                 us.append(ns / 1000.0)
                 cdf.append(seen * 100.0 / total)
-            marks = {name: (percentile_from_bins(bins, q) or 0.0) / 1000.0 for q, name in PERCENTILES}
+            marks = {name: (percentile_from_bins(cell_bins, q) or 0.0) / 1000.0 for q, name in PERCENTILES}
             curves.append(LatencyCurve(v, us, cdf, marks))
         if curves:
             out[w] = curves

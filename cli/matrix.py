@@ -22,13 +22,13 @@ from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Cancelled, Event, Variant, check_variants, parse_variants
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
 from iosched.core.load.fio import fio_binary
-from iosched.core.load.jobs import Job, resolve_jobs, space_needed
+from iosched.core.load.jobs import Job, JobFile, JobGroup, resolve_jobs, space_needed
 from iosched.core.load.targets import Target
 
 # --- the command --------------------------------------------------------------------------------------------
 
 
-def _requested_jobs(args: argparse.Namespace) -> tuple[list, object]:
+def _requested_jobs(args: argparse.Namespace) -> tuple[list[Job | JobFile], JobGroup | None]:
     jobs, group = resolve_jobs(args.jobs)
     jobs = [j.scaled(runtime=args.runtime, size=args.size) if isinstance(j, Job) else j for j in jobs]
     return jobs, group
@@ -238,7 +238,7 @@ def matrix_text(doc: dict, judgement: dict) -> str:
         mean_w = max(len(m) for m, _ in column)
         for w, (mean, against) in zip(judgement["workloads"], column):
             cells[(w, v)] = f"{mean:<{mean_w}}  {against}" if against else mean
-    ns = {}
+    ns: dict[str, set[int]] = {}
     for c in judgement["cells"]:
         ns.setdefault(c["workload"], set()).add(c["n"])
     wl_w = max(len("workload"), *(len(w) for w in judgement["workloads"]))

@@ -188,7 +188,7 @@ class GuardedServer(Server):
             elif kind == "focus":
                 await app_service.focus()
 
-    async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+    async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
         token = request.match_info.get("token")
         if not self.guard.token_ok(token):
             raise self._refuse(request, "a wrong token", web.HTTPForbidden)

@@ -7,6 +7,7 @@ and the served page already draw (the box's half blocks, "X", a space): nothing 
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import ClassVar
 
 from rich.segment import Segment
@@ -23,7 +24,9 @@ class MarkedCheckbox(Checkbox):
     """A checkbox with an "X" when on and an empty box when off."""
 
     @property
-    def BUTTON_INNER(self) -> str:  # Textual's name for the glyph inside the box, read at each render
+    # Textual's name for the glyph inside the box, read at each render. Textual declares it a plain class
+    # attribute though it only reads it: a read-only property in its place is what mypy refuses.
+    def BUTTON_INNER(self) -> str:  # type: ignore[override]
         return Checkbox.BUTTON_INNER if self.value else EMPTY
 
 
@@ -48,7 +51,7 @@ class SchedulerChecklist(SelectionList[str]):
         Binding("b", "make_baseline", "Baseline", tooltip="make the highlighted scheduler the baseline"),
     ]
 
-    def __init__(self, names: list[str], picked: set[str], id: str | None = None) -> None:
+    def __init__(self, names: list[str], picked: Collection[str | None], id: str | None = None) -> None:
         self.names = names
         self.chosen: str | None = None  # None: the first selected is the baseline
         super().__init__(*[Selection(n, n, n in picked) for n in names], id=id)

@@ -30,12 +30,16 @@ class SchedulerCommands(Provider):
 
     async def discover(self) -> Hits:
         live = self._live()
+        if live is None:  # a replay: nothing to switch
+            return
         for text, dev, sched in self._commands():
             yield DiscoveryHit(text, partial(live.settings.start_switch, dev, sched),
                                help="switch the IO scheduler now")
 
     async def search(self, query: str) -> Hits:
         live = self._live()
+        if live is None:  # a replay: nothing to switch
+            return
         matcher = self.matcher(query)
         for text, dev, sched in self._commands():
             score = matcher.match(text)

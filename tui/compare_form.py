@@ -12,7 +12,7 @@ from textual.widgets import Input, Label, Select, SelectionList, Static
 from iosched.core.base.errors import IoschedError
 from iosched.core.experiment.matrix import MatrixPlan
 from iosched.core.experiment.runner import parse_variants
-from iosched.core.experiment.service import ExperimentPlan, TargetRequest
+from iosched.core.experiment.service import ExperimentPlan, Kind, TargetRequest
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
 from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
 from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
@@ -139,7 +139,7 @@ class CompareForm(Vertical):
             raise ValueError("live alternation runs one catalog job")
         variants = parse_variants(",".join(names))
         matrix = MatrixPlan(variants, jobs, repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
-        kind = "matrix" if matrix else "alternate" if alternate else "compare"
+        kind: Kind = "matrix" if matrix else "alternate" if alternate else "compare"
         plan = ExperimentPlan(self.device, kind, variants, job=jobs[0] if jobs and not matrix else None, cmd=cmd,
                               runtime=None if jobs and isinstance(jobs[0], Job) else runtime, matrix=matrix,
                               repeat=repeat, settle=0.5, every=every, duration=duration, root=root,

@@ -64,7 +64,7 @@ class JobState:
 
 
 def run_job(state: JobState, destroy: bool, root: str | Path,
-            on_progress: Callable[[FioProgress], None]) -> FioResult:
+            on_progress: Callable[[FioProgress], object]) -> FioResult:
     """Worker side: hold the device's load lock (DeviceBusy when another iosched loads it), pick the target
     (Refused when it needs the typed name), run fio, clean up."""
     with contextlib.ExitStack() as held:

@@ -11,7 +11,7 @@ import os
 import time
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import events, work
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import reactive
@@ -174,7 +174,7 @@ class LiveScreen(MonitorScreen):
                           (state, USEFUL), (f"every {self.interval:g}s", SPARE), (f"sort {self.sort_key}", SPARE),
                           (util, USEFUL), (self.tracing.status().strip(), USEFUL), (hint, EXTRA)], width)
 
-    def on_resize(self) -> None:
+    def on_resize(self, event: events.Resize) -> None:
         self.render_status()  # MonitorScreen's own handler runs too (size classes)
 
     def action_pause(self) -> None:

@@ -202,6 +202,9 @@ class SettingWrites:
             return
         choices = [(by, match_label(dev.name, by, value)) for by, value in ways]
         scheduler = dev.scheduler
+        if scheduler is None:  # listed schedulers but none in use: nothing to keep
+            screen.notify(f"{dev.name} has no IO scheduler in use.", severity="warning")
+            return
 
         def chosen(by: str | None) -> None:
             if by is None:

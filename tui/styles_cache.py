@@ -29,7 +29,7 @@ def unpin_styles_caches() -> None:
     method = StylesCache.__dict__.get("get_inner_outer")
     # Only the buggy shape: an lru_cache straight on a plain function. A static or class method (a fix) and
     # anything else are left alone.
-    if isinstance(method, (staticmethod, classmethod)) or not hasattr(method, "cache_clear"):
+    if method is None or isinstance(method, (staticmethod, classmethod)) or not hasattr(method, "cache_clear"):
         return
     original = getattr(method, "__wrapped__", None)
     if original is None or list(inspect.signature(original).parameters) != ["cls", "base_background", "background"]:
@@ -47,4 +47,5 @@ def unpin_styles_caches() -> None:
     except Exception:
         return
     method.cache_clear()  # what it holds already goes too
-    StylesCache.get_inner_outer = get_inner_outer  # type: ignore[method-assign]
+    # A plain function where Textual's class holds an lru_cache wrapper: the swap this module exists for.
+    StylesCache.get_inner_outer = get_inner_outer  # type: ignore[method-assign, assignment]

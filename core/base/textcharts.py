@@ -20,10 +20,10 @@ def nice_ceiling(value: float) -> float:
         return 1.0
     exp = math.floor(math.log10(value))
     for step in (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0):
-        top = step * 10**exp
+        top = step * float(10**exp)  # int ** int is typed Any (a negative power is a float)
         if top >= value * 0.999999:
             return top
-    return 10 ** (exp + 1)
+    return float(10 ** (exp + 1))
 
 
 def _span_mask(side: int, first: int, last: int) -> int:

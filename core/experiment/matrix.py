@@ -41,7 +41,7 @@ from iosched.core.experiment.runner import (
     puts_back,
 )
 from iosched.core.experiment.saved import Bad, check_matrix, decode_json, listed, need, obj, saved_variants, through
-from iosched.core.experiment.schema_version import SCHEMA_VERSION
+from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
@@ -93,7 +93,7 @@ def job_runtime(job: Job | JobFile, runtime: float | None) -> float | None:
     return runtime if runtime is not None else job_file_runtime(job)
 
 
-def job_spec(job: Job | JobFile) -> dict:
+def job_spec(job: Job | JobFile) -> Doc:
     """What identifies a job in a saved matrix: a catalog name with its scaling, or a job file's options."""
     if isinstance(job, Job):
         return {"catalog": job.name, "runtime": job.runtime, "size": job.size}
@@ -180,7 +180,7 @@ class MatrixPlan:
             total += s
         return total
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Doc:
         return {"variants": [v.to_json() for v in self.variants], "jobs": [job_spec(j) for j in self.jobs],
                 "workloads": [j.to_json() for j in self.jobs], "repeat": self.repeat,
                 "drop_caches": self.drop_caches, "settle_s": self.settle, "job_runtime_s": self.runtime,
@@ -209,12 +209,12 @@ def _plan(doc: object) -> MatrixPlan:
     names = {j.name: i for i, j in enumerate(jobs)}
     labels = {v.label: i for i, v in enumerate(variants)}
     need(len(names) == len(jobs), "two of its jobs have one name")
-    repeat = int(through(parse_repeat, d.get("repeat"), "repeat"))  # type: ignore[call-overload]
-    settle = float(through(parse_settle, d.get("settle_s"), "settle_s"))  # type: ignore[arg-type]
+    repeat = int(through(parse_repeat, d.get("repeat"), "repeat"))
+    settle = float(through(parse_settle, d.get("settle_s"), "settle_s"))
     need(isinstance(d.get("drop_caches"), bool), "drop_caches is not true or false")
     runtime = d.get("job_runtime_s")
     if runtime is not None:
-        runtime = float(through(parse_seconds, runtime, "job_runtime_s"))  # type: ignore[arg-type]
+        runtime = float(through(parse_seconds, runtime, "job_runtime_s"))
     primary = d.get("primary_metric") or "iops"
     through(parse_metric, primary, "primary_metric")
     pairs = listed(d.get("order"), "order")
@@ -234,7 +234,7 @@ def _plan(doc: object) -> MatrixPlan:
     return plan
 
 
-def decode_matrix(doc: object, path: object) -> dict:
+def decode_matrix(doc: object, path: object) -> Doc:
     """A saved matrix checked whole (every field, its plan, its runs against the plan) before any use."""
     d = check_matrix(doc, path)
     plan = plan_from_doc(d, path)
@@ -243,22 +243,24 @@ def decode_matrix(doc: object, path: object) -> dict:
     return d
 
 
-def load_matrix(path: str | Path) -> dict:
+def load_matrix(path: str | Path) -> Doc:
     """A saved matrix document, size- and shape-checked; BadInput with one sentence otherwise."""
     data = read_bounded(path, SAVE_LIMIT, "matrix")  # a regular file only: /dev/zero or a FIFO is refused at once
     return decode_matrix(decode_json(data, path, "matrix"), path)
 
 
-def _identity(dev: dict) -> dict:
+def _identity(dev: Doc) -> Doc:
     return {k: dev.get(k) for k in ("name", "size_bytes", "model", "serial", "backing_file")}
 
 
-def check_resumable(doc: dict, device: str, variants: list[Variant] | None, jobs: list[Job | JobFile] | None,
+def check_resumable(doc: Doc, device: str, variants: list[Variant] | None, jobs: list[Job | JobFile] | None,
                     runtime: float | None, root: str | Path = "/", path: str = "the file") -> MatrixPlan:
     """The saved plan, after checking the file belongs to this device and to the variants and jobs given."""
     saved = plan_from_doc(doc, path)
     dev = read_device(device, root)
-    saved_dev = doc.get("device") if isinstance(doc.get("device"), dict) else {}
+    saved_dev = doc.get("device")
+    if not isinstance(saved_dev, dict):
+        saved_dev = {}
     if dev is None or _identity(dev.to_json()) != _identity(saved_dev):
         raise BadInput(f"{path} was saved for another device ({saved_dev.get('name')}), not {device}")
     if jobs is not None and ([job_spec(j) for j in jobs] != [job_spec(j) for j in saved.jobs]
@@ -272,7 +274,7 @@ def check_resumable(doc: dict, device: str, variants: list[Variant] | None, jobs
     return saved
 
 
-def done_slots(doc: dict) -> set[int]:
+def done_slots(doc: Doc) -> set[int]:
     return {r["slot"] for r in doc["runs"]}
 
 
@@ -280,7 +282,7 @@ def done_slots(doc: dict) -> set[int]:
 
 
 def find_resumable(device: str, directory: str | Path, root: str | Path = "/", look_at: int = 5,
-                   only: Path | None = None) -> tuple[Path, dict, MatrixPlan] | None:
+                   only: Path | None = None) -> tuple[Path, Doc, MatrixPlan] | None:
     """The unfinished matrix last saved for ``device`` (among its ``look_at`` most recent, or ``only`` that
     file) that still fits it: the same device (by identity, not name alone) and a readable plan; None when
     there is none."""
@@ -301,15 +303,15 @@ def find_resumable(device: str, directory: str | Path, root: str | Path = "/", l
 # --- running ------------------------------------------------------------------------------------------------
 
 
-def new_document(device: str, plan: MatrixPlan, target: Target | None, root: str | Path = "/") -> dict:
+def new_document(device: str, plan: MatrixPlan, target: Target | None, root: str | Path = "/") -> Doc:
     return {"version": SCHEMA_VERSION, "kind": "matrix", "started": time.time(), **_sysinfo(device, root),
             **plan.to_json(), "target": target.to_json() if target else None, "runs": [], "notes": [],
             "status": "running"}
 
 
-def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict | None = None, root: str | Path = "/",
-               on_event: Callable[[Event], None] | None = None, on_saved: Callable[[dict], None] | None = None,
-               ctl: Control | None = None) -> dict:
+def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: Doc | None = None, root: str | Path = "/",
+               on_event: Callable[[Event], None] | None = None, on_saved: Callable[[Doc], None] | None = None,
+               ctl: Control | None = None) -> Doc:
     """Run every slot of ``plan.order`` not yet in ``doc["runs"]`` (a new document when None); ``on_saved`` gets
     the document after each run.
 
@@ -356,8 +358,7 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: dict | None =
                 label = f"{job.name} · {v.label}"
                 emit(Event("run-start", slot, plan.runs, label, text=_eta_text(plan, todo[k:], spent)))
                 # Progress events name the cell (workload and variant), not the variant alone.
-                run = _one_run(device, v, config, wl, monitor, ctl, root,
-                               lambda e, label=label: emit(replace(e, variant=label)), slot, plan.runs)
+                run = _one_run(device, v, config, wl, monitor, ctl, root, _naming(emit, label), slot, plan.runs)
                 run["start"] = run["start"] - t_origin + offset
                 run["end"] = run["end"] - t_origin + offset
                 run["slot"], run["workload"] = slot, job.name
@@ -391,6 +392,11 @@ def eta_seconds(plan: MatrixPlan, remaining: list[int], spent: list[tuple[float,
         if e > 0 and math.isfinite(m / e):
             est *= m / e
     return est
+
+
+def _naming(emit: Callable[[Event], None], label: str) -> Callable[[Event], None]:
+    """``emit`` with each event's variant replaced by ``label``, the cell's name."""
+    return lambda e: emit(replace(e, variant=label))
 
 
 def _eta_text(plan: MatrixPlan, remaining: list[int], spent: list[tuple[float, float]]) -> str:

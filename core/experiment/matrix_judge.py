@@ -10,7 +10,9 @@ difference" everywhere in at least 1 - alpha of experiments. Values that admit n
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
+from iosched.core.experiment.schema_version import Doc
 from iosched.core.experiment.stats import CannotJudge, RatioEstimate, holm, log_ratio_welch, summarize
 from iosched.core.experiment.verdict import METRICS, effect_words, fmt_p
 
@@ -22,7 +24,7 @@ def _pct(r: float) -> str:
     return f"{(r - 1) * 100:+.0f}%".replace("-", "−")
 
 
-def judge_matrix(doc: dict, alpha: float = 0.05, metric: str | None = None) -> dict:
+def judge_matrix(doc: Doc, alpha: float = 0.05, metric: str | None = None) -> Doc:
     """Cells (workload x variant) with the primary metric's summary, ratio to the baseline, and the verdict."""
     primary = metric or doc.get("primary_metric") or "iops"
     labels = [v["label"] for v in doc["variants"]]
@@ -30,29 +32,31 @@ def judge_matrix(doc: dict, alpha: float = 0.05, metric: str | None = None) -> d
     base = labels[0]
     values: dict[tuple[str, str], dict[str, list[float]]] = {(w, v): {} for w in workloads for v in labels}
     for r in doc["runs"]:
-        cell = values.get((r.get("workload"), r.get("variant")))
-        if cell is None or not r.get("valid", True):
+        got = values.get((r.get("workload"), r.get("variant")))
+        if got is None or not r.get("valid", True):
             continue
         for key, x in r["metrics"].items():
             if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
-                cell.setdefault(key, []).append(float(x))
+                got.setdefault(key, []).append(float(x))
     label, _unit, more, fewer = WORDS.get(primary, (primary, "", "more", "fewer"))
-    cells: list[dict] = []
+    cells: list[Doc] = []
     estimates: dict[tuple[str, str], RatioEstimate | CannotJudge] = {}
     for w in workloads:
         for v in labels:
             xs = values[(w, v)]
             summaries = {k: summarize(x).to_json() for k, x in xs.items()}
-            cell = {"workload": w, "variant": v, "baseline": base, "metric": primary, "primary": True,
-                    **_summary_fields(summaries.get(primary)), "secondary": {}}
+            cell: Doc = {"workload": w, "variant": v, "baseline": base, "metric": primary, "primary": True,
+                         **_summary_fields(summaries.get(primary)), "secondary": {}}
             for key, s in summaries.items():
                 if key == primary:
                     continue
-                entry = {"mean": s["mean"], "mean_ci95": s["ci95"] if s["n"] >= 2 else None, "n": s["n"]}
+                entry: Doc = {"mean": s["mean"], "mean_ci95": s["ci95"] if s["n"] >= 2 else None, "n": s["n"]}
                 if v != base:
-                    r = log_ratio_welch(values[(w, base)].get(key, []), xs.get(key, []))
-                    judged = isinstance(r, RatioEstimate)
-                    entry.update(ratio=r.ratio if judged else None, ci95=[r.ci_low, r.ci_high] if judged else None)
+                    e = log_ratio_welch(values[(w, base)].get(key, []), xs.get(key, []))
+                    if isinstance(e, RatioEstimate):
+                        entry.update(ratio=e.ratio, ci95=[e.ci_low, e.ci_high])
+                    else:
+                        entry.update(ratio=None, ci95=None)
                 cell["secondary"][key] = entry
             if v != base:
                 r = log_ratio_welch(values[(w, base)].get(primary, []), xs.get(primary, []),
@@ -79,13 +83,13 @@ def judge_matrix(doc: dict, alpha: float = 0.05, metric: str | None = None) -> d
                         for r in doc["runs"] if not r.get("valid", True)]}
 
 
-def _summary_fields(s: dict | None) -> dict:
+def _summary_fields(s: Doc | None) -> Doc:
     if not s:
         return {"n": 0, "mean": None, "mean_ci95": None}
     return {"n": s["n"], "mean": s["mean"], "mean_ci95": s["ci95"] if s["n"] >= 2 else None}
 
 
-def _cell_verdict(c: dict, metric: str, label: str, e: RatioEstimate | CannotJudge) -> str:
+def _cell_verdict(c: Doc, metric: str, label: str, e: RatioEstimate | CannotJudge) -> str:
     if isinstance(e, CannotJudge):
         return f"{c['workload']}: cannot judge {label} ({e.reason})"
     p = fmt_p(c["p_adjusted"], adjusted=True)
@@ -96,12 +100,14 @@ def _cell_verdict(c: dict, metric: str, label: str, e: RatioEstimate | CannotJud
             f"95% CI {_pct(lo)} to {_pct(hi)}), {p}")
 
 
-def variant_sentence(cells: list[dict], variant: str, label: str, more: str, fewer: str) -> str:
+def variant_sentence(cells: list[Doc], variant: str, label: str, more: str, fewer: str) -> str:
     """"bfq: fewer IOPS on 3 of 5 workloads (−8% to −37%); no significant difference on 2"."""
     mine = [c for c in cells if c["variant"] == variant]
     n = len(mine)
     parts: list[str] = []
-    for word, pick in ((more, lambda c: c["ratio"] > 1), (fewer, lambda c: c["ratio"] < 1)):
+    picks: tuple[tuple[str, Callable[[Doc], bool]], ...] = (
+        (more, lambda c: c["ratio"] > 1), (fewer, lambda c: c["ratio"] < 1))
+    for word, pick in picks:
         sig = [c for c in mine if c.get("significant") and pick(c)]
         if sig:
             lo = min(sig, key=lambda c: abs(c["ratio"] - 1))["ratio"]
@@ -119,7 +125,7 @@ def variant_sentence(cells: list[dict], variant: str, label: str, more: str, few
     return f"{variant}: " + "; ".join(parts)
 
 
-def as_matrix(doc: dict) -> dict:
+def as_matrix(doc: Doc) -> Doc:
     """A one-workload experiment seen as a matrix of one row, so it judges and plots the same way."""
     wl = doc.get("workload") or {}
     name = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"

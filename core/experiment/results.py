@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.experiment.schema_version import Doc
 from iosched.core.settings.journal import default_run_dir
 from iosched.core.settings.pidlock import Held, holding
 
@@ -51,7 +52,7 @@ def check_save_path(path: str | Path) -> os.stat_result | None:
     return st
 
 
-def save_result(doc: dict, path: str | Path) -> None:
+def save_result(doc: Doc, path: str | Path) -> None:
     """Write atomically (a crash mid-write leaves the previous save, never half a file); a file that is
     replaced keeps its mode and owner. BadInput for a path that is not a regular file (check_save_path)."""
     p = Path(path)

@@ -19,8 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError, shown
-from iosched.core.experiment.schema_version import SCHEMA_VERSION
-from iosched.core.experiment.verdict import METRICS, RunningVerdict, judge  # noqa: F401  (re-exported: judging moved there)
+from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
+from iosched.core.experiment.verdict import METRICS as METRICS  # these three re-exported: judging moved there
+from iosched.core.experiment.verdict import RunningVerdict as RunningVerdict
+from iosched.core.experiment.verdict import judge as judge
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.live.sampler import Sample, compute_rates
@@ -48,7 +50,7 @@ class Variant:
     scheduler: str
     settings: tuple[tuple[str, str], ...] = ()
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Doc:
         return {"label": self.label, "scheduler": self.scheduler, "settings": dict(self.settings)}
 
 
@@ -188,7 +190,7 @@ class Workload:
     def name(self) -> str:
         return self.job.name if self.job is not None else f"cmd: {self.cmd}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Doc:
         return {"job": self.job.to_json() if self.job is not None else None,
                 "target": self.target.to_json() if self.target else None, "runtime": self.runtime, "cmd": self.cmd}
 
@@ -204,7 +206,7 @@ class Control:
     cancelled: threading.Event = field(default_factory=threading.Event)
     fio: FioRun | None = None
     child: Child | None = None  # a running --cmd
-    doc: dict | None = None  # the experiment's document from its first run on: what finished, however it ends
+    doc: Doc | None = None  # the experiment's document from its first run on: what finished, however it ends
 
     def cancel(self) -> None:
         self.cancelled.set()
@@ -279,11 +281,11 @@ class Event:
     variant: str = ""
     text: str = ""
     progress: FioProgress | None = None
-    run: dict | None = None
+    run: Doc | None = None
     lines: list[str] = field(default_factory=list)  # run-end: the interim estimates, the run included
 
 
-def _sysinfo(device: str, root: str | Path) -> dict:
+def _sysinfo(device: str, root: str | Path) -> Doc:
     dev = read_device(device, root)
     u = platform.uname()
     return {"kernel": u.release, "machine": u.machine, "host": u.node,
@@ -324,14 +326,14 @@ def why_ended(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
-def _mark_cancelled(doc: dict, error: BaseException, covers: str) -> None:
+def _mark_cancelled(doc: Doc, error: BaseException, covers: str) -> None:
     """Note why the experiment ended early; the document stays in ``Control.doc``, to be judged and saved."""
     doc["notes"].append(f"ended early ({why_ended(error)}): {covers}")
     doc["status"] = "cancelled"
 
 
 @contextlib.contextmanager
-def puts_back(doc: dict, cfg: Configurator, ctl: Control, target: Target | None, root: str | Path,
+def puts_back(doc: Doc, cfg: Configurator, ctl: Control, target: Target | None, root: str | Path,
               ended: Callable[[], str], t_origin: float, offset: float = 0.0) -> Iterator[None]:
     """Around an experiment's runs: whatever ends them, fio is killed, the device gets its starting
     configuration back, the target's scratch files go and the switches made are recorded.
@@ -359,7 +361,7 @@ def puts_back(doc: dict, cfg: Configurator, ctl: Control, target: Target | None,
         _raise_undone(undone, early, doc, ended)
 
 
-def _put_back(cfg: Configurator, doc: dict) -> IoschedError | None:
+def _put_back(cfg: Configurator, doc: Doc) -> IoschedError | None:
     """``cfg.put_back()``; when the device vanished (or refuses), the error is noted and returned instead of
     raised over the one that ended the runs."""
     try:
@@ -371,7 +373,7 @@ def _put_back(cfg: Configurator, doc: dict) -> IoschedError | None:
     return None
 
 
-def _raise_undone(undone: IoschedError | None, early: bool, doc: dict, ended: Callable[[], str]) -> None:
+def _raise_undone(undone: IoschedError | None, early: bool, doc: Doc, ended: Callable[[], str]) -> None:
     """After every run finished, a failed put-back still fails the experiment, with its runs kept."""
     if undone is not None and not early:
         _mark_cancelled(doc, undone, ended())
@@ -381,8 +383,8 @@ def _raise_undone(undone: IoschedError | None, early: bool, doc: dict, ended: Ca
 def run_experiment(device: str, variants: list[Variant], workload: Workload, repeat: int = 3,
                    drop: bool = False, settle: float = 1.0, root: str | Path = "/",
                    on_event: Callable[[Event], None] | None = None, ctl: Control | None = None,
-                   stop: Callable[[dict], bool] | None = None, sequential: dict | None = None,
-                   trace: bool = False) -> dict:
+                   stop: Callable[[Doc], bool] | None = None, sequential: Doc | None = None,
+                   trace: bool = False) -> Doc:
     """Run every variant ``repeat`` times in interleaved order; returns the document `report` judges.
 
     ``stop`` sees each finished run and ends the experiment early when it returns True (the sequential
@@ -398,7 +400,7 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
     emit = on_event or (lambda e: None)
     monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     order = plan_order(len(variants), repeat)
-    doc: dict = {
+    doc: Doc = {
         "version": SCHEMA_VERSION, "kind": "compare", "started": time.time(), **_sysinfo(device, root),
         "variants": [v.to_json() for v in variants], "order": [variants[i].label for i in order],
         "repeat": repeat, "drop_caches": drop, "settle_s": settle, "workload": workload.to_json(),
@@ -451,7 +453,7 @@ def _start_tracing(device: str, root: str | Path, workload: Workload) -> RunTrac
     return tracer
 
 
-def _add_trace(run: dict, tracer: RunTracer, doc: dict) -> None:
+def _add_trace(run: Doc, tracer: RunTracer, doc: Doc) -> None:
     """The run's block-layer figures into its metrics; a tracer that died is noted once."""
     got = tracer.collect(run["start"], run["end"])
     if got is not None:
@@ -462,7 +464,7 @@ def _add_trace(run: dict, tracer: RunTracer, doc: dict) -> None:
 
 
 def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload, monitor: Monitor,
-             ctl: Control, root: str | Path, emit: Callable[[Event], None], n: int, total: int) -> dict:
+             ctl: Control, root: str | Path, emit: Callable[[Event], None], n: int, total: int) -> Doc:
     drift: list[str] = []
 
     def check_drift() -> None:
@@ -518,8 +520,8 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
 
 def run_alternation(device: str, variants: list[Variant], workload: Workload, every: float, duration: float,
                     discard: float = 1.0, root: str | Path = "/", on_event: Callable[[Event], None] | None = None,
-                    ctl: Control | None = None, stop: Callable[[dict], bool] | None = None,
-                    sequential: dict | None = None) -> dict:
+                    ctl: Control | None = None, stop: Callable[[Doc], bool] | None = None,
+                    sequential: Doc | None = None) -> Doc:
     """One continuous fio run while the variants take turns every ``every`` seconds.
 
     The job's runtime must exceed ``duration`` (fio is stopped when the last turn ends).
@@ -530,7 +532,8 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     variants share cancels. ``stop`` and ``sequential`` as in `run_experiment`.
     """
     with _released_on_error(workload, root):
-        if workload.job is None or workload.target is None:
+        job, target = workload.job, workload.target
+        if job is None or target is None:
             raise BadInput("live alternation needs a fio job")
         if every <= discard + 0.5:
             raise BadInput(f"--alternate must be longer than {discard + 0.5:g} s (the first {discard:g} s of a "
@@ -544,7 +547,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     ctl = ctl or Control()
     emit = on_event or (lambda e: None)
     monitor = Monitor(root=root, capacity=1)  # the run windows' edges
-    doc: dict = {
+    doc: Doc = {
         "version": SCHEMA_VERSION, "kind": "alternate", "started": time.time(), **_sysinfo(device, root),
         "variants": [v.to_json() for v in variants], "every_s": every, "duration_s": duration,
         "discard_s": discard, "workload": workload.to_json(), "original": cfg.snapshot(), "runs": [], "notes": [],
@@ -554,7 +557,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     if sequential is not None:
         doc["sequential"] = sequential
     configs = {v.label: cfg.apply(v) for v in variants}  # captures each scheduler's defaults before the load
-    result: dict = {}
+    result: Doc = {}
 
     def hold(run: FioRun) -> None:
         ctl.fio = run
@@ -563,7 +566,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
 
     def fio_thread() -> None:
         try:
-            result["fio"] = run_fio(workload.job, workload.target, workload.runtime,
+            result["fio"] = run_fio(job, target, workload.runtime,
                                     lambda p: emit(Event("progress", len(doc["runs"]), 0, cur[0], progress=p)),
                                     hold)
         except IoschedError as e:
@@ -620,7 +623,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
                 ctl.cancel()
             worker.join(timeout=10)
             undone = _put_back(cfg, doc)
-            workload.target.release(root)
+            target.release(root)
         doc["switches"] = [(t - t_origin, s) for t, s in cfg.switches]
         doc["finished"] = time.time()
         _raise_undone(undone, early, doc, lambda: "results cover the turns that finished")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable
+from typing import Any, TypeVar
 
 from iosched.core.base.errors import BadInput
 from iosched.core.experiment.params import (
@@ -25,7 +26,7 @@ from iosched.core.experiment.params import (
     parse_settle,
 )
 from iosched.core.experiment.runner import Variant, parse_variants
-from iosched.core.experiment.schema_version import SCHEMA_VERSION
+from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 
 MAX_DEPTH = 32  # fio's own JSON inside a run is about 10 levels deep
 MAX_VALUE = 1e15  # a measured value, a time in seconds: anything larger is not one iosched wrote
@@ -60,13 +61,13 @@ def need(ok: bool, why: str) -> None:
         raise Bad(why)
 
 
-def obj(value: object, where: str) -> dict:
+def obj(value: object, where: str) -> Doc:
     need(isinstance(value, dict), f"{where} is not an object")
     assert isinstance(value, dict)
     return value
 
 
-def listed(value: object, where: str) -> list:
+def listed(value: object, where: str) -> list[Any]:
     need(isinstance(value, list), f"{where} is not a list")
     assert isinstance(value, list)
     return value
@@ -86,7 +87,10 @@ def finite(value: object, where: str, limit: float = MAX_VALUE) -> float:
     return float(value)  # type: ignore[arg-type]
 
 
-def through(parse: Callable[[object], object], value: object, where: str) -> object:
+_T = TypeVar("_T")
+
+
+def through(parse: Callable[[object], _T], value: object, where: str) -> _T:
     """``value`` through its flag's parser: the same refusal as on the command line."""
     try:
         return parse(value)
@@ -94,7 +98,7 @@ def through(parse: Callable[[object], object], value: object, where: str) -> obj
         raise Bad(f"{where}: {e}") from None
 
 
-def optional(doc: dict, key: str, check: Callable[[object, str], object]) -> None:
+def optional(doc: Doc, key: str, check: Callable[[object, str], object]) -> None:
     """Check ``doc[key]`` when it is there and not null."""
     if doc.get(key) is not None:
         check(doc[key], key)
@@ -119,7 +123,7 @@ def text_list(value: object, where: str) -> list[str]:
     return items
 
 
-def text_map(value: object, where: str) -> dict:
+def text_map(value: object, where: str) -> Doc:
     """An object of settings or sysfs values: text (or a plain number, or null) under every key."""
     m = obj(value, where)
     need(all(v is None or isinstance(v, str) or (isinstance(v, (int, float)) and not isinstance(v, bool))
@@ -162,7 +166,7 @@ def _switches(value: object, where: str) -> None:
         finite(s[0], "a switch's time")
 
 
-def _common(doc: object, kind: str) -> dict:
+def _common(doc: object, kind: str) -> Doc:
     """The fields an experiment and a matrix share, checked with the flags' parsers where a flag sets them."""
     d = obj(doc, "the document")
     need(depth_within(d, MAX_DEPTH), "nested too deeply")
@@ -188,7 +192,7 @@ def _common(doc: object, kind: str) -> dict:
     return d
 
 
-def check_run(r: object, n: int, labels: list[str]) -> dict:
+def check_run(r: object, n: int, labels: list[str]) -> Doc:
     """One run: which variant, when, valid or not and why, its configuration and its measured values."""
     where = f"run {n}"
     run = obj(r, where)
@@ -205,7 +209,7 @@ def check_run(r: object, n: int, labels: list[str]) -> dict:
     for key, x in metrics.items():
         # Every figure iosched measures is a ratio of counters, times or fio's figures: zero, or at least
         # 1e-12 in size. Nearer zero (1e-300) scales and ratios overflow; no run measures that.
-        need(x is None or finite(x, f"{where}'s {key}") == 0 or abs(x) >= MIN_VALUE,  # type: ignore[arg-type]
+        need(x is None or finite(x, f"{where}'s {key}") == 0 or abs(x) >= MIN_VALUE,
              f"{where}'s {key} is not a number of a sensible size ({brief(x)})")
     for key in ("fio", "trace"):
         optional(run, key, obj)
@@ -237,7 +241,7 @@ def _sequential(value: object, where: str) -> None:
     optional(seq, "alpha", lambda v, w: through(parse_alpha, v, w))
 
 
-def _experiment(doc: object) -> dict:
+def _experiment(doc: object) -> Doc:
     d = _common(doc, "experiment")
     kind = d.get("kind", "compare")
     need(kind in ("compare", "alternate"), f"kind {brief(kind)} is not compare or alternate")
@@ -246,7 +250,7 @@ def _experiment(doc: object) -> dict:
     optional(d, "order", lambda v, w: need(all(x in labels for x in text_list(v, w)), "order names no variant"))
     optional(d, "sequential", _sequential)
     if kind == "alternate":
-        every = float(through(parse_seconds, d.get("every_s"), "every_s"))  # type: ignore[arg-type]
+        every = float(through(parse_seconds, d.get("every_s"), "every_s"))
         through(parse_seconds, d.get("duration_s"), "duration_s")
         through(number(0, every, hi_open=True), d.get("discard_s"), "discard_s")
     for n, r in enumerate(listed(d.get("runs"), "runs"), 1):
@@ -254,7 +258,7 @@ def _experiment(doc: object) -> dict:
     return d
 
 
-def check_experiment(doc: object, path: object) -> dict:
+def check_experiment(doc: object, path: object) -> Doc:
     """``doc`` when it is a saved experiment `report` can judge and show; BadInput with one sentence otherwise."""
     try:
         return _experiment(doc)
@@ -265,7 +269,7 @@ def check_experiment(doc: object, path: object) -> dict:
 # --- a saved matrix (its plan is read back in core/experiment/matrix.py) -------------------------------------
 
 
-def check_matrix(doc: object, path: object) -> dict:
+def check_matrix(doc: object, path: object) -> Doc:
     """The fields of a saved matrix, each with its flag's parser; BadInput with one sentence otherwise."""
     try:
         d = _common(doc, "matrix")
@@ -288,8 +292,9 @@ def check_matrix(doc: object, path: object) -> dict:
             slot = run.get("slot")
             need(isinstance(slot, int) and not isinstance(slot, bool) and 0 <= slot < len(d["order"])
                  and slot not in slots, f"run {n} has no slot of the order, or one taken twice")
-            slots.add(slot)  # type: ignore[arg-type]
-            need(d["order"][slot] == [run.get("workload"), run["variant"]],  # type: ignore[index]
+            assert isinstance(slot, int)
+            slots.add(slot)
+            need(d["order"][slot] == [run.get("workload"), run["variant"]],
                  f"run {n} is not the workload and variant its slot plans")
         return d
     except Bad as e:

@@ -79,8 +79,8 @@ def _max_abs_t(design: Design, looks: tuple[int, ...], arms: int, rng: random.Ra
             n += 1
         best = 0.0
         for v in range(m):
-            var = (sdd[v] - sd[v] * sd[v] / n) / (n - 1)
-            best = max(best, abs(sd[v] / n) / math.sqrt(var / n))
+            var_d = (sdd[v] - sd[v] * sd[v] / n) / (n - 1)
+            best = max(best, abs(sd[v] / n) / math.sqrt(var_d / n))
         out.append(best)
     assert n == n_max
     return out

@@ -33,6 +33,7 @@ from iosched.core.experiment.runner import (
     run_experiment,
     why_ended,
 )
+from iosched.core.experiment.schema_version import Doc
 from iosched.core.experiment.verdict import RunningVerdict, judge, sequential_plan
 from iosched.core.load.jobs import Job, JobFile, space_needed
 from iosched.core.load.targets import Target, choose_target
@@ -64,7 +65,7 @@ class ExperimentPlan:
     cmd: str | None = None  # compare: a command timed under each variant, instead of a job
     runtime: float | None = None  # seconds, for a job file (catalog jobs carry their own)
     matrix: MatrixPlan | None = None  # kind == "matrix"
-    resume: dict | None = None  # a saved, unfinished matrix to continue (its plan is ``matrix``)
+    resume: Doc | None = None  # a saved, unfinished matrix to continue (its plan is ``matrix``)
     repeat: int = 3
     drop_caches: bool = False
     settle: float = 1.0
@@ -100,7 +101,7 @@ class Saver(Protocol):
     path: Path | None
     error: str
 
-    def save(self, doc: dict) -> bool: ...
+    def save(self, doc: Doc) -> bool: ...
 
 
 class ResultFile:
@@ -122,7 +123,7 @@ class ResultFile:
         except OSError as e:
             return cls(None, f"{directory}: {e.strerror or e}")
 
-    def save(self, doc: dict) -> bool:
+    def save(self, doc: Doc) -> bool:
         if self.path is None or self.failed:
             return False
         if not doc.get("runs") and not self.keep_empty and not self.path.exists():  # no run finished: no file
@@ -145,7 +146,7 @@ class ResultFile:
 class Outcome:
     """How an experiment ended: its document (the runs that finished, judged) and why it ended."""
 
-    doc: dict
+    doc: Doc
     status: Status  # final: every planned run (or the sequential boundary); cancelled: stopped; failed: an error
     reason: str = ""  # why it ended early, in a few words ("Ctrl-C", "cancelled", "FioFailed: …")
     error: BaseException | None = None  # the error that ended it (failed), or KeyboardInterrupt (Ctrl-C)
@@ -153,7 +154,7 @@ class Outcome:
     save_error: str = ""
 
     @property
-    def judgement(self) -> dict | None:
+    def judgement(self) -> Doc | None:
         return self.doc.get("judgement")
 
     @property
@@ -165,7 +166,7 @@ class Outcome:
         return bool(self.doc.get("runs")) and not any(r.get("valid", True) for r in self.doc["runs"])
 
 
-def interim_verdict(plan: ExperimentPlan) -> tuple[RunningVerdict | None, Callable[[dict], bool] | None, dict | None]:
+def interim_verdict(plan: ExperimentPlan) -> tuple[RunningVerdict | None, Callable[[Doc], bool] | None, Doc | None]:
     """The running verdict of a compare or alternation, its stopping rule, and the sequential plan (if any)."""
     if plan.kind == "matrix":
         return None, None, None
@@ -198,7 +199,7 @@ def _held(plan: ExperimentPlan, saver: Saver | None) -> Iterator[None]:
 
 def run(plan: ExperimentPlan, saver: Saver | None = None, on_event: Callable[[Event], None] | None = None,
         ctl: Control | None = None, on_target: Callable[[Target], None] | None = None,
-        reload: Callable[[], dict] | None = None) -> Outcome:
+        reload: Callable[[], Doc] | None = None) -> Outcome:
     """Run ``plan``; see the module's docstring. ``on_target`` hears where fio will write (its note) before the
     first run; ``reload`` reads a resumed matrix again once its file lock is held (it may have moved on)."""
     emit = on_event or (lambda e: None)
@@ -224,7 +225,7 @@ def _run_held(plan: ExperimentPlan, saver: Saver | None, emit: Callable[[Event],
             e = replace(e, lines=running.lines())  # stop() has seen the run: the estimates include it
         emit(e)
 
-    def save(doc: dict) -> None:
+    def save(doc: Doc) -> None:
         if saver is not None and not saver.save(doc) and saver.error and not warned:
             warned.append(True)
             emit(Event("save-failed", text=saver.error))  # said once; the experiment goes on
@@ -233,11 +234,11 @@ def _run_held(plan: ExperimentPlan, saver: Saver | None, emit: Callable[[Event],
     try:
         doc = _dispatch(plan, target, relay, ctl, stop, seq, save)
     except BaseException as e:  # cancel, Ctrl-C, a failed run: the device is back; what finished is kept
-        doc = ctl.doc
-        if doc is None or not doc.get("runs"):  # nothing finished: as if refused before the first run
+        kept = ctl.doc
+        if kept is None or not kept.get("runs"):  # nothing finished: as if refused before the first run
             raise
         cancelled = isinstance(e, (Cancelled, KeyboardInterrupt, SystemExit)) or ctl.cancelled.is_set()
-        outcome = Outcome(doc, "cancelled" if cancelled else "failed", why_ended(e),
+        outcome = Outcome(kept, "cancelled" if cancelled else "failed", why_ended(e),
                           None if isinstance(e, Cancelled) else e)
     else:
         outcome = Outcome(doc, "final")
@@ -249,7 +250,7 @@ def _run_held(plan: ExperimentPlan, saver: Saver | None, emit: Callable[[Event],
 
 
 def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event], None], ctl: Control,
-              stop: Callable[[dict], bool] | None, seq: dict | None, save: Callable[[dict], None]) -> dict:
+              stop: Callable[[Doc], bool] | None, seq: Doc | None, save: Callable[[Doc], None]) -> Doc:
     if plan.kind == "matrix":
         assert plan.matrix is not None and target is not None
         return run_matrix(plan.device, plan.matrix, target, plan.resume, plan.root, emit, save, ctl)
@@ -267,7 +268,7 @@ def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event
                           emit, ctl, stop=stop, sequential=seq, trace=plan.trace)
 
 
-def _judge(plan: ExperimentPlan, doc: dict) -> None:
+def _judge(plan: ExperimentPlan, doc: Doc) -> None:
     """The final judgement into the document: of every finished run, whether the experiment finished or not."""
     if not doc.get("runs"):
         return

@@ -18,10 +18,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from iosched.core.experiment.metrics import (  # the table lives there; others import it from here too
-    METRIC_NAMES,
-    METRICS,
-)
+from iosched.core.experiment.metrics import METRIC_NAMES as METRIC_NAMES  # the table lives there; re-exported
+from iosched.core.experiment.metrics import METRICS as METRICS
+from iosched.core.experiment.schema_version import Doc
 from iosched.core.experiment.stats import (
     CannotJudge,
     RatioEstimate,
@@ -36,7 +35,7 @@ _WORDS = {k: (label, more, fewer) for k, label, _u, more, fewer in METRICS}
 PLANNING_RATIO = 1.10  # the difference the planning figure is stated for
 
 
-def default_primary(doc: dict) -> str:
+def default_primary(doc: Doc) -> str:
     """The metric the verdict is about: as chosen at the start, else wall time for a command, else IOPS."""
     chosen = doc.get("primary_metric")
     if chosen:
@@ -77,7 +76,7 @@ class MetricComparison:
     def p_value(self) -> float | None:
         return None if isinstance(self.estimate, CannotJudge) else self.estimate.p_value
 
-    def to_json(self) -> dict:
+    def to_json(self) -> Doc:
         ci = self.ci95
         return {"metric": self.metric, "baseline": self.baseline, "variant": self.variant, "ratio": self.ratio,
                 "ci95": list(ci) if ci else None, "p_value": self.p_value, "p_adjusted": self.p_adjusted,
@@ -138,7 +137,7 @@ def _sentence(metric: str, baseline: str, variant: str, e: RatioEstimate | Canno
 # --- values from a document --------------------------------------------------------------------------------
 
 
-def valid_values(doc: dict) -> dict[str, dict[str, list[float]]]:
+def valid_values(doc: Doc) -> dict[str, dict[str, list[float]]]:
     """Per variant, per metric: the values of the valid runs, in run order."""
     labels = [v["label"] for v in doc["variants"]]
     values: dict[str, dict[str, list[float]]] = {lb: {} for lb in labels}
@@ -151,7 +150,7 @@ def valid_values(doc: dict) -> dict[str, dict[str, list[float]]]:
     return values
 
 
-def block_log_ratios(doc: dict, metric: str) -> dict[str, list[float]]:
+def block_log_ratios(doc: Doc, metric: str) -> dict[str, list[float]]:
     """Live alternation: per variant, the mean of log(variant) - log(baseline) over each block of two passes.
 
     A pass is one turn of each variant; the turns go A B | B A | B A | A B ... (core/experiment/runner.py
@@ -169,7 +168,7 @@ def block_log_ratios(doc: dict, metric: str) -> dict[str, list[float]]:
     return {v: [(diff(2 * b, v) + diff(2 * b + 1, v)) / 2.0 for b in blocks] for v in labels[1:]}
 
 
-def _passes_and_blocks(doc: dict, metric: str) -> tuple[dict[int, dict[str, float]], list[int]]:
+def _passes_and_blocks(doc: Doc, metric: str) -> tuple[dict[int, dict[str, float]], list[int]]:
     """Live alternation: each pass's values by variant, and the blocks whose two passes are both whole."""
     labels = [v["label"] for v in doc["variants"]]
     k = len(labels)
@@ -186,7 +185,7 @@ def _passes_and_blocks(doc: dict, metric: str) -> tuple[dict[int, dict[str, floa
     return passes, [b for b in sorted({p // 2 for p in whole}) if 2 * b in whole and 2 * b + 1 in whole]
 
 
-def at_last_look(doc: dict, metric: str) -> dict:
+def at_last_look(doc: Doc, metric: str) -> Doc:
     """A sequential document cut to its last planned look reached: its boundary holds only at the looks, so
     runs past the last look (an unbalanced tail, a run after the stop) are left out of the test.
 
@@ -206,7 +205,7 @@ def at_last_look(doc: dict, metric: str) -> dict:
         runs = [r for r in doc["runs"] if int(r["index"]) // len(labels) <= last_pass]
         return {**doc, "runs": runs}
 
-    def counted(r: dict) -> bool:
+    def counted(r: Doc) -> bool:
         x = r["metrics"].get(metric)
         return bool(r.get("valid", True)) and isinstance(x, (int, float)) and not isinstance(x, bool)
 
@@ -229,7 +228,7 @@ def at_last_look(doc: dict, metric: str) -> dict:
     return {**doc, "runs": runs}
 
 
-def estimates(doc: dict, metric: str, level: float = 0.95) -> dict[str, RatioEstimate | CannotJudge]:
+def estimates(doc: Doc, metric: str, level: float = 0.95) -> dict[str, RatioEstimate | CannotJudge]:
     """Each variant against the baseline for one metric (batch: Welch on logs; alternation: paired)."""
     labels = [v["label"] for v in doc["variants"]]
     base = labels[0]
@@ -246,10 +245,10 @@ def estimates(doc: dict, metric: str, level: float = 0.95) -> dict[str, RatioEst
 
 def adjusted_family(p_values: Sequence[float | None]) -> list[float | None]:
     """Holm over the judgeable members of a family (None: cannot judge, left out)."""
-    idx = [i for i, p in enumerate(p_values) if p is not None]
-    adj = holm([p_values[i] for i in idx])  # type: ignore[misc]
+    judged = [(i, p) for i, p in enumerate(p_values) if p is not None]
+    adj = holm([p for _, p in judged])
     out: list[float | None] = [None] * len(p_values)
-    for i, a in zip(idx, adj, strict=True):
+    for (i, _), a in zip(judged, adj, strict=True):
         out[i] = a
     return out
 
@@ -257,8 +256,8 @@ def adjusted_family(p_values: Sequence[float | None]) -> list[float | None]:
 # --- the verdict ------------------------------------------------------------------------------------------------
 
 
-def judge(doc: dict, alpha: float = 0.05, primary: str | None = None, status: str | None = None,
-          planning: bool = True) -> dict:
+def judge(doc: Doc, alpha: float = 0.05, primary: str | None = None, status: str | None = None,
+          planning: bool = True) -> Doc:
     """Summaries per variant and every variant against the baseline, from the valid runs (re-judgeable).
 
     ``planning=False`` leaves out the planning figure (the only costly part; simulations need no words).
@@ -295,7 +294,7 @@ def judge(doc: dict, alpha: float = 0.05, primary: str | None = None, status: st
             "comparisons": [c.to_json() for c in comps], "invalid": invalid, "notes": notes}
 
 
-def primary_comparisons(doc: dict, metric: str, alpha: float) -> list[MetricComparison]:
+def primary_comparisons(doc: Doc, metric: str, alpha: float) -> list[MetricComparison]:
     """The primary metric, each variant against the baseline, Holm-corrected (at the boundary's level when
     the document is sequential; the adjusted p-values reported are then scaled by alpha / level so they
     still compare with alpha)."""
@@ -315,7 +314,7 @@ def primary_comparisons(doc: dict, metric: str, alpha: float) -> list[MetricComp
     return out
 
 
-def method_line(doc: dict, alpha: float) -> str:
+def method_line(doc: Doc, alpha: float) -> str:
     seq = doc.get("sequential")
     test = ("paired t-test on log ratios within A B B A blocks of turns" if doc.get("kind") == "alternate"
             else "Welch's t-test on log values")
@@ -326,7 +325,7 @@ def method_line(doc: dict, alpha: float) -> str:
     return text
 
 
-def _notes(doc: dict, metric: str, alpha: float, primary: list[MetricComparison]) -> list[str]:
+def _notes(doc: Doc, metric: str, alpha: float, primary: list[MetricComparison]) -> list[str]:
     notes: list[str] = []
     k = len(doc["variants"])
     alternate = doc.get("kind") == "alternate"
@@ -367,12 +366,12 @@ class RunningVerdict:
     """
 
     def __init__(self, labels: list[str], alpha: float = 0.05, metric: str = "iops", kind: str = "compare",
-                 sequential: dict | None = None) -> None:
+                 sequential: Doc | None = None) -> None:
         self.labels = labels
         self.alpha = alpha
         self.metric = metric
         self.sequential = sequential
-        self.doc: dict = {"variants": [{"label": lb} for lb in labels], "runs": [], "kind": kind}
+        self.doc: Doc = {"variants": [{"label": lb} for lb in labels], "runs": [], "kind": kind}
         self.decided_at: int | None = None
         self._checked: set[int] = set()
         self._last: list[MetricComparison] = []
@@ -384,7 +383,7 @@ class RunningVerdict:
         values = valid_values(self.doc)
         return min(len(values[lb].get(self.metric, [])) for lb in self.labels)
 
-    def add(self, run: dict) -> None:
+    def add(self, run: Doc) -> None:
         if self.decided_at is not None:
             return
         self.doc["runs"].append(run)
@@ -398,12 +397,12 @@ class RunningVerdict:
             if any(c.significant for c in prim):
                 self.decided_at = n
 
-    def should_stop(self, run: dict) -> bool:
+    def should_stop(self, run: Doc) -> bool:
         """Add a finished run; True once the boundary is crossed (always False in fixed-n mode)."""
         self.add(run)
         return self.decided_at is not None
 
-    def add_and_continue(self, run: dict) -> bool:
+    def add_and_continue(self, run: Doc) -> bool:
         """Fixed-n: record the run for the interim lines; never stops the experiment."""
         self.add(run)
         return False
@@ -438,7 +437,7 @@ class RunningVerdict:
         return out
 
 
-def sequential_plan(max_per_arm: int, alpha: float, arms: int, alternate: bool) -> dict:
+def sequential_plan(max_per_arm: int, alpha: float, arms: int, alternate: bool) -> Doc:
     """The boundary for `--until-verdict`, fixed before the first run and saved with the experiment.
 
     ``max_per_arm`` counts runs per variant (batch: looks at 4, 6, 8 ...) or, with ``alternate``, blocks of

@@ -10,6 +10,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from iosched.core.kernel.sysfs import multipath_head, parse_scheduler, read_attr, read_int
 
@@ -59,7 +60,7 @@ class BlockDevice:
         """Mounted, holding partitions, stacked under dm/md, or carrying a signature: not a scratch device."""
         return bool(self.mountpoints or self.partitions or self.holders or self.fs_type or self.part_table)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         d = asdict(self)
         d["util_is_saturation"] = self.util_is_saturation
         return d
@@ -218,7 +219,7 @@ def list_devices(root: str | Path = "/", include_empty: bool = False) -> list[Bl
     return devices
 
 
-def inventory_signature(root: str | Path = "/") -> tuple:
+def inventory_signature(root: str | Path = "/") -> tuple[object, ...]:
     """A cheap token for a slow poll: when it is unchanged, so is what list_devices shows of each device.
 
     The block devices with their sizes (/proc/partitions), each one's scheduler line, and the mount and swap

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import psutil
 
@@ -31,7 +32,7 @@ class ProcessRate:
     read_bytes_s: float
     write_bytes_s: float
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"pid": self.pid, "comm": self.comm, "read_bytes_s": round(self.read_bytes_s, 1),
                 "write_bytes_s": round(self.write_bytes_s, 1)}
 

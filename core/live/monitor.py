@@ -16,13 +16,16 @@ from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.kernel.devices import BlockDevice, list_devices
 from iosched.core.kernel.sysfs import parse_scheduler, read_attr
 from iosched.core.live.sampler import History, Rates, Sample, Sampler, compute_rates
 from iosched.core.settings.scheduler import read_knobs, read_tunables
+
+if TYPE_CHECKING:  # annotations only: a live Monitor does not load the reader
+    from iosched.core.live.recording_reader import Cursor, Recording
 
 # Points kept per series whatever the interval: 5 min at 0.25 s, 20 min at 1 s, 100 min at 5 s.
 # Idle devices share one zero-rates object, so a full window stays small (README: TUI memory).
@@ -244,7 +247,7 @@ class Monitor:
 
     # ---- replay -------------------------------------------------------------------------------
     @classmethod
-    def replay(cls, recording) -> ReplayMonitor:
+    def replay(cls, recording: Recording) -> ReplayMonitor:
         return ReplayMonitor(recording)
 
 
@@ -266,14 +269,14 @@ class ReplayMonitor(Monitor):
 
     seekable = True
 
-    def __init__(self, recording, capacity: int = HISTORY_POINTS) -> None:
+    def __init__(self, recording: Recording, capacity: int = HISTORY_POINTS) -> None:
         self.recording = recording
         super().__init__(_NoSamples(), root="/", capacity=capacity)
         self._start = recording.inventory
         self.devices = list(self._start)
         self.length = max(0, recording.count - 1)
         self.pos = 0
-        self._cursor = None  # reads on from the shown moment
+        self._cursor: Cursor | None = None  # reads on from the shown moment
 
     def read_inventory(self) -> list[BlockDevice]:
         return list(self.devices)
@@ -286,34 +289,37 @@ class ReplayMonitor(Monitor):
         if self.length == 0:
             return  # fewer than two samples: no interval to show
         pos = max(1, min(self.length, pos))
-        if self._cursor is not None and self.pos < pos <= self.pos + self.history.capacity:
+        cursor = self._cursor
+        if cursor is not None and self.pos < pos <= self.pos + self.history.capacity:
             for _ in range(pos - self.pos):
-                self._advance()
-        elif pos != self.pos or self._cursor is None:
+                self._advance(cursor)
+        elif pos != self.pos or cursor is None:
             first = max(0, pos - self.history.capacity)
-            if self._cursor is not None:
-                self._cursor.close()
-            self._cursor = self.recording.read(first)
+            if cursor is not None:
+                cursor.close()
+            cursor = self._cursor = self.recording.read(first)
             self.history = History(self.history.capacity)
             self.markers.clear()
-            self.last_sample = next(self._cursor)
-            self._mark_events()
+            self.last_sample = next(cursor)
+            self._mark_events(cursor)
             for _ in range(pos - first):
-                self._advance()
+                self._advance(cursor)
         self.pos = pos
         sched = {d.name: d.scheduler for d in self._start}
-        sched.update(self._cursor.schedulers)
+        sched.update(cursor.schedulers)
         self.devices = [replace(d, scheduler=sched.get(d.name, d.scheduler)) for d in self._start]
 
-    def _advance(self) -> None:
-        cur = next(self._cursor)
-        rates = compute_rates(self.last_sample, cur)
+    def _advance(self, cursor: Cursor) -> None:
+        prev = self.last_sample
+        assert prev is not None  # a seek reads the window's first sample before it advances
+        cur = next(cursor)
+        rates = compute_rates(prev, cur)
         self.history.append(rates)
         self.last_rates, self.last_sample = rates, cur
-        self._mark_events()
+        self._mark_events(cursor)
 
-    def _mark_events(self) -> None:
-        for e in self._cursor.events:
+    def _mark_events(self, cursor: Cursor) -> None:
+        for e in cursor.events:
             self.markers.append(Marker(e.time, e.device, e.label, "outside"))
             self.marks_made += 1
 

@@ -17,21 +17,18 @@ import platform
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from iosched.core.base.errors import BadInput
 from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import read_attr
 from iosched.core.live.monitor import Monitor, SettingsWatch, Ticker
-from iosched.core.live.recording_reader import (  # noqa: F401  (the reading side, re-exported)
-    VERSION,
-    Recording,
-    SettingEvent,
-    is_recording,
-    load,
-    read_header,
-    scan,
-)
+from iosched.core.live.recording_reader import VERSION, Recording, SettingEvent, is_recording, load, read_header, scan
 from iosched.core.live.sampler import Sample
+
+# The reading side is re-exported: who records also reads recordings back through this module.
+__all__ = ["INVENTORY_EVERY_S", "VERSION", "Recorder", "Recording", "SettingEvent", "is_recording", "load",
+           "read_header", "record", "scan"]
 
 INVENTORY_EVERY_S = 10.0  # how often the recorder re-reads the whole inventory besides the cheap checks
 
@@ -66,7 +63,7 @@ class Recorder:
                      "devices": devices, "kernel": platform.uname().release, "host": platform.uname().node,
                      "inventory": [d.to_json() for d in inventory]})
 
-    def _write(self, obj: dict) -> None:
+    def _write(self, obj: dict[str, Any]) -> None:
         os.write(self.fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
 
     def step(self) -> Sample:
@@ -85,7 +82,7 @@ class Recorder:
         gone = [n for n in self._last if n not in s.disks]
         for n in gone:
             del self._last[n]
-        line: dict = {"t": "s", "m": m, "d": disks, "c": {k: list(v) for k, v in s.cpus.items()}}
+        line: dict[str, Any] = {"t": "s", "m": m, "d": disks, "c": {k: list(v) for k, v in s.cpus.items()}}
         if gone:
             line["gone"] = gone
         self._write(line)
@@ -93,8 +90,9 @@ class Recorder:
             fresh = any(n not in self._known and n not in self._not_devices for n in disks)
             if fresh or self._sized() or self._reattached() or time.monotonic() >= self._next_inventory:
                 self._add_attached(m)
-        for c in self.settings.poll():
-            self._write({"t": "e", "m": m, "dev": c.device, "name": c.name, "old": c.old, "new": c.new})
+        for change in self.settings.poll():
+            self._write({"t": "e", "m": m, "dev": change.device, "name": change.name, "old": change.old,
+                         "new": change.new})
         return s
 
     def _sized(self) -> bool:

@@ -23,7 +23,7 @@ from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from iosched.core.base.errors import BadInput
 from iosched.core.kernel.devices import BlockDevice
@@ -78,9 +78,10 @@ def refuse(path: str | Path, why: str) -> BadInput:
 # ---- one line --------------------------------------------------------------------------------------
 def _num(x: object, what: str) -> float:
     # abs() first: an int too large for a float makes isfinite() raise.
-    if type(x) not in (int, float) or abs(x) > 1e12 or not math.isfinite(x):  # type: ignore[arg-type]
+    # JSON gives exact ints and floats; a bool is not a number here.
+    if not isinstance(x, (int, float)) or isinstance(x, bool) or abs(x) > 1e12 or not math.isfinite(x):
         raise _Damaged(f"{what} is not a number")
-    return float(x)  # type: ignore[arg-type]
+    return float(x)
 
 
 def _text(x: object, what: str) -> str:
@@ -113,7 +114,7 @@ _DEVICE_TYPES: dict[str, tuple[type, ...]] = {
 _DEVICE_FIELDS = set(BlockDevice.__dataclass_fields__)
 
 
-def _device(d: object) -> dict:
+def _device(d: object) -> dict[str, Any]:
     if not isinstance(d, dict):
         raise _Damaged("has a device that is not an object")
     for key, types in _DEVICE_TYPES.items():
@@ -128,12 +129,12 @@ def _device(d: object) -> dict:
     return d
 
 
-def _event(obj: dict) -> SettingEvent:
+def _event(obj: dict[str, Any]) -> SettingEvent:
     return SettingEvent(_num(obj["m"], "the time"), _text(obj["dev"], "the device"), _text(obj["name"], "the name"),
                         _text_or_none(obj["old"], "the old value"), _text_or_none(obj["new"], "the new value"))
 
 
-def check_header(h: object, path: str | Path) -> dict:
+def check_header(h: object, path: str | Path) -> dict[str, Any]:
     """The header (first line) as a dict, or the sentence that says why the file is not a recording."""
     if not isinstance(h, dict) or h.get("t") != "header":
         raise refuse(path, "its first line is no recording header")
@@ -214,7 +215,7 @@ class _State:
         self.last_time = last_time
         self.names = names  # every device name seen so far (bounded by MAX_DEVICES)
 
-    def sample(self, obj: dict, build: bool) -> Sample:
+    def sample(self, obj: dict[str, Any], build: bool) -> Sample:
         """Apply a sample line; ``build``: a Sample of its own (a copy of the counters, the CPUs), else one that
         only tells the time (the pass needs no more)."""
         m = _num(obj["m"], "the time")
@@ -252,7 +253,7 @@ class _State:
                 raise refuse(self.path, f"it names more than {MAX_DEVICES} devices")
             self.names.add(name)
 
-    def event(self, obj: dict) -> SettingEvent:
+    def event(self, obj: dict[str, Any]) -> SettingEvent:
         e = _event(obj)
         if e.name == "scheduler" and e.device in self.names:
             self.schedulers[e.device] = e.new
@@ -274,12 +275,12 @@ class Recording:
     """
 
     path: Path
-    header: dict
+    header: dict[str, Any]
     count: int = 0  # samples
     t0: float = 0.0  # the first sample's time
     t_end: float = 0.0  # the last sample's
     truncated: bool = False
-    attached: list[dict] = field(default_factory=list)  # devices attached while recording, as first seen
+    attached: list[dict[str, Any]] = field(default_factory=list)  # devices attached while recording, as first seen
     end: int = 0  # bytes of whole lines read: reads never go further (the file may still be growing)
     every: int = CHECKPOINT_EVERY
     checkpoints: list[_Checkpoint] = field(default_factory=list)
@@ -370,18 +371,20 @@ class Cursor:
             if obj is None:
                 break
             try:
-                kind = obj.get("t")  # type: ignore[attr-defined]
+                if not isinstance(obj, dict):  # said as any field of the wrong kind
+                    raise TypeError("a line that is not an object")
+                kind = obj.get("t")
                 if kind == "s":
                     if self.index >= self.rec.count:
                         break
                     skip = start is not None and self.index < start
-                    sample = self.state.sample(obj, build=not skip)  # type: ignore[arg-type]
+                    sample = self.state.sample(obj, build=not skip)
                     self.index += 1
                     if not skip:
                         self._pending = sample
                         return
                 elif kind == "e":
-                    e = self.state.event(obj)  # type: ignore[arg-type]
+                    e = self.state.event(obj)
                     if start is None or self.index > start:
                         self.events.append(e)
             except (KeyError, TypeError, ValueError, AttributeError) as e:
@@ -415,7 +418,7 @@ def is_recording(path: str | Path) -> bool:
         return False
 
 
-def read_header(path: str | Path) -> dict:
+def read_header(path: str | Path) -> dict[str, Any]:
     """The header alone (the first line), checked: what `replay` looks at before it opens the TUI."""
     with _open(path) as f:
         for _offset, _end, _line_no, obj in _lines(f, path, 0):
@@ -456,7 +459,9 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                 rec.truncated = True
                 break
             try:
-                kind = obj.get("t")  # type: ignore[attr-defined]
+                if not isinstance(obj, dict):  # said as any field of the wrong kind
+                    raise TypeError("a line that is not an object")
+                kind = obj.get("t")
                 if kind == "s":
                     if rec.count % rec.every == 0:
                         rec.checkpoints.append(_Checkpoint(rec.count, offset, line_no, dict(state.disks),
@@ -467,7 +472,7 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                             rec.checkpoints = rec.checkpoints[::2]
                             rec.every *= 2
                             held //= 2
-                    sample = state.sample(obj, build=on_sample is not None)  # type: ignore[arg-type]
+                    sample = state.sample(obj, build=on_sample is not None)
                     if rec.count == 0:
                         rec.t0 = sample.time
                     rec.t_end = sample.time
@@ -475,10 +480,10 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                     if on_sample is not None:
                         on_sample(sample)
                 elif kind == "e":
-                    state.event(obj)  # type: ignore[arg-type]
+                    state.event(obj)
                 elif kind == "dev":
-                    _num(obj["m"], "the time")  # type: ignore[index]
-                    d = _device(obj["device"])  # type: ignore[index]
+                    _num(obj["m"], "the time")
+                    d = _device(obj["device"])
                     if d["name"] not in state.names or len(rec.attached) < MAX_DEVICES:
                         state.know(d["name"])
                         rec.attached.append(d)

@@ -10,8 +10,10 @@ import os
 import time
 from array import array
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from iosched.core.kernel.procfs import CpuCounters, DiskCounters, parse_diskstats_line, parse_proc_stat
 from iosched.core.kernel.sysfs import multipath_head
@@ -64,7 +66,7 @@ def fold_multipath(disks: dict[str, DiskCounters]) -> dict[str, DiskCounters]:
     return out
 
 
-_ZERO_RATES = DiskRates(*([0.0] * (len(DiskRates._fields) - 1)), in_flight=0)
+_ZERO_RATES = DiskRates._make([0.0] * (len(DiskRates._fields) - 1) + [0])  # in_flight, the last, is a count
 
 
 def compute_rates(prev: Sample, cur: Sample) -> Rates:
@@ -140,6 +142,8 @@ class Sampler:
         return Sample(time=time.monotonic(), disks=disks, cpus=cpus)
 
 
+_T = TypeVar("_T")
+
 # A device's point in the history: its DiskRates as one array of doubles, about 250 bytes where the
 # NamedTuple of 23 float objects takes about 790 (40 busy devices over a full window: 13.6 MB, not 37.4;
 # bench/history_memory.py).
@@ -167,16 +171,16 @@ class History:
         self._extend(self.disks, {name: array("d", value) for name, value in rates.disks.items()}, n_before)
         self._extend(self.cpus, {k: v for k, v in rates.cpus.items() if k in self.cpu_names}, n_before)
 
-    def _extend(self, store: dict, values: dict, n_before: int) -> None:
+    def _extend(self, store: dict[str, deque[_T | None]], values: dict[str, _T], n_before: int) -> None:
         # Every series stays aligned with ``times``: a device absent this tick gets a gap (None).
         for name, value in values.items():
             series = store.get(name)
             if series is None:
                 series = store[name] = deque([None] * min(n_before, self.capacity), maxlen=self.capacity)
-            elif series and series[-1] == value:
+            elif series and (last := series[-1]) is not None and last == value:
                 # An idle device repeats one all-zero record tick after tick: holding one object instead of
                 # a new one each time keeps a full window of 40 idle devices near 0.4 MB instead of about 12 MB.
-                value = series[-1]
+                value = last
             series.append(value)
         for name in store.keys() - values.keys():
             store[name].append(None)
@@ -197,7 +201,7 @@ class History:
         return _tail(self.cpus.get(name, ()), last)
 
 
-def _tail(items, last: int | None) -> list:
+def _tail(items: Sequence[_T], last: int | None) -> list[_T]:
     if last is None or last >= len(items):
         return list(items)
     return list(itertools.islice(items, len(items) - last, None))

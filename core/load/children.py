@@ -14,12 +14,13 @@ import resource
 import subprocess
 import threading
 import time
+from typing import Any
 
 
 class Child:
     """A started ``Popen`` (its own session) with race-free group signals and a reap that keeps the rusage."""
 
-    def __init__(self, proc: subprocess.Popen) -> None:
+    def __init__(self, proc: subprocess.Popen[Any]) -> None:  # text or bytes: only signals and reaps
         self.proc = proc
         self.rusage: resource.struct_rusage | None = None
         self._lock = threading.Lock()

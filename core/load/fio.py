@@ -22,6 +22,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.load.children import Child
@@ -85,7 +86,7 @@ class FioProgress:
 
 @dataclass
 class FioResult:
-    raw: dict  # fio's full JSON
+    raw: dict[str, Any]  # fio's full JSON
     iops: float
     read_iops: float
     write_iops: float
@@ -104,12 +105,12 @@ class FioResult:
                 "clat_p50_us": self.clat_p50_us, "clat_p99_us": self.clat_p99_us, "clat_p999_us": self.clat_p999_us}
 
 
-def _pct(clat: dict, key: str) -> float | None:
+def _pct(clat: dict[str, Any], key: str) -> float | None:
     v = (clat.get("percentile") or {}).get(key)
     return v / 1000.0 if v else None
 
 
-def parse_result(obj: dict) -> FioResult:
+def parse_result(obj: dict[str, Any]) -> FioResult:
     """Sum the jobs (group reporting gives one per group) and take latency from the busiest direction."""
     try:
         return _parse_result(obj)
@@ -117,7 +118,7 @@ def parse_result(obj: dict) -> FioResult:
         raise FioFailed("fio's JSON output has an unexpected shape") from None
 
 
-def _parse_result(obj: dict) -> FioResult:
+def _parse_result(obj: dict[str, Any]) -> FioResult:
     jobs = obj.get("jobs") or []
     if not jobs:
         raise FioFailed("fio ran no job")
@@ -158,7 +159,7 @@ def _parse_result(obj: dict) -> FioResult:
     )
 
 
-def latency_bins(obj: dict) -> dict[int, int]:
+def latency_bins(obj: dict[str, Any]) -> dict[int, int]:
     """fio's completion-latency histogram (json+ ``clat_ns.bins``) over every job and direction: ns -> IOs.
 
     Outside input: anything malformed is skipped, never raised, so an old save without bins draws nothing.
@@ -182,7 +183,7 @@ def latency_bins(obj: dict) -> dict[int, int]:
     return dict(sorted(out.items()))
 
 
-def _job_seconds(obj: dict) -> float:
+def _job_seconds(obj: dict[str, Any]) -> float:
     """Wall seconds the jobs ran: group reporting sums job_runtime over threads, so divide it back."""
     best = 0.0
     for j in obj.get("jobs") or []:
@@ -191,7 +192,7 @@ def _job_seconds(obj: dict) -> float:
     return best
 
 
-def _counts(obj: dict) -> tuple[int, int, int, float, int]:
+def _counts(obj: dict[str, Any]) -> tuple[int, int, int, float, int]:
     jobs = obj.get("jobs") or []
     r = sum(j["read"]["total_ios"] for j in jobs)
     w = sum(j["write"]["total_ios"] for j in jobs)
@@ -226,10 +227,10 @@ class FioRun:
     """A running fio child. ``run()`` blocks (call it from the thread that should own the child)."""
 
     argv: list[str]
-    on_progress: Callable[[FioProgress], None] | None = None
-    proc: subprocess.Popen | None = None
+    on_progress: Callable[[FioProgress], object] | None = None
+    proc: subprocess.Popen[str] | None = None
     started: float = 0.0
-    last: dict | None = None
+    last: dict[str, Any] | None = None
     expected_s: float | None = None  # seconds a time-based run must last to count as finished
     stderr_text: str = ""
     _stop: threading.Event = field(default_factory=threading.Event)
@@ -361,7 +362,7 @@ class FioRun:
 
 
 def run_fio(job: Job | JobFile, target: Target, runtime: float | None = None,
-            on_progress: Callable[[FioProgress], None] | None = None,
+            on_progress: Callable[[FioProgress], object] | None = None,
             holder: Callable[[FioRun], None] | None = None) -> FioResult:
     """Run ``job`` on ``target`` to the end; ``holder`` receives the FioRun so another thread can stop it."""
     with tempfile.TemporaryDirectory(prefix=workdir_prefix()) as work:

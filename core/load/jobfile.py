@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iosched.core.base.errors import BadInput
 from iosched.core.load.fiopath import fio_filename
@@ -256,7 +257,7 @@ class JobFile:
                 out.append(f"{key}={value}")
         return "\n".join(out) + "\n"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "path": self.path, "writes": self.writes, "text": self.render(None)}
 
 

@@ -6,6 +6,7 @@ A catalog job is one fio job described by a few fields; runtime and size scale f
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from iosched.core.base.errors import BadInput
 from iosched.core.load.jobfile import JobFile, fio_seconds, parse_job_file, read_job_file
@@ -49,7 +50,7 @@ class Job:
         opts += sorted(self.extra.items())
         return opts
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "group": self.group, "description": self.description, "writes": self.writes,
                 "options": dict(self.fio_options())}
 

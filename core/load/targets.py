@@ -17,6 +17,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from iosched.core.base.errors import BadInput, IoschedError, NotPermitted, UnknownDevice
 from iosched.core.kernel.devices import BlockDevice, read_device
@@ -51,7 +52,7 @@ class Target:
             shutil.rmtree(scratch, ignore_errors=True)
             _registry(root).joinpath(_reg_name(scratch)).unlink(missing_ok=True)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"device": self.device, "path": self.path, "kind": self.kind, "note": self.note}
 
 

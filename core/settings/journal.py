@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from iosched.core.base.errors import IoschedError, NotPermitted
 
@@ -195,13 +196,13 @@ def registry_files(registry: Path, holds: str = "what its runs made") -> list[Pa
         raise NotPermitted(f"reading {registry}, where iosched lists {holds}, needs root: run as root") from e
 
 
-def stale_registrations(registry: Path) -> list[tuple[Path, dict]]:
+def stale_registrations(registry: Path) -> list[tuple[Path, dict[str, Any]]]:
     """Entries of a registry dir (one JSON file per thing a process made) whose process is gone.
 
     The shared half of `iosched restore`'s cleanups (scratch dirs, demo sandboxes): an unreadable entry is
     removed, a live owner's entry is kept, the caller undoes what a dead owner left and removes the entry.
     """
-    out: list[tuple[Path, dict]] = []
+    out: list[tuple[Path, dict[str, Any]]] = []
     for f in registry_files(registry):
         try:
             info = json.loads(f.read_text())

@@ -13,6 +13,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iosched.core.base.errors import BadInput, shown
 from iosched.core.kernel.devices import read_device, udev_properties
@@ -66,7 +67,7 @@ class Rule:
     def tag(self) -> str:
         return f"# iosched: by={self.by} match={self.match}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"by": self.by, "match": self.match, "scheduler": self.scheduler, "settings": dict(self.settings),
                 "rule": self.line()}
 

@@ -11,6 +11,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iosched.core.base.errors import BadInput, IoschedError, NotPermitted
 from iosched.core.kernel.sysfs import read_attr
@@ -27,7 +28,7 @@ class Sandbox:
     file: str
     device: str = ""  # e.g. "loop7", empty until attached
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"directory": self.directory, "file": self.file, "device": self.device, "pid": os.getpid()}
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iosched.core.base.errors import BadInput
 from iosched.core.kernel.sysfs import check_device_name, read_attr, read_int
@@ -79,7 +80,7 @@ class Setting:
     meaning: str
     unit: str = ""
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "value": self.value, "scope": self.scope, "meaning": self.meaning,
                 "unit": self.unit}
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 MAX_BUCKETS = 64
 
@@ -95,7 +96,7 @@ class Log2Hist:
         """Non-empty buckets as [low_us, high_us, count] (high exclusive)."""
         return [[*bucket_bounds(i), c] for i, c in enumerate(self.counts) if c]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         p50, p99 = self.percentile(0.5), self.percentile(0.99)
         return {"p50": _round(p50), "p99": _round(p99), "hist": self.rows()}
 

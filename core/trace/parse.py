@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.trace.histograms import MAX_BUCKETS, Log2Hist, merge
@@ -230,7 +231,7 @@ class OpLatency:
     total_ns: int  # exact sum of total time, for the mean (compare with await)
     extent_bytes: int = 0  # the range discards covered (iostat's dkB): no data moved
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"ios": self.ios, "bytes": self.bytes, "extent_bytes": self.extent_bytes,
                 "sched_us": self.sched.to_json(),
                 "device_us": self.device.to_json(), "total_us": self.total.to_json(),
@@ -270,7 +271,7 @@ class DeviceLatency:
     def total_ns(self) -> int:
         return sum(o.total_ns for o in self.ops.values())
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         n = self.total.total
         return {"ios": self.ios, "bytes": self.bytes, "sched_us": self.sched.to_json(),
                 "device_us": self.device.to_json(), "total_us": self.total.to_json(),
@@ -289,7 +290,7 @@ class ProcessIO:
     bytes: int
     total: Log2Hist
 
-    def to_json(self, interval: float) -> dict:
+    def to_json(self, interval: float) -> dict[str, Any]:
         return {"device": self.device, "pid": self.pid, "comm": self.comm, "ios": self.ios, "bytes": self.bytes,
                 "iops": round(self.ios / interval, 1), "mb_s": round(self.bytes / interval / 1e6, 3),
                 "p99_us": _r(self.total.percentile(0.99))}
@@ -312,7 +313,7 @@ class TraceSample:
     # missed, and those in flight at that instant): all devices, this interval.
     dropped_requests: int = 0
 
-    def to_json(self, wall_time: float, only: set[str] | None = None) -> dict:
+    def to_json(self, wall_time: float, only: set[str] | None = None) -> dict[str, Any]:
         return {"time": round(wall_time, 3), "interval": round(self.interval, 4), "tracer_cpu": self.tracer_cpu,
                 "dropped_requests": self.dropped_requests,
                 "devices": {n: d.to_json() for n, d in sorted(self.devices.items()) if only is None or n in only}}
@@ -329,39 +330,47 @@ def _delta(cur: int, prev: int) -> int:
     return cur - prev if cur >= prev else cur  # went down: the map was reset
 
 
+@dataclass
+class _OpSums:
+    """One (device, operation)'s sums over an interval: counts (ios, bytes, total_ns) and histograms apart."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    hists: dict[str, Log2Hist] = field(default_factory=dict)
+
+
 def interval_sample(prev: TraceFrame, cur: TraceFrame, names: Mapping[int, str]) -> TraceSample | None:
     """The interval between two frames; None when the ticks are not in order."""
     if cur.ns <= prev.ns:
         return None
-    acc: dict[tuple[int, str], dict[str, object]] = {}
+    acc: dict[tuple[int, str], _OpSums] = {}
 
-    def slot(key: str) -> dict[str, object] | None:
+    def slot(key: str) -> _OpSums | None:
         parsed = split_key(key)
         if parsed is None:
             return None
         dev, rwbs = parsed
-        return acc.setdefault((dev, op_of(rwbs)), {})
+        return acc.setdefault((dev, op_of(rwbs)), _OpSums())
 
     for m in ("ios", "bytes", "total_ns"):
         before = prev.maps.get(m, {})
         for key, value in cur.maps.get(m, {}).items():
             s = slot(key)
             if s is not None:
-                s[m] = int(s.get(m, 0)) + _delta(value, before.get(key, 0))  # type: ignore[call-overload]
+                s.counts[m] = s.counts.get(m, 0) + _delta(value, before.get(key, 0))
     for h in ("sched", "device", "total"):
         before_h = prev.hists.get(h, {})
         for key, hist in cur.hists.get(h, {}).items():
             s = slot(key)
             if s is not None:
                 d = hist.since(before_h.get(key, Log2Hist()))
-                s[h] = s.get(h, Log2Hist()) + d  # type: ignore[operator]
+                s.hists[h] = s.hists.get(h, Log2Hist()) + d
     per_dev: dict[str, dict[str, OpLatency]] = {}
     for (dev, op), s in acc.items():
-        size = int(s.get("bytes", 0))  # type: ignore[call-overload]
+        size = s.counts.get("bytes", 0)
         moved = 0 if op in NO_DATA_OPS else size
-        o = OpLatency(ios=int(s.get("ios", 0)), bytes=moved,  # type: ignore[call-overload]
-                      sched=s.get("sched", Log2Hist()), device=s.get("device", Log2Hist()),  # type: ignore[arg-type]
-                      total=s.get("total", Log2Hist()), total_ns=int(s.get("total_ns", 0)),  # type: ignore[arg-type]
+        o = OpLatency(ios=s.counts.get("ios", 0), bytes=moved,
+                      sched=s.hists.get("sched", Log2Hist()), device=s.hists.get("device", Log2Hist()),
+                      total=s.hists.get("total", Log2Hist()), total_ns=s.counts.get("total_ns", 0),
                       extent_bytes=size - moved)
         if o.ios or o.sched.total or o.device.total or o.total.total:
             per_dev.setdefault(_name(dev, names), {})[op] = o

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from iosched.core.trace.histograms import merge
 from iosched.core.trace.parse import TraceSample
@@ -15,7 +16,7 @@ TRACE_INTERVAL = 0.5
 TRACE_METRICS = ("sched_p50_us", "sched_p99_us", "device_p50_us", "device_p99_us", "total_mean_us", "tracer_cpu")
 
 
-def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> dict | None:
+def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> dict[str, Any] | None:
     """The samples ending inside (t0, t1 + one interval] merged for ``device``: metrics and histograms.
 
     The last sample may reach a little past the run's end: it holds the run's final completions.
@@ -67,7 +68,7 @@ class RunTracer:
             if until is not None and ev.mono > until + TRACE_INTERVAL:
                 return
 
-    def collect(self, t0: float, t1: float) -> dict | None:
+    def collect(self, t0: float, t1: float) -> dict[str, Any] | None:
         """The run's window; waits for the sample that covers its end (at most a few seconds)."""
         if self.stopped is None:
             self._drain(until=t1)

@@ -32,7 +32,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -356,7 +356,7 @@ class Tracer:
         errors = [ln for ln in lines if "ERROR" in ln] or lines
         return (": " + errors[0].strip()[:200]) if errors else ""
 
-    def _read_stderr(self, stream) -> None:
+    def _read_stderr(self, stream: Iterable[str]) -> None:
         for line in stream:
             if len(self._stderr) < 50:
                 self._stderr.append(line)

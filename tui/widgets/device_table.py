@@ -97,7 +97,8 @@ class DeviceTable(DataTable):
             if shown.get(d.name) == state:
                 continue  # unchanged row (idle devices, most ticks): no cell updates, no repaint
             shown[d.name] = state
-            row = {key: Text(text, style=dim if idle else "", justify="right") for key, text in cells}
+            row: dict[str, object] = {key: Text(text, style=dim if idle else "", justify="right")
+                                      for key, text in cells}
             row["name"] = Text(d.name, style=dim if idle else "bold")
             changed[d.name] = row
         self.set_row_cells(changed)
@@ -131,12 +132,14 @@ class DeviceTable(DataTable):
         # device changes half of its row). The line caches are cheap to rebuild from cached cells, and only
         # the repainted rows are asked for again.
         cached = cell_cache.keys()  # an LRUCache: not iterable itself
-        for key in [k for k in cached if (k[0].value, k[1].value) in changed]:
-            cell_cache.discard(key)
+        for cell_key in [k for k in cached if (k[0].value, k[1].value) in changed]:
+            cell_cache.discard(cell_key)
         for cache in row_caches:
             cache.clear()
         for name in {name for name, _ in changed}:
-            self.refresh_row(locations.get(RowKey(name)))
+            index = locations.get(RowKey(name))
+            if index is not None:  # always: the row was just read from the table's data
+                self.refresh_row(index)
 
     def selected_name(self) -> str | None:
         if not self.row_count:

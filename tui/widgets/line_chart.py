@@ -49,14 +49,14 @@ class LineChart(RowsWidget):
         points = max(2, (self.size.width - self.GUTTER) * 2)
         all_times = list(times)
         times = all_times[-points:]
-        series = [list(s)[-points:] for s in series]
+        shown = [list(s)[-points:] for s in series]
         # A marker older than the window is gone; one before the first sample ever still shows (left edge).
         scrolled = len(all_times) > points
         marks = [m for m in markers if times and (m.time >= times[0] or not scrolled)]
         # An idle device's graph does not change as time passes: skip the rebuild and the repaint.
-        key = (tuple(tuple(s) for s in series), tuple(marker_columns(times, [m.time for m in marks],
+        key = (tuple(tuple(s) for s in shown), tuple(marker_columns(times, [m.time for m in marks],
                                                                      points // 2).items()))
-        self._times, self._series, self._markers = times, series, marks
+        self._times, self._series, self._markers = times, shown, marks
         if key != self._key:
             self._key = key
             self.invalidate()
