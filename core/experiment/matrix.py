@@ -5,6 +5,8 @@ workload once (the workload sequence reversed every other round), and within a w
 A B, then B A, starting the other way round on every other workload, so slow drift and warm caches favour
 no variant, neither within a workload nor across the matrix. The document is written after every run, and
 a saved document is a plan that `resume` continues: finished runs are kept, the rest are run.
+
+One module: a matrix's plan, its saved form and its run loop change together (~400 lines).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
-"""A/B/n experiments: interleaved repeats of one workload under each variant, and live alternation.
+"""A/B/n experiments: interleaved repeats of one workload under each variant (variants.py puts each in place;
+live alternation is alternation.py), and what every experiment shares: its control, events, run windows and
+putting the device back.
 
-A variant is a scheduler plus optional settings ("mq-deadline:read_expire=100"). A switch resets the
-scheduler's tunables and nr_requests, so every run first puts its variant's whole configuration in place.
 Whatever happens (end, cancel, signal), the device gets back the configuration it had at the start; a
 crash leaves the journal, which `iosched restore` replays.
 """
@@ -18,8 +18,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iosched.core.base.errors import BadInput, IoschedError, shown
+from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
+
+# Variants live in variants.py; these names are re-exported for the modules that import them from here.
+from iosched.core.experiment.variants import Configurator as Configurator
+from iosched.core.experiment.variants import Variant as Variant
+from iosched.core.experiment.variants import alternation_order as alternation_order
+from iosched.core.experiment.variants import check_variants as check_variants
+from iosched.core.experiment.variants import parse_variants as parse_variants
+from iosched.core.experiment.variants import plan_order as plan_order
 from iosched.core.experiment.verdict import METRICS as METRICS  # these three re-exported: judging moved there
 from iosched.core.experiment.verdict import RunningVerdict as RunningVerdict
 from iosched.core.experiment.verdict import judge as judge
@@ -34,145 +42,9 @@ from iosched.core.settings.scheduler import (
     available_schedulers,
     read_knobs,
     read_tunables,
-    setting_attr,
-    switch_scheduler,
 )
-from iosched.core.settings.tunables import validate
-from iosched.core.settings.writes import QUEUE_KNOBS, drop_caches, forget_unchanged, write_attr
+from iosched.core.settings.writes import drop_caches
 from iosched.core.trace.runs import RunTracer
-
-# --- variants ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Variant:
-    label: str  # exactly as the user wrote it, made unique ("none", "none#2" for an A/A check)
-    scheduler: str
-    settings: tuple[tuple[str, str], ...] = ()
-
-    def to_json(self) -> Doc:
-        return {"label": self.label, "scheduler": self.scheduler, "settings": dict(self.settings)}
-
-
-def parse_variants(text: str) -> list[Variant]:
-    """"none,mq-deadline:read_expire=100:fifo_batch=8,bfq" -> variants; the same one twice is an A/A check."""
-    out: list[Variant] = []
-    parts = [p.strip() for p in text.split(",")]
-    if len(parts) < 2 or not all(parts):
-        raise BadInput(f"--schedulers needs at least two comma-separated variants, got {text!r}")
-    for part in parts:
-        sched, *settings = part.split(":")
-        pairs = []
-        for s in settings:
-            key, eq, value = s.partition("=")
-            if not eq or not key or not value:
-                raise BadInput(f"setting {s!r} in variant {part!r} is not KEY=VALUE")
-            pairs.append((key.strip(), value.strip()))
-        label = part
-        n = sum(1 for v in out if v.label.split("#")[0] == part)
-        if n:
-            label = f"{part}#{n + 1}"
-        out.append(Variant(label, sched.strip(), tuple(pairs)))
-    return out
-
-
-def check_variants(device: str, variants: list[Variant], root: str | Path = "/") -> None:
-    """Every scheduler exists on the device and every setting exists for its scheduler, in range."""
-    _, available = available_schedulers(device, root)
-    for v in variants:
-        if v.scheduler not in available:
-            raise BadInput(f"{device} has no scheduler {shown(v.scheduler)}; available: {', '.join(available)}")
-        if v.settings:
-            validate(device, list(v.settings), root, scheduler=v.scheduler)
-
-
-def plan_order(n_variants: int, repeat: int) -> list[int]:
-    """Interleaved order: A B, then B A, then A B ... so drift and warm caches favour no side."""
-    order: list[int] = []
-    for r in range(repeat):
-        seq = list(range(n_variants))
-        order += seq if r % 2 == 0 else seq[::-1]
-    return order
-
-
-def alternation_order(n_variants: int, passes: int) -> list[int]:
-    """Live alternation: passes over the variants forward (F) and reversed (R) as F R R F, F R R F ...
-
-    Every two passes form a block (F R or R F) in which each variant's mean position is the same, so a
-    linear drift cancels within the block, and so does anything that flips with every turn; alternating the
-    blocks' orientation (A B B A, then B A A B) makes slow drift push neighbouring blocks in opposite
-    directions, so their estimates do not share an error of the same sign.
-    """
-    order: list[int] = []
-    for p in range(passes):
-        seq = list(range(n_variants))
-        order += seq if p % 4 in (0, 3) else seq[::-1]
-    return order
-
-
-# --- putting a configuration in place ----------------------------------------------------------------------
-
-
-class Configurator:
-    """Applies variants with fresh defaults, and puts back the configuration found at the start."""
-
-    def __init__(self, device: str, variants: list[Variant], root: str | Path = "/") -> None:
-        self.device, self.root = device, root
-        # Queue knobs a variant sets; the others are left to the kernel (bfq turns wbt off, for one).
-        self.managed_knobs = {k for v in variants for k, _ in v.settings if k in QUEUE_KNOBS}
-        self.original_scheduler, self.available = available_schedulers(device, root)
-        self.original_tunables = read_tunables(device, root)
-        self.original_knobs = read_knobs(device, root)
-        self.defaults: dict[str, dict[str, str]] = {}  # scheduler -> tunables+knobs right after a fresh switch
-        self.switches: list[tuple[float, str]] = []  # (monotonic time, scheduler) of every switch made
-
-    def _switch(self, name: str) -> None:
-        r = switch_scheduler(self.device, name, self.root)
-        if r.old != r.new:
-            self.switches.append((r.time, name))
-
-    def _current(self) -> str | None:
-        return available_schedulers(self.device, self.root)[0]
-
-    def apply(self, v: Variant) -> dict[str, str]:
-        """Put ``v`` in place from its scheduler's defaults; returns every setting as now read back."""
-        if v.scheduler not in self.defaults:
-            if self._current() == v.scheduler:
-                # The device may carry hand-tuned values: switch away and back for the kernel's defaults.
-                other = next((s for s in self.available if s != v.scheduler), None)
-                if other is not None:
-                    self._switch(other)
-            self._switch(v.scheduler)
-            # The switch reset the tunables and nr_requests; other managed knobs go back to their start values.
-            now = read_knobs(self.device, self.root)
-            knobs = {k: now.get(k) if k == "nr_requests" else self.original_knobs.get(k) for k in self.managed_knobs}
-            self.defaults[v.scheduler] = {**read_tunables(self.device, self.root),
-                                          **{f"knob:{k}": x for k, x in knobs.items() if x is not None}}
-        elif self._current() != v.scheduler:
-            self._switch(v.scheduler)
-        wanted = dict(self.defaults[v.scheduler])
-        for key, value in v.settings:
-            wanted[f"knob:{key}" if key in QUEUE_KNOBS else key] = value
-        for key, value in wanted.items():
-            name = key.removeprefix("knob:")
-            write_attr(self.device, setting_attr(name), value, self.root)
-        return self.snapshot()
-
-    def snapshot(self) -> dict[str, str]:
-        cur = self._current() or ""
-        return {"scheduler": cur, **read_tunables(self.device, self.root),
-                **{f"knob:{k}": x for k, x in read_knobs(self.device, self.root).items()}}
-
-    def put_back(self) -> None:
-        """The configuration found at the start, then drop journal entries that are back at their originals."""
-        if self.original_scheduler and self._current() != self.original_scheduler:
-            self._switch(self.original_scheduler)
-        knobs = {k: x for k, x in self.original_knobs.items() if k in self.managed_knobs}
-        for name, value in {**knobs, **self.original_tunables}.items():
-            with contextlib.suppress(IoschedError):
-                write_attr(self.device, setting_attr(name), value, self.root)
-        forget_unchanged(self.device, self.root)
-
 
 # --- workloads ----------------------------------------------------------------------------------------------
 
@@ -515,129 +387,3 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     }
 
 
-# --- live alternation ---------------------------------------------------------------------------------------
-
-
-def run_alternation(device: str, variants: list[Variant], workload: Workload, every: float, duration: float,
-                    discard: float = 1.0, root: str | Path = "/", on_event: Callable[[Event], None] | None = None,
-                    ctl: Control | None = None, stop: Callable[[Doc], bool] | None = None,
-                    sequential: Doc | None = None) -> Doc:
-    """One continuous fio run while the variants take turns every ``every`` seconds.
-
-    The job's runtime must exceed ``duration`` (fio is stopped when the last turn ends).
-
-    Turns go in balanced order (`alternation_order`: A B B A B A A B ...) and only whole blocks of two
-    passes are run. Each turn is one sample (its mean over the turn, after discarding the first
-    ``discard`` seconds); the verdict pairs the turns within each pass (core/experiment/verdict.py), so drift the
-    variants share cancels. ``stop`` and ``sequential`` as in `run_experiment`.
-    """
-    with _released_on_error(workload, root):
-        job, target = workload.job, workload.target
-        if job is None or target is None:
-            raise BadInput("live alternation needs a fio job")
-        if every <= discard + 0.5:
-            raise BadInput(f"--alternate must be longer than {discard + 0.5:g} s (the first {discard:g} s of a "
-                           "turn is discarded)")
-        passes = int(duration // every) // len(variants)
-        passes -= passes % 2  # whole blocks of two passes
-        if passes < 4:
-            raise BadInput(f"--duration must allow at least four turns per variant ({4 * len(variants) * every:g} s)")
-        check_variants(device, variants, root)
-        cfg = Configurator(device, variants, root)
-    ctl = ctl or Control()
-    emit = on_event or (lambda e: None)
-    monitor = Monitor(root=root, capacity=1)  # the run windows' edges
-    doc: Doc = {
-        "version": SCHEMA_VERSION, "kind": "alternate", "started": time.time(), **_sysinfo(device, root),
-        "variants": [v.to_json() for v in variants], "every_s": every, "duration_s": duration,
-        "discard_s": discard, "workload": workload.to_json(), "original": cfg.snapshot(), "runs": [], "notes": [],
-        "order": [],
-    }
-    ctl.doc = doc
-    if sequential is not None:
-        doc["sequential"] = sequential
-    configs = {v.label: cfg.apply(v) for v in variants}  # captures each scheduler's defaults before the load
-    result: Doc = {}
-
-    def hold(run: FioRun) -> None:
-        ctl.fio = run
-        if ctl.cancelled.is_set():
-            run.stop()
-
-    def fio_thread() -> None:
-        try:
-            result["fio"] = run_fio(job, target, workload.runtime,
-                                    lambda p: emit(Event("progress", len(doc["runs"]), 0, cur[0], progress=p)),
-                                    hold)
-        except IoschedError as e:
-            result["error"] = e
-
-    cur = [variants[0].label]
-    t_origin = time.monotonic()
-    worker = threading.Thread(target=fio_thread, name="iosched-fio", daemon=True)
-    early = False
-    try:
-        cfg.apply(variants[0])
-        worker.start()
-        order = alternation_order(len(variants), passes)
-        turns = len(order)
-        t_next = time.monotonic() + 1.0  # give fio a moment to lay out and start
-        _sleep_until(t_next, ctl, worker)
-        for k in range(turns):
-            if ctl.cancelled.is_set():
-                raise Cancelled("cancelled")
-            if not worker.is_alive():
-                break
-            v = variants[order[k]]
-            cur[0] = v.label
-            t_turn = time.monotonic()
-            config = cfg.apply(v)
-            configs[v.label] = config
-            _sleep_until(t_turn + discard, ctl, worker)
-            s0 = monitor.snapshot()
-            _sleep_until(t_turn + every, ctl, worker)
-            s1 = monitor.snapshot()
-            if not worker.is_alive() and s1.time - s0.time < every - discard - 0.2:
-                break  # fio ended inside the turn: a short turn would skew its variant
-            now = available_schedulers(device, root)[0]
-            m = window_metrics(device, s0, s1, None)
-            m["iops"] = m.pop("dev_iops", 0.0)
-            run = {"index": k, "variant": v.label, "start": s0.time - t_origin, "end": s1.time - t_origin,
-                   "valid": now == config["scheduler"], "config": config, "metrics": m, "fio": None,
-                   "invalid_reason": None if now == config["scheduler"] else f"scheduler changed to {now}"}
-            doc["runs"].append(run)
-            doc["order"].append(v.label)
-            done = stop is not None and stop(run)
-            emit(Event("run-end", k, turns, v.label, run=run))
-            if done:
-                doc["notes"].append(f"stopped after turn {k + 1} of at most {turns}: the boundary was crossed")
-                break
-        doc["status"] = "final"
-    except BaseException as e:  # as in run_experiment: the turns that finished can still be saved
-        early = True
-        _mark_cancelled(doc, e, "results cover the turns that finished")
-        raise
-    finally:
-        with _shielded():
-            if worker.is_alive():
-                ctl.cancel()
-            worker.join(timeout=10)
-            undone = _put_back(cfg, doc)
-            target.release(root)
-        doc["switches"] = [(t - t_origin, s) for t, s in cfg.switches]
-        doc["finished"] = time.time()
-        _raise_undone(undone, early, doc, lambda: "results cover the turns that finished")
-    if "error" in result and not doc["runs"]:
-        raise result["error"]
-    if "fio" in result:
-        doc["fio"] = result["fio"].raw
-    emit(Event("done"))
-    return doc
-
-
-def _sleep_until(t: float, ctl: Control, worker: threading.Thread) -> None:
-    """Wait until ``t``; a cancel wakes it at once, fio ending within a tenth of a second."""
-    while worker.is_alive():
-        left = t - time.monotonic()
-        if left <= 0 or ctl.cancelled.wait(min(left, 0.1)):
-            return

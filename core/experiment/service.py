@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.experiment.alternation import run_alternation
 from iosched.core.experiment.matrix import MatrixPlan, done_slots, run_matrix
 from iosched.core.experiment.matrix_judge import judge_matrix
 from iosched.core.experiment.results import new_result_path, result_lock, save_result
@@ -29,7 +30,6 @@ from iosched.core.experiment.runner import (
     Event,
     Variant,
     Workload,
-    run_alternation,
     run_experiment,
     why_ended,
 )

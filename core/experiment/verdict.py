@@ -10,6 +10,9 @@ What is tested (see the README's method section):
   their adjusted p-value is the larger of the two, so the whole verdict's false-positive rate stays at alpha.
 - Values that admit no honest p-value (fewer than 2 runs, NaN, zero or negative, no variance) give a
   "cannot judge" result with the reason, and take no part in any correction.
+
+One module because the batch and the paired (alternation) verdicts share their wording, metric table and
+Holm step, and read best side by side (~460 lines).
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ are held to a byte budget: past it every other one is dropped and the spacing do
 What the file may hold is bounded before it is believed: a line of at most ``MAX_LINE_BYTES``, at most
 ``MAX_DEVICES`` device names over the whole recording, ``MAX_CPUS`` CPUs a line. Anything else is refused
 with one sentence that says what the file is not.
+
+One module because the pass that indexes a recording and the cursor that reads its windows share one line
+parser and one state (`_State`): split, they would drift apart (~500 lines).
 """
 
 from __future__ import annotations

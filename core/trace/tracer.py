@@ -18,6 +18,9 @@ MAP_KEYS_MAX entries new requests silently go untimed. So the maps come in two s
 REQUEST_MAPS_RESET_SECONDS the idle set is cleared and the sets switch (see build_script). A request whose
 completion arrives more than one period late loses its timing; each sample counts the requests a clear dropped
 (``dropped_requests``).
+
+One module because the bpftrace script it writes and the child it runs and reads change together (~420
+lines).
 """
 
 from __future__ import annotations

@@ -1,0 +1,160 @@
+"""Live alternation: one continuous fio run while the variants take turns every few seconds; each turn is one
+sample, the first second of it discarded, and the verdict pairs adjacent turns (core/experiment/verdict.py)."""
+
+
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.experiment.runner import (
+    Cancelled,
+    Control,
+    Event,
+    Workload,
+    _mark_cancelled,
+    _put_back,
+    _raise_undone,
+    _released_on_error,
+    _shielded,
+    _sysinfo,
+    window_metrics,
+)
+from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
+from iosched.core.experiment.variants import Configurator, Variant, alternation_order, check_variants
+from iosched.core.experiment.verdict import METRICS as METRICS  # these three re-exported: judging moved there
+from iosched.core.experiment.verdict import RunningVerdict as RunningVerdict
+from iosched.core.experiment.verdict import judge as judge
+from iosched.core.live.monitor import Monitor
+from iosched.core.load.fio import FioRun, run_fio
+from iosched.core.settings.scheduler import (
+    available_schedulers,
+)
+
+# --- live alternation ---------------------------------------------------------------------------------------
+
+
+def run_alternation(device: str, variants: list[Variant], workload: Workload, every: float, duration: float,
+                    discard: float = 1.0, root: str | Path = "/", on_event: Callable[[Event], None] | None = None,
+                    ctl: Control | None = None, stop: Callable[[Doc], bool] | None = None,
+                    sequential: Doc | None = None) -> Doc:
+    """One continuous fio run while the variants take turns every ``every`` seconds.
+
+    The job's runtime must exceed ``duration`` (fio is stopped when the last turn ends).
+
+    Turns go in balanced order (`alternation_order`: A B B A B A A B ...) and only whole blocks of two
+    passes are run. Each turn is one sample (its mean over the turn, after discarding the first
+    ``discard`` seconds); the verdict pairs the turns within each pass (core/experiment/verdict.py), so drift the
+    variants share cancels. ``stop`` and ``sequential`` as in `run_experiment`.
+    """
+    with _released_on_error(workload, root):
+        job, target = workload.job, workload.target
+        if job is None or target is None:
+            raise BadInput("live alternation needs a fio job")
+        if every <= discard + 0.5:
+            raise BadInput(f"--alternate must be longer than {discard + 0.5:g} s (the first {discard:g} s of a "
+                           "turn is discarded)")
+        passes = int(duration // every) // len(variants)
+        passes -= passes % 2  # whole blocks of two passes
+        if passes < 4:
+            raise BadInput(f"--duration must allow at least four turns per variant ({4 * len(variants) * every:g} s)")
+        check_variants(device, variants, root)
+        cfg = Configurator(device, variants, root)
+    ctl = ctl or Control()
+    emit = on_event or (lambda e: None)
+    monitor = Monitor(root=root, capacity=1)  # the run windows' edges
+    doc: Doc = {
+        "version": SCHEMA_VERSION, "kind": "alternate", "started": time.time(), **_sysinfo(device, root),
+        "variants": [v.to_json() for v in variants], "every_s": every, "duration_s": duration,
+        "discard_s": discard, "workload": workload.to_json(), "original": cfg.snapshot(), "runs": [], "notes": [],
+        "order": [],
+    }
+    ctl.doc = doc
+    if sequential is not None:
+        doc["sequential"] = sequential
+    configs = {v.label: cfg.apply(v) for v in variants}  # captures each scheduler's defaults before the load
+    result: Doc = {}
+
+    def hold(run: FioRun) -> None:
+        ctl.fio = run
+        if ctl.cancelled.is_set():
+            run.stop()
+
+    def fio_thread() -> None:
+        try:
+            result["fio"] = run_fio(job, target, workload.runtime,
+                                    lambda p: emit(Event("progress", len(doc["runs"]), 0, cur[0], progress=p)),
+                                    hold)
+        except IoschedError as e:
+            result["error"] = e
+
+    cur = [variants[0].label]
+    t_origin = time.monotonic()
+    worker = threading.Thread(target=fio_thread, name="iosched-fio", daemon=True)
+    early = False
+    try:
+        cfg.apply(variants[0])
+        worker.start()
+        order = alternation_order(len(variants), passes)
+        turns = len(order)
+        t_next = time.monotonic() + 1.0  # give fio a moment to lay out and start
+        _sleep_until(t_next, ctl, worker)
+        for k in range(turns):
+            if ctl.cancelled.is_set():
+                raise Cancelled("cancelled")
+            if not worker.is_alive():
+                break
+            v = variants[order[k]]
+            cur[0] = v.label
+            t_turn = time.monotonic()
+            config = cfg.apply(v)
+            configs[v.label] = config
+            _sleep_until(t_turn + discard, ctl, worker)
+            s0 = monitor.snapshot()
+            _sleep_until(t_turn + every, ctl, worker)
+            s1 = monitor.snapshot()
+            if not worker.is_alive() and s1.time - s0.time < every - discard - 0.2:
+                break  # fio ended inside the turn: a short turn would skew its variant
+            now = available_schedulers(device, root)[0]
+            m = window_metrics(device, s0, s1, None)
+            m["iops"] = m.pop("dev_iops", 0.0)
+            run = {"index": k, "variant": v.label, "start": s0.time - t_origin, "end": s1.time - t_origin,
+                   "valid": now == config["scheduler"], "config": config, "metrics": m, "fio": None,
+                   "invalid_reason": None if now == config["scheduler"] else f"scheduler changed to {now}"}
+            doc["runs"].append(run)
+            doc["order"].append(v.label)
+            done = stop is not None and stop(run)
+            emit(Event("run-end", k, turns, v.label, run=run))
+            if done:
+                doc["notes"].append(f"stopped after turn {k + 1} of at most {turns}: the boundary was crossed")
+                break
+        doc["status"] = "final"
+    except BaseException as e:  # as in run_experiment: the turns that finished can still be saved
+        early = True
+        _mark_cancelled(doc, e, "results cover the turns that finished")
+        raise
+    finally:
+        with _shielded():
+            if worker.is_alive():
+                ctl.cancel()
+            worker.join(timeout=10)
+            undone = _put_back(cfg, doc)
+            target.release(root)
+        doc["switches"] = [(t - t_origin, s) for t, s in cfg.switches]
+        doc["finished"] = time.time()
+        _raise_undone(undone, early, doc, lambda: "results cover the turns that finished")
+    if "error" in result and not doc["runs"]:
+        raise result["error"]
+    if "fio" in result:
+        doc["fio"] = result["fio"].raw
+    emit(Event("done"))
+    return doc
+
+
+def _sleep_until(t: float, ctl: Control, worker: threading.Thread) -> None:
+    """Wait until ``t``; a cancel wakes it at once, fio ending within a tenth of a second."""
+    while worker.is_alive():
+        left = t - time.monotonic()
+        if left <= 0 or ctl.cancelled.wait(min(left, 0.1)):
+            return

@@ -1,0 +1,156 @@
+"""Variants and putting them in place: a scheduler plus optional settings ("mq-deadline:read_expire=100"), the
+drift-balanced orders they run in, and the Configurator that applies each from its scheduler's defaults and puts
+back the configuration found at the start (a switch resets the scheduler's tunables and nr_requests, so every run
+first puts its variant's whole configuration in place)."""
+
+
+import contextlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from iosched.core.base.errors import BadInput, IoschedError, shown
+from iosched.core.experiment.schema_version import Doc
+from iosched.core.experiment.verdict import METRICS as METRICS  # these three re-exported: judging moved there
+from iosched.core.experiment.verdict import RunningVerdict as RunningVerdict
+from iosched.core.experiment.verdict import judge as judge
+from iosched.core.settings.scheduler import (
+    available_schedulers,
+    read_knobs,
+    read_tunables,
+    setting_attr,
+    switch_scheduler,
+)
+from iosched.core.settings.tunables import validate
+from iosched.core.settings.writes import QUEUE_KNOBS, forget_unchanged, write_attr
+
+# --- variants ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Variant:
+    label: str  # exactly as the user wrote it, made unique ("none", "none#2" for an A/A check)
+    scheduler: str
+    settings: tuple[tuple[str, str], ...] = ()
+
+    def to_json(self) -> Doc:
+        return {"label": self.label, "scheduler": self.scheduler, "settings": dict(self.settings)}
+
+
+def parse_variants(text: str) -> list[Variant]:
+    """"none,mq-deadline:read_expire=100:fifo_batch=8,bfq" -> variants; the same one twice is an A/A check."""
+    out: list[Variant] = []
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) < 2 or not all(parts):
+        raise BadInput(f"--schedulers needs at least two comma-separated variants, got {text!r}")
+    for part in parts:
+        sched, *settings = part.split(":")
+        pairs = []
+        for s in settings:
+            key, eq, value = s.partition("=")
+            if not eq or not key or not value:
+                raise BadInput(f"setting {s!r} in variant {part!r} is not KEY=VALUE")
+            pairs.append((key.strip(), value.strip()))
+        label = part
+        n = sum(1 for v in out if v.label.split("#")[0] == part)
+        if n:
+            label = f"{part}#{n + 1}"
+        out.append(Variant(label, sched.strip(), tuple(pairs)))
+    return out
+
+
+def check_variants(device: str, variants: list[Variant], root: str | Path = "/") -> None:
+    """Every scheduler exists on the device and every setting exists for its scheduler, in range."""
+    _, available = available_schedulers(device, root)
+    for v in variants:
+        if v.scheduler not in available:
+            raise BadInput(f"{device} has no scheduler {shown(v.scheduler)}; available: {', '.join(available)}")
+        if v.settings:
+            validate(device, list(v.settings), root, scheduler=v.scheduler)
+
+
+def plan_order(n_variants: int, repeat: int) -> list[int]:
+    """Interleaved order: A B, then B A, then A B ... so drift and warm caches favour no side."""
+    order: list[int] = []
+    for r in range(repeat):
+        seq = list(range(n_variants))
+        order += seq if r % 2 == 0 else seq[::-1]
+    return order
+
+
+def alternation_order(n_variants: int, passes: int) -> list[int]:
+    """Live alternation: passes over the variants forward (F) and reversed (R) as F R R F, F R R F ...
+
+    Every two passes form a block (F R or R F) in which each variant's mean position is the same, so a
+    linear drift cancels within the block, and so does anything that flips with every turn; alternating the
+    blocks' orientation (A B B A, then B A A B) makes slow drift push neighbouring blocks in opposite
+    directions, so their estimates do not share an error of the same sign.
+    """
+    order: list[int] = []
+    for p in range(passes):
+        seq = list(range(n_variants))
+        order += seq if p % 4 in (0, 3) else seq[::-1]
+    return order
+
+
+# --- putting a configuration in place ----------------------------------------------------------------------
+
+
+class Configurator:
+    """Applies variants with fresh defaults, and puts back the configuration found at the start."""
+
+    def __init__(self, device: str, variants: list[Variant], root: str | Path = "/") -> None:
+        self.device, self.root = device, root
+        # Queue knobs a variant sets; the others are left to the kernel (bfq turns wbt off, for one).
+        self.managed_knobs = {k for v in variants for k, _ in v.settings if k in QUEUE_KNOBS}
+        self.original_scheduler, self.available = available_schedulers(device, root)
+        self.original_tunables = read_tunables(device, root)
+        self.original_knobs = read_knobs(device, root)
+        self.defaults: dict[str, dict[str, str]] = {}  # scheduler -> tunables+knobs right after a fresh switch
+        self.switches: list[tuple[float, str]] = []  # (monotonic time, scheduler) of every switch made
+
+    def _switch(self, name: str) -> None:
+        r = switch_scheduler(self.device, name, self.root)
+        if r.old != r.new:
+            self.switches.append((r.time, name))
+
+    def _current(self) -> str | None:
+        return available_schedulers(self.device, self.root)[0]
+
+    def apply(self, v: Variant) -> dict[str, str]:
+        """Put ``v`` in place from its scheduler's defaults; returns every setting as now read back."""
+        if v.scheduler not in self.defaults:
+            if self._current() == v.scheduler:
+                # The device may carry hand-tuned values: switch away and back for the kernel's defaults.
+                other = next((s for s in self.available if s != v.scheduler), None)
+                if other is not None:
+                    self._switch(other)
+            self._switch(v.scheduler)
+            # The switch reset the tunables and nr_requests; other managed knobs go back to their start values.
+            now = read_knobs(self.device, self.root)
+            knobs = {k: now.get(k) if k == "nr_requests" else self.original_knobs.get(k) for k in self.managed_knobs}
+            self.defaults[v.scheduler] = {**read_tunables(self.device, self.root),
+                                          **{f"knob:{k}": x for k, x in knobs.items() if x is not None}}
+        elif self._current() != v.scheduler:
+            self._switch(v.scheduler)
+        wanted = dict(self.defaults[v.scheduler])
+        for key, value in v.settings:
+            wanted[f"knob:{key}" if key in QUEUE_KNOBS else key] = value
+        for key, value in wanted.items():
+            name = key.removeprefix("knob:")
+            write_attr(self.device, setting_attr(name), value, self.root)
+        return self.snapshot()
+
+    def snapshot(self) -> dict[str, str]:
+        cur = self._current() or ""
+        return {"scheduler": cur, **read_tunables(self.device, self.root),
+                **{f"knob:{k}": x for k, x in read_knobs(self.device, self.root).items()}}
+
+    def put_back(self) -> None:
+        """The configuration found at the start, then drop journal entries that are back at their originals."""
+        if self.original_scheduler and self._current() != self.original_scheduler:
+            self._switch(self.original_scheduler)
+        knobs = {k: x for k, x in self.original_knobs.items() if k in self.managed_knobs}
+        for name, value in {**knobs, **self.original_tunables}.items():
+            with contextlib.suppress(IoschedError):
+                write_attr(self.device, setting_attr(name), value, self.root)
+        forget_unchanged(self.device, self.root)
