@@ -44,7 +44,7 @@ def tui_target(device: str, jobs: list[Job | JobFile], destroy: bool) -> TargetR
 class CompareForm(Vertical):
     """The form; `plan()` reads it. A browser tab (``served``) takes catalog jobs and groups only."""
 
-    def __init__(self, device: str, current: str, available: list[str], served: bool) -> None:
+    def __init__(self, device: str, current: str | None, available: list[str], served: bool) -> None:
         super().__init__(id="form")
         self.device = device
         self.current = current

@@ -31,12 +31,13 @@ class Keywords:
 
 
 JsonObject = dict[str, object]  # any JSON object: its keys are not ours to declare
+Schema = dict[str, Any]  # a JSON Schema, or a part of one
 _SIMPLE: dict[object, str] = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}
 
 
-def json_schema(tp: object, title: str, description: str = "") -> dict:
+def json_schema(tp: object, title: str, description: str = "") -> Schema:
     """The schema of one document type (a dataclass, or a union of them) with its nested types under $defs."""
-    defs: dict[str, tuple[type, dict]] = {}  # name -> (the type, its schema)
+    defs: dict[str, tuple[type, Schema]] = {}  # name -> (the type, its schema)
     body = _schema(tp, defs)
     out: dict[str, Any] = {"$schema": DRAFT, "title": title}
     if description:
@@ -47,7 +48,7 @@ def json_schema(tp: object, title: str, description: str = "") -> dict:
     return out
 
 
-def _schema(tp: object, defs: dict[str, tuple[type, dict]]) -> dict:
+def _schema(tp: object, defs: dict[str, tuple[type, Schema]]) -> Schema:
     origin, args = get_origin(tp), get_args(tp)
     if origin is typing.Annotated:
         out = dict(_schema(args[0], defs))
@@ -83,7 +84,7 @@ def _schema(tp: object, defs: dict[str, tuple[type, dict]]) -> dict:
     raise TypeError(f"no JSON Schema for {tp!r}")
 
 
-def _ref(cls: type, defs: dict[str, tuple[type, dict]]) -> dict:
+def _ref(cls: type, defs: dict[str, tuple[type, Schema]]) -> Schema:
     name = cls.__name__
     ref = {"$ref": f"#/$defs/{name}"}
     if name in defs:
@@ -93,7 +94,7 @@ def _ref(cls: type, defs: dict[str, tuple[type, dict]]) -> dict:
     out: dict[str, Any] = {"type": "object"}
     defs[name] = (cls, out)  # taken before the fields are read: a type may hold itself
     hints = get_type_hints(cls, include_extras=True)
-    props: dict[str, dict] = {}
+    props: dict[str, Schema] = {}
     required: list[str] = []
     for f in dataclasses.fields(cls):
         s = _schema(hints[f.name], defs)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from iosched.core.base.schema import JsonObject, Keywords, json_schema
+from iosched.core.base.schema import JsonObject, Keywords, Schema, json_schema
 from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.live.recording_lines import RecordingLine
@@ -321,7 +321,7 @@ class MatrixDoc(_Document):
 ExperimentDoc = CompareDoc | AlternationDoc
 
 
-def published_schemas() -> dict[str, dict]:
+def published_schemas() -> dict[str, Schema]:
     """docs/schema/'s files: name -> JSON Schema."""
     return {
         "experiment.schema.json": json_schema(

@@ -27,7 +27,7 @@ from iosched.core.settings.device_lock import load_lock
 
 from conftest import need_real, run_cli
 
-SAVED = Path(__file__).parent / "data" / "saved"
+SAVED = Path(__file__).parents[2] / "data" / "saved"  # tests/data/saved
 KINDS = ["experiment", "alternation", "sequential", "command", "matrix"]
 # Words of Python's own exceptions: a message that carries them has leaked an exception's text.
 PYTHON_WORDS = ("Traceback", "Error", "indices", "attribute", "subscriptable", "unhashable", "NoneType",
