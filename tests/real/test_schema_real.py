@@ -15,7 +15,7 @@ from jsonschema.exceptions import best_match
 
 from conftest import attach_loop, detach_loop, run_cli
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]  # tests/real -> the repository
 SCHEMA_DIR = REPO / "docs/schema"
 SAVED = REPO / "tests/data/saved"
 

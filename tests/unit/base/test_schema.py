@@ -18,7 +18,7 @@ from iosched.core.experiment.document import SCHEMA_VERSION, published_schemas
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.devices import BlockDevice
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]  # tests/unit/base -> the repository
 SCHEMA_DIR = REPO / "docs/schema"
 SAVED = REPO / "tests/data/saved"
 
