@@ -21,7 +21,7 @@ from typing import Literal, Protocol
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.experiment.alternation import run_alternation
-from iosched.core.experiment.matrix import MatrixPlan, done_slots, run_matrix
+from iosched.core.experiment.matrix import MatrixPlan, run_matrix
 from iosched.core.experiment.matrix_judge import judge_matrix
 from iosched.core.experiment.results import new_result_path, result_lock, save_result
 from iosched.core.experiment.runner import (
@@ -278,9 +278,3 @@ def _judge(plan: ExperimentPlan, doc: Doc) -> None:
         doc["primary_metric"] = plan.primary
         doc["judgement"] = judge(doc, plan.alpha, plan.primary)
 
-
-def remaining(plan: ExperimentPlan) -> list[int]:
-    """The matrix slots still to run (all of them for a new matrix)."""
-    assert plan.matrix is not None
-    done = done_slots(plan.resume) if plan.resume is not None else set()
-    return [i for i in range(plan.matrix.runs) if i not in done]
