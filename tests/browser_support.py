@@ -96,14 +96,19 @@ def serving(*flags: str, run_dir: Path, before: tuple[str, ...] = ()) -> Iterato
                 time.sleep(0.2)
         yield url
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        if proc.stdout:
-            proc.stdout.close()
+        stop_server(proc)
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    """`iosched serve` and every tab's app it started: TERM to its session, KILL after 10 s."""
+    os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    if proc.stdout:
+        proc.stdout.close()
 
 
 def start_chromium(env: dict[str, str] | None = None, size: tuple[int, int] = (1280, 1000)):

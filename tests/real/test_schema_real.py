@@ -10,37 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from schema_support import problems, valid
 
 from conftest import attach_loop, detach_loop, run_cli
-
-REPO = Path(__file__).resolve().parents[2]  # tests/real -> the repository
-SCHEMA_DIR = REPO / "docs/schema"
-SAVED = REPO / "tests/data/saved"
-
-
-def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads((SCHEMA_DIR / name).read_text()))
-
-
-def problems(name: str, doc: object) -> list[str]:
-    """What is wrong with ``doc`` under the committed schema ``name``, as readable lines (empty: valid)."""
-    out = []
-    for e in validator(name).iter_errors(doc):
-        # Under anyOf (compare or alternate, a job of either kind) the deepest error says what is wrong.
-        e = best_match([e, *e.context]) if e.context else e
-        out.append(f"{e.json_path}: {e.message[:300]}")
-    return out
-
-
-def valid(name: str, doc: object) -> None:
-    assert not problems(name, doc), problems(name, doc)
-
-
-# --- the schema files are the types' -------------------------------------------------------------------------
-
-
 
 
 @pytest.mark.real

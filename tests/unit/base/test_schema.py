@@ -11,35 +11,12 @@ from typing import Annotated, Literal
 
 import pytest
 from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
+from schema_support import SAVED, SCHEMA_DIR, problems, valid
 
 from iosched.core.base.schema import DRAFT, JsonObject, Keywords, json_schema
 from iosched.core.experiment.document import SCHEMA_VERSION, published_schemas
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.devices import BlockDevice
-
-REPO = Path(__file__).resolve().parents[3]  # tests/unit/base -> the repository
-SCHEMA_DIR = REPO / "docs/schema"
-SAVED = REPO / "tests/data/saved"
-
-
-def validator(name: str) -> Draft202012Validator:
-    return Draft202012Validator(json.loads((SCHEMA_DIR / name).read_text()))
-
-
-def problems(name: str, doc: object) -> list[str]:
-    """What is wrong with ``doc`` under the committed schema ``name``, as readable lines (empty: valid)."""
-    out = []
-    for e in validator(name).iter_errors(doc):
-        # Under anyOf (compare or alternate, a job of either kind) the deepest error says what is wrong.
-        e = best_match([e, *e.context]) if e.context else e
-        out.append(f"{e.json_path}: {e.message[:300]}")
-    return out
-
-
-def valid(name: str, doc: object) -> None:
-    assert not problems(name, doc), problems(name, doc)
-
 
 # --- the schema files are the types' -------------------------------------------------------------------------
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from browser_support import free_port, read_url
+from browser_support import free_port, read_url, stop_server
 
 from iosched.cli.web_guard import MAX_COLUMNS, MAX_ROWS, Guard, clamp_size, is_loopback
 
@@ -95,13 +95,7 @@ def serve(*flags: str, run_dir: Path) -> Iterator[Served]:
         os.set_blocking(proc.stdout.fileno(), False)
         yield Served(proc, url, port)
     finally:
-        os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-        proc.stdout.close()
+        stop_server(proc)
 
 
 def children_of(pid: int) -> list[int]:
