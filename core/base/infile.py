@@ -9,17 +9,25 @@ from pathlib import Path
 from iosched.core.base.errors import BadInput
 
 
-def read_bounded(path: str | Path, limit: int, what: str = "file") -> bytes:
-    """The bytes of ``path``; BadInput when it is missing, not a regular file, unreadable or over ``limit``."""
+def open_regular(path: str | Path, what: str) -> int:
+    """A descriptor of ``path`` opened for reading; BadInput (nothing left open) when it is missing, unreadable
+    or not a regular file (a FIFO, a device, a directory: ``give a WHAT``)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the open
     except FileNotFoundError:
         raise BadInput(f"no such file {path}") from None
     except OSError as e:
         raise BadInput(f"cannot read {path}: {e.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise BadInput(f"{path} is not a regular file: give a {what}")
+    return fd
+
+
+def read_bounded(path: str | Path, limit: int, what: str = "file") -> bytes:
+    """The bytes of ``path``; BadInput when it is missing, not a regular file, unreadable or over ``limit``."""
+    fd = open_regular(path, f"saved {what}")
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise BadInput(f"{path} is not a regular file: give a saved {what}")
         chunks, total = [], 0
         while chunk := os.read(fd, 1 << 20):
             total += len(chunk)

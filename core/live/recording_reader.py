@@ -21,7 +21,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import stat
 from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -29,6 +28,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from iosched.core.base.errors import BadInput
+from iosched.core.base.infile import open_regular
 from iosched.core.kernel.devices import BlockDevice
 from iosched.core.kernel.procfs import CpuCounters, DiskCounters
 from iosched.core.live.sampler import Rates, Sample, compute_rates
@@ -163,16 +163,7 @@ def check_header(h: object, path: str | Path) -> dict[str, Any]:
 
 
 def _open(path: str | Path) -> BinaryIO:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the open
-    except FileNotFoundError:
-        raise BadInput(f"no such file {path}") from None
-    except OSError as e:
-        raise BadInput(f"cannot read {path}: {e.strerror}") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise BadInput(f"{path} is not a regular file: give a recording")
-    return os.fdopen(fd, "rb", buffering=1 << 20)
+    return os.fdopen(open_regular(path, "recording"), "rb", buffering=1 << 20)
 
 
 _decode = json.JSONDecoder().decode
