@@ -16,7 +16,7 @@ from plotext._figure import _figure_class as PlotextFigure
 from plotext._utility import uncolorize
 
 from iosched.core.base.units import si
-from iosched.core.experiment.matrix_judge import WORDS
+from iosched.core.experiment.metrics import metric_words
 from iosched.core.load.fio import latency_bins
 
 # Plain-character markers so variants stay apart without colour (NO_COLOR, a pipe, a .txt file).
@@ -48,7 +48,7 @@ class BarsData:
 
 
 def _metric_title(metric: str) -> str:
-    label, unit, *_ = WORDS.get(metric, (metric, ""))
+    label, unit, *_ = metric_words(metric)
     return f"{label} ({unit})" if unit else label
 
 

@@ -17,7 +17,7 @@ from iosched.core.base.errors import BadInput
 from iosched.core.base.units import si
 from iosched.core.experiment import service
 from iosched.core.experiment.matrix import MatrixPlan, check_resumable, done_slots, format_duration, load_matrix
-from iosched.core.experiment.matrix_judge import WORDS
+from iosched.core.experiment.metrics import metric_words
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Cancelled, Event, Variant, check_variants, parse_variants
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
@@ -53,7 +53,7 @@ def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, dict | None]:
     jobs, group = _requested_jobs(args)
     repeat = args.repeat if args.repeat is not None else (group.repeat if group else 3)
     drop = args.drop_caches if args.drop_caches is not None else bool(group and group.drop_caches)
-    primary = getattr(args, "metric", None) or "iops"
+    primary = getattr(args, "metric", None)
     return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime, primary), None
 
 
@@ -221,14 +221,22 @@ def _cell_parts(c: dict) -> tuple[str, str]:
     return text, f"×{c['ratio']:.2f} ({lo:.2f}–{hi:.2f}){'*' if c['significant'] else ' '}"
 
 
+def _metric_short(metric: str) -> str:
+    label, unit, *_ = metric_words(metric)
+    return f"{label}, {unit}" if unit else label
+
+
 def matrix_text(doc: dict, judgement: dict) -> str:
     """One row per workload, one column per variant; then one sentence per variant."""
     dev = doc.get("device") or {}
-    label, unit, *_ = WORDS.get(judgement["primary_metric"], (judgement["primary_metric"], ""))
+    metric_of = {c["workload"]: c["metric"] for c in judgement["cells"]}
+    mixed = len(set(metric_of.values())) > 1  # a contention group: each workload judged on its own metric
+    label, unit, *_ = metric_words(judgement["primary_metric"])
+    what = "each workload's own metric (after its name)" if mixed else f"{label}{' (' + unit + ')' if unit else ''}"
     lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): matrix of "
              f"{len(judgement['workloads'])} workload(s) x {len(judgement['variants'])} variants, "
              f"{doc.get('repeat')} run(s) each{', caches dropped before each run' if doc.get('drop_caches') else ''}",
-             f"{label}{' (' + unit + ')' if unit else ''}: mean ± half the 95% CI; against {judgement['baseline']}: "
+             f"{what}: mean ± half the 95% CI; against {judgement['baseline']}: "
              f"the ratio and its 95% CI, * significant after Holm over {judgement['comparisons']} comparisons "
              f"(alpha {judgement['alpha']:g})", ""]
     parts = {(c["workload"], c["variant"]): _cell_parts(c) for c in judgement["cells"]}
@@ -241,13 +249,14 @@ def matrix_text(doc: dict, judgement: dict) -> str:
     ns: dict[str, set[int]] = {}
     for c in judgement["cells"]:
         ns.setdefault(c["workload"], set()).add(c["n"])
-    wl_w = max(len("workload"), *(len(w) for w in judgement["workloads"]))
+    names = {w: f"{w} [{_metric_short(metric_of.get(w, ''))}]" if mixed else w for w in judgement["workloads"]}
+    wl_w = max(len("workload"), *(len(names[w]) for w in judgement["workloads"]))
     widths = [max(len(v), *(len(cells[(w, v)]) for w in judgement["workloads"])) for v in judgement["variants"]]
     lines.append(f"{'workload':<{wl_w}}  " + "  ".join(f"{v:<{wd}}" for v, wd in zip(judgement["variants"], widths))
                  + "  n")
     for w in judgement["workloads"]:
         n = "/".join(str(x) for x in sorted(ns[w]))
-        lines.append(f"{w:<{wl_w}}  " + "  ".join(f"{cells[(w, v)]:<{wd}}"
+        lines.append(f"{names[w]:<{wl_w}}  " + "  ".join(f"{cells[(w, v)]:<{wd}}"
                                                   for v, wd in zip(judgement["variants"], widths)) + f"  {n}")
     lines.append("")
     lines += judgement["summary"]

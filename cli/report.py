@@ -7,11 +7,12 @@ import io
 
 from iosched.core.base.textcharts import error_bar, log_bar
 from iosched.core.base.units import si
-from iosched.core.experiment.verdict import METRICS, relative_text
+from iosched.core.experiment.metrics import METRICS, metric_label, metric_words, ordered_metrics, roles_of
+from iosched.core.experiment.verdict import relative_text
 
 
 def runs_csv(doc: dict) -> str:
-    keys = [k for k, *_ in METRICS if any(k in r["metrics"] for r in doc["runs"])]
+    keys = ordered_metrics(k for r in doc["runs"] for k in r["metrics"])
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["run", "variant", "scheduler", "valid", "start_s", "end_s", *keys])
@@ -37,11 +38,18 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     else:
         lines.append(f"{doc.get('repeat')} run(s) per variant, order {' '.join(doc.get('order') or [])}")
     summaries = verdict["summaries"]
-    keys = [k for k, *_ in METRICS if any(s.get(k, {}).get("mean") for s in summaries.values())]
+    keys = [k for k in ordered_metrics(k for s in summaries.values() for k in s)
+            if any(s.get(k, {}).get("mean") for s in summaries.values())]
     shown = [k for k in ("iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io", "cpu_sys",
                          "dev_r_await", "dev_w_await", "sched_p50_us", "sched_p99_us", "device_p50_us",
                          "device_p99_us") if k in keys]
-    labels = {k: f"{lb} ({unit})" if unit else lb for k, lb, unit, *_ in METRICS}
+    roles = roles_of(keys)
+    if roles:  # a workload with roles: each role's own figures first, the primary metric before all
+        primary = verdict.get("primary_metric")
+        per_role = [f"{r}:{m}" for r in roles for m in ("iops", "mb_s", "clat_p50_us", "clat_p99_us")]
+        extra = [k for k in ("fairness_jain", "share_min_max", "cpu_us_per_io") if k in keys]
+        shown = [k for k in dict.fromkeys([primary, *per_role, *extra]) if k in keys]
+    labels = {k: _column_label(k) for k in shown}
     base = next(iter(summaries), "")
     against = f"  vs {base}"
     differences = relative_cells(verdict)
@@ -84,6 +92,19 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
+_SHORT = {"fairness_jain": "Jain index", "share_min_max": "min/max share"}
+
+
+def _column_label(key: str) -> str:
+    """A column's head, in at most 19 characters."""
+    if key in _SHORT:
+        return _SHORT[key]
+    label, unit, *_ = metric_words(key)
+    if ":" in key:  # a role's metric: its role name is short enough for a column
+        label = f"{key.split(':')[0]} {metric_words(key.split(':')[1])[0]}"
+    return f"{label} ({unit})" if unit else label
+
+
 def relative_cells(verdict: dict) -> dict[tuple[str, str], str]:
     """(variant, metric) -> its difference from the baseline as the verdict has it, e.g. "-37% (-43 … -30)"."""
     cells = {}
@@ -102,14 +123,22 @@ def verdict_text(doc: dict, verdict: dict) -> list[str]:
     """The primary metric's verdict first, then every secondary metric (significant or not), then notes."""
     status = verdict.get("status", "final")
     head = {"final": "Verdict", "interim": "Interim estimate", "cancelled": "Verdict (cancelled: partial runs)"}
-    label = next((lb for k, lb, *_ in METRICS if k == verdict["primary_metric"]), verdict["primary_metric"])
+    label = metric_label(verdict["primary_metric"])
     lines = [f"{head.get(status, 'Verdict')} on {label}: {verdict['method']}"]
     comps = verdict["comparisons"]
     lines += [f"  {c['verdict']}" for c in comps if c["primary"]]
     secondary = [c for c in comps if not c["primary"]]
-    if secondary:
+    left_out = 0
+    if roles_of(c["metric"] for c in secondary):
+        # Roles multiply the metrics: the trade-off the job names and every significant difference are shown.
+        job = ((doc.get("workload") or {}).get("job") or {})
+        keep = [c for c in secondary if c["significant"] or c["metric"] == job.get("tradeoff")]
+        left_out, secondary = len(secondary) - len(keep), keep
+    if secondary or left_out:
         lines.append("Secondary metrics (tested only once the primary metric differs; Holm-corrected):")
         lines += [f"  {c['verdict']}" for c in secondary]
+    if left_out:
+        lines.append(f"  {left_out} other comparison(s): no significant difference (all of them: --json or --csv)")
     lines += [f"  note: {note}" for note in verdict.get("notes", [])]
     lines += [f"  invalid: {bad}" for bad in verdict["invalid"]]
     lines += [f"  note: {note}" for note in doc.get("notes") or []]

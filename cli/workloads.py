@@ -17,6 +17,7 @@ from iosched.core.base.units import human_size, si
 from iosched.core.experiment import service
 from iosched.core.experiment.matrix import decode_matrix
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
+from iosched.core.experiment.metrics import metric_label
 from iosched.core.experiment.params import BadValue, parse_metric
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Cancelled, Event, Variant, Workload, check_variants, parse_variants
@@ -45,11 +46,14 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             group = j.group
             print(f"\n{group}:" if group != next(iter(CATALOG.values())).group else f"{group}:")
         flag = "W" if j.writes else " "
-        print(f"  {j.name:<22} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}")
+        print(f"  {j.name:<24} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}")
+        if j.shows:  # a job with roles says what it shows and what its verdict is about
+            print(f"      shows {j.shows}\n      judged on {metric_label(j.primary or 'iops')} ({j.primary})")
     print("\ngroups (compare DEV --schedulers A,B --jobs GROUP):")
     for g in GROUPS.values():
         print(f"  {g.name:<22} {len(g.jobs):>2} jobs  {g.description}")
     print("\nW = writes (refused on a raw device that holds data). Scale with --runtime and --size.")
+    print("Jobs with roles (fg, bg, ...) are judged per role: --metric ROLE:METRIC, e.g. fg:clat_p99_us.")
     return 0
 
 

@@ -47,7 +47,11 @@ class CatalogJobDoc:
     group: str
     description: str
     writes: bool
-    options: dict[str, str] = field(metadata={"doc": "the job in fio's own option names"})
+    options: dict[str, str] = field(metadata={"doc": "the job in fio's own option names (with roles: [global])"})
+    roles: dict[str, dict[str, str]] | None = field(
+        default=None, metadata={"doc": "a contention job's roles: section name -> its fio options"})
+    primary: str | None = field(default=None, metadata={"doc": "the metric it is judged on unless one is named"})
+    tradeoff: str | None = field(default=None, metadata={"doc": "the secondary metric that pays for the primary"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -311,6 +315,8 @@ class MatrixDoc(_Document):
     settle_s: float
     job_runtime_s: float | None
     primary_metric: str  # always set in a matrix
+    primary_metrics: dict[str, str] | None = field(
+        default=None, metadata={"doc": "workload -> its own primary metric, when none was named (contention jobs)"})
     order: list[tuple[str, str]] = field(metadata={"doc": "[workload, variant] of every slot, in run order"})
     target: TargetDoc | None
     original: dict[str, str] | None = None

@@ -147,7 +147,7 @@ class MatrixPlan:
     drop_caches: bool = False
     settle: float = 1.0
     runtime: float | None = None  # applies to job files (catalog jobs carry their own, scaled)
-    primary: str = "iops"
+    primary: str | None = None  # None: each job's own (a contention job names one), else IOPS
     order: list[tuple[int, int]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -186,8 +186,13 @@ class MatrixPlan:
         return {"variants": [v.to_json() for v in self.variants], "jobs": [job_spec(j) for j in self.jobs],
                 "workloads": [j.to_json() for j in self.jobs], "repeat": self.repeat,
                 "drop_caches": self.drop_caches, "settle_s": self.settle, "job_runtime_s": self.runtime,
-                "primary_metric": self.primary, "order": [[self.jobs[w].name, self.variants[v].label]
-                                                          for w, v in self.order]}
+                "primary_metric": self.primary or "iops", **self._own_primaries(),
+                "order": [[self.jobs[w].name, self.variants[v].label] for w, v in self.order]}
+
+    def _own_primaries(self) -> Doc:
+        """``primary_metrics``: the jobs that name their own metric, when the user named none."""
+        own = {j.name: j.primary for j in self.jobs if isinstance(j, Job) and j.primary}
+        return {"primary_metrics": own} if self.primary is None and own else {}
 
 
 def plan_from_doc(doc: object, path: object = "the file") -> MatrixPlan:
@@ -219,6 +224,10 @@ def _plan(doc: object) -> MatrixPlan:
         runtime = float(through(parse_seconds, runtime, "job_runtime_s"))
     primary = d.get("primary_metric") or "iops"
     through(parse_metric, primary, "primary_metric")
+    own = d.get("primary_metrics")
+    if own is not None:  # the jobs' own metrics: the user named none (read back from the jobs themselves)
+        need(isinstance(own, dict) and all(through(parse_metric, m, "primary_metrics") for m in own.values()),
+             "primary_metrics is not an object of metric names")
     pairs = listed(d.get("order"), "order")
     # Counted before the balanced order is built: a hostile repeat or job list must not make a huge one.
     need(len(pairs) == len(jobs) * len(variants) * repeat <= MAX_RUNS, "its run order does not cover the matrix")
@@ -228,7 +237,8 @@ def _plan(doc: object) -> MatrixPlan:
              and pair[0] in names and pair[1] in labels, "its run order names a job or variant it does not have")
         order.append((names[pair[0]], labels[pair[1]]))
     try:
-        plan = MatrixPlan(variants, jobs, repeat, d["drop_caches"], settle, runtime, str(primary), order)
+        plan = MatrixPlan(variants, jobs, repeat, d["drop_caches"], settle, runtime,
+                          None if own is not None else str(primary), order)
     except BadInput as e:
         raise Bad(str(e)) from None
     need(sorted(plan.order) == sorted(plan_order(len(jobs), len(variants), plan.repeat)),

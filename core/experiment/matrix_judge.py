@@ -12,21 +12,27 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from iosched.core.experiment.metrics import metric_words
 from iosched.core.experiment.schema_version import Doc
 from iosched.core.experiment.stats import CannotJudge, RatioEstimate, holm, log_ratio_welch, summarize
-from iosched.core.experiment.verdict import METRICS, effect_words, fmt_p
-
-# The primary metric of each kind of workload, and the words for its directions.
-WORDS = {k: (label, unit, more, fewer) for k, label, unit, more, fewer in METRICS}
+from iosched.core.experiment.verdict import effect_words, fmt_p
 
 
 def _pct(r: float) -> str:
     return f"{(r - 1) * 100:+.0f}%".replace("-", "−")
 
 
+def primaries(doc: Doc, metric: str | None = None) -> dict[str, str]:
+    """Workload -> the metric its cells are judged on: ``metric`` when named, else the workload's own (a contention
+    job names its own: ``primary_metrics``), else the matrix's."""
+    default: str = metric or doc.get("primary_metric") or "iops"
+    own: dict[str, str] = {} if metric else (doc.get("primary_metrics") or {})
+    return {w["name"]: own.get(w["name"]) or default for w in doc["workloads"]}
+
+
 def judge_matrix(doc: Doc, alpha: float = 0.05, metric: str | None = None) -> Doc:
     """Cells (workload x variant) with the primary metric's summary, ratio to the baseline, and the verdict."""
-    primary = metric or doc.get("primary_metric") or "iops"
+    metric_of = primaries(doc, metric)
     labels = [v["label"] for v in doc["variants"]]
     workloads = [w["name"] for w in doc["workloads"]]
     base = labels[0]
@@ -38,10 +44,10 @@ def judge_matrix(doc: Doc, alpha: float = 0.05, metric: str | None = None) -> Do
         for key, x in r["metrics"].items():
             if isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x):
                 got.setdefault(key, []).append(float(x))
-    label, _unit, more, fewer = WORDS.get(primary, (primary, "", "more", "fewer"))
     cells: list[Doc] = []
     estimates: dict[tuple[str, str], RatioEstimate | CannotJudge] = {}
     for w in workloads:
+        primary = metric_of[w]
         for v in labels:
             xs = values[(w, v)]
             summaries = {k: summarize(x).to_json() for k, x in xs.items()}
@@ -75,10 +81,11 @@ def judge_matrix(doc: Doc, alpha: float = 0.05, metric: str | None = None) -> Do
         c["significant"] = p < alpha
     for c in cells:
         if c["variant"] != base:
-            c["verdict"] = _cell_verdict(c, primary, label, estimates[(c["workload"], c["variant"])])
-    return {"alpha": alpha, "primary_metric": primary, "baseline": base, "comparisons": len(tested),
-            "correction": "holm", "workloads": workloads, "variants": labels, "cells": cells,
-            "summary": [variant_sentence(cells, v, label, more, fewer) for v in labels[1:]],
+            c["verdict"] = _cell_verdict(c, c["metric"], metric_words(c["metric"])[0],
+                                         estimates[(c["workload"], c["variant"])])
+    return {"alpha": alpha, "primary_metric": metric or doc.get("primary_metric") or "iops", "baseline": base,
+            "comparisons": len(tested), "correction": "holm", "workloads": workloads, "variants": labels,
+            "cells": cells, "summary": [variant_sentence(cells, v) for v in labels[1:]],
             "invalid": [f"run {r['slot'] + 1} ({r['workload']}, {r['variant']}): {r.get('invalid_reason')}"
                         for r in doc["runs"] if not r.get("valid", True)]}
 
@@ -100,9 +107,16 @@ def _cell_verdict(c: Doc, metric: str, label: str, e: RatioEstimate | CannotJudg
             f"95% CI {_pct(lo)} to {_pct(hi)}), {p}")
 
 
-def variant_sentence(cells: list[Doc], variant: str, label: str, more: str, fewer: str) -> str:
-    """"bfq: fewer IOPS on 3 of 5 workloads (−8% to −37%); no significant difference on 2"."""
+def variant_sentence(cells: list[Doc], variant: str) -> str:
+    """"bfq: fewer IOPS on 3 of 5 workloads (−8% to −37%); no significant difference on 2"; workloads judged on
+    different metrics (a contention group) get a clause per metric, separated by " | "."""
     mine = [c for c in cells if c["variant"] == variant]
+    metrics = list(dict.fromkeys(c["metric"] for c in mine))
+    return f"{variant}: " + " | ".join(_clauses([c for c in mine if c["metric"] == m], m) for m in metrics)
+
+
+def _clauses(mine: list[Doc], metric: str) -> str:
+    label, _unit, more, fewer = metric_words(metric)
     n = len(mine)
     parts: list[str] = []
     picks: tuple[tuple[str, Callable[[Doc], bool]], ...] = (
@@ -122,7 +136,7 @@ def variant_sentence(cells: list[Doc], variant: str, label: str, more: str, fewe
     if unjudged:
         parts.append(f"cannot judge {label} on {len(unjudged)} of {n} workload{'s' if n > 1 else ''} "
                      f"({unjudged[0]['cannot_judge']}{', …' if len(unjudged) > 1 else ''})")
-    return f"{variant}: " + "; ".join(parts)
+    return "; ".join(parts)
 
 
 def as_matrix(doc: Doc) -> Doc:
@@ -130,6 +144,6 @@ def as_matrix(doc: Doc) -> Doc:
     wl = doc.get("workload") or {}
     name = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
     job = wl.get("job") or {"name": name}
-    primary = doc.get("primary_metric") or ("wall_s" if wl.get("cmd") else "iops")
+    primary = doc.get("primary_metric") or ("wall_s" if wl.get("cmd") else job.get("primary") or "iops")
     return {**doc, "kind": "matrix", "workloads": [{**job, "name": name}], "primary_metric": primary,
             "runs": [{**r, "workload": name, "slot": r.get("index", 0)} for r in doc["runs"]]}

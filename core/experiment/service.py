@@ -23,6 +23,7 @@ from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.experiment.alternation import run_alternation
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
 from iosched.core.experiment.matrix_judge import judge_matrix
+from iosched.core.experiment.metrics import check_roles
 from iosched.core.experiment.results import new_result_path, result_lock, save_result
 from iosched.core.experiment.runner import (
     Cancelled,
@@ -86,7 +87,13 @@ class ExperimentPlan:
 
     @property
     def primary(self) -> str:
-        return self.metric or ("wall_s" if self.cmd else "iops")
+        """The metric the verdict is about: as named, else wall time for a command, else the job's own (a
+        contention job names one), else IOPS."""
+        if self.metric:
+            return self.metric
+        if self.cmd:
+            return "wall_s"
+        return (self.job.primary if isinstance(self.job, Job) else None) or "iops"
 
     @property
     def total_runs(self) -> int:
@@ -204,6 +211,7 @@ def run(plan: ExperimentPlan, saver: Saver | None = None, on_event: Callable[[Ev
     first run; ``reload`` reads a resumed matrix again once its file lock is held (it may have moved on)."""
     emit = on_event or (lambda e: None)
     ctl = ctl or Control()
+    check_roles(plan.metric, [("the command", [])] if plan.cmd else [(j.name, j.role_names) for j in plan.jobs])
     with _held(plan, saver):
         if reload is not None:
             again = reload()

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from iosched.core.experiment.metrics import METRIC_NAMES as METRIC_NAMES  # the table lives there; re-exported
 from iosched.core.experiment.metrics import METRICS as METRICS
+from iosched.core.experiment.metrics import metric_label, metric_words, ordered_metrics
 from iosched.core.experiment.schema_version import Doc
 from iosched.core.experiment.stats import (
     CannotJudge,
@@ -34,7 +35,6 @@ from iosched.core.experiment.stats import (
     summarize,
 )
 
-_WORDS = {k: (label, more, fewer) for k, label, _u, more, fewer in METRICS}
 PLANNING_RATIO = 1.10  # the difference the planning figure is stated for
 
 
@@ -113,7 +113,7 @@ def fmt_p(p: float, adjusted: bool) -> str:
 
 def effect_words(metric: str, baseline: str, variant: str, e: RatioEstimate) -> str:
     """'bfq: 37% fewer IOPS than none (95% CI 30–43%)' when the interval is on one side of 1, else signed."""
-    label, more, fewer = _WORDS.get(metric, (metric, "more", "less"))
+    label, _unit, more, fewer = metric_words(metric)
     ci = "95% CI"  # under the sequential boundary: 95% over all looks together (a repeated interval)
     if e.ci_high < 1.0:
         return (f"{variant}: {_num((1 - e.ratio) * 100)}% {fewer} {label} than {baseline} "
@@ -126,7 +126,7 @@ def effect_words(metric: str, baseline: str, variant: str, e: RatioEstimate) -> 
 
 def _sentence(metric: str, baseline: str, variant: str, e: RatioEstimate | CannotJudge, p_adj: float | None,
               significant: bool, adjusted: bool) -> str:
-    label = _WORDS.get(metric, (metric,))[0]
+    label = metric_label(metric)
     if isinstance(e, CannotJudge):
         return f"{variant} vs {baseline}, {label}: cannot judge ({e.reason})"
     assert p_adj is not None
@@ -276,7 +276,7 @@ def judge(doc: Doc, alpha: float = 0.05, primary: str | None = None, status: str
     comps = primary_comparisons(doc, metric, alpha)
     gate = max((1.0 if c.p_adjusted is None else c.p_adjusted for c in comps), default=1.0)
 
-    present = [k for k in METRIC_NAMES if k != metric and any(k in values[lb] for lb in labels)]
+    present = [k for k in ordered_metrics(k for lb in labels for k in values[lb]) if k != metric]
     sec = [(k, v, e) for k in present for v, e in estimates(doc, k).items()]
     sec_p = adjusted_family([None if isinstance(e, CannotJudge) else e.p_value for _k, _v, e in sec])
     for (k, v, e), hp in zip(sec, sec_p, strict=True):
@@ -334,7 +334,7 @@ def _notes(doc: Doc, metric: str, alpha: float, primary: list[MetricComparison])
     alternate = doc.get("kind") == "alternate"
     if not alternate and not doc.get("sequential") and int(doc.get("repeat") or 0) % 2 == 1:
         notes.append("an odd number of runs per variant leaves the A B B A order unbalanced against drift")
-    label = _WORDS.get(metric, (metric,))[0]
+    label = metric_label(metric)
     if all(c.significant for c in primary):
         return notes
     sds = [c.estimate.sd_log for c in primary if isinstance(c.estimate, RatioEstimate)]
@@ -431,7 +431,7 @@ class RunningVerdict:
             if isinstance(e, CannotJudge):
                 out.append(f"interim, {n} {unit}: {v} vs {base}: cannot judge yet ({e.reason})")
                 continue
-            label = _WORDS.get(self.metric, (self.metric,))[0]
+            label = metric_label(self.metric)
             out.append(f"interim, {n} {unit}: {v} vs {base} {label} {_signed(e.ratio)} "
                        f"(95% CI {_signed(e.ci_low)} to {_signed(e.ci_high)})")
         if seq:

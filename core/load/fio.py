@@ -10,9 +10,7 @@ spawn and wait in the same thread). `preexec_fn` would do the same but is unsafe
 
 from __future__ import annotations
 
-import errno
 import json
-import math
 import os
 import shutil
 import signal
@@ -26,6 +24,12 @@ from typing import Any
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.load.children import Child
+from iosched.core.load.fio_result import FioFailed as FioFailed  # the runner's errors and results: re-exported
+from iosched.core.load.fio_result import FioRefused as FioRefused
+from iosched.core.load.fio_result import FioResult as FioResult
+from iosched.core.load.fio_result import job_seconds
+from iosched.core.load.fio_result import latency_bins as latency_bins
+from iosched.core.load.fio_result import parse_result as parse_result
 from iosched.core.load.fiopath import fio_filename
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.targets import Target
@@ -36,14 +40,6 @@ INSTALL_HINT = "apt-get install -y fio"
 
 class FioMissing(IoschedError):
     pass
-
-
-class FioFailed(IoschedError):
-    pass
-
-
-class FioRefused(FioFailed):
-    """fio could not open its target for lack of privilege."""
 
 
 class FioUnfinished(FioFailed):
@@ -82,124 +78,48 @@ class FioProgress:
     write_iops: float
     mb_s: float
     clat_mean_us: float | None  # cumulative mean so far
+    # With two or more job sections: each role's IOPS and mean completion latency (µs) over the interval, so a
+    # switch shows in the foreground's latency at once.
+    roles: dict[str, RoleProgress] = field(default_factory=dict)
 
 
-@dataclass
-class FioResult:
-    raw: dict[str, Any]  # fio's full JSON
+@dataclass(frozen=True)
+class RoleProgress:
     iops: float
-    read_iops: float
-    write_iops: float
-    mb_s: float
-    total_ios: int
     clat_mean_us: float | None
-    clat_p50_us: float | None
-    clat_p99_us: float | None
-    clat_p999_us: float | None
-    runtime_s: float
-    usr_cpu: float
-    sys_cpu: float
-
-    def metrics(self) -> dict[str, float | None]:
-        return {"iops": self.iops, "mb_s": self.mb_s, "clat_mean_us": self.clat_mean_us,
-                "clat_p50_us": self.clat_p50_us, "clat_p99_us": self.clat_p99_us, "clat_p999_us": self.clat_p999_us}
 
 
-def _pct(clat: dict[str, Any], key: str) -> float | None:
-    v = (clat.get("percentile") or {}).get(key)
-    return v / 1000.0 if v else None
+Counts = tuple[int, int, int, float, int]  # reads, writes, bytes, latency sum (ns x IOs), IOs: so far
 
 
-def parse_result(obj: dict[str, Any]) -> FioResult:
-    """Sum the jobs (group reporting gives one per group) and take latency from the busiest direction."""
-    try:
-        return _parse_result(obj)
-    except (KeyError, TypeError, ValueError, AttributeError, ZeroDivisionError):
-        raise FioFailed("fio's JSON output has an unexpected shape") from None
-
-
-def _parse_result(obj: dict[str, Any]) -> FioResult:
-    jobs = obj.get("jobs") or []
-    if not jobs:
-        raise FioFailed("fio ran no job")
-    errors = [f"{j.get('jobname')}: error {j['error']}" for j in jobs if j.get("error")]
-    if os.geteuid() != 0 and any(j.get("error") in (errno.EACCES, errno.EPERM) for j in jobs):
-        raise FioRefused("fio was refused access to its target (permission denied): run as root")
-    if errors:
-        raise FioFailed("fio reported " + "; ".join(errors))
-    r_iops = sum(j["read"]["iops"] for j in jobs)
-    w_iops = sum(j["write"]["iops"] for j in jobs)
-    bw = sum(j[d]["bw_bytes"] for j in jobs for d in ("read", "write"))
-    total = sum(j[d]["total_ios"] for j in jobs for d in ("read", "write", "trim"))
-    # Latency: ios-weighted mean over directions; percentiles from the direction with most IOs.
-    lat_sum, lat_n, best = 0.0, 0, None
-    for j in jobs:
-        for d in ("read", "write"):
-            n, clat = j[d]["total_ios"], j[d].get("clat_ns") or {}
-            if n and clat.get("mean") is not None:
-                lat_sum += clat["mean"] * n
-                lat_n += n
-                if best is None or n > best[0]:
-                    best = (n, clat)
-    clat = best[1] if best else {}
-    runtime = _job_seconds(obj)
-    counts = [j[d]["total_ios"] for j in jobs for d in ("read", "write", "trim")]
-    figures = [r_iops, w_iops, bw, runtime, lat_sum, *counts]
-    if not all(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0 for x in figures):
-        raise FioFailed("fio's JSON output holds negative or non-finite figures")
-    if total == 0:
-        raise FioFailed("fio completed no IO")
-    return FioResult(
-        raw=obj, iops=r_iops + w_iops, read_iops=r_iops, write_iops=w_iops, mb_s=bw / 1e6, total_ios=total,
-        clat_mean_us=lat_sum / lat_n / 1000.0 if lat_n else None,
-        clat_p50_us=_pct(clat, "50.000000"), clat_p99_us=_pct(clat, "99.000000"),
-        clat_p999_us=_pct(clat, "99.900000"), runtime_s=runtime,
-        usr_cpu=sum(j.get("usr_cpu", 0.0) for j in jobs) / len(jobs),
-        sys_cpu=sum(j.get("sys_cpu", 0.0) for j in jobs) / len(jobs),
-    )
-
-
-def latency_bins(obj: dict[str, Any]) -> dict[int, int]:
-    """fio's completion-latency histogram (json+ ``clat_ns.bins``) over every job and direction: ns -> IOs.
-
-    Outside input: anything malformed is skipped, never raised, so an old save without bins draws nothing.
-    """
-    out: dict[int, int] = {}
-    jobs = obj.get("jobs") if isinstance(obj, dict) else None
-    for j in jobs if isinstance(jobs, list) else []:
-        for d in ("read", "write", "trim"):
-            side = j.get(d) if isinstance(j, dict) else None
-            clat = side.get("clat_ns") if isinstance(side, dict) else None
-            bins = clat.get("bins") if isinstance(clat, dict) else None
-            if not isinstance(bins, dict):
-                continue
-            for k, n in bins.items():
-                try:
-                    ns, count = int(k), int(n)
-                except (TypeError, ValueError, OverflowError):
-                    continue
-                if ns >= 0 and count > 0:
-                    out[ns] = out.get(ns, 0) + count
-    return dict(sorted(out.items()))
-
-
-def _job_seconds(obj: dict[str, Any]) -> float:
-    """Wall seconds the jobs ran: group reporting sums job_runtime over threads, so divide it back."""
-    best = 0.0
+def _counts(obj: dict[str, Any]) -> dict[str, Counts]:
+    """Per job name (a role): what it has done so far."""
+    out: dict[str, Counts] = {}
     for j in obj.get("jobs") or []:
-        threads = max(int((j.get("job options") or {}).get("numjobs", 1) or 1), 1)
-        best = max(best, j.get("job_runtime", 0) / 1000.0 / threads)
-    return best
+        r, w = j["read"]["total_ios"], j["write"]["total_ios"]
+        b = sum(j[d]["io_bytes"] for d in ("read", "write"))
+        lat = sum(j[d]["clat_ns"]["mean"] * j[d]["total_ios"] for d in ("read", "write") if j[d].get("clat_ns"))
+        name = str(j.get("jobname"))
+        r0, w0, b0, lat0, _n0 = out.get(name, (0, 0, 0, 0.0, 0))
+        out[name] = (r0 + r, w0 + w, b0 + b, lat0 + lat, r0 + w0 + r + w)
+    return out
 
 
-def _counts(obj: dict[str, Any]) -> tuple[int, int, int, float, int]:
-    jobs = obj.get("jobs") or []
-    r = sum(j["read"]["total_ios"] for j in jobs)
-    w = sum(j["write"]["total_ios"] for j in jobs)
-    b = sum(j[d]["io_bytes"] for j in jobs for d in ("read", "write"))
-    lat = sum(j[d]["clat_ns"]["mean"] * j[d]["total_ios"] for j in jobs for d in ("read", "write")
-              if j[d].get("clat_ns"))
-    return r, w, b, lat, r + w
+def _total(per_role: dict[str, Counts]) -> Counts:
+    r, w, b, lat, n = (sum(c[i] for c in per_role.values()) for i in range(5))
+    return int(r), int(w), int(b), float(lat), int(n)
+
+
+def _role_rates(now: dict[str, Counts], before: dict[str, Counts], dt: float) -> dict[str, RoleProgress]:
+    """Each role's IOPS and mean latency over the interval (none for a workload of one section)."""
+    if len(now) < 2:
+        return {}
+    out = {}
+    for role, c in now.items():
+        b = before.get(role, (0, 0, 0, 0.0, 0))
+        ios, lat = c[4] - b[4], c[3] - b[3]
+        out[role] = RoleProgress(ios / dt, lat / ios / 1000.0 if ios > 0 else None)
+    return out
 
 
 def command(job: Job | JobFile, target: Target, workdir: str, runtime: float | None = None,
@@ -210,14 +130,15 @@ def command(job: Job | JobFile, target: Target, workdir: str, runtime: float | N
             "--eta=never"]
     if not job.writes and target.kind == "device":
         argv.append("--readonly")  # fio's own guard too: a read job never writes to a raw device
-    if isinstance(job, Job):
+    if isinstance(job, Job) and not job.roles:
         argv += [f"--name={job.name}", f"--filename={fio_filename(target.path)}"]
         argv += [f"--{k}={v}" for k, v in job.fio_options()]
     else:
         path = os.path.join(workdir, "job.fio")
         # fio reads the file we write from the checked options, never the user's text; the target is ours.
+        checked = job.as_job_file() if isinstance(job, Job) else job
         with open(path, "w") as f:
-            f.write(job.render(runtime, target.path))
+            f.write(checked.render(runtime, target.path))
         argv.append(path)
     return argv
 
@@ -300,7 +221,7 @@ class FioRun:
     def _read_stdout(self) -> None:
         assert self.proc and self.proc.stdout
         buf: list[str] = []
-        prev: tuple[float, tuple[int, int, int, float, int]] | None = None
+        prev: tuple[float, Counts, dict[str, Counts]] | None = None
         for line in self.proc.stdout:
             # Each status report is one JSON object whose closing brace stands alone at the start of a line.
             if line.startswith("{"):
@@ -318,21 +239,24 @@ class FioRun:
             self.last = obj
             now = time.monotonic()
             try:
-                counts = _counts(obj)
+                per_role = _counts(obj)
             except (KeyError, TypeError, ValueError, AttributeError):
                 continue  # not a status report of the shape we know: the final result is judged on its own
+            counts = _total(per_role)
             lat = counts[3] / counts[4] / 1000.0 if counts[4] else None
             if prev is None:
                 # The first report: fio's own run time so far, so the first point comes after one interval.
-                dt = _job_seconds(obj)
+                dt = job_seconds(obj)
                 if dt > 0 and self.on_progress is not None:
                     self.on_progress(FioProgress(now - self.started, counts[4] / dt, counts[0] / dt,
-                                                 counts[1] / dt, counts[2] / dt / 1e6, lat))
+                                                 counts[1] / dt, counts[2] / dt / 1e6, lat,
+                                                 _role_rates(per_role, {}, dt)))
             elif self.on_progress is not None and now - prev[0] > 0.5:  # skip the short tail of the final report
                 dt = now - prev[0]
                 dr, dw, db = (counts[i] - prev[1][i] for i in range(3))
-                self.on_progress(FioProgress(now - self.started, (dr + dw) / dt, dr / dt, dw / dt, db / dt / 1e6, lat))
-            prev = (now, counts)
+                self.on_progress(FioProgress(now - self.started, (dr + dw) / dt, dr / dt, dw / dt, db / dt / 1e6, lat,
+                                             _role_rates(per_role, prev[2], dt)))
+            prev = (now, counts, per_role)
 
     def kill(self, wait: bool = True) -> None:
         """Kill fio and anything in its session; safe to call twice and from any thread.

@@ -159,6 +159,9 @@ ALLOWED: dict[str, tuple[str, Callable[[str], str]]] = {
     "new_group": ("new_group", _bool),
     "rate": ("rate", _rate),
     "rate_iops": ("rate_iops", _int_in(1, 100_000_000)),
+    # IO priority (ionice): 1 real-time, 2 best-effort, 3 idle; level 0 (highest) to 7 within a class.
+    "prioclass": ("prioclass", _int_in(1, 3)),
+    "prio": ("prio", _int_in(0, 7)),
     "zero_buffers": ("zero_buffers", _bool),
     "refill_buffers": ("refill_buffers", _bool),
     "invalidate": ("invalidate", _bool),
@@ -215,6 +218,12 @@ class JobFile:
         return any(j.get("rw", "read").split(":")[0] in WRITE_MODES for j in self._jobs())
 
     @property
+    def role_names(self) -> list[str]:
+        """The roles of a workload of two or more job sections (their names, each once); none for one."""
+        names = list(dict.fromkeys(s for s, _ in self.sections if s != "global"))
+        return names if len(names) > 1 else []
+
+    @property
     def runtime(self) -> float | None:
         """Seconds each job runs when every job is time based with a runtime (fio must run that long)."""
         times = []
@@ -241,16 +250,22 @@ class JobFile:
         return best
 
     def render(self, runtime: float | None, filename: str | None = None) -> str:
-        """The job file fio reads: our target, group reporting, and the runtime replaced when scaled."""
+        """The job file fio reads: our target, group reporting, and the runtime replaced when scaled.
+
+        With roles, each job section starts a reporting group of its own: fio then reports each role apart
+        (core/load/fio_result.py), its numjobs clones together."""
         out = ["[global]"]
         if filename is not None:
             out.append(f"filename={fio_filename(filename)}")
         out.append("group_reporting=1")
+        roles = bool(self.role_names)
         if runtime is not None:
             out += ["time_based=1", f"runtime={fio_seconds(runtime)}"]
         for section, opts in self.sections:
             if section != "global":
                 out += ["", f"[{section}]"]
+                if roles and not any(k == "new_group" for k, _ in opts):
+                    out.append("new_group=1")
             for key, value in opts:
                 if runtime is not None and key in ("runtime", "time_based"):
                     continue

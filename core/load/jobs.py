@@ -1,6 +1,9 @@
 """Workloads as data: the canned fio job catalog, and user job files (checked in core/load/jobfile.py).
 
-A catalog job is one fio job described by a few fields; runtime and size scale from the command line.
+A catalog job is one fio job described by a few fields; runtime and size scale from the command line. A
+contention job has roles: two or more job sections that run at once (an interactive reader beside a write flood),
+each judged on its own figures (``fg:clat_p99_us``); fio reads it as a job file written from the same checked
+options as a user's (core/load/jobfile.py), never from flags.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from iosched.core.load.jobfile import JobFile, fio_seconds, parse_job_file, read
 __all__ = ["CATALOG", "Job", "JobFile", "catalog_job", "load_job", "parse_job_file"]
 
 KiB, MiB, GiB = 1024, 1024**2, 1024**3
+
+Section = tuple[str, tuple[tuple[str, str], ...]]  # a role: its name and its fio options
 
 WRITE_MODES = frozenset({"write", "randwrite", "rw", "readwrite", "randrw", "trim", "randtrim", "trimwrite"})
 
@@ -32,17 +37,39 @@ class Job:
     direct: bool = True
     ioengine: str = "libaio"
     extra: dict[str, str] = field(default_factory=dict)
+    roles: tuple[Section, ...] = ()  # a contention job's sections; then rw, bs, numjobs and iodepth say nothing
+    primary: str | None = None  # the metric its verdict is about when none is named (None: IOPS)
+    tradeoff: str | None = None  # the secondary metric that pays for the primary (the writer's MB/s)
+    shows: str = ""  # one line: what it shows, and which scheduler it is about
 
     @property
     def writes(self) -> bool:
+        if self.roles:
+            return any(dict(opts).get("rw", "read") in WRITE_MODES for _name, opts in self.roles)
         return self.rw in WRITE_MODES
+
+    @property
+    def role_names(self) -> list[str]:
+        return [name for name, _opts in self.roles]
+
+    def as_job_file(self) -> JobFile:
+        """A contention job as the job file fio reads, checked by the job-file allow-list like a user's."""
+        lines = ["[global]", f"size={self.size}", "time_based=1", f"runtime={fio_seconds(self.runtime)}",
+                 f"direct={1 if self.direct else 0}", f"ioengine={self.ioengine}"]
+        for name, opts in self.roles:
+            lines += [f"[{name}]", *(f"{k}={v}" for k, v in opts)]
+        return parse_job_file("\n".join(lines) + "\n", self.name)
 
     def scaled(self, runtime: float | None = None, size: int | None = None) -> Job:
         return replace(self, runtime=runtime if runtime is not None else self.runtime,
                        size=size if size is not None else self.size)
 
     def fio_options(self) -> list[tuple[str, str]]:
-        """Job options in fio's own names (the target and output options are added by the runner)."""
+        """Job options in fio's own names (the target and output options are added by the runner); a contention
+        job's are those of its [global] section."""
+        if self.roles:
+            return [("ioengine", self.ioengine), ("direct", "1" if self.direct else "0"), ("size", str(self.size)),
+                    ("time_based", "1"), ("runtime", fio_seconds(self.runtime)), ("group_reporting", "1")]
         opts = [("rw", self.rw), ("bs", self.bs), ("numjobs", str(self.numjobs)),
                 ("iodepth", str(self.iodepth)), ("ioengine", self.ioengine), ("direct", "1" if self.direct else "0"),
                 ("size", str(self.size)), ("time_based", "1"), ("runtime", fio_seconds(self.runtime)),
@@ -51,8 +78,13 @@ class Job:
         return opts
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "group": self.group, "description": self.description, "writes": self.writes,
-                "options": dict(self.fio_options())}
+        out = {"name": self.name, "group": self.group, "description": self.description, "writes": self.writes,
+               "options": dict(self.fio_options())}
+        if self.roles:
+            out["roles"] = {name: dict(opts) for name, opts in self.roles}
+            out["primary"] = self.primary
+            out["tradeoff"] = self.tradeoff
+        return out
 
 
 def _catalog() -> dict[str, Job]:
@@ -90,7 +122,49 @@ def _catalog() -> dict[str, Job]:
     jobs.append(Job("randread-q16t2", "scheduler overhead", "4 KiB random read, 2 jobs x iodepth 16: "
                     "CPU-bound on fast devices, so scheduler cost shows", "randread", "4k", numjobs=2, iodepth=16,
                     size=1 * GiB, runtime=5.0))
+    jobs += _contention()
     return {j.name: j for j in jobs}
+
+
+def _role(name: str, **options: object) -> Section:
+    return name, tuple((k, str(v)) for k, v in options.items())
+
+
+def _contention() -> list[Job]:
+    """Jobs where IO competes: what schedulers exist for (a single stream shows only what they cost)."""
+    group = "contention"
+    reader = {"rw": "randread", "bs": "4k", "iodepth": 1}
+    return [
+        Job("interactive-under-writes", group, "fg: 4k random reads, 100 IOPS, depth 1; bg: 2 x 1M sequential writes, "
+            "depth 16", "randread", "4k", runtime=10.0,
+            # The reader arrives after the flood has started, as an application started on a busy machine does:
+            # bfq raises a newcomer's weight; started together, bfq's choice varied from run to run.
+            roles=(_role("fg", **reader, rate_iops=100, startdelay=1),
+                   _role("bg", rw="write", bs="1M", numjobs=2, iodepth=16)),
+            primary="fg:clat_p99_us", tradeoff="bg:mb_s",
+            shows="an interactive reader's latency under a write flood (bfq's heuristics)"),
+        Job("reads-vs-writeback", group, "fg: 4k random reads, depth 1; bg: 1M buffered sequential writes "
+            "(writeback)", "randread", "4k", runtime=10.0,
+            roles=(_role("fg", **reader),
+                   _role("bg", rw="write", bs="1M", direct=0, ioengine="psync", end_fsync=1)),
+            primary="fg:clat_p99_us", tradeoff="bg:mb_s",
+            shows="reads starved by writeback (mq-deadline's read_expire bounds the wait)"),
+        Job("latency-target", group, "fg: 4k random reads, depth 1; bg: 2 x 4k random writes, depth 16",
+            "randread", "4k", runtime=10.0,
+            roles=(_role("fg", **reader), _role("bg", rw="randwrite", bs="4k", numjobs=2, iodepth=16)),
+            primary="fg:clat_p99_us", tradeoff="bg:iops",
+            shows="reads against a latency target (kyber's read_lat_nsec) under writes"),
+        Job("fair-share", group, "r1-r4: four identical 4k random readers, depth 8", "randread", "4k",
+            runtime=10.0, roles=tuple(_role(f"r{i}", rw="randread", bs="4k", iodepth=8) for i in range(1, 5)),
+            primary="fairness_jain", tradeoff="iops",
+            shows="how evenly equal processes share the device (Jain's index: 1 is equal)"),
+        Job("io-priority", group, "be0: 4k random reads, best-effort level 0; idle: the same, idle class",
+            "randread", "4k", runtime=10.0,
+            roles=(_role("be0", rw="randread", bs="4k", iodepth=8, prioclass=2, prio=0),
+                   _role("idle", rw="randread", bs="4k", iodepth=8, prioclass=3)),
+            primary="be0:share", tradeoff="iops",
+            shows="IO priorities (ionice): bfq and mq-deadline serve the idle class last"),
+    ]
 
 
 CATALOG: dict[str, Job] = _catalog()
@@ -135,6 +209,8 @@ def _groups() -> dict[str, JobGroup]:
                  tuple(by_group["sequential-read check"]), drop_caches=True),
         JobGroup("desktop", "SEQ1M Q8T1, SEQ1M Q1T1, RND4K Q32T1, RND4K Q1T1, read and write",
                  tuple(by_group["desktop presets"])),
+        JobGroup("contention", "competing IO: what schedulers are for (each job judged on its own metric)",
+                 tuple(by_group["contention"])),
     ]
     for rw in ("randread", "read", "randwrite", "write"):
         groups.append(JobGroup(f"size-sweep-{rw}", f"1K to 256K requests, {rw}",
