@@ -17,7 +17,7 @@ from iosched.core.base.units import human_size, si
 from iosched.core.experiment import service
 from iosched.core.experiment.matrix import decode_matrix
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
-from iosched.core.experiment.metrics import metric_label
+from iosched.core.experiment.metrics import metric_label, roles_of
 from iosched.core.experiment.params import BadValue, parse_metric
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Cancelled, Event, Variant, Workload, check_variants, parse_variants
@@ -158,7 +158,11 @@ def _printer(quiet: bool) -> Callable[[Event], None]:
             m = e.run["metrics"]
             bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
             main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
-            line = f"run {e.index + 1}/{e.total} {e.variant:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{bad}"
+            # Each role's rate and tail: what a contention job is about.
+            roles = "".join(f"  {r} {si(m.get(f'{r}:iops'))} IOPS p99 {si(m.get(f'{r}:clat_p99_us'))} µs"
+                            for r in roles_of(m))
+            line = (f"run {e.index + 1}/{e.total} {e.variant:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs"
+                    f"{roles}{bad}")
             print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, flush=True)
             for text in e.lines:  # the interim estimates, this run included
                 print(f"    so far: {text}", file=sys.stderr, flush=True)

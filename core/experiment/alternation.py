@@ -27,7 +27,7 @@ from iosched.core.experiment.verdict import METRICS as METRICS  # these three re
 from iosched.core.experiment.verdict import RunningVerdict as RunningVerdict
 from iosched.core.experiment.verdict import judge as judge
 from iosched.core.live.monitor import Monitor
-from iosched.core.load.fio import FioRun, run_fio
+from iosched.core.load.fio import FioProgress, FioRun, run_fio
 from iosched.core.settings.scheduler import (
     available_schedulers,
 )
@@ -81,11 +81,15 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
         if ctl.cancelled.is_set():
             run.stop()
 
+    seen: list[tuple[float, FioProgress]] = []  # fio's status reports, for each role's figures per turn
+
+    def progress(p: FioProgress) -> None:
+        seen.append((time.monotonic(), p))
+        emit(Event("progress", len(doc["runs"]), 0, cur[0], progress=p))
+
     def fio_thread() -> None:
         try:
-            result["fio"] = run_fio(job, target, workload.runtime,
-                                    lambda p: emit(Event("progress", len(doc["runs"]), 0, cur[0], progress=p)),
-                                    hold)
+            result["fio"] = run_fio(job, target, workload.runtime, progress, hold)
         except IoschedError as e:
             result["error"] = e
 
@@ -119,6 +123,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
             now = available_schedulers(device, root)[0]
             m = window_metrics(device, s0, s1, None)
             m["iops"] = m.pop("dev_iops", 0.0)
+            m.update(role_turn_metrics([p for t, p in seen if s0.time < t <= s1.time + 0.5]))
             run = {"index": k, "variant": v.label, "start": s0.time - t_origin, "end": s1.time - t_origin,
                    "valid": now == config["scheduler"], "config": config, "metrics": m, "fio": None,
                    "invalid_reason": None if now == config["scheduler"] else f"scheduler changed to {now}"}
@@ -150,6 +155,22 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
         doc["fio"] = result["fio"].raw
     emit(Event("done"))
     return doc
+
+
+ROLE_TURN_METRICS = ("iops", "clat_mean_us")  # what fio's status reports give per role and interval
+
+
+def role_turn_metrics(reports: list[FioProgress]) -> dict[str, float | None]:
+    """Each role's IOPS and IO-weighted mean latency over the status reports that fall in a turn."""
+    out: dict[str, float | None] = {}
+    roles = dict.fromkeys(r for p in reports for r in p.roles)
+    for role in roles:
+        points = [p.roles[role] for p in reports if role in p.roles]
+        out[f"{role}:iops"] = sum(x.iops for x in points) / len(points)
+        timed = [(x.iops, x.clat_mean_us) for x in points if x.clat_mean_us is not None and x.iops > 0]
+        weight = sum(n for n, _ in timed)
+        out[f"{role}:clat_mean_us"] = sum(n * lat for n, lat in timed) / weight if weight else None
+    return out
 
 
 def _sleep_until(t: float, ctl: Control, worker: threading.Thread) -> None:

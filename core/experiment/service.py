@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from iosched.core.base.errors import BadInput, IoschedError
-from iosched.core.experiment.alternation import run_alternation
+from iosched.core.experiment.alternation import ROLE_TURN_METRICS, run_alternation
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
 from iosched.core.experiment.matrix_judge import judge_matrix
-from iosched.core.experiment.metrics import check_roles
+from iosched.core.experiment.metrics import check_roles, split_metric
 from iosched.core.experiment.results import new_result_path, result_lock, save_result
 from iosched.core.experiment.runner import (
     Cancelled,
@@ -212,6 +212,11 @@ def run(plan: ExperimentPlan, saver: Saver | None = None, on_event: Callable[[Ev
     emit = on_event or (lambda e: None)
     ctl = ctl or Control()
     check_roles(plan.metric, [("the command", [])] if plan.cmd else [(j.name, j.role_names) for j in plan.jobs])
+    role, base = split_metric(plan.metric or "")
+    if plan.kind == "alternate" and role is not None and base not in ROLE_TURN_METRICS:
+        raise BadInput(f"--metric {plan.metric}: live alternation measures each role's "
+                       f"{' and '.join(ROLE_TURN_METRICS)} per turn (fio's status reports); "
+                       f"use {role}:clat_mean_us, or repeated runs for percentiles")
     with _held(plan, saver):
         if reload is not None:
             again = reload()
