@@ -40,7 +40,7 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     summaries = verdict["summaries"]
     keys = [k for k in ordered_metrics(k for s in summaries.values() for k in s)
             if any(s.get(k, {}).get("mean") for s in summaries.values())]
-    shown = [k for k in ("iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io", "cpu_sys",
+    shown: list[str] = [k for k in ("iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io", "cpu_sys",
                          "dev_r_await", "dev_w_await", "sched_p50_us", "sched_p99_us", "device_p50_us",
                          "device_p99_us") if k in keys]
     roles = roles_of(keys)

@@ -121,7 +121,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
             if not worker.is_alive() and s1.time - s0.time < every - discard - 0.2:
                 break  # fio ended inside the turn: a short turn would skew its variant
             now = available_schedulers(device, root)[0]
-            m = window_metrics(device, s0, s1, None)
+            m: dict[str, float | None] = {**window_metrics(device, s0, s1, None)}
             m["iops"] = m.pop("dev_iops", 0.0)
             m.update(role_turn_metrics([p for t, p in seen if s0.time < t <= s1.time + 0.5]))
             run = {"index": k, "variant": v.label, "start": s0.time - t_origin, "end": s1.time - t_origin,
