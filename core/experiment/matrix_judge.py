@@ -83,7 +83,9 @@ def judge_matrix(doc: Doc, alpha: float = 0.05, metric: str | None = None) -> Do
         if c["variant"] != base:
             c["verdict"] = _cell_verdict(c, c["metric"], metric_words(c["metric"])[0],
                                          estimates[(c["workload"], c["variant"])])
-    return {"alpha": alpha, "primary_metric": metric or doc.get("primary_metric") or "iops", "baseline": base,
+    judged = set(metric_of.values())  # one metric for all workloads, or each workload its own
+    shared = judged.pop() if len(judged) == 1 else (metric or doc.get("primary_metric") or "iops")
+    return {"alpha": alpha, "primary_metric": shared, "baseline": base,
             "comparisons": len(tested), "correction": "holm", "workloads": workloads, "variants": labels,
             "cells": cells, "summary": [variant_sentence(cells, v) for v in labels[1:]],
             "invalid": [f"run {r['slot'] + 1} ({r['workload']}, {r['variant']}): {r.get('invalid_reason')}"
