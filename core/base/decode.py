@@ -170,13 +170,18 @@ def _is_class(tp: object) -> bool:
 _SCALAR_PLURAL: dict[object, str] = {str: "text", int: "whole numbers", float: "numbers", bool: "true or false"}
 
 
+def _either(words: list[str]) -> str:
+    """"a, b or c"."""
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+
+
 def _nouns(members: tuple[object, ...]) -> str:
     """What a value of one of ``members`` is: "a number or null"."""
     out: list[str] = []
     for a in members:
         if _noun(a) not in out:
             out.append(_noun(a))
-    return " or ".join(out)
+    return _either(out)
 
 
 def _noun(tp: object) -> str:
@@ -186,7 +191,7 @@ def _noun(tp: object) -> str:
     if _is_union(tp):
         return _nouns(get_args(tp))
     if origin is Literal:
-        return " or ".join(str(a) for a in get_args(tp))
+        return _either([str(a) for a in get_args(tp)])
     if origin in (list, tuple):
         item = _unwrap(get_args(tp)[0]) if get_args(tp) else object
         if origin is tuple and not (len(get_args(tp)) == 2 and get_args(tp)[1] is Ellipsis):
@@ -376,7 +381,7 @@ def _choose(classes: tuple[type, ...], v: dict[Any, Any], at: _Step | None) -> l
             chosen = [c for c in classes if any(type(v[tag]) is type(a) and v[tag] == a
                                                 for a in get_args(_unwrap(_hint(c, tag))))]
             if not chosen:
-                names = " or ".join(str(a) for c in classes for a in get_args(_unwrap(_hint(c, tag))))
+                names = _either([str(a) for c in classes for a in get_args(_unwrap(_hint(c, tag)))])
                 raise _Fail(_Step(at, tag), f"is {brief(v[tag])}, not {names}", "type")
             return chosen
         chosen = [c for c in classes if _has_default(c, tag)]

@@ -104,6 +104,7 @@ def test_a_union_without_a_tag_takes_the_first_that_fits_and_reports_the_nearest
 
 def test_literal_optional_and_scalars() -> None:
     assert decode(Literal["x", 1], 1) == 1
+    assert str(_fault(Literal["a", "b", "c"], "d", "status")) == "status is 'd', not a, b or c"
     assert str(_fault(Literal[1], True)) == "it is true, not 1"  # a bool is not the int 1
     assert decode(str | None, None) is None and decode(str | None, "s") == "s"
     assert str(_fault(str | None, 3)) == "it is not text or null"
