@@ -17,6 +17,9 @@ start is not a number", "variant 2 has no label", "notes is not a list of text".
 items with ``field(metadata={"item": "run"})`` (else "order item 3"); a map field marked
 ``metadata={"flat": True}`` names its entries as its owner's own ("run 3's iops", not "run 3's metrics.iops").
 The error also carries the JSON path and the kind of fault, for a reader that words its messages itself.
+
+Each type is made once into a reader (a closure, cached), and the place of a fault is gathered only on the way
+out of one: a saved matrix is read whole about as fast as the hand checks this replaced read part of it.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import functools
 import math
 import types
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints, overload
 
@@ -36,8 +40,6 @@ MAX_DEPTH = 32  # objects and lists inside each other; fio's own JSON inside a s
 LIMIT = 2**64  # no figure a document holds is beyond a 64-bit counter, a byte count included
 _T = TypeVar("_T")
 _NONE = type(None)
-_KEYWORDS = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "const", "minItems", "maxItems",
-             "minLength", "maxLength"}
 Fault = Literal["type", "missing", "unknown", "bound", "deep"]
 
 
@@ -66,62 +68,42 @@ def brief(value: object, limit: int = 24) -> str:
 
 # --- where a value is, in words ----------------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class _Step:
-    """One step down from the value above: a field or map key (``key`` a str) or a list index (an int). A field's
-    step carries what its metadata says of the values under it."""
-
-    up: _Step | None
-    key: str | int
-    noun: str | None = None  # its items' name ("run"): "run 3" for the list's third item
-    flat: bool = False  # its entries named as its owner's own: "run 3's iops"
+# One step down from the value above, kept only on the way out of a failure: a field or map key (a str) or a list
+# index (an int), and what the field's metadata says of the values under it: its items' name ("run": "run 3" for
+# the list's third item), and whether its entries are named as its owner's own ("run 3's iops").
+_Step = tuple[str | int, str | None, bool]
 
 
-def _json_path(step: _Step | None) -> tuple[str | int, ...]:
-    out: list[str | int] = []
-    while step is not None:
-        out.append(step.key)
-        step = step.up
-    return tuple(reversed(out))
-
-
-def _chain(step: _Step | None) -> list[_Step]:
-    out: list[_Step] = []
-    while step is not None:
-        out.append(step)
-        step = step.up
-    return out[::-1]
-
-
-def where_words(where: str, step: _Step | None) -> str:
+def where_words(where: str, steps: list[_Step]) -> str:
     """The place of a value in words: "run 3's metrics.iops", "order item 2", or ``where`` (or "it") for the top."""
     texts = [where]  # texts[i]: the place after i steps
     named = [True]  # whether that place is a thing of its own ("run 3", the top): its parts follow with "'s"
-    chain = _chain(step)
-    for n, s in enumerate(chain, 1):
-        above = chain[n - 2] if n >= 2 else None
-        if isinstance(s.key, int):
-            if above is not None and above.noun is not None:  # "run 3" stands for "runs item 3"
+    for n, step in enumerate(steps, 1):
+        key = step[0]
+        above = steps[n - 2] if n >= 2 else None
+        if isinstance(key, int):
+            if above is not None and above[1] is not None:  # "run 3" stands for "runs item 3"
                 owner = texts[n - 2]
-                texts.append(f"{owner}'s {above.noun} {s.key + 1}" if owner else f"{above.noun} {s.key + 1}")
+                texts.append(f"{owner}'s {above[1]} {key + 1}" if owner else f"{above[1]} {key + 1}")
             else:
                 owner = texts[n - 1]
-                texts.append(f"{owner} item {s.key + 1}" if owner else f"item {s.key + 1}")
+                texts.append(f"{owner} item {key + 1}" if owner else f"item {key + 1}")
             named.append(True)
             continue
-        at = n - 2 if above is not None and above.flat else n - 1  # a flat entry hangs from the map's owner
+        at = n - 2 if above is not None and above[2] else n - 1  # a flat entry hangs from the map's owner
         owner = texts[at]
-        texts.append(s.key if not owner else f"{owner}'s {s.key}" if named[at] else f"{owner}.{s.key}")
+        texts.append(key if not owner else f"{owner}'s {key}" if named[at] else f"{owner}.{key}")
         named.append(False)
     return texts[-1] or "it"
 
 
 class _Fail(Exception):
-    """Raised inside the decoder, turned into a DecodeError with the words of its place at the top."""
+    """Raised inside the decoder; each container it passes on the way out adds its step (innermost first), and
+    ``decode`` turns it into a DecodeError with the words of its place."""
 
-    def __init__(self, step: _Step | None, why: str, fault: Fault, key: str | None = None) -> None:
-        self.step, self.why, self.fault, self.key = step, why, fault, key
+    def __init__(self, why: str, fault: Fault, key: str | None = None, steps: list[_Step] | None = None) -> None:
+        self.why, self.fault, self.key = why, fault, key
+        self.steps: list[_Step] = steps or []
 
 
 # --- what a type is ------------------------------------------------------------------------------------------------
@@ -239,7 +221,10 @@ def _has_default(cls: type, name: str) -> bool:
     return next(not f.required for f in _class(cls).fields if f.name == name)
 
 
-# --- decoding ------------------------------------------------------------------------------------------------------
+# --- decoding: each type made once into a reader ------------------------------------------------------------------
+
+# A reader takes a value and the nesting still allowed below it (``room``), and returns the decoded value.
+_Reader = Callable[[Any, int], Any]
 
 
 @overload
@@ -251,128 +236,274 @@ def decode(tp: object, value: object, where: str = "", max_depth: int = MAX_DEPT
 def decode(tp: object, value: object, where: str = "", max_depth: int = MAX_DEPTH) -> Any:
     """``value`` (parsed JSON) as a ``tp``; DecodeError naming the place otherwise. ``where`` names the top value
     in messages ("the header"); empty, the top's fields are named alone ("runs is not a list") and the top
-    itself is "it"."""
+    itself is "it". Objects and lists nest at most ``max_depth`` deep (the top one is 1)."""
     try:
-        return _Decoder(max_depth).value(tp, value, None, 1)
+        return _reader(tp)(value, max_depth)
     except _Fail as e:
-        place = where_words(where, e.step)
-        raise DecodeError(f"{place} {e.why}", _json_path(e.step), e.fault, e.key) from None
+        steps = e.steps[::-1]
+        raise DecodeError(f"{where_words(where, steps)} {e.why}", tuple(k for k, _, _ in steps), e.fault,
+                          e.key) from None
 
 
-class _Decoder:
-    def __init__(self, max_depth: int) -> None:
-        self.max_depth = max_depth
+@functools.cache
+def _reader(tp: object) -> _Reader:
+    """The reader of ``tp``, made once per type (a dataclass's fields are made on its first use: a type may
+    hold itself)."""
+    origin, args = get_origin(tp), get_args(tp)
+    if origin is typing.Annotated:
+        return _annotated(args[0], args[1:])
+    if tp in _SCALARS:
+        return _SCALARS[tp]
+    if origin is Literal:
+        return _literal(tp, args)
+    if _is_union(tp):
+        return _union(args)
+    if origin is list or origin is tuple:
+        return _sequence(tp, args)
+    if origin is dict:
+        if args[0] is not str:
+            raise TypeError(f"a JSON object's keys are text, not {args[0]!r}")
+        return _any_object if args[1] is object else _map(_reader(args[1]))
+    if _is_class(tp):
+        assert isinstance(tp, type)
+        return _dataclass(tp)
+    if tp is object or tp is Any:
+        return _any_json
+    raise TypeError(f"no decoder for {tp!r}")
 
-    def value(self, tp: object, v: object, at: _Step | None, depth: int) -> Any:
-        origin = get_origin(tp)
-        if origin is typing.Annotated:
-            inner, *extras = get_args(tp)
-            if NON_FINITE in extras:
-                if isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool) and abs(v) <= LIMIT):
-                    return float(v)
-                raise _Fail(at, f"is not {_noun(inner)}", "type")
-            out = self.value(inner, v, at, depth)
-            for extra in extras:
-                if isinstance(extra, Keywords):
-                    _bounds(extra, v, at)
-            return out
-        if tp is str:
-            if isinstance(v, str):
-                return v
-            raise _Fail(at, "is not text", "type")
-        if tp is float:
-            return _number(v, at, float)
-        if tp is int:
-            return _number(v, at, int)
-        if tp is bool:
-            if isinstance(v, bool):
-                return v
-            raise _Fail(at, "is not true or false", "type")
-        if tp is _NONE:
-            if v is None:
-                return None
-            raise _Fail(at, "is not null", "type")
-        if origin is Literal:
-            if any(type(v) is type(a) and v == a for a in get_args(tp)):
-                return v
-            raise _Fail(at, f"is {brief(v)}, not {_noun(tp)}", "type")
-        if _is_union(tp):
-            return self.union(get_args(tp), v, at, depth)
-        if depth > self.max_depth and isinstance(v, (list, dict)):
-            raise _Fail(at, "is nested too deeply", "deep")
-        if origin is list or origin is tuple:
-            return self.sequence(tp, v, at, depth)
-        if origin is dict:
-            key_tp, value_tp = get_args(tp)
-            if key_tp is not str:
-                raise TypeError(f"a JSON object's keys are text, not {key_tp!r}")
-            if not isinstance(v, dict):
-                raise _Fail(at, "is not an object", "type")
-            if value_tp is object:  # JsonObject: any JSON under keys that are not ours
-                _any_json(v, at, depth, self.max_depth)
-                return v
-            return {k: self.value(value_tp, x, _Step(at, k), depth + 1) for k, x in v.items()}
-        if _is_class(tp):
-            assert isinstance(tp, type)
-            return self.dataclass(tp, v, at, depth)
-        if tp is object or tp is Any:
-            _any_json(v, at, depth, self.max_depth)
-            return v
-        raise TypeError(f"no decoder for {tp!r}")
 
-    def sequence(self, tp: object, v: object, at: _Step | None, depth: int) -> Any:
-        args = get_args(tp)
+def _text(v: Any, room: int) -> str:
+    if isinstance(v, str):
+        return v
+    raise _Fail("is not text", "type")
+
+
+def _whole(v: Any, room: int) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise _Fail("is not a whole number", "type")
+    if not -LIMIT <= v <= LIMIT:
+        raise _Fail(f"is not a number of a sensible size ({brief(v)})", "bound")
+    return v
+
+
+def _float(v: Any, room: int) -> float:
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise _Fail(f"is not a number ({brief(v)})", "type")
+    elif not isinstance(v, int) or isinstance(v, bool):
+        raise _Fail("is not a number", "type")
+    if not -LIMIT <= v <= LIMIT:  # compared exactly: 10**400 never becomes a float
+        raise _Fail(f"is not a number of a sensible size ({brief(v)})", "bound")
+    return float(v)
+
+
+def _bool(v: Any, room: int) -> bool:
+    if isinstance(v, bool):
+        return v
+    raise _Fail("is not true or false", "type")
+
+
+def _null(v: Any, room: int) -> None:
+    if v is not None:
+        raise _Fail("is not null", "type")
+
+
+_SCALARS: dict[object, _Reader] = {str: _text, int: _whole, float: _float, bool: _bool, _NONE: _null}
+
+
+def _literal(tp: object, values: tuple[Any, ...]) -> _Reader:
+    def read(v: Any, room: int) -> Any:
+        for a in values:
+            if type(v) is type(a) and v == a:  # a bool is not the int 1
+                return v
+        raise _Fail(f"is {brief(v)}, not {_noun(tp)}", "type")
+    return read
+
+
+def _annotated(inner: object, extras: tuple[object, ...]) -> _Reader:
+    if NON_FINITE in extras:
+        def statistic(v: Any, room: int) -> float:
+            if isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool) and abs(v) <= LIMIT):
+                return float(v)
+            raise _Fail(f"is not {_noun(inner)}", "type")
+        return statistic
+    read_inner = _reader(inner)
+    checks = [_bound(name, value) for k in extras if isinstance(k, Keywords) for name, value in k.items]
+
+    def read(v: Any, room: int) -> Any:
+        out = read_inner(v, room)
+        for check in checks:
+            check(v)
+        return out
+    return read
+
+
+def _bound(name: str, bound: Any) -> Callable[[Any], None]:
+    """The check of one schema keyword."""
+    def fail(why: str) -> None:
+        raise _Fail(why, "bound")
+
+    checks: dict[str, Callable[[Any], None]] = {
+        "minimum": lambda v: None if v >= bound else fail(f"must be at least {bound}, not {brief(v)}"),
+        "maximum": lambda v: None if v <= bound else fail(f"must be at most {bound}, not {brief(v)}"),
+        "exclusiveMinimum": lambda v: None if v > bound else fail(f"must be > {bound}"),
+        "exclusiveMaximum": lambda v: None if v < bound else fail(f"must be < {bound}"),
+        "const": lambda v: None if type(v) is type(bound) and v == bound else fail(f"is {brief(v)}, not {bound}"),
+        "minItems": lambda v: None if len(v) >= bound else fail(
+            "is empty" if bound == 1 else f"has fewer than {bound} items"),
+        "maxItems": lambda v: None if len(v) <= bound else fail(f"has more than {bound} items"),
+    }
+    checks["minLength"], checks["maxLength"] = checks["minItems"], checks["maxItems"]
+    if name not in checks:
+        raise TypeError(f"the decoder cannot hold a value to {name}")
+    return checks[name]
+
+
+def _sequence(tp: object, args: tuple[Any, ...]) -> _Reader:
+    noun = _noun(tp)
+    if get_origin(tp) is tuple and not (len(args) == 2 and args[1] is Ellipsis):
+        readers = [_reader(a) for a in args]
+
+        def fixed(v: Any, room: int) -> tuple[Any, ...]:
+            if not isinstance(v, list) or len(v) != len(readers):
+                raise _Fail(f"is not {noun}", "type")
+            if room < 1:
+                raise _Fail("is nested too deeply", "deep")
+            out = []
+            for i, (read_item, x) in enumerate(zip(readers, v)):
+                try:
+                    out.append(read_item(x, room - 1))
+                except _Fail as e:
+                    e.steps.append((i, None, False))
+                    raise
+            return tuple(out)
+        return fixed
+    read_item = _reader(args[0])
+    scalar = _unwrap(args[0]) in _SCALAR_PLURAL  # a wrong item is said of the list: "notes is not a list of text"
+    as_tuple = get_origin(tp) is tuple
+
+    def variadic(v: Any, room: int) -> Any:
         if not isinstance(v, list):
-            raise _Fail(at, f"is not {_noun(tp)}", "type")
-        if get_origin(tp) is tuple and not (len(args) == 2 and args[1] is Ellipsis):
-            if len(v) != len(args):
-                raise _Fail(at, f"is not {_noun(tp)}", "type")
-            return tuple(self.value(a, x, _Step(at, i), depth + 1) for i, (a, x) in enumerate(zip(args, v)))
-        item = args[0]
+            raise _Fail(f"is not {noun}", "type")
+        if room < 1:
+            raise _Fail("is nested too deeply", "deep")
         out = []
         for i, x in enumerate(v):
             try:
-                out.append(self.value(item, x, _Step(at, i), depth + 1))
+                out.append(read_item(x, room - 1))
             except _Fail as e:
-                if e.fault == "type" and _unwrap(item) in _SCALAR_PLURAL:  # "notes is not a list of text"
-                    raise _Fail(at, f"is not {_noun(tp)} (item {i + 1} is {brief(x)})", "type") from None
+                if scalar and e.fault == "type":
+                    raise _Fail(f"is not {noun} (item {i + 1} is {brief(x)})", "type") from None
+                e.steps.append((i, None, False))
                 raise
-        return out if get_origin(tp) is list else tuple(out)
+        return tuple(out) if as_tuple else out
+    return variadic
 
-    def dataclass(self, cls: type, v: object, at: _Step | None, depth: int) -> Any:
+
+def _map(read_value: _Reader) -> _Reader:
+    def read(v: Any, room: int) -> dict[str, Any]:
         if not isinstance(v, dict):
-            raise _Fail(at, "is not an object", "type")
-        plan = _class(cls)
-        for k in v:
-            if k not in plan.names:
-                shown = brief(k) if isinstance(k, str) else "that is not text"
-                raise _Fail(at, f"has a key {shown} that no iosched writes", "unknown", str(k))
-        kwargs: dict[str, object] = {}
-        for f in plan.fields:
-            if f.name in v:
-                kwargs[f.name] = self.value(f.tp, v[f.name], _Step(at, f.name, f.noun, f.flat), depth + 1)
-            elif f.required:
-                raise _Fail(at, f"has no {f.name}", "missing", f.name)
-        return cls(**kwargs)
+            raise _Fail("is not an object", "type")
+        if room < 1:
+            raise _Fail("is nested too deeply", "deep")
+        out = {}
+        for k, x in v.items():
+            try:
+                out[k] = read_value(x, room - 1)
+            except _Fail as e:
+                e.steps.append((k, None, False))
+                raise
+        return out
+    return read
 
-    def union(self, members: tuple[object, ...], v: object, at: _Step | None, depth: int) -> Any:
-        fits = [m for m in members if type(v) in _json_kinds(m)]
+
+def _any_object(v: Any, room: int) -> dict[str, Any]:
+    """JsonObject: any JSON under keys that are not ours (fio's own output)."""
+    if not isinstance(v, dict):
+        raise _Fail("is not an object", "type")
+    _any_json(v, room)
+    return v
+
+
+def _any_json(v: Any, room: int) -> Any:
+    """Any JSON value within the depth limit, every number finite and of a sensible size (no recursion: a
+    hostile file may nest as deep as the JSON reader lets it)."""
+    stack: list[tuple[object, int]] = [(v, room)]
+    while stack:
+        x, r = stack.pop()
+        if isinstance(x, (dict, list)):
+            if r < 1:
+                raise _Fail("is nested too deeply", "deep")
+            stack += [(y, r - 1) for y in (x.values() if isinstance(x, dict) else x)]
+        elif isinstance(x, float) and not math.isfinite(x):
+            raise _Fail(f"holds a number that is not one ({brief(x)})", "type")
+        elif isinstance(x, int) and not isinstance(x, bool) and not -LIMIT <= x <= LIMIT:
+            raise _Fail(f"holds a number of no sensible size ({brief(x)})", "bound")
+        elif not isinstance(x, (str, int, float, bool)) and x is not None:
+            raise _Fail("holds something that is not JSON", "type")
+    return v
+
+
+def _dataclass(cls: type) -> _Reader:
+    plan = _class(cls)
+    made: list[tuple[str, _Reader, bool, _Step]] = []  # the fields' readers, made on first use
+
+    def read(v: Any, room: int) -> Any:
+        if not isinstance(v, dict):
+            raise _Fail("is not an object", "type")
+        if room < 1:
+            raise _Fail("is nested too deeply", "deep")
+        if not made:
+            made.extend((f.name, _reader(f.tp), f.required, (f.name, f.noun, f.flat)) for f in plan.fields)
+        if not plan.names.issuperset(v):
+            k = next(k for k in v if k not in plan.names)
+            shown = brief(k) if isinstance(k, str) else "that is not text"
+            raise _Fail(f"has a key {shown} that no iosched writes", "unknown", str(k))
+        kwargs = {}
+        for name, read_field, required, step in made:
+            if name in v:
+                try:
+                    kwargs[name] = read_field(v[name], room - 1)
+                except _Fail as e:
+                    e.steps.append(step)
+                    raise
+            elif required:
+                raise _Fail(f"has no {name}", "missing", name)
+        return cls(**kwargs)
+    return read
+
+
+def _union(members: tuple[object, ...]) -> _Reader:
+    noun = _nouns(members)
+    # For each kind of parsed JSON, the members that may take it, in declared order.
+    by_kind: dict[type, list[object]] = {}
+    for m in members:
+        for kind in _json_kinds(m):
+            by_kind.setdefault(kind, []).append(m)
+    classes = tuple(m for m in members if _is_class(m))
+    readers: dict[int, _Reader] = {}  # by the member's id: made on first use (a member may hold the union)
+
+    def read(v: Any, room: int) -> Any:
+        fits = by_kind.get(type(v))
         if not fits:
-            raise _Fail(at, f"is not {_nouns(members)}", "type")
-        classes = tuple(m for m in fits if _is_class(m))
+            raise _Fail(f"is not {noun}", "type")
         if len(classes) > 1 and isinstance(v, dict):
-            fits = [m for m in fits if not _is_class(m)] + list(_choose(classes, v, at))  # type: ignore[arg-type]
+            fits = [m for m in fits if not _is_class(m)] + list(_choose(classes, v))  # type: ignore[arg-type]
         first: _Fail | None = None
         for m in fits:
+            read_member = readers.get(id(m))
+            if read_member is None:
+                read_member = readers[id(m)] = _reader(m)
             try:
-                return self.value(m, v, at, depth)
+                return read_member(v, room)
             except _Fail as e:
                 first = first or e
         assert first is not None
         raise first
+    return read
 
 
-def _choose(classes: tuple[type, ...], v: dict[Any, Any], at: _Step | None) -> list[type]:
+def _choose(classes: tuple[type, ...], v: dict[Any, Any]) -> list[type]:
     """The members of a union of dataclasses an object may be, best first: by its tag when they have one, else
     those whose fields it fits, else the nearest (whose error then says what is wrong)."""
     tag = _tag(classes)
@@ -382,11 +513,11 @@ def _choose(classes: tuple[type, ...], v: dict[Any, Any], at: _Step | None) -> l
                                                 for a in get_args(_unwrap(_hint(c, tag))))]
             if not chosen:
                 names = _either([str(a) for c in classes for a in get_args(_unwrap(_hint(c, tag)))])
-                raise _Fail(_Step(at, tag), f"is {brief(v[tag])}, not {names}", "type")
+                raise _Fail(f"is {brief(v[tag])}, not {names}", "type", steps=[(tag, None, False)])
             return chosen
         chosen = [c for c in classes if _has_default(c, tag)]
         if not chosen:
-            raise _Fail(at, f"has no {tag}", "missing", tag)
+            raise _Fail(f"has no {tag}", "missing", tag)
         return chosen
     keys = set(v)
 
@@ -395,55 +526,3 @@ def _choose(classes: tuple[type, ...], v: dict[Any, Any], at: _Step | None) -> l
         return len(keys - plan.names) + len(plan.required - keys)
 
     return sorted(classes, key=misfit)  # stable: equals keep their declared order
-
-
-def _number(v: object, at: _Step | None, kind: type) -> float | int:
-    if kind is int:
-        if not isinstance(v, int) or isinstance(v, bool):
-            raise _Fail(at, "is not a whole number", "type")
-    elif not isinstance(v, (int, float)) or isinstance(v, bool):
-        raise _Fail(at, "is not a number", "type")
-    elif isinstance(v, float) and not math.isfinite(v):
-        raise _Fail(at, f"is not a number ({brief(v)})", "type")
-    if not -LIMIT <= v <= LIMIT:  # compared exactly: 10**400 never becomes a float
-        raise _Fail(at, f"is not a number of a sensible size ({brief(v)})", "bound")
-    return v if kind is int else float(v)
-
-
-def _bounds(k: Keywords, v: Any, at: _Step | None) -> None:
-    for name, given in k.items:
-        bound: Any = given  # a number, or the const's value
-        if name not in _KEYWORDS:
-            raise TypeError(f"the decoder cannot hold a value to {name}")
-        if name == "minimum" and v < bound:
-            raise _Fail(at, f"must be at least {bound}, not {brief(v)}", "bound")
-        if name == "maximum" and v > bound:
-            raise _Fail(at, f"must be at most {bound}, not {brief(v)}", "bound")
-        if name == "exclusiveMinimum" and not v > bound:
-            raise _Fail(at, f"must be > {bound}", "bound")
-        if name == "exclusiveMaximum" and not v < bound:
-            raise _Fail(at, f"must be < {bound}", "bound")
-        if name == "const" and not (type(v) is type(bound) and v == bound):
-            raise _Fail(at, f"is {brief(v)}, not {bound}", "bound")
-        if name in ("minItems", "minLength") and len(v) < bound:
-            raise _Fail(at, "is empty" if bound == 1 else f"has fewer than {bound} items", "bound")
-        if name in ("maxItems", "maxLength") and len(v) > bound:
-            raise _Fail(at, f"has more than {bound} items", "bound")
-
-
-def _any_json(v: object, at: _Step | None, depth: int, max_depth: int) -> None:
-    """Any JSON value within the depth limit, every number finite and of a sensible size (no recursion: a
-    hostile file may nest as deep as the JSON reader lets it)."""
-    stack: list[tuple[object, int]] = [(v, depth)]
-    while stack:
-        x, d = stack.pop()
-        if isinstance(x, (dict, list)):
-            if d > max_depth:
-                raise _Fail(at, "is nested too deeply", "deep")
-            stack += [(y, d + 1) for y in (x.values() if isinstance(x, dict) else x)]
-        elif isinstance(x, float) and not math.isfinite(x):
-            raise _Fail(at, f"holds a number that is not one ({brief(x)})", "type")
-        elif isinstance(x, int) and not isinstance(x, bool) and not -LIMIT <= x <= LIMIT:
-            raise _Fail(at, f"holds a number of no sensible size ({brief(x)})", "bound")
-        elif not isinstance(x, (str, int, float, bool)) and x is not None:
-            raise _Fail(at, "holds something that is not JSON", "type")

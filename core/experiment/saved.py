@@ -108,8 +108,8 @@ def saved_variants(saved: list[VariantDoc]) -> list[Variant]:
         raise Bad(f"its variants are not what --schedulers takes ({e})") from None
     need(len(variants) == len(saved), "its variant labels are not what --schedulers takes")
     for v, s in zip(variants, saved, strict=True):
-        need(v.label == s.label and s.scheduler == v.scheduler and dict(v.settings) == s.settings,
-             f"variant {brief(s.label)} does not read back the same")
+        if not (v.label == s.label and s.scheduler == v.scheduler and dict(v.settings) == s.settings):
+            raise Bad(f"variant {brief(s.label)} does not read back the same")
     return variants
 
 
@@ -120,8 +120,8 @@ def _runs(runs: Sequence[RunDoc], labels: list[str]) -> None:
         for key, x in run.metrics.items():
             # Every figure iosched measures is a ratio of counters, times or fio's figures: zero, or at least
             # 1e-12 in size. Nearer zero (1e-300) scales and ratios overflow; no run measures that.
-            need(x is None or x == 0 or abs(x) >= MIN_VALUE,
-                 f"run {n}'s {key} is not a number of a sensible size ({brief(x)})")
+            if x is not None and x != 0 and abs(x) < MIN_VALUE:
+                raise Bad(f"run {n}'s {key} is not a number of a sensible size ({brief(x)})")
 
 
 def _workload(wl: WorkloadDoc) -> None:
