@@ -52,7 +52,8 @@ def role_table(doc: dict) -> str:
                     vals.append("")
                     continue
                 x = sum(xs) / len(xs)
-                vals.append(f"{x / 1000:.2f}" if k.endswith("_us") else f"{x:.0f}" if k.endswith("mb_s") else f"{x:.2f}")
+                digits = f"{x / 1000:.2f}" if k.endswith("_us") else f"{x:.0f}" if k.endswith("mb_s") else f"{x:.2f}"
+                vals.append(digits)
             rows.append([w if v == labels[0] else "", v, *vals])
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
     out = ["  ".join(h.ljust(wd) if i < 2 else h.rjust(wd) for i, (h, wd) in enumerate(zip(heads, widths)))]

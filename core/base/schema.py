@@ -6,6 +6,7 @@ field with one may be left out (the default is what its absence means). Each dat
 (``additionalProperties: false``) under ``$defs``; a free-form JSON object (fio's own output) is ``JsonObject``.
 ``Annotated[T, Keywords(minimum=0)]`` adds schema keywords to ``T`` (a bound, a ``const``);
 ``field(metadata={"doc": ...})`` gives a field its description, a class's docstring describes the class.
+core/base/decode.py reads documents back into these types.
 """
 
 from __future__ import annotations
@@ -30,6 +31,16 @@ class Keywords:
         return isinstance(other, Keywords) and self.items == other.items
 
 
+class _NonFinite:
+    """The mark of ``Annotated[float, NON_FINITE]``: a statistic Python's JSON writer may have written as NaN or
+    Infinity (a ratio of extreme values, a mean of nothing). JSON Schema cannot say so; the decoder
+    (core/base/decode.py) takes them there and nowhere else."""
+
+    def __repr__(self) -> str:
+        return "NON_FINITE"
+
+
+NON_FINITE = _NonFinite()
 JsonObject = dict[str, object]  # any JSON object: its keys are not ours to declare
 Schema = dict[str, Any]  # a JSON Schema, or a part of one
 _SIMPLE: dict[object, str] = {bool: "boolean", int: "integer", float: "number", str: "string", type(None): "null"}

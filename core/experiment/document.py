@@ -8,7 +8,9 @@ what absence means. fio's own JSON stays an open ``JsonObject``: its keys are fi
 Declaring them costs about 35 ms at import (a dataclass is built at run time), so the writers take
 ``SCHEMA_VERSION`` from core/experiment/schema_version.py and only what generates or checks documents imports this.
 ``published_schemas()`` makes docs/schema/ from these types (docs/make_schema.py writes the files;
-tests/test_schema.py fails when they differ, and validates real output against them).
+tests/test_schema.py fails when they differ, and validates real output against them). A saved file is read back
+into them by core/base/decode.py (core/experiment/saved.py): a list field's ``"item"`` metadata and a map's
+``"flat"`` name the place of a fault in its messages ("run 3's iops is not a number").
 """
 
 from __future__ import annotations
@@ -16,15 +18,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from iosched.core.base.schema import JsonObject, Keywords, Schema, json_schema
+from iosched.core.base.schema import NON_FINITE, JsonObject, Keywords, Schema, json_schema
 from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.live.recording_lines import RecordingLine
 from iosched.core.settings.journal import JournalFile
 
 Status = Literal["running", "interim", "final", "cancelled"]
-Pair = tuple[float, float]  # an interval: low, high
 Count = Annotated[int, Keywords(minimum=0)]
+# A measured value or a time in seconds: anything larger is not one iosched wrote.
+Measured = Annotated[float, Keywords(minimum=-1e15, maximum=1e15)]
+# A statistic of the runs: judged again on every read, and NaN or Infinity where Python's writer put one.
+Statistic = Annotated[float, NON_FINITE]
+Pair = tuple[Statistic, Statistic]  # an interval: low, high
 
 
 # --- parts ------------------------------------------------------------------------------------------------------
@@ -117,13 +123,14 @@ class RunDoc:
 
     index: Count = field(metadata={"doc": "its place in the run order, from 0"})
     variant: str = field(metadata={"doc": "the label of its variant"})
-    start: float = field(metadata={"doc": "seconds from the experiment's first run (monotonic)"})
-    end: float
+    start: Measured = field(metadata={"doc": "seconds from the experiment's first run (monotonic)"})
+    end: Measured
     valid: bool = field(metadata={"doc": "false: left out of the statistics (invalid_reason says why)"})
     invalid_reason: str | None
     config: dict[str, str] = field(metadata={"doc": 'every setting read back: "scheduler", tunables, "knob:NAME"'})
-    metrics: dict[str, float | None] = field(metadata={"doc": "metric name -> value (see the metric table)"})
-    fio: JsonObject | None = field(metadata={"doc": "fio's own JSON output of the run"})
+    metrics: dict[str, Measured | None] = field(
+        metadata={"doc": "metric name -> value (see the metric table)", "flat": True})
+    fio: JsonObject | None = field(default=None, metadata={"doc": "fio's own JSON output of the run, if any"})
     trace: TraceDoc | None = None
 
 
@@ -143,8 +150,8 @@ class SummaryDoc:
     """One metric of one variant over its valid runs."""
 
     n: Count
-    mean: float
-    stdev: float
+    mean: Statistic
+    stdev: Statistic
     ci95: Pair = field(metadata={"doc": "95% confidence interval of the mean"})
 
 
@@ -155,10 +162,10 @@ class ComparisonDoc:
     metric: str
     baseline: str
     variant: str
-    ratio: float | None = field(metadata={"doc": "null: cannot judge (cannot_judge says why)"})
+    ratio: Statistic | None = field(metadata={"doc": "null: cannot judge (cannot_judge says why)"})
     ci95: Pair | None
-    p_value: float | None
-    p_adjusted: float | None = field(metadata={"doc": "Holm-adjusted (secondary: behind the primary's gate)"})
+    p_value: Statistic | None
+    p_adjusted: Statistic | None = field(metadata={"doc": "Holm-adjusted (secondary: behind the primary's gate)"})
     significant: bool
     primary: bool
     verdict: str = field(metadata={"doc": "the comparison in one sentence"})
@@ -175,7 +182,7 @@ class JudgementDoc:
     status: Status
     method: str = field(metadata={"doc": "the test, in words"})
     summaries: dict[str, dict[str, SummaryDoc]] = field(metadata={"doc": "variant -> metric -> summary"})
-    comparisons: list[ComparisonDoc]
+    comparisons: list[ComparisonDoc] = field(metadata={"item": "comparison"})
     invalid: list[str]
     notes: list[str]
 
@@ -184,10 +191,10 @@ class JudgementDoc:
 class SecondaryDoc:
     """A matrix cell's other metric: its mean and, off the baseline, its ratio to the baseline."""
 
-    mean: float
+    mean: Statistic
     mean_ci95: Pair | None
     n: Count
-    ratio: float | None = None
+    ratio: Statistic | None = None
     ci95: Pair | None = None
 
 
@@ -201,13 +208,13 @@ class CellDoc:
     metric: str
     primary: bool
     n: Count
-    mean: float | None
+    mean: Statistic | None
     mean_ci95: Pair | None
     secondary: dict[str, SecondaryDoc]
-    ratio: float | None = None
+    ratio: Statistic | None = None
     ci95: Pair | None = None
-    p_value: float | None = None
-    p_adjusted: float | None = None
+    p_value: Statistic | None = None
+    p_adjusted: Statistic | None = None
     significant: bool = False
     cannot_judge: str | None = None
     verdict: str | None = field(default=None, metadata={"doc": "absent on the baseline's cells"})
@@ -224,7 +231,7 @@ class MatrixJudgementDoc:
     correction: Literal["holm"]
     workloads: list[str]
     variants: list[str]
-    cells: list[CellDoc]
+    cells: list[CellDoc] = field(metadata={"item": "cell"})
     summary: list[str] = field(metadata={"doc": "one sentence per variant"})
     invalid: list[str]
 
@@ -242,12 +249,12 @@ class _Document:
     kernel: str
     machine: str
     host: str
-    device: DeviceDoc | DeviceNameDoc
-    variants: list[VariantDoc] = field(metadata={"doc": "the first is the baseline"})
+    device: DeviceDoc | DeviceNameDoc | None = field(metadata={"doc": "null: not known (the report still reads)"})
+    variants: list[VariantDoc] = field(metadata={"doc": "the first is the baseline", "item": "variant"})
     notes: list[str]
     status: Status | None = None
     cancelled: bool = field(default=False, metadata={"doc": "older files' way of saying status cancelled"})
-    switches: list[tuple[float, str]] | None = field(
+    switches: list[tuple[Measured, str]] | None = field(
         default=None, metadata={"doc": "(seconds, scheduler) of every switch made, on the runs' clock"})
     primary_metric: str | None = None
 
@@ -258,10 +265,10 @@ class _Experiment(_Document):
     original: dict[str, str] = field(metadata={"doc": "the device's settings at the start, put back at the end"})
     order: list[str] = field(metadata={"doc": "the variants' labels in run order (so far, in an alternation)"})
     sequential: SequentialDoc | None = None
-    runs: list[RunDoc]
+    runs: list[RunDoc] = field(metadata={"item": "run"})
     judgement: JudgementDoc | None = None
     comparisons: list[ComparisonDoc] | None = field(
-        default=None, metadata={"doc": "`--json` output only: the judgement's comparisons again"})
+        default=None, metadata={"doc": "`--json` output only: the judgement's comparisons again", "item": "comparison"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -308,8 +315,9 @@ class MatrixDoc(_Document):
     """A matrix: several workloads x several variants in a drift-balanced order, saved after every run."""
 
     kind: Literal["matrix"]
-    jobs: list[CatalogJobSpec | FileJobSpec] = field(metadata={"doc": "the plan's jobs, read back on --resume"})
-    workloads: list[CatalogJobDoc | JobFileDoc]
+    jobs: list[CatalogJobSpec | FileJobSpec] = field(
+        metadata={"doc": "the plan's jobs, read back on --resume", "item": "job"})
+    workloads: list[CatalogJobDoc | JobFileDoc] = field(metadata={"item": "workload"})
     repeat: Annotated[int, Keywords(minimum=1)]
     drop_caches: bool
     settle_s: float
@@ -320,7 +328,7 @@ class MatrixDoc(_Document):
     order: list[tuple[str, str]] = field(metadata={"doc": "[workload, variant] of every slot, in run order"})
     target: TargetDoc | None
     original: dict[str, str] | None = None
-    runs: list[MatrixRunDoc]
+    runs: list[MatrixRunDoc] = field(metadata={"item": "run"})
     judgement: MatrixJudgementDoc | None = None
 
 

@@ -18,8 +18,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
+from iosched.core.experiment.document import CatalogJobSpec, FileJobSpec, VariantDoc
 from iosched.core.experiment.params import (
     BadValue,
     brief,
@@ -42,7 +44,7 @@ from iosched.core.experiment.runner import (
     check_variants,
     puts_back,
 )
-from iosched.core.experiment.saved import Bad, check_matrix, decode_json, listed, need, obj, saved_variants, through
+from iosched.core.experiment.saved import Bad, check_matrix, decode_json, need, saved_variants, through
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
@@ -102,36 +104,23 @@ def job_spec(job: Job | JobFile) -> Doc:
     return {"file": job.path, "sections": [[s, [[k, v] for k, v in opts]] for s, opts in job.sections]}
 
 
-def job_from_spec(spec: object) -> Job | JobFile:
+def job_from_spec(spec: CatalogJobSpec | FileJobSpec) -> Job | JobFile:
     """The job a saved spec names, checked again as if typed by the user (a saved file is outside input)."""
-    if not isinstance(spec, dict):
-        raise BadInput("a job in the saved matrix is not an object")
-    if "catalog" in spec:
-        name = spec.get("catalog")
-        if not isinstance(name, str) or name not in CATALOG:
+    if isinstance(spec, CatalogJobSpec):
+        name = spec.catalog
+        if name not in CATALOG:
             raise BadInput(f"the saved matrix names a job the catalog does not have: {brief(name)!r}")
         try:  # the parsers of --runtime and --size
-            runtime, size = parse_seconds(spec.get("runtime")), parse_size(spec.get("size"))
+            runtime, size = parse_seconds(spec.runtime), parse_size(spec.size)
         except BadValue as e:
             raise BadInput(f"the saved runtime or size of {name} is not one --runtime or --size takes ({e})") \
                 from None
         return CATALOG[name].scaled(runtime=runtime, size=size)
-    path, sections = spec.get("file"), spec.get("sections")
-    if not isinstance(path, str) or not isinstance(sections, list):
-        raise BadInput("a job in the saved matrix is neither a catalog job nor a job file")
     lines: list[str] = []
-    try:
-        for section, opts in sections:
-            if not isinstance(section, str) or not isinstance(opts, list):
-                raise ValueError
-            lines.append(f"[{section}]")
-            for k, v in opts:
-                if not isinstance(k, str) or not isinstance(v, (str, type(None))):
-                    raise ValueError
-                lines.append(k if v is None else f"{k}={v}")
-    except (TypeError, ValueError):
-        raise BadInput(f"the saved job file {brief(path)} is malformed") from None
-    return parse_job_file("\n".join(lines), path)
+    for section, opts in spec.sections:
+        lines.append(f"[{section}]")
+        lines += [k if v is None else f"{k}={v}" for k, v in opts]
+    return parse_job_file("\n".join(lines), spec.file)
 
 
 # --- the plan -----------------------------------------------------------------------------------------------
@@ -200,14 +189,18 @@ def plan_from_doc(doc: object, path: object = "the file") -> MatrixPlan:
     ``path`` when the file is not a matrix iosched wrote."""
     try:
         return _plan(doc)
-    except Bad as e:
+    except (Bad, DecodeError) as e:
         raise BadInput(f"{path} is not a saved iosched matrix: {e}") from None
 
 
 def _plan(doc: object) -> MatrixPlan:
-    d = obj(doc, "the document")
-    variants = saved_variants(d.get("variants"))
-    specs = listed(d.get("jobs"), "jobs")
+    # The plan's fields alone, each decoded as its declared type: the plan reads back from a document that
+    # holds no run yet, and from one checked whole (decode_matrix).
+    need(isinstance(doc, dict), "it is not an object")
+    assert isinstance(doc, dict)
+    d: Doc = doc
+    variants = saved_variants(decode(list[VariantDoc], d.get("variants"), "variants"))
+    specs = decode(list[CatalogJobSpec | FileJobSpec], d.get("jobs"), "jobs")
     need(bool(specs), "it has no jobs")
     try:
         jobs = [job_from_spec(s) for s in specs]
@@ -218,7 +211,7 @@ def _plan(doc: object) -> MatrixPlan:
     need(len(names) == len(jobs), "two of its jobs have one name")
     repeat = int(through(parse_repeat, d.get("repeat"), "repeat"))
     settle = float(through(parse_settle, d.get("settle_s"), "settle_s"))
-    need(isinstance(d.get("drop_caches"), bool), "drop_caches is not true or false")
+    drop = decode(bool, d.get("drop_caches"), "drop_caches")
     runtime = d.get("job_runtime_s")
     if runtime is not None:
         runtime = float(through(parse_seconds, runtime, "job_runtime_s"))
@@ -226,19 +219,18 @@ def _plan(doc: object) -> MatrixPlan:
     through(parse_metric, primary, "primary_metric")
     own = d.get("primary_metrics")
     if own is not None:  # the jobs' own metrics: the user named none (read back from the jobs themselves)
-        need(isinstance(own, dict) and all(through(parse_metric, m, "primary_metrics") for m in own.values()),
-             "primary_metrics is not an object of metric names")
-    pairs = listed(d.get("order"), "order")
+        for m in decode(dict[str, str], own, "primary_metrics").values():
+            through(parse_metric, m, "primary_metrics")
+    pairs = decode(list[tuple[str, str]], d.get("order"), "order")
     # Counted before the balanced order is built: a hostile repeat or job list must not make a huge one.
     need(len(pairs) == len(jobs) * len(variants) * repeat <= MAX_RUNS, "its run order does not cover the matrix")
     order = []
-    for pair in pairs:
-        need(isinstance(pair, list) and len(pair) == 2 and all(isinstance(x, str) for x in pair)
-             and pair[0] in names and pair[1] in labels, "its run order names a job or variant it does not have")
-        order.append((names[pair[0]], labels[pair[1]]))
+    for job_name, label in pairs:
+        need(job_name in names and label in labels, "its run order names a job or variant it does not have")
+        order.append((names[job_name], labels[label]))
     try:
-        plan = MatrixPlan(variants, jobs, repeat, d["drop_caches"], settle, runtime,
-                          None if own is not None else str(primary), order)
+        plan = MatrixPlan(variants, jobs, repeat, drop, settle, runtime, None if own is not None else str(primary),
+                          order)
     except BadInput as e:
         raise Bad(str(e)) from None
     need(sorted(plan.order) == sorted(plan_order(len(jobs), len(variants), plan.repeat)),

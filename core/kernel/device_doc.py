@@ -8,6 +8,9 @@ older writer. tests/test_schema.py fails when ``BlockDevice`` gains a field this
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated
+
+from iosched.core.base.schema import Keywords
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -16,7 +19,7 @@ class DeviceDoc:
 
     name: str = field(metadata={"doc": 'the kernel name, e.g. "sda", "loop3"'})
     maj_min: str
-    size_bytes: int
+    size_bytes: Annotated[int, Keywords(minimum=0)]
     rotational: bool
     removable: bool
     read_only: bool

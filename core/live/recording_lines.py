@@ -34,7 +34,7 @@ class HeaderLine:
     devices: list[str] | None = field(metadata={"doc": "the devices recorded; null: all of them"})
     kernel: str
     host: str
-    inventory: list[DeviceDoc]
+    inventory: list[DeviceDoc] = field(metadata={"item": "device"})
 
 
 @dataclass(frozen=True, kw_only=True)

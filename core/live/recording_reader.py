@@ -9,8 +9,10 @@ holds one window (the replay: ``HISTORY_POINTS``), never the whole recording. Th
 are held to a byte budget: past it every other one is dropped and the spacing doubles.
 
 What the file may hold is bounded before it is believed: a line of at most ``MAX_LINE_BYTES``, at most
-``MAX_DEVICES`` device names over the whole recording, ``MAX_CPUS`` CPUs a line. Anything else is refused
-with one sentence that says what the file is not.
+``MAX_DEVICES`` device names over the whole recording, ``MAX_CPUS`` CPUs a line. The header, setting events and
+attached devices are decoded as their declared types (core/live/recording_lines.py, by core/base/decode.py);
+the sample lines, millions of them, are checked by hand against the same type (``SampleLine``), counters in C.
+Anything else is refused with one sentence that says what the file is not.
 
 One module because the pass that indexes a recording and the cursor that reads its windows share one line
 parser and one state (`_State`): split, they would drift apart (~500 lines).
@@ -27,10 +29,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import open_regular
+from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.devices import BlockDevice
 from iosched.core.kernel.procfs import CpuCounters, DiskCounters
+from iosched.core.live.recording_lines import DeviceLine, EventLine, HeaderLine, SampleLine
 from iosched.core.live.sampler import Rates, Sample, compute_rates
 
 VERSION = 1
@@ -93,10 +98,6 @@ def _text(x: object, what: str) -> str:
     return x
 
 
-def _text_or_none(x: object, what: str) -> str | None:
-    return None if x is None else _text(x, what)
-
-
 def _counters(values: object, n: int) -> list[int]:
     if type(values) is not list or not 4 <= len(values) <= n:
         raise _Damaged("has the wrong number of counters")
@@ -109,32 +110,20 @@ def _counters(values: object, n: int) -> list[int]:
 
 _DISK_N = len(DiskCounters._fields)
 _CPU_N = len(CpuCounters._fields)
-_DEVICE_TYPES: dict[str, tuple[type, ...]] = {
-    "name": (str,), "maj_min": (str,), "size_bytes": (int,), "rotational": (bool,), "removable": (bool,),
-    "read_only": (bool,), "scheduler": (str, type(None)), "schedulers": (list,), "nr_requests": (int, type(None)),
-    "read_ahead_kb": (int, type(None)),
-}
 _DEVICE_FIELDS = set(BlockDevice.__dataclass_fields__)
+_SAMPLE_KEYS = frozenset(SampleLine.__dataclass_fields__)
 
 
-def _device(d: object) -> dict[str, Any]:
-    if not isinstance(d, dict):
-        raise _Damaged("has a device that is not an object")
-    for key, types in _DEVICE_TYPES.items():
-        if not isinstance(d.get(key), types):
-            raise _Damaged(f"has a device whose {key} is missing or of the wrong kind")
-    if not all(isinstance(x, str) for x in d["schedulers"]):
-        raise _Damaged("has a device whose schedulers are not names")
+def _block_device(d: DeviceDoc) -> None:
     try:
-        BlockDevice(**{k: v for k, v in d.items() if k in _DEVICE_FIELDS})  # anything else it cannot take
+        BlockDevice(**{k: v for k, v in vars(d).items() if k in _DEVICE_FIELDS})  # anything else it cannot take
     except (TypeError, ValueError):
         raise _Damaged("has a device iosched cannot read") from None
-    return d
 
 
 def _event(obj: dict[str, Any]) -> SettingEvent:
-    return SettingEvent(_num(obj["m"], "the time"), _text(obj["dev"], "the device"), _text(obj["name"], "the name"),
-                        _text_or_none(obj["old"], "the old value"), _text_or_none(obj["new"], "the new value"))
+    e = decode(EventLine, obj, max_depth=2)
+    return SettingEvent(_num(e.m, "the time"), e.dev, e.name, e.old, e.new)
 
 
 def check_header(h: object, path: str | Path) -> dict[str, Any]:
@@ -144,20 +133,15 @@ def check_header(h: object, path: str | Path) -> dict[str, Any]:
     if h.get("version") != VERSION:
         raise refuse(path, f"it is of a version this iosched does not read (it reads version {VERSION})")
     try:
-        if _num(h.get("interval"), "the interval") <= 0:
-            raise _Damaged("interval must be > 0")
-        _num(h.get("start_wall"), "the start time")
-        devices = h.get("devices")
-        if devices is not None and not (isinstance(devices, list) and all(isinstance(x, str) for x in devices)):
-            raise _Damaged("devices is not a list of names")
         inventory = h.get("inventory")
-        if not isinstance(inventory, list):
-            raise _Damaged("the header has no inventory")
-        if len(inventory) > MAX_DEVICES:
+        if isinstance(inventory, list) and len(inventory) > MAX_DEVICES:  # counted before it is decoded
             raise _Damaged(f"the header lists more than {MAX_DEVICES} devices")
-        for d in inventory:
-            _device(d)
-    except _Damaged as e:
+        header = decode(HeaderLine, h, max_depth=4)
+        _num(header.interval, "the interval")
+        _num(header.start_wall, "the start time")
+        for d in header.inventory:
+            _block_device(d)
+    except (_Damaged, DecodeError) as e:
         raise refuse(path, str(e)) from None
     return h
 
@@ -255,6 +239,8 @@ class _State:
 
 
 def _damaged(path: str | Path, line_no: int, e: Exception) -> BadInput:
+    if isinstance(e, DecodeError):
+        return refuse(path, f"line {line_no}: {e}")
     if isinstance(e, _Damaged):
         return refuse(path, f"line {line_no} {e}")
     return refuse(path, f"line {line_no} lacks a field or has one of the wrong kind")
@@ -322,7 +308,7 @@ class Recording:
                 if isinstance(obj, dict) and obj.get("t") == "e":
                     try:
                         yield _event(obj)
-                    except (KeyError, TypeError, ValueError, AttributeError) as e:
+                    except (KeyError, TypeError, ValueError, AttributeError, DecodeError) as e:
                         raise _damaged(self.path, line_no, e) from None
 
     def rates(self) -> Iterator[Rates]:
@@ -381,7 +367,7 @@ class Cursor:
                     e = self.state.event(obj)
                     if start is None or self.index > start:
                         self.events.append(e)
-            except (KeyError, TypeError, ValueError, AttributeError) as e:
+            except (KeyError, TypeError, ValueError, AttributeError, DecodeError) as e:
                 raise _damaged(self.rec.path, line_no, e) from None
 
     def __iter__(self) -> Cursor:
@@ -457,6 +443,8 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                     raise TypeError("a line that is not an object")
                 kind = obj.get("t")
                 if kind == "s":
+                    if not obj.keys() <= _SAMPLE_KEYS:
+                        raise _Damaged("holds a key no sample line holds")
                     if rec.count % rec.every == 0:
                         rec.checkpoints.append(_Checkpoint(rec.count, offset, line_no, dict(state.disks),
                                                            dict(state.schedulers), state.last_time))
@@ -476,12 +464,14 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                 elif kind == "e":
                     state.event(obj)
                 elif kind == "dev":
-                    _num(obj["m"], "the time")
-                    d = _device(obj["device"])
+                    line = decode(DeviceLine, obj, max_depth=3)
+                    _num(line.m, "the time")
+                    _block_device(line.device)
+                    d = obj["device"]
                     if d["name"] not in state.names or len(rec.attached) < MAX_DEVICES:
                         state.know(d["name"])
                         rec.attached.append(d)
-            except (KeyError, TypeError, ValueError, AttributeError) as e:
+            except (KeyError, TypeError, ValueError, AttributeError, DecodeError) as e:
                 raise _damaged(path, line_no, e) from None
             rec.end = end
         if rec is None:

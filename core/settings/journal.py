@@ -12,22 +12,25 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import IoschedError, NotPermitted
+from iosched.core.base.schema import Keywords
 
 JOURNAL_VERSION = 1  # the journal file's "version"
+Name = Annotated[str, Keywords(minLength=1)]
 
 
 @dataclass(frozen=True)
 class JournalEntry:
     """One setting iosched changed: its original value, the device's identity then, who changed it and when."""
 
-    device: str
-    attr: str  # path under /sys/block/DEV, e.g. "queue/scheduler" or "queue/iosched/read_expire"
-    original: str
+    device: Name
+    attr: Name  # path under /sys/block/DEV, e.g. "queue/scheduler" or "queue/iosched/read_expire"
+    original: Name
     maj_min: str | None = None
     diskseq: int | None = None
     serial: str | None = None
@@ -45,7 +48,7 @@ class JournalEntry:
 class JournalFile:
     """The journal on disk (journal.json under the run directory): every original value not yet put back."""
 
-    entries: list[JournalEntry]
+    entries: list[JournalEntry] = field(metadata={"item": "entry"})
     version: int = JOURNAL_VERSION
 
 
@@ -111,9 +114,7 @@ class Journal:
 
 
 MAX_JOURNAL_BYTES = 16 << 20
-_OPTIONAL: dict[str, tuple[type, ...]] = {
-    "maj_min": (str,), "diskseq": (int,), "serial": (str,), "backing_file": (str,), "scheduler": (str,),
-}
+_NAMES = ("device", "attr", "original")
 
 
 class JournalUnreadable(IoschedError):
@@ -135,29 +136,36 @@ class JournalNeedsRoot(JournalUnreadable):
 
 
 def parse_entries(raw: object, path: Path) -> dict[str, JournalEntry]:
-    """Journal entries from parsed JSON, every field checked for its type (outside input: a file on disk)."""
-    if not isinstance(raw, dict) or not isinstance(raw.get("entries"), list):
-        raise JournalUnreadable(path, 'not an object with a list of "entries"')
-    out: dict[str, JournalEntry] = {}
-    for n, item in enumerate(raw["entries"], 1):
-        if not isinstance(item, dict):
-            raise JournalUnreadable(path, f"entry {n} is not an object")
-        for key in ("device", "attr", "original"):
-            if not isinstance(item.get(key), str) or not item[key]:
-                raise JournalUnreadable(path, f"entry {n} has no {key} text")
-        for key, types in _OPTIONAL.items():
-            v = item.get(key)
-            if v is not None and (not isinstance(v, types) or isinstance(v, bool)):
-                raise JournalUnreadable(path, f"entry {n} has a {key} of the wrong type")
-        changed_at, pid = item.get("changed_at", 0.0), item.get("pid", 0)
-        if not isinstance(changed_at, (int, float)) or isinstance(changed_at, bool) or changed_at != changed_at:
-            raise JournalUnreadable(path, f"entry {n} has a changed_at that is not a number")
-        if not isinstance(pid, int) or isinstance(pid, bool):
-            raise JournalUnreadable(path, f"entry {n} has a pid that is not a whole number")
-        entry = JournalEntry(item["device"], item["attr"], item["original"],
-                             **{k: item.get(k) for k in _OPTIONAL}, changed_at=float(changed_at), pid=pid)
-        out[entry.key] = entry
-    return out
+    """Journal entries from parsed JSON, decoded as ``JournalFile`` (outside input: a file on disk)."""
+    try:
+        journal = decode(JournalFile, raw, max_depth=8)
+    except DecodeError as e:
+        raise JournalUnreadable(path, _why(e)) from None
+    return {e.key: e for e in journal.entries}
+
+
+def _why(e: DecodeError) -> str:
+    """What is wrong with the journal, in its own words (which its users know): an entry's fault by entry."""
+    p = e.path
+    if len(p) < 2 or p[0] != "entries" or not isinstance(p[1], int):
+        if p == () and e.fault == "unknown":
+            return f"it holds {e.key!r}, which no journal holds"
+        if p == ("version",):
+            return "its version is not a whole number"
+        return 'not an object with a list of "entries"'
+    n = p[1] + 1
+    key = p[2] if len(p) > 2 else e.key
+    if key is None:
+        return f"entry {n} is not an object"
+    if e.fault == "unknown":
+        return f"entry {n} holds {key!r}, which no journal entry holds"
+    if key in _NAMES:
+        return f"entry {n} has no {key} text"
+    if key == "pid":
+        return f"entry {n} has a pid that is not a whole number"
+    if key == "changed_at":
+        return f"entry {n} has a changed_at that is not a number"
+    return f"entry {n} has a {key} of the wrong type"
 
 
 def journal_problem(root: str | Path = "/") -> str | None:
