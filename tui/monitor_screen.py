@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable
 
 from iosched.core.kernel.devices import BlockDevice
-from iosched.core.live.monitor import Monitor
+from iosched.core.live.monitor import Marker, Monitor
 from iosched.tui.footer import KeysFooter
 from iosched.tui.widgets.cpu_pane import CpuPane
 from iosched.tui.widgets.device_table import DeviceTable
@@ -116,10 +116,15 @@ class MonitorScreen(Screen[None]):
             chart = self.query_one(f"#{chart_id}", LineChart)
             if chart.display and chart.size.width:
                 chart.set_data(times, data, marks)
+        self.draw_extra_charts(dev, times, marks)
         cpu = self.query_one(CpuPane)
         if cpu.display:
             last_rates = self.monitor.last_rates
             cpu.set_data(history.cpu_rates("all", max(1, cpu.size.width)), last_rates.cpus if last_rates else {})
+
+    def draw_extra_charts(self, dev: BlockDevice | None, times: list[float], marks: list[Marker]) -> None:
+        """What a subclass draws beside the device's charts, on the same times and markers (the live screen: a
+        role job's latency)."""
 
     # ---- table --------------------------------------------------------------------------------
     def _sorted_devices(self) -> list[BlockDevice]:
