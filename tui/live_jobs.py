@@ -137,6 +137,8 @@ class BackgroundJob:
             fio = message.state.fio
             if self.history is not None and p.roles and fio is not None:
                 self.history.add(fio.started, p.elapsed, p.roles)
+                if screen.roles_shown:  # the chart's figure moves with the status line's, not a tick later
+                    self.draw_chart(*screen.graph_window())
             screen.render_status()
 
     def ended(self, message: JobEnded) -> None:

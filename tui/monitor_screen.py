@@ -93,13 +93,20 @@ class MonitorScreen(Screen[None]):
                 self.draw_graphs()
             self.render_status()
 
-    def draw_graphs(self) -> None:
+    def graph_points(self) -> int:
+        """Only what the widest graph can show: copying the whole window each tick costs more."""
+        return max(2, self.size.width * 2)
+
+    def graph_window(self) -> tuple[BlockDevice | None, list[float], list[Marker]]:
+        """The selected device, the sample times the widest graph can show and that device's markers."""
         dev = self.selected_device()
+        times = self.monitor.history.recent_times(self.graph_points())
+        return dev, times, self.monitor.markers_of(dev.name if dev else None)
+
+    def draw_graphs(self) -> None:
+        dev, times, marks = self.graph_window()
         history = self.monitor.history
-        # Only what the widest graph can show: copying the whole window each tick costs more.
-        last = max(2, self.size.width * 2)
-        times = history.recent_times(last)
-        marks = self.monitor.markers_of(dev.name if dev else None)
+        last = self.graph_points()
         name = dev.name if dev else ""
 
         def series(field: str, scale: float = 1.0) -> list[float | None]:

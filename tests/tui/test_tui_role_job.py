@@ -64,6 +64,12 @@ async def test_the_foreground_latency_is_charted_under_the_graphs_of_its_device_
         status = app.query_one(StatusBar).plain_text()
         assert "fg 30 IOPS 0.3 ms · bg 770 IOPS 40 ms · x stops" in status and len(status) <= 78
         assert "fio 800" not in status  # never the roles pooled into one figure
+        # fio's next report moves the chart's figure with the status line's, not a tick later.
+        now = app.monitor.history.recent_times()[-1]
+        live.jobs.progressed(JobProgressed(state, FioProgress(now - 1000.0 + 0.5, 800, 30, 770, 770, 900.0, {
+            "fg": RoleProgress(30.0, 5_000.0), "bg": RoleProgress(770, 40_000.0)})))
+        await pilot.pause()
+        assert "━ fg 5" in chart.plain_text() and "fg 30 IOPS 5 ms" in app.query_one(StatusBar).plain_text()
         # The chart shares the graphs' room: nothing is pushed off the screen, which never scrolls.
         assert app.query_one("#cpu").region.bottom <= 23 and app.screen.max_scroll_y == 0
         await pilot.press("up")  # another device: its own graphs, no chart of sda's job
