@@ -12,7 +12,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def fio_procs(marker: str) -> list[int]:
-    """PIDs of fio processes whose command line mentions ``marker`` (a loop device or scratch dir)."""
+    """PIDs of fio processes whose command line mentions ``marker`` (a loop device or scratch dir), or whose
+    job file does (a job with roles names its target there)."""
     pids = []
     for d in Path("/proc").iterdir():
         if not d.name.isdigit():
@@ -21,9 +22,19 @@ def fio_procs(marker: str) -> list[int]:
             cmd = (d / "cmdline").read_bytes().split(b"\0")
         except OSError:
             continue
-        if cmd and os.path.basename(cmd[0]) == b"fio" and any(marker.encode() in a for a in cmd):
+        if cmd and os.path.basename(cmd[0]) == b"fio" and any(marker.encode() in a or _job_file_names(a, marker)
+                                                               for a in cmd):
             pids.append(int(d.name))
     return pids
+
+
+def _job_file_names(arg: bytes, marker: str) -> bool:
+    if not arg.endswith(b".fio"):
+        return False
+    try:
+        return marker in Path(os.fsdecode(arg)).read_text()
+    except (OSError, UnicodeDecodeError):
+        return False
 
 
 def start_cli(*args: str) -> subprocess.Popen:

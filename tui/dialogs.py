@@ -114,7 +114,8 @@ class HelpScreen(Dialog[None]):
 
 
 class JobPicker(Dialog[str | None]):
-    """Choose a canned job for the selected device; the target it will use is shown up front."""
+    """Choose a canned job for the selected device; the target it will use is shown up front, and above the
+    list what the highlighted job shows, when the catalog says (the contention jobs)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss(None)", "Cancel")]
     DEFAULT_CSS = """
@@ -123,25 +124,40 @@ class JobPicker(Dialog[str | None]):
     JobPicker OptionList { width: auto; min-width: 100%; max-width: 100%; height: auto; max-height: 16;
                            text-wrap: nowrap; text-overflow: ellipsis; }
     JobPicker Label { width: auto; max-width: 100%; }
+    JobPicker #shows { width: auto; max-width: 100%; color: $text-muted; }
     """
 
-    def __init__(self, device: str, jobs: list[tuple[str, str, bool]], target_hint: str, runtime: float) -> None:
+    def __init__(self, device: str, jobs: list[tuple[str, str, bool, str]], target_hint: str,
+                 runtime: float) -> None:
         super().__init__()
         self.device = device
-        self.jobs = jobs  # (name, description, writes)
+        self.jobs = jobs  # (name, description, writes, what it shows or "")
+        self.shows = {name: shows for name, _desc, _writes, shows in jobs}
         self.target_hint = target_hint
         self.runtime = runtime
 
     def compose(self) -> ComposeResult:
-        options = [Option(Text(f"{name:<17}{'W' if writes else ' '} {desc}", no_wrap=True, overflow="ellipsis"),
-                          id=name) for name, desc, writes in self.jobs]
+        # A name longer than its column (the contention jobs') keeps a space before the W.
+        options = [Option(Text(f"{name:<16} {'W' if writes else ' '} {desc}", no_wrap=True, overflow="ellipsis"),
+                          id=name) for name, desc, writes, _shows in self.jobs]
         with Vertical():
             yield Label(f"[b]{self.device}[/b]: run a job for {self.runtime:g} s (Enter starts, Esc cancels)")
             yield Label(self.target_hint)
+            # Above the list, where the box's height limit never cuts it off; hidden while the highlighted job
+            # has nothing to say, so the picker of the other jobs looks as it did.
+            shows = Static("", id="shows", markup=False)
+            shows.display = False
+            yield shows
             yield OptionList(*options, id="jobs")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        shows = self.shows.get(event.option.id or "", "")
+        line = self.query_one("#shows", Static)
+        line.update(f"↳ {shows}" if shows else "")
+        line.display = bool(shows)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(event.option.id)

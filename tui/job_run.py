@@ -24,12 +24,17 @@ TUI_MAX_SIZE = 1 << 30  # a scratch file or device span; the catalog's 32 GiB pa
 # Shown first in the picker: the jobs that make scheduler differences visible quickly.
 SUGGESTED = ("randread-q16t2", "rnd4k-q32t1-read", "rnd4k-q1t1-read", "seq1m-q8t1-read", "4k-randwrite",
              "4k-rw")
+# First in the demo's picker: what schedulers are for (a reader's latency under a write flood), shown live.
+DEMO_FIRST = "interactive-under-writes"
 
 
-def picker_jobs() -> list[tuple[str, str, bool]]:
-    first = [CATALOG[n] for n in SUGGESTED]
-    rest = [j for j in CATALOG.values() if j.name not in SUGGESTED]
-    return [(j.name, j.description, j.writes) for j in first + rest]
+def picker_jobs(demo: bool = False) -> list[tuple[str, str, bool, str]]:
+    """The picker's jobs as (name, description, writes, what it shows), the suggestions first; in the demo the
+    contention job an audience should see leads them."""
+    names = (DEMO_FIRST, *SUGGESTED) if demo else SUGGESTED
+    first = [CATALOG[n] for n in names]
+    rest = [j for j in CATALOG.values() if j.name not in names]
+    return [(j.name, j.description, j.writes, j.shows) for j in first + rest]
 
 
 def tui_job(name: str) -> Job:

@@ -7,6 +7,11 @@ removes the scratch file, then says so with ``JobEnded``.
 ``BackgroundJob`` is owned by the live screen (``screen.jobs``): the screen keeps the keys, the actions, the
 message handlers and the running job itself (its ``job`` reactive, which the status line shows) and delegates
 here.
+
+A job of several sections (roles: fg and bg) is shown role by role: each one's IOPS and latency in the status
+line, and the latency of the role it is judged on over time in a chart under the device's graphs
+(``history``, mounted on first use and shown while the job's device is selected: the screen's ``roles_shown``),
+so a switch marker falls where the foreground latency moves.
 """
 
 from __future__ import annotations
@@ -22,9 +27,15 @@ from iosched.core.base.units import short_number
 from iosched.core.load.targets import Refused, target_hint
 from iosched.tui.dialogs import JobPicker, TypeNameScreen
 from iosched.tui.status_line import EXTRA, KEEP, SPARE, USEFUL
+from iosched.tui.widgets.line_chart import LineChart
 
 if TYPE_CHECKING:  # the workload modules load on first use: a faster first frame
+    from collections.abc import Sequence
+
+    from iosched.core.kernel.devices import BlockDevice
+    from iosched.core.live.monitor import Marker
     from iosched.core.load.fio import FioProgress, FioResult
+    from iosched.tui.job_roles import RoleHistory
     from iosched.tui.job_run import JobState
     from iosched.tui.live_screen import LiveScreen
 
@@ -66,6 +77,7 @@ class BackgroundJob:
 
     def __init__(self, screen: LiveScreen) -> None:
         self.screen = screen
+        self.history: RoleHistory | None = None  # the last role job's chart, kept until the next job starts
 
     def pick(self) -> None:
         screen = self.screen
@@ -83,15 +95,20 @@ class BackgroundJob:
 
         from iosched.tui.job_run import TUI_RUNTIME_S, picker_jobs
 
-        screen.app.push_screen(JobPicker(dev.name, picker_jobs(), target_hint(dev), TUI_RUNTIME_S), chosen)
+        # The demo puts first the job whose effect an audience should see.
+        jobs = picker_jobs(demo=screen.focus_device is not None)
+        screen.app.push_screen(JobPicker(dev.name, jobs, target_hint(dev), TUI_RUNTIME_S), chosen)
 
     def start(self, device: str, name: str, destroy: bool = False) -> None:
         screen = self.screen
         if screen.job is not None or screen.read_only:
             return
+        from iosched.tui.job_roles import RoleHistory, chart_role, chart_title
         from iosched.tui.job_run import JobState, tui_job
 
         state = JobState(device, tui_job(name))
+        role = chart_role(state.job)
+        self.history = None if role is None else RoleHistory(device, role, chart_title(state.job, role))
         screen.monitor.mark(device, "job", state.started, "job")
         screen.job = state
         screen.run_worker(partial(self._run, state, destroy), name="job", group="job", exit_on_error=False,
@@ -116,7 +133,12 @@ class BackgroundJob:
     def progressed(self, message: JobProgressed) -> None:
         screen = self.screen
         if screen.job is message.state:
-            screen.job.progress = message.progress
+            p = screen.job.progress = message.progress
+            fio = message.state.fio
+            if self.history is not None and p.roles and fio is not None:
+                self.history.add(fio.started, p.elapsed, p.roles)
+                if screen.roles_shown:  # the chart's figure moves with the status line's, not a tick later
+                    self.draw_chart(*screen.graph_window())
             screen.render_status()
 
     def ended(self, message: JobEnded) -> None:
@@ -125,10 +147,17 @@ class BackgroundJob:
         screen.monitor.mark(state.device, "end", kind="end")
         if screen.job is state:
             screen.job = None
+            if self.history is not None:
+                self.history.running = False
         r = message.result
         if r is not None:
-            screen.notify(f"{state.job.name} on {state.device}: {short_number(r.iops)} IOPS, {r.mb_s:.0f} MB/s, "
-                          f"p99 {r.clat_p99_us or 0:.0f} µs", timeout=8)
+            if r.roles:
+                from iosched.tui.job_roles import chart_role, role_summary
+
+                figures = role_summary(r.roles, chart_role(state.job))
+            else:
+                figures = f"{short_number(r.iops)} IOPS, {r.mb_s:.0f} MB/s, p99 {r.clat_p99_us or 0:.0f} µs"
+            screen.notify(f"{state.job.name} on {state.device}: {figures}", timeout=8)
         elif message.refused is not None and message.refused.confirmable:
             def confirmed(yes: bool | None) -> None:
                 if yes:
@@ -156,12 +185,41 @@ class BackgroundJob:
         p = job.progress
         if p is None:
             return [(f"▶ {job.job.name}", KEEP), (f"on {job.device}: starting…", USEFUL), stop]
-        parts = [(f"▶ {job.job.name}", KEEP), (f"{p.elapsed:.0f}/{job.job.runtime:.0f}s", KEEP),
-                 (f"fio {short_number(p.iops)} IOPS", KEEP)]
-        if p.clat_mean_us is not None:
-            parts.append((f"{p.clat_mean_us:.0f}µs", EXTRA))
+        elapsed = (f"{p.elapsed:.0f}/{job.job.runtime:.0f}s", KEEP)
+        if job.job.roles:  # never the roles pooled into one figure, even before fio reports each
+            from iosched.tui.job_roles import chart_role, role_parts
+
+            # Each role's figures matter more than the job's name, which the chart's title also shows.
+            parts = [("▶", KEEP), (job.job.name, EXTRA), elapsed, *role_parts(p.roles, chart_role(job.job))]
+        else:
+            parts = [(f"▶ {job.job.name}", KEEP), elapsed, (f"fio {short_number(p.iops)} IOPS", KEEP)]
+            if p.clat_mean_us is not None:
+                parts.append((f"{p.clat_mean_us:.0f}µs", EXTRA))
         rates = self.screen.monitor.last_rates
         if rates is not None and job.device in rates.disks:
             d = rates.disks[job.device]
             parts.append((f"· dev {short_number(d.r_s + d.w_s)}", SPARE))
         return [*parts, stop]
+
+    def draw_chart(self, dev: BlockDevice | None, times: Sequence[float], marks: Sequence[Marker]) -> None:
+        """The role chart beside the device's graphs, shown while the device of the last role job is selected
+        (the picture stays after the job ends, until the next job starts)."""
+        screen, history = self.screen, self.history
+        if history is None or dev is None or dev.name != history.device or not (history.running or history.points):
+            screen.roles_shown = False
+            return
+        chart = self._chart()
+        screen.roles_shown = True
+        chart.retitle(history.title, [history.role])
+        if chart.display and chart.size.width:
+            chart.set_data(times, [history.series(times)], marks)
+
+    def _chart(self) -> LineChart:
+        """The role chart, mounted under the device's graphs on first use (themes/base.tcss shows it while the
+        screen has the ``-roles`` class)."""
+        found = self.screen.query("#role-chart")
+        if found:
+            return found.first(LineChart)
+        chart = LineChart("", [], id="role-chart")
+        self.screen.mount(chart, after=self.screen.query_one("#graphs"))
+        return chart

@@ -19,7 +19,7 @@ from textual.timer import Timer
 from textual.worker import get_current_worker
 
 from iosched.core.kernel.devices import BlockDevice, inventory_signature
-from iosched.core.live.monitor import Monitor
+from iosched.core.live.monitor import Marker, Monitor
 from iosched.core.settings.journal import journal_problem
 from iosched.core.settings.persist import DEFAULT_RULES
 from iosched.tui.live_jobs import JOB_KEYS, BackgroundJob, JobEnded, JobProgressed
@@ -90,6 +90,9 @@ class LiveScreen(MonitorScreen):
     tracing_on: reactive[bool] = reactive(False, repaint=False, toggle_class="-latency")
     """The latency pane is open (l): bpftrace, or the /proc/PID/io fallback, feeds it each tick. The screen's
     ``-latency`` class makes room for it."""
+    roles_shown: reactive[bool] = reactive(False, repaint=False, toggle_class="-roles")
+    """The chart of a role job's foreground latency is shown under the device's graphs (the selected device is
+    the one the last role job ran on); the screen's ``-roles`` class makes room for it."""
 
     def __init__(self, monitor: Monitor, interval: float = 1.0, auto_tick: bool = True, watch_udev: bool = True,
                  rules_file: str = DEFAULT_RULES, focus: str | None = None, read_only: bool = False,
@@ -131,7 +134,7 @@ class LiveScreen(MonitorScreen):
         self.query_one(DeviceTable).focus()
         if self.focus_device in [d.name for d in self.devices]:
             self.select(self.focus_device)
-            self.notify(f"Sandbox {self.focus_device}: j runs a job (randread-q16t2 shows scheduler cost), "
+            self.notify(f"Sandbox {self.focus_device}: j runs a job (the first: a reader under a write flood), "
                         "s switches the scheduler while it runs, c compares. It is removed when you quit.",
                         timeout=SANDBOX_NOTICE_S)
 
@@ -329,6 +332,13 @@ class LiveScreen(MonitorScreen):
 
     def watch_job(self) -> None:
         self.render_status()
+
+    def draw_extra_charts(self, dev: BlockDevice | None, times: list[float], marks: list[Marker]) -> None:
+        self.jobs.draw_chart(dev, times, marks)
+
+    def watch_roles_shown(self, shown: bool) -> None:
+        if shown:  # the chart has no size until the layout makes room for it
+            self.call_after_refresh(self.draw_graphs)
 
     def action_trace(self) -> None:
         # bpftrace runs as root and mounts tracefs: a write in all but name.

@@ -13,7 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable
 
 from iosched.core.kernel.devices import BlockDevice
-from iosched.core.live.monitor import Monitor
+from iosched.core.live.monitor import Marker, Monitor
 from iosched.tui.footer import KeysFooter
 from iosched.tui.widgets.cpu_pane import CpuPane
 from iosched.tui.widgets.device_table import DeviceTable
@@ -93,13 +93,20 @@ class MonitorScreen(Screen[None]):
                 self.draw_graphs()
             self.render_status()
 
-    def draw_graphs(self) -> None:
+    def graph_points(self) -> int:
+        """Only what the widest graph can show: copying the whole window each tick costs more."""
+        return max(2, self.size.width * 2)
+
+    def graph_window(self) -> tuple[BlockDevice | None, list[float], list[Marker]]:
+        """The selected device, the sample times the widest graph can show and that device's markers."""
         dev = self.selected_device()
+        times = self.monitor.history.recent_times(self.graph_points())
+        return dev, times, self.monitor.markers_of(dev.name if dev else None)
+
+    def draw_graphs(self) -> None:
+        dev, times, marks = self.graph_window()
         history = self.monitor.history
-        # Only what the widest graph can show: copying the whole window each tick costs more.
-        last = max(2, self.size.width * 2)
-        times = history.recent_times(last)
-        marks = self.monitor.markers_of(dev.name if dev else None)
+        last = self.graph_points()
         name = dev.name if dev else ""
 
         def series(field: str, scale: float = 1.0) -> list[float | None]:
@@ -116,10 +123,15 @@ class MonitorScreen(Screen[None]):
             chart = self.query_one(f"#{chart_id}", LineChart)
             if chart.display and chart.size.width:
                 chart.set_data(times, data, marks)
+        self.draw_extra_charts(dev, times, marks)
         cpu = self.query_one(CpuPane)
         if cpu.display:
             last_rates = self.monitor.last_rates
             cpu.set_data(history.cpu_rates("all", max(1, cpu.size.width)), last_rates.cpus if last_rates else {})
+
+    def draw_extra_charts(self, dev: BlockDevice | None, times: list[float], marks: list[Marker]) -> None:
+        """What a subclass draws beside the device's charts, on the same times and markers (the live screen: a
+        role job's latency)."""
 
     # ---- table --------------------------------------------------------------------------------
     def _sorted_devices(self) -> list[BlockDevice]:

@@ -53,8 +53,9 @@ def test_demo_runs_a_job_and_cleans_up_on_quit(tmp_path, private_journal):
         wait_for(lambda t: f"Sandbox {dev}" in t, "the demo hint")
         tmux("send-keys", "-t", SESSION, "j")
         wait_for(lambda t: "run a job" in t, "the job picker")
-        tmux("send-keys", "-t", SESSION, "Enter")
-        wait_for(lambda t: "fio" in t.splitlines()[0], "fio figures in the status line")
+        tmux("send-keys", "-t", SESSION, "Enter")  # the demo's first suggestion: a reader under a write flood
+        wait_for(lambda t: " · bg " in t.splitlines()[0], "each role's figures in the status line")
+        assert "interactive-under-writes" in wait_for(lambda t: "Foreground latency ms" in t, "the role chart")
         assert fio_procs(f"/dev/{dev}")
         tmux("send-keys", "-t", SESSION, "q")
         deadline = time.monotonic() + 15

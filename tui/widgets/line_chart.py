@@ -44,6 +44,12 @@ class LineChart(RowsWidget):
         self._markers: list[Marker] = []
         self._key: tuple = ()  # what the current picture was drawn from
 
+    def retitle(self, title: str, labels: Sequence[str]) -> None:
+        """A new title and series labels (a chart that follows one job after another)."""
+        if (title, list(labels)) != (self.title, self.labels):
+            self.title, self.labels, self._key = title, list(labels), ()
+            self.invalidate()
+
     def set_data(self, times: Sequence[float], series: Sequence[Sequence[float | None]],
                  markers: Sequence[Marker]) -> None:
         points = max(2, (self.size.width - self.GUTTER) * 2)
