@@ -95,7 +95,7 @@ def _parse_result(obj: dict[str, Any]) -> FioResult:
     jobs = obj.get("jobs") or []
     if not jobs:
         raise FioFailed("fio ran no job")
-    errors = [f"{j.get('jobname')}: error {j['error']}" for j in jobs if j.get("error")]
+    errors = [f"{j.get('jobname')}: error {_errno_words(j['error'])}" for j in jobs if j.get("error")]
     if os.geteuid() != 0 and any(j.get("error") in (errno.EACCES, errno.EPERM) for j in jobs):
         raise FioRefused("fio was refused access to its target (permission denied): run as root")
     if errors:
@@ -116,6 +116,13 @@ def _parse_result(obj: dict[str, Any]) -> FioResult:
         clat_p99_us=pooled.clat_p99_us, clat_p999_us=pooled.clat_p999_us, runtime_s=runtime,
         usr_cpu=sum(j.get("usr_cpu", 0.0) for j in jobs) / len(jobs),
         sys_cpu=sum(j.get("sys_cpu", 0.0) for j in jobs) / len(jobs), roles=roles)
+
+
+def _errno_words(code: object) -> str:
+    """fio's error number with its name and meaning: "35 (EDEADLK: Resource deadlock avoided)"."""
+    if isinstance(code, int) and code in errno.errorcode:
+        return f"{code} ({errno.errorcode[code]}: {os.strerror(code)})"
+    return str(code)
 
 
 def figures(entries: list[dict[str, Any]]) -> Figures:

@@ -11,26 +11,25 @@ from conftest import Loop, need_real, one_sentence_exit_2, run_cli
 
 
 def test_the_foreground_is_judged_apart_and_bfq_serves_it_first(loopdev: Loop):
-    """p99, not p50: under none the reads' median varies from run to run on a loop device (the backing disk's own
-    scheduler lets some reads overtake the writes); bfq's cut of the tail holds in every run (44-79 ms vs 0.3-3 ms)."""
+    """The issue's acceptance: judged on the foreground's median (about 8.5 ms under none, 0.2 ms under bfq)."""
     need_real("fio")
     out = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "interactive-under-writes", "--raw",
-                  "--runtime", "4", "--repeat", "4", "--settle", "0.5", "--metric", "fg:clat_p99_us", "--json",
+                  "--runtime", "4", "--repeat", "4", "--settle", "0.5", "--metric", "fg:clat_p50_us", "--json",
                   timeout=240)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
     (primary,) = [c for c in doc["comparisons"] if c["primary"]]
-    assert primary["metric"] == "fg:clat_p99_us" and doc["primary_metric"] == "fg:clat_p99_us"
+    assert primary["metric"] == "fg:clat_p50_us" and doc["primary_metric"] == "fg:clat_p50_us"
     assert primary["significant"] and primary["ratio"] < 0.5, primary  # the reader waits far less under bfq
-    assert "bfq:" in primary["verdict"] and "lower foreground p99 latency than none" in primary["verdict"]
+    assert "bfq:" in primary["verdict"] and "lower foreground p50 latency than none" in primary["verdict"]
     metrics = {c["metric"] for c in doc["comparisons"]}
     assert {"iops", "clat_p50_us", "bg:mb_s", "fg:clat_p99_us", "fg:share"} <= metrics  # pooled ones stay
     assert doc["workload"]["job"]["roles"].keys() == {"fg", "bg"}
     for run in doc["runs"]:  # each role's figures are fio's own for that section, to 0.1%
         jobs = {j["jobname"]: j for j in run["fio"]["jobs"]}
         assert jobs.keys() == {"fg", "bg"}
-        fg_p99 = jobs["fg"]["read"]["clat_ns"]["percentile"]["99.000000"] / 1000
-        assert run["metrics"]["fg:clat_p99_us"] == pytest.approx(fg_p99, rel=1e-3)
+        fg_p50 = jobs["fg"]["read"]["clat_ns"]["percentile"]["50.000000"] / 1000
+        assert run["metrics"]["fg:clat_p50_us"] == pytest.approx(fg_p50, rel=1e-3)
         assert run["metrics"]["bg:mb_s"] == pytest.approx(jobs["bg"]["write"]["bw_bytes"] / 1e6, rel=1e-3)
         assert run["metrics"]["fg:iops"] == pytest.approx(jobs["fg"]["read"]["iops"], rel=1e-3)
 
