@@ -31,6 +31,8 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     dev = doc.get("device") or {}
     wl = doc.get("workload") or {}
     what = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
+    if wl.get("background"):
+        what += f" under background job {wl['background'].get('name')} (its figures: bg:METRIC)"
     lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): {what}"]
     if doc.get("kind") == "alternate":
         lines.append(f"live alternation every {doc['every_s']:g} s for {doc['duration_s']:g} s; "
@@ -40,7 +42,7 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     summaries = verdict["summaries"]
     keys = [k for k in ordered_metrics(k for s in summaries.values() for k in s)
             if any(s.get(k, {}).get("mean") for s in summaries.values())]
-    shown = [k for k in ("iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io", "cpu_sys",
+    shown: list[str] = [k for k in ("iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io", "cpu_sys",
                          "dev_r_await", "dev_w_await", "sched_p50_us", "sched_p99_us", "device_p50_us",
                          "device_p99_us") if k in keys]
     roles = roles_of(keys)

@@ -225,10 +225,11 @@ def _workload(value: object, where: str) -> None:
     optional(wl, "target", obj)
     # An alternation's fio runs 10 s past its --duration, so its runtime is not --runtime's.
     optional(wl, "runtime", lambda v, w: finite(v, "the workload's runtime", 24 * 3600 + 10.0))
-    if wl.get("job") is not None:
-        job = obj(wl["job"], "the workload's job")
-        text(job.get("name"), "the job's name", empty=False)
-        optional(job, "options", text_map)
+    for key in ("job", "background"):
+        if wl.get(key) is not None:
+            job = obj(wl[key], f"the workload's {key}")
+            text(job.get("name"), f"the {key}'s name", empty=False)
+            optional(job, "options", text_map)
 
 
 def _sequential(value: object, where: str) -> None:

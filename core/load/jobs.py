@@ -41,6 +41,9 @@ class Job:
     primary: str | None = None  # the metric its verdict is about when none is named (None: IOPS)
     tradeoff: str | None = None  # the secondary metric that pays for the primary (the writer's MB/s)
     shows: str = ""  # one line: what it shows, and which scheduler it is about
+    # Each role in a cgroup of its own at this bfq weight (iosched makes them): then each role is a fio process
+    # of its own (core/load/fio_group.py), since the threads of one process share its cgroup.
+    cgroup_weights: tuple[tuple[str, int], ...] = ()
 
     @property
     def writes(self) -> bool:
@@ -51,6 +54,15 @@ class Job:
     @property
     def role_names(self) -> list[str]:
         return [name for name, _opts in self.roles]
+
+    @property
+    def space(self) -> int:
+        """Bytes a scratch file target needs: a cgroup job's roles each read a file of their own."""
+        return self.size * max(len(self.cgroup_weights), 1)
+
+    def role_alone(self, role: str) -> Job:
+        """One role of a contention job as a job of its own (a cgroup job runs one fio per role)."""
+        return replace(self, roles=tuple(r for r in self.roles if r[0] == role), cgroup_weights=())
 
     def as_job_file(self) -> JobFile:
         """A contention job as the job file fio reads, checked by the job-file allow-list like a user's."""
@@ -84,6 +96,8 @@ class Job:
             out["roles"] = {name: dict(opts) for name, opts in self.roles}
             out["primary"] = self.primary
             out["tradeoff"] = self.tradeoff
+        if self.cgroup_weights:
+            out["cgroup_weights"] = dict(self.cgroup_weights)
         return out
 
 
@@ -164,6 +178,12 @@ def _contention() -> list[Job]:
                    _role("idle", rw="randread", bs="4k", iodepth=8, prioclass=3)),
             primary="be0:share", tradeoff="iops",
             shows="IO priorities (ionice): bfq and mq-deadline serve the idle class last"),
+        Job("cgroup-weights", group, "w100, w500: 4k random readers, depth 16, in cgroups of bfq weight 100 and 500",
+            "randread", "4k", runtime=10.0,
+            roles=tuple(_role(name, rw="randread", bs="4k", iodepth=16) for name in ("w100", "w500")),
+            cgroup_weights=(("w100", 100), ("w500", 500)), primary="w500:share", tradeoff="iops",
+            shows="cgroup weights: bfq serves the weight-500 cgroup more than the weight-100 one (5/6 of the IOs at "
+                  "best); the others share evenly"),
     ]
 
 
@@ -263,7 +283,7 @@ def load_job(spec: str) -> Job | JobFile:
 def space_needed(jobs: list[Job | JobFile], default: int = GiB) -> int:
     """Bytes a scratch file must be able to grow to for every job in ``jobs`` (the free-space check's size).
 
-    A catalog job covers its size; a job file its largest offset + size (up to 64 TiB), or ``default`` when
-    it gives no absolute size.
+    A catalog job covers its size (a cgroup job's roles each their own); a job file its largest offset + size
+    (up to 64 TiB), or ``default`` when it gives no absolute size.
     """
-    return max((j.size if isinstance(j, Job) else j.max_extent() or default for j in jobs), default=default)
+    return max((j.space if isinstance(j, Job) else j.max_extent() or default for j in jobs), default=default)
