@@ -22,6 +22,7 @@ from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.load.targets import clean_stale_scratch
 from iosched.core.load.workdirs import clean_stale_workdirs
+from iosched.core.settings.cgroups import clean_stale_cgroups
 from iosched.core.settings.restore_report import restore_failed, restore_lines
 from iosched.core.settings.sandbox import clean_stale as clean_stale_sandboxes
 from iosched.core.settings.scheduler import switch_scheduler
@@ -67,6 +68,16 @@ def cmd_restore(args: argparse.Namespace) -> int:
     for sb in clean_stale_sandboxes(args.root, args.dry_run):
         print(f"{verb} a demo sandbox a crashed demo left: {sb.device or 'no device'} over {sb.file}")
         leftovers += 1
+    stuck = 0
+    for path, why in clean_stale_cgroups(args.root, args.dry_run):
+        if why is None:
+            print(f"{verb} a cgroup a killed run left: {path}")
+        else:
+            print(f"could not remove a cgroup a killed run left: {path} ({why})")
+            stuck += 1
+        leftovers += 1
+    if stuck:
+        return 1
     if not outcomes and leftovers:
         return 0
     for line in restore_lines(outcomes):

@@ -221,11 +221,6 @@ def _cell_parts(c: dict) -> tuple[str, str]:
     return text, f"×{c['ratio']:.2f} ({lo:.2f}–{hi:.2f}){'*' if c['significant'] else ' '}"
 
 
-def _metric_short(metric: str) -> str:
-    label, unit, *_ = metric_words(metric)
-    return f"{label}, {unit}" if unit else label
-
-
 def matrix_text(doc: dict, judgement: dict) -> str:
     """One row per workload, one column per variant; then one sentence per variant."""
     dev = doc.get("device") or {}
@@ -249,7 +244,7 @@ def matrix_text(doc: dict, judgement: dict) -> str:
     ns: dict[str, set[int]] = {}
     for c in judgement["cells"]:
         ns.setdefault(c["workload"], set()).add(c["n"])
-    names = {w: f"{w} [{_metric_short(metric_of.get(w, ''))}]" if mixed else w for w in judgement["workloads"]}
+    names = {w: f"{w} [{metric_of.get(w, '')}]" if mixed else w for w in judgement["workloads"]}
     wl_w = max(len("workload"), *(len(names[w]) for w in judgement["workloads"]))
     widths = [max(len(v), *(len(cells[(w, v)]) for w in judgement["workloads"])) for v in judgement["variants"]]
     lines.append(f"{'workload':<{wl_w}}  " + "  ".join(f"{v:<{wd}}" for v, wd in zip(judgement["variants"], widths))

@@ -31,6 +31,8 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     dev = doc.get("device") or {}
     wl = doc.get("workload") or {}
     what = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
+    if wl.get("background"):
+        what += f" under background job {wl['background'].get('name')} (its figures: bg:METRIC)"
     lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): {what}"]
     if doc.get("kind") == "alternate":
         lines.append(f"live alternation every {doc['every_s']:g} s for {doc['duration_s']:g} s; "

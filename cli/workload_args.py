@@ -51,6 +51,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="comma-separated variants, e.g. none,bfq or none,mq-deadline:read_expire=100")
     target_opts(s)
     s.add_argument("--cmd", help="instead of a job: a shell command run and timed once per repeat")
+    s.add_argument("--background", metavar="JOB",
+                   help="with --cmd: a catalog job or job file loading the device while the command runs (started "
+                        "before it, ended after it, each run); its figures come out as bg:iops, bg:clat_p99_us, ...")
     s.add_argument("--jobs", metavar="GROUP|JOB,...",
                    help="a matrix: a catalog group (`iosched jobs`) or a comma-separated list of jobs and job files")
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")

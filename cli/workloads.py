@@ -25,7 +25,8 @@ from iosched.core.experiment.saved import check_experiment, decode_json
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
 from iosched.core.experiment.verdict import METRIC_NAMES, judge
 from iosched.core.live.sampler import Sampler, compute_rates
-from iosched.core.load.fio import FioProgress, fio_binary, run_fio
+from iosched.core.load.fio import FioProgress, fio_binary
+from iosched.core.load.fio_group import check_cgroup_jobs, run_fio
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, load_job, space_needed
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
@@ -76,6 +77,15 @@ def _job(args: argparse.Namespace, runtime: float | None) -> tuple[Job | JobFile
     return job, runtime
 
 
+def _background(args: argparse.Namespace) -> Job | JobFile | None:
+    """The job --background names (a catalog job scaled by --size), run beside --cmd; None without one."""
+    if not args.background:
+        return None
+    job = load_job(args.background)
+    fio_binary()  # fio missing: say so before anything is touched
+    return job.scaled(size=args.size) if isinstance(job, Job) else job
+
+
 def _workload(args: argparse.Namespace) -> Workload:
     job, runtime = _job(args, args.runtime)
     if job is None:
@@ -110,6 +120,8 @@ def one_load_per_device(what: str) -> Callable[[Callable[[argparse.Namespace], i
 
 @one_load_per_device("run")
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.job:
+        check_cgroup_jobs([load_job(args.job)], args.root)  # refused before a target is chosen: nothing changed
     wl = _workload(args)
     assert wl.job is not None and wl.target is not None
     sampler = Sampler(args.root)
@@ -126,7 +138,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     target: Target = wl.target
     try:
-        res = run_fio(wl.job, target, wl.runtime, progress)
+        res = run_fio(wl.job, target, wl.runtime, progress, root=args.root)
     finally:
         target.release(args.root)
         if tty and not args.json:
@@ -190,6 +202,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         # The whole file (and its fit to this device) is checked before the device is locked or anything runs;
         # it is read again under the locks, so a file changed meanwhile is checked again.
         build_plan(args)
+    if args.background and not args.cmd:
+        raise BadInput("--background loads the device while a command runs: give --cmd too")
     if args.jobs or args.resume:
         return cmd_matrix(args)
     if args.max_time is not None:
@@ -244,6 +258,7 @@ def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
     job, runtime = _job(args, runtime)
     return ExperimentPlan(
         args.device, "alternate" if args.alternate else "compare", variants, job=job, cmd=args.cmd or None,
+        background=_background(args),
         runtime=runtime, repeat=repeat, drop_caches=bool(args.drop_caches), settle=args.settle,
         every=args.alternate or 0.0, duration=args.duration, alpha=args.alpha, metric=args.metric,
         until_verdict=most, trace=args.trace, root=args.root,

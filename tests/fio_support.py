@@ -1,4 +1,5 @@
-"""Helpers of the real tests: start the command line as a child, find its fio, wait for a line of it."""
+"""Helpers of the real tests: start the command line as a child, find its fio and its commands, wait for a line
+of it."""
 
 import os
 import subprocess
@@ -73,3 +74,34 @@ def wait_for_line(proc: subprocess.Popen, want: str, timeout: float = 60) -> lis
         if want in line:
             return seen
     pytest.fail(f"no {want!r} in time")
+
+
+def procs_with(marker: str) -> list[int]:
+    """PIDs whose command line holds ``marker`` as one argument word (not this test's own processes)."""
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and int(d.name) != os.getpid():
+            try:
+                args = (d / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if marker.encode() in args:
+                pids.append(int(d.name))
+    return pids
+
+
+def wait_for(marker: str, proc: subprocess.Popen, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not procs_with(marker):
+        if proc.poll() is not None:
+            pytest.fail(f"iosched ended before the command started: {proc.communicate()}")
+        if time.monotonic() > deadline:
+            pytest.fail("the command did not start")
+        time.sleep(0.05)
+
+
+def gone(marker: str, timeout: float = 5) -> bool:
+    deadline = time.monotonic() + timeout
+    while procs_with(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not procs_with(marker)

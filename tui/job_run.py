@@ -13,7 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iosched.core.load.fio import FioProgress, FioResult, FioRun, run_fio
+from iosched.core.load.fio import FioHandle, FioProgress, FioResult
+from iosched.core.load.fio_group import run_fio
 from iosched.core.load.jobs import CATALOG, Job
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
@@ -48,7 +49,7 @@ class JobState:
     job: Job
     started: float = field(default_factory=time.monotonic)
     target: Target | None = None
-    fio: FioRun | None = None
+    fio: FioHandle | None = None
     progress: FioProgress | None = None
     stopping: bool = False
     finished: threading.Event = field(default_factory=threading.Event)  # fio reaped, scratch file removed
@@ -75,19 +76,19 @@ def run_job(state: JobState, destroy: bool, root: str | Path,
     with contextlib.ExitStack() as held:
         try:
             held.enter_context(load_lock(state.device, f"job {state.job.name}", root))
-            state.target = choose_target(state.device, state.job.writes, size=state.job.size,
+            state.target = choose_target(state.device, state.job.writes, size=state.job.space,
                                          destroy_data=state.device if destroy else None, root=root)
         except BaseException:
             state.finished.set()
             raise
 
-        def hold(run: FioRun) -> None:
+        def hold(run: FioHandle) -> None:
             state.fio = run
             if state.stopping:
                 run.stop()
 
         try:
-            return run_fio(state.job, state.target, None, on_progress, hold)
+            return run_fio(state.job, state.target, None, on_progress, hold, root)
         finally:
             state.target.release(root)
             state.finished.set()

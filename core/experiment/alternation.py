@@ -27,7 +27,8 @@ from iosched.core.experiment.verdict import METRICS as METRICS  # these three re
 from iosched.core.experiment.verdict import RunningVerdict as RunningVerdict
 from iosched.core.experiment.verdict import judge as judge
 from iosched.core.live.monitor import Monitor
-from iosched.core.load.fio import FioProgress, FioRun, run_fio
+from iosched.core.load.fio import FioHandle, FioProgress
+from iosched.core.load.fio_group import run_fio
 from iosched.core.settings.scheduler import (
     available_schedulers,
 )
@@ -76,7 +77,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     configs = {v.label: cfg.apply(v) for v in variants}  # captures each scheduler's defaults before the load
     result: Doc = {}
 
-    def hold(run: FioRun) -> None:
+    def hold(run: FioHandle) -> None:
         ctl.fio = run
         if ctl.cancelled.is_set():
             run.stop()
@@ -89,7 +90,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
 
     def fio_thread() -> None:
         try:
-            result["fio"] = run_fio(job, target, workload.runtime, progress, hold)
+            result["fio"] = run_fio(job, target, workload.runtime, progress, hold, root)
         except IoschedError as e:
             result["error"] = e
 

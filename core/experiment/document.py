@@ -58,6 +58,8 @@ class CatalogJobDoc:
         default=None, metadata={"doc": "a contention job's roles: section name -> its fio options"})
     primary: str | None = field(default=None, metadata={"doc": "the metric it is judged on unless one is named"})
     tradeoff: str | None = field(default=None, metadata={"doc": "the secondary metric that pays for the primary"})
+    cgroup_weights: dict[str, int] | None = field(
+        default=None, metadata={"doc": "role -> the bfq weight of the cgroup iosched ran it in"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,12 +84,14 @@ class TargetDoc:
 
 @dataclass(frozen=True, kw_only=True)
 class WorkloadDoc:
-    """What ran under each variant: a fio job on a target, or a command (timed)."""
+    """What ran under each variant: a fio job on a target, or a command (timed), maybe under a background job."""
 
     job: CatalogJobDoc | JobFileDoc | None
     target: TargetDoc | None
     runtime: float | None = field(metadata={"doc": "seconds, for a job file (a catalog job carries its own)"})
     cmd: str | None
+    background: CatalogJobDoc | JobFileDoc | None = field(
+        default=None, metadata={"doc": "with cmd: the job loading the target while the command ran (bg:METRIC)"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import platform
 import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.experiment.commands import run_cmd, run_cmd_under
+from iosched.core.experiment.control import Cancelled as Cancelled  # re-exported: the experiment's names
+from iosched.core.experiment.control import Control as Control
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 
 # Variants live in variants.py; these names are re-exported for the modules that import them from here.
@@ -34,8 +36,8 @@ from iosched.core.experiment.verdict import judge as judge
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.live.sampler import Sample, compute_rates
-from iosched.core.load.children import Child
-from iosched.core.load.fio import FioProgress, FioResult, FioRun, FioUnfinished, dies_with_us, run_fio
+from iosched.core.load.fio import FioHandle, FioProgress, FioResult, FioUnfinished
+from iosched.core.load.fio_group import run_fio
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.targets import Target
 from iosched.core.settings.scheduler import (
@@ -51,71 +53,29 @@ from iosched.core.trace.runs import RunTracer
 
 @dataclass
 class Workload:
-    """A fio job on a target, or a command (timed) — run once per repeat."""
+    """A fio job on a target, or a command (timed), alone or under a background job on the target — run once per
+    repeat."""
 
     job: Job | JobFile | None = None
     target: Target | None = None
     runtime: float | None = None
     cmd: str | None = None
+    background: Job | JobFile | None = None  # with cmd: the job that loads the target while the command runs
 
     @property
     def name(self) -> str:
-        return self.job.name if self.job is not None else f"cmd: {self.cmd}"
+        if self.job is not None:
+            return self.job.name
+        return f"cmd: {self.cmd}" + (f" under {self.background.name}" if self.background is not None else "")
 
     def to_json(self) -> Doc:
-        return {"job": self.job.to_json() if self.job is not None else None,
-                "target": self.target.to_json() if self.target else None, "runtime": self.runtime, "cmd": self.cmd}
+        out = {"job": self.job.to_json() if self.job is not None else None,
+               "target": self.target.to_json() if self.target else None, "runtime": self.runtime, "cmd": self.cmd}
+        if self.background is not None:
+            out["background"] = self.background.to_json()
+        return out
 
 
-class Cancelled(IoschedError):
-    pass
-
-
-@dataclass
-class Control:
-    """Shared between the experiment's thread and whoever may stop it (TUI, signal handler)."""
-
-    cancelled: threading.Event = field(default_factory=threading.Event)
-    fio: FioRun | None = None
-    child: Child | None = None  # a running --cmd
-    doc: Doc | None = None  # the experiment's document from its first run on: what finished, however it ends
-
-    def cancel(self) -> None:
-        self.cancelled.set()
-        if self.fio is not None:
-            self.fio.stop()
-        if self.child is not None:
-            self.child.signal_group(signal.SIGKILL)
-
-
-_GROUP_DIES = 'trap "kill -KILL 0" TERM; /bin/sh -c "$1" <&0 & wait $!'
-
-
-def _run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None]) -> dict[str, float]:
-    """Run a shell command in its own session, dying with iosched, timed; CPU from its own rusage."""
-    t0 = time.monotonic()
-    # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
-    # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
-    proc = subprocess.Popen(dies_with_us(["/bin/sh", "-c", _GROUP_DIES, "iosched-cmd", cmd], "TERM"),
-                            start_new_session=True, stdin=subprocess.DEVNULL)
-    child = Child(proc)
-    ctl.child = child
-    try:
-        if ctl.cancelled.is_set():  # cancelled while it was being started
-            child.signal_group(signal.SIGKILL)
-        while child.wait(timeout=0.5) is None:
-            check_drift()
-    finally:
-        child.signal_group(signal.SIGKILL)  # the shell's own children too (a no-op once it was reaped)
-        child.wait()
-        ctl.child = None
-    wall = time.monotonic() - t0
-    if ctl.cancelled.is_set():
-        raise Cancelled("cancelled")
-    if proc.returncode != 0:
-        raise IoschedError(f"the command exited with status {proc.returncode}: {cmd}")
-    ru = child.rusage
-    return {"wall_s": wall, "cmd_usr_s": ru.ru_utime if ru else 0.0, "cmd_sys_s": ru.ru_stime if ru else 0.0}
 
 
 # --- per-run measurement ------------------------------------------------------------------------------------
@@ -348,7 +308,7 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
         check_drift()
         emit(Event("progress", n, total, v.label, progress=p))
 
-    def hold(run: FioRun) -> None:
+    def hold(run: FioHandle) -> None:
         ctl.fio = run
         if ctl.cancelled.is_set():
             run.stop()
@@ -357,11 +317,18 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     fio_res: FioResult | None = None
     metrics: dict[str, float | None] = {}
     try:
-        if workload.cmd is not None:
-            metrics.update(_run_cmd(workload.cmd, ctl, check_drift))
+        if workload.cmd is not None and workload.background is not None:
+            assert workload.target is not None
+            got, fio_res, why = run_cmd_under(workload.cmd, workload.background, workload.target, ctl, check_drift,
+                                              progress, root)
+            metrics.update(got)
+            if why is not None:
+                drift.insert(0, why)
+        elif workload.cmd is not None:
+            metrics.update(run_cmd(workload.cmd, ctl, check_drift))
         else:
             assert workload.job is not None and workload.target is not None
-            fio_res = run_fio(workload.job, workload.target, workload.runtime, progress, hold)
+            fio_res = run_fio(workload.job, workload.target, workload.runtime, progress, hold, root)
             metrics.update(fio_res.metrics())
     except FioUnfinished as e:
         if ctl.cancelled.is_set():
@@ -379,7 +346,8 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     changed = [k for k, x in config.items() if k != "scheduler" and now.get(k) != x]
     if changed and not drift:
         drift.append(f"settings changed during the run: {', '.join(changed)}")
-    metrics.update(window_metrics(device, s0, s1, fio_res.total_ios if fio_res else None))
+    # A command's CPU per IO counts the device's IOs (its own and its background's), a job's fio's own.
+    metrics.update(window_metrics(device, s0, s1, fio_res.total_ios if fio_res and workload.cmd is None else None))
     return {
         "index": n, "variant": v.label, "start": s0.time, "end": s1.time, "valid": not drift,
         "invalid_reason": drift[0] if drift else None, "config": config, "metrics": metrics,

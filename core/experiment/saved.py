@@ -128,6 +128,7 @@ def _workload(wl: WorkloadDoc) -> None:
     need(wl.runtime is None or -MAX_RUNTIME <= wl.runtime <= MAX_RUNTIME,
          f"the workload's runtime is not a number of a sensible size ({brief(wl.runtime)})")
     need(wl.job is None or bool(wl.job.name), "the job's name is empty")
+    need(wl.background is None or bool(wl.background.name), "the background's name is empty")
 
 
 def _sequential(seq: SequentialDoc) -> None:

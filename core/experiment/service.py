@@ -21,6 +21,7 @@ from typing import Literal, Protocol
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.experiment.alternation import ROLE_TURN_METRICS, run_alternation
+from iosched.core.experiment.commands import BACKGROUND
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
 from iosched.core.experiment.matrix_judge import judge_matrix
 from iosched.core.experiment.metrics import check_roles, split_metric
@@ -36,6 +37,7 @@ from iosched.core.experiment.runner import (
 )
 from iosched.core.experiment.schema_version import Doc
 from iosched.core.experiment.verdict import RunningVerdict, judge, sequential_plan
+from iosched.core.load.fio_group import check_cgroup_jobs
 from iosched.core.load.jobs import Job, JobFile, space_needed
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
@@ -64,6 +66,7 @@ class ExperimentPlan:
     variants: list[Variant]
     job: Job | JobFile | None = None  # compare and alternate
     cmd: str | None = None  # compare: a command timed under each variant, instead of a job
+    background: Job | JobFile | None = None  # with cmd: a job loading the device while the command runs
     runtime: float | None = None  # seconds, for a job file (catalog jobs carry their own)
     matrix: MatrixPlan | None = None  # kind == "matrix"
     resume: Doc | None = None  # a saved, unfinished matrix to continue (its plan is ``matrix``)
@@ -83,6 +86,8 @@ class ExperimentPlan:
     def jobs(self) -> list[Job | JobFile]:
         if self.matrix is not None:
             return list(self.matrix.jobs)
+        if self.cmd is not None:
+            return [self.background] if self.background is not None else []
         return [self.job] if self.job is not None else []
 
     @property
@@ -211,12 +216,16 @@ def run(plan: ExperimentPlan, saver: Saver | None = None, on_event: Callable[[Ev
     first run; ``reload`` reads a resumed matrix again once its file lock is held (it may have moved on)."""
     emit = on_event or (lambda e: None)
     ctl = ctl or Control()
-    check_roles(plan.metric, [("the command", [])] if plan.cmd else [(j.name, j.role_names) for j in plan.jobs])
+    if plan.cmd:
+        check_roles(plan.metric, [("the command", [BACKGROUND] if plan.background is not None else [])])
+    else:
+        check_roles(plan.metric, [(j.name, j.role_names) for j in plan.jobs])
     role, base = split_metric(plan.metric or "")
     if plan.kind == "alternate" and role is not None and base not in ROLE_TURN_METRICS:
         raise BadInput(f"--metric {plan.metric}: live alternation measures each role's "
                        f"{' and '.join(ROLE_TURN_METRICS)} per turn (fio's status reports); "
                        f"use {role}:clat_mean_us, or repeated runs for percentiles")
+    check_cgroup_jobs(plan.jobs, plan.root)  # a job this system cannot give its cgroups: refused, nothing changed
     with _held(plan, saver):
         if reload is not None:
             again = reload()
@@ -268,7 +277,7 @@ def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event
         assert plan.matrix is not None and target is not None
         return run_matrix(plan.device, plan.matrix, target, plan.resume, plan.root, emit, save, ctl)
     if plan.cmd is not None:
-        workload = Workload(cmd=plan.cmd)
+        workload = Workload(cmd=plan.cmd, background=plan.background, target=target)
     else:
         if plan.job is None:
             raise BadInput("an experiment needs a job or a command")

@@ -77,7 +77,7 @@ def udev_properties(root: str | Path, maj_min: str) -> dict[str, str]:
     return props
 
 
-def _unescape_mount(path: str) -> str:
+def unescape_mount(path: str) -> str:
     # mountinfo escapes space, tab, newline and backslash as octal.
     return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), path)
 
@@ -88,7 +88,7 @@ def parse_mountinfo(text: str) -> dict[str, list[str]]:
     for line in text.splitlines():
         parts = line.split()
         if len(parts) > 4:
-            out.setdefault(parts[2], []).append(_unescape_mount(parts[4]))
+            out.setdefault(parts[2], []).append(unescape_mount(parts[4]))
     return out
 
 

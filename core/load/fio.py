@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.load.children import Child
@@ -143,6 +143,20 @@ def command(job: Job | JobFile, target: Target, workdir: str, runtime: float | N
     return argv
 
 
+class FioHandle(Protocol):
+    """What another thread may do to a running workload: one fio (FioRun) or a cgroup job's several
+    (core/load/fio_group.py)."""
+
+    @property
+    def started(self) -> float: ...  # monotonic time it started, 0 before
+
+    def stop(self) -> None: ...
+
+    def kill(self, wait: bool = True) -> None: ...
+
+    def finish(self) -> None: ...
+
+
 @dataclass
 class FioRun:
     """A running fio child. ``run()`` blocks (call it from the thread that should own the child)."""
@@ -156,6 +170,7 @@ class FioRun:
     stderr_text: str = ""
     _stop: threading.Event = field(default_factory=threading.Event)
     _expired: threading.Event = field(default_factory=threading.Event)
+    _finishing: threading.Event = field(default_factory=threading.Event)
     _child: Child | None = None
 
     def run(self, timeout: float | None = None) -> FioResult:
@@ -189,7 +204,8 @@ class FioRun:
         if self._expired.is_set():
             raise FioFailed(f"fio did not finish within {timeout:.0f} s")
         code = proc.returncode
-        if code is not None and code < 0:
+        finishing = self._finishing.is_set()
+        if code is not None and code < 0 and not (finishing and self.last is not None):
             raise FioUnfinished(f"fio was killed by {_signal_name(-code)} before the end of its run")
         if self.last is None:
             tail = self.stderr_text.strip().splitlines()[-3:]
@@ -201,6 +217,8 @@ class FioRun:
         except FioFailed as e:
             tail = [ln for ln in self.stderr_text.splitlines() if ln.startswith("fio:")][-2:]
             raise FioFailed(f"{e}{': ' + ' / '.join(tail) if tail else ''}") from None
+        if finishing:
+            return result  # ended on purpose: its figures up to then (fio exits 128 after the SIGTERM)
         if code:
             raise FioUnfinished(f"fio exited with status {code} after {result.runtime_s:.1f} s")
         if self.expected_s is not None and result.runtime_s < self.expected_s * 0.9 - 0.5:
@@ -284,16 +302,29 @@ class FioRun:
         self._stop.set()
         self.kill(wait=False)
 
+    def finish(self) -> None:
+        """End now and keep the figures so far (a background job whose command is done); returns at once.
 
-def run_fio(job: Job | JobFile, target: Target, runtime: float | None = None,
-            on_progress: Callable[[FioProgress], object] | None = None,
-            holder: Callable[[FioRun], None] | None = None) -> FioResult:
-    """Run ``job`` on ``target`` to the end; ``holder`` receives the FioRun so another thread can stop it."""
+        fio reports its figures on SIGTERM; should it not end, the SIGKILL 3 s later leaves the last status
+        report, whose figures are cumulative too."""
+        self._finishing.set()
+        self.kill(wait=False)
+
+
+def timeout_of(job: Job | JobFile, runtime: float | None) -> float | None:
+    """When a hung fio is stopped: after three times its runtime; a job file that sets its own has no limit."""
+    expected = runtime if runtime is not None else job.runtime if isinstance(job, Job) else None
+    return None if expected is None else expected * 3 + 120
+
+
+def run_one_fio(job: Job | JobFile, target: Target, runtime: float | None = None,
+                on_progress: Callable[[FioProgress], object] | None = None,
+                holder: Callable[[FioRun], None] | None = None) -> FioResult:
+    """Run ``job`` on ``target`` to the end as one fio process; ``holder`` receives the FioRun so another thread
+    can stop it. (core/load/fio_group.py's run_fio runs any job: a cgroup job as one fio per role.)"""
     with tempfile.TemporaryDirectory(prefix=workdir_prefix()) as work:
         run = FioRun(command(job, target, work, runtime), on_progress)
         run.expected_s = runtime if runtime is not None else job.runtime
         if holder is not None:
             holder(run)
-        # A hung fio is stopped after three times its runtime; a job file that sets its own has no limit.
-        expected = runtime if runtime is not None else job.runtime if isinstance(job, Job) else None
-        return run.run(timeout=None if expected is None else expected * 3 + 120)
+        return run.run(timeout=timeout_of(job, runtime))

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fio_support import fio_procs, no_fio_left, start_cli, wait_for_fio, wait_for_line
+from fio_support import fio_procs, gone, no_fio_left, start_cli, wait_for, wait_for_fio, wait_for_line
 
 from conftest import need_real, run_cli
 
@@ -329,37 +329,6 @@ def test_a_save_that_fails_at_the_end_still_shows_the_result_with_one_warning(lo
     assert r.returncode == 2 and "no file name given to save to" in r.stderr and r.stdout == ""
 
 
-def procs_with(marker: str) -> list[int]:
-    """PIDs whose command line holds ``marker`` as one argument word (not this test's own processes)."""
-    pids = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit() and int(d.name) != os.getpid():
-            try:
-                args = (d / "cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if marker.encode() in args:
-                pids.append(int(d.name))
-    return pids
-
-
-def wait_for(marker: str, proc: subprocess.Popen, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not procs_with(marker):
-        if proc.poll() is not None:
-            pytest.fail(f"iosched ended before the command started: {proc.communicate()}")
-        if time.monotonic() > deadline:
-            pytest.fail("the command did not start")
-        time.sleep(0.05)
-
-
-def gone(marker: str, timeout: float = 5) -> bool:
-    deadline = time.monotonic() + timeout
-    while procs_with(marker) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return not procs_with(marker)
-
-
 @pytest.mark.parametrize("cmd", ["sleep 30.25", "sleep 30.5; true"])
 def test_sigkill_of_iosched_takes_the_command_along(loopdev, cmd):
     need_real("setpriv")
@@ -376,7 +345,8 @@ def test_sigkill_of_iosched_takes_the_command_along(loopdev, cmd):
 def test_command_cpu_time_is_its_own_rusage(tmp_path):
     """Another child of iosched reaped while the command runs must not count in the command's CPU time."""
     need_real("setpriv")
-    from iosched.core.experiment.runner import Control, _run_cmd
+    from iosched.core.experiment.commands import run_cmd
+    from iosched.core.experiment.runner import Control
 
     flag = tmp_path / "go"
     other: dict[str, float] = {}
@@ -393,7 +363,7 @@ def test_command_cpu_time_is_its_own_rusage(tmp_path):
 
     t = threading.Thread(target=busy)
     t.start()
-    m = _run_cmd(f"while [ ! -e {flag} ]; do sleep 0.05; done", Control(), lambda: None)
+    m = run_cmd(f"while [ ! -e {flag} ]; do sleep 0.05; done", Control(), lambda: None)
     t.join()
     assert other["cpu"] > 0.2, other  # the premise: the other child did use CPU
     assert m["cmd_usr_s"] + m["cmd_sys_s"] < other["cpu"] / 2, (m, other)

@@ -1,0 +1,139 @@
+"""Timed commands (`compare --cmd`): a shell command in its own session that dies with iosched, timed alone or
+while a background fio job loads the device (`--background`: start-up and wall times under load).
+
+Under a background, each run starts the job, waits for its first IO and a settle, runs and times the command, and
+ends the job, keeping its figures up to then (``bg:iops``, ``bg:clat_p99_us``, ...: the job's pooled figures under
+the role name ``bg``). The job is spawned and waited for by a thread of its own, alive for as long as fio is (the
+death signal follows the spawning thread), so a killed iosched takes it along.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import NoReturn
+
+from iosched.core.base.errors import IoschedError
+from iosched.core.experiment.control import Cancelled, Control
+from iosched.core.load.children import Child
+from iosched.core.load.fio import FioHandle, FioProgress, FioResult, dies_with_us
+from iosched.core.load.fio_group import run_fio
+from iosched.core.load.fio_result import FIGURES
+from iosched.core.load.jobs import Job, JobFile
+from iosched.core.load.targets import Target
+
+BACKGROUND = "bg"  # the role name of a command's background job in its metrics
+BACKGROUND_RUNTIME_S = 24 * 3600.0  # outlasts any command: the job is ended when the command is
+BACKGROUND_START_S = 120.0  # the longest wait for the job's first IO (a scratch file is laid out first)
+SETTLE_S = 1.0  # the job's load settles this long after its first IO before the command starts
+
+_GROUP_DIES = 'trap "kill -KILL 0" TERM; /bin/sh -c "$1" <&0 & wait $!'
+
+
+def run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None]) -> dict[str, float]:
+    """Run a shell command in its own session, dying with iosched, timed; CPU from its own rusage."""
+    t0 = time.monotonic()
+    # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
+    # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
+    proc = subprocess.Popen(dies_with_us(["/bin/sh", "-c", _GROUP_DIES, "iosched-cmd", cmd], "TERM"),
+                            start_new_session=True, stdin=subprocess.DEVNULL)
+    child = Child(proc)
+    ctl.child = child
+    try:
+        if ctl.cancelled.is_set():  # cancelled while it was being started
+            child.signal_group(signal.SIGKILL)
+        while child.wait(timeout=0.5) is None:
+            check_drift()
+    finally:
+        child.signal_group(signal.SIGKILL)  # the shell's own children too (a no-op once it was reaped)
+        child.wait()
+        ctl.child = None
+    wall = time.monotonic() - t0
+    if ctl.cancelled.is_set():
+        raise Cancelled("cancelled")
+    if proc.returncode != 0:
+        raise IoschedError(f"the command exited with status {proc.returncode}: {cmd}")
+    ru = child.rusage
+    return {"wall_s": wall, "cmd_usr_s": ru.ru_utime if ru else 0.0, "cmd_sys_s": ru.ru_stime if ru else 0.0}
+
+
+def background_job(job: Job | JobFile) -> tuple[Job | JobFile, float]:
+    """``job`` as a background: time based, long enough to outlast the command; and the runtime fio gets."""
+    return (job.scaled(runtime=BACKGROUND_RUNTIME_S) if isinstance(job, Job) else job), BACKGROUND_RUNTIME_S
+
+
+def background_metrics(result: FioResult) -> dict[str, float | None]:
+    """The background's pooled figures as ``bg:METRIC``."""
+    pooled = result.metrics()
+    return {f"{BACKGROUND}:{k}": pooled[k] for k in FIGURES}
+
+
+def run_cmd_under(cmd: str, job: Job | JobFile, target: Target, ctl: Control, check_drift: Callable[[], None],
+                  on_progress: Callable[[FioProgress], object], root: str | Path = "/",
+                  ) -> tuple[dict[str, float | None], FioResult, str | None]:
+    """Time ``cmd`` while ``job`` loads ``target``: the command's figures with the job's (``bg:…``), the job's
+    result, and why the run is invalid (the job ended before the command did), or None."""
+    bg_job, runtime = background_job(job)
+    out: dict[str, FioResult | BaseException] = {}
+    first_io, ending = threading.Event(), threading.Event()
+
+    def progress(p: FioProgress) -> None:
+        if p.iops > 0:
+            first_io.set()
+        on_progress(p)
+
+    def hold(h: FioHandle) -> None:
+        ctl.fio = h
+        if ctl.cancelled.is_set() or ending.is_set():  # ended while it was being started
+            h.stop()
+
+    def background() -> None:
+        try:
+            out["result"] = run_fio(bg_job, target, runtime, progress, hold, root)
+        except BaseException as e:
+            out["error"] = e
+
+    worker = threading.Thread(target=background, name="iosched-background", daemon=True)
+    worker.start()
+    try:
+        _await_io(first_io, worker, ctl)
+        if ctl.cancelled.wait(SETTLE_S):
+            raise Cancelled("cancelled")
+        if not worker.is_alive():
+            _raise_from(out, "the background job ended before the command started")
+        figures: dict[str, float | None] = dict(run_cmd(cmd, ctl, check_drift))
+        ended_early = not worker.is_alive()
+    finally:
+        ending.set()
+        handle = ctl.fio
+        if handle is not None:
+            handle.finish()
+        while worker.is_alive():
+            worker.join(0.2)
+        ctl.fio = None
+    result = out.get("result")
+    if not isinstance(result, FioResult):
+        _raise_from(out, "the background job gave no result")
+    figures.update(background_metrics(result))
+    return figures, result, "the background job ended before the command did" if ended_early else None
+
+
+def _await_io(first_io: threading.Event, worker: threading.Thread, ctl: Control) -> None:
+    """Until the background reports IO; Cancelled on a cancel, an error when it ends or stays idle."""
+    deadline = time.monotonic() + BACKGROUND_START_S
+    while not first_io.is_set() and worker.is_alive():
+        if ctl.cancelled.wait(0.1):
+            raise Cancelled("cancelled")
+        if time.monotonic() > deadline:
+            raise IoschedError(f"the background job did no IO within {BACKGROUND_START_S:.0f} s")
+
+
+def _raise_from(out: dict[str, FioResult | BaseException], otherwise: str) -> NoReturn:
+    error = out.get("error")
+    if isinstance(error, BaseException):
+        raise error
+    raise IoschedError(otherwise)

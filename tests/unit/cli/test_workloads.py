@@ -1,0 +1,80 @@
+"""The workload commands (cli/workloads.py) on fixture trees: `compare --cmd "…" --background JOB`, its arguments and
+the plan they make, and what is refused before anything runs, a cgroup job on a system without cgroup weights too
+(real runs on loop devices: tests/real/test_background_real.py, tests/real/test_cgroups_real.py)."""
+
+import shutil
+
+import pytest
+
+from iosched.cli.main import build_parser
+from iosched.cli.workloads import _compare_plan
+from iosched.core.experiment import service
+from iosched.core.experiment.runner import Workload
+from iosched.core.load.jobs import CATALOG, Job
+from iosched.core.load.targets import Refused
+
+from conftest import need, one_sentence_exit_2
+
+
+def plan(tree, *extra: str) -> service.ExperimentPlan:
+    tree.add_disk("sda", "8:0")
+    args = build_parser().parse_args(["--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq",
+                                      "--cmd", "sleep 1", *extra])
+    return _compare_plan(args)
+
+
+def test_a_background_job_is_the_plans_only_fio_job(tree):
+    need(shutil.which("fio") is not None, "needs fio on PATH (a background job checks for it)")
+    p = plan(tree, "--background", "4k-randwrite", "--size", "64M")
+    assert p.cmd == "sleep 1" and p.job is None and isinstance(p.background, Job)
+    assert p.background.name == "4k-randwrite" and p.background.size == 64 << 20
+    assert p.jobs == [p.background] and p.primary == "wall_s"  # its target is chosen (and checked) like a job's
+    assert plan(tree).jobs == [] and plan(tree).background is None
+
+
+def test_the_workload_says_what_ran_beside_the_command():
+    wl = Workload(cmd="make", background=CATALOG["4k-randwrite"])
+    assert wl.name == "cmd: make under 4k-randwrite"
+    assert wl.to_json()["background"]["name"] == "4k-randwrite" and wl.to_json()["cmd"] == "make"
+    assert "background" not in Workload(cmd="make").to_json()
+
+
+def test_a_background_needs_a_command(tree):
+    tree.add_disk("sda", "8:0")
+    for extra in ((), ("--jobs", "4k-matrix")):
+        err = one_sentence_exit_2("--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq",
+                                  "--background", "4k-randwrite", *extra)
+        assert "--background loads the device while a command runs: give --cmd too" in err
+
+
+def test_the_backgrounds_figures_are_the_role_bg(tree):
+    need(shutil.which("fio") is not None, "needs fio on PATH (a background job checks for it)")
+    tree.add_disk("sda", "8:0")
+    base = ("--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq", "--cmd", "true")
+    err = one_sentence_exit_2(*base, "--background", "4k-randwrite", "--metric", "fg:clat_p99_us")
+    assert "has no role 'fg'; its roles are bg" in err
+    err = one_sentence_exit_2(*base, "--metric", "bg:iops")  # no background: no role
+    assert "has no role 'bg'" in err
+
+
+def test_a_writing_background_is_refused_where_a_writing_job_is(tree):
+    need(shutil.which("fio") is not None, "needs fio on PATH (a background job checks for it)")
+    p = plan(tree, "--background", "4k-randwrite", "--metric", "bg:clat_p99_us")
+    tree.write("run/udev/data/b8:0", "E:ID_FS_TYPE=xfs\n")
+    with pytest.raises(Refused, match="a write workload on raw sda would destroy data: it carries a xfs signature"):
+        service.run(p)
+
+
+def test_a_cgroup_job_where_cgroups_cannot_be_made_is_one_sentence_and_changes_nothing(tree, private_journal):
+    need(shutil.which("fio") is not None, "needs fio on PATH")
+    tree.add_disk("sda", "8:0")
+    tree.write("proc/self/mountinfo", "22 1 0:21 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n")
+    tree.write("sys/fs/cgroup/cgroup.controllers", "cpu memory\n")
+    err = one_sentence_exit_2("--root", str(tree.root), "run", "sda", "--job", "cgroup-weights")
+    assert err.startswith("iosched: cgroup-weights runs its roles in cgroups of different bfq weights, which this "
+                          "system cannot make: neither cgroup v2's io controller nor cgroup v1's blkio")
+    err = one_sentence_exit_2("--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq", "--jobs",
+                              "contention")
+    assert "leave it out and the rest can run; nothing was changed" in err
+    assert not private_journal.exists() or not any(private_journal.rglob("*.json"))
+    assert not (tree.root / "sys/fs/cgroup/iosched").exists()
