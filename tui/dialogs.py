@@ -156,7 +156,7 @@ class JobPicker(Dialog[str | None]):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         shows = self.shows.get(event.option.id or "", "")
         line = self.query_one("#shows", Static)
-        line.update(f"↳ {shows}" if shows else "")
+        line.update(f"shows: {shows}" if shows else "")
         line.display = bool(shows)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

@@ -110,7 +110,7 @@ async def test_the_demo_suggests_the_role_job_first_and_its_foreground_latency_i
         await pilot.press("j")
         assert isinstance(app.screen, JobPicker)
         await pilot.pause()
-        assert any("↳ an interactive reader's latency under a write flood" in line for line in screen_text(app))
+        assert any("shows: a reader starting under a write flood" in line for line in screen_text(app))
         await pilot.press("enter")
         live = app.live
         assert live.job is not None and live.job.job.name == "interactive-under-writes"
