@@ -24,9 +24,9 @@ sys.path.insert(0, str(ROOT / "bench"))
 from common import extra_loop_devices  # noqa: E402
 
 START, END = "<!-- contention-example:start -->", "<!-- contention-example:end -->"
-ARGS = ["--schedulers", "none,mq-deadline,kyber,bfq", "--jobs", "contention", "--runtime", "4", "--repeat", "3",
+ARGS = ["--schedulers", "none,mq-deadline,kyber,bfq", "--jobs", "contention", "--runtime", "6", "--repeat", "3",
         "--settle", "0.5"]
-ROLE_COLUMNS = ("fg:clat_p50_us", "fg:clat_p99_us", "bg:mb_s", "fairness_jain", "be0:share")
+ROLE_COLUMNS = ("fg:clat_p50_us", "fg:clat_p99_us", "bg:mb_s", "fairness_jain", "be0:share", "w500:share")
 
 
 def role_table(doc: dict) -> str:
@@ -40,7 +40,7 @@ def role_table(doc: dict) -> str:
             for k in ROLE_COLUMNS:
                 if r["metrics"].get(k) is not None:
                     cell.setdefault(k, []).append(r["metrics"][k])
-    heads = ["job", "scheduler", "fg p50 ms", "fg p99 ms", "bg MB/s", "Jain index", "be0 share"]
+    heads = ["job", "scheduler", "fg p50 ms", "fg p99 ms", "bg MB/s", "Jain index", "be0 share", "w500 share"]
     rows = []
     for w in jobs:
         for v in labels:

@@ -159,6 +159,9 @@ ALLOWED: dict[str, tuple[str, Callable[[str], str]]] = {
     "new_group": ("new_group", _bool),
     "rate": ("rate", _rate),
     "rate_iops": ("rate_iops", _int_in(1, 100_000_000)),
+    # Pauses between bursts (µs after every thinktime_blocks IOs): an interactive program's rhythm.
+    "thinktime": ("thinktime", _int_in(0, 3_600_000_000)),
+    "thinktime_blocks": ("thinktime_blocks", _int_in(1, 1_000_000)),
     # IO priority (ionice): 1 real-time, 2 best-effort, 3 idle; level 0 (highest) to 7 within a class.
     "prioclass": ("prioclass", _int_in(1, 3)),
     "prio": ("prio", _int_in(0, 7)),
