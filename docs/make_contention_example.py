@@ -2,8 +2,8 @@
 
     sudo python3 docs/make_contention_example.py
 
-Attaches a loop device over a sparse file in /var/tmp (on a disk, not tmpfs: the effects of this group are about
-requests that wait, and a device in memory never makes them wait), runs `iosched compare … --jobs contention` on it
+Attaches a loop device over a file in /var/tmp (on a disk, not tmpfs: the effects of this group are about requests
+that wait, and a device in memory never makes them wait), writes every block of it once, runs `iosched compare … --jobs contention` on it
 (each job judged on its own metric), writes docs/contention-example.txt (the table, the verdict lines and every
 role's figures) and replaces the block between the `contention-example` markers in README.md with the command,
 the table and the sentences. The loop device and its file are removed afterwards.
@@ -65,6 +65,9 @@ def main() -> int:
     work = tempfile.TemporaryDirectory(prefix="iosched-example-")
     with work, extra_loop_devices(1, size="4G", direct=True, under="/var/tmp") as (path,):
         dev = Path(path).name
+        # Every block written first: a read of a hole in a sparse backing file never reaches the disk, and a
+        # reader beside writers would be fast or slow by where it happened to read, not by the scheduler.
+        subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=4M", "oflag=direct", "status=none"], check=False)
         save = Path(work.name, "contention-example.json")
         cmd = [sys.executable, "-m", "iosched.cli", "compare", dev, *ARGS, "--raw", "--save", str(save)]
         out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)

@@ -110,11 +110,27 @@ def _cell_verdict(c: Doc, metric: str, label: str, e: RatioEstimate | CannotJudg
 
 
 def variant_sentence(cells: list[Doc], variant: str) -> str:
-    """"bfq: fewer IOPS on 3 of 5 workloads (−8% to −37%); no significant difference on 2"; workloads judged on
-    different metrics (a contention group) get a clause per metric, separated by " | "."""
+    """"bfq: fewer IOPS on 3 of 5 workloads (−8% to −37%); no significant difference on 2"; when each workload is
+    judged on its own metric (a contention group), each difference is named with its workload:
+    "bfq: lower foreground p50 latency on interactive-under-writes (−100%); no significant difference on 5 other
+    of 6 workloads"."""
     mine = [c for c in cells if c["variant"] == variant]
     metrics = list(dict.fromkeys(c["metric"] for c in mine))
-    return f"{variant}: " + " | ".join(_clauses([c for c in mine if c["metric"] == m], m) for m in metrics)
+    if len(metrics) == 1:
+        return f"{variant}: " + _clauses(mine, metrics[0])
+    # Each workload its own metric: the differences by workload, then how many showed none.
+    parts = []
+    for c in mine:
+        if c.get("significant"):
+            label, _unit, more, fewer = metric_words(c["metric"])
+            parts.append(f"{more if c['ratio'] > 1 else fewer} {label} on {c['workload']} ({_pct(c['ratio'])})")
+    same = sum(1 for c in mine if not c.get("significant") and not c.get("cannot_judge"))
+    if same:
+        parts.append(f"no significant difference on {same}{' other' if parts else ''} of {len(mine)} workloads")
+    unjudged = sum(1 for c in mine if c.get("cannot_judge"))
+    if unjudged:
+        parts.append(f"cannot judge {unjudged} of {len(mine)} workloads")
+    return f"{variant}: " + "; ".join(parts)
 
 
 def _clauses(mine: list[Doc], metric: str) -> str:
