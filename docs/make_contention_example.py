@@ -4,9 +4,10 @@
 
 Attaches a loop device over a file in /var/tmp (on a disk, not tmpfs: the effects of this group are about requests
 that wait, and a device in memory never makes them wait), writes every block of it once, runs
-`iosched compare … --jobs contention` on it (each job judged on its own metric), writes docs/contention-example.txt (the table, the verdict lines and every
-role's figures) and replaces the block between the `contention-example` markers in README.md with the command,
-the table and the sentences. The loop device and its file are removed afterwards.
+`iosched compare … --jobs contention` on it (each job judged on its own metric), writes docs/contention-example.txt
+(the table, the verdict lines and every role's figures) and replaces the block between the `contention-example`
+markers in README.md with the command, the table and the sentences. The loop device and its file are removed
+afterwards.
 """
 
 from __future__ import annotations
