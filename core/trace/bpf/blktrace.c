@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Loads iosched's block tracer (blktrace.bpf.c) and prints one JSON object per interval on stdout:
+ *
+ *   {"ready":1,"t":NS,"io_start":B,"stats":B}   once every program is attached
+ *   {"t":NS,"ops":[[dev,op,ios,bytes,total_ns,[sched],[device],[total]],...],
+ *    "procs":[[dev,pid,"comm",ios,bytes,[lat]],...],"untimed":N,"full":N,"swept":N,"issued":N,
+ *    "prog_ns":N,"prog_runs":N}
+ *
+ * "ops" are cumulative since the start (summed over CPUs); "procs" cover the interval only (read and deleted);
+ * histograms are log2 buckets of microseconds with trailing zeros left out; t is CLOCK_MONOTONIC. untimed
+ * counts completions seen without their request, full requests the map refused, swept the stale entries removed
+ * (their completion never came), issued every request issued on
+ * the machine (traced or not: the programs run for each), all cumulative. prog_ns and
+ * prog_runs are the programs' own run time and runs (kernel BPF statistics, on while this process holds them),
+ * null when the kernel refuses them.
+ *
+ *   iosched-blktrace [--interval-ms N] [--dev DEV_T]... [--no-stats]
+ *   (no --dev: every device; --dev 0 alone: none; --no-stats: leave the programs untimed, for benchmarks)
+ *
+ * It ends on SIGTERM, SIGINT or SIGHUP, or when stdout closes; its programs go with it (nothing is pinned). */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "blktrace.h"
+#include "blktrace.skel.h"
+
+#define MAX_DEVS 1024
+#define MAX_PROC_KEYS 10240
+#define MAX_SWEEP 65536
+#define SWEEP_NS (60ULL * 1000000000ULL)
+
+static volatile sig_atomic_t stopping;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list args)
+{
+	if (level == LIBBPF_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, args);
+}
+
+static unsigned long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (unsigned long long)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void print_hist(const __u64 *h)
+{
+	int last = BT_SLOTS - 1;
+
+	while (last >= 0 && !h[last])
+		last--;
+	putchar('[');
+	for (int i = 0; i <= last; i++)
+		printf(i ? ",%llu" : "%llu", (unsigned long long)h[i]);
+	putchar(']');
+}
+
+/* A command name as a JSON string: bytes outside printable ASCII as \u00XX (latin-1, always valid). */
+static void print_comm(const char *comm)
+{
+	putchar('"');
+	for (int i = 0; i < BT_COMM_LEN && comm[i]; i++) {
+		unsigned char c = (unsigned char)comm[i];
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void print_ops(int fd, int ncpus)
+{
+	struct bt_op_key key, next, *prev = NULL;
+	struct bt_op_stats *cpu = calloc(ncpus, sizeof(*cpu));
+	struct bt_op_stats sum;
+	bool first = true;
+
+	printf("\"ops\":[");
+	if (!cpu) {
+		putchar(']');
+		return;
+	}
+	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, cpu))
+			continue;
+		memset(&sum, 0, sizeof(sum));
+		for (int c = 0; c < ncpus; c++) {
+			sum.ios += cpu[c].ios;
+			sum.bytes += cpu[c].bytes;
+			sum.total_ns += cpu[c].total_ns;
+			for (int i = 0; i < BT_SLOTS; i++) {
+				sum.sched[i] += cpu[c].sched[i];
+				sum.device[i] += cpu[c].device[i];
+				sum.total[i] += cpu[c].total[i];
+			}
+		}
+		printf("%s[%u,%u,%llu,%llu,%llu,", first ? "" : ",", key.dev, key.op, (unsigned long long)sum.ios,
+		       (unsigned long long)sum.bytes, (unsigned long long)sum.total_ns);
+		print_hist(sum.sched);
+		putchar(',');
+		print_hist(sum.device);
+		putchar(',');
+		print_hist(sum.total);
+		putchar(']');
+		first = false;
+	}
+	putchar(']');
+	free(cpu);
+}
+
+/* Each process's entry is read and deleted in one step: IO it does meanwhile starts a new entry. */
+static void print_procs(int fd, int ncpus)
+{
+	static struct bt_proc_key keys[MAX_PROC_KEYS];
+	struct bt_proc_key key, *prev = NULL;
+	struct bt_proc_stats *cpu = calloc(ncpus, sizeof(*cpu)), sum;
+	int n = 0;
+
+	while (n < MAX_PROC_KEYS && bpf_map_get_next_key(fd, prev, &keys[n]) == 0) {
+		key = keys[n++];
+		prev = &key;
+	}
+	printf("\"procs\":[");
+	for (int i = 0, first = 1; cpu && i < n; i++) {
+		if (bpf_map_lookup_and_delete_elem(fd, &keys[i], cpu)) {
+			if (bpf_map_lookup_elem(fd, &keys[i], cpu))
+				continue;
+			bpf_map_delete_elem(fd, &keys[i]);
+		}
+		memset(&sum, 0, sizeof(sum));
+		for (int c = 0; c < ncpus; c++) {
+			sum.ios += cpu[c].ios;
+			sum.bytes += cpu[c].bytes;
+			for (int k = 0; k < BT_SLOTS; k++)
+				sum.lat[k] += cpu[c].lat[k];
+			if (!sum.comm[0] && cpu[c].comm[0])
+				memcpy(sum.comm, cpu[c].comm, sizeof(sum.comm));
+		}
+		printf("%s[%u,%u,", first ? "" : ",", keys[i].dev, keys[i].pid);
+		print_comm(sum.comm);
+		printf(",%llu,%llu,", (unsigned long long)sum.ios, (unsigned long long)sum.bytes);
+		print_hist(sum.lat);
+		putchar(']');
+		first = 0;
+	}
+	putchar(']');
+	free(cpu);
+}
+
+/* Entries of requests not seen for SWEEP_NS: left by a device that went away, or by a completion missed (the
+ * kernel skips a program while another runs on that CPU). A live request is reused long before. */
+static unsigned long long sweep(int fd)
+{
+	static __u64 keys[MAX_SWEEP];
+	unsigned long long now = now_ns(), gone = 0;
+	__u64 key, *prev = NULL;
+	struct bt_req r;
+	int n = 0;
+
+	while (n < MAX_SWEEP && bpf_map_get_next_key(fd, prev, &key) == 0) {
+		prev = &keys[n];
+		keys[n++] = key;
+	}
+	for (int i = 0; i < n; i++) {
+		__u64 last;
+
+		if (bpf_map_lookup_elem(fd, &keys[i], &r))
+			continue;
+		last = r.start > r.insert ? r.start : r.insert;
+		last = last > r.issue ? last : r.issue;
+		if (last + SWEEP_NS < now && bpf_map_delete_elem(fd, &keys[i]) == 0)
+			gone++;
+	}
+	return gone;
+}
+
+static unsigned long long sum_percpu(int fd, __u32 key, int ncpus)
+{
+	__u64 *v = calloc(ncpus, sizeof(*v));
+	unsigned long long out = 0;
+
+	if (v && bpf_map_lookup_elem(fd, &key, v) == 0)
+		for (int c = 0; c < ncpus; c++)
+			out += v[c];
+	free(v);
+	return out;
+}
+
+static void print_prog_stats(struct blktrace_bpf *skel, bool stats)
+{
+	struct bpf_program *prog;
+	unsigned long long ns = 0, runs = 0;
+
+	if (!stats) {
+		printf(",\"prog_ns\":null,\"prog_runs\":null");
+		return;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		struct bpf_prog_info info;
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		memset(&info, 0, sizeof(info));
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		ns += info.run_time_ns;
+		runs += info.run_cnt;
+	}
+	printf(",\"prog_ns\":%llu,\"prog_runs\":%llu", ns, runs);
+}
+
+static bool kernel_has(const char *typedef_name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool found;
+
+	if (!btf)
+		return false;
+	found = btf__find_by_name_kind(btf, typedef_name, BTF_KIND_TYPEDEF) >= 0;
+	btf__free(btf);
+	return found;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: iosched-blktrace [--interval-ms N] [--dev DEV_T]... [--no-stats]\n");
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int devs[MAX_DEVS];
+	int ndevs = 0, ncpus, stats_fd, err;
+	long interval_ms = 1000;
+	unsigned long long swept = 0, last_sweep;
+	bool want_stats = true;
+	struct blktrace_bpf *skel;
+	struct timespec next;
+	bool io_start;
+
+	for (int i = 1; i < argc; i++) {
+		char *end;
+
+		if (!strcmp(argv[i], "--no-stats")) {
+			want_stats = false;
+			continue;
+		}
+		if (i + 1 >= argc)
+			return usage();
+		if (!strcmp(argv[i], "--interval-ms")) {
+			interval_ms = strtol(argv[++i], &end, 10);
+			if (*end || interval_ms < 10 || interval_ms > 3600000)
+				return usage();
+		} else if (!strcmp(argv[i], "--dev") && ndevs < MAX_DEVS) {
+			unsigned long dev = strtoul(argv[++i], &end, 10);
+
+			if (*end || dev > 0xffffffffUL)  /* 0: trace no device at all */
+				return usage();
+			devs[ndevs++] = (unsigned int)dev;
+		} else {
+			return usage();
+		}
+	}
+	libbpf_set_print(print_libbpf);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	signal(SIGHUP, on_signal);
+	ncpus = libbpf_num_possible_cpus();
+	if (ncpus <= 0) {
+		fprintf(stderr, "cannot count the possible CPUs\n");
+		return 1;
+	}
+	skel = blktrace_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "cannot open the BPF object\n");
+		return 1;
+	}
+	io_start = kernel_has("btf_trace_block_io_start");
+	skel->rodata->has_io_start = io_start;
+	/* More devices than the program filters on: it traces all, and iosched keeps those it asked for. */
+	if (ndevs <= BT_MAX_FILTER) {
+		for (int i = 0; i < ndevs; i++)
+			skel->rodata->filter_devs[i] = devs[i];
+		skel->rodata->n_filter_devs = ndevs;
+	}
+	if (!io_start)
+		bpf_program__set_autoload(skel->progs.block_io_start, false);
+	err = blktrace_bpf__load(skel);
+	if (err) {
+		fprintf(stderr, "cannot load the BPF programs: %s\n", strerror(-err));
+		goto out;
+	}
+	err = blktrace_bpf__attach(skel);
+	if (err) {
+		fprintf(stderr, "cannot attach the BPF programs: %s\n", strerror(-err));
+		goto out;
+	}
+	/* The kernel times BPF programs only while someone holds this; it costs two clock reads a run. */
+	stats_fd = want_stats ? bpf_enable_stats(BPF_STATS_RUN_TIME) : -1;
+	printf("{\"ready\":1,\"t\":%llu,\"io_start\":%s,\"stats\":%s}\n", now_ns(), io_start ? "true" : "false",
+	       stats_fd >= 0 ? "true" : "false");
+	fflush(stdout);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	last_sweep = now_ns();
+	while (!stopping) {
+		next.tv_nsec += (interval_ms % 1000) * 1000000L;
+		next.tv_sec += interval_ms / 1000 + next.tv_nsec / 1000000000L;
+		next.tv_nsec %= 1000000000L;
+		while (!stopping && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
+			;
+		if (stopping)
+			break;
+		if (now_ns() - last_sweep > SWEEP_NS / 4) {
+			swept += sweep(bpf_map__fd(skel->maps.reqs));
+			last_sweep = now_ns();
+		}
+		printf("{\"t\":%llu,", now_ns());
+		print_ops(bpf_map__fd(skel->maps.stats), ncpus);
+		putchar(',');
+		print_procs(bpf_map__fd(skel->maps.procs), ncpus);
+		printf(",\"untimed\":%llu,\"full\":%llu,\"swept\":%llu,\"issued\":%llu",
+		       sum_percpu(bpf_map__fd(skel->maps.counts), BT_UNTIMED, ncpus),
+		       sum_percpu(bpf_map__fd(skel->maps.counts), BT_FULL, ncpus), swept,
+		       sum_percpu(bpf_map__fd(skel->maps.counts), BT_ISSUED, ncpus));
+		print_prog_stats(skel, stats_fd >= 0);
+		printf("}\n");
+		if (fflush(stdout) || ferror(stdout))
+			break; /* the reader went away */
+	}
+	err = 0;
+out:
+	blktrace_bpf__destroy(skel);
+	return err ? 1 : 0;
+}
