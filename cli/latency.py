@@ -70,8 +70,8 @@ def _lat_row(name: str, op: str, x: DeviceLatency | OpLatency, dt: float) -> str
 def latency_text(sample: TraceSample, wall: datetime, devices: list[str] | None,
                  gone: Mapping[str, str] | None = None) -> str:
     """One interval; a named device in ``gone`` (name -> why) is said to be gone rather than idle."""
-    cpu = "" if sample.tracer_cpu is None else f"  bpftrace cpu {sample.tracer_cpu:.1f}%"
-    dropped = f"  {sample.dropped_requests} requests untimed (map reset)" if sample.dropped_requests else ""
+    cpu = f"  {sample.cost_text()}"
+    dropped = f"  {sample.dropped_requests} requests untimed" if sample.dropped_requests else ""
     lines = [f"{wall:%H:%M:%S}  interval {sample.interval:.2f}s{cpu}{dropped}", LAT_HEADER]
     names = devices if devices else sorted(sample.devices)
     for n in names:
@@ -180,7 +180,8 @@ def _top_traced(args: argparse.Namespace, tracer: Tracer, out: TextIO) -> None:
         procs = [p for p in sample.processes if args.device is None or p.device == args.device][: args.lines]
         if args.json:
             out.write(json.dumps({"time": wall.isoformat(timespec="seconds"), "interval": round(sample.interval, 4),
-                                  "source": "trace", "tracer_cpu": sample.tracer_cpu,
+                                  "source": "trace", "tracer": sample.tracer, "tracer_cpu": sample.tracer_cpu,
+                                  "tracer_us_per_io": sample.cost_us_per_io,
                                   "processes": [p.to_json(sample.interval) for p in procs]}) + "\n")
         else:
             lines = [f"{wall:%H:%M:%S}  interval {sample.interval:.2f}s  block-layer IO per process", TOP_TRACE_HEADER]

@@ -180,7 +180,12 @@ class Tracing:
         from iosched.core.trace.probe import TraceView
 
         if isinstance(view, TraceView) and view.running:
-            cost = "" if view.tracer_cpu is None else f" {view.tracer_cpu:.1f}%"
+            latest = view.latest
+            cost = ""
+            if latest is not None and latest.cost_us_per_io is not None:
+                cost = f" {latest.cost_us_per_io:.1f}µs/IO"
+            elif view.tracer_cpu is not None:
+                cost = f" {view.tracer_cpu:.1f}%"
             return f"  ● tracing{cost}"
         return ""
 

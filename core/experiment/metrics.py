@@ -35,7 +35,8 @@ METRICS: list[tuple[str, str, str, str, str]] = [
     ("device_p50_us", "device-time p50", "µs", "higher", "lower"),
     ("device_p99_us", "device-time p99", "µs", "higher", "lower"),
     ("total_mean_us", "traced mean total", "µs", "higher", "lower"),
-    ("tracer_cpu", "bpftrace CPU", "%", "more", "less"),
+    ("tracer_cpu", "tracer CPU", "%", "more", "less"),
+    ("tracer_us_per_io", "tracer cost per IO", "µs", "more", "less"),
 ]
 METRIC_NAMES = [k for k, *_ in METRICS]
 

@@ -10,6 +10,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 
 from iosched.core.kernel.procio import ProcCounters, ProcessRate, process_rates, read_process_io
 from iosched.core.live.sampler import Rates
@@ -26,7 +27,7 @@ class TraceView:
     running: bool
     error: str | None  # one sentence when tracing is off for a reason (unavailable, died)
     samples: tuple[TraceSample, ...]  # oldest first, bounded
-    tracer_cpu: float | None  # bpftrace's own CPU, % of one CPU, over the last interval
+    tracer_cpu: float | None  # the tracer process's own CPU, % of one CPU, over the last interval
 
     @property
     def latest(self) -> TraceSample | None:
@@ -34,7 +35,7 @@ class TraceView:
 
     @property
     def dropped_requests(self) -> int:
-        """Requests left untimed by the resets of bpftrace's request maps, over the samples kept."""
+        """Requests the tracer could not time, over the samples kept."""
         return sum(s.dropped_requests for s in self.samples)
 
 
@@ -44,8 +45,8 @@ class TraceProbe:
     name = "trace"
 
     def __init__(self, interval: float = 1.0, devices: list[str] | None = None, root: str = "/",
-                 capacity: int = TRACE_HISTORY) -> None:
-        self.interval, self.devices, self.root = interval, devices, root
+                 capacity: int = TRACE_HISTORY, loader: Path | None = None) -> None:
+        self.interval, self.devices, self.root, self.loader = interval, devices, root, loader
         self.tracer: Tracer | None = None
         self.error: str | None = None
         self.samples: deque[TraceSample] = deque(maxlen=capacity)
@@ -57,7 +58,7 @@ class TraceProbe:
         The probe does not take the tracer: the caller hands it to ``attach`` when it still wants it (the
         user may have toggled tracing off, or on again, meanwhile) and stops it otherwise.
         """
-        tracer = Tracer(self.interval, self.devices, self.root)
+        tracer = Tracer(self.interval, self.devices, self.root, loader=self.loader)
         tracer.start()
         tracer.wait_ready()
         return tracer

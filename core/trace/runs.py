@@ -13,7 +13,8 @@ from iosched.core.trace.parse import TraceSample
 from iosched.core.trace.tracer import Tracer, TracerStopped
 
 TRACE_INTERVAL = 0.5
-TRACE_METRICS = ("sched_p50_us", "sched_p99_us", "device_p50_us", "device_p99_us", "total_mean_us", "tracer_cpu")
+TRACE_METRICS = ("sched_p50_us", "sched_p99_us", "device_p50_us", "device_p99_us", "total_mean_us", "tracer_cpu",
+                 "tracer_us_per_io")
 
 
 def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> dict[str, Any] | None:
@@ -30,11 +31,14 @@ def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> dic
     total = merge([d.total for d in devs])
     total_ns = sum(d.total_ns for d in devs)
     cpu = [s.tracer_cpu for s in inside if s.tracer_cpu is not None]
+    cost = [s.cost_us_per_io for s in inside if s.cost_us_per_io is not None]
     metrics = {
         "sched_p50_us": sched.percentile(0.5), "sched_p99_us": sched.percentile(0.99),
         "device_p50_us": dev_t.percentile(0.5), "device_p99_us": dev_t.percentile(0.99),
         "total_mean_us": total_ns / total.total / 1e3 if total.total else None,
         "tracer_cpu": sum(cpu) / len(cpu) if cpu else None,
+        # What tracing cost this run (the CO-RE tracer measures it; bpftrace cannot): µs of CPU per IO.
+        "tracer_us_per_io": sum(cost) / len(cost) if cost else None,
     }
     hists = {"ios": sum(d.ios for d in devs), "sched_us": sched.rows(), "device_us": dev_t.rows(),
              "total_us": total.rows()}

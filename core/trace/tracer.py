@@ -42,7 +42,18 @@ from pathlib import Path
 from iosched.core.base.errors import IoschedError
 from iosched.core.load.children import Child
 from iosched.core.load.fio import dies_with_us
-from iosched.core.trace.parse import TICK, FrameBuilder, TraceFrame, TraceSample, interval_sample, kernel_dev
+from iosched.core.trace.parse import (
+    TICK,
+    FrameBuilder,
+    TraceFrame,
+    TraceOutputError,
+    TraceSample,
+    interval_sample,
+    kernel_dev,
+)
+from iosched.core.trace.program import BT_MAX_FILTER, ProgramUnavailable, check_program, loader_argv
+from iosched.core.trace.program_parse import PROGRAM, ProgramFrame, Ready, program_sample
+from iosched.core.trace.program_parse import parse_line as parse_program_line
 
 INSTALL_HINT = "apt-get install -y bpftrace"
 MIN_VERSION = (0, 16)
@@ -102,24 +113,29 @@ def mount_tracefs(d: Path, timeout: float = MOUNT_TIMEOUT) -> None:
                                  f"({r.stderr.strip() or 'exit ' + str(r.returncode)})")
 
 
+def check_privileges(root: str | Path = "/") -> None:
+    """What any tracer needs: root, setpriv (to tie it to iosched) and a kernel that allows BPF tracing."""
+    if os.geteuid() != 0:
+        raise TracingUnavailable("block-layer tracing needs root (run iosched with sudo)")
+    if shutil.which("setpriv") is None:
+        raise TracingUnavailable("block-layer tracing needs setpriv (util-linux) to tie the tracer to iosched")
+    lockdown = Path(root, "sys/kernel/security/lockdown")
+    with contextlib.suppress(OSError):
+        if "[confidentiality]" in lockdown.read_text():
+            raise TracingUnavailable("kernel lockdown (confidentiality) forbids BPF tracing on this machine")
+
+
 def check_available(root: str | Path = "/") -> str:
     """The bpftrace binary to use, or TracingUnavailable saying why tracing cannot run and how to enable it."""
     binary = shutil.which("bpftrace")
     if binary is None:
         raise TracingUnavailable(f"block-layer tracing needs bpftrace (on Debian: {INSTALL_HINT})")
-    if os.geteuid() != 0:
-        raise TracingUnavailable("block-layer tracing needs root (run iosched with sudo)")
-    if shutil.which("setpriv") is None:
-        raise TracingUnavailable("block-layer tracing needs setpriv (util-linux) to tie bpftrace to iosched")
+    check_privileges(root)
     version = _bpftrace_version(binary)
     if version is None or version < MIN_VERSION:
         have = ".".join(map(str, version)) if version else "unknown"
         raise TracingUnavailable(f"bpftrace {have} is too old for block-layer tracing (need "
                                  f"{'.'.join(map(str, MIN_VERSION))} or later)")
-    lockdown = Path(root, "sys/kernel/security/lockdown")
-    with contextlib.suppress(OSError):
-        if "[confidentiality]" in lockdown.read_text():
-            raise TracingUnavailable("kernel lockdown (confidentiality) forbids BPF tracing on this machine")
     ensure_tracefs(root)
     events = tracefs_dir(root) / "events/block"
     missing = [tp for tp in TRACEPOINTS if not (events / tp).is_dir()]
@@ -266,8 +282,69 @@ def _cpu_seconds(pid: int) -> float | None:
         return None
 
 
+class _BpftraceReader:
+    """bpftrace's lines -> samples: the BEGIN tick says it is ready, then each tick closes a frame."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+        self.builder = FrameBuilder()
+        self.prev: TraceFrame | None = None
+
+    def feed(self, line: str, cpu_s: float | None) -> tuple[bool, TraceSample | None]:
+        frame = self.builder.feed(line)
+        self.tracer.bad_lines = self.builder.bad_lines
+        if frame is None:
+            return False, None
+        prev, self.prev = self.prev, frame
+        return True, None if prev is None else self.tracer._sample(prev, frame)
+
+
+class _ProgramReader:
+    """The CO-RE loader's lines -> samples: its ready record, then one frame an interval."""
+
+    def __init__(self, tracer: Tracer) -> None:
+        self.tracer = tracer
+        self.prev: ProgramFrame | None = None
+        self.prev_cpu: float | None = None
+
+    def feed(self, line: str, cpu_s: float | None) -> tuple[bool, TraceSample | None]:
+        try:
+            rec = parse_program_line(line)
+        except TraceOutputError:
+            self.tracer.bad_lines += 1
+            return False, None
+        if isinstance(rec, Ready):
+            # Everything counted from here on: the totals start from nothing at the moment of attaching.
+            self.tracer.io_start = rec.io_start
+            self.prev = ProgramFrame(rec.ns, {}, (), 0, 0, 0, 0, 0 if rec.stats else None, 0 if rec.stats else None)
+            self.prev_cpu = cpu_s
+            return True, None
+        prev, self.prev = self.prev, rec
+        spent = None if cpu_s is None or self.prev_cpu is None else cpu_s - self.prev_cpu
+        self.prev_cpu = cpu_s
+        if prev is None:
+            return True, None
+        self.tracer._refresh_names(dev for dev, _ in rec.ops)
+        sample = program_sample(prev, rec, self.tracer._names, spent)
+        only = self.tracer.devices
+        if sample is not None and only is not None and len(only) > BT_MAX_FILTER:
+            # More devices than the program filters on: it traced all of them.
+            sample = dataclasses.replace(sample, devices={n: d for n, d in sample.devices.items() if n in only},
+                                         processes=tuple(p for p in sample.processes if p.device in only))
+        return True, sample
+
+
+@dataclass(frozen=True)
+class _Plan:
+    kind: str  # "libbpf" or "bpftrace"
+    argv: Callable[[], list[str]]  # may raise TracingUnavailable (bpftrace's checks run only if it is needed)
+
+
 class Tracer:
     """An optional data source: ``start()``, then one TraceSample per interval, then one TracerStopped.
+
+    The CO-RE program runs where it can; bpftrace where it cannot (``kind`` says which runs, ``fallback`` why
+    the program did not). ``use``: "libbpf" or "bpftrace" to allow only that one.
 
     Events go to ``on_event`` (called from the reader thread) or, without it, to the ``events`` queue.
     ``devices``: names of whole disks to trace (None: all). Samples carry the tracer's own CPU share.
@@ -275,12 +352,20 @@ class Tracer:
 
     def __init__(self, interval: float = 1.0, devices: Sequence[str] | None = None, root: str | Path = "/",
                  on_event: Callable[[TraceEvent], None] | None = None,
-                 reset_period: float = REQUEST_MAPS_RESET_SECONDS) -> None:
+                 reset_period: float = REQUEST_MAPS_RESET_SECONDS, use: str | None = None,
+                 loader: Path | None = None) -> None:
+        if use not in (None, PROGRAM, "bpftrace"):
+            raise ValueError(f"unknown tracer {use!r}")
         self.interval = interval
         self.reset_period = reset_period
         self.devices = list(devices) if devices is not None else None
         self.root = root
         self.on_event = on_event
+        self.use = use
+        self.loader = loader
+        self.kind: str | None = None  # the tracer that runs, once it does
+        self.fallback: str | None = None  # why the CO-RE program does not run, when bpftrace does
+        self.io_start: bool | None = None
         self.events: queue.Queue[TraceEvent] = queue.Queue(maxsize=1000)
         self.proc: subprocess.Popen[str] | None = None
         self._child: Child | None = None
@@ -294,8 +379,8 @@ class Tracer:
 
     # -- lifecycle -----------------------------------------------------------------------------------
     def start(self) -> None:
-        """Check the machine (TracingUnavailable), then start bpftrace in a reader thread."""
-        binary = check_available(self.root)
+        """Check the machine (TracingUnavailable), then start the tracer in a reader thread."""
+        check_privileges(self.root)
         self._names = device_numbers(self.root)
         devs = None
         if self.devices is not None:
@@ -304,22 +389,41 @@ class Tracer:
             if unknown:
                 raise TracingUnavailable(f"cannot trace {', '.join(unknown)}: no such block device")
             devs = [by_name[d] for d in self.devices]
-        script = build_script(self.interval, devs, has_io_start(self.root), self.reset_period)
-        argv = dies_with_us([binary, "-B", "line", "-f", "json", "-e", script])
-        self._thread = threading.Thread(target=self._run, args=(argv,), name="iosched-tracer", daemon=True)
+        plans: list[_Plan] = []
+        if self.use in (None, PROGRAM):
+            try:
+                loader = check_program(self.root, self.loader)
+                plans.append(_Plan(PROGRAM, lambda: dies_with_us(loader_argv(loader, self.interval, devs))))
+            except ProgramUnavailable as e:
+                if self.use == PROGRAM:
+                    raise TracingUnavailable(str(e)) from None
+                self.fallback = str(e)
+        if self.use in (None, "bpftrace"):
+            if not plans:  # nothing else can run: say now why this cannot either
+                try:
+                    check_available(self.root)
+                except TracingUnavailable as e:
+                    raise TracingUnavailable(f"{e} ({self.fallback})" if self.fallback else str(e)) from None
+
+            def bpftrace_argv() -> list[str]:
+                binary = check_available(self.root)
+                script = build_script(self.interval, devs, has_io_start(self.root), self.reset_period)
+                return dies_with_us([binary, "-B", "line", "-f", "json", "-e", script])
+            plans.append(_Plan("bpftrace", bpftrace_argv))
+        self._thread = threading.Thread(target=self._run, args=(plans,), name="iosched-tracer", daemon=True)
         self._thread.start()
 
     def wait_ready(self, timeout: float = 30.0) -> None:
-        """Block until the probes are attached; TracingFailed with bpftrace's own reason if it ended first."""
+        """Block until the probes are attached; TracingFailed with the tracer's own reason if it ended first."""
         deadline = time.monotonic() + timeout
         while not self._ready.wait(0.05):
             if self._thread is None or not self._thread.is_alive() or time.monotonic() > deadline:
                 self.stop()
-                raise TracingFailed(self.error or "bpftrace did not start within "
-                                    f"{timeout:g} s{self._stderr_tail()}")
+                raise TracingFailed(self.error or f"the tracer did not start within {timeout:g} s"
+                                    f"{self._stderr_tail()}")
 
     def stop(self) -> None:
-        """Kill bpftrace (its BPF programs go with its file descriptors) and let the reader thread end."""
+        """Kill the tracer (its BPF programs go with its file descriptors) and let the reader thread end."""
         self._stop.set()
         self._kill()
         t = self._thread
@@ -333,6 +437,15 @@ class Tracer:
     @property
     def pid(self) -> int | None:
         return self.proc.pid if self.proc is not None else None
+
+    @property
+    def description(self) -> str:
+        """Which tracer runs, in a few words: "libbpf (CO-RE)" or "bpftrace (REASON)"."""
+        if self.kind == PROGRAM:
+            return "CO-RE (libbpf)"
+        if self.kind == "bpftrace" and self.fallback:
+            return f"bpftrace, since {self.fallback}"
+        return self.kind or "none"
 
     def get(self, timeout: float | None = None) -> TraceEvent | None:
         """The next event from the queue (when no ``on_event`` was given); None on timeout."""
@@ -356,7 +469,7 @@ class Tracer:
 
     def _stderr_tail(self) -> str:
         lines = [ln for ln in self._stderr if "RLIMIT_MEMLOCK" not in ln and ln.strip()]
-        errors = [ln for ln in lines if "ERROR" in ln] or lines
+        errors = [ln for ln in lines if "ERROR" in ln or "cannot" in ln] or lines
         return (": " + errors[0].strip()[:200]) if errors else ""
 
     def _read_stderr(self, stream: Iterable[str]) -> None:
@@ -364,61 +477,78 @@ class Tracer:
             if len(self._stderr) < 50:
                 self._stderr.append(line)
 
-    def _run(self, argv: list[str]) -> None:
+    def _run(self, plans: list[_Plan]) -> None:
+        for i, plan in enumerate(plans):
+            last = i == len(plans) - 1
+            try:
+                argv = plan.argv()
+            except TracingUnavailable as e:
+                self.error = str(e) if self.fallback is None else f"{self.fallback}; and {e}"
+                self._emit(TracerStopped(self.error))
+                return
+            self.kind = plan.kind
+            self._stderr = []
+            started = self._follow(plan.kind, argv)
+            if started or last or self._stop.is_set():
+                self._finish(plan.kind)
+                return
+            self.fallback = f"the CO-RE tracer did not load{self._stderr_tail() or ' (it ended at once)'}"
+
+    def _follow(self, kind: str, argv: list[str]) -> bool:
+        """Run one tracer and turn its lines into samples until it ends; whether it got as far as ready."""
         env = {**os.environ, "BPFTRACE_MAP_KEYS_MAX": str(MAP_KEYS_MAX)}
         try:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                          stderr=subprocess.PIPE, text=True, start_new_session=True, env=env)
             self._child = Child(self.proc)
         except OSError as e:
-            self.error = f"bpftrace could not start: {e.strerror or e}"
-            self._emit(TracerStopped(self.error))
-            return
+            self._stderr = [f"cannot: {e.strerror or e}"]
+            return False
         err = threading.Thread(target=self._read_stderr, args=(self.proc.stderr,), daemon=True)
         err.start()
         if self._stop.is_set():
             self._kill()
-        builder = FrameBuilder()
-        prev: TraceFrame | None = None
+        reader: _BpftraceReader | _ProgramReader = _ProgramReader(self) if kind == PROGRAM else _BpftraceReader(self)
         cpu_prev: tuple[float, float] | None = None
         assert self.proc.stdout is not None
         try:
             for line in self.proc.stdout:
-                frame = builder.feed(line)
-                self.bad_lines = builder.bad_lines
-                if frame is None:
+                cpu = _cpu_seconds(self.proc.pid)
+                ready, sample = reader.feed(line, cpu)
+                if not ready:
                     continue
-                self._ready.set()  # the BEGIN tick: bpftrace prints it once every probe is attached
-                if prev is not None:
-                    sample = self._sample(prev, frame)
-                    if sample is not None:
-                        cpu = _cpu_seconds(self.proc.pid)
-                        now = time.monotonic()
-                        if cpu is not None and cpu_prev is not None and now > cpu_prev[1]:
-                            share = (cpu - cpu_prev[0]) / (now - cpu_prev[1]) * 100
-                            sample = dataclasses.replace(sample, tracer_cpu=round(share, 2))
-                        if cpu is not None:
-                            cpu_prev = (cpu, now)
-                        self._emit(sample)
-                else:
-                    cpu = _cpu_seconds(self.proc.pid)
-                    cpu_prev = (cpu, time.monotonic()) if cpu is not None else None
-                prev = frame
+                self._ready.set()  # bpftrace's BEGIN tick, the loader's ready record: every probe is attached
+                now = time.monotonic()
+                if sample is not None:
+                    if cpu is not None and cpu_prev is not None and now > cpu_prev[1]:
+                        share = (cpu - cpu_prev[0]) / (now - cpu_prev[1]) * 100
+                        sample = dataclasses.replace(sample, tracer_cpu=round(share, 2))
+                    self._emit(sample)
+                cpu_prev = (cpu, now) if cpu is not None else None
         finally:
             self._kill()
             self._child.wait()
             err.join(timeout=2)
+        return self._ready.is_set()
+
+    def _finish(self, kind: str) -> None:
         if self._stop.is_set():
             self._emit(TracerStopped(None))
             return
-        rc = self.proc.returncode
-        how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
-        self.error = f"bpftrace {how}{self._stderr_tail()}; tracing stopped"
+        name = "the CO-RE tracer" if kind == PROGRAM else "bpftrace"
+        rc = self.proc.returncode if self.proc is not None else None
+        if rc is None:
+            self.error = f"{name} could not start{self._stderr_tail()}; tracing stopped"
+        else:
+            how = f"was killed by signal {-rc}" if rc < 0 else f"exited with status {rc}"
+            self.error = f"{name} {how}{self._stderr_tail()}; tracing stopped"
         self._emit(TracerStopped(self.error))
+
+    def _refresh_names(self, devs: Iterable[int]) -> None:
+        if any(d not in self._names for d in devs):
+            self._names = device_numbers(self.root)  # a device came (or went) since the last look
 
     def _sample(self, prev: TraceFrame, frame: TraceFrame) -> TraceSample | None:
         devs = {k for m in frame.maps.values() for k in m} | {k for h in frame.hists.values() for k in h}
-        known = self._names
-        if any(int(k.partition(",")[0]) not in known for k in devs if k.partition(",")[0].isdigit()):
-            self._names = device_numbers(self.root)  # a device came (or went) since the last look
+        self._refresh_names(int(k.partition(",")[0]) for k in devs if k.partition(",")[0].isdigit())
         return interval_sample(prev, frame, self._names)

@@ -1,14 +1,17 @@
 """Block-layer tracing on a real loop device under fio: counts against diskstats, time in the scheduler under
-none and bfq, total time against await, bpftrace killed mid-run, iosched SIGKILLed, switching map sets."""
+none and bfq, total time against await, the tracer killed mid-run, iosched SIGKILLed, switching map sets; the
+CO-RE tracer by default, bpftrace where named, and the fall back from one to the other."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +21,7 @@ from iosched.core.trace.parse import TraceSample
 from iosched.core.trace.tracer import (
     Tracer,
     TracerStopped,
+    TracingUnavailable,
 )
 
 from conftest import detach_loop, need, need_real
@@ -58,8 +62,8 @@ def samples_until(tracer: Tracer, mono: float, timeout: float = 30.0) -> list[Tr
 def tracer_of():
     made: list[Tracer] = []
 
-    def make(devices: list[str], interval: float = 0.5) -> Tracer:
-        t = Tracer(interval=interval, devices=devices)
+    def make(devices: list[str], interval: float = 0.5, use: str | None = None) -> Tracer:
+        t = Tracer(interval=interval, devices=devices, use=use)
         made.append(t)
         t.start()
         t.wait_ready()
@@ -70,9 +74,11 @@ def tracer_of():
         t.stop()
 
 
-def test_traced_count_matches_diskstats_and_total_time_matches_await(loopdev, tracer_of):
+@pytest.mark.parametrize("use", ["libbpf", "bpftrace"])
+def test_traced_count_matches_diskstats_and_total_time_matches_await(loopdev, tracer_of, use):
     need_tracing()
-    tracer = tracer_of([loopdev.name])
+    tracer = tracer_of([loopdev.name], use=use)
+    assert tracer.get(timeout=10) is not None and tracer.kind == use
     ios0, ms0 = completed(loopdev.name)
     load = fio(loopdev.path, 3)
     assert load.wait(timeout=60) == 0, load.stderr.read()
@@ -92,13 +98,14 @@ def test_traced_count_matches_diskstats_and_total_time_matches_await(loopdev, tr
     assert traced_mean_ms == pytest.approx(await_ms, rel=0.1), (traced_mean_ms, await_ms)
 
 
-def test_switch_none_to_bfq_shows_time_in_the_scheduler(loopdev, tracer_of):
+@pytest.mark.parametrize("use", ["libbpf", "bpftrace"])
+def test_switch_none_to_bfq_shows_time_in_the_scheduler(loopdev, tracer_of, use):
     need_tracing()
     if "bfq" not in loopdev.scheduler_text():
         need(False, "bfq is not available on this kernel")
     if loopdev.current() != "none":
         switch_scheduler(loopdev.name, "none")
-    tracer = tracer_of([loopdev.name])
+    tracer = tracer_of([loopdev.name], use=use)
     load = fio(loopdev.path, 4)
     try:
         time.sleep(1.5)
@@ -122,9 +129,10 @@ def test_switch_none_to_bfq_shows_time_in_the_scheduler(loopdev, tracer_of):
     assert all(d.device.total > 0 for d in before + after)
 
 
-def test_bpftrace_killed_mid_run_is_a_clear_stop(loopdev, tracer_of):
+def test_the_tracer_killed_mid_run_is_a_clear_stop(loopdev, tracer_of):
     need_tracing()
     tracer = tracer_of([loopdev.name])
+    assert tracer.kind == "libbpf"  # the CO-RE tracer was built by the install and runs here
     load = fio(loopdev.path, 3)
     try:
         first = tracer.get(timeout=10)
@@ -145,9 +153,32 @@ def test_bpftrace_killed_mid_run_is_a_clear_stop(loopdev, tracer_of):
     assert isinstance(again.get(timeout=10), TraceSample)
 
 
-def bpftrace_children(pid: int) -> list[int]:
-    out = subprocess.run(["pgrep", "-P", str(pid), "bpftrace"], capture_output=True, text=True).stdout
+def tracer_children(pid: int) -> list[int]:
+    out = subprocess.run(["pgrep", "-P", str(pid), "-f", "iosched-blktrace|bpftrace"], capture_output=True,
+                         text=True).stdout
     return [int(p) for p in out.split()]
+
+
+PROGRAMS = ("block_io_start", "block_rq_insert", "block_rq_issue", "block_rq_complete")
+
+
+def loaded_programs_of(pid: int) -> list[str]:
+    """Names of the BPF programs a process holds: the prog_id of each of its descriptors (fdinfo), named by
+    bpftool's list of loaded programs."""
+    ids = set()
+    for info in Path(f"/proc/{pid}/fdinfo").iterdir():
+        with contextlib.suppress(OSError):
+            for line in info.read_text().splitlines():
+                if line.startswith("prog_id:"):
+                    ids.add(int(line.split()[1]))
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True).stdout
+    return [p["name"] for p in json.loads(out or "[]") if p.get("id") in ids]
+
+
+def our_programs_loaded() -> int:
+    """Programs with our names held by no process at all would be a leak; counted from bpftool's list."""
+    out = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True).stdout
+    return sum(1 for p in json.loads(out or "[]") if p.get("name") in PROGRAMS and p.get("type") == "tracing")
 
 
 def alive(pid: int) -> bool:
@@ -158,22 +189,28 @@ def alive(pid: int) -> bool:
         return False
 
 
-def test_iosched_sigkilled_leaves_no_bpftrace(loopdev):
+def test_iosched_sigkilled_leaves_no_tracer_and_nothing_loaded(loopdev):
     need_tracing()
+    need_real("bpftool")
+    before = our_programs_loaded()
     cli = subprocess.Popen([sys.executable, "-m", "iosched.cli", "latency", loopdev.name, "-i", "0.5", "--json"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         line = cli.stdout.readline()
         assert line, cli.stderr.read()
         assert loopdev.name in json.loads(line)["devices"] or json.loads(line)["devices"] == {}
-        children = bpftrace_children(cli.pid)
+        children = tracer_children(cli.pid)
         assert len(children) == 1
+        assert sorted(loaded_programs_of(children[0])) == sorted(PROGRAMS)  # the CO-RE tracer runs
+        assert our_programs_loaded() == before + len(PROGRAMS)
         cli.send_signal(signal.SIGKILL)
         cli.wait(timeout=10)
         deadline = time.monotonic() + 10
-        while alive(children[0]) and time.monotonic() < deadline:
+        while (alive(children[0]) or our_programs_loaded() > before) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not alive(children[0])
+        # Its programs and links went with its file descriptors: nothing pinned, nothing left loaded.
+        assert our_programs_loaded() == before
     finally:
         if cli.poll() is None:
             cli.kill()
@@ -288,7 +325,8 @@ def test_a_device_removed_while_traced_leaves_tracing_running(loopdev, tmp_path,
 def test_real_switching_map_sets_keeps_timing_every_request(tmp_path, make_loop):
     need_real("fio", "bpftrace", "setpriv")
     loop = make_loop()
-    tracer = Tracer(interval=0.1, devices=[loop.name], reset_period=0.2)  # clear and switch every other tick
+    # bpftrace's own map sets: clear and switch every other tick
+    tracer = Tracer(interval=0.1, devices=[loop.name], reset_period=0.2, use="bpftrace")
     load = None
     try:
         tracer.start()
@@ -316,3 +354,38 @@ def test_real_switching_map_sets_keeps_timing_every_request(tmp_path, make_loop)
             load.kill()
             load.wait()
         tracer.stop()
+
+
+@pytest.mark.parametrize("broken", ["fails to load", "was not built"])
+def test_where_the_core_tracer_cannot_run_bpftrace_does_and_says_why(loopdev, tmp_path, broken):
+    need_tracing()
+    loader = tmp_path / "iosched-blktrace"
+    if broken == "fails to load":  # as a kernel that refuses the programs: the loader ends before it is ready
+        loader.write_text("#!/bin/sh\necho 'libbpf: prog block_io_start: failed to load' >&2\n"
+                          "echo 'cannot load the BPF programs: Operation not permitted' >&2\nexit 1\n")
+        loader.chmod(0o755)
+    else:  # as an install on a machine without clang: build.sh's reason kept beside it
+        (tmp_path / "BUILD-FAILED").write_text("clang is not installed\n")
+    tracer = Tracer(interval=0.5, devices=[loopdev.name], loader=loader)
+    try:
+        tracer.start()
+        tracer.wait_ready()
+        load = fio(loopdev.path, 1)
+        assert load.wait(timeout=60) == 0
+        samples = samples_until(tracer, time.monotonic())
+    finally:
+        tracer.stop()
+    assert tracer.kind == "bpftrace" and all(s.tracer == "bpftrace" for s in samples)
+    assert sum(s.devices[loopdev.name].ios for s in samples if loopdev.name in s.devices) > 100
+    why = {"fails to load": "the CO-RE tracer did not load: cannot load the BPF programs: Operation not permitted",
+           "was not built": "the CO-RE tracer was not built when iosched was installed (clang is not installed)"}
+    assert tracer.fallback is not None and tracer.fallback.startswith(why[broken])
+    assert tracer.description.startswith("bpftrace, since " + why[broken])
+
+
+def test_the_core_tracer_alone_refuses_where_it_cannot_run(loopdev, tmp_path):
+    need_tracing()
+    tracer = Tracer(interval=0.5, devices=[loopdev.name], loader=tmp_path / "absent", use="libbpf")
+    with pytest.raises(TracingUnavailable, match=r"^the CO-RE tracer was not built when iosched was installed; "):
+        tracer.start()
+    assert not tracer.running

@@ -112,12 +112,11 @@ class LatencyPane(RowsWidget):
         latest = samples[-1].devices.get(self.device) if samples else None
         title = Runs()
         wide = width >= 100
-        cpu = self.view.tracer_cpu
         if wide:
             title.add(f"Latency {self.device or '-'}", title_style)
             dropped = self.view.dropped_requests
-            title.add(f"  tracing on{'' if cpu is None else f', bpftrace {cpu:.1f}% CPU'}"
-                      f"{f', {dropped} untimed' if dropped else ''}  ", plain)
+            cost = f", {samples[-1].cost_text()}" if samples else ""
+            title.add(f"  tracing on{cost}{f', {dropped} untimed' if dropped else ''}  ", plain)
         else:
             title.add(self.device or "-", title_style)
             title.add(" ", plain)
