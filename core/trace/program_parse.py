@@ -60,6 +60,9 @@ class ProgramFrame:
     full: int  # requests the per-request map refused
     swept: int  # stale entries the loader removed (a completion never seen)
     issued: int  # requests issued on the whole machine, traced or not
+    # The programs' run time and runs while the kernel timed them (one interval in ten), and the requests issued
+    # meanwhile; None where the kernel does not time BPF programs.
+    timed: int | None
     prog_ns: int | None
     prog_runs: int | None
 
@@ -123,7 +126,7 @@ def parse_line(line: str) -> Ready | ProgramFrame:
     procs = tuple(_process(row) for row in _list(obj.get("procs"), "procs"))
     return ProgramFrame(ns, ops, procs, _int(obj.get("untimed"), "untimed"), _int(obj.get("full"), "full"),
                         _int(obj.get("swept"), "swept"), _int(obj.get("issued"), "issued"),
-                        _optional(obj, "prog_ns"), _optional(obj, "prog_runs"))
+                        _optional(obj, "timed"), _optional(obj, "prog_ns"), _optional(obj, "prog_runs"))
 
 
 def _delta(cur: int, prev: int) -> int:
@@ -131,10 +134,11 @@ def _delta(cur: int, prev: int) -> int:
 
 
 def program_sample(prev: ProgramFrame, cur: ProgramFrame, names: Mapping[int, str],
-                   loader_cpu_s: float | None = None) -> TraceSample | None:
+                   loader_cpu_s: float | None = None, programs_us: float | None = None) -> TraceSample | None:
     """The interval between two frames; None when they are not in order.
 
-    ``loader_cpu_s``: the loader's own CPU over the interval, added to the programs' run time for the cost per IO.
+    ``loader_cpu_s``: the loader's own CPU over the interval; ``programs_us``: the programs' µs per IO when last
+    timed, for an interval the kernel did not time. Both go into the cost per IO.
     """
     if cur.ns <= prev.ns:
         return None
@@ -158,14 +162,27 @@ def program_sample(prev: ProgramFrame, cur: ProgramFrame, names: Mapping[int, st
     dropped = sum(_delta(c, p) for c, p in ((cur.untimed, prev.untimed), (cur.full, prev.full),
                                             (cur.swept, prev.swept)))
     return TraceSample(cur.ns / 1e9, (cur.ns - prev.ns) / 1e9, devices, tuple(procs), dropped_requests=dropped,
-                       tracer=PROGRAM, cost_us_per_io=cost_per_io(prev, cur, loader_cpu_s))
+                       tracer=PROGRAM, cost_us_per_io=cost_per_io(prev, cur, loader_cpu_s, programs_us))
 
 
-def cost_per_io(prev: ProgramFrame, cur: ProgramFrame, loader_cpu_s: float | None) -> float | None:
-    """µs of CPU the tracer spent per request issued on the machine over the interval: its programs' run time
-    (which the kernel measures only while asked to) plus the loader's CPU. None without requests or run times."""
-    issued = _delta(cur.issued, prev.issued)
-    if not issued or cur.prog_ns is None or prev.prog_ns is None:
+def programs_cost(prev: ProgramFrame, cur: ProgramFrame) -> float | None:
+    """µs the programs ran per request issued while the kernel timed them between two frames (the timing's own
+    two clock reads a run included); None when it did not time them then."""
+    if None in (cur.timed, prev.timed, cur.prog_ns, prev.prog_ns):
         return None
-    spent_ns = _delta(cur.prog_ns, prev.prog_ns) + (loader_cpu_s or 0.0) * 1e9
-    return round(spent_ns / issued / 1e3, 3)
+    timed = _delta(cur.timed or 0, prev.timed or 0)
+    return _delta(cur.prog_ns or 0, prev.prog_ns or 0) / timed / 1e3 if timed else None
+
+
+def cost_per_io(prev: ProgramFrame, cur: ProgramFrame, loader_cpu_s: float | None,
+                programs_us: float | None = None) -> float | None:
+    """µs of CPU the tracer spent per request issued on the machine: its programs' run time per IO (this
+    interval's if the kernel timed it, else ``programs_us``) plus the loader's CPU over the requests issued.
+    None until the programs have been timed, or without requests."""
+    programs = programs_cost(prev, cur)
+    if programs is None:
+        programs = programs_us
+    issued = _delta(cur.issued, prev.issued)
+    if programs is None or not issued:
+        return None
+    return round(programs + (loader_cpu_s or 0.0) * 1e6 / issued, 3)

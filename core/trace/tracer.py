@@ -52,7 +52,7 @@ from iosched.core.trace.parse import (
     kernel_dev,
 )
 from iosched.core.trace.program import BT_MAX_FILTER, ProgramUnavailable, check_program, loader_argv
-from iosched.core.trace.program_parse import PROGRAM, ProgramFrame, Ready, program_sample
+from iosched.core.trace.program_parse import PROGRAM, ProgramFrame, Ready, program_sample, programs_cost
 from iosched.core.trace.program_parse import parse_line as parse_program_line
 
 INSTALL_HINT = "apt-get install -y bpftrace"
@@ -306,6 +306,7 @@ class _ProgramReader:
         self.tracer = tracer
         self.prev: ProgramFrame | None = None
         self.prev_cpu: float | None = None
+        self.programs_us: float | None = None  # the programs' µs per IO when the kernel last timed them
 
     def feed(self, line: str, cpu_s: float | None) -> tuple[bool, TraceSample | None]:
         try:
@@ -316,7 +317,8 @@ class _ProgramReader:
         if isinstance(rec, Ready):
             # Everything counted from here on: the totals start from nothing at the moment of attaching.
             self.tracer.io_start = rec.io_start
-            self.prev = ProgramFrame(rec.ns, {}, (), 0, 0, 0, 0, 0 if rec.stats else None, 0 if rec.stats else None)
+            zero = 0 if rec.stats else None
+            self.prev = ProgramFrame(rec.ns, {}, (), 0, 0, 0, 0, zero, zero, zero)
             self.prev_cpu = cpu_s
             return True, None
         prev, self.prev = self.prev, rec
@@ -325,7 +327,8 @@ class _ProgramReader:
         if prev is None:
             return True, None
         self.tracer._refresh_names(dev for dev, _ in rec.ops)
-        sample = program_sample(prev, rec, self.tracer._names, spent)
+        self.programs_us = programs_cost(prev, rec) or self.programs_us
+        sample = program_sample(prev, rec, self.tracer._names, spent, self.programs_us)
         only = self.tracer.devices
         if sample is not None and only is not None and len(only) > BT_MAX_FILTER:
             # More devices than the program filters on: it traced all of them.

@@ -98,14 +98,13 @@ def test_traced_count_matches_diskstats_and_total_time_matches_await(loopdev, tr
     assert traced_mean_ms == pytest.approx(await_ms, rel=0.1), (traced_mean_ms, await_ms)
 
 
-@pytest.mark.parametrize("use", ["libbpf", "bpftrace"])
-def test_switch_none_to_bfq_shows_time_in_the_scheduler(loopdev, tracer_of, use):
+def test_switch_none_to_bfq_shows_time_in_the_scheduler(loopdev, tracer_of):
     need_tracing()
     if "bfq" not in loopdev.scheduler_text():
         need(False, "bfq is not available on this kernel")
     if loopdev.current() != "none":
         switch_scheduler(loopdev.name, "none")
-    tracer = tracer_of([loopdev.name], use=use)
+    tracer = tracer_of([loopdev.name])
     load = fio(loopdev.path, 4)
     try:
         time.sleep(1.5)

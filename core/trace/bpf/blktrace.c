@@ -4,18 +4,19 @@
  *   {"ready":1,"t":NS,"io_start":B,"stats":B}   once every program is attached
  *   {"t":NS,"ops":[[dev,op,ios,bytes,total_ns,[sched],[device],[total]],...],
  *    "procs":[[dev,pid,"comm",ios,bytes,[lat]],...],"untimed":N,"full":N,"swept":N,"issued":N,
- *    "prog_ns":N,"prog_runs":N}
+ *    "timed":N,"prog_ns":N,"prog_runs":N}
  *
  * "ops" are cumulative since the start (summed over CPUs); "procs" cover the interval only (read and deleted);
  * histograms are log2 buckets of microseconds with trailing zeros left out; t is CLOCK_MONOTONIC. untimed
  * counts completions seen without their request, full requests the map refused, swept the stale entries removed
  * (their completion never came), issued every request issued on
  * the machine (traced or not: the programs run for each), all cumulative. prog_ns and
- * prog_runs are the programs' own run time and runs (kernel BPF statistics, on while this process holds them),
- * null when the kernel refuses them.
+ * prog_runs are the programs' own run time and runs, and timed the requests issued meanwhile: the kernel times
+ * BPF programs only while someone asks it to, at two clock reads a run, so the loader asks for one interval in
+ * every --stats-every (10); null when the kernel refuses.
  *
- *   iosched-blktrace [--interval-ms N] [--dev DEV_T]... [--no-stats]
- *   (no --dev: every device; --dev 0 alone: none; --no-stats: leave the programs untimed, for benchmarks)
+ *   iosched-blktrace [--interval-ms N] [--dev DEV_T]... [--stats-every N | --no-stats]
+ *   (no --dev: every device; --dev 0 alone: none; --no-stats: never time the programs, for benchmarks)
  *
  * It ends on SIGTERM, SIGINT or SIGHUP, or when stdout closes; its programs go with it (nothing is pinned). */
 #include <errno.h>
@@ -246,14 +247,17 @@ static bool kernel_has(const char *typedef_name)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: iosched-blktrace [--interval-ms N] [--dev DEV_T]... [--no-stats]\n");
+	fprintf(stderr, "usage: iosched-blktrace [--interval-ms N] [--dev DEV_T]... [--stats-every N | --no-stats]\n");
 	return 2;
 }
 
 int main(int argc, char **argv)
 {
 	unsigned int devs[MAX_DEVS];
-	int ndevs = 0, ncpus, stats_fd, err;
+	int ndevs = 0, ncpus, stats_fd = -1, err;
+	long stats_every = 10, tick = 0;
+	unsigned long long issued, timed = 0, window_from = 0;
+	bool can_time;
 	long interval_ms = 1000;
 	unsigned long long swept = 0, last_sweep;
 	bool want_stats = true;
@@ -273,6 +277,10 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[i], "--interval-ms")) {
 			interval_ms = strtol(argv[++i], &end, 10);
 			if (*end || interval_ms < 10 || interval_ms > 3600000)
+				return usage();
+		} else if (!strcmp(argv[i], "--stats-every")) {
+			stats_every = strtol(argv[++i], &end, 10);
+			if (*end || stats_every < 1 || stats_every > 1000000)
 				return usage();
 		} else if (!strcmp(argv[i], "--dev") && ndevs < MAX_DEVS) {
 			unsigned long dev = strtoul(argv[++i], &end, 10);
@@ -318,10 +326,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot attach the BPF programs: %s\n", strerror(-err));
 		goto out;
 	}
-	/* The kernel times BPF programs only while someone holds this; it costs two clock reads a run. */
+	/* The kernel times BPF programs (all of them) only while someone holds this descriptor. */
 	stats_fd = want_stats ? bpf_enable_stats(BPF_STATS_RUN_TIME) : -1;
+	can_time = stats_fd >= 0;
+	if (can_time)
+		close(stats_fd);
+	stats_fd = -1;
 	printf("{\"ready\":1,\"t\":%llu,\"io_start\":%s,\"stats\":%s}\n", now_ns(), io_start ? "true" : "false",
-	       stats_fd >= 0 ? "true" : "false");
+	       can_time ? "true" : "false");
 	fflush(stdout);
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	last_sweep = now_ns();
@@ -337,20 +349,34 @@ int main(int argc, char **argv)
 			swept += sweep(bpf_map__fd(skel->maps.reqs));
 			last_sweep = now_ns();
 		}
+		/* One interval in stats_every is timed: the requests issued in it are what its run time is over. */
+		issued = sum_percpu(bpf_map__fd(skel->maps.counts), BT_ISSUED, ncpus);
+		if (stats_fd >= 0) {
+			close(stats_fd);
+			stats_fd = -1;
+			timed += issued - window_from;
+		} else if (can_time && tick % stats_every == 0) {
+			stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+			window_from = issued;
+		}
+		tick++;
 		printf("{\"t\":%llu,", now_ns());
 		print_ops(bpf_map__fd(skel->maps.stats), ncpus);
 		putchar(',');
 		print_procs(bpf_map__fd(skel->maps.procs), ncpus);
 		printf(",\"untimed\":%llu,\"full\":%llu,\"swept\":%llu,\"issued\":%llu",
 		       sum_percpu(bpf_map__fd(skel->maps.counts), BT_UNTIMED, ncpus),
-		       sum_percpu(bpf_map__fd(skel->maps.counts), BT_FULL, ncpus), swept,
-		       sum_percpu(bpf_map__fd(skel->maps.counts), BT_ISSUED, ncpus));
-		print_prog_stats(skel, stats_fd >= 0);
+		       sum_percpu(bpf_map__fd(skel->maps.counts), BT_FULL, ncpus), swept, issued);
+		if (can_time)
+			printf(",\"timed\":%llu", timed);
+		print_prog_stats(skel, can_time);
 		printf("}\n");
 		if (fflush(stdout) || ferror(stdout))
 			break; /* the reader went away */
 	}
 	err = 0;
+	if (stats_fd >= 0)
+		close(stats_fd);
 out:
 	blktrace_bpf__destroy(skel);
 	return err ? 1 : 0;

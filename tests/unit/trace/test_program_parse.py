@@ -4,6 +4,7 @@ loader is looked for and why it cannot run."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -25,8 +26,8 @@ def frame(t: float, ios: int, *, discards: int = 0, procs: list | None = None, i
     if discards:
         ops.append([DEV, 3, discards, discards << 20, 0, [discards], [discards], []])
     return json.dumps({"t": int(t * 1e9), "ops": ops, "procs": procs or [], "untimed": untimed, "full": 0,
-                       "swept": 0, "issued": issued, "prog_ns": prog_ns, "prog_runs": None if prog_ns is None
-                       else issued * 4})
+                       "swept": 0, "issued": issued, "timed": None if prog_ns is None else issued // 2,
+                       "prog_ns": prog_ns, "prog_runs": None if prog_ns is None else issued * 4})
 
 
 def test_ready_and_frames_parse():
@@ -53,9 +54,17 @@ def test_an_interval_is_the_difference_of_two_frames():
     assert d.ops["discard"].ios == 3 and d.ops["discard"].bytes == 0 and d.ops["discard"].extent_bytes == 3 << 20
     assert [(p.pid, p.comm, p.ios) for p in s.processes] == [(42, "fio", 200)]
     assert s.dropped_requests == 3
-    # 250 µs of programs and 50 µs of loader over 200 requests issued on the machine.
-    assert s.cost_us_per_io == pytest.approx(1.5)
-    assert s.cost_text() == "CO-RE tracer 1.5 µs/IO"
+    # 250 µs of programs over the 100 requests issued while the kernel timed them, and 50 µs of loader over
+    # the 200 requests issued on the machine.
+    assert s.cost_us_per_io == pytest.approx(2.75)
+    assert s.cost_text() == "CO-RE tracer 2.8 µs/IO"
+    # An interval the kernel did not time takes the programs' last figure.
+    c = parse_line(frame(2.0, 400, issued=550, prog_ns=350_000))
+    assert isinstance(c, ProgramFrame)
+    c = dataclasses.replace(c, timed=b.timed)
+    later = program_sample(b, c, names, loader_cpu_s=0.0, programs_us=2.5)
+    assert later is not None and later.cost_us_per_io == pytest.approx(2.5)
+    assert program_sample(b, c, names).cost_us_per_io is None  # never timed yet
     assert program_sample(b, a, names) is None  # out of order
 
 
