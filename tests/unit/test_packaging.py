@@ -19,6 +19,13 @@ def test_wheel_holds_only_the_iosched_package(tmp_path: Path) -> None:
                    "iosched/tui/app.py", "iosched/themes/base.tcss", "iosched/cli/web/app_index.html",
                    "iosched/core/py.typed"):
         assert module in names
+    # The CO-RE tracer: its sources, and its loader built by the install step, executable (tests/run installs
+    # clang, bpftool and libbpf-dev first, so here it must have been built).
+    for source in ("blktrace.bpf.c", "blktrace.c", "blktrace.h", "build.sh"):
+        assert f"iosched/core/trace/bpf/{source}" in names
+    assert "iosched/core/trace/bpf/BUILD-FAILED" not in names
+    loader = zipfile.ZipFile(wheel).getinfo("iosched/core/trace/bpf/iosched-blktrace")
+    assert (loader.external_attr >> 16) & 0o111 and loader.file_size > 0
     # Every package folder of the source is in the wheel (pyproject lists the packages by hand).
     for top in ("cli", "core", "tui", "themes"):
         for init in (ROOT / top).rglob("__init__.py"):
