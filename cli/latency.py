@@ -103,6 +103,8 @@ def _start_tracer(interval: float, devices: list[str] | None, root: str) -> Trac
     tracer = Tracer(interval=interval, devices=devices, root=root)
     tracer.start()
     tracer.wait_ready()
+    if tracer.fallback:  # said once: each interval's header names the tracer that runs
+        print(f"iosched: tracing with bpftrace, since {tracer.fallback}", file=sys.stderr, flush=True)
     return tracer
 
 

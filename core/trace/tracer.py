@@ -1,4 +1,7 @@
-"""Block-layer tracing: a bpftrace child on the block tracepoints, read as typed samples each interval.
+"""Block-layer tracing: a child on the block tracepoints, read as typed samples each interval.
+
+The child is the project's CO-RE program (core/trace/bpf, see program.py and program_parse.py) where it can
+run, else bpftrace with the script below; the rest of this docstring is about the bpftrace fallback.
 
 Only tracepoints are used (kprobes may be compiled out). Per request, keyed by (dev, sector) since the
 tracepoints do not expose the request pointer: block_io_start (6.5+; the moment diskstats starts timing a
