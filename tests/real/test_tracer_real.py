@@ -228,6 +228,8 @@ def test_latency_json_contract_under_load(loopdev):
     assert r.returncode == 0, r.stderr
     lines = [json.loads(ln) for ln in r.stdout.splitlines()]
     assert len(lines) == 3
+    assert all(ln["tracer"] == "libbpf" and "tracer_us_per_io" in ln for ln in lines)
+    assert "tracing with bpftrace" not in r.stderr
     busy = [ln["devices"][loopdev.name] for ln in lines if loopdev.name in ln["devices"]]
     assert busy and busy[-1]["ios"] > 0
     for dev in busy:
