@@ -479,9 +479,12 @@ class Tracer:
         return (": " + errors[0].strip()[:200]) if errors else ""
 
     def _read_stderr(self, stream: Iterable[str]) -> None:
+        # The first lines and the last: a refused program's verifier log can run to thousands of lines before
+        # the loader's own sentence.
         for line in stream:
-            if len(self._stderr) < 50:
-                self._stderr.append(line)
+            if len(self._stderr) >= 50:
+                del self._stderr[40]
+            self._stderr.append(line)
 
     def _run(self, plans: list[_Plan]) -> None:
         for i, plan in enumerate(plans):
