@@ -14,7 +14,7 @@ def test_the_foreground_is_judged_apart_and_bfq_serves_it_first(loopdev: Loop):
     """The issue's acceptance: judged on the foreground's median (about 7.7 ms under none, 0.04 ms under bfq)."""
     need_real("fio")
     out = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "interactive-under-writes", "--raw",
-                  "--runtime", "5", "--repeat", "4", "--settle", "0.5", "--metric", "fg:clat_p50_us", "--json",
+                  "--runtime", "3", "--repeat", "4", "--settle", "0.5", "--metric", "fg:clat_p50_us", "--json",
                   timeout=240)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)

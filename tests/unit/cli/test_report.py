@@ -50,7 +50,7 @@ _doc = st.fixed_dictionaries({"runs": st.lists(_run, max_size=4)},
                                        "kind": _json, "device": _json, "workload": _json, "version": _json})
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.one_of(_json, _doc))
 def test_random_saved_experiments_report_or_refuse(tmp_path_factory, doc):
     assert _report(tmp_path_factory, json.dumps(doc).encode()) in (0, 2)
@@ -69,7 +69,7 @@ _header = st.fixed_dictionaries({"t": st.just("header"), "version": st.just(1)},
                                           "devices": _json, "inventory": _json | st.just([])})
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(_header, st.lists(_line, max_size=6), st.binary(max_size=20))
 def test_random_recordings_report_or_refuse(tmp_path_factory, header, lines, tail):
     data = ("\n".join([json.dumps(header, separators=(",", ":")), *lines]) + "\n").encode() + tail

@@ -118,7 +118,7 @@ def write(tmp: Path, doc: object) -> tuple[Path, bytes]:
 FLAGS = [[], ["--json"], ["--csv"], ["--plot"], ["--metric", "mb_s"], ["--alpha", "0.01", "--plot", "--csv"]]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                       HealthCheck.too_slow])
 @given(st.sampled_from(KINDS).flatmap(lambda k: mutate(saved(k))), st.sampled_from(FLAGS))
 def test_report_on_a_hostile_file_is_a_result_or_one_sentence(tmp_path_factory, doc, flags):
@@ -142,7 +142,7 @@ def test_the_saved_files_as_written_report_in_every_form(tmp_path, kind):
 EXTREMES = [1e-12, 2e-12, 1e-9, 0.0, -1.0, 1.0, 3.0, 1e15, -1e15]
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.sampled_from(["experiment", "alternation", "matrix", "command"]), st.data())
 def test_measured_values_far_apart_are_judged_or_cannot_be(tmp_path_factory, kind, data):
     # The widest values a file may hold: judged, or "cannot judge", never an OverflowError.

@@ -141,8 +141,8 @@ def _peak_mb(fn) -> float:
 
 
 def test_memory_does_not_grow_with_the_length_of_the_recording(tmp_path):
-    short = write_recording(tmp_path / "short.jsonl", 1_500, busy=2, idle=2, switch_every=500)
-    long = write_recording(tmp_path / "long.jsonl", 15_000, busy=2, idle=2, switch_every=500)
+    short = write_recording(tmp_path / "short.jsonl", 800, busy=2, idle=2, switch_every=500)
+    long = write_recording(tmp_path / "long.jsonl", 8_000, busy=2, idle=2, switch_every=500)
 
     def replay(path) -> None:
         mon = ReplayMonitor(scan(path))

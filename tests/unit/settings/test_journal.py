@@ -63,7 +63,7 @@ _json = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | s
 _entry = st.fixed_dictionaries({}, optional={k: _json for k in JournalEntry.__dataclass_fields__})
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.one_of(_json, st.builds(lambda es: {"version": 1, "entries": es}, st.lists(_entry, max_size=4)),
                  st.builds(lambda es: {"entries": es}, st.lists(st.one_of(_json, _entry), max_size=4))))
 def test_random_journals_read_or_refuse_and_never_change(tmp_path_factory, raw):
