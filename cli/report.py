@@ -8,11 +8,11 @@ import io
 from iosched.core.base.textcharts import error_bar, log_bar
 from iosched.core.base.units import si
 from iosched.core.experiment.metrics import METRICS, metric_label, metric_words, ordered_metrics, roles_of
-from iosched.core.experiment.verdict import relative_text
+from iosched.core.experiment.verdict import cmd_metrics_of, relative_text
 
 
 def runs_csv(doc: dict) -> str:
-    keys = ordered_metrics(k for r in doc["runs"] for k in r["metrics"])
+    keys = ordered_metrics((k for r in doc["runs"] for k in r["metrics"]), list(cmd_metrics_of(doc)))
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(["run", "variant", "scheduler", "valid", "start_s", "end_s", *keys])
@@ -31,6 +31,9 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     dev = doc.get("device") or {}
     wl = doc.get("workload") or {}
     what = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
+    for m in wl.get("cmd_metrics") or []:
+        better = f", {m['better']} is better" if m.get("better") else ""
+        what += f"; {m['name']} read from its output ({m['pattern']}{better})"
     if wl.get("background"):
         what += f" under background job {wl['background'].get('name')} (its figures: bg:METRIC)"
     lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): {what}"]
@@ -40,11 +43,12 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     else:
         lines.append(f"{doc.get('repeat')} run(s) per variant, order {' '.join(doc.get('order') or [])}")
     summaries = verdict["summaries"]
-    keys = [k for k in ordered_metrics(k for s in summaries.values() for k in s)
+    own = list(cmd_metrics_of(doc))
+    keys = [k for k in ordered_metrics((k for s in summaries.values() for k in s), own)
             if any(s.get(k, {}).get("mean") for s in summaries.values())]
-    shown: list[str] = [k for k in ("iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io", "cpu_sys",
-                         "dev_r_await", "dev_w_await", "sched_p50_us", "sched_p99_us", "device_p50_us",
-                         "device_p99_us") if k in keys]
+    shown: list[str] = [k for k in (*own, "iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io",
+                                    "cpu_sys", "dev_r_await", "dev_w_await", "sched_p50_us", "sched_p99_us",
+                                    "device_p50_us", "device_p99_us") if k in keys]
     roles = roles_of(keys)
     if roles:  # a workload with roles: each role's own figures first, the primary metric before all
         primary = verdict.get("primary_metric")

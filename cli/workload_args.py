@@ -54,6 +54,10 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--background", metavar="JOB",
                    help="with --cmd: a catalog job or job file loading the device while the command runs (started "
                         "before it, ended after it, each run); its figures come out as bg:iops, bg:clat_p99_us, ...")
+    s.add_argument("--cmd-metric", action="append", metavar="NAME=REGEX[:higher|lower]",
+                   help="with --cmd: a figure read from the command's output after each run (the last match; its "
+                        "group, else the match), e.g. 'tps=tps = ([0-9.]+):higher' (which way is better); repeatable; "
+                        "the first is the primary metric unless --metric says otherwise; a run without it is invalid")
     s.add_argument("--jobs", metavar="GROUP|JOB,...",
                    help="a matrix: a catalog group (`iosched jobs`) or a comma-separated list of jobs and job files")
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
@@ -61,7 +65,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--repeat", type=REPEAT, default=None, help="runs per variant (default 3)")
     s.add_argument("--trace", action=argparse.BooleanOptionalAction, default=False,
                    help="block-layer tracing over every run: time in the scheduler and device time per variant "
-                        "(bpftrace, root; adds CPU per IO, so it is off by default)")
+                        "(iosched's CO-RE tracer, else bpftrace; root; adds CPU per IO, so it is off by default)")
     s.add_argument("--drop-caches", action=argparse.BooleanOptionalAction, default=None,
                    help="sync and drop caches before each run (a group may turn it on: --no-drop-caches)")
     s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")

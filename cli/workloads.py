@@ -15,15 +15,15 @@ from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
 from iosched.core.base.units import human_size, si
 from iosched.core.experiment import service
+from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.matrix import decode_matrix
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
-from iosched.core.experiment.metrics import metric_label, roles_of
-from iosched.core.experiment.params import BadValue, parse_metric
+from iosched.core.experiment.metrics import is_metric, metric_label, roles_of
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Cancelled, Event, Variant, Workload, check_variants, parse_variants
 from iosched.core.experiment.saved import check_experiment, decode_json
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
-from iosched.core.experiment.verdict import METRIC_NAMES, judge
+from iosched.core.experiment.verdict import METRIC_NAMES, cmd_metrics_of, judge
 from iosched.core.live.sampler import Sampler, compute_rates
 from iosched.core.load.fio import FioProgress, fio_binary
 from iosched.core.load.fio_group import check_cgroup_jobs, run_fio
@@ -156,7 +156,8 @@ def cmd_run(args: argparse.Namespace) -> int:
 # --- compare / report ---------------------------------------------------------------------------------------
 
 
-def _printer(quiet: bool) -> Callable[[Event], None]:
+def _printer(quiet: bool, own: list[CmdMetric] | None = None) -> Callable[[Event], None]:
+    """Progress on stderr; ``own``: the figures read from a command's output, shown first on each run's line."""
     tty = sys.stderr.isatty()
 
     def on_event(e: Event) -> None:
@@ -170,6 +171,7 @@ def _printer(quiet: bool) -> Callable[[Event], None]:
             m = e.run["metrics"]
             bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
             main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
+            main = "".join(f"{r.name} {si(m.get(r.name))}  " for r in own or []) + main
             # Each role's rate and tail: what a contention job is about.
             roles = "".join(f"  {r} {si(m.get(f'{r}:iops'))} IOPS p99 {si(m.get(f'{r}:clat_p99_us'))} µs"
                             for r in roles_of(m))
@@ -183,16 +185,19 @@ def _printer(quiet: bool) -> Callable[[Event], None]:
     return on_event
 
 
-def _check_metric(name: str | None) -> None:
-    try:
-        if name is not None:
-            parse_metric(name)  # the parser a saved file's primary_metric goes through too
-    except BadValue:
-        raise BadInput(f"unknown --metric {name!r}; one of: {', '.join(METRIC_NAMES)}") from None
+def _check_metric(name: str | None, declared: list[CmdMetric] | None = None) -> None:
+    """--metric: one iosched measures (ROLE:METRIC too), or a figure a --cmd-metric reads."""
+    if name is None or name in [m.name for m in declared or []] or is_metric(name):
+        return
+    more = f", or a --cmd-metric: {', '.join(m.name for m in declared)}" if declared else ""
+    raise BadInput(f"unknown --metric {name!r}; one of: {', '.join(METRIC_NAMES)}{more}")
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    _check_metric(args.metric)
+    reads = parse_cmd_metrics(args.cmd_metric)
+    if reads and not args.cmd:
+        raise BadInput("--cmd-metric reads a figure from a command's output: give --cmd too")
+    _check_metric(args.metric, reads)
     if not 0 < args.alpha < 0.5:
         raise BadInput("--alpha must lie between 0 and 0.5")
     check_plot_file(args.plot_file)
@@ -210,7 +215,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise BadInput("--max-time applies to a matrix (--jobs)")
     plan = _compare_plan(args)
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
-    outcome = service.run(plan, saver, _printer(args.json or args.csv), on_target=_say_target)
+    outcome = service.run(plan, saver, _printer(args.json or args.csv, plan.cmd_metrics), on_target=_say_target)
     if outcome.status != "final":
         if saver is not None and outcome.saved is not None:
             print(f"iosched: the {outcome.finished_runs} finished run(s) were saved to {args.save} "
@@ -258,7 +263,7 @@ def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
     job, runtime = _job(args, runtime)
     return ExperimentPlan(
         args.device, "alternate" if args.alternate else "compare", variants, job=job, cmd=args.cmd or None,
-        background=_background(args),
+        background=_background(args), cmd_metrics=parse_cmd_metrics(args.cmd_metric),
         runtime=runtime, repeat=repeat, drop_caches=bool(args.drop_caches), settle=args.settle,
         every=args.alternate or 0.0, duration=args.duration, alpha=args.alpha, metric=args.metric,
         until_verdict=most, trace=args.trace, root=args.root,
@@ -278,8 +283,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from iosched.cli.record import recording_report
     from iosched.core.live.recording import is_recording
 
-    _check_metric(args.metric)
     if is_recording(args.file):
+        _check_metric(args.metric)
         recording_report(args.file, args)
         return 0
     check_plot_file(args.plot_file)
@@ -287,9 +292,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     doc = decode_json(data, args.file, "experiment")
     if isinstance(doc, dict) and doc.get("kind") == "matrix":
         doc = decode_matrix(doc, args.file)  # the whole file checked: what follows cannot meet a bad field
+        _check_metric(args.metric)
         render_matrix(doc, judge_matrix(doc, args.alpha, args.metric), args)
         return 0
     doc = check_experiment(doc, args.file)
+    reads = [CmdMetric(name, "") for name in cmd_metrics_of(doc)]  # its command's own figures may be named too
+    _check_metric(args.metric, reads)
     verdict = judge(doc, args.alpha, args.metric)
     _render(doc, verdict, args)
     if args.plot or args.plot_file:

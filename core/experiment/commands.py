@@ -9,15 +9,18 @@ death signal follows the spawning thread), so a killed iosched takes it along.
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
+import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
 from iosched.core.base.errors import IoschedError
+from iosched.core.experiment.cmd_metrics import OUTPUT_TAIL, CmdMetric, read_figures
 from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.load.children import Child
 from iosched.core.load.fio import FioHandle, FioProgress, FioResult, dies_with_us
@@ -34,31 +37,51 @@ SETTLE_S = 1.0  # the job's load settles this long after its first IO before the
 _GROUP_DIES = 'trap "kill -KILL 0" TERM; /bin/sh -c "$1" <&0 & wait $!'
 
 
-def run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None]) -> dict[str, float]:
-    """Run a shell command in its own session, dying with iosched, timed; CPU from its own rusage."""
+def run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None]) -> tuple[dict[str, float], str]:
+    """Run a shell command in its own session, dying with iosched, timed; CPU from its own rusage. Its output
+    (stdout and stderr) is kept in a temporary file, never on iosched's own (a terminal UI, or JSON on stdout);
+    returned with the figures: its last MiB, for --cmd-metric to read."""
     t0 = time.monotonic()
-    # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
-    # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
-    proc = subprocess.Popen(dies_with_us(["/bin/sh", "-c", _GROUP_DIES, "iosched-cmd", cmd], "TERM"),
-                            start_new_session=True, stdin=subprocess.DEVNULL)
-    child = Child(proc)
-    ctl.child = child
-    try:
-        if ctl.cancelled.is_set():  # cancelled while it was being started
-            child.signal_group(signal.SIGKILL)
-        while child.wait(timeout=0.5) is None:
-            check_drift()
-    finally:
-        child.signal_group(signal.SIGKILL)  # the shell's own children too (a no-op once it was reaped)
-        child.wait()
-        ctl.child = None
-    wall = time.monotonic() - t0
+    with tempfile.TemporaryFile(prefix="iosched-cmd-") as out:
+        # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
+        # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
+        proc = subprocess.Popen(dies_with_us(["/bin/sh", "-c", _GROUP_DIES, "iosched-cmd", cmd], "TERM"),
+                                start_new_session=True, stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT)
+        child = Child(proc)
+        ctl.child = child
+        try:
+            if ctl.cancelled.is_set():  # cancelled while it was being started
+                child.signal_group(signal.SIGKILL)
+            while child.wait(timeout=0.5) is None:
+                check_drift()
+        finally:
+            child.signal_group(signal.SIGKILL)  # the shell's own children too (a no-op once it was reaped)
+            child.wait()
+            ctl.child = None
+        wall = time.monotonic() - t0
+        size = out.seek(0, os.SEEK_END)
+        out.seek(max(0, size - OUTPUT_TAIL))
+        output = out.read().decode(errors="replace")
     if ctl.cancelled.is_set():
         raise Cancelled("cancelled")
     if proc.returncode != 0:
-        raise IoschedError(f"the command exited with status {proc.returncode}: {cmd}")
+        last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+        said = f" (its last line: {last[:120]!r})" if last else ""
+        raise IoschedError(f"the command exited with status {proc.returncode}: {cmd}{said}")
     ru = child.rusage
-    return {"wall_s": wall, "cmd_usr_s": ru.ru_utime if ru else 0.0, "cmd_sys_s": ru.ru_stime if ru else 0.0}
+    figures = {"wall_s": wall, "cmd_usr_s": ru.ru_utime if ru else 0.0, "cmd_sys_s": ru.ru_stime if ru else 0.0}
+    return figures, output
+
+
+def run_cmd_reading(cmd: str, ctl: Control, check_drift: Callable[[], None], reads: Sequence[CmdMetric],
+                    ) -> tuple[dict[str, float], str | None]:
+    """``run_cmd`` with the figures ``reads`` names taken from its output; and why the run is invalid (one is
+    missing), or None."""
+    figures, output = run_cmd(cmd, ctl, check_drift)
+    values, why = read_figures(list(reads), output)
+    figures.update(values)
+    return figures, why
 
 
 def background_job(job: Job | JobFile) -> tuple[Job | JobFile, float]:
@@ -74,9 +97,11 @@ def background_metrics(result: FioResult) -> dict[str, float | None]:
 
 def run_cmd_under(cmd: str, job: Job | JobFile, target: Target, ctl: Control, check_drift: Callable[[], None],
                   on_progress: Callable[[FioProgress], object], root: str | Path = "/",
+                  reads: Sequence[CmdMetric] = (),
                   ) -> tuple[dict[str, float | None], FioResult, str | None]:
     """Time ``cmd`` while ``job`` loads ``target``: the command's figures with the job's (``bg:…``), the job's
-    result, and why the run is invalid (the job ended before the command did), or None."""
+    result, and why the run is invalid (the job ended before the command did, or a figure ``reads`` names is
+    missing from the command's output), or None."""
     bg_job, runtime = background_job(job)
     out: dict[str, FioResult | BaseException] = {}
     first_io, ending = threading.Event(), threading.Event()
@@ -105,7 +130,8 @@ def run_cmd_under(cmd: str, job: Job | JobFile, target: Target, ctl: Control, ch
             raise Cancelled("cancelled")
         if not worker.is_alive():
             _raise_from(out, "the background job ended before the command started")
-        figures: dict[str, float | None] = dict(run_cmd(cmd, ctl, check_drift))
+        got, missing = run_cmd_reading(cmd, ctl, check_drift, reads)
+        figures: dict[str, float | None] = dict(got)
         ended_early = not worker.is_alive()
     finally:
         ending.set()
@@ -119,7 +145,7 @@ def run_cmd_under(cmd: str, job: Job | JobFile, target: Target, ctl: Control, ch
     if not isinstance(result, FioResult):
         _raise_from(out, "the background job gave no result")
     figures.update(background_metrics(result))
-    return figures, result, "the background job ended before the command did" if ended_early else None
+    return figures, result, "the background job ended before the command did" if ended_early else missing
 
 
 def _await_io(first_io: threading.Event, worker: threading.Thread, ctl: Control) -> None:

@@ -83,6 +83,15 @@ class TargetDoc:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CmdMetricDoc:
+    """A figure read from the command's output after each run (`--cmd-metric NAME=REGEX[:higher|lower]`)."""
+
+    name: str
+    pattern: str = field(metadata={"doc": "the regular expression; its last match's group (else the match)"})
+    better: Literal["higher", "lower"] | None = field(metadata={"doc": "which way is better, when the user said"})
+
+
+@dataclass(frozen=True, kw_only=True)
 class WorkloadDoc:
     """What ran under each variant: a fio job on a target, or a command (timed), maybe under a background job."""
 
@@ -92,6 +101,9 @@ class WorkloadDoc:
     cmd: str | None
     background: CatalogJobDoc | JobFileDoc | None = field(
         default=None, metadata={"doc": "with cmd: the job loading the target while the command ran (bg:METRIC)"})
+    cmd_metrics: list[CmdMetricDoc] | None = field(
+        default=None, metadata={"doc": "with cmd: figures read from its output, each a metric of the runs",
+                                "item": "command metric"})
 
 
 @dataclass(frozen=True, kw_only=True)

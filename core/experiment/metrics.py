@@ -8,6 +8,7 @@ them. Kept apart from the statistics, so that the command line can name them wit
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from iosched.core.base.errors import BadInput
 
@@ -48,6 +49,9 @@ ROLE_METRICS: list[tuple[str, str, str, str, str]] = [
 ROLE_METRIC_NAMES = [k for k, *_ in ROLE_METRICS]
 ROLE = re.compile(r"[A-Za-z0-9_.+-]{1,64}")  # a fio section name, as job files may spell it
 ROLE_WORDS = {"fg": "foreground", "bg": "background"}  # how the catalog's roles read in a sentence
+# A figure read from a command's output (`--cmd-metric NAME=REGEX`): named by the user, checked against ours in
+# core/experiment/cmd_metrics.py.
+CMD_METRIC = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 _TABLE = {k: (label, unit, more, fewer) for k, label, unit, more, fewer in METRICS}
 _ROLE_TABLE = {k: (label, unit, more, fewer) for k, label, unit, more, fewer in ROLE_METRICS}
@@ -73,7 +77,7 @@ def metric_words(key: str) -> tuple[str, str, str, str]:
     """Label, unit, word for more, word for less: "fg:clat_p99_us" -> ("foreground p99 latency", "µs", ...)."""
     role, base = split_metric(key)
     if role is None:
-        return _TABLE.get(base, (base, "", "more", "less"))
+        return _TABLE.get(base, (base, "", "higher", "lower"))  # else a command's own figure (tps, latency)
     label, unit, more, fewer = _ROLE_TABLE.get(base, (base, "", "more", "less"))
     return f"{ROLE_WORDS.get(role, role)} {label}", unit, more, fewer
 
@@ -82,11 +86,11 @@ def metric_label(key: str) -> str:
     return metric_words(key)[0]
 
 
-def ordered_metrics(keys: object) -> list[str]:
-    """The metric names among ``keys`` in the table's order, the pooled ones first, then each role's in the
-    order met (anything else iosched does not know is left out)."""
+def ordered_metrics(keys: object, cmd_metrics: Sequence[str] = ()) -> list[str]:
+    """The metric names among ``keys``: a command's own figures (``cmd_metrics``) first, then the table's in its
+    order, the pooled ones first, then each role's in the order met (anything else is left out)."""
     seen = [k for k in dict.fromkeys(keys) if isinstance(k, str)]  # type: ignore[call-overload]
-    pooled = [k for k in METRIC_NAMES if k in seen]
+    pooled = [k for k in cmd_metrics if k in seen] + [k for k in METRIC_NAMES if k in seen]
     roles = list(dict.fromkeys(r for r, _ in map(split_metric, seen) if r is not None))
     by_role = [f"{r}:{m}" for r in roles for m in ROLE_METRIC_NAMES if f"{r}:{m}" in seen]
     return pooled + [k for k in by_role if is_metric(k)]

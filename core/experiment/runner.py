@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
-from iosched.core.experiment.commands import run_cmd, run_cmd_under
+from iosched.core.experiment.cmd_metrics import CmdMetric
+from iosched.core.experiment.commands import run_cmd_reading, run_cmd_under
 from iosched.core.experiment.control import Cancelled as Cancelled  # re-exported: the experiment's names
 from iosched.core.experiment.control import Control as Control
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
@@ -61,6 +62,7 @@ class Workload:
     runtime: float | None = None
     cmd: str | None = None
     background: Job | JobFile | None = None  # with cmd: the job that loads the target while the command runs
+    cmd_metrics: list[CmdMetric] = field(default_factory=list)  # with cmd: figures read from its output
 
     @property
     def name(self) -> str:
@@ -69,10 +71,13 @@ class Workload:
         return f"cmd: {self.cmd}" + (f" under {self.background.name}" if self.background is not None else "")
 
     def to_json(self) -> Doc:
-        out = {"job": self.job.to_json() if self.job is not None else None,
-               "target": self.target.to_json() if self.target else None, "runtime": self.runtime, "cmd": self.cmd}
+        out: Doc = {"job": self.job.to_json() if self.job is not None else None,
+                    "target": self.target.to_json() if self.target else None, "runtime": self.runtime,
+                    "cmd": self.cmd}
         if self.background is not None:
             out["background"] = self.background.to_json()
+        if self.cmd_metrics:
+            out["cmd_metrics"] = [m.to_json() for m in self.cmd_metrics]
         return out
 
 
@@ -320,12 +325,15 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
         if workload.cmd is not None and workload.background is not None:
             assert workload.target is not None
             got, fio_res, why = run_cmd_under(workload.cmd, workload.background, workload.target, ctl, check_drift,
-                                              progress, root)
+                                              progress, root, workload.cmd_metrics)
             metrics.update(got)
             if why is not None:
                 drift.insert(0, why)
         elif workload.cmd is not None:
-            metrics.update(run_cmd(workload.cmd, ctl, check_drift))
+            figures, why = run_cmd_reading(workload.cmd, ctl, check_drift, workload.cmd_metrics)
+            metrics.update(figures)
+            if why is not None:
+                drift.insert(0, why)
         else:
             assert workload.job is not None and workload.target is not None
             fio_res = run_fio(workload.job, workload.target, workload.runtime, progress, hold, root)

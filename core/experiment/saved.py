@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
+from iosched.core.experiment.cmd_metrics import MAX_METRICS, check_name, check_pattern
 from iosched.core.experiment.document import (
     AlternationDoc,
     ExperimentDoc,
@@ -30,6 +31,7 @@ from iosched.core.experiment.document import (
     VariantDoc,
     WorkloadDoc,
 )
+from iosched.core.experiment.metrics import is_metric
 from iosched.core.experiment.params import (
     BadValue,
     brief,
@@ -129,6 +131,22 @@ def _workload(wl: WorkloadDoc) -> None:
          f"the workload's runtime is not a number of a sensible size ({brief(wl.runtime)})")
     need(wl.job is None or bool(wl.job.name), "the job's name is empty")
     need(wl.background is None or bool(wl.background.name), "the background's name is empty")
+    reads = wl.cmd_metrics or []
+    need(not reads or wl.cmd is not None, "it reads command metrics without a command")
+    need(len(reads) <= MAX_METRICS, f"it reads more than {MAX_METRICS} command metrics")
+    for m in reads:
+        why = check_name(m.name) or check_pattern(m.pattern)
+        need(why is None, f"its command metric {brief(m.name, 40)!r} is not what --cmd-metric takes ({why})")
+    names = [m.name for m in reads]
+    need(len(set(names)) == len(names), "it names a command metric twice")
+
+
+def _primary(primary: str | None, wl: WorkloadDoc) -> None:
+    """A primary metric shaped like a command's figure must be one the command's output was read for."""
+    if primary is None or is_metric(primary):
+        return
+    need(primary in [m.name for m in wl.cmd_metrics or []],
+         f"its primary metric {brief(primary, 40)!r} is no metric iosched measures and no command metric it read")
 
 
 def _sequential(seq: SequentialDoc) -> None:
@@ -150,6 +168,7 @@ def _experiment(doc: object) -> ExperimentDoc:
     d: ExperimentDoc = decode(ExperimentDoc, doc, max_depth=MAX_DEPTH)
     labels = [v.label for v in saved_variants(d.variants)]
     _workload(d.workload)
+    _primary(d.primary_metric, d.workload)
     need(all(x in labels for x in d.order), "order names no variant")
     if d.sequential is not None:
         _sequential(d.sequential)

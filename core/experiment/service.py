@@ -21,6 +21,7 @@ from typing import Literal, Protocol
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.experiment.alternation import ROLE_TURN_METRICS, run_alternation
+from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import BACKGROUND
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
 from iosched.core.experiment.matrix_judge import judge_matrix
@@ -67,6 +68,7 @@ class ExperimentPlan:
     job: Job | JobFile | None = None  # compare and alternate
     cmd: str | None = None  # compare: a command timed under each variant, instead of a job
     background: Job | JobFile | None = None  # with cmd: a job loading the device while the command runs
+    cmd_metrics: list[CmdMetric] = field(default_factory=list)  # with cmd: figures read from its output
     runtime: float | None = None  # seconds, for a job file (catalog jobs carry their own)
     matrix: MatrixPlan | None = None  # kind == "matrix"
     resume: Doc | None = None  # a saved, unfinished matrix to continue (its plan is ``matrix``)
@@ -92,12 +94,12 @@ class ExperimentPlan:
 
     @property
     def primary(self) -> str:
-        """The metric the verdict is about: as named, else wall time for a command, else the job's own (a
-        contention job names one), else IOPS."""
+        """The metric the verdict is about: as named, else a command's first figure read from its output, else
+        its wall time, else the job's own (a contention job names one), else IOPS."""
         if self.metric:
             return self.metric
         if self.cmd:
-            return "wall_s"
+            return self.cmd_metrics[0].name if self.cmd_metrics else "wall_s"
         return (self.job.primary if isinstance(self.job, Job) else None) or "iops"
 
     @property
@@ -277,7 +279,7 @@ def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event
         assert plan.matrix is not None and target is not None
         return run_matrix(plan.device, plan.matrix, target, plan.resume, plan.root, emit, save, ctl)
     if plan.cmd is not None:
-        workload = Workload(cmd=plan.cmd, background=plan.background, target=target)
+        workload = Workload(cmd=plan.cmd, background=plan.background, target=target, cmd_metrics=plan.cmd_metrics)
     else:
         if plan.job is None:
             raise BadInput("an experiment needs a job or a command")

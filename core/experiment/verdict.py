@@ -125,14 +125,16 @@ def effect_words(metric: str, baseline: str, variant: str, e: RatioEstimate) -> 
 
 
 def _sentence(metric: str, baseline: str, variant: str, e: RatioEstimate | CannotJudge, p_adj: float | None,
-              significant: bool, adjusted: bool) -> str:
+              significant: bool, adjusted: bool, better: str | None = None) -> str:
+    """``better``: "higher" or "lower" when the user said which way a command's figure is better."""
     label = metric_label(metric)
     if isinstance(e, CannotJudge):
         return f"{variant} vs {baseline}, {label}: cannot judge ({e.reason})"
     assert p_adj is not None
     p_text = fmt_p(p_adj, adjusted)
     if significant:
-        return f"{effect_words(metric, baseline, variant, e)}, {p_text}"
+        judged = "" if better is None else (": better" if (e.ratio > 1) == (better == "higher") else ": worse")
+        return f"{effect_words(metric, baseline, variant, e)}, {p_text}{judged}"
     return (f"{variant} vs {baseline}: no significant difference in {label}: {_signed(e.ratio)} "
             f"(95% CI {_signed(e.ci_low)} to {_signed(e.ci_high)}), {p_text}")
 
@@ -276,13 +278,15 @@ def judge(doc: Doc, alpha: float = 0.05, primary: str | None = None, status: str
     comps = primary_comparisons(doc, metric, alpha)
     gate = max((1.0 if c.p_adjusted is None else c.p_adjusted for c in comps), default=1.0)
 
-    present = [k for k in ordered_metrics(k for lb in labels for k in values[lb]) if k != metric]
+    better = cmd_metrics_of(doc)
+    present = [k for k in ordered_metrics((k for lb in labels for k in values[lb]), list(better)) if k != metric]
     sec = [(k, v, e) for k in present for v, e in estimates(doc, k).items()]
     sec_p = adjusted_family([None if isinstance(e, CannotJudge) else e.p_value for _k, _v, e in sec])
     for (k, v, e), hp in zip(sec, sec_p, strict=True):
         p_adj = None if hp is None else max(gate, hp)
         sig = p_adj is not None and p_adj < alpha
-        comps.append(MetricComparison(k, base, v, False, e, p_adj, sig, _sentence(k, base, v, e, p_adj, sig, True)))
+        comps.append(MetricComparison(k, base, v, False, e, p_adj, sig,
+                                      _sentence(k, base, v, e, p_adj, sig, True, better.get(k))))
 
     notes = _notes(doc, metric, alpha, comps[: len(others)]) if planning else []
     if len(doc["runs"]) < len(full["runs"]):
@@ -313,8 +317,15 @@ def primary_comparisons(doc: Doc, metric: str, alpha: float) -> list[MetricCompa
         p_adj = None if hp is None else min(1.0, hp * alpha / level)
         sig = hp is not None and hp < level
         out.append(MetricComparison(metric, base, v, True, prim[v], p_adj, sig,
-                                    _sentence(metric, base, v, prim[v], p_adj, sig, adjusted)))
+                                    _sentence(metric, base, v, prim[v], p_adj, sig, adjusted,
+                                              cmd_metrics_of(doc).get(metric))))
     return out
+
+
+def cmd_metrics_of(doc: Doc) -> dict[str, str | None]:
+    """The figures read from a command's output (--cmd-metric), in order, and which way each is better."""
+    wl = doc.get("workload") or {}
+    return {m["name"]: m.get("better") for m in wl.get("cmd_metrics") or []}
 
 
 def method_line(doc: Doc, alpha: float) -> str:

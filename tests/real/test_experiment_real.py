@@ -363,7 +363,7 @@ def test_command_cpu_time_is_its_own_rusage(tmp_path):
 
     t = threading.Thread(target=busy)
     t.start()
-    m = run_cmd(f"while [ ! -e {flag} ]; do sleep 0.05; done", Control(), lambda: None)
+    m, _ = run_cmd(f"while [ ! -e {flag} ]; do sleep 0.05; done", Control(), lambda: None)
     t.join()
     assert other["cpu"] > 0.2, other  # the premise: the other child did use CPU
     assert m["cmd_usr_s"] + m["cmd_sys_s"] < other["cpu"] / 2, (m, other)
