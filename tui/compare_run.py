@@ -72,6 +72,9 @@ class RunView:
             rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
             if e.lines:  # a compare's interim estimates (a matrix is judged at the end)
                 self.so_far(e.lines)
+        elif e.kind == "note" and e.text:  # e.g. a busy machine, said once
+            rep = self.screen.query_one("#report", Static)
+            rep.update(f"{rep.content}\nnote: {e.text}" if str(rep.content) else f"note: {e.text}")
 
     def eta(self, text: str) -> None:
         """A matrix's time left beside the progress bar; no room taken from the bar otherwise."""

@@ -100,7 +100,8 @@ def window_metrics(device: str, s0: Sample, s1: Sample, ios: int | None) -> dict
         if ios is None:
             ios = round((d.r_s + d.w_s) * r.interval)
     if cpu is not None:
-        out.update(cpu_usr=cpu.usr, cpu_sys=cpu.sys, cpu_iowait=cpu.iowait, cpu_irq=cpu.irq, cpu_soft=cpu.soft)
+        out.update(cpu_usr=cpu.usr, cpu_sys=cpu.sys, cpu_iowait=cpu.iowait, cpu_irq=cpu.irq, cpu_soft=cpu.soft,
+                   cpu_steal=cpu.steal)
         busy = cpu.usr + cpu.nice + cpu.sys + cpu.irq + cpu.soft + cpu.steal
         if ios:
             out["cpu_us_per_io"] = busy / 100.0 * ncpu * r.interval * 1e6 / ios

@@ -21,6 +21,7 @@ from typing import Literal, Protocol
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.experiment.alternation import ROLE_TURN_METRICS, run_alternation
+from iosched.core.experiment.busy import BusyWatch
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import BACKGROUND
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
@@ -243,11 +244,17 @@ def run(plan: ExperimentPlan, saver: Saver | None = None, on_event: Callable[[Ev
 def _run_held(plan: ExperimentPlan, saver: Saver | None, emit: Callable[[Event], None], ctl: Control,
               target: Target | None) -> Outcome:
     running, stop, seq = interim_verdict(plan)
+    busy = BusyWatch(plan.device, plan.root, lambda text: emit(Event("note", text=text)))
+    busy.before()
 
     def relay(e: Event) -> None:
         if e.kind == "run-end" and running is not None:
             e = replace(e, lines=running.lines())  # stop() has seen the run: the estimates include it
+        if e.kind == "run-start":
+            busy.started()  # what was seen before: said once the first run starts
         emit(e)
+        if e.kind == "run-end" and e.run is not None:
+            busy.after_run(e.run)
 
     def save(doc: Doc) -> None:
         if saver is not None and not saver.save(doc) and saver.error and not warned:
@@ -266,6 +273,9 @@ def _run_held(plan: ExperimentPlan, saver: Saver | None, emit: Callable[[Event],
                           None if isinstance(e, Cancelled) else e)
     else:
         outcome = Outcome(doc, "final")
+    busy.started()
+    notes = outcome.doc.setdefault("notes", [])
+    notes += [line for line in busy.lines if line not in notes]  # the result keeps what was said
     _judge(plan, outcome.doc)
     if saver is not None:
         saver.save(outcome.doc)

@@ -285,7 +285,7 @@ def test_compare_with_trace_records_scheduler_and_device_time_per_run(loopdev, t
                         "--trace", "--save", str(saved)], capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     doc = json.loads(saved.read_text())
-    assert doc["traced"] is True and not doc["notes"]
+    assert doc["traced"] is True and not [n for n in doc["notes"] if not n.startswith("busy machine")]
     runs = {run["variant"]: run for run in doc["runs"]}
     for run in runs.values():
         assert run["trace"]["ios"] > 0 and run["trace"]["device_us"]

@@ -1,0 +1,150 @@
+"""A busy machine, named: what else competes with an experiment for the CPUs and the device's host.
+
+Before the first run: a load average above the CPU count while the CPUs are busy (a load average counts tasks
+waiting for IO too, and stays up for a minute after a previous experiment's own fio: alone it would cry wolf),
+and other iosched experiments or jobs running (their device locks, read from /proc/locks: looking never takes
+a lock, so it can never refuse a starting experiment). Said when the first run starts, not before: an experiment
+refused before any run says only why.
+After each run: CPU steal in the run's window (another guest of the hypervisor took the CPUs), and experiments
+that started meanwhile. Each is said once, as a note the front end shows and the result keeps: figures measured
+beside another load vary with it, and the verdict's noise is then partly that load.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from iosched.core.experiment.schema_version import Doc
+from iosched.core.settings.journal import default_run_dir
+
+STEAL_PERCENT = 5.0  # CPU steal in a run's window worth a word
+BUSY_PERCENT = 50.0  # with a load average above the CPUs: CPU time in use, idle and IO wait aside
+BUSY_WINDOW_S = 0.25
+
+
+def parse_proc_locks(text: str) -> list[tuple[int, int, int, int]]:
+    """/proc/locks as (pid, major, minor, inode) of each FLOCK; lines that do not parse are skipped."""
+    out = []
+    for line in text.splitlines():
+        parts = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 19757 fe:00:10003349 0 EOF"; a blocked waiter's line has "->" after the id.
+        if len(parts) < 6 or parts[1] != "FLOCK":
+            continue
+        try:
+            major, minor, inode = parts[5].split(":")
+            out.append((int(parts[4]), int(major, 16), int(minor, 16), int(inode)))
+        except ValueError:
+            continue
+    return out
+
+
+def other_loads(root: str | Path = "/", me: int | None = None) -> dict[str, str]:
+    """Devices another live iosched holds under load, each with what its lock says ("pid 4242, compare")."""
+    folder = default_run_dir(root) / "devices"
+    try:
+        held = {(maj, mi, ino): pid for pid, maj, mi, ino in
+                parse_proc_locks(Path(root, "proc/locks").read_text(errors="replace"))}
+        files = list(folder.glob("*.lock"))
+    except OSError:
+        return {}
+    me = os.getpid() if me is None else me
+    out: dict[str, str] = {}
+    for f in files:
+        try:
+            st = f.stat()
+            pid = held.get((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
+            if pid is None or pid == me:
+                continue
+            out[f.stem] = f.read_text(errors="replace").strip()[:80] or f"pid {pid}"
+        except OSError:
+            continue
+    return out
+
+
+def load_average(root: str | Path = "/") -> float | None:
+    try:
+        return float(Path(root, "proc/loadavg").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cpu_count(root: str | Path = "/") -> int:
+    try:
+        text = Path(root, "proc/stat").read_text()
+    except OSError:
+        return os.cpu_count() or 1
+    return max(1, sum(1 for line in text.splitlines() if line.startswith("cpu") and line[3:4].isdigit()))
+
+
+def _cpu_times(root: str | Path) -> tuple[int, int] | None:
+    """(in use, all) jiffies of all CPUs; idle and IO wait are not in use."""
+    try:
+        fields = [int(x) for x in Path(root, "proc/stat").read_text().splitlines()[0].split()[1:9]]
+    except (OSError, ValueError, IndexError):
+        return None
+    return sum(fields) - fields[3] - fields[4], sum(fields)
+
+
+def cpu_busy(root: str | Path = "/", window: float = BUSY_WINDOW_S) -> float | None:
+    """Percent of all CPUs' time in use over ``window`` seconds, or None."""
+    a = _cpu_times(root)
+    time.sleep(window)
+    b = _cpu_times(root)
+    if a is None or b is None or b[1] <= a[1]:
+        return None
+    return 100.0 * (b[0] - a[0]) / (b[1] - a[1])
+
+
+class BusyWatch:
+    """Says each sign of a busy machine once: ``before()`` looks at the start and ``started()`` says it when the
+    first run starts; ``after_run(run)`` looks after each run. ``lines``: all that was said."""
+
+    def __init__(self, device: str, root: str | Path = "/", say: Callable[[str], None] | None = None) -> None:
+        self.device = device
+        self.root = root
+        self.say = say or (lambda text: None)
+        self.lines: list[str] = []
+        self._pending: list[str] | None = []
+        self._seen: set[str] = set()
+        self._steal = False
+
+    def _note(self, text: str) -> None:
+        if self._pending is not None:
+            self._pending.append(text)
+            return
+        self.lines.append(text)
+        self.say(text)
+
+    def started(self) -> None:
+        pending, self._pending = self._pending or [], None
+        for text in pending:
+            self._note(text)
+
+    def _others(self, when: str) -> None:
+        for device, holder in sorted(other_loads(self.root).items()):
+            if device == self.device or device in self._seen:
+                continue
+            self._seen.add(device)
+            self._note(f"busy machine: another iosched loads {device} ({holder}) {when}; its IO and CPU compete "
+                       "with this experiment's")
+
+    def before(self) -> None:
+        load, cpus = load_average(self.root), cpu_count(self.root)
+        if load is not None and load > cpus:
+            busy = cpu_busy(self.root)
+            if busy is not None and busy > BUSY_PERCENT:
+                self._note(f"busy machine: the load average ({load:.1f}) exceeds the {cpus} CPUs, {busy:.0f}% busy "
+                           "before the first run; runs will vary with that load")
+        self._others("before the first run")
+
+    def after_run(self, run: Doc) -> None:
+        self.started()  # a run ended: one began (a live alternation's turns have no start of their own)
+        steal = (run.get("metrics") or {}).get("cpu_steal")
+        if isinstance(steal, (int, float)) and steal > STEAL_PERCENT and not self._steal:
+            self._steal = True
+            self._note(f"busy machine: CPU steal was {steal:.0f}% in run {int(run.get('index', 0)) + 1} (the "
+                       "hypervisor gave the CPUs to other guests); runs will vary with it")
+        self._others(f"during run {int(run.get('index', 0)) + 1}")
