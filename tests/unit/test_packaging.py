@@ -1,5 +1,6 @@
 """The distribution installs one import package, `iosched`, and nothing else at the top of site-packages."""
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -37,3 +38,13 @@ def test_python_dash_m_iosched_cli_prints_help() -> None:
     r = subprocess.run([sys.executable, "-m", "iosched.cli", "--help"], capture_output=True, text=True, cwd="/")
     assert r.returncode == 0
     assert "usage: iosched" in r.stdout
+
+
+def test_the_test_runner_says_what_it_does_and_lacks_before_installing_anything(tmp_path):
+    """`bash tests/run --help`: usage and the packages this machine lacks; no venv made, nothing installed."""
+    venv = tmp_path / "venv"
+    out = subprocess.run(["bash", str(Path(__file__).parents[2] / "tests" / "run"), "--help"], capture_output=True,
+                         text=True, timeout=30, env={**os.environ, "IOSCHED_TEST_VENV": str(venv)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("usage: bash tests/run") and "This machine lacks: " in out.stdout
+    assert not venv.exists()
