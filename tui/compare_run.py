@@ -3,6 +3,7 @@ bar, a matrix's time left, the live fio line, each finished run, the interim est
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,7 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from iosched.core.base.units import short_number
+from iosched.core.experiment.matrix import format_duration
 from iosched.core.experiment.runner import Event
 from iosched.core.load.targets import Refused
 
@@ -50,19 +52,24 @@ class RunView:
         self.monitor = monitor
         self.device = device
         self.fio_iops: float | None = None
+        self.began = 0.0  # when this experiment (or its resumed part) started, and the runs done then
+        self.done_at_start = 0
+        self.done = 0
 
     def start(self, total: int, done: int = 0) -> None:
+        self.began, self.done_at_start, self.done = time.monotonic(), done, done
         self.screen.query_one(ProgressBar).update(total=total, progress=done)
         self.screen.query_one("#report", Static).update("")
         self.so_far([])
 
     def show(self, e: Event) -> None:
-        if e.kind in ("run-start", "run-end") and e.text:  # only a matrix sends its time left
-            self.eta(f"about {e.text} left")
+        if e.kind == "run-start":
+            self.eta(self.where(e))
         if e.kind == "progress" and e.progress is not None:
             self.fio_iops = e.progress.iops
             self.live(e)
         elif e.kind == "run-end" and e.run is not None:
+            self.done += 1
             self.screen.query_one(ProgressBar).advance(1)
             m = e.run["metrics"]
             bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
@@ -75,6 +82,18 @@ class RunView:
         elif e.kind == "note" and e.text:  # e.g. a busy machine, said once
             rep = self.screen.query_one("#report", Static)
             rep.update(f"{rep.content}\nnote: {e.text}" if str(rep.content) else f"note: {e.text}")
+
+    def where(self, e: Event) -> str:
+        """"run 3 of 8 · bfq · about 40 s left": a matrix says its own estimate (from its plan, corrected by the
+        runs so far); a compare's comes from the runs it has finished."""
+        text = f"run {e.index + 1} of {e.total} · {e.variant}"
+        if e.text:
+            return f"{text} · about {e.text} left"
+        finished = self.done - self.done_at_start
+        if finished > 0 and e.total > self.done:
+            left = (time.monotonic() - self.began) / finished * (e.total - self.done)
+            return f"{text} · about {format_duration(left)} left"
+        return text
 
     def eta(self, text: str) -> None:
         """A matrix's time left beside the progress bar; no room taken from the bar otherwise."""

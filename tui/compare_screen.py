@@ -132,8 +132,7 @@ class CompareScreen(Screen[None]):
         self.resumable: tuple[Path, dict, MatrixPlan] | None = None
 
     def compose(self) -> ComposeResult:
-        yield Static(f"[b]Compare schedulers on {self.device}[/b] · ctrl+r starts · Esc cancels / goes back",
-                     id="title")
+        yield Static(self._title(), id="title")
         yield CompareForm(self.device, self.current, self.available, self.served)
         with Horizontal(id="progress-row"):
             yield ProgressBar(total=1, show_eta=False, id="progress")
@@ -143,6 +142,11 @@ class CompareScreen(Screen[None]):
         with VerticalScroll(id="results"):
             yield Static("", id="report", markup=False)  # plain text: a model or path may hold "["
         yield KeysFooter()
+
+    def _title(self) -> str:
+        """What the keys do now: starting is no longer on offer while an experiment runs."""
+        keys = "running · Esc cancels it" if self.running else "ctrl+r starts · Esc goes back"
+        return f"[b]Compare schedulers on {self.device}[/b] · {keys}"
 
     def on_mount(self) -> None:
         self.view = RunView(self, self.monitor, self.device)
@@ -203,6 +207,7 @@ class CompareScreen(Screen[None]):
         self.resumable = None  # the offer is taken or stale; a look after the run offers what is left then
         self.running = True
         self.resuming = resuming
+        self.query_one("#title", Static).update(self._title())
         self.refresh_bindings()
 
     def action_resume(self, destroy: bool = False) -> None:
@@ -270,6 +275,7 @@ class CompareScreen(Screen[None]):
     def on_experiment_ended(self, message: ExperimentEnded) -> None:
         self.view.eta("")
         self.running = False
+        self.query_one("#title", Static).update(self._title())
         self.thread = None
         self.refresh_bindings()
         if message.refused is not None and message.refused.confirmable:

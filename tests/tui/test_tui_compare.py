@@ -33,9 +33,17 @@ async def test_compare_screen_runs_to_a_verdict_and_puts_the_device_back(tmp_pat
         screen.query_one("#runtime", Input).value = "1"
         await pilot.press("s")  # the device belongs to the experiment: no scheduler picker here
         assert not isinstance(app.screen, SchedulerPicker)
+        title = screen.query_one("#title", Static)
+        assert "ctrl+r starts" in str(title.content)
         await pilot.press("ctrl+r")
         assert await wait_until(pilot, lambda: fio_procs(loop.path) != [], 10)
+        # While it runs: the title no longer offers ctrl+r, and the row beside the bar says where it is.
+        assert "running · Esc cancels it" in str(title.content) and "ctrl+r" not in str(title.content)
+        eta = screen.query_one("#eta", Static)
+        assert await wait_until(pilot, lambda: "run 2 of 4 · bfq · about" in str(eta.content), 20), eta.content
+        assert str(eta.content).endswith(" s left")
         assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 40)
+        assert "ctrl+r starts" in str(title.content)
         # The interim line was there while it ran (a run's end sets it); the verdict has replaced it.
         assert not screen.query_one("#so-far", Static).display
         report = str(screen.query_one("#report", Static).content)
