@@ -114,7 +114,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         raise IoschedError("iosched demo opens the TUI and needs a terminal")
     sb = sandbox.create(args.size, args.dir, args.root)
     try:
-        return run_app(TuiOptions(args.root, args.tui_interval, args.theme, focus=sb.device,
+        return run_app(TuiOptions(args.root, args.tui_interval, args.theme, focus=sb.device, sandbox=sb.device,
                                   cleanups=(lambda: sandbox.destroy(sb, args.root),)))
     finally:
         sandbox.destroy(sb, args.root)

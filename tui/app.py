@@ -72,8 +72,10 @@ class IoschedApp(App[int]):
     def __init__(self, root: str | Path = "/", interval: float = 1.0, theme_name: str = "dark",
                  sampler: SampleSource | None = None, auto_tick: bool = True, watch_udev: bool = True,
                  rules_file: str = DEFAULT_RULES, focus: str | None = None, replay: Recording | Path | None = None,
-                 replay_name: str = "", read_only: bool = False, served: bool = False) -> None:
+                 replay_name: str = "", read_only: bool = False, served: bool = False,
+                 sandbox: str | None = None) -> None:
         super().__init__()
+        self.sandbox = sandbox  # the demo's device, put back and deleted when the demo ends
         unpin_styles_caches()
         self.theme_name = theme_name if theme_name in THEME_NAMES else "dark"
         self.hangup_cleanups: list[Callable[[], None]] = []  # run on SIGHUP, which skips every `finally`
@@ -139,6 +141,8 @@ class IoschedApp(App[int]):
     async def action_quit(self) -> None:
         self.stop_children()
         changed = set(self.live.changed) if self.live is not None else set()
+        # The demo's sandbox is put back and deleted on the way out: asking about it would ask about nothing.
+        changed = {(device, attr) for device, attr in changed if device != self.sandbox}
         if not changed:
             self.exit(0)
             return

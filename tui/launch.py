@@ -23,6 +23,7 @@ class TuiOptions:
     interval: float = 1.0
     theme: str | None = None  # None: dark, or mono when NO_COLOR is set
     focus: str | None = None  # select this device at start (the demo sandbox)
+    sandbox: str | None = None  # the demo's device: deleted on exit, so quitting never offers to restore it
     cleanups: tuple[Callable[[], None], ...] = field(default=())  # run on SIGHUP, which skips every `finally`
     read_only: bool = False  # a viewer: takes no writer lock, refuses every write (browser views by default)
     served: bool = False  # started by `iosched serve`: no commands and no job files from the browser
@@ -67,7 +68,7 @@ def run_app(options: TuiOptions) -> int:
     from iosched.tui.app import IoschedApp
 
     app = IoschedApp(root=options.root, interval=options.interval, theme_name=options.theme_name,
-                     focus=options.focus, read_only=read_only,
+                     focus=options.focus, sandbox=options.sandbox, read_only=read_only,
                      served=options.served or browser)
     if busy:
         app.call_later(app.notify, busy, severity="warning", timeout=10)

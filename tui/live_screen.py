@@ -164,7 +164,7 @@ class LiveScreen(MonitorScreen):
         state = "❚❚ paused" if self.paused else "● live"
         if self.job is not None:  # the job's figures matter more than the settings line
             tick = (f"{state[0]} {self.interval:g}s", USEFUL if self.paused else SPARE)
-            return fit_parts([(where, KEEP), tick, *self.jobs.status_parts()], width, sep=" ")
+            return fit_parts([("iosched", SPARE), (where, KEEP), tick, *self.jobs.status_parts()], width, sep=" ")
         util = ""
         if dev is not None and not dev.util_is_saturation:
             util = "%util≠saturation (multi-queue SSD)"
