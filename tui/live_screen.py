@@ -105,6 +105,7 @@ class LiveScreen(MonitorScreen):
         self.watch_udev = watch_udev
         self.rules_file = rules_file
         self.focus_device = focus  # select this device at start (the demo sandbox)
+        self.sandbox_notice_until = 0.0  # monotonic time the demo's start-up notice shows until
         self.changed: set[tuple[str, str]] = set()  # (device, attribute) this session wrote: restored on quit
         self.compare: CompareScreen | None = None
         self._timer: Timer | None = None
@@ -137,6 +138,14 @@ class LiveScreen(MonitorScreen):
             self.notify(f"Sandbox {self.focus_device}: j runs a job (the first: a reader under a write flood), "
                         "s switches the scheduler while it runs, c compares. It is removed when you quit.",
                         timeout=SANDBOX_NOTICE_S)
+            self.sandbox_notice_until = time.monotonic() + SANDBOX_NOTICE_S
+
+    def on_screen_suspend(self) -> None:
+        """A dialog or screen opens over this one (the job picker, F1 help): the demo's start-up notice would cover
+        its right half at 80 columns, and its advice is done (the status line keeps it)."""
+        if time.monotonic() < self.sandbox_notice_until:
+            self.sandbox_notice_until = 0.0
+            self.app.clear_notifications()
 
     # ---- sampling -----------------------------------------------------------------------------
     def tick(self) -> None:

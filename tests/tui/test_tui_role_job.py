@@ -142,3 +142,23 @@ async def test_the_demo_suggests_the_role_job_first_and_its_foreground_latency_i
         await pilot.press("y")
         await pilot.pause(0.3)
     assert loop.current() == loop.initial_scheduler
+
+
+@pytest.mark.parametrize("key", ["j", "f1"])
+async def test_the_demos_notice_goes_when_the_picker_or_help_opens_at_80x24(tmp_path, key):
+    """It covered the right half of the job picker and of the help at 80 columns; the status line keeps its
+    advice."""
+    tree = populated_tree(tmp_path / "root")
+    tree.add_disk("loop0", "7:0", size_sectors=2097152, scheduler="[none] mq-deadline kyber bfq")
+    set_counters(tree, 0)
+    app = IoschedApp(root=tree.root, sampler=SteppedSampler(tree.root), auto_tick=False, watch_udev=False,
+                     focus="loop0", sandbox="loop0")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert any(n.message.startswith("Sandbox loop0") for n in app._notifications)
+        await pilot.press(key)
+        await pilot.pause()
+        await pilot.pause()
+        text = "\n".join(screen_text(app))
+        assert not any(n.message.startswith("Sandbox loop0") for n in app._notifications)
+        assert ("run a job" in text) if key == "j" else ("iosched — keys" in text)
