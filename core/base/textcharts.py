@@ -6,6 +6,7 @@ panes can redraw every tick. plotext is meant for detailed, one-off result chart
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -157,6 +158,60 @@ def marker_labels(marks: dict[int, str], width: int) -> dict[int, str]:
 
 
 CPU_STACK_FIELDS = ("usr", "sys", "iowait", "irq", "soft", "steal")
+
+
+# Tick steps of a time axis, in seconds: the first that keeps ticks at least TICK_GAP cells apart is taken.
+_TICK_STEPS = (5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200, 86400)
+TICK_GAP = 16
+
+
+def span_text(seconds: float) -> str:
+    """"45s", "2m", "1.5m", "2h": short, for an axis label."""
+    if seconds < 60:
+        return f"{seconds:.0f}s"
+    if seconds < 3600:
+        m = seconds / 60
+        return f"{m:.0f}m" if m >= 10 or m == int(m) else f"{m:.1f}m"
+    h = seconds / 3600
+    return f"{h:.0f}h" if h >= 10 or h == int(h) else f"{h:.1f}h"
+
+
+def sample_interval(times: Sequence[float]) -> float | None:
+    """Seconds between samples, from the median of the latest gaps (a pause or a slow tick does not skew it)."""
+    gaps = sorted(b - a for a, b in itertools.pairwise(times[-33:]) if b > a)
+    return gaps[len(gaps) // 2] if gaps else None
+
+
+def time_axis(times: Sequence[float], width: int) -> str:
+    """The time axis under a braille chart of ``width`` cells whose newest point is at the right edge, two
+    points a cell: ticks (┴) at round times before now, each labelled on its left ("-2m┴"), "now" at the right
+    end. Blank when the sample interval is unknown (fewer than two samples)."""
+    dt = sample_interval(times)
+    if dt is None or width < 8:
+        return " " * max(0, width)
+    per_cell = 2 * dt
+    step = next((s for s in _TICK_STEPS if s / per_cell >= TICK_GAP), None)
+    chars = ["─"] * width
+    chars[-3:] = "now"
+    free_until = width - 4  # columns left of "now" and a blank
+    ticks = 0
+    k = 1
+    while step is not None:
+        col = width - 1 - round(k * step / per_cell)
+        label = f"-{span_text(k * step)}"
+        if col - len(label) < 0:
+            break
+        if col < free_until:
+            chars[col] = "┴"
+            chars[col - len(label):col] = label
+            free_until = col - len(label) - 1
+            ticks += 1
+        k += 1
+    if not ticks:  # no round time fits: say the window's span at its left end
+        label = f"-{span_text(width * per_cell)}"
+        if len(label) < width - 4:
+            chars[:len(label)] = label
+    return "".join(chars)
 
 
 def cpu_stack_column(values: dict[str, float], height: int) -> list[int]:

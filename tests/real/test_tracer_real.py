@@ -31,6 +31,11 @@ def need_tracing() -> None:
     need_real("fio", "bpftrace", "setpriv")
 
 
+@pytest.fixture
+def loopdev(tmpfs_loop):
+    return tmpfs_loop  # fio writes at random here: see tmpfs_loop
+
+
 def fio(dev: str, seconds: float, extra: tuple[str, ...] = ()) -> subprocess.Popen:
     return subprocess.Popen(["fio", "--name=load", f"--filename={dev}", "--direct=1", "--rw=randrw", "--bs=4k",
                              "--iodepth=16", "--ioengine=libaio", "--time_based", f"--runtime={seconds:g}",

@@ -32,7 +32,8 @@ def close(ours: float, theirs: float, rel: float, abs_: float = 0.0) -> bool:
 
 @pytest.mark.parametrize("rw,extra", [("randread", ()), ("randrw", ("--rwmixread=70",))],
                          ids=["randread-qd16", "mixed-70-30"])
-def test_watch_agrees_with_iostat_mpstat_and_fio(loopdev, rw, extra):
+def test_watch_agrees_with_iostat_mpstat_and_fio(tmpfs_loop, rw, extra):
+    loopdev = tmpfs_loop  # fio writes at random: see tmpfs_loop
     need_real("fio", "iostat", "mpstat")
     dev = loopdev.name
     sampler = Sampler()

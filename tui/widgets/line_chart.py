@@ -7,7 +7,14 @@ from typing import ClassVar
 
 from rich.style import Style
 
-from iosched.core.base.textcharts import BRAILLE_BASE, braille_cells, marker_columns, marker_labels, nice_ceiling
+from iosched.core.base.textcharts import (
+    BRAILLE_BASE,
+    braille_cells,
+    marker_columns,
+    marker_labels,
+    nice_ceiling,
+    time_axis,
+)
 from iosched.core.base.units import short_number
 from iosched.core.live.monitor import Marker
 from iosched.tui.widgets.rows import RowsWidget, Runs
@@ -33,6 +40,7 @@ class LineChart(RowsWidget):
     LineChart > .chart--title { text-style: bold; }
     """
     GUTTER = 6
+    AXIS_FROM_HEIGHT = 6  # a chart this tall or taller gives its bottom row to the time axis
 
     def __init__(self, title: str, labels: Sequence[str], unit: str = "", **kw) -> None:
         super().__init__(**kw)
@@ -69,7 +77,8 @@ class LineChart(RowsWidget):
 
     def build_rows(self, width: int, height: int) -> list[Runs]:
         plot_w = max(1, width - self.GUTTER)
-        plot_h = max(1, height - 1)
+        with_axis = height >= self.AXIS_FROM_HEIGHT
+        plot_h = max(1, height - 1 - with_axis)
         # Cell styles by key: 0/1 a series, 2 the empty plot (axis colour), 3 a marker.
         styles = [self.component_style("chart--s0"), self.component_style("chart--s1"),
                   self.component_style("chart--axis"), self.component_style("chart--marker")]
@@ -115,4 +124,8 @@ class LineChart(RowsWidget):
                 text, keys = "".join(chars), "".join(key_list)
             runs.add_keyed(text, keys, styles)
             rows.append(runs)
+        if with_axis:  # how far back the picture goes: "-2m┴ … -1m┴ … now"
+            axis_row = Runs()
+            axis_row.add(" " * (self.GUTTER - 1) + "└" + time_axis(self._times, plot_w), axis)
+            rows.append(axis_row)
         return rows

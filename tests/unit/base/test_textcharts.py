@@ -8,6 +8,9 @@ from iosched.core.base.textcharts import (
     cpu_stack_column,
     marker_columns,
     nice_ceiling,
+    sample_interval,
+    span_text,
+    time_axis,
 )
 from iosched.core.base.units import short_number
 
@@ -78,3 +81,38 @@ def _reference_cells(series, width, height, ymax):
        st.integers(1, 8), st.integers(1, 5), st.sampled_from([1.0, 7.5, 100.0]))
 def test_braille_cells_match_the_dot_by_dot_reference(series, width, height, ymax):
     assert braille_cells(series, width, height, ymax) == _reference_cells(series, width, height, ymax)
+
+
+def test_the_time_axis_ticks_round_times_before_now():
+    # 1 s samples, 74 cells of two points each: 148 s wide; ticks every minute (30 cells), "now" at the right.
+    axis = time_axis([float(i) for i in range(300)], 74)
+    assert len(axis) == 74 and axis.endswith("now")
+    assert axis.index("┴") == 73 - 60 and axis[:73 - 60].endswith("-2m")
+    assert axis.rindex("┴") == 73 - 30 and axis[:73 - 30].endswith("-1m")
+    # The same chart at 0.25 s: ticks every 10 s (20 cells).
+    quick = time_axis([i / 4 for i in range(300)], 74)
+    assert quick.rindex("┴") == 73 - 20 and quick[:73 - 20].endswith("-10s")
+    # Hours of history at a long interval.
+    assert "-1h┴" in time_axis([i * 60.0 for i in range(300)], 74)
+
+
+def test_the_time_axis_without_room_or_samples():
+    assert time_axis([], 40) == " " * 40 and time_axis([5.0], 40) == " " * 40
+    narrow = time_axis([float(i) for i in range(50)], 12)  # 24 s wide: no tick fits, the span is said
+    assert narrow == "-24s─────now"
+
+
+def test_the_sample_interval_is_the_median_gap():
+    assert sample_interval([0, 1, 2, 3, 10, 11]) == 1  # a pause does not stretch the axis
+    assert sample_interval([1.0]) is None and sample_interval([2.0, 2.0]) is None
+
+
+def test_span_text():
+    assert [span_text(s) for s in (45, 60, 90, 600, 3600, 5400, 86400)] == ["45s", "1m", "1.5m", "10m", "1h",
+                                                                                 "1.5h", "24h"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.floats(0, 1e6), max_size=60).map(sorted), st.integers(0, 200))
+def test_any_times_give_an_axis_as_wide_as_the_plot(times, width):
+    assert len(time_axis(times, width)) == width
