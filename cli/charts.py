@@ -338,6 +338,69 @@ def render_cpu(data: CpuData, width: int = 100, height: int = 16, color: bool = 
     return "\n".join([x + y for x, y in zip(a, b)] + a[len(b):])
 
 
+@dataclass(frozen=True)
+class TraceHistogram:
+    """One traced time's distribution per variant (``--trace``): the share of IOs in each log2 bucket."""
+
+    part: str  # "sched_us" or "device_us"
+    lows: list[int]  # each bucket's lower bound, µs (0: under 1 µs)
+    shares: dict[str, list[float]]  # variant -> % of its traced IOs in each bucket
+    ios: dict[str, int]
+
+
+TRACE_PARTS = (("sched_us", "time in the scheduler"), ("device_us", "device time"))
+
+
+def trace_data(doc: dict) -> list[TraceHistogram]:
+    """Per traced time, each variant's buckets summed over its valid runs (block-layer tracing, --trace)."""
+    labels = [v["label"] for v in doc["variants"]]
+    out = []
+    for part, _title in TRACE_PARTS:
+        counts: dict[str, dict[int, int]] = {}
+        for r in doc["runs"]:
+            rows = (r.get("trace") or {}).get(part) if r.get("valid", True) else None
+            for row in rows or []:
+                low, _high, n = row
+                into = counts.setdefault(r["variant"], {})
+                into[int(low)] = into.get(int(low), 0) + int(n)
+        if not counts:
+            continue
+        lows = sorted({low for c in counts.values() for low in c})
+        # Every bucket between the first and the last, empty ones too: the x axis is a log scale.
+        lows = [0, *(1 << k for k in range(24))]
+        used = [low for low in lows if any(c.get(low) for c in counts.values())]
+        lows = lows[lows.index(used[0]): lows.index(used[-1]) + 1]
+        shares = {v: [100.0 * counts[v].get(low, 0) / max(1, sum(counts[v].values())) for low in lows]
+                  for v in labels if v in counts}
+        out.append(TraceHistogram(part, lows, shares, {v: sum(counts[v].values()) for v in shares}))
+    return out
+
+
+def _bucket_label(low: int) -> str:
+    """A bucket's lower bound in µs, as powers of two read: 512, 1k (1024), 2k, … 1M."""
+    if low == 0:
+        return "<1"
+    return str(low) if low < 1024 else f"{low >> 10}k" if low < 1 << 20 else f"{low >> 20}M"
+
+
+def draw_trace(fig: PlotextFigure, data: TraceHistogram, color: bool = False) -> None:
+    labels = [_bucket_label(low) for low in data.lows]
+    variants = list(data.shares)
+    fig.multiple_bar(labels, [data.shares[v] for v in variants], labels=variants,
+                     marker=None if color else [BAR_MARKERS[i % len(BAR_MARKERS)] for i in range(len(variants))],
+                     color=[COLORS[i % len(COLORS)] for i in range(len(variants))] if color else None)
+    title = dict(TRACE_PARTS)[data.part]
+    fig.title(f"{title} (block-layer tracing): % of IOs per log2 bucket, µs")
+    fig.ylim(0, max((x for s in data.shares.values() for x in s), default=1.0) * 1.08 or 1.0)
+
+
+def render_trace(data: TraceHistogram, width: int = 100, height: int = 16, color: bool = False) -> str:
+    fig = _figure(width, height, color)
+    draw_trace(fig, data, color)
+    ios = "  ".join(f"{v}: {si(n)} IOs traced" for v, n in data.ios.items())
+    return _finish(fig, color) + "\n  " + ios
+
+
 def all_charts(doc: dict, judgement: dict, width: int = 100, color: bool = False) -> list[str]:
     """Every chart the result supports, in reading order."""
     width = max(60, width)
@@ -348,6 +411,7 @@ def all_charts(doc: dict, judgement: dict, width: int = 100, color: bool = False
     for w, curves in latency_data(doc).items():
         out.append(render_latency(w, curves, width, color=color))
     out += [render_cpu(c, width, color=color) for c in cpu_data(judgement)]
+    out += [render_trace(t, width, color=color) for t in trace_data(doc)]
     return out
 
 

@@ -162,3 +162,14 @@ async def test_the_demos_notice_goes_when_the_picker_or_help_opens_at_80x24(tmp_
         text = "\n".join(screen_text(app))
         assert not any(n.message.startswith("Sandbox loop0") for n in app._notifications)
         assert ("run a job" in text) if key == "j" else ("iosched — keys" in text)
+
+
+async def test_the_title_stays_in_the_status_line_while_a_job_runs_where_there_is_room(tmp_path):
+    app, tree = fixture_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        live = app.live
+        live.select("sda")
+        live.job = running("interactive-under-writes")
+        assert live.status_text(200).startswith("iosched")
+        assert not live.status_text(60).startswith("iosched")  # where room is short it goes first

@@ -134,3 +134,28 @@ def test_the_table_aligns_the_ratios_of_a_column_whatever_the_means_widths():
     for k in (1, 2):  # the bfq and kyber columns
         starts = {[i for i, ch in enumerate(row) if ch == "×"][k - 1] for row in rows}
         assert len(starts) == 1, "\n".join(rows)
+
+
+def _traced_doc() -> dict:
+    """Two variants, two valid traced runs each and an invalid one: none's scheduler time under 1 µs, bfq's at
+    8-16 µs and 16-32 µs."""
+    runs = []
+    for i, (v, valid) in enumerate([("none", True), ("bfq", True), ("bfq", True), ("none", True),
+                                    ("bfq", False)]):
+        sched = [[0, 1, 100]] if v == "none" else [[8, 16, 60], [16, 32, 40]]
+        runs.append({"index": i, "variant": v, "valid": valid,
+                     "trace": {"ios": 100, "sched_us": sched if valid else [[1024, 2048, 999]],
+                               "device_us": [[64, 128, 100]], "total_us": [[64, 128, 100]]}})
+    return {"variants": [{"label": "none"}, {"label": "bfq"}], "runs": runs}
+
+
+def test_traced_times_become_one_histogram_per_part_with_every_bucket_between():
+    sched, device = charts.trace_data(_traced_doc())
+    assert sched.part == "sched_us" and device.part == "device_us"
+    assert sched.lows == [0, 1, 2, 4, 8, 16]  # empty buckets between kept: the axis is log2
+    assert sched.shares["none"] == [100.0, 0, 0, 0, 0, 0]
+    assert sched.shares["bfq"] == [0, 0, 0, 0, 60.0, 40.0]  # the invalid run's 999 IOs left out
+    assert sched.ios == {"none": 200, "bfq": 200} and device.lows == [64]
+    text = charts.render_trace(sched, 80)
+    assert "time in the scheduler (block-layer tracing)" in text and "bfq: 200 IOs traced" in text
+    assert charts.trace_data({"variants": [{"label": "none"}], "runs": [{"variant": "none", "metrics": {}}]}) == []
