@@ -165,7 +165,7 @@ async def test_the_demos_notice_goes_when_the_picker_or_help_opens_at_80x24(tmp_
 
 
 async def test_the_title_stays_in_the_status_line_while_a_job_runs_where_there_is_room(tmp_path):
-    app, tree = fixture_app(tmp_path)
+    app, _tree = fixture_app(tmp_path)
     async with app.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         live = app.live
