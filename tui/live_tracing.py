@@ -1,5 +1,6 @@
-"""The live screen's block-layer tracing: the latency pane (``l``), bpftrace started in a worker (it compiles for
-a second or more), the probes added to the Monitor and taken out again, and the /proc/PID/io fallback.
+"""The live screen's block-layer tracing: the latency pane (``l``), the tracer started in a worker (the CO-RE
+program loads in about 0.1 s; bpftrace, its fallback, compiles for seconds), the probes added to the Monitor and
+taken out again, and the /proc/PID/io fallback.
 
 ``Tracing`` is owned by the live screen (``screen.tracing``): the screen keeps the key, the action and the
 message handlers (Textual reads bindings from screens and routes messages to them) and delegates here. Whether
@@ -64,7 +65,8 @@ class Tracing:
             from iosched.core.trace.probe import TraceProbe
 
             self.probe = TraceProbe(interval=screen.interval, root=str(screen.monitor.root))
-        self.note = "starting bpftrace…"
+        # The CO-RE tracer loads in about 0.1 s; bpftrace, where it falls back, compiles for seconds.
+        self.note = "starting the block-layer tracer (bpftrace, where it falls back, takes a few seconds)…"
         self.draw()
         screen.run_worker(partial(self._start, self.probe, self.generation), name="start tracing", group="trace",
                           exit_on_error=False, thread=True)
@@ -166,14 +168,14 @@ class Tracing:
             note = view.error  # bpftrace died: say so, show the fallback
             self._fall_back_to_procio()
         if note and not note.startswith("starting"):
-            note += "  (block-layer tracing needs root and bpftrace: apt-get install -y bpftrace)" \
-                if "root" not in note and "bpftrace" not in note else ""
+            note += ("  (block-layer tracing needs root, and iosched's CO-RE tracer built at install or bpftrace: "
+                     "apt-get install -y bpftrace)") if "root" not in note and "bpftrace" not in note else ""
         found.first().set_data(name, view if isinstance(view, TraceView) else None,
                                procio if isinstance(procio, ProcIOView) else None,
                                monitor.markers_of(name or None), note)
 
     def status(self) -> str:
-        """The status line's tracing part: empty unless bpftrace runs."""
+        """The status line's tracing part: empty unless a tracer runs."""
         view = self.screen.monitor.extras.get("trace")
         if view is None:  # every tick: no import while tracing was never started
             return ""
