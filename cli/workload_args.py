@@ -72,6 +72,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
     s.add_argument("--metric", help="the primary metric the verdict is about (default iops; wall_s for --cmd): "
                                     + ", ".join(METRIC_NAMES))
+    s.add_argument("--plan", action="store_true",
+                   help="plan before running: a pilot of 2 runs per variant measures the noise, then prints how "
+                        "many runs (and minutes) a 10%%, 20%% or 30%% difference would need; nothing is saved")
     s.add_argument("--until-verdict", action="store_true",
                    help="sequential: stop as soon as the primary metric crosses a boundary that keeps the overall "
                         "false-positive rate at alpha (at most --max-runs per variant, or --duration)")

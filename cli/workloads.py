@@ -14,11 +14,12 @@ from iosched.cli.report import runs_csv, text_report
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
 from iosched.core.base.units import human_size, si
-from iosched.core.experiment import service
+from iosched.core.experiment import planning, service
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.matrix import decode_matrix
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
 from iosched.core.experiment.metrics import is_metric, metric_label, roles_of
+from iosched.core.experiment.planning import PILOT_RUNS
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Cancelled, Event, Variant, Workload, check_variants, parse_variants
 from iosched.core.experiment.saved import check_experiment, decode_json
@@ -209,10 +210,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
         build_plan(args)
     if args.background and not args.cmd:
         raise BadInput("--background loads the device while a command runs: give --cmd too")
+    if args.plan:
+        for flag, given in (("--jobs", args.jobs), ("--resume", args.resume), ("--alternate", args.alternate),
+                            ("--until-verdict", args.until_verdict), ("--save", args.save is not None),
+                            ("--repeat", args.repeat is not None), ("--plot", args.plot or args.plot_file)):
+            if given:
+                raise BadInput(f"--plan runs its own short pilot of a compare: {flag} does not apply")
     if args.jobs or args.resume:
         return cmd_matrix(args)
     if args.max_time is not None:
         raise BadInput("--max-time applies to a matrix (--jobs)")
+    if args.plan:
+        return _plan(args)
     plan = _compare_plan(args)
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
     outcome = service.run(plan, saver, _printer(args.json or args.csv, plan.cmd_metrics), on_target=_say_target)
@@ -231,6 +240,23 @@ def cmd_compare(args: argparse.Namespace) -> int:
         matrix_view = as_matrix(doc)
         plot_result(matrix_view, judge_matrix(matrix_view, args.alpha), args)
     return 1 if outcome.save_error or outcome.all_invalid else 0
+
+
+def _plan(args: argparse.Namespace) -> int:
+    """--plan: the pilot (2 runs per variant, the device put back after), then the runs each difference needs."""
+    args.repeat = PILOT_RUNS
+    plan = _compare_plan(args)
+    print(f"iosched: pilot: {PILOT_RUNS} runs per variant of {plan.job.name if plan.job else 'the command'}, to "
+          "measure the noise", file=sys.stderr)
+    outcome = service.run(plan, None, _printer(args.json, plan.cmd_metrics), on_target=_say_target)
+    if outcome.status != "final":
+        raise outcome.error or Cancelled("cancelled")
+    table = planning.plan(outcome.doc, plan.primary, args.alpha)
+    if args.json:
+        print(json.dumps(table, indent=1))
+    else:
+        print("\n".join(planning.plan_lines(table)))
+    return 0
 
 
 def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
