@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable
 
 from iosched.core.base.errors import BadInput
-from iosched.core.experiment.metrics import CMD_METRIC, METRIC_NAMES, ROLE_METRIC_NAMES, is_metric
+from iosched.core.experiment.metrics import METRIC_NAMES, ROLE_METRIC_NAMES, is_metric
 
 
 class BadValue(BadInput):
@@ -112,9 +112,9 @@ def parse_seconds(value: object) -> float:
 def parse_metric(value: object) -> str:
     """One of the metrics an experiment measures, or ROLE:METRIC of a role's (core/experiment/metrics.py).
 
-    Whether the workload has that role is checked where the workload is known (``check_roles``), and whether a
-    command's figure of that name was read, where its --cmd-metric list is."""
-    if not (is_metric(value) or (isinstance(value, str) and CMD_METRIC.fullmatch(value))):
+    Whether the workload has that role is checked where the workload is known (``check_roles``). A command's own
+    figure (--cmd-metric) is not one of these: it is checked against the list that declares it."""
+    if not is_metric(value):
         raise BadValue(f"{brief(value, 40)!r} is no metric; one of: {', '.join(METRIC_NAMES)}, "
                        f"or ROLE:METRIC for a role of a multi-job workload, METRIC one of "
                        f"{', '.join(ROLE_METRIC_NAMES)}")

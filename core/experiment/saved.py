@@ -31,7 +31,6 @@ from iosched.core.experiment.document import (
     VariantDoc,
     WorkloadDoc,
 )
-from iosched.core.experiment.metrics import is_metric
 from iosched.core.experiment.params import (
     BadValue,
     brief,
@@ -141,14 +140,6 @@ def _workload(wl: WorkloadDoc) -> None:
     need(len(set(names)) == len(names), "it names a command metric twice")
 
 
-def _primary(primary: str | None, wl: WorkloadDoc) -> None:
-    """A primary metric shaped like a command's figure must be one the command's output was read for."""
-    if primary is None or is_metric(primary):
-        return
-    need(primary in [m.name for m in wl.cmd_metrics or []],
-         f"its primary metric {brief(primary, 40)!r} is no metric iosched measures and no command metric it read")
-
-
 def _sequential(seq: SequentialDoc) -> None:
     looks = seq.looks
     need(bool(looks) and all(x <= 10**5 for x in looks) and looks == sorted(set(looks)),
@@ -161,14 +152,23 @@ def _sequential(seq: SequentialDoc) -> None:
 # --- a saved experiment -------------------------------------------------------------------------------------
 
 
+def _declared_primary(doc: object) -> bool:
+    """The file's primary metric is a command's own figure its workload declares (checked with it, below)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("workload"), dict):
+        return False
+    reads = doc["workload"].get("cmd_metrics")
+    return isinstance(reads, list) and any(isinstance(m, dict) and m.get("name") == doc.get("primary_metric")
+                                           for m in reads)
+
+
 def _experiment(doc: object) -> ExperimentDoc:
-    _flags(doc, _SHARED)
+    shared = {k: f for k, f in _SHARED.items() if not (k == "primary_metric" and _declared_primary(doc))}
+    _flags(doc, shared)
     if isinstance(doc, dict) and doc.get("kind") == "alternate":
         _flags(doc, {"every_s": parse_seconds, "duration_s": parse_seconds})
     d: ExperimentDoc = decode(ExperimentDoc, doc, max_depth=MAX_DEPTH)
     labels = [v.label for v in saved_variants(d.variants)]
     _workload(d.workload)
-    _primary(d.primary_metric, d.workload)
     need(all(x in labels for x in d.order), "order names no variant")
     if d.sequential is not None:
         _sequential(d.sequential)

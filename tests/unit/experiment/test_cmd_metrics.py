@@ -132,10 +132,10 @@ def test_a_saved_file_with_command_metrics_reads_back_and_a_stranger_is_refused(
     read_experiment(_doc(), "x.json")
     bad = copy.deepcopy(_doc())
     bad["primary_metric"] = "qps"
-    with pytest.raises(BadInput, match="its primary metric 'qps' is no metric iosched measures"):
+    with pytest.raises(BadInput, match="primary_metric: 'qps' is no metric; one of: iops"):
         read_experiment(bad, "x.json")
     bad = copy.deepcopy(_doc())
-    bad["workload"]["cmd_metrics"][0]["name"] = "iops"
+    bad["workload"]["cmd_metrics"][0]["name"] = bad["primary_metric"] = "iops"
     with pytest.raises(BadInput, match="is not what --cmd-metric takes"):
         read_experiment(bad, "x.json")
     bad = copy.deepcopy(_doc())
