@@ -259,16 +259,31 @@ def render_bars(data: BarsData, width: int = 100, height: int = 20, color: bool 
     return _finish(fig, color)
 
 
+SWEEP_HEADROOM = 1.25  # a sweep's y axis: the largest mean and a quarter more
+
+
+def sweep_top(series: list[Series]) -> tuple[float, bool]:
+    """The sweep's y-axis top, scaled to the means (a wide interval at n=2 would flatten every line), and
+    whether a whisker reaches above it (then clipped, and the title says so)."""
+    means = [y for s in series for y in s.y if not math.isnan(y)]
+    top = max(means, default=1.0) * SWEEP_HEADROOM or 1.0
+    return top, any(h > top for s in series for h in s.high if not math.isnan(h))
+
+
 def draw_sweep(fig: PlotextFigure, data: BarsData, color: bool = False) -> None:
     fig.xscale("log")
+    top, clipped = sweep_top(data.series)
     for i, s in enumerate(data.series):
         pts = [(x, max(y, 0.0)) for x, y in zip(s.x, s.y) if not math.isnan(y)]  # cut at the axis
         fig.plot([p[0] for p in pts], [p[1] for p in pts], label=s.label,
                  marker=LINE_MARKERS[i % len(LINE_MARKERS)], color=COLORS[i % len(COLORS)] if color else None)
-        _whiskers(fig, s.x, s, COLORS[i % len(COLORS)] if color else None)
-    _y_from_zero(fig, data.series)
+        shown = Series(s.label, s.x, s.y, s.low, [min(h, top) for h in s.high])
+        _whiskers(fig, s.x, shown, COLORS[i % len(COLORS)] if color else None)
+    fig.ylim(0, top)
+    ticks = [top * i / 4 for i in range(5)]
+    fig.yticks(ticks, ["0" if t == 0 else si(t) for t in ticks])
     fig.xticks(data.series[0].x, data.groups)
-    fig.title(data.title)
+    fig.title(data.title + (" (95% CI whiskers clipped at the top)" if clipped else ""))
 
 
 def render_sweep(data: BarsData, width: int = 100, height: int = 18, color: bool = False) -> str:

@@ -83,6 +83,17 @@ def test_sweeps_follow_request_size_on_a_log_axis(monkeypatch):
     assert "request size" in text and "16K" in text
 
 
+def test_a_sweeps_axis_follows_the_means_and_says_when_whiskers_are_clipped():
+    means = charts.Series("none", [4096.0, 65536.0], [100.0, 50.0], [90.0, 45.0], [110.0, 55.0])
+    top, clipped = charts.sweep_top([means])
+    assert top == 125.0 and not clipped
+    wide = charts.Series("bfq", [4096.0, 65536.0], [80.0, 40.0], [1.0, 2.0], [900.0, 60.0])  # n=2: a huge CI
+    top, clipped = charts.sweep_top([means, wide])
+    assert top == 125.0 and clipped  # the lines keep their height; the whisker is cut
+    text = charts.render_sweep(charts.BarsData("IOPS by request size", ["4K", "64K"], [means, wide]), 90)
+    assert "(95% CI whiskers clipped at the top)" in text and "900" not in text
+
+
 def test_latency_curves_and_percentiles_from_bins():
     # 90 IOs at 100 µs, 9 at 1 ms, 1 at 10 ms: p50 100 µs, p99 1 ms, p99.9 10 ms.
     bins = {"100000": 90, "1000000": 9, "10000000": 1}
