@@ -255,6 +255,10 @@ def matrix_text(doc: dict, judgement: dict) -> str:
                                                   for v, wd in zip(judgement["variants"], widths)) + f"  {n}")
     lines.append("")
     lines += judgement["summary"]
+    planning = judgement.get("planning") or []
+    lines += [f"  {line}" for line in planning[:1]] + [f"    {line}" for line in planning[1:9]]
+    if len(planning) > 9:
+        lines.append(f"    … and {len(planning) - 9} more undecided cells (--json has them all)")
     lines += [f"  invalid: {bad}" for bad in judgement["invalid"]]
     lines += [f"  note: {note}" for note in doc.get("notes") or []]
     if doc.get("status") == "cancelled":

@@ -250,6 +250,8 @@ class MatrixJudgementDoc:
     cells: list[CellDoc] = field(metadata={"item": "cell"})
     summary: list[str] = field(metadata={"doc": "one sentence per variant"})
     invalid: list[str]
+    planning: list[str] | None = field(
+        default=None, metadata={"doc": "the runs undecided cells would need for a 10% difference at their noise"})
 
 
 # --- the documents ------------------------------------------------------------------------------------------------

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 from iosched.core.experiment.metrics import metric_words
 from iosched.core.experiment.schema_version import Doc
-from iosched.core.experiment.stats import CannotJudge, RatioEstimate, holm, log_ratio_welch, summarize
-from iosched.core.experiment.verdict import effect_words, fmt_p
+from iosched.core.experiment.stats import CannotJudge, RatioEstimate, holm, log_ratio_welch, runs_needed, summarize
+from iosched.core.experiment.verdict import PLANNING_RATIO, effect_words, fmt_p
 
 
 def _pct(r: float) -> str:
@@ -88,8 +88,37 @@ def judge_matrix(doc: Doc, alpha: float = 0.05, metric: str | None = None) -> Do
     return {"alpha": alpha, "primary_metric": shared, "baseline": base,
             "comparisons": len(tested), "correction": "holm", "workloads": workloads, "variants": labels,
             "cells": cells, "summary": [variant_sentence(cells, v) for v in labels[1:]],
+            "planning": planning_lines(cells, estimates, alpha, len(tested), len(labels)),
             "invalid": [f"run {r['slot'] + 1} ({r['workload']}, {r['variant']}): {r.get('invalid_reason')}"
                         for r in doc["runs"] if not r.get("valid", True)]}
+
+
+def planning_lines(cells: list[Doc], estimates: dict[tuple[str, str], RatioEstimate | CannotJudge], alpha: float,
+                   comparisons: int, variants: int) -> list[str]:
+    """What the undecided cells would need: runs per variant to detect a 10% difference at each one's noise, at
+    Holm's first step over the whole matrix (alpha / comparisons), 80% power; the matrix's figure is the largest.
+    Empty when every cell decided (or none could be judged)."""
+    need: list[tuple[str, str, int | None, float]] = []
+    for c in cells:
+        e = estimates.get((c["workload"], c["variant"]))
+        if c.get("significant") or not isinstance(e, RatioEstimate):
+            continue
+        n = runs_needed(e.sd_log, PLANNING_RATIO, alpha / max(1, comparisons))
+        need.append((c["workload"], c["variant"], n, e.sd_log))
+    if not need:
+        return []
+    diff = f"{(PLANNING_RATIO - 1) * 100:.0f}%"
+    lines = []
+    for w, v, n, sd in need:
+        what = "no practical number of runs" if n is None else f"about {n} runs per variant"
+        lines.append(f"{w}, {v}: {what} would detect a {diff} difference at its noise ({sd * 100:.1f}% per run)")
+    known = [n for *_, n, _ in need if n is not None]
+    if known:
+        most = max(known)
+        lines.insert(0, f"planning: about {most} runs per variant ({most * variants} per workload) would detect a "
+                        f"{diff} difference in every undecided cell at the noise seen (80% power, Holm over "
+                        f"{comparisons}); --until-verdict stops a compare as soon as the data allow")
+    return lines
 
 
 def _summary_fields(s: Doc | None) -> Doc:

@@ -209,3 +209,25 @@ def test_single_runs_cannot_be_judged_and_say_why():
     assert all(c["cannot_judge"] and c["p_value"] is None for c in j["cells"] if c["variant"] == "bfq")
     (sentence,) = j["summary"]
     assert sentence.startswith("bfq: cannot judge IOPS on 2 of 2 workloads (fewer than 2 valid runs")
+
+
+def test_undecided_cells_say_how_many_runs_a_ten_percent_difference_needs():
+    from iosched.cli.matrix import matrix_text
+    from iosched.core.experiment.stats import log_ratio_welch, runs_needed
+
+    # 4k: bfq 40% slower, clearly decided; 64k: within the noise, undecided at 2 runs.
+    vals = {("4k", "none"): [1000.0, 1010.0], ("4k", "bfq"): [600.0, 603.0],
+            ("64k", "none"): [500.0, 540.0], ("64k", "bfq"): [510.0, 470.0]}
+    doc = fake_matrix(vals, ["4k", "64k"], ["none", "bfq"])
+    j = judge_matrix(doc)
+    assert [c["significant"] for c in j["cells"] if c["variant"] == "bfq"] == [True, False]
+    first, cell = j["planning"]
+    e = log_ratio_welch(vals[("64k", "none")], vals[("64k", "bfq")])
+    n = runs_needed(e.sd_log, 1.10, 0.05 / 2)  # Holm's first step over the matrix's two comparisons
+    assert first.startswith(f"planning: about {n} runs per variant ({2 * n} per workload) would detect a 10%")
+    assert cell.startswith(f"64k, bfq: about {n} runs per variant would detect a 10% difference at its noise")
+    assert not any(line.startswith("4k,") for line in j["planning"])  # a decided cell needs nothing more
+    text = matrix_text(doc, j)
+    assert f"  planning: about {n} runs per variant" in text and "    64k, bfq:" in text
+    decided = judge_matrix(fake_matrix({k: v for k, v in vals.items() if k[0] == "4k"}, ["4k"], ["none", "bfq"]))
+    assert decided["planning"] == []
