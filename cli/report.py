@@ -160,7 +160,11 @@ def bar_charts(verdict: dict, width: int = 78) -> list[str]:
     bar_w = max(10, width - name_w - 20)
     lines: list[str] = []
     labels = {k: (lb, unit) for k, lb, unit, *_ in METRICS}
-    for key in ("iops", "wall_s", "cpu_us_per_io"):
+    primary = verdict.get("primary_metric")
+    if primary and primary not in labels:  # a command's own figure (--cmd-metric): its name is its label
+        labels[primary] = metric_words(primary)[:2]
+    for key in dict.fromkeys([primary, "iops", "wall_s", "cpu_us_per_io"] if primary in labels else
+                             ["iops", "wall_s", "cpu_us_per_io"]):
         stats = {lb: s[key] for lb, s in summaries.items() if key in s and s[key]["n"]}
         if not stats or not any(x["mean"] for x in stats.values()):
             continue

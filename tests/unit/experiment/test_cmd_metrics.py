@@ -123,6 +123,7 @@ def test_the_report_and_csv_show_the_commands_figure_first():
     doc = _doc()
     text = text_report(doc, judge(doc, 0.05, "tps"))
     assert "tps read from its output (tps = ([0-9.]+), higher is better)" in text
+    assert text.index("tps, bars to the mean") < text.index("wall time (s), bars to the mean")
     head = next(line for line in text.splitlines() if "tps" in line and "wall" in line)
     assert head.index("tps") < head.index("wall")
     assert ",end_s,tps,wall_s," in runs_csv(doc).splitlines()[0]
