@@ -9,15 +9,14 @@ death signal follows the spawning thread), so a killed iosched takes it along.
 
 from __future__ import annotations
 
-import os
+import collections
 import signal
 import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import IO, NoReturn
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.experiment.cmd_metrics import OUTPUT_TAIL, CmdMetric, read_figures
@@ -37,32 +36,54 @@ SETTLE_S = 1.0  # the job's load settles this long after its first IO before the
 _GROUP_DIES = 'trap "kill -KILL 0" TERM; /bin/sh -c "$1" <&0 & wait $!'
 
 
+class _Tail:
+    """The last ``OUTPUT_TAIL`` bytes of a pipe, read by a thread of its own: a command that prints gigabytes
+    neither blocks on a full pipe nor fills a disk."""
+
+    def __init__(self, pipe: IO[bytes]) -> None:
+        self.chunks: collections.deque[bytes] = collections.deque()
+        self.size = 0
+        self.thread = threading.Thread(target=self._read, args=(pipe,), name="iosched-cmd-output", daemon=True)
+        self.thread.start()
+
+    def _read(self, pipe: IO[bytes]) -> None:
+        with pipe:
+            while chunk := pipe.read1(1 << 16):  # type: ignore[attr-defined]
+                self.chunks.append(chunk)
+                self.size += len(chunk)
+                while self.size - len(self.chunks[0]) >= OUTPUT_TAIL:
+                    self.size -= len(self.chunks.popleft())
+
+    def text(self) -> str:
+        self.thread.join(timeout=5)  # the group is dead: the pipe ends at once
+        return b"".join(self.chunks)[-OUTPUT_TAIL:].decode(errors="replace")
+
+
 def run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None]) -> tuple[dict[str, float], str]:
     """Run a shell command in its own session, dying with iosched, timed; CPU from its own rusage. Its output
-    (stdout and stderr) is kept in a temporary file, never on iosched's own (a terminal UI, or JSON on stdout);
-    returned with the figures: its last MiB, for --cmd-metric to read."""
+    (stdout and stderr) never reaches iosched's own (a terminal UI, or JSON on stdout); its last MiB is returned
+    with the figures, for --cmd-metric to read."""
     t0 = time.monotonic()
-    with tempfile.TemporaryFile(prefix="iosched-cmd-") as out:
-        # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
-        # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
-        proc = subprocess.Popen(dies_with_us(["/bin/sh", "-c", _GROUP_DIES, "iosched-cmd", cmd], "TERM"),
-                                start_new_session=True, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT)
-        child = Child(proc)
-        ctl.child = child
-        try:
-            if ctl.cancelled.is_set():  # cancelled while it was being started
-                child.signal_group(signal.SIGKILL)
-            while child.wait(timeout=0.5) is None:
-                check_drift()
-        finally:
-            child.signal_group(signal.SIGKILL)  # the shell's own children too (a no-op once it was reaped)
-            child.wait()
-            ctl.child = None
-        wall = time.monotonic() - t0
-        size = out.seek(0, os.SEEK_END)
-        out.seek(max(0, size - OUTPUT_TAIL))
-        output = out.read().decode(errors="replace")
+    # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
+    # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
+    proc = subprocess.Popen(dies_with_us(["/bin/sh", "-c", _GROUP_DIES, "iosched-cmd", cmd], "TERM"),
+                            start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    assert proc.stdout is not None
+    tail = _Tail(proc.stdout)
+    child = Child(proc)
+    ctl.child = child
+    try:
+        if ctl.cancelled.is_set():  # cancelled while it was being started
+            child.signal_group(signal.SIGKILL)
+        while child.wait(timeout=0.5) is None:
+            check_drift()
+    finally:
+        child.signal_group(signal.SIGKILL)  # the shell's own children too (a no-op once it was reaped)
+        child.wait()
+        ctl.child = None
+    wall = time.monotonic() - t0
+    output = tail.text()
     if ctl.cancelled.is_set():
         raise Cancelled("cancelled")
     if proc.returncode != 0:

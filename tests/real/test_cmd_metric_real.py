@@ -42,3 +42,13 @@ def test_a_figure_read_from_the_output_is_the_primary_metric_and_a_run_without_i
                 "--repeat", "1", "--settle", "0", "--cmd-metric", "tps=tps = ([0-9.]+)", timeout=60)
     assert r.returncode != 0 and "exited with status 3" in r.stderr and "'no such table'" in r.stderr, r.stderr
     assert loopdev.current() == loopdev.initial_scheduler
+
+
+def test_a_command_that_prints_megabytes_keeps_its_last_figure(loopdev: Loop):
+    """Only the output's last MiB is kept (in memory, read as it comes): 5 MB of lines, then the figure."""
+    need_real()
+    cmd = "yes 'tps = 1.0 (a progress line)' | head -c 5000000; echo; echo 'tps = 42.5'"
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,mq-deadline", "--cmd", cmd, "--repeat", "1",
+                "--settle", "0", "--cmd-metric", "tps=^tps = ([0-9.]+)$", "--json", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert [run["metrics"]["tps"] for run in json.loads(r.stdout)["runs"]] == [42.5, 42.5]

@@ -1,0 +1,106 @@
+"""Make the README's database recipe: PostgreSQL on a filesystem on a scratch loop device, pgbench as the workload,
+its TPS and average latency as the metrics.
+
+    sudo apt-get install -y postgresql    # PostgreSQL 15 and pgbench on Debian 12
+    sudo python3 docs/make_pgbench_example.py
+
+Attaches a loop device over a file in /var/tmp (on the disk: commits wait for it), makes an ext4 filesystem on it,
+starts a PostgreSQL cluster of its own there (unix socket only, no TCP), fills it with `pgbench -i`, runs
+`iosched compare … --cmd "pgbench …" --cmd-metric tps=… --cmd-metric latency=…`, writes docs/pgbench-example.txt
+and replaces the block between the `pgbench-example` markers in README.md with the command and the report. The
+cluster is stopped and the filesystem, the loop device and its file are removed afterwards, whatever happens.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "bench"))
+
+import common  # noqa: E402, F401  (a kill unwinds through the finally blocks)
+
+START, END = "<!-- pgbench-example:start -->", "<!-- pgbench-example:end -->"
+PORT = "5439"
+SCALE = "20"  # about 300 MB of tables: more than the cluster's shared buffers, less than this VM's memory
+PGBENCH = "-c 8 -j 2 -T 15 -n"  # 8 clients, 15 s per run, no vacuum between runs (the runs take turns)
+
+
+def pg_bin(name: str) -> str:
+    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    if not found:
+        raise SystemExit(f"{name} not found: sudo apt-get install -y postgresql")
+    return found[-1]
+
+
+def as_postgres(*argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["runuser", "-u", "postgres", "--", *argv], check=True, text=True, **kw)  # type: ignore[call-overload]
+
+
+def main() -> None:
+    iosched = shutil.which("iosched") or str(ROOT / ".venv/bin/iosched")
+    with tempfile.TemporaryDirectory(prefix="iosched-pgbench-", dir="/var/tmp") as tmp:
+        t = Path(tmp)
+        image, mnt, sock = t / "disk.img", t / "mnt", t / "sock"
+        subprocess.run(["truncate", "-s", "4G", str(image)], check=True)
+        dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", str(image)], check=True,
+                             capture_output=True, text=True).stdout.strip()
+        mounted = started = False
+        data = mnt / "pgdata"
+        try:
+            subprocess.run(["mkfs.ext4", "-q", dev], check=True)
+            mnt.mkdir()
+            subprocess.run(["mount", dev, str(mnt)], check=True)
+            mounted = True
+            for d in (data, sock):
+                d.mkdir()
+                shutil.chown(d, "postgres", "postgres")
+            os.chmod(t, 0o755)
+            as_postgres(pg_bin("initdb"), "-D", str(data), "-A", "trust", "--no-instructions",
+                        stdout=subprocess.DEVNULL)
+            as_postgres(pg_bin("pg_ctl"), "-D", str(data), "-w", "-l", str(data / "log"), "-o",
+                        f"-c listen_addresses='' -c unix_socket_directories={sock} -p {PORT}", "start",
+                        stdout=subprocess.DEVNULL)
+            started = True
+            as_postgres(pg_bin("createdb"), "-h", str(sock), "-p", PORT, "bench")
+            as_postgres(pg_bin("pgbench"), "-h", str(sock), "-p", PORT, "-i", "-q", "-s", SCALE, "bench",
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            name = Path(dev).name
+            cmd = f"runuser -u postgres -- pgbench -h {sock} -p {PORT} {PGBENCH} bench"
+            shown_cmd = f"runuser -u postgres -- pgbench -h SOCKDIR -p {PORT} {PGBENCH} bench"
+            args = ["compare", name, "--schedulers", "mq-deadline,bfq,none", "--cmd", cmd,
+                    "--cmd-metric", "tps=^tps = ([0-9.]+):higher",
+                    "--cmd-metric", "latency=^latency average = ([0-9.]+) ms:lower",
+                    "--repeat", "4", "--settle", "2"]
+            out = subprocess.run([iosched, *args], capture_output=True, text=True)
+            if out.returncode != 0:
+                raise SystemExit(out.stderr)
+            report = out.stdout.replace(str(sock), "SOCKDIR").replace(name, "loopN")
+        finally:
+            if started:
+                as_postgres(pg_bin("pg_ctl"), "-D", str(data), "-w", "-m", "fast", "stop", stdout=subprocess.DEVNULL)
+            if mounted:
+                subprocess.run(["umount", str(mnt)], check=False)
+            subprocess.run(["losetup", "-d", dev], check=False)
+    shown = ["iosched", *args[:1], "loopN", *args[2:]]
+    shown[shown.index("--cmd") + 1] = shown_cmd
+    command = " ".join(shlex.quote(a) for a in shown)
+    (HERE / "pgbench-example.txt").write_text(f"$ {command}\n{report}")
+    block = f"{START}\n```\n$ {command}\n{report.rstrip()}\n```\n{END}"
+    readme = (ROOT / "README.md").read_text()
+    if START in readme and END in readme:
+        readme = readme[:readme.index(START)] + block + readme[readme.index(END) + len(END):]
+        (ROOT / "README.md").write_text(readme)
+    print(report)
+
+
+if __name__ == "__main__":
+    main()
