@@ -1,8 +1,11 @@
 """Make the README's database recipe: PostgreSQL on a filesystem on a scratch loop device, pgbench as the workload,
 its TPS and average latency as the metrics.
 
-    sudo apt-get install -y postgresql    # PostgreSQL 15 and pgbench on Debian 12
     sudo python3 docs/make_pgbench_example.py
+
+PostgreSQL 15 and pgbench are Debian packages (`postgresql`): installed first when missing, and then the
+cluster Debian makes and starts on installing (15/main on port 5432) is stopped, since only this script's own is
+wanted.
 
 Attaches a loop device over a file in /var/tmp (on the disk: commits wait for it), makes an ext4 filesystem on it,
 starts a PostgreSQL cluster of its own there (unix socket only, no TCP), fills it with `pgbench -i`, runs
@@ -45,7 +48,19 @@ def as_postgres(*argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["runuser", "-u", "postgres", "--", *argv], check=True, text=True, **kw)  # type: ignore[call-overload]
 
 
+def install_postgresql() -> None:
+    if glob.glob("/usr/lib/postgresql/*/bin/pgbench"):
+        return
+    print("installing: postgresql (apt-get)", file=sys.stderr)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    subprocess.run(["apt-get", "install", "-y", "-qq", "postgresql"], check=True, env=env, stdout=subprocess.DEVNULL)
+    for version in glob.glob("/etc/postgresql/*/main"):
+        subprocess.run(["pg_ctlcluster", Path(version).parent.name, "main", "stop"], check=False,
+                       capture_output=True)
+
+
 def main() -> None:
+    install_postgresql()
     iosched = shutil.which("iosched") or str(ROOT / ".venv/bin/iosched")
     with tempfile.TemporaryDirectory(prefix="iosched-pgbench-", dir="/var/tmp") as tmp:
         t = Path(tmp)
