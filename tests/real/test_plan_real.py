@@ -17,10 +17,7 @@ def test_the_pilot_runs_twice_per_variant_and_plans_from_its_noise(loopdev: Loop
     assert [row["difference"] for row in p["rows"]] == [0.1, 0.2, 0.3]
     assert 1 < p["seconds_per_run"] < 10
     assert "pilot: 2 runs per variant of randread-q16t2" in r.stderr
-    assert loopdev.current() == loopdev.initial_scheduler
-    r = run_cli("compare", loopdev.name, "--schedulers", "none,mq-deadline", "--job", "randread-q16t2", "--runtime",
-                "1", "--settle", "0", "--plan", timeout=120)
-    assert r.returncode == 0 and "to detect a 20% difference:" in r.stdout, r.stderr
+    assert loopdev.current() == loopdev.initial_scheduler  # (the words of the plan: tests/unit/…/test_planning.py)
     err = one_sentence_exit_2("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2",
                               "--plan", "--repeat", "5")
     assert "--plan runs its own short pilot of a compare: --repeat does not apply" in err
