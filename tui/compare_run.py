@@ -11,7 +11,9 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from iosched.core.base.units import short_number
+from iosched.core.experiment.cmd_metrics import check_name
 from iosched.core.experiment.matrix import format_duration
+from iosched.core.experiment.metrics import is_metric
 from iosched.core.experiment.runner import Event
 from iosched.core.load.targets import Refused
 
@@ -44,6 +46,11 @@ class ExperimentEnded(Message):
         self.save_error = save_error  # where and why it could not be saved ("PATH: reason")
 
 
+def _own_figure(key: str, value: object) -> bool:
+    """A figure a command's output gave (--cmd-metric), not one iosched measures itself."""
+    return isinstance(value, (int, float)) and not is_metric(key) and check_name(key) is None
+
+
 class RunView:
     """Draws the service's events into the screen's progress row, live line, interim lines and run list."""
 
@@ -73,8 +80,11 @@ class RunView:
             self.screen.query_one(ProgressBar).advance(1)
             m = e.run["metrics"]
             bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
-            line = (f"run {e.index + 1}: {e.variant}  {short_number(m.get('iops', 0))} IOPS  "
-                    f"CPU/IO {m.get('cpu_us_per_io', 0):.1f} µs{bad}")
+            # A command has no IOPS of its own: its wall time, and its own figures (--cmd-metric) first.
+            main = (f"{short_number(m['iops'])} IOPS" if "iops" in m else
+                    "  ".join([*(f"{k} {short_number(v)}" for k, v in m.items() if _own_figure(k, v)),
+                               f"wall {m.get('wall_s', 0):.2f} s"]))
+            line = f"run {e.index + 1}: {e.variant}  {main}  CPU/IO {m.get('cpu_us_per_io') or 0:.1f} µs{bad}"
             rep = self.screen.query_one("#report", Static)
             rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
             if e.lines:  # a compare's interim estimates (a matrix is judged at the end)

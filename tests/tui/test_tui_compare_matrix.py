@@ -11,6 +11,7 @@ from test_tui_compare import open_compare
 from test_tui_jobs import wait_until
 from textual.widgets import Input, ProgressBar, SelectionList, Static
 
+from iosched.core.experiment.runner import Event
 from iosched.tui.app import IoschedApp
 from iosched.tui.compare_screen import CompareScreen
 from iosched.tui.result_charts import ResultChart
@@ -51,6 +52,12 @@ async def test_compare_screen_runs_a_matrix_and_a_command(loopdev):
         await pilot.press("ctrl+r")
         assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 60)
         assert all(r["metrics"]["wall_s"] > 0 for r in screen.doc["runs"]) and len(screen.doc["runs"]) == 4
+        # A command's run line says its wall time (and its own figures), not "0 IOPS".
+        screen.view.show(Event("run-end", 0, 4, "none", run={"metrics": {"wall_s": 1.5, "tps": 2200.0,
+                                                                          "cpu_us_per_io": 3.0, "dev_util": 5.0},
+                                                              "valid": True, "invalid_reason": None}))
+        report = str(screen.query_one("#report", Static).content)
+        assert report.endswith("run 1: none  tps 2.2k  wall 1.50 s  CPU/IO 3.0 µs"), report
 
         screen.query_one("#spec", Input).value = "4k-matrx"
         await pilot.press("ctrl+r")
