@@ -93,8 +93,6 @@ def test_read_only_view_shows_the_device_and_refuses_a_switch(browser, loopdev: 
             text = page.select(loopdev.name)
             row = next(line for line in text.splitlines() if line.split()[:1] == [loopdev.name])
             assert loopdev.current() in row.split()
-            keys = [line for line in text.splitlines() if line.strip()][-1]  # the key bar, not blank
-            assert "Help" in keys and "Quit" in keys, text
             # Only our own origin was loaded: the fonts and scripts come from this server.
             entries = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
             base = url.split("?")[0]
