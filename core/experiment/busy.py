@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from iosched.core.experiment.schema_version import Doc
+from iosched.core.kernel.procfs import read_proc_stat
 from iosched.core.settings.journal import default_run_dir
 
 STEAL_PERCENT = 5.0  # CPU steal in a run's window worth a word
@@ -73,19 +74,22 @@ def load_average(root: str | Path = "/") -> float | None:
 
 def cpu_count(root: str | Path = "/") -> int:
     try:
-        text = Path(root, "proc/stat").read_text()
+        cpus = read_proc_stat(root)
     except OSError:
         return os.cpu_count() or 1
-    return max(1, sum(1 for line in text.splitlines() if line.startswith("cpu") and line[3:4].isdigit()))
+    return max(1, sum(1 for key in cpus if key != "all"))
 
 
 def _cpu_times(root: str | Path) -> tuple[int, int] | None:
-    """(in use, all) jiffies of all CPUs; idle and IO wait are not in use."""
+    """(in use, all) ticks of all CPUs; idle and IO wait are not in use (guest time is inside user and nice)."""
     try:
-        fields = [int(x) for x in Path(root, "proc/stat").read_text().splitlines()[0].split()[1:9]]
-    except (OSError, ValueError, IndexError):
+        c = read_proc_stat(root).get("all")
+    except OSError:
         return None
-    return sum(fields) - fields[3] - fields[4], sum(fields)
+    if c is None:
+        return None
+    total = c.user + c.nice + c.system + c.idle + c.iowait + c.irq + c.softirq + c.steal
+    return total - c.idle - c.iowait, total
 
 
 def cpu_busy(root: str | Path = "/", window: float = BUSY_WINDOW_S) -> float | None:
