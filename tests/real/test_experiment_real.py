@@ -63,7 +63,7 @@ def test_a_a_check_finds_no_difference(loopdev):
     # alpha 0.01: a true A/A comes out "significant" 1% of the time by construction, not more (the simulation
     # tests prove the rate of the whole verdict; this checks the real path end to end).
     r = run_cli("compare", loopdev.name, "--schedulers", "none,none", "--job", "randread-q16t2",
-                "--runtime", "1", "--repeat", "4", "--settle", "0.2", "--alpha", "0.01", "--json", timeout=120)
+                "--runtime", "1.5", "--repeat", "4", "--settle", "0.2", "--alpha", "0.01", "--json", timeout=120)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert [v["label"] for v in doc["variants"]] == ["none", "none#2"]
