@@ -17,10 +17,12 @@ from iosched.core.base.errors import BadInput
 from iosched.core.base.units import si
 from iosched.core.experiment import service
 from iosched.core.experiment.matrix import MatrixPlan, check_resumable, done_slots, format_duration, load_matrix
+from iosched.core.experiment.matrix_sequential import matrix_sequential_plan
 from iosched.core.experiment.metrics import metric_words
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Cancelled, Event, Variant, check_variants, parse_variants
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
+from iosched.core.experiment.study import CmdJob, read_study
 from iosched.core.load.fio import fio_binary
 from iosched.core.load.jobs import Job, JobFile, JobGroup, resolve_jobs, space_needed
 from iosched.core.load.targets import Target
@@ -28,8 +30,14 @@ from iosched.core.load.targets import Target
 # --- the command --------------------------------------------------------------------------------------------
 
 
-def _requested_jobs(args: argparse.Namespace) -> tuple[list[Job | JobFile], JobGroup | None]:
-    jobs, group = resolve_jobs(args.jobs)
+def _requested_jobs(args: argparse.Namespace) -> tuple[list[Job | JobFile | CmdJob], JobGroup | None]:
+    if getattr(args, "study", None):
+        study = read_study(args.study)
+        jobs: list[Job | JobFile | CmdJob] = list(study.workloads)
+        group = None
+    else:
+        found, group = resolve_jobs(args.jobs)
+        jobs = list(found)
     jobs = [j.scaled(runtime=args.runtime, size=args.size) if isinstance(j, Job) else j for j in jobs]
     return jobs, group
 
@@ -40,30 +48,47 @@ def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, dict | None]:
     if args.resume:
         doc = load_matrix(args.resume)
         jobs = None
-        if args.jobs:
+        if args.jobs or getattr(args, "study", None):
             jobs, _ = _requested_jobs(args)
         elif args.runtime is not None or args.size is not None:
             raise BadInput("with --resume, give --runtime and --size only together with --jobs, as at the start")
         plan = check_resumable(doc, args.device, variants, jobs, args.runtime, args.root, args.resume)
         if args.repeat is not None and args.repeat != plan.repeat:
             raise BadInput(f"{args.resume} was planned with --repeat {plan.repeat}, not {args.repeat}")
+        if getattr(args, "until_verdict", False) and plan.sequential is None:
+            raise BadInput(f"{args.resume} was planned with --repeat {plan.repeat}, not --until-verdict")
         return plan, doc
+    study = read_study(args.study) if getattr(args, "study", None) else None
+    if variants is None and study is not None and study.schedulers:
+        variants = parse_variants(study.schedulers)
     if variants is None:
-        raise BadInput("--schedulers is required (e.g. none,bfq)")
+        raise BadInput("--schedulers is required (e.g. none,bfq)" + (", or schedulers = … in the study file"
+                                                                      if study is not None else ""))
     jobs, group = _requested_jobs(args)
-    repeat = args.repeat if args.repeat is not None else (group.repeat if group else 3)
+    repeat = args.repeat if args.repeat is not None else (
+        group.repeat if group else study.repeat if study is not None and study.repeat else 3)
     drop = args.drop_caches if args.drop_caches is not None else bool(group and group.drop_caches)
     primary = getattr(args, "metric", None)
-    return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime, primary), None
+    seq = None
+    if getattr(args, "until_verdict", False):
+        repeat = args.max_runs
+        seq = matrix_sequential_plan(repeat, args.alpha, len(jobs) * (len(variants) - 1))
+    return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime, primary, sequential=seq), None
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     if args.cmd:
         raise BadInput("--jobs runs fio jobs; --cmd times one command: give one of them")
+    if getattr(args, "study", None) and args.jobs:
+        raise BadInput("--study lists its own workloads: give --study or --jobs, not both")
     if args.alternate:
         raise BadInput("--alternate runs one job; it does not combine with --jobs")
     if getattr(args, "until_verdict", False):
-        raise BadInput("--until-verdict stops one experiment early; a matrix runs its planned runs (--repeat)")
+        if args.repeat is not None:
+            raise BadInput("--until-verdict runs until the cells decide, at most --max-runs per cell: "
+                           "give --max-runs, not --repeat")
+        if not 4 <= args.max_runs <= 200:
+            raise BadInput("--max-runs must be between 4 and 200")
     save = args.save if args.save is not None else args.resume  # '' is refused below, never ignored
     if save is not None:
         check_save_path(save)  # the service holds the file's lock and reads a resumed one again under it
@@ -84,10 +109,18 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     experiment = ExperimentPlan(args.device, "matrix", plan.variants, matrix=plan, resume=doc, alpha=args.alpha,
                                 metric=getattr(args, "metric", None), root=args.root,
                                 target=TargetRequest(args.dir, args.raw, args.destroy_data,
-                                                     size=space_needed(plan.jobs, args.size or 1 << 30)))
-    what = (f"{len(plan.jobs)} workload(s) x {len(plan.variants)} variants x {plan.repeat} repeat(s) = "
-            f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
-    eta = "unknown (a job file sets no runtime)" if est is None else f"about {format_duration(est)}"
+                                                     size=space_needed(plan.fio_jobs, args.size or 1 << 30)))
+    if plan.sequential:
+        looks = plan.sequential["looks"]
+        what = (f"{len(plan.jobs)} workload(s) x {len(plan.variants)} variants until a verdict: looks at "
+                f"{', '.join(map(str, looks[:4]))}{', …' if len(looks) > 4 else ''} runs per cell, at most "
+                f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
+    else:
+        what = (f"{len(plan.jobs)} workload(s) x {len(plan.variants)} variants x {plan.repeat} repeat(s) = "
+                f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
+    eta = "unknown (a command, or a job file without runtime)" if est is None else f"about {format_duration(est)}"
+    if plan.sequential and est is not None:
+        eta = f"at most {format_duration(est)}"
 
     def announce(target: Target) -> None:
         if target.note:
@@ -228,12 +261,17 @@ def matrix_text(doc: dict, judgement: dict) -> str:
     mixed = len(set(metric_of.values())) > 1  # a contention group: each workload judged on its own metric
     label, unit, *_ = metric_words(judgement["primary_metric"])
     what = "each workload's own metric (after its name)" if mixed else f"{label}{' (' + unit + ')' if unit else ''}"
+    sequential = judgement.get("correction") == "sequential holm"
+    runs = (f"until a verdict (at most {doc.get('repeat')} runs per cell)" if sequential
+            else f"{doc.get('repeat')} run(s) each")
+    star = (f"* crossed the sequential boundary (Holm over {judgement['comparisons']} cells as they decide)"
+            if sequential else f"* significant after Holm over {judgement['comparisons']} comparisons")
     lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): matrix of "
              f"{len(judgement['workloads'])} workload(s) x {len(judgement['variants'])} variants, "
-             f"{doc.get('repeat')} run(s) each{', caches dropped before each run' if doc.get('drop_caches') else ''}",
+             f"{runs}{', caches dropped before each run' if doc.get('drop_caches') else ''}",
              f"{what}: mean ± half the 95% CI; against {judgement['baseline']}: "
-             f"the ratio and its 95% CI, * significant after Holm over {judgement['comparisons']} comparisons "
-             f"(alpha {judgement['alpha']:g})", ""]
+             f"the ratio and its {'repeated ' if sequential else ''}95% CI, {star} (alpha {judgement['alpha']:g})",
+             ""]
     parts = {(c["workload"], c["variant"]): _cell_parts(c) for c in judgement["cells"]}
     cells = {}
     for v in judgement["variants"]:  # the ratios of a column start at one column, whatever the means' widths
@@ -255,6 +293,11 @@ def matrix_text(doc: dict, judgement: dict) -> str:
                                                   for v, wd in zip(judgement["variants"], widths)) + f"  {n}")
     lines.append("")
     lines += judgement["summary"]
+    if sequential:
+        decided = [f"{c['workload']} · {c['variant']} at {c['decided_at']}" for c in judgement["cells"]
+                   if c.get("decided_at")]
+        lines.append(f"  decided (runs per cell): {', '.join(decided)}" if decided else "  no cell decided")
+        lines.append(f"  method: {judgement.get('method')}")
     planning = judgement.get("planning") or []
     lines += [f"  {line}" for line in planning[:1]] + [f"    {line}" for line in planning[1:9]]
     if len(planning) > 9:
@@ -267,7 +310,7 @@ def matrix_text(doc: dict, judgement: dict) -> str:
 
 
 CSV_FIELDS = ["workload", "variant", "baseline", "metric", "n", "mean", "mean_ci95_low", "mean_ci95_high", "ratio",
-              "ci95_low", "ci95_high", "p_value", "p_adjusted", "significant", "cannot_judge", "verdict"]
+              "ci95_low", "ci95_high", "p_value", "p_adjusted", "significant", "cannot_judge", "verdict", "decided_at"]
 
 
 def matrix_csv(judgement: dict) -> str:
@@ -281,7 +324,7 @@ def matrix_csv(judgement: dict) -> str:
         row = [c["workload"], c["variant"], c["baseline"], c["metric"], c["n"], c["mean"], *ci, c.get("ratio"),
                *rci, c.get("p_value"), c.get("p_adjusted"),
                "" if c["variant"] == c["baseline"] else int(bool(c.get("significant"))),
-               c.get("cannot_judge"), c.get("verdict")]
+               c.get("cannot_judge"), c.get("verdict"), c.get("decided_at")]
         row += [(c["secondary"].get(k) or {}).get("mean") for k in secondary]
         w.writerow([_csv(x) for x in row])
     return buf.getvalue()

@@ -84,7 +84,7 @@ class TabService(AppService):
             await asyncio.wait_for(self.send_meta({"type": "quit"}), 1.0)
         try:
             await asyncio.wait_for(process.wait(), STOP_GRACE_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self._signal(signal.SIGKILL)
             await process.wait()
         if task is not None:

@@ -202,7 +202,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not 0 < args.alpha < 0.5:
         raise BadInput("--alpha must lie between 0 and 0.5")
     check_plot_file(args.plot_file)
-    if args.trace and (args.jobs or args.resume or args.alternate):
+    if args.trace and (args.jobs or args.resume or args.alternate or args.study):
         raise BadInput("--trace applies to repeated runs, not to a matrix or live alternation")
     if args.resume:
         # The whole file (and its fit to this device) is checked before the device is locked or anything runs;
@@ -211,12 +211,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.background and not args.cmd:
         raise BadInput("--background loads the device while a command runs: give --cmd too")
     if args.plan:
-        for flag, given in (("--jobs", args.jobs), ("--resume", args.resume), ("--alternate", args.alternate),
+        for flag, given in (("--jobs", args.jobs or args.study), ("--resume", args.resume),
+                            ("--alternate", args.alternate),
                             ("--until-verdict", args.until_verdict), ("--save", args.save is not None),
                             ("--repeat", args.repeat is not None), ("--plot", args.plot or args.plot_file)):
             if given:
                 raise BadInput(f"--plan runs its own short pilot of a compare: {flag} does not apply")
-    if args.jobs or args.resume:
+    if args.jobs or args.resume or args.study:
         return cmd_matrix(args)
     if args.max_time is not None:
         raise BadInput("--max-time applies to a matrix (--jobs)")

@@ -4,7 +4,7 @@
 
 Attaches a loop device over a sparse file in /dev/shm (tmpfs: blocks never written and blocks the write
 workloads wrote are both served from memory, so the reads do not change speed half-way through the matrix,
-as they would over a file on a disk), runs `iosched compare … --jobs 4k-matrix` on it, writes
+as they would over a file on a disk), runs `iosched compare … --jobs 4k-matrix --until-verdict` on it, writes
 docs/matrix-example.txt (table and every chart, plain characters) and docs/matrix-example.html (the
 charts in colour), and replaces the block between the
 `matrix-example` markers in README.md with the command, the table and the IOPS chart. The loop device
@@ -26,7 +26,7 @@ from common import extra_loop_devices  # noqa: E402
 
 START, END = "<!-- matrix-example:start -->", "<!-- matrix-example:end -->"
 ARGS = ["--schedulers", "none,mq-deadline,bfq", "--jobs", "4k-matrix", "--runtime", "2", "--size", "64M",
-        "--repeat", "5", "--settle", "0.5"]
+        "--until-verdict", "--max-runs", "10", "--settle", "0.5"]
 
 
 def main() -> int:
@@ -48,7 +48,9 @@ def main() -> int:
     (HERE / "matrix-example.txt").write_text(txt.stdout + "\n" + charts)
     first_chart = charts.split("\n\n")[0].rstrip()
     shown = " ".join(["iosched compare", "loopN", *ARGS, "--plot"])
-    block = "\n".join([START, "```", f"$ {shown}", txt.stdout.rstrip(), "", first_chart, "```", END])
+    # What the matrix said while it ran: its plan and each look (stderr), before the result.
+    said = [line for line in out.stderr.splitlines() if line.startswith(("iosched: matrix of", "iosched: look at"))]
+    block = "\n".join([START, "```", f"$ {shown}", *said, txt.stdout.rstrip(), "", first_chart, "```", END])
     readme = ROOT / "README.md"
     text = readme.read_text()
     head, rest = text.split(START, 1)

@@ -1,8 +1,10 @@
-"""The compare screen's form: schedulers (the baseline first), a job, group, job files or a command, repeats and
-runtime, or live alternation; read into the experiment service's plan, or a sentence saying what is wrong."""
+"""The compare screen's form: schedulers (the baseline first), a job, group, job files or a command (with the figures
+to read from its output), repeats and runtime, or live alternation; read into the experiment service's plan, or a
+sentence saying what is wrong."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -10,6 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Select, SelectionList, Static
 
 from iosched.core.base.errors import IoschedError
+from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.matrix import MatrixPlan
 from iosched.core.experiment.runner import parse_variants
 from iosched.core.experiment.service import ExperimentPlan, Kind, TargetRequest
@@ -17,6 +20,7 @@ from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, 
 from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
 from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
 
+CMD_METRIC_START = re.compile(r"[a-z][a-z0-9_]{0,31}=")  # where the next NAME=REGEX of the figure field begins
 SERVED_NOTICE = ("a browser view runs catalog jobs and groups only: commands (cmd:) and job files are refused, "
                  "even with --allow-writes; run those with `iosched compare` in a terminal")
 
@@ -72,6 +76,9 @@ class CompareForm(Vertical):
             yield Input("3", id="repeat")
             yield Label("runtime s")
             yield Input("5", id="runtime")
+            if not self.served:  # a browser tab runs no command, so it reads no command's figure
+                yield Label("cmd figure")
+                yield Input(placeholder="NAME=REGEX[:higher|lower]", id="cmd-metric")
         with Horizontal():
             yield MarkedCheckbox("live alternation", id="alternate")
             yield Label("every s")
@@ -118,6 +125,26 @@ class CompareForm(Vertical):
         jobs = [j.scaled(runtime=runtime, size=min(j.size, TUI_MAX_SIZE)) if isinstance(j, Job) else j for j in jobs]
         return jobs, bool(group and group.drop_caches), None
 
+    def cmd_metrics(self, cmd: str | None) -> list[CmdMetric]:
+        """The figures to read from the command's output (as --cmd-metric, comma-separated; a regex keeps its own
+        commas when the next item does not start with NAME=)."""
+        fields = self.query("#cmd-metric")
+        text = fields.first(Input).value.strip() if fields else ""
+        if not text:
+            return []
+        if cmd is None:
+            raise ValueError("a figure is read from a command's output: give cmd: COMMAND in the job field")
+        items: list[str] = []
+        for part in text.split(","):
+            if items and not CMD_METRIC_START.match(part.strip()):
+                items[-1] += "," + part  # a comma inside the regex
+            else:
+                items.append(part.strip())
+        try:
+            return parse_cmd_metrics(items)
+        except IoschedError as e:
+            raise ValueError(str(e)) from None
+
     def plan(self, root: str | Path, destroy: bool) -> tuple[ExperimentPlan, int]:
         """The experiment the form asks for and its number of runs; ValueError or IoschedError, one sentence."""
         names = self.query_one(SchedulerChecklist).order  # the baseline first: core judges against it
@@ -138,9 +165,11 @@ class CompareForm(Vertical):
         if alternate and (cmd or len(jobs) > 1 or not isinstance(jobs[0], Job)):
             raise ValueError("live alternation runs one catalog job")
         variants = parse_variants(",".join(names))
-        matrix = MatrixPlan(variants, jobs, repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
+        matrix = MatrixPlan(variants, [*jobs], repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
         kind: Kind = "matrix" if matrix else "alternate" if alternate else "compare"
+        reads = self.cmd_metrics(cmd)
         plan = ExperimentPlan(self.device, kind, variants, job=jobs[0] if jobs and not matrix else None, cmd=cmd,
+                              cmd_metrics=reads,
                               runtime=None if jobs and isinstance(jobs[0], Job) else runtime, matrix=matrix,
                               repeat=repeat, settle=0.5, every=every, duration=duration, root=root,
                               target=tui_target(self.device, jobs, destroy))

@@ -101,6 +101,7 @@ class CompareScreen(Screen[None]):
     CompareScreen #right { width: 1fr; height: auto; margin-left: 1; }
     CompareScreen #job-info { padding: 0 1; color: $text-muted; max-height: 3; }
     CompareScreen #right Input#spec { width: 1fr; }
+    CompareScreen Input#cmd-metric { width: 1fr; }
     CompareScreen ProgressBar Bar { width: 1fr; }
     CompareScreen ProgressBar { width: 1fr; }
     CompareScreen Input { width: 8; height: 1; border: none; padding: 0 1; }
@@ -224,7 +225,7 @@ class CompareScreen(Screen[None]):
         self.ctl = Control()
         self._started(resuming=True)
         self._run(ExperimentPlan(self.device, "matrix", plan.variants, matrix=plan, resume=doc,
-                                 root=self.monitor.root, target=tui_target(self.device, list(plan.jobs), destroy)),
+                                 root=self.monitor.root, target=tui_target(self.device, plan.fio_jobs, destroy)),
                   path)
 
     @work(thread=True, group="experiment", exit_on_error=False)

@@ -120,6 +120,19 @@ class SequentialDoc:
     method: str
 
 
+@dataclass(frozen=True, kw_only=True)
+class MatrixSequentialDoc:
+    """The boundary of a matrix's `--until-verdict`, fixed before the first run (group-sequential Holm)."""
+
+    looks: list[Annotated[int, Keywords(minimum=2)]] = field(metadata={"doc": "runs per cell at each look"})
+    max_per_arm: int
+    alpha: float
+    levels: list[float] = field(
+        metadata={"doc": "the per-look level a cell's p-value must fall below once N cells have decided (index N)"})
+    ci_level: float = 0.95
+    method: str
+
+
 Bucket = tuple[float, float, Count]  # a log2 histogram's non-empty bucket: low µs, high µs (exclusive), count
 
 
@@ -233,6 +246,8 @@ class CellDoc:
     p_adjusted: Statistic | None = None
     significant: bool = False
     cannot_judge: str | None = None
+    decided_at: Count | None = field(
+        default=None, metadata={"doc": "--until-verdict: runs per cell at the look where it crossed the boundary"})
     verdict: str | None = field(default=None, metadata={"doc": "absent on the baseline's cells"})
 
 
@@ -244,7 +259,8 @@ class MatrixJudgementDoc:
     primary_metric: str
     baseline: str
     comparisons: Count = field(metadata={"doc": "how many comparisons the correction covers"})
-    correction: Literal["holm"]
+    correction: Literal["holm", "sequential holm"]
+    method: str | None = field(default=None, metadata={"doc": "how a sequential matrix was judged"})
     workloads: list[str]
     variants: list[str]
     cells: list[CellDoc] = field(metadata={"item": "cell"})
@@ -329,13 +345,22 @@ class FileJobSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class CmdJobSpec:
+    """A study's command (`--study`): read back to compare with the study file given again, never run from here."""
+
+    name: str
+    cmd: str
+    cmd_metrics: list[CmdMetricDoc] = field(metadata={"item": "command metric"})
+
+
+@dataclass(frozen=True, kw_only=True)
 class MatrixDoc(_Document):
     """A matrix: several workloads x several variants in a drift-balanced order, saved after every run."""
 
     kind: Literal["matrix"]
-    jobs: list[CatalogJobSpec | FileJobSpec] = field(
+    jobs: list[CatalogJobSpec | FileJobSpec | CmdJobSpec] = field(
         metadata={"doc": "the plan's jobs, read back on --resume", "item": "job"})
-    workloads: list[CatalogJobDoc | JobFileDoc] = field(metadata={"item": "workload"})
+    workloads: list[CatalogJobDoc | JobFileDoc | CmdJobSpec] = field(metadata={"item": "workload"})
     repeat: Annotated[int, Keywords(minimum=1)]
     drop_caches: bool
     settle_s: float
@@ -344,6 +369,8 @@ class MatrixDoc(_Document):
     primary_metrics: dict[str, str] | None = field(
         default=None, metadata={"doc": "workload -> its own primary metric, when none was named (contention jobs)"})
     order: list[tuple[str, str]] = field(metadata={"doc": "[workload, variant] of every slot, in run order"})
+    sequential: MatrixSequentialDoc | None = field(
+        default=None, metadata={"doc": "--until-verdict: the boundary; repeat is then the most runs per cell"})
     target: TargetDoc | None
     original: dict[str, str] | None = None
     runs: list[MatrixRunDoc] = field(metadata={"item": "run"})

@@ -21,7 +21,15 @@ from pathlib import Path
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
-from iosched.core.experiment.document import CatalogJobSpec, FileJobSpec, VariantDoc
+from iosched.core.experiment.document import (
+    CatalogJobSpec,
+    CmdJobSpec,
+    FileJobSpec,
+    MatrixSequentialDoc,
+    VariantDoc,
+)
+from iosched.core.experiment.matrix_judge import primaries
+from iosched.core.experiment.matrix_sequential import State, look_line, state
 from iosched.core.experiment.params import (
     BadValue,
     brief,
@@ -46,6 +54,8 @@ from iosched.core.experiment.runner import (
 )
 from iosched.core.experiment.saved import Bad, check_matrix, decode_json, need, saved_variants, through
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
+from iosched.core.experiment.sequential import look_schedule
+from iosched.core.experiment.study import CmdJob, parse_study
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
@@ -90,22 +100,44 @@ def job_file_runtime(job: JobFile) -> float | None:
     return best
 
 
-def job_runtime(job: Job | JobFile, runtime: float | None) -> float | None:
-    """Seconds one run of ``job`` lasts (None when a job file does not say and --runtime is not given)."""
+def job_runtime(job: Job | JobFile | CmdJob, runtime: float | None) -> float | None:
+    """Seconds one run of ``job`` lasts (None when a job file does not say and --runtime is not given, or for a
+    command)."""
     if isinstance(job, Job):
         return job.runtime
+    if isinstance(job, CmdJob):
+        return None
     return runtime if runtime is not None else job_file_runtime(job)
 
 
-def job_spec(job: Job | JobFile) -> Doc:
-    """What identifies a job in a saved matrix: a catalog name with its scaling, or a job file's options."""
+def job_spec(job: Job | JobFile | CmdJob) -> Doc:
+    """What identifies a job in a saved matrix: a catalog name with its scaling, a job file's options, or a
+    study's command."""
     if isinstance(job, Job):
         return {"catalog": job.name, "runtime": job.runtime, "size": job.size}
+    if isinstance(job, CmdJob):
+        return job.to_json()
     return {"file": job.path, "sections": [[s, [[k, v] for k, v in opts]] for s, opts in job.sections]}
 
 
-def job_from_spec(spec: CatalogJobSpec | FileJobSpec) -> Job | JobFile:
-    """The job a saved spec names, checked again as if typed by the user (a saved file is outside input)."""
+def _study_text(spec: CmdJobSpec) -> str:
+    """A saved command as the study-file table it came from, so it is checked by the same parser."""
+    import json
+
+    metrics = [f"{m.name}={m.pattern}" + (f":{m.better}" if m.better else "") for m in spec.cmd_metrics]
+    return (f"[[workload]]\nname = {json.dumps(spec.name, ensure_ascii=False)}\n"
+            f"cmd = {json.dumps(spec.cmd, ensure_ascii=False)}\n"
+            f"cmd_metric = {json.dumps(metrics, ensure_ascii=False)}\n")
+
+
+def job_from_spec(spec: CatalogJobSpec | FileJobSpec | CmdJobSpec) -> Job | JobFile | CmdJob:
+    """The job a saved spec names, checked again as if typed by the user (a saved file is outside input). A
+    command is read back to be compared with the study file given again, never to be run from the file."""
+    if isinstance(spec, CmdJobSpec):
+        study = parse_study(_study_text(spec), "the saved study")
+        if len(study.workloads) != 1 or not isinstance(study.workloads[0], CmdJob):
+            raise BadInput("the saved matrix holds a command that is not one")
+        return study.workloads[0]
     if isinstance(spec, CatalogJobSpec):
         name = spec.catalog
         if name not in CATALOG:
@@ -131,13 +163,15 @@ class MatrixPlan:
     """Everything decided before the first run; a saved document holds it and resuming reads it back."""
 
     variants: list[Variant]
-    jobs: list[Job | JobFile]
+    jobs: list[Job | JobFile | CmdJob]
     repeat: int = 3
     drop_caches: bool = False
     settle: float = 1.0
     runtime: float | None = None  # applies to job files (catalog jobs carry their own, scaled)
     primary: str | None = None  # None: each job's own (a contention job names one), else IOPS
     order: list[tuple[int, int]] = field(default_factory=list)
+    sequential: Doc | None = None  # --until-verdict: the boundary (core/experiment/matrix_sequential.py); repeat is
+    # then the most runs per cell
 
     def __post_init__(self) -> None:
         if not self.jobs:
@@ -176,11 +210,21 @@ class MatrixPlan:
                 "workloads": [j.to_json() for j in self.jobs], "repeat": self.repeat,
                 "drop_caches": self.drop_caches, "settle_s": self.settle, "job_runtime_s": self.runtime,
                 "primary_metric": self.primary or "iops", **self._own_primaries(),
-                "order": [[self.jobs[w].name, self.variants[v].label] for w, v in self.order]}
+                "order": [[self.jobs[w].name, self.variants[v].label] for w, v in self.order],
+                **({"sequential": self.sequential} if self.sequential else {})}
+
+    @property
+    def fio_jobs(self) -> list[Job | JobFile]:
+        """The workloads fio runs (a study's commands left out): what the target is chosen and sized for."""
+        return [j for j in self.jobs if not isinstance(j, CmdJob)]
+
+    @property
+    def comparisons(self) -> int:
+        return len(self.jobs) * (len(self.variants) - 1)
 
     def _own_primaries(self) -> Doc:
         """``primary_metrics``: the jobs that name their own metric, when the user named none."""
-        own = {j.name: j.primary for j in self.jobs if isinstance(j, Job) and j.primary}
+        own = {j.name: j.primary for j in self.jobs if isinstance(j, (Job, CmdJob)) and j.primary}
         return {"primary_metrics": own} if self.primary is None and own else {}
 
 
@@ -200,7 +244,7 @@ def _plan(doc: object) -> MatrixPlan:
     assert isinstance(doc, dict)
     d: Doc = doc
     variants = saved_variants(decode(list[VariantDoc], d.get("variants"), "variants"))
-    specs = decode(list[CatalogJobSpec | FileJobSpec], d.get("jobs"), "jobs")
+    specs = decode(list[CatalogJobSpec | FileJobSpec | CmdJobSpec], d.get("jobs"), "jobs")
     need(bool(specs), "it has no jobs")
     try:
         jobs = [job_from_spec(s) for s in specs]
@@ -219,8 +263,10 @@ def _plan(doc: object) -> MatrixPlan:
     through(parse_metric, primary, "primary_metric")
     own = d.get("primary_metrics")
     if own is not None:  # the jobs' own metrics: the user named none (read back from the jobs themselves)
-        for m in decode(dict[str, str], own, "primary_metrics").values():
-            through(parse_metric, m, "primary_metrics")
+        for w, m in decode(dict[str, str], own, "primary_metrics").items():
+            job = jobs[names[w]] if w in names else None
+            if not (isinstance(job, CmdJob) and m in {c.name for c in job.cmd_metrics}):  # else a figure it reads
+                through(parse_metric, m, "primary_metrics")
     pairs = decode(list[tuple[str, str]], d.get("order"), "order")
     # Counted before the balanced order is built: a hostile repeat or job list must not make a huge one.
     need(len(pairs) == len(jobs) * len(variants) * repeat <= MAX_RUNS, "its run order does not cover the matrix")
@@ -228,14 +274,31 @@ def _plan(doc: object) -> MatrixPlan:
     for job_name, label in pairs:
         need(job_name in names and label in labels, "its run order names a job or variant it does not have")
         order.append((names[job_name], labels[label]))
+    seq = d.get("sequential")
+    if seq is not None:
+        seq = _boundary(decode(MatrixSequentialDoc, seq, "sequential"), repeat, len(jobs) * (len(variants) - 1))
     try:
         plan = MatrixPlan(variants, jobs, repeat, drop, settle, runtime, None if own is not None else str(primary),
-                          order)
+                          order, seq)
     except BadInput as e:
         raise Bad(str(e)) from None
     need(sorted(plan.order) == sorted(plan_order(len(jobs), len(variants), plan.repeat)),
          "its run order does not cover the matrix")
     return plan
+
+
+def _boundary(seq: MatrixSequentialDoc, repeat: int, comparisons: int) -> Doc:
+    """A saved boundary, checked against the plan: its looks are the schedule of its most runs per cell, and each
+    level lies between the Bonferroni split over the looks and a single look's (a file cannot loosen it)."""
+    need(seq.max_per_arm == repeat and tuple(seq.looks) == look_schedule(repeat),
+         "its sequential looks are not those of its most runs per cell")
+    need(0.0 < seq.alpha <= 0.5 and len(seq.levels) == comparisons, "its sequential boundary does not fit the matrix")
+    for r, level in enumerate(seq.levels):
+        share = seq.alpha / (comparisons - r)
+        need(share / (2 * len(seq.looks)) <= level <= share, "its sequential boundary is looser than alpha allows")
+    need(0.0 < seq.ci_level < 1.0, "its sequential interval level is not a probability")
+    return {"looks": list(seq.looks), "max_per_arm": seq.max_per_arm, "alpha": seq.alpha,
+            "levels": list(seq.levels), "ci_level": seq.ci_level, "method": seq.method}
 
 
 def decode_matrix(doc: object, path: object) -> Doc:
@@ -257,7 +320,8 @@ def _identity(dev: Doc) -> Doc:
     return {k: dev.get(k) for k in ("name", "size_bytes", "model", "serial", "backing_file")}
 
 
-def check_resumable(doc: Doc, device: str, variants: list[Variant] | None, jobs: list[Job | JobFile] | None,
+def check_resumable(doc: Doc, device: str, variants: list[Variant] | None,
+                    jobs: list[Job | JobFile | CmdJob] | None,
                     runtime: float | None, root: str | Path = "/", path: str = "the file") -> MatrixPlan:
     """The saved plan, after checking the file belongs to this device and to the variants and jobs given."""
     saved = plan_from_doc(doc, path)
@@ -275,6 +339,9 @@ def check_resumable(doc: Doc, device: str, variants: list[Variant] | None, jobs:
         raise BadInput(f"{path} compares other variants ({', '.join(v.label for v in saved.variants)})")
     if doc.get("status") == "final":
         raise BadInput(f"{path} is a finished matrix: nothing to resume")
+    if jobs is None and any(isinstance(j, CmdJob) for j in saved.jobs):
+        raise BadInput(f"{path} is a study that runs commands: resume it with --study and its file again, so the "
+                       "commands run come from you, not from a result file")
     return saved
 
 
@@ -313,7 +380,7 @@ def new_document(device: str, plan: MatrixPlan, target: Target | None, root: str
             "status": "running"}
 
 
-def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: Doc | None = None, root: str | Path = "/",
+def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | None = None, root: str | Path = "/",
                on_event: Callable[[Event], None] | None = None, on_saved: Callable[[Doc], None] | None = None,
                ctl: Control | None = None) -> Doc:
     """Run every slot of ``plan.order`` not yet in ``doc["runs"]`` (a new document when None); ``on_saved`` gets
@@ -333,13 +400,23 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: Doc | None = 
         cfg = Configurator(device, plan.variants, root)
         monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     except BaseException:
-        target.release(root)  # the matrix owns its target from the call on, even when it cannot start
+        if target is not None:
+            target.release(root)  # the matrix owns its target from the call on, even when it cannot start
         raise
     doc.setdefault("original", cfg.snapshot())
     doc["status"] = "running"
     # Resumed: the earlier session's "ended early … --resume continues" now says that it was resumed.
     doc["notes"] = [resumed_note(n) for n in doc.get("notes") or []]
     todo = [i for i in range(plan.runs) if i not in done_slots(doc)]
+    labels = [v.label for v in plan.variants]
+    per_round = len(plan.jobs) * len(labels)
+    metric_of = primaries(doc, plan.primary) if plan.sequential else {}
+    st = state(doc, metric_of) if plan.sequential else State({}, 0)
+
+    def left(slots: list[int]) -> list[int]:  # the slots still to run: a decided cell's are left out
+        return [s for s in slots if not st.skips(plan.jobs[plan.order[s][0]].name,
+                                                 labels[plan.order[s][1]], labels, s // per_round)]
+
     t_origin = time.monotonic()
     offset = max((r.get("end", 0.0) for r in doc["runs"]), default=0.0)  # resumed runs continue the timeline
     spent: list[tuple[float, float]] = []  # (estimated, measured) seconds of the runs made now
@@ -351,16 +428,20 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: Doc | None = 
                     raise Cancelled("cancelled")
                 w, vi = plan.order[slot]
                 v, job = plan.variants[vi], plan.jobs[w]
+                if not left([slot]):
+                    continue
                 t0 = time.monotonic()
                 config = cfg.apply(v)
                 if plan.drop_caches:
                     drop_page_cache(root)
                 if plan.settle and ctl.cancelled.wait(plan.settle):  # a cancel ends the settle at once
                     raise Cancelled("cancelled")
-                runtime = None if isinstance(job, Job) else plan.runtime
-                wl = Workload(job=job, target=target, runtime=runtime)
+                if isinstance(job, CmdJob):
+                    wl = Workload(cmd=job.cmd, cmd_metrics=list(job.cmd_metrics), target=target)
+                else:
+                    wl = Workload(job=job, target=target, runtime=None if isinstance(job, Job) else plan.runtime)
                 label = f"{job.name} · {v.label}"
-                emit(Event("run-start", slot, plan.runs, label, text=_eta_text(plan, todo[k:], spent)))
+                emit(Event("run-start", slot, plan.runs, label, text=_eta_text(plan, left(todo[k:]), spent)))
                 # Progress events name the cell (workload and variant), not the variant alone.
                 run = _one_run(device, v, config, wl, monitor, ctl, root, _naming(emit, label), slot, plan.runs)
                 run["start"] = run["start"] - t_origin + offset
@@ -371,7 +452,15 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target, doc: Doc | None = 
                 if est is not None:
                     spent.append((est, time.monotonic() - t0))
                 saved(doc)
-                emit(Event("run-end", slot, plan.runs, label, run=run, text=_eta_text(plan, todo[k + 1:], spent)))
+                looked = st.last_look
+                if plan.sequential:
+                    st = state(doc, metric_of)
+                emit(Event("run-end", slot, plan.runs, label, run=run,
+                           text=_eta_text(plan, left(todo[k + 1:]), spent)))
+                if st.last_look != looked:
+                    emit(Event("note", text=look_line(doc, st, metric_of)))
+                if plan.sequential and len(st.decided) == plan.comparisons:
+                    break
             doc["status"] = "final"
     finally:
         saved(doc)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from iosched.core.experiment.matrix_sequential import METHOD, cell_estimate, state
 from iosched.core.experiment.metrics import metric_words
 from iosched.core.experiment.schema_version import Doc
 from iosched.core.experiment.stats import CannotJudge, RatioEstimate, holm, log_ratio_welch, runs_needed, summarize
@@ -30,8 +31,10 @@ def primaries(doc: Doc, metric: str | None = None) -> dict[str, str]:
     return {w["name"]: own.get(w["name"]) or default for w in doc["workloads"]}
 
 
-def judge_matrix(doc: Doc, alpha: float = 0.05, metric: str | None = None) -> Doc:
-    """Cells (workload x variant) with the primary metric's summary, ratio to the baseline, and the verdict."""
+def judge_matrix(doc: Doc, alpha: float = 0.05, metric: str | None = None, planning: bool = True) -> Doc:
+    """Cells (workload x variant) with the primary metric's summary, ratio to the baseline, and the verdict.
+
+    ``planning=False`` leaves out the planning lines (the only costly part; simulations need no words)."""
     metric_of = primaries(doc, metric)
     labels = [v["label"] for v in doc["variants"]]
     workloads = [w["name"] for w in doc["workloads"]]
@@ -76,21 +79,68 @@ def judge_matrix(doc: Doc, alpha: float = 0.05, metric: str | None = None) -> Do
                                 significant=False, cannot_judge=None)
             cells.append(cell)
     tested = [c for c in cells if c["variant"] != base and c.get("p_value") is not None]
-    for c, p in zip(tested, holm([c["p_value"] for c in tested])):
-        c["p_adjusted"] = p
-        c["significant"] = p < alpha
+    seq = doc.get("sequential")
+    if seq and set(metric_of.values()) != set(primaries(doc).values()):
+        seq = None  # another metric than the boundary's: judged as a fixed matrix, and said so below
+    if seq:
+        tested = _sequential_cells(doc, cells, estimates, metric_of, seq)
+        alpha = float(seq["alpha"])
+    else:
+        for c, p in zip(tested, holm([c["p_value"] for c in tested])):
+            c["p_adjusted"] = p
+            c["significant"] = p < alpha
     for c in cells:
         if c["variant"] != base:
             c["verdict"] = _cell_verdict(c, c["metric"], metric_words(c["metric"])[0],
                                          estimates[(c["workload"], c["variant"])])
     judged = set(metric_of.values())  # one metric for all workloads, or each workload its own
     shared = judged.pop() if len(judged) == 1 else (metric or doc.get("primary_metric") or "iops")
+    method = None
+    if seq:
+        method = (f"{METHOD}; looks at {', '.join(map(str, seq['looks']))} runs per cell, "
+                  f"per-look level {seq['levels'][0]:.4f} rising to {seq['levels'][-1]:.4f} as cells decide")
+    elif doc.get("sequential"):
+        method = "Holm over the cells at a fixed level: the sequential boundary was for another metric"
     return {"alpha": alpha, "primary_metric": shared, "baseline": base,
-            "comparisons": len(tested), "correction": "holm", "workloads": workloads, "variants": labels,
+            "comparisons": len(cells) - len(workloads) if seq else len(tested),
+            "correction": "sequential holm" if seq else "holm", "method": method,
+            "workloads": workloads, "variants": labels,
             "cells": cells, "summary": [variant_sentence(cells, v) for v in labels[1:]],
-            "planning": planning_lines(cells, estimates, alpha, len(tested), len(labels)),
+            "planning": planning_lines(cells, estimates, alpha, len(tested), len(labels)) if planning else [],
             "invalid": [f"run {r['slot'] + 1} ({r['workload']}, {r['variant']}): {r.get('invalid_reason')}"
                         for r in doc["runs"] if not r.get("valid", True)]}
+
+
+def _sequential_cells(doc: Doc, cells: list[Doc], estimates: dict[tuple[str, str], RatioEstimate | CannotJudge],
+                      metric_of: dict[str, str], seq: Doc) -> list[Doc]:
+    """The cells of a sequential matrix judged by its boundary: each on the runs up to the look where it decided
+    (undecided: the last look reached), significant exactly when it crossed. The adjusted p-value is scaled by
+    alpha / the level it faced, so it still compares with alpha."""
+    st = state(doc, metric_of)
+    alpha = float(seq["alpha"])
+    levels = seq["levels"]
+    for c in cells:
+        w, v = c["workload"], c["variant"]
+        if v == c["baseline"]:
+            continue
+        d = st.decided.get((w, v))
+        if d is None and st.last_look == 0:
+            why = f"the first look ({seq['looks'][0]} runs per cell) was not reached"
+            estimates[(w, v)] = CannotJudge(why)
+            c.update(ratio=None, ci95=None, p_value=None, p_adjusted=None, significant=False, cannot_judge=why,
+                     decided_at=None)
+            continue
+        e = cell_estimate(doc, w, v, metric_of[w], d.look if d else st.last_look, float(seq["ci_level"]))
+        estimates[(w, v)] = e
+        if isinstance(e, CannotJudge):
+            c.update(ratio=None, ci95=None, p_value=None, p_adjusted=None, significant=False,
+                     cannot_judge=e.reason, decided_at=None)
+            continue
+        level = d.level if d else float(levels[min(len(st.decided), len(levels) - 1)])
+        c.update(ratio=e.ratio, ci95=[e.ci_low, e.ci_high], p_value=e.p_value,
+                 p_adjusted=min(1.0, e.p_value * alpha / level), significant=d is not None, cannot_judge=None,
+                 decided_at=d.look if d else None)
+    return [c for c in cells if c["variant"] != c["baseline"] and c.get("p_value") is not None]
 
 
 def planning_lines(cells: list[Doc], estimates: dict[tuple[str, str], RatioEstimate | CannotJudge], alpha: float,
@@ -117,7 +167,7 @@ def planning_lines(cells: list[Doc], estimates: dict[tuple[str, str], RatioEstim
         most = max(known)
         lines.insert(0, f"planning: about {most} runs per variant ({most * variants} per workload) would detect a "
                         f"{diff} difference in every undecided cell at the noise seen (80% power, Holm over "
-                        f"{comparisons}); --until-verdict stops a compare as soon as the data allow")
+                        f"{comparisons}); --until-verdict stops as soon as the data allow")
     return lines
 
 
@@ -132,7 +182,8 @@ def _cell_verdict(c: Doc, metric: str, label: str, e: RatioEstimate | CannotJudg
         return f"{c['workload']}: cannot judge {label} ({e.reason})"
     p = fmt_p(c["p_adjusted"], adjusted=True)
     if c["significant"]:
-        return f"{c['workload']}: {effect_words(metric, c['baseline'], c['variant'], e)}, {p}"
+        at = f", decided at {c['decided_at']} runs" if c.get("decided_at") else ""
+        return f"{c['workload']}: {effect_words(metric, c['baseline'], c['variant'], e)}, {p}{at}"
     lo, hi = e.ci_low, e.ci_high
     return (f"{c['workload']}: no significant difference in {label} ({_pct(e.ratio)}, "
             f"95% CI {_pct(lo)} to {_pct(hi)}), {p}")
@@ -192,5 +243,6 @@ def as_matrix(doc: Doc) -> Doc:
     name = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
     job = wl.get("job") or {"name": name}
     primary = doc.get("primary_metric") or ("wall_s" if wl.get("cmd") else job.get("primary") or "iops")
+    # A compare's own boundary (one level) is no matrix boundary: the row is charted as a fixed matrix.
     return {**doc, "kind": "matrix", "workloads": [{**job, "name": name}], "primary_metric": primary,
-            "runs": [{**r, "workload": name, "slot": r.get("index", 0)} for r in doc["runs"]]}
+            "sequential": None, "runs": [{**r, "workload": name, "slot": r.get("index", 0)} for r in doc["runs"]]}

@@ -19,7 +19,7 @@ import random
 from functools import lru_cache
 from typing import Literal
 
-from iosched.core.experiment.stats import t_ppf
+from iosched.core.experiment.stats import t_ppf, t_sf2
 
 Design = Literal["two-sample", "paired"]
 FIRST_LOOK = 4  # runs per arm: fewer leave t with 1-3 degrees of freedom and spend alpha for little
@@ -113,3 +113,34 @@ def pocock_level(looks: tuple[int, ...], alpha: float = 0.05, arms: int = 2, des
         else:
             hi = mid
     return lo
+
+
+@lru_cache(maxsize=16)
+def null_min_p(looks: tuple[int, ...], simulations: int = SIMULATIONS, seed: int = SEED,
+               ceiling: float = 0.2) -> tuple[float, ...]:
+    """The smallest p-value over the looks of ``simulations`` null two-arm experiments, sorted (values above
+    ``ceiling`` are left at 1: the levels read from it are never that large).
+
+    One comparison crosses a constant per-look level L at some look exactly when its smallest p-value is below
+    L, so the level giving an overall rate ``a`` is this distribution's ``a`` quantile, for any ``a`` at once.
+    """
+    rng = random.Random(seed)
+    crit = [t_ppf(1.0 - ceiling / 2.0, _df("two-sample", n)) for n in looks]
+    out: list[float] = []
+    for _ in range(simulations):
+        best = 1.0
+        for t, c, n in zip(_max_abs_t("two-sample", looks, 2, rng), crit, looks, strict=True):
+            if t > c:
+                best = min(best, t_sf2(t, _df("two-sample", n)))
+        out.append(best)
+    out.sort()
+    return tuple(out)
+
+
+def quantile_level(looks: tuple[int, ...], a: float) -> float:
+    """The constant per-look level at which one two-arm comparison, looked at on ``looks``, falsely crosses
+    with probability ``a`` (at most 0.2); ``a`` itself with a single look."""
+    if len(looks) == 1:
+        return a
+    mins = null_min_p(looks)
+    return mins[min(len(mins) - 1, int(a * len(mins)))]

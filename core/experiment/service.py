@@ -87,8 +87,9 @@ class ExperimentPlan:
 
     @property
     def jobs(self) -> list[Job | JobFile]:
+        """The fio jobs the plan runs (a study's commands are not among them)."""
         if self.matrix is not None:
-            return list(self.matrix.jobs)
+            return self.matrix.fio_jobs
         if self.cmd is not None:
             return [self.background] if self.background is not None else []
         return [self.job] if self.job is not None else []
@@ -286,7 +287,7 @@ def _run_held(plan: ExperimentPlan, saver: Saver | None, emit: Callable[[Event],
 def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event], None], ctl: Control,
               stop: Callable[[Doc], bool] | None, seq: Doc | None, save: Callable[[Doc], None]) -> Doc:
     if plan.kind == "matrix":
-        assert plan.matrix is not None and target is not None
+        assert plan.matrix is not None
         return run_matrix(plan.device, plan.matrix, target, plan.resume, plan.root, emit, save, ctl)
     if plan.cmd is not None:
         workload = Workload(cmd=plan.cmd, background=plan.background, target=target, cmd_metrics=plan.cmd_metrics)

@@ -140,3 +140,63 @@ def test_bad_matrices_change_nothing(loopdev, private_journal, tmp_path):
     assert not (tmp_path / "x.png").exists()
     assert json.loads((private_journal / "journal.json").read_text())["entries"] == []
     no_fio_left(loopdev.path)
+
+
+def test_until_verdict_matrix_stops_the_cells_that_decided(loopdev, private_journal, tmp_path):
+    """bfq's cost at queue depth 16 decides at an early look and its cell stops; the A/A cell (none#2) goes on
+    with the baseline. A few runs instead of the fixed maximum, and the saved file re-judges to the same."""
+    need_real("fio")
+    save = tmp_path / "seq.json"
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq,none", "--jobs", "randread-q16t2",
+                "--runtime", "1", "--until-verdict", "--max-runs", "6", "--settle", "0.2", "--save", str(save),
+                timeout=240)
+    assert r.returncode == 0, r.stderr
+    assert "until a verdict: looks at 4, 6 runs per cell, at most 18 runs" in r.stderr
+    assert "look at 4 runs per cell:" in r.stderr
+    doc = json.loads(save.read_text())
+    seq = doc["sequential"]
+    assert seq["looks"] == [4, 6] and len(seq["levels"]) == 2 and seq["levels"][0] < 0.025
+    cells = {c["variant"]: c for c in doc["judgement"]["cells"]}
+    bfq = cells["bfq"]
+    assert bfq["significant"] and bfq["decided_at"] in (4, 6) and bfq["ratio"] < 1, bfq
+    per_round = 3
+    late_bfq = [x for x in doc["runs"] if x["variant"] == "bfq" and x["slot"] // per_round >= bfq["decided_at"]]
+    assert late_bfq == []  # a decided cell took no run after its look
+    assert len(doc["runs"]) < 18 and doc["status"] == "final"
+    assert doc["judgement"]["correction"] == "sequential holm"
+    assert f"decided at {bfq['decided_at']} runs" in bfq["verdict"] and "decided (runs per cell):" in r.stdout
+    assert loopdev.current() == loopdev.initial_scheduler
+    again = run_cli("report", str(save), "--json")
+    assert again.returncode == 0, again.stderr
+    assert json.loads(again.stdout)["judgement"]["cells"] == doc["judgement"]["cells"]
+    refused = run_cli("compare", loopdev.name, "--resume", str(save))
+    assert refused.returncode == 2 and "finished matrix" in refused.stderr
+
+
+def test_a_study_runs_a_fio_job_and_a_command_as_one_matrix(loopdev, private_journal, tmp_path):
+    need_real("fio")
+    study = tmp_path / "study.toml"
+    study.write_text('schedulers = "none,bfq"\nrepeat = 2\n\n'
+                     '[[workload]]\njob = "4k-randread"\n\n'
+                     '[[workload]]\nname = "urandom"\n'
+                     'cmd = "echo value $(od -An -N2 -tu2 /dev/urandom)"\n'
+                     'cmd_metric = ["value=value +([0-9]+):higher"]\n')
+    save = tmp_path / "study.json"
+    r = run_cli("compare", loopdev.name, "--study", str(study), "--runtime", "0.5", "--size", "16M",
+                "--settle", "0", "--save", str(save), timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert "matrix of 2 workload(s) x 2 variants x 2 repeat(s) = 8 runs" in r.stderr
+    doc = json.loads(save.read_text())
+    assert [w["name"] for w in doc["workloads"]] == ["4k-randread", "urandom"]
+    cmd_runs = [x for x in doc["runs"] if x["workload"] == "urandom"]
+    assert len(cmd_runs) == 4 and all(x["valid"] and 0 <= x["metrics"]["value"] < 65536 for x in cmd_runs)
+    assert all("wall_s" in x["metrics"] for x in cmd_runs)
+    by = {c["workload"]: c["metric"] for c in doc["judgement"]["cells"]}
+    assert by == {"4k-randread": "iops", "urandom": "value"}
+    assert "urandom [value]" in r.stdout and "4k-randread [iops]" in r.stdout
+    assert loopdev.current() == loopdev.initial_scheduler
+    assert run_cli("report", str(save)).returncode == 0
+    # Bad study files: one sentence, exit 2, nothing run.
+    study.write_text('[[workload]]\nname = "x"\ncmd = "touch ' + str(tmp_path / "ran") + '"\nenv = "A=1"\n')
+    bad = run_cli("compare", loopdev.name, "--study", str(study), "--schedulers", "none,bfq")
+    assert bad.returncode == 2 and "does not take: 'env'" in bad.stderr and not (tmp_path / "ran").exists()

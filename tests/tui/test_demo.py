@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from fio_support import fio_procs
 from test_tmux_e2e import tmux, wait_for
 
@@ -104,13 +108,24 @@ def test_demo_needs_root():
     assert r.returncode == 1 and "run it as root" in r.stderr
 
 
-def test_hangup_cleans_the_sandbox_and_puts_an_experiment_device_back(tmp_path, private_journal):
+@pytest.fixture
+def shm_dir() -> Iterator[Path]:
+    """A folder on tmpfs: a sandbox file that fio wrote at random is unlinked at once there, where on a disk its
+    tens of thousands of extents take seconds to free (the time the test gives the demo to clean up)."""
+    d = Path(tempfile.mkdtemp(prefix="iosched-test-", dir="/dev/shm"))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def test_hangup_cleans_the_sandbox_and_puts_an_experiment_device_back(tmp_path, shm_dir, private_journal):
     """A dropped SSH session (tmux kill-session sends SIGHUP): no restore needed afterwards."""
     need_real("fio", "tmux")
     done = tmp_path / "exit-code"
-    start_demo(tmp_path, private_journal, done)
+    start_demo(shm_dir, private_journal, done)
     try:
-        dev, file = sandbox_device(tmp_path)
+        dev, file = sandbox_device(shm_dir)
         wait_for(lambda t: f"Sandbox {dev}" in t, "the demo hint")
         tmux("send-keys", "-t", SESSION, "c")
         wait_for(lambda t: "Compare schedulers on" in t, "the experiment screen")

@@ -49,15 +49,27 @@ async def test_compare_screen_runs_a_matrix_and_a_command(loopdev):
 
         screen.doc = None
         screen.query_one("#spec", Input).value = f"cmd: dd if={loopdev.path} of=/dev/null bs=1M count=8 iflag=direct"
+        # Its own figure, read from dd's last line ("… copied, 0.01 s, 700 MB/s"): the regex keeps its commas.
+        screen.query_one("#cmd-metric", Input).value = "rate=copied, [0-9.]+ s, ([0-9.]+) [kMG]?B/s:higher"
         await pilot.press("ctrl+r")
         assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 60)
         assert all(r["metrics"]["wall_s"] > 0 for r in screen.doc["runs"]) and len(screen.doc["runs"]) == 4
+        assert all(r["valid"] and r["metrics"]["rate"] > 0 for r in screen.doc["runs"])
+        assert screen.doc["workload"]["cmd_metrics"][0]["pattern"] == "copied, [0-9.]+ s, ([0-9.]+) [kMG]?B/s"
+        assert screen.doc["primary_metric"] == "rate"
         # A command's run line says its wall time (and its own figures), not "0 IOPS".
         screen.view.show(Event("run-end", 0, 4, "none", run={"metrics": {"wall_s": 1.5, "tps": 2200.0,
                                                                           "cpu_us_per_io": 3.0, "dev_util": 5.0},
                                                               "valid": True, "invalid_reason": None}))
         report = str(screen.query_one("#report", Static).content)
         assert report.endswith("run 1: none  tps 2.2k  wall 1.50 s  CPU/IO 3.0 µs"), report
+
+        screen.query_one("#spec", Input).value = "4k-read"  # a figure without a command: refused, nothing runs
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert not screen.running
+        assert any("a figure is read from a command's output" in n.message for n in app._notifications)
+        screen.query_one("#cmd-metric", Input).value = ""
 
         screen.query_one("#spec", Input).value = "4k-matrx"
         await pilot.press("ctrl+r")

@@ -15,8 +15,8 @@ from iosched.tui.widgets.status_bar import StatusBar
 from conftest import need_real
 
 
-async def wait_until(pilot, cond, timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
+async def wait_until(pilot, cond, within: float = 10.0) -> bool:
+    deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         if cond():
             return True

@@ -28,7 +28,7 @@ from iosched.core.settings.device_lock import load_lock
 from conftest import need_real, run_cli
 
 SAVED = Path(__file__).parents[2] / "data" / "saved"  # tests/data/saved
-KINDS = ["experiment", "alternation", "sequential", "command", "matrix"]
+KINDS = ["experiment", "alternation", "sequential", "command", "matrix", "study"]
 # Words of Python's own exceptions: a message that carries them has leaked an exception's text.
 PYTHON_WORDS = ("Traceback", "Error", "indices", "attribute", "subscriptable", "unhashable", "NoneType",
                 "not supported between", "JSONDecode")
@@ -193,6 +193,15 @@ NAMED = [
     ("sequential", _set("sequential.looks", []), "the sequential looks are not increasing run counts"),
     ("experiment", _set("runs.0.metrics.iops", float("nan")), "run 1's iops is not a number"),
     ("experiment", _set("runs.0.metrics.iops", 1e-300), "run 1's iops is not a number of a sensible size"),
+    # A study under --until-verdict: its boundary cannot be loosened, its looks must be its maximum's schedule,
+    # and its commands are checked as a study file's would be.
+    ("study", _set("sequential.levels", [0.05, 0.05]), "its sequential boundary is looser than alpha allows"),
+    ("study", _set("sequential.levels", [0.01]), "its sequential boundary does not fit the matrix"),
+    ("study", _set("sequential.looks", [2, 5]), "its sequential looks are not those of its most runs per cell"),
+    ("study", _set("sequential.alpha", 0.9), "its sequential boundary does not fit the matrix"),
+    ("study", _set("jobs.1.cmd_metrics.0.name", "iops"), "iosched measures a figure of that name itself"),
+    ("study", _set("jobs.1.name", "a b"), "is not a name"),
+    ("study", _set("jobs.1.cmd", ""), "cmd must be a command line"),
 ]
 
 
@@ -206,7 +215,7 @@ def test_named_hostile_files_are_one_sentence_for_report(tmp_path, kind, change,
         assert r.returncode == 0, r.stderr
         return
     assert r.returncode == 2, r.stderr
-    assert_one_sentence(r.stderr, path, "matrix" if kind == "matrix" else "experiment")
+    assert_one_sentence(r.stderr, path, "matrix" if kind in ("matrix", "study") else "experiment")
     assert why in r.stderr, r.stderr
     assert path.read_bytes() == data
 
