@@ -211,7 +211,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.background and not args.cmd:
         raise BadInput("--background loads the device while a command runs: give --cmd too")
     if args.plan:
-        for flag, given in (("--jobs", args.jobs or args.study), ("--resume", args.resume),
+        for flag, given in (("--jobs", args.jobs), ("--study", args.study), ("--resume", args.resume),
                             ("--alternate", args.alternate),
                             ("--until-verdict", args.until_verdict), ("--save", args.save is not None),
                             ("--repeat", args.repeat is not None), ("--plot", args.plot or args.plot_file)):
