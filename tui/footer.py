@@ -9,10 +9,19 @@ after each recompose.
 
 from __future__ import annotations
 
+from textual.screen import Screen
 from textual.widgets import Footer
 
 
 class KeysFooter(Footer):
+    def bindings_changed(self, screen: Screen) -> None:
+        # Textual's Footer draws no keys while the app lacks focus, and its web driver blurs the app at start:
+        # a browser tab showed a blank key bar until the viewer clicked the terminal (or for good, when that
+        # first click's focus reached the app before its start-up blur). The keys are drawn focus or not.
+        self._bindings_ready = True
+        if self.is_attached and screen is self.screen:
+            self.call_after_refresh(self.recompose)
+
     async def recompose(self) -> None:
         await super().recompose()
         watchers = getattr(self, "__watchers", None)  # Textual's per-object watcher lists, by attribute

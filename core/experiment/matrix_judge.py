@@ -80,7 +80,7 @@ def judge_matrix(doc: Doc, alpha: float = 0.05, metric: str | None = None, plann
             cells.append(cell)
     tested = [c for c in cells if c["variant"] != base and c.get("p_value") is not None]
     seq = doc.get("sequential")
-    if seq and set(metric_of.values()) != set(primaries(doc).values()):
+    if seq and metric_of != primaries(doc):
         seq = None  # another metric than the boundary's: judged as a fixed matrix, and said so below
     if seq:
         tested = _sequential_cells(doc, cells, estimates, metric_of, seq)

@@ -90,6 +90,10 @@ def test_read_only_view_shows_the_device_and_refuses_a_switch(browser, loopdev: 
         with serving(run_dir=private_journal) as url:
             page = Page(browser, url)
             assert "read-only" in page.status()
+            # The key bar (the last row) shows keys. A served app starts blurred, and Textual's Footer draws no
+            # keys while blurred: the bar stayed blank for good, so waiting a little still fails then.
+            page.wait_for(lambda t: "Help" in t.splitlines()[-1] and "Quit" in t.splitlines()[-1],
+                          "the keys in the key bar", timeout=10)
             text = page.select(loopdev.name)
             row = next(line for line in text.splitlines() if line.split()[:1] == [loopdev.name])
             assert loopdev.current() in row.split()
