@@ -111,3 +111,33 @@ def tmux_session(name: str, command: str, width: int, height: int) -> Iterator[i
         yield pid
     finally:
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
+
+
+def put_in_readme(readme: Path, start: str, end: str, text: str) -> None:
+    """Replace what lies between the ``start`` and ``end`` markers of the README with ``text`` in a code block
+    (the examples the docs/ scripts make); unchanged when the markers are missing."""
+    body = readme.read_text()
+    if start in body and end in body:
+        block = f"{start}\n```\n{text.rstrip()}\n```\n{end}"
+        readme.write_text(body[:body.index(start)] + block + body[body.index(end) + len(end):])
+
+
+@contextlib.contextmanager
+def ext4_on_loop(under: Path, size: str = "4G") -> Iterator[tuple[str, Path]]:
+    """A loop device (direct IO) over a file in ``under`` with an ext4 filesystem mounted at ``under``/mnt: its
+    device path and mount point; unmounted and detached afterwards, whatever happens."""
+    image, mnt = under / "disk.img", under / "mnt"
+    subprocess.run(["truncate", "-s", size, str(image)], check=True)
+    dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", str(image)], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    mounted = False
+    try:
+        subprocess.run(["mkfs.ext4", "-q", dev], check=True)
+        mnt.mkdir()
+        subprocess.run(["mount", dev, str(mnt)], check=True)
+        mounted = True
+        yield dev, mnt
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(mnt)], check=False)
+        subprocess.run(["losetup", "-d", dev], check=False)

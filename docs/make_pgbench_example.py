@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-import common  # noqa: E402, F401  (a kill unwinds through the finally blocks)
+import common  # noqa: E402  (imported first: a kill unwinds through the finally blocks)
 
 START, END = "<!-- pgbench-example:start -->", "<!-- pgbench-example:end -->"
 PORT = "5439"
@@ -109,11 +109,7 @@ def main() -> None:
     shown[shown.index("--cmd") + 1] = shown_cmd
     command = " ".join(shlex.quote(a) for a in shown)
     (HERE / "pgbench-example.txt").write_text(f"$ {command}\n{report}")
-    block = f"{START}\n```\n$ {command}\n{report.rstrip()}\n```\n{END}"
-    readme = (ROOT / "README.md").read_text()
-    if START in readme and END in readme:
-        readme = readme[:readme.index(START)] + block + readme[readme.index(END) + len(END):]
-        (ROOT / "README.md").write_text(readme)
+    common.put_in_readme(ROOT / "README.md", START, END, f"$ {command}\n{report}")
     print(report)
 
 

@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
-import common  # noqa: E402, F401  (a kill unwinds through the finally blocks)
+import common  # noqa: E402  (imported first: a kill unwinds through the finally blocks)
 
 START, END = "<!-- study-example:start -->", "<!-- study-example:end -->"
 ARGS = ["--schedulers", "mq-deadline,bfq", "--runtime", "3", "--size", "256M", "--until-verdict", "--max-runs", "8",
@@ -61,40 +61,23 @@ def fill(mnt: Path) -> None:
 
 def main() -> None:
     iosched = shutil.which("iosched") or str(ROOT / ".venv/bin/iosched")
-    with tempfile.TemporaryDirectory(prefix="iosched-study-", dir="/var/tmp") as tmp:
-        t = Path(tmp)
-        image, mnt, study = t / "disk.img", t / "mnt", t / "study.toml"
-        subprocess.run(["truncate", "-s", "4G", str(image)], check=True)
-        dev = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", str(image)], check=True,
-                             capture_output=True, text=True).stdout.strip()
-        mounted = False
-        try:
-            subprocess.run(["mkfs.ext4", "-q", dev], check=True)
-            mnt.mkdir()
-            subprocess.run(["mount", dev, str(mnt)], check=True)
-            mounted = True
-            fill(mnt)
-            study.write_text(STUDY.replace("MNT", str(mnt)))
-            name = Path(dev).name
-            out = subprocess.run([iosched, "compare", name, "--study", str(study), *ARGS], capture_output=True,
-                                 text=True)
-            if out.returncode != 0:
-                raise SystemExit(out.stderr)
-            said = [line for line in out.stderr.splitlines()
-                    if line.startswith(("iosched: matrix of", "iosched: look at"))]
-            report = "\n".join([*said, out.stdout.rstrip()]).replace(str(mnt), "MNT").replace(name, "loopN")
-        finally:
-            if mounted:
-                subprocess.run(["umount", str(mnt)], check=False)
-            subprocess.run(["losetup", "-d", dev], check=False)
+    with tempfile.TemporaryDirectory(prefix="iosched-study-", dir="/var/tmp") as tmp, \
+            common.ext4_on_loop(Path(tmp)) as (dev, mnt):
+        study = Path(tmp, "study.toml")
+        fill(mnt)
+        study.write_text(STUDY.replace("MNT", str(mnt)))
+        name = Path(dev).name
+        out = subprocess.run([iosched, "compare", name, "--study", str(study), *ARGS], capture_output=True,
+                             text=True)
+        if out.returncode != 0:
+            raise SystemExit(out.stderr)
+        said = [line for line in out.stderr.splitlines()
+                if line.startswith(("iosched: matrix of", "iosched: look at"))]
+        report = "\n".join([*said, out.stdout.rstrip()]).replace(str(mnt), "MNT").replace(name, "loopN")
     command = " ".join(["iosched compare loopN --study study.toml", *ARGS])
     text = f"$ cat study.toml\n{STUDY}\n$ {command}\n{report}\n"
     (HERE / "study-example.txt").write_text(text)
-    block = f"{START}\n```\n{text.rstrip()}\n```\n{END}"
-    readme = (ROOT / "README.md").read_text()
-    if START in readme and END in readme:
-        readme = readme[:readme.index(START)] + block + readme[readme.index(END) + len(END):]
-        (ROOT / "README.md").write_text(readme)
+    common.put_in_readme(ROOT / "README.md", START, END, text)
     print(text)
 
 

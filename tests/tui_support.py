@@ -73,3 +73,16 @@ async def open_and_close_dialogs(pilot, app, times: int) -> None:
             assert isinstance(app.screen, dialog)
             await pilot.press("escape")
             await pilot.pause()
+
+
+async def wait_for_exit(app, within: float = 20.0) -> None:
+    """Until the app has exited. A quit that restores exits from its worker once the restore is done: a fixed
+    pause was too short on a loaded machine, and the test then saw the device before it was put back."""
+    import asyncio
+    import time
+
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if app.return_code is not None:
+            return
+        await asyncio.sleep(0.05)

@@ -115,7 +115,10 @@ def state(doc: Doc, metric_of: dict[str, str]) -> State:
 
     decided: dict[tuple[str, str], Decided] = {}
     last = 0
+    cells = len(workloads) * (len(labels) - 1)
     for look in seq["looks"]:
+        if len(decided) == cells:  # every later slot is skipped: no further look is ever reached
+            break
         partial = State(decided, last)
         complete = all(s in done or partial.skips(w, v, labels, s // per_round)
                        for s, (w, v) in enumerate(order[: look * per_round]))

@@ -8,7 +8,7 @@ import time
 
 import pytest
 from textual.widgets import OptionList
-from tui_support import SteppedSampler, populated_tree, set_counters
+from tui_support import SteppedSampler, populated_tree, set_counters, wait_for_exit
 
 from iosched.core.live.monitor import Marker
 from iosched.tui.app import IoschedApp
@@ -216,7 +216,7 @@ async def test_real_loop_device_under_load_switch_marker_and_restore_on_quit(tmp
             await pilot.pause()
             assert isinstance(app.screen, ConfirmScreen)
             await pilot.press("y")
-            await pilot.pause(0.3)
+            await wait_for_exit(app)
         assert loop.current() == original
     finally:
         fio.kill()

@@ -7,6 +7,7 @@ import time
 
 from fio_support import fio_procs
 from textual.widgets import Input
+from tui_support import wait_for_exit
 
 from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import ConfirmScreen, JobPicker, TypeNameScreen
@@ -67,7 +68,7 @@ async def test_job_runs_beside_the_live_graphs_switch_marks_and_x_stops(tmp_path
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
-        await pilot.pause(0.3)
+        await wait_for_exit(app)
     assert loop.current() == loop.initial_scheduler
 
 

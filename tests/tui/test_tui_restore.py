@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from test_tui_jobs import select, wait_until
+from tui_support import wait_for_exit
 
 from iosched.core.settings.journal import Journal, default_run_dir
 from iosched.core.settings.scheduler import switch_scheduler
@@ -37,7 +38,7 @@ async def test_quit_restores_only_what_this_session_changed(tmp_path, make_loop)
             assert f"{mine.name} scheduler" in question and outside.name not in question
             assert "left alone" in question
             await pilot.press("y")
-            await pilot.pause(0.3)
+            await wait_for_exit(app)
         assert mine.current() == mine.initial_scheduler
         assert outside.current() == "mq-deadline"  # not this session's: left as it is, still journaled
         left = Journal(default_run_dir("/")).entries()
@@ -62,7 +63,7 @@ async def test_quit_summary_names_only_what_was_put_back(tmp_path, capfd, make_l
             await pilot.press("q")
             await pilot.pause()
             await pilot.press("y")
-            await pilot.pause(0.3)
+            await wait_for_exit(app)
         assert loop.current() == "none"
         # What the app prints as it exits: the one value put back, no "nr_requests: unchanged".
         assert capfd.readouterr().err.splitlines() == [f"{loop.name} scheduler: restored bfq -> none"]
@@ -103,7 +104,7 @@ async def test_quit_restores_only_the_entries_this_process_made(tmp_path, privat
             await pilot.pause()
             assert isinstance(app.screen, ConfirmScreen)
             await pilot.press("y")
-            await pilot.pause(0.3)
+            await wait_for_exit(app)
         assert mine.current() == "none"  # this process's own switch: put back
         assert theirs.current() == "bfq" and ra.read_text().strip() == "64"  # the others' entries: left
         left = Journal(default_run_dir("/")).entries()

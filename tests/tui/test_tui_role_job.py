@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from fio_support import fio_procs
 from test_tui_jobs import wait_until
-from tui_support import SteppedSampler, populated_tree, screen_text, set_counters
+from tui_support import SteppedSampler, populated_tree, screen_text, set_counters, wait_for_exit
 
 from iosched.core.load.fio import FioProgress, FioRun, RoleProgress
 from iosched.core.load.jobs import catalog_job
@@ -140,7 +140,7 @@ async def test_the_demo_suggests_the_role_job_first_and_its_foreground_latency_i
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
-        await pilot.pause(0.3)
+        await wait_for_exit(app)
     assert loop.current() == loop.initial_scheduler
 
 

@@ -141,3 +141,11 @@ def test_another_metric_is_judged_as_a_fixed_matrix_and_says_so():
         r["metrics"]["mb_s"] = r["metrics"]["iops"] / 256
     j = judge_matrix(doc, ALPHA, "mb_s")
     assert j["correction"] == "holm" and "another metric" in j["method"]
+
+
+def test_the_last_look_is_the_one_where_the_last_cell_decided():
+    """Once every cell has decided, the later rounds are all skipped: they are no look reached."""
+    seq = matrix_sequential_plan(12, ALPHA, 6)
+    doc = run_matrix_sim(random.Random(4), seq, 12, 0.5, 0.05)
+    st = state(doc, primaries(doc))
+    assert len(st.decided) == 6 and st.last_look == max(d.look for d in st.decided.values())
