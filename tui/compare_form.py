@@ -14,6 +14,7 @@ from textual.widgets import Input, Label, Select, SelectionList, Static
 from iosched.core.base.errors import IoschedError
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.matrix import MatrixPlan
+from iosched.core.experiment.matrix_sequential import matrix_sequential_plan
 from iosched.core.experiment.runner import parse_variants
 from iosched.core.experiment.service import ExperimentPlan, Kind, TargetRequest
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
@@ -85,6 +86,8 @@ class CompareForm(Vertical):
             yield Input("3", id="every")
             yield Label("for s")
             yield Input("30", id="duration")
+            # Stop when the verdict is reached, the repeats (or the duration's blocks) being the most it runs.
+            yield MarkedCheckbox("until a verdict", id="until-verdict")
 
     def on_mount(self) -> None:
         self.name_baseline()
@@ -165,13 +168,26 @@ class CompareForm(Vertical):
         if alternate and (cmd or len(jobs) > 1 or not isinstance(jobs[0], Job)):
             raise ValueError("live alternation runs one catalog job")
         variants = parse_variants(",".join(names))
-        matrix = MatrixPlan(variants, [*jobs], repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
+        # Until a verdict: the repeats are the most runs per variant (a first look needs 4); in alternation,
+        # the duration's blocks are the most.
+        until = self.query_one("#until-verdict", MarkedCheckbox).value
+        if until and not alternate:
+            repeat = max(4, repeat)
+        most = (int(duration // every) // len(variants) // 2 if alternate else repeat) if until else None
+        if most is not None and most < 3:
+            raise ValueError("until a verdict, live alternation needs at least three blocks: "
+                             f"a duration of {6 * len(variants) * every:g} s")
+        matrix = None
+        if len(jobs) > 1:
+            seq = matrix_sequential_plan(repeat, 0.05, len(jobs) * (len(variants) - 1)) if until else None
+            matrix = MatrixPlan(variants, [*jobs], repeat, drop, 0.5, runtime, sequential=seq)
         kind: Kind = "matrix" if matrix else "alternate" if alternate else "compare"
         reads = self.cmd_metrics(cmd)
         plan = ExperimentPlan(self.device, kind, variants, job=jobs[0] if jobs and not matrix else None, cmd=cmd,
                               cmd_metrics=reads,
                               runtime=None if jobs and isinstance(jobs[0], Job) else runtime, matrix=matrix,
                               repeat=repeat, settle=0.5, every=every, duration=duration, root=root,
+                              until_verdict=None if matrix else most,
                               target=tui_target(self.device, jobs, destroy))
         passes = int(duration // every) // len(variants) // 2 * 2
         return plan, passes * len(variants) if alternate else plan.total_runs

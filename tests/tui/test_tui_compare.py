@@ -8,6 +8,8 @@ from textual.widgets import Input, ProgressBar, SelectionList, Static
 from tui_support import screen_text
 
 from iosched.tui.app import IoschedApp
+from iosched.tui.checklist import MarkedCheckbox
+from iosched.tui.compare_form import CompareForm
 from iosched.tui.compare_screen import CompareScreen
 from iosched.tui.dialogs import SchedulerPicker
 
@@ -83,6 +85,32 @@ async def test_bad_form_input_starts_nothing(tmp_path, make_loop):
         await pilot.pause()
         assert not screen.running and screen.ctl is None
         assert any("repeats must be a number" in n.message for n in app._notifications)
+        await pilot.press("escape")
+        await pilot.press("q")
+
+
+async def test_until_a_verdict_in_the_form_plans_a_sequential_compare_and_matrix(tmp_path, make_loop):
+    """The form's "until a verdict": the repeats become the most runs per variant (at least 4, a first look's),
+    a compare gets the boundary the command line's --until-verdict gives, a matrix its sequential Holm."""
+    need_real()
+    loop = make_loop("64M")
+    app = IoschedApp(interval=0.25, watch_udev=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_compare(app, pilot, loop)
+        form = screen.query_one(CompareForm)
+        assert "until a verdict" in "\n".join(screen_text(app))  # it fits at 80x24
+        form.query_one("#until-verdict", MarkedCheckbox).value = True
+        form.query_one("#repeat", Input).value = "3"
+        plan, runs = form.plan("/", False)
+        assert plan.kind == "compare" and plan.until_verdict == 4 and runs == 8
+        form.query_one("#repeat", Input).value = "6"
+        form.query_one("#spec", Input).value = "4k-read,4k-randread"
+        plan, runs = form.plan("/", False)
+        assert plan.kind == "matrix" and plan.matrix is not None and runs == 2 * 2 * 6
+        assert plan.matrix.sequential is not None and plan.matrix.sequential["looks"] == [4, 6]
+        form.query_one("#until-verdict", MarkedCheckbox).value = False
+        plan, _ = form.plan("/", False)
+        assert plan.matrix is not None and plan.matrix.sequential is None and plan.until_verdict is None
         await pilot.press("escape")
         await pilot.press("q")
 
