@@ -1,6 +1,6 @@
 """A matrix under --until-verdict against fixed --repeat: its false-positive rate and the runs it saves.
 
-Seeded simulation through the run loop's own decisions (core/experiment/matrix_sequential.py ``simulate``) and the
+Seeded simulation through the run loop's own decisions (core/experiment/matrix.py ``simulate_matrix``) and the
 matrix judge: an A/A matrix (no difference anywhere) for the matrix-wide false-positive rate, then a matrix where
 every variant is ``--effect`` times the baseline, for the share of matrices that decided every cell and the runs
 they took, against the smallest fixed --repeat that reaches the same power.
@@ -14,8 +14,9 @@ import argparse
 import random
 import time
 
+from iosched.core.experiment.matrix import simulate_matrix as simulate
 from iosched.core.experiment.matrix_judge import judge_matrix
-from iosched.core.experiment.matrix_sequential import matrix_sequential_plan, simulate, state
+from iosched.core.experiment.matrix_sequential import matrix_sequential_plan, state
 
 
 def main() -> None:

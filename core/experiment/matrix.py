@@ -12,6 +12,7 @@ One module: a matrix's plan, its saved form and its run loop change together (~4
 from __future__ import annotations
 
 import math
+import random
 import re
 import time
 from collections.abc import Callable
@@ -505,3 +506,30 @@ def format_duration(s: float) -> str:
         return f"{s // 60} min {s % 60:02d} s"
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
+
+def simulate_matrix(rng: random.Random, seq: Doc | None, repeat: int, workloads: list[str], labels: list[str],
+                    effect: float, cv: float) -> Doc:
+    """One matrix without a device, for calibration checks (tests, bench/matrix_sequential.py): the run loop's
+    order and decisions (a decided cell's slots left out, a look after each complete round, the end once every
+    cell decided) over log-normal IOPS with noise ``cv`` and ``effect`` times the baseline on every other variant.
+    ``seq`` None: a fixed matrix of ``repeat`` runs per cell."""
+    order = plan_order(len(workloads), len(labels), repeat)
+    doc: Doc = {"kind": "matrix", "workloads": [{"name": w} for w in workloads],
+                "variants": [{"label": lb} for lb in labels], "primary_metric": "iops", "repeat": repeat,
+                "order": [[workloads[w], labels[v]] for w, v in order], "runs": [], "notes": []}
+    if seq is not None:
+        doc["sequential"] = seq
+    metric_of = {w: "iops" for w in workloads}
+    per_round = len(workloads) * len(labels)
+    cells = len(workloads) * (len(labels) - 1)
+    st = State({}, 0)
+    for slot, (w, v) in enumerate(doc["order"]):
+        if st.skips(w, v, labels, slot // per_round):
+            continue
+        value = 1000.0 * math.exp(rng.gauss(0.0, cv)) * (effect if v != labels[0] else 1.0)
+        doc["runs"].append({"slot": slot, "workload": w, "variant": v, "valid": True, "metrics": {"iops": value}})
+        if seq is not None and (slot + 1) % per_round == 0 and (slot + 1) // per_round in seq["looks"]:
+            st = state(doc, metric_of)
+            if len(st.decided) == cells:
+                break
+    return doc

@@ -17,7 +17,6 @@ saved with the matrix.
 from __future__ import annotations
 
 import math
-import random
 from dataclasses import dataclass
 
 from iosched.core.experiment.schema_version import Doc
@@ -153,32 +152,3 @@ def look_line(doc: Doc, st: State, metric_of: dict[str, str]) -> str:
     nxt = [x for x in doc["sequential"]["looks"] if x > st.last_look]
     return text + (f"; next look at {nxt[0]}" if nxt else "; last look passed")
 
-
-def simulate(rng: random.Random, seq: Doc | None, repeat: int, workloads: list[str], labels: list[str],
-             effect: float, cv: float) -> Doc:
-    """One matrix without a device, for calibration checks (tests, bench/matrix_sequential.py): the run loop's
-    order and decisions (a decided cell's slots left out, a look after each complete round, the end once every
-    cell decided) over log-normal IOPS with noise ``cv`` and ``effect`` times the baseline on every other variant.
-    ``seq`` None: a fixed matrix of ``repeat`` runs per cell."""
-    from iosched.core.experiment.matrix import plan_order
-
-    order = plan_order(len(workloads), len(labels), repeat)
-    doc: Doc = {"kind": "matrix", "workloads": [{"name": w} for w in workloads],
-                "variants": [{"label": lb} for lb in labels], "primary_metric": "iops", "repeat": repeat,
-                "order": [[workloads[w], labels[v]] for w, v in order], "runs": [], "notes": []}
-    if seq is not None:
-        doc["sequential"] = seq
-    metric_of = {w: "iops" for w in workloads}
-    per_round = len(workloads) * len(labels)
-    cells = len(workloads) * (len(labels) - 1)
-    st = State({}, 0)
-    for slot, (w, v) in enumerate(doc["order"]):
-        if st.skips(w, v, labels, slot // per_round):
-            continue
-        value = 1000.0 * math.exp(rng.gauss(0.0, cv)) * (effect if v != labels[0] else 1.0)
-        doc["runs"].append({"slot": slot, "workload": w, "variant": v, "valid": True, "metrics": {"iops": value}})
-        if seq is not None and (slot + 1) % per_round == 0 and (slot + 1) // per_round in seq["looks"]:
-            st = state(doc, metric_of)
-            if len(st.decided) == cells:
-                break
-    return doc

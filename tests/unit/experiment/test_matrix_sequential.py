@@ -10,8 +10,9 @@ import random
 
 import pytest
 
+from iosched.core.experiment.matrix import simulate_matrix as simulate
 from iosched.core.experiment.matrix_judge import judge_matrix, primaries
-from iosched.core.experiment.matrix_sequential import State, matrix_sequential_plan, simulate, state
+from iosched.core.experiment.matrix_sequential import State, matrix_sequential_plan, state
 from iosched.core.experiment.sequential import pocock_level, quantile_level
 
 ALPHA = 0.05
@@ -25,7 +26,7 @@ def empty_matrix(repeat: int, seq: dict | None) -> dict:
 
 
 def run_matrix_sim(rng: random.Random, seq: dict | None, repeat: int, effect: float, cv: float) -> dict:
-    """The run loop of core/experiment/matrix.py without a device (matrix_sequential.simulate)."""
+    """The run loop of core/experiment/matrix.py without a device (core/experiment/matrix.py simulate_matrix)."""
     return simulate(rng, seq, repeat, WORKLOADS, LABELS, effect, cv)
 
 
