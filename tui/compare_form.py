@@ -14,7 +14,6 @@ from textual.widgets import Input, Label, Select, SelectionList, Static
 from iosched.core.base.errors import IoschedError
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.matrix import MatrixPlan
-from iosched.core.experiment.matrix_sequential import matrix_sequential_plan
 from iosched.core.experiment.runner import parse_variants
 from iosched.core.experiment.service import ExperimentPlan, Kind, TargetRequest
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
@@ -177,17 +176,15 @@ class CompareForm(Vertical):
         if most is not None and most < 3:
             raise ValueError("until a verdict, live alternation needs at least three blocks: "
                              f"a duration of {6 * len(variants) * every:g} s")
-        matrix = None
-        if len(jobs) > 1:
-            seq = matrix_sequential_plan(repeat, 0.05, len(jobs) * (len(variants) - 1)) if until else None
-            matrix = MatrixPlan(variants, [*jobs], repeat, drop, 0.5, runtime, sequential=seq)
+        # A matrix's boundary is made by the experiment service, in the worker (its simulation takes a second).
+        matrix = MatrixPlan(variants, [*jobs], repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
         kind: Kind = "matrix" if matrix else "alternate" if alternate else "compare"
         reads = self.cmd_metrics(cmd)
         plan = ExperimentPlan(self.device, kind, variants, job=jobs[0] if jobs and not matrix else None, cmd=cmd,
                               cmd_metrics=reads,
                               runtime=None if jobs and isinstance(jobs[0], Job) else runtime, matrix=matrix,
                               repeat=repeat, settle=0.5, every=every, duration=duration, root=root,
-                              until_verdict=None if matrix else most,
+                              until_verdict=most,
                               target=tui_target(self.device, jobs, destroy))
         passes = int(duration // every) // len(variants) // 2 * 2
         return plan, passes * len(variants) if alternate else plan.total_runs

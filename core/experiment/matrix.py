@@ -56,7 +56,7 @@ from iosched.core.experiment.runner import (
 from iosched.core.experiment.saved import Bad, check_matrix, decode_json, need, saved_variants, through
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.sequential import look_schedule
-from iosched.core.experiment.study import CmdJob, parse_study
+from iosched.core.experiment.study import CmdJob, command_workload
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
@@ -121,24 +121,12 @@ def job_spec(job: Job | JobFile | CmdJob) -> Doc:
     return {"file": job.path, "sections": [[s, [[k, v] for k, v in opts]] for s, opts in job.sections]}
 
 
-def _study_text(spec: CmdJobSpec) -> str:
-    """A saved command as the study-file table it came from, so it is checked by the same parser."""
-    import json
-
-    metrics = [f"{m.name}={m.pattern}" + (f":{m.better}" if m.better else "") for m in spec.cmd_metrics]
-    return (f"[[workload]]\nname = {json.dumps(spec.name, ensure_ascii=False)}\n"
-            f"cmd = {json.dumps(spec.cmd, ensure_ascii=False)}\n"
-            f"cmd_metric = {json.dumps(metrics, ensure_ascii=False)}\n")
-
-
 def job_from_spec(spec: CatalogJobSpec | FileJobSpec | CmdJobSpec) -> Job | JobFile | CmdJob:
     """The job a saved spec names, checked again as if typed by the user (a saved file is outside input). A
     command is read back to be compared with the study file given again, never to be run from the file."""
     if isinstance(spec, CmdJobSpec):
-        study = parse_study(_study_text(spec), "the saved study")
-        if len(study.workloads) != 1 or not isinstance(study.workloads[0], CmdJob):
-            raise BadInput("the saved matrix holds a command that is not one")
-        return study.workloads[0]
+        metrics = [f"{m.name}={m.pattern}" + (f":{m.better}" if m.better else "") for m in spec.cmd_metrics]
+        return command_workload(spec.name, spec.cmd, metrics, "its command")
     if isinstance(spec, CatalogJobSpec):
         name = spec.catalog
         if name not in CATALOG:
@@ -459,7 +447,7 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | 
                 emit(Event("run-end", slot, plan.runs, label, run=run,
                            text=_eta_text(plan, left(todo[k + 1:]), spent)))
                 if st.last_look != looked:
-                    emit(Event("note", text=look_line(doc, st, metric_of)))
+                    emit(Event("note", text=look_line(doc, st)))
                 if plan.sequential and len(st.decided) == plan.comparisons:
                     break
             doc["status"] = "final"

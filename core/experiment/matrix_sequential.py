@@ -140,7 +140,7 @@ def state(doc: Doc, metric_of: dict[str, str]) -> State:
     return State(decided, last)
 
 
-def look_line(doc: Doc, st: State, metric_of: dict[str, str]) -> str:
+def look_line(doc: Doc, st: State) -> str:
     """What a look found, for the progress stream: "look at 4 runs per cell: 3 of 6 cells decided (…)"."""
     cells = len(doc["workloads"]) * (len(doc["variants"]) - 1)
     now = [f"{w} · {v}" for (w, v), d in st.decided.items() if d.look == st.last_look]

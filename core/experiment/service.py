@@ -26,6 +26,7 @@ from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import BACKGROUND
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
 from iosched.core.experiment.matrix_judge import judge_matrix
+from iosched.core.experiment.matrix_sequential import matrix_sequential_plan
 from iosched.core.experiment.metrics import check_roles, split_metric
 from iosched.core.experiment.results import new_result_path, result_lock, save_result
 from iosched.core.experiment.runner import (
@@ -193,6 +194,14 @@ def interim_verdict(plan: ExperimentPlan) -> tuple[RunningVerdict | None, Callab
     return running, (running.should_stop if seq else running.add_and_continue), seq
 
 
+def make_boundary(plan: ExperimentPlan) -> None:
+    """A matrix asked to stop at a verdict (``until_verdict``) gets its sequential boundary, unless it has one (a
+    resumed or command-line matrix). Its simulation takes about a second: made here, in the caller's worker,
+    not in a front end's event loop."""
+    if plan.matrix is not None and plan.until_verdict is not None and plan.matrix.sequential is None:
+        plan.matrix.sequential = matrix_sequential_plan(plan.matrix.repeat, plan.alpha, plan.matrix.comparisons)
+
+
 def choose(plan: ExperimentPlan) -> Target | None:
     """Where the plan's fio jobs write; Refused (maybe confirmable by typing the device's name) or BadInput."""
     jobs = plan.jobs
@@ -230,6 +239,7 @@ def run(plan: ExperimentPlan, saver: Saver | None = None, on_event: Callable[[Ev
                        f"{' and '.join(ROLE_TURN_METRICS)} per turn (fio's status reports); "
                        f"use {role}:clat_mean_us, or repeated runs for percentiles")
     check_cgroup_jobs(plan.jobs, plan.root)  # a job this system cannot give its cgroups: refused, nothing changed
+    make_boundary(plan)
     with _held(plan, saver):
         if reload is not None:
             again = reload()

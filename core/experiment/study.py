@@ -138,7 +138,12 @@ def _workload(item: object, where: str) -> list[Job | JobFile | CmdJob]:
             raise BadInput(f"{where}: job must be text, as --jobs takes it")
         jobs, _group = resolve_jobs(item["job"])
         return list(jobs)
-    cmd, name, metrics = item["cmd"], item.get("name"), item.get("cmd_metric", [])
+    return [command_workload(item.get("name"), item["cmd"], item.get("cmd_metric", []), where)]
+
+
+def command_workload(name: object, cmd: object, metrics: object, where: str) -> CmdJob:
+    """A command as a study workload, every value checked (a study file's table, or a saved matrix's command
+    read back); BadInput naming ``where`` otherwise."""
     if not isinstance(cmd, str) or not cmd.strip() or len(cmd) > MAX_CMD or "\0" in cmd:
         raise BadInput(f"{where}: cmd must be a command line of at most {MAX_CMD} characters")
     if not isinstance(name, str) or not name:
@@ -148,4 +153,4 @@ def _workload(item: object, where: str) -> list[Job | JobFile | CmdJob]:
                        "digits, '.', '_' or '-'")
     if not isinstance(metrics, list) or not all(isinstance(m, str) for m in metrics):
         raise BadInput(f"{where}: cmd_metric must be a list of NAME=REGEX[:higher|lower] texts")
-    return [CmdJob(name, cmd, tuple(parse_cmd_metrics(metrics)))]
+    return CmdJob(name, cmd, tuple(parse_cmd_metrics(metrics)))

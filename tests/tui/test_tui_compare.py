@@ -7,6 +7,7 @@ from test_tui_jobs import select, wait_until
 from textual.widgets import Input, ProgressBar, SelectionList, Static
 from tui_support import screen_text
 
+from iosched.core.experiment.service import make_boundary
 from iosched.tui.app import IoschedApp
 from iosched.tui.checklist import MarkedCheckbox
 from iosched.tui.compare_form import CompareForm
@@ -107,6 +108,7 @@ async def test_until_a_verdict_in_the_form_plans_a_sequential_compare_and_matrix
         form.query_one("#spec", Input).value = "4k-read,4k-randread"
         plan, runs = form.plan("/", False)
         assert plan.kind == "matrix" and plan.matrix is not None and runs == 2 * 2 * 6
+        make_boundary(plan)  # what the service does first, in the screen's worker
         assert plan.matrix.sequential is not None and plan.matrix.sequential["looks"] == [4, 6]
         form.query_one("#until-verdict", MarkedCheckbox).value = False
         plan, _ = form.plan("/", False)
