@@ -83,6 +83,13 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "false-positive rate at alpha (at most --max-runs per variant, or --duration)")
     s.add_argument("--max-runs", type=int, default=20,
                    help="with --until-verdict: most runs per variant (default 20)")
+    s.add_argument("--replay", metavar="FILE",
+                   help="instead of a job: replay a capture (`iosched capture`) onto the device each run; a capture "
+                        "with writes only where writes may go (refused on a mounted device; a device holding data "
+                        "needs --destroy-data DEV)")
+    s.add_argument("--replay-mode", choices=("fast", "timed"), default="fast",
+                   help="fast: in order, as fast as the device allows, judged on MB/s (default); timed: at the "
+                        "captured times, judged on p99 latency")
     s.add_argument("--alternate", type=parse_seconds, metavar="S",
                    help="live alternation: one continuous run, switching every S seconds")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="length of a live alternation (default 60s)")
@@ -91,8 +98,19 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     plot_opts(s)
     s.set_defaults(func=lazy_command("iosched.cli.workloads", "cmd_compare"))
 
-    s = sub.add_parser("report", help="show a saved experiment or a recording again")
-    s.add_argument("file", help="a file saved by compare --save, or a recording")
+    s = sub.add_parser("capture", help="record a device's requests into a capture to replay (fio iolog v3)")
+    s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
+    s.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="the iolog to write (a new file); its metadata goes to FILE.meta.json")
+    s.add_argument("--duration", type=parse_seconds, default=60.0, help="seconds to capture (default 60; Ctrl-C "
+                   "ends it sooner and keeps what was captured)")
+    s.add_argument("--max-size", type=parse_size, default=parse_size("1G"),
+                   help="stop when the iolog reaches this size (default 1G, about 25 million requests)")
+    s.add_argument("--json", action="store_true", help="the capture's metadata as JSON")
+    s.set_defaults(func=lazy_command("iosched.cli.capture", "cmd_capture"))
+
+    s = sub.add_parser("report", help="show a saved experiment, a recording or a capture again")
+    s.add_argument("file", help="a file saved by compare --save, a recording, or a capture")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
     s.add_argument("--metric", help="judge this primary metric instead of the saved one")
     s.add_argument("--json", action="store_true",

@@ -28,7 +28,9 @@ from iosched.core.experiment.verdict import METRIC_NAMES, cmd_metrics_of, judge
 from iosched.core.live.sampler import Sampler, compute_rates
 from iosched.core.load.fio import FioProgress, fio_binary
 from iosched.core.load.fio_group import check_cgroup_jobs, run_fio
+from iosched.core.load.iolog import is_capture
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, load_job, space_needed
+from iosched.core.load.replay import ReplayJob, prepare_replay
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
 
@@ -66,9 +68,13 @@ def _job(args: argparse.Namespace, runtime: float | None) -> tuple[Job | JobFile
     """The job named by --job (a catalog job scaled by --runtime and --size), or None for --cmd; and the
     runtime a job file gets."""
     if getattr(args, "cmd", None):
-        if args.job:
-            raise BadInput("give either --job or --cmd, not both")
+        if args.job or getattr(args, "replay", None):
+            raise BadInput("give one of --job, --cmd and --replay")
         return None, None
+    if getattr(args, "replay", None):
+        if args.job:
+            raise BadInput("give either --job or --replay, not both")
+        return _replay(args), runtime
     if not args.job:
         raise BadInput("--job NAME|FILE is required (`iosched jobs` lists the names)")
     job = load_job(args.job)
@@ -76,6 +82,19 @@ def _job(args: argparse.Namespace, runtime: float | None) -> tuple[Job | JobFile
     if isinstance(job, Job):
         return job.scaled(runtime=runtime, size=args.size), None
     return job, runtime
+
+
+def _replay(args: argparse.Namespace) -> ReplayJob:
+    """--replay FILE: the capture checked whole and copied for fio (before any device is touched)."""
+    from iosched.core.kernel.devices import read_device
+
+    if args.dir or args.size:
+        raise BadInput("a replay runs on the raw device at the captured offsets: --dir and --size do not apply")
+    fio_binary()
+    dev = read_device(args.device, args.root)
+    if dev is None:
+        raise BadInput(f"{args.device} is not a whole-disk block device")
+    return prepare_replay(args.replay, args.replay_mode, args.device, dev.size_bytes)
 
 
 def _background(args: argparse.Namespace) -> Job | JobFile | None:
@@ -217,6 +236,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
                             ("--repeat", args.repeat is not None), ("--plot", args.plot or args.plot_file)):
             if given:
                 raise BadInput(f"--plan runs its own short pilot of a compare: {flag} does not apply")
+    if args.replay:
+        for flag, given in (("--jobs", args.jobs), ("--study", args.study), ("--resume", args.resume),
+                            ("--alternate", args.alternate), ("--background", args.background)):
+            if given:
+                raise BadInput(f"--replay replays one capture per run: {flag} does not apply")
     if args.jobs or args.resume or args.study:
         return cmd_matrix(args)
     if args.max_time is not None:
@@ -224,6 +248,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.plan:
         return _plan(args)
     plan = _compare_plan(args)
+    try:
+        return _compare(plan, args)
+    finally:
+        if isinstance(plan.job, ReplayJob):
+            plan.job.release()
+
+
+def _compare(plan: ExperimentPlan, args: argparse.Namespace) -> int:
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
     outcome = service.run(plan, saver, _printer(args.json or args.csv, plan.cmd_metrics), on_target=_say_target)
     if outcome.status != "final":
@@ -247,6 +279,14 @@ def _plan(args: argparse.Namespace) -> int:
     """--plan: the pilot (2 runs per variant, the device put back after), then the runs each difference needs."""
     args.repeat = PILOT_RUNS
     plan = _compare_plan(args)
+    try:
+        return _pilot(plan, args)
+    finally:
+        if isinstance(plan.job, ReplayJob):
+            plan.job.release()
+
+
+def _pilot(plan: ExperimentPlan, args: argparse.Namespace) -> int:
     print(f"iosched: pilot: {PILOT_RUNS} runs per variant of {plan.job.name if plan.job else 'the command'}, to "
           "measure the noise", file=sys.stderr)
     outcome = service.run(plan, None, _printer(args.json, plan.cmd_metrics), on_target=_say_target)
@@ -294,7 +334,8 @@ def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
         runtime=runtime, repeat=repeat, drop_caches=bool(args.drop_caches), settle=args.settle,
         every=args.alternate or 0.0, duration=args.duration, alpha=args.alpha, metric=args.metric,
         until_verdict=most, trace=args.trace, root=args.root,
-        target=TargetRequest(args.dir, args.raw, args.destroy_data, default_size=args.size or 1 << 30))
+        target=TargetRequest(args.dir, args.raw or bool(args.replay), args.destroy_data,
+                             default_size=args.size or 1 << 30))
 
 
 def _say_target(target: Target) -> None:
@@ -313,6 +354,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     if is_recording(args.file):
         _check_metric(args.metric)
         recording_report(args.file, args)
+        return 0
+    if is_capture(args.file):
+        from iosched.cli.capture import capture_report
+
+        if args.metric or args.plot or args.plot_file:
+            raise BadInput("a capture has no runs to judge or chart: report shows what it holds")
+        capture_report(args.file, args)
         return 0
     check_plot_file(args.plot_file)
     data = read_bounded(args.file, MAX_EXPERIMENT_BYTES, "experiment (--save) or recording")

@@ -22,6 +22,7 @@ from iosched.core.base.schema import NON_FINITE, JsonObject, Keywords, Schema, j
 from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.live.recording_lines import RecordingLine
+from iosched.core.load.iolog import CaptureDoc
 from iosched.core.settings.journal import JournalFile
 
 Status = Literal["running", "interim", "final", "cancelled"]
@@ -92,6 +93,22 @@ class CmdMetricDoc:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ReplayDoc:
+    """A capture replayed as the workload (`compare --replay FILE`): what it holds and how it was replayed."""
+
+    capture: str = field(metadata={"doc": "the capture's iolog, as given"})
+    mode: Literal["fast", "timed"] = field(
+        metadata={"doc": "fast: in order, as fast as the device takes it; timed: each request at its time"})
+    device: str = field(metadata={"doc": "the device it was captured on"})
+    scheduler: str | None = field(metadata={"doc": "the scheduler it was captured under"})
+    duration_s: float
+    requests: int
+    bytes: int = field(metadata={"doc": "read and written"})
+    writes: bool = field(metadata={"doc": "whether it writes or discards (replayed only where writes may go)"})
+    iodepth: int
+
+
+@dataclass(frozen=True, kw_only=True)
 class WorkloadDoc:
     """What ran under each variant: a fio job on a target, or a command (timed), maybe under a background job."""
 
@@ -104,6 +121,7 @@ class WorkloadDoc:
     cmd_metrics: list[CmdMetricDoc] | None = field(
         default=None, metadata={"doc": "with cmd: figures read from its output, each a metric of the runs",
                                 "item": "command metric"})
+    replay: ReplayDoc | None = field(default=None, metadata={"doc": "with a replayed capture: what it holds"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -395,4 +413,7 @@ def published_schemas() -> dict[str, Schema]:
         "journal.schema.json": json_schema(
             JournalFile, "iosched journal",
             "The journal of original values (journal.json under /run/iosched)."),
+        "capture-meta.schema.json": json_schema(
+            CaptureDoc, "iosched capture metadata",
+            "A capture's metadata (`iosched capture DEV -o FILE` writes FILE.meta.json beside fio's iolog v3)."),
     }

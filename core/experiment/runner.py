@@ -40,6 +40,7 @@ from iosched.core.live.sampler import Sample, compute_rates
 from iosched.core.load.fio import FioHandle, FioProgress, FioResult, FioUnfinished
 from iosched.core.load.fio_group import run_fio
 from iosched.core.load.jobs import Job, JobFile
+from iosched.core.load.replay import ReplayJob
 from iosched.core.load.targets import Target
 from iosched.core.settings.scheduler import (
     available_schedulers,
@@ -78,6 +79,8 @@ class Workload:
             out["background"] = self.background.to_json()
         if self.cmd_metrics:
             out["cmd_metrics"] = [m.to_json() for m in self.cmd_metrics]
+        if isinstance(self.job, ReplayJob):
+            out["replay"] = self.job.describe()
         return out
 
 
@@ -339,6 +342,10 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
             assert workload.job is not None and workload.target is not None
             fio_res = run_fio(workload.job, workload.target, workload.runtime, progress, hold, root)
             metrics.update(fio_res.metrics())
+            if isinstance(workload.job, ReplayJob) and workload.runtime is None:
+                short = workload.job.short_of(fio_res.total_ios)  # a replay cut short measures another load
+                if short is not None:
+                    drift.insert(0, short)
     except FioUnfinished as e:
         if ctl.cancelled.is_set():
             raise Cancelled("cancelled") from None

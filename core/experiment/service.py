@@ -42,6 +42,7 @@ from iosched.core.experiment.schema_version import Doc
 from iosched.core.experiment.verdict import RunningVerdict, judge, sequential_plan
 from iosched.core.load.fio_group import check_cgroup_jobs
 from iosched.core.load.jobs import Job, JobFile, space_needed
+from iosched.core.load.replay import ReplayJob
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
 
@@ -103,7 +104,7 @@ class ExperimentPlan:
             return self.metric
         if self.cmd:
             return self.cmd_metrics[0].name if self.cmd_metrics else "wall_s"
-        return (self.job.primary if isinstance(self.job, Job) else None) or "iops"
+        return (self.job.primary if isinstance(self.job, (Job, ReplayJob)) else None) or "iops"
 
     @property
     def total_runs(self) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 from iosched.core.base.errors import BadInput, UnknownDevice, shown
 
 # Kernel block device names: letters, digits and a few separators; never a path.
-_DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+!-]{0,63}$")
+DEVICE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+!-]{0,63}$")
 _NVME_PATH = re.compile(r"^nvme(\d+)c\d+n(\d+)$")
 
 
@@ -74,7 +74,7 @@ def check_device_name(name: str, root: str | Path = "/") -> Path:
         raise BadInput(f"device name {shown(name)} contains white space")
     if "/" in name or name in (".", ".."):
         raise BadInput(f"device name {shown(name)} must be a bare name like sda, not a path")
-    if not _DEVICE_NAME.match(name):
+    if not DEVICE_NAME.match(name):
         raise BadInput(f"device name {shown(name)} has characters no block device name has")
     path = Path(root, "sys/block", name)
     if not path.is_dir():

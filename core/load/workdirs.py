@@ -40,8 +40,8 @@ def clean_stale_workdirs(dry_run: bool = False, tmp: str | Path | None = None) -
             if m.group(1) is not None:
                 if pid_alive(int(m.group(1))):
                     continue
-                # Only what fio's run leaves there: the job file iosched wrote.
-                if any(p.name != "job.fio" or not p.is_file() for p in d.iterdir()):
+                # Only what fio's run leaves there: the job file iosched wrote, a replay's checked iolog.
+                if any(p.name not in ("job.fio", "replay.iolog") or not p.is_file() for p in d.iterdir()):
                     continue
             elif any(d.iterdir()) or time.time() - st.st_mtime < _OLD_EMPTY_AGE_S:
                 continue

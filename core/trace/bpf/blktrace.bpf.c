@@ -22,6 +22,11 @@
 const volatile __u32 filter_devs[BT_MAX_FILTER] = {};
 const volatile __u32 n_filter_devs = 0;
 const volatile bool has_io_start = false;
+/* Capture mode (the loader's --capture): the one device whose requests are written to `events`. */
+const volatile __u32 capture_dev = 0;
+
+/* Requests begun on the captured device and not yet completed (or merged away). */
+static __u64 cap_inflight;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -50,6 +55,12 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
+
+/* Capture mode's records; the loader sizes it (a page when not capturing). */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} events SEC(".maps");
 
 /* Zeroed values to create entries from (too big for the BPF stack). */
 static struct bt_op_stats zero_stats;
@@ -247,6 +258,100 @@ int BPF_PROG(block_rq_complete, struct request *rq, int error, unsigned int nr_b
 	p->lat[slot] += 1;
 done:
 	bpf_map_delete_elem(&reqs, &key);
+	return 0;
+}
+
+/* Capture mode: these programs alone are loaded. A request is tracked from when it begins to when it completes
+ * (or is merged into another), so the depth counts only requests seen to begin; it is written once, at its first
+ * issue, with the time it began. */
+static __always_inline void cap_begin(struct request *rq, __u64 start)
+{
+	__u64 key = (__u64)rq;
+	struct bt_req r = { .start = start };
+
+	if (bpf_map_update_elem(&reqs, &key, &r, BPF_NOEXIST) == 0)
+		__sync_fetch_and_add(&cap_inflight, 1);
+	else
+		count(BT_FULL);
+}
+
+SEC("tp_btf/block_io_start")
+int BPF_PROG(cap_io_start, struct request *rq)
+{
+	if (dev_of(rq) == capture_dev)
+		cap_begin(rq, bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(cap_rq_insert, struct request *rq)
+{
+	__u64 key = (__u64)rq;
+
+	if (dev_of(rq) == capture_dev && !bpf_map_lookup_elem(&reqs, &key))
+		cap_begin(rq, bpf_ktime_get_ns());
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(cap_rq_issue, struct request *rq)
+{
+	__u64 key = (__u64)rq, now = bpf_ktime_get_ns();
+	struct bt_req *r;
+	struct bt_event *e;
+	__u64 depth;
+
+	if (dev_of(rq) != capture_dev)
+		return 0;
+	r = bpf_map_lookup_elem(&reqs, &key);
+	if (!r) {
+		/* Issued without being seen to begin: a flush the kernel made, or one begun before the capture. */
+		cap_begin(rq, now);
+		r = bpf_map_lookup_elem(&reqs, &key);
+		if (!r)
+			return 0;
+	}
+	if (r->issue)
+		return 0; /* issued again after a requeue: already written */
+	r->issue = now;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(BT_LOST);
+		return 0;
+	}
+	depth = cap_inflight;
+	e->t = r->start ? r->start : now;
+	e->sector = rq->__sector;
+	e->bytes = rq->__data_len;
+	e->depth = depth > 65535 ? 65535 : depth;
+	e->op = op_of(rq);
+	e->pad = 0;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}
+
+static __always_inline void cap_end(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+
+	if (bpf_map_delete_elem(&reqs, &key) == 0)
+		__sync_fetch_and_sub(&cap_inflight, 1);
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(cap_rq_complete, struct request *rq)
+{
+	if (dev_of(rq) == capture_dev)
+		cap_end(rq);
+	return 0;
+}
+
+/* A request merged into another never completes on its own. */
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(cap_rq_merge, struct request *rq)
+{
+	if (dev_of(rq) == capture_dev)
+		cap_end(rq);
 	return 0;
 }
 

@@ -18,6 +18,14 @@
  *   iosched-blktrace [--interval-ms N] [--dev DEV_T]... [--stats-every N | --no-stats]
  *   (no --dev: every device; --dev 0 alone: none; --no-stats: never time the programs, for benchmarks)
  *
+ * Capture mode writes every request of one device instead, one line each as it is issued, and a status object
+ * every interval:
+ *
+ *   iosched-blktrace --capture DEV_T [--interval-ms N]
+ *   {"ready":1,"t":NS,"io_start":B,"capture":true}
+ *   T OP SECTOR BYTES DEPTH        (T: ns, CLOCK_MONOTONIC, when the request began; OP as enum bt_op)
+ *   {"t":NS,"lost":N,"full":N}     (records the ring buffer had no room for; requests the map refused)
+ *
  * It ends on SIGTERM, SIGINT or SIGHUP, or when stdout closes; its programs go with it (nothing is pinned). */
 #include <errno.h>
 #include <signal.h>
@@ -247,8 +255,68 @@ static bool kernel_has(const char *typedef_name)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: iosched-blktrace [--interval-ms N] [--dev DEV_T]... [--stats-every N | --no-stats]\n");
+	fprintf(stderr, "usage: iosched-blktrace [--interval-ms N] [--dev DEV_T]... [--stats-every N | --no-stats]\n"
+		"       iosched-blktrace --capture DEV_T [--interval-ms N]\n");
 	return 2;
+}
+
+static int print_event(void *ctx, void *data, size_t size)
+{
+	const struct bt_event *e = data;
+
+	(void)ctx;
+	if (size < sizeof(*e))
+		return 0;
+	printf("%llu %u %llu %u %u\n", (unsigned long long)e->t, e->op, (unsigned long long)e->sector, e->bytes,
+	       e->depth);
+	return 0;
+}
+
+/* Capture mode's loop: drain the ring buffer into stdout, a status object every interval. */
+static int capture_loop(struct blktrace_bpf *skel, long interval_ms, int ncpus)
+{
+	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(skel->maps.events), print_event, NULL, NULL);
+	unsigned long long next = now_ns() + interval_ms * 1000000ULL;
+	int counts = bpf_map__fd(skel->maps.counts);
+
+	if (!rb) {
+		fprintf(stderr, "cannot open the ring buffer\n");
+		return 1;
+	}
+	while (!stopping) {
+		int n = ring_buffer__poll(rb, 100);
+
+		if (n < 0 && n != -EINTR)
+			break;
+		if (now_ns() >= next) {
+			next += interval_ms * 1000000ULL;
+			printf("{\"t\":%llu,\"lost\":%llu,\"full\":%llu}\n", now_ns(),
+			       sum_percpu(counts, BT_LOST, ncpus), sum_percpu(counts, BT_FULL, ncpus));
+		}
+		if (fflush(stdout) || ferror(stdout))
+			break;
+	}
+	/* What the ring buffer still holds was captured: written before the end. */
+	ring_buffer__consume(rb);
+	printf("{\"t\":%llu,\"lost\":%llu,\"full\":%llu,\"end\":1}\n", now_ns(), sum_percpu(counts, BT_LOST, ncpus),
+	       sum_percpu(counts, BT_FULL, ncpus));
+	fflush(stdout);
+	ring_buffer__free(rb);
+	return 0;
+}
+
+/* Which programs load: the statistics' or capture mode's (block_io_start and block_rq_merge where they exist). */
+static void choose_programs(struct blktrace_bpf *skel, bool capture, bool io_start, bool rq_merge)
+{
+	bpf_program__set_autoload(skel->progs.block_io_start, !capture && io_start);
+	bpf_program__set_autoload(skel->progs.block_rq_insert, !capture);
+	bpf_program__set_autoload(skel->progs.block_rq_issue, !capture);
+	bpf_program__set_autoload(skel->progs.block_rq_complete, !capture);
+	bpf_program__set_autoload(skel->progs.cap_io_start, capture && io_start);
+	bpf_program__set_autoload(skel->progs.cap_rq_insert, capture && !io_start);
+	bpf_program__set_autoload(skel->progs.cap_rq_issue, capture);
+	bpf_program__set_autoload(skel->progs.cap_rq_complete, capture);
+	bpf_program__set_autoload(skel->progs.cap_rq_merge, capture && rq_merge);
 }
 
 int main(int argc, char **argv)
@@ -261,6 +329,7 @@ int main(int argc, char **argv)
 	long interval_ms = 1000;
 	unsigned long long swept = 0, last_sweep;
 	bool want_stats = true;
+	unsigned long capture_dev = 0;
 	struct blktrace_bpf *skel;
 	struct timespec next;
 	bool io_start;
@@ -281,6 +350,10 @@ int main(int argc, char **argv)
 		} else if (!strcmp(argv[i], "--stats-every")) {
 			stats_every = strtol(argv[++i], &end, 10);
 			if (*end || stats_every < 1 || stats_every > 1000000)
+				return usage();
+		} else if (!strcmp(argv[i], "--capture")) {
+			capture_dev = strtoul(argv[++i], &end, 10);
+			if (*end || !capture_dev || capture_dev > 0xffffffffUL)
 				return usage();
 		} else if (!strcmp(argv[i], "--dev") && ndevs < MAX_DEVS) {
 			unsigned long dev = strtoul(argv[++i], &end, 10);
@@ -314,8 +387,11 @@ int main(int argc, char **argv)
 			skel->rodata->filter_devs[i] = devs[i];
 		skel->rodata->n_filter_devs = ndevs;
 	}
-	if (!io_start)
-		bpf_program__set_autoload(skel->progs.block_io_start, false);
+	skel->rodata->capture_dev = (__u32)capture_dev;
+	choose_programs(skel, capture_dev != 0, io_start, kernel_has("btf_trace_block_rq_merge"));
+	/* 16 MiB holds about 400k records: a burst's worth while the reader is busy. */
+	if (capture_dev)
+		bpf_map__set_max_entries(skel->maps.events, 16 << 20);
 	err = blktrace_bpf__load(skel);
 	if (err) {
 		fprintf(stderr, "cannot load the BPF programs: %s\n", strerror(-err));
@@ -324,6 +400,13 @@ int main(int argc, char **argv)
 	err = blktrace_bpf__attach(skel);
 	if (err) {
 		fprintf(stderr, "cannot attach the BPF programs: %s\n", strerror(-err));
+		goto out;
+	}
+	if (capture_dev) {
+		setvbuf(stdout, NULL, _IOFBF, 1 << 20);
+		printf("{\"ready\":1,\"t\":%llu,\"io_start\":%s,\"capture\":true}\n", now_ns(),
+		       io_start ? "true" : "false");
+		err = capture_loop(skel, interval_ms, ncpus);
 		goto out;
 	}
 	/* The kernel times BPF programs (all of them) only while someone holds this descriptor. */

@@ -52,6 +52,18 @@ struct bt_proc_stats {
 
 /* Per CPU counters: completions the tracer could not time, requests the map refused, and every request issued
  * on the machine (the programs run for all of them: their cost is spread over all). */
-enum bt_count { BT_UNTIMED, BT_FULL, BT_ISSUED, BT_COUNTS };
+enum bt_count { BT_UNTIMED, BT_FULL, BT_ISSUED, BT_LOST, BT_COUNTS };
+
+/* Capture mode: one record per request of the captured device, written at issue into a ring buffer. t is when
+ * the request began (block_io_start, what the submitter did), else when it was first seen; depth is the
+ * device's requests begun and not yet completed, this one included. */
+struct bt_event {
+	__u64 t;
+	__u64 sector;
+	__u32 bytes;
+	__u16 depth;
+	__u8 op;
+	__u8 pad;
+};
 
 #endif

@@ -1,0 +1,156 @@
+"""`iosched capture DEV`: record what a device does into a capture (fio's iolog v3 + metadata), and `report` on
+one: what kind of workload it holds."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+from iosched.core.base.textcharts import braille_grid, nice_ceiling
+from iosched.core.base.units import human_size, si
+from iosched.core.load.capture_summary import CaptureSummary, summarize
+from iosched.core.load.iolog import CaptureDoc, read_capture
+
+CHART_HEIGHT = 4
+
+
+def cmd_capture(args: argparse.Namespace) -> int:
+    from iosched.core.trace.capture import CaptureProgress, CaptureRun
+
+    out = Path(args.output)
+    live = sys.stderr.isatty()
+    last = [0.0]
+
+    def progress(p: CaptureProgress) -> None:
+        now = time.monotonic()
+        if now - last[0] < (0.5 if live else 10.0):
+            return
+        last[0] = now
+        lost = f", {p.lost} lost" if p.lost else ""
+        line = f"capturing {args.device} {_clock(p.elapsed_s)}, {_count(p.requests)} requests{lost}"
+        print(f"\r{line}\x1b[K" if live else line, end="" if live else "\n", file=sys.stderr, flush=True)
+
+    run = CaptureRun(args.device, out, args.duration, args.max_size, args.root, progress)
+    result = run.run()
+    if live:
+        print(file=sys.stderr)
+    m = result.meta
+    if args.json:
+        print(json.dumps({"iolog": str(result.iolog), "meta": str(result.meta_file),
+                          "cpu_us_per_io": result.cpu_us_per_io, **asdict(m)}, indent=1))
+    else:
+        cost = f"; capture cost {result.cpu_us_per_io:.1f} µs CPU per request" if result.cpu_us_per_io else ""
+        print(f"captured {m.requests} requests ({human_size(m.read_bytes + m.write_bytes)}) on {m.device.name} "
+              f"in {m.duration_s:.1f} s, {_ended(m.ended)}{cost}")
+        print(f"  {result.iolog}  (fio iolog v3)\n  {result.meta_file}  (metadata)")
+        if m.lost:
+            print(f"iosched: warning: {m.lost} requests were lost (the reader fell behind the tracer's buffer): "
+                  "the capture is missing them", file=sys.stderr)
+        print(f"next: iosched report {result.iolog}   or   iosched compare DEV --replay {result.iolog} "
+              "--schedulers none,bfq")
+    if run.interrupted is not None and not isinstance(run.interrupted, KeyboardInterrupt):
+        raise run.interrupted  # SIGTERM/SIGHUP: the files are whole; iosched still ends with the signal's status
+    return 0
+
+
+def _count(n: int) -> str:
+    return str(n) if n < 10000 else si(n)
+
+
+def _clock(s: float) -> str:
+    s = int(s)
+    return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
+
+
+def _ended(why: str) -> str:
+    return {"duration": "its duration reached", "interrupted": "ended by Ctrl-C (what was captured is kept)",
+            "max-size": "stopped at --max-size",
+            "stopped": "stopped by a signal (what was captured is kept)"}.get(why, why)
+
+
+def capture_report(path: str, args: argparse.Namespace) -> None:
+    capture = read_capture(path)
+    summary = summarize(capture)
+    m = capture.meta
+    if args.json:
+        print(json.dumps({"meta": asdict(m), "summary": summary.to_json()}, indent=1))
+        return
+    if args.csv:
+        s = m.series
+        print("t_s,iops,mb_s,depth")
+        for i, (iops, mbs, depth) in enumerate(zip(s.iops, s.mb_s, s.depth, strict=True)):
+            print(f"{i * s.interval_s:g},{iops:g},{mbs:g},{depth:g}")
+        return
+    sys.stdout.write("\n".join(report_lines(m, summary, capture.iolog.name)) + "\n")
+
+
+def report_lines(m: CaptureDoc, s: CaptureSummary, name: str, width: int = 60) -> list[str]:
+    dev = m.device
+    rate = m.requests / m.duration_s if m.duration_s else 0.0
+    out = [f"capture {name}: {dev.name} ({human_size(dev.size_bytes)}, "
+           f"{'rotational' if dev.rotational else 'non-rotational'}), scheduler {m.scheduler or 'none'}, "
+           f"kernel {m.kernel}",
+           f"  started {m.started}, {m.duration_s:.1f} s, {_ended(m.ended)}",
+           f"  {m.requests} requests ({si(rate)}/s), {human_size(m.read_bytes + m.write_bytes)} moved"
+           + (f"; {m.lost} lost" if m.lost else ""), "", "IO mix:"]
+    for a, label in (("read", "reads"), ("write", "writes"), ("trim", "discards"), ("sync", "flushes")):
+        n = s.counts[a]
+        if n:
+            size = f", {human_size(s.nbytes[a])}, mean {human_size(s.nbytes[a] / n)}" if a != "sync" else ""
+            out.append(f"  {label:<9}{n:>10}  {s.share(a):>6.1%}{size}")
+    rw = s.counts["read"] + s.counts["write"]
+    if rw:
+        out.append(f"  read/write: {s.counts['read'] / rw:.0%} / {s.counts['write'] / rw:.0%} of requests; "
+                   f"sequential: {s.sequential_share('read'):.0%} of reads, {s.sequential_share('write'):.0%} "
+                   "of writes")
+    out += ["", "request sizes:"]
+    for a in ("read", "write", "trim"):
+        h = s.sizes[a]
+        if not h:
+            continue
+        top = max(h.values())
+        for k in sorted(h):
+            bar = "█" * max(1, round(h[k] / top * 30))
+            out.append(f"  {a:<5} {human_size(1 << k):>7}  {h[k]:>9}  {bar}")
+    out += ["", f"queue depth: median {m.depth_p50}, 95th percentile {m.depth_p95}, max {m.depth_max} "
+            "(requests begun and not completed, at each issue)"]
+    series = m.series
+    for label, values in (("requests/s", series.iops), ("depth", series.depth)):
+        out += ["", f"{label} over {m.duration_s:.0f} s (each dot {series.interval_s:g} s, left to right):"]
+        out += _chart(values, width)
+    what = _kind_words(m, s)
+    if what:
+        out += ["", what]
+    return out
+
+
+def _chart(values: list[float], width: int) -> list[str]:
+    if not values:
+        return ["  (no data)"]
+    # Two points a cell: wider captures are averaged into the width.
+    cells = min(width, (len(values) + 1) // 2)
+    per = max(1, -(-len(values) // (2 * cells)))
+    pts = [sum(values[i:i + per]) / len(values[i:i + per]) for i in range(0, len(values), per)]
+    top = nice_ceiling(max(pts) or 1.0)
+    rows = braille_grid([pts], (len(pts) + 1) // 2, CHART_HEIGHT, top)
+    lines = ["".join(chr(0x2800 + bits) for bits, _ in row) for row in rows]
+    return [f"  {si(top) if i == 0 else '':>6} ┤{line}" for i, line in enumerate(lines)] + \
+        [f"  {'0':>6} └{'─' * len(lines[0])}"]
+
+
+def _kind_words(m: CaptureDoc, s: CaptureSummary) -> str:
+    """One sentence on what kind of workload it was: what decides which scheduler can help."""
+    rw = s.counts["read"] + s.counts["write"]
+    if not rw:
+        return ""
+    reads = s.counts["read"] / rw
+    mix = "read-mostly" if reads >= 0.8 else "write-mostly" if reads <= 0.2 else "mixed read/write"
+    seq = s.sequential_share()
+    pattern = "sequential" if seq >= 0.6 else "random" if seq <= 0.2 else "partly sequential"
+    depth = "deep" if m.depth_p95 >= 16 else "shallow" if m.depth_p95 <= 2 else "moderate"
+    return (f"kind: {mix}, {pattern}, {depth} queue (p95 depth {m.depth_p95}). "
+            "Replay it under each scheduler: iosched compare DEV --replay FILE --schedulers none,mq-deadline,bfq")

@@ -1,0 +1,465 @@
+"""A capture: what a device did, request by request, as fio's iolog version 3 (which fio replays), with a small
+metadata file beside it (``FILE.meta.json``, a ``CaptureDoc``).
+
+The iolog holds one line per request, ``T /dev/NAME ACTION OFFSET LENGTH`` (T in microseconds from the start,
+ACTION read, write, sync or trim), between fio's file lines (add, open, close). The metadata says which device,
+kernel and scheduler it came from, how long it ran, what it holds (counts and bytes, checked on reading), what
+was lost, and the load over time (requests, bytes and depth per interval), which the iolog cannot hold.
+
+Writing (``CaptureWriter``) and checking (``check_iolog``) are pure: the tracer feeds the one, the replay and
+``report`` read through the other. A capture is outside input when read back: every line is checked (the
+header, the one device path, the actions, offsets and lengths within the device, times that never go back, the
+counts the metadata gives) before fio sees a copy iosched writes itself.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import math
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import IO, Annotated, Literal
+
+from iosched.core.base.decode import decode
+from iosched.core.base.errors import BadInput
+from iosched.core.base.infile import open_regular, read_bounded
+from iosched.core.base.schema import Keywords
+from iosched.core.kernel.device_doc import DeviceDoc
+from iosched.core.kernel.sysfs import DEVICE_NAME
+
+HEADER = "fio version 3 iolog"
+CAPTURE_VERSION: Literal[1] = 1
+META_SUFFIX = ".meta.json"
+# The block tracer's operations (enum bt_op) as fio's iolog names them; other requests are counted, not written.
+ACTIONS = {0: "read", 1: "write", 2: "sync", 3: "trim"}
+READ, WRITE, FLUSH, DISCARD = 0, 1, 2, 3
+MAX_REQUESTS = 100_000_000  # what a capture may hold, and a reader accept
+MAX_LINE = 160  # bytes: a request's line is about 40
+MAX_META = 1 << 20
+MAX_SERIES = 1200  # points of the load over time: intervals widen to keep within it
+REORDER_S = 1.0  # records come in issue order; the iolog is in order of when requests began, within this window
+SECTOR = 512
+
+
+class BadCapture(BadInput):
+    """A capture file iosched cannot use; the sentence names the file and, for the iolog, the line."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SeriesDoc:
+    """The load over time, per interval: what an iolog cannot hold (the depth) and what a chart shows."""
+
+    interval_s: Annotated[float, Keywords(exclusiveMinimum=0)]
+    iops: list[Annotated[float, Keywords(minimum=0)]]
+    mb_s: list[Annotated[float, Keywords(minimum=0)]]
+    depth: list[Annotated[float, Keywords(minimum=0)]] = field(
+        metadata={"doc": "the mean number of requests begun and not completed, at each request's issue"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CaptureDoc:
+    """A capture's metadata (`iosched capture DEV -o FILE` writes FILE and FILE.meta.json)."""
+
+    version: Literal[1]
+    kind: Literal["capture"]
+    iolog: str = field(metadata={"doc": "the iolog's file name, in the same directory"})
+    device: DeviceDoc
+    path: str = field(metadata={"doc": "the device as the iolog names it: /dev/NAME"})
+    kernel: str
+    scheduler: str | None
+    started: str = field(metadata={"doc": "wall-clock start, ISO 8601"})
+    duration_s: Annotated[float, Keywords(minimum=0)]
+    ended: Literal["duration", "interrupted", "max-size", "stopped"]
+    timestamps: Literal["begin", "issue"] = field(
+        metadata={"doc": "begin: when each request began (block_io_start); issue: when it went to the driver"})
+    requests: Annotated[int, Keywords(minimum=0)] = field(metadata={"doc": "lines of IO in the iolog"})
+    reads: Annotated[int, Keywords(minimum=0)]
+    writes: Annotated[int, Keywords(minimum=0)]
+    flushes: Annotated[int, Keywords(minimum=0)]
+    discards: Annotated[int, Keywords(minimum=0)]
+    read_bytes: Annotated[int, Keywords(minimum=0)]
+    write_bytes: Annotated[int, Keywords(minimum=0)]
+    discard_bytes: Annotated[int, Keywords(minimum=0)]
+    other: Annotated[int, Keywords(minimum=0)] = field(metadata={"doc": "requests of other kinds: left out"})
+    lost: Annotated[int, Keywords(minimum=0)] = field(
+        metadata={"doc": "requests the tracer's ring buffer had no room for: not in the iolog"})
+    untracked: Annotated[int, Keywords(minimum=0)] = field(
+        metadata={"doc": "requests the tracer's map refused: written, but outside the depth"})
+    max_extent: Annotated[int, Keywords(minimum=0)] = field(metadata={"doc": "bytes: the largest offset + length"})
+    depth_p50: Annotated[int, Keywords(minimum=0)]
+    depth_p95: Annotated[int, Keywords(minimum=0)]
+    depth_max: Annotated[int, Keywords(minimum=0)]
+    series: SeriesDoc
+
+    @property
+    def has_writes(self) -> bool:
+        """Whether replaying it changes the target's data (writes or discards)."""
+        return self.writes > 0 or self.discards > 0
+
+
+@dataclass(frozen=True)
+class Capture:
+    """A capture's two files, its metadata read and checked (the iolog is checked as it is read)."""
+
+    iolog: Path
+    meta: CaptureDoc
+
+    @property
+    def name(self) -> str:
+        return self.iolog.name
+
+
+def meta_path(iolog: str | Path) -> Path:
+    return Path(str(iolog) + META_SUFFIX)
+
+
+def iolog_path(path: str | Path) -> Path:
+    """The iolog a user names, by itself or by its metadata file."""
+    p = str(path)
+    return Path(p[: -len(META_SUFFIX)]) if p.endswith(META_SUFFIX) else Path(p)
+
+
+def is_capture(path: str | Path) -> bool:
+    """Whether ``path`` names a capture (its iolog with metadata beside it, or the metadata file)."""
+    return meta_path(iolog_path(path)).is_file()
+
+
+def read_capture(path: str | Path) -> Capture:
+    """The capture at ``path`` (its iolog or its metadata file), metadata checked; BadCapture says why not."""
+    log = iolog_path(path)
+    meta = meta_path(log)
+    if not meta.exists():
+        raise BadCapture(f"{log} has no metadata beside it ({meta.name}): not a capture iosched wrote")
+    try:
+        raw = read_bounded(meta, MAX_META, "capture metadata")
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as e:
+        raise BadCapture(f"{meta} is not JSON: not a capture's metadata ({str(e)[:60]})") from None
+    except BadInput as e:
+        raise BadCapture(str(e)) from None
+    meta_doc = decode(CaptureDoc, doc, where=str(meta))
+    problems = _meta_problems(meta_doc, log)
+    if problems:
+        raise BadCapture(f"{meta}: {problems}")
+    return Capture(log, meta_doc)
+
+
+def _meta_problems(d: CaptureDoc, log: Path) -> str:
+    if d.iolog != log.name:
+        return f"it describes {d.iolog[:60]!r}, not {log.name}"
+    if not DEVICE_NAME.fullmatch(d.device.name) or d.path != f"/dev/{d.device.name}":
+        return f"its device path {d.path[:60]!r} is not /dev/ and its device's name"
+    if d.requests != d.reads + d.writes + d.flushes + d.discards:
+        return "its request count is not the sum of its reads, writes, flushes and discards"
+    if d.requests > MAX_REQUESTS:
+        return f"it holds more than {MAX_REQUESTS} requests"
+    if d.max_extent > d.device.size_bytes:
+        return f"its requests reach {d.max_extent} bytes, past its device's {d.device.size_bytes}"
+    if not (d.depth_p50 <= d.depth_p95 <= d.depth_max):
+        return "its depth percentiles are out of order"
+    s = d.series
+    if not (len(s.iops) == len(s.mb_s) == len(s.depth) <= MAX_SERIES):
+        return f"its series differ in length or hold more than {MAX_SERIES} points"
+    return ""
+
+
+# Writing ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Series:
+    """Requests, bytes and depth per interval; intervals double (points merged in pairs) to stay within bounds."""
+
+    interval_us: int = 100_000
+    ios: list[int] = field(default_factory=list)
+    nbytes: list[int] = field(default_factory=list)
+    depth: list[int] = field(default_factory=list)  # summed, over ios
+
+    @property
+    def interval_s(self) -> float:
+        return self.interval_us / 1e6
+
+    def add(self, t_us: int, nbytes: int, depth: int) -> None:
+        i = t_us // self.interval_us
+        while i >= MAX_SERIES:
+            self._widen()
+            i = t_us // self.interval_us
+        while len(self.ios) <= i:
+            self.ios.append(0)
+            self.nbytes.append(0)
+            self.depth.append(0)
+        self.ios[i] += 1
+        self.nbytes[i] += nbytes
+        self.depth[i] += depth
+
+    def _widen(self) -> None:
+        self.interval_us *= 2
+        for xs in (self.ios, self.nbytes, self.depth):
+            xs[:] = [sum(xs[k:k + 2]) for k in range(0, len(xs), 2)]
+
+    def doc(self, duration_s: float) -> SeriesDoc:
+        n = max(len(self.ios), min(math.ceil(duration_s / self.interval_s), MAX_SERIES))
+        ios = self.ios + [0] * (n - len(self.ios))
+        nbytes = self.nbytes + [0] * (n - len(self.nbytes))
+        depth = self.depth + [0] * (n - len(self.depth))
+        return SeriesDoc(interval_s=self.interval_s, iops=[round(x / self.interval_s, 3) for x in ios],
+                         mb_s=[round(b / self.interval_s / 1e6, 3) for b in nbytes],
+                         depth=[round(d / x, 3) if x else 0.0 for d, x in zip(depth, ios, strict=True)])
+
+
+class CaptureWriter:
+    """Writes records (time ns, op, sector, bytes, depth) as iolog lines, in order of the time each request
+    began: the tracer sees them at issue, after the scheduler has reordered them, so they wait ``reorder_s``
+    before they are written (sorted in batches, ``flush``); one later than that is written at the time of the line
+    before it (counted in ``late``).
+
+    ``out`` is the open iolog; ``t0`` the start (ns, CLOCK_MONOTONIC). Per request this is a few microseconds
+    of Python: records are parsed in batches and sorted once per flush (mostly in order already)."""
+
+    def __init__(self, out: IO[str], path: str, t0: int, reorder_s: float = REORDER_S) -> None:
+        self.out = out
+        self.path = path
+        self.t0 = t0
+        self.window = int(reorder_s * 1e9)
+        self._pending: list[tuple[int, int, int, int, int]] = []
+        self._last_us = 0
+        self.late = 0
+        self.counts = [0] * 5
+        self.op_bytes = [0] * 5
+        self.max_extent = 0
+        self.depths: dict[int, int] = {}
+        self.series = _Series()
+        self.written = 0
+        self._line(f"{HEADER}\n0 {path} add\n0 {path} open\n")
+
+    def _line(self, text: str) -> None:
+        self.out.write(text)
+        self.written += len(text)
+
+    def add(self, t_ns: int, op: int, sector: int, nbytes: int, depth: int) -> None:
+        self._pending.append((t_ns, op, sector, nbytes, depth))
+
+    def add_lines(self, lines: list[bytes]) -> None:
+        """The loader's record lines (``T OP SECTOR BYTES DEPTH``); ValueError for one that is not."""
+        pend = self._pending
+        for line in lines:
+            a = line.split()
+            if len(a) != 5:
+                raise ValueError(f"a record of {len(a)} fields")
+            pend.append((int(a[0]), int(a[1]), int(a[2]), int(a[3]), int(a[4])))
+
+    def flush(self, final: bool = False) -> None:
+        """Write the records that began more than the window before the newest (all of them when final)."""
+        pend = self._pending
+        if not pend:
+            return
+        pend.sort()
+        cut = len(pend) if final else bisect.bisect_left(pend, (pend[-1][0] - self.window,))
+        if not cut:
+            return
+        ready, self._pending = pend[:cut], pend[cut:]
+        t0, path, last, late = self.t0, self.path, self._last_us, 0
+        counts, op_bytes, depths, series = self.counts, self.op_bytes, self.depths, self.series
+        extent = self.max_extent
+        out: list[str] = []
+        for t_ns, op, sector, nbytes, depth in ready:
+            if op > DISCARD:
+                counts[4] += 1
+                continue
+            us = (t_ns - t0) // 1000
+            if us < last:
+                late += 1
+                us = last
+            last = us
+            counts[op] += 1
+            depths[depth] = depths.get(depth, 0) + 1
+            if op == FLUSH:
+                out.append(f"{us} {path} sync 0 0\n")
+                series.add(us, 0, depth)
+                continue
+            op_bytes[op] += nbytes
+            end = sector * SECTOR + nbytes
+            if end > extent:
+                extent = end
+            series.add(us, nbytes if op != DISCARD else 0, depth)
+            out.append(f"{us} {path} {ACTIONS[op]} {sector * SECTOR} {nbytes}\n")
+        self._last_us, self.late, self.max_extent = last, self.late + late, extent
+        self._line("".join(out))
+
+    @property
+    def requests(self) -> int:
+        return sum(self.counts[:4])
+
+    @property
+    def pending(self) -> list[tuple[int, int, int, int, int]]:
+        return self._pending
+
+    def finish(self, end_ns: int) -> int:
+        """Write what waits and the close line; returns the duration in microseconds."""
+        self.flush(final=True)
+        end_us = max((end_ns - self.t0) // 1000, self._last_us)
+        self._line(f"{end_us} {self.path} close\n")
+        return end_us
+
+    def percentile(self, q: float) -> int:
+        total = sum(self.depths.values())
+        if not total:
+            return 0
+        need, seen = q * total, 0
+        for d in sorted(self.depths):
+            seen += self.depths[d]
+            if seen >= need:
+                return d
+        return max(self.depths)
+
+    def meta(self, *, iolog: str, device: DeviceDoc, kernel: str, started: str, duration_s: float,
+             ended: str, timestamps: str, lost: int, untracked: int) -> CaptureDoc:
+        c, b = self.counts, self.op_bytes
+        return CaptureDoc(
+            version=CAPTURE_VERSION, kind="capture", iolog=iolog, device=device, path=self.path, kernel=kernel,
+            scheduler=device.scheduler, started=started, duration_s=round(duration_s, 6), ended=ended,  # type: ignore[arg-type]
+            timestamps=timestamps, requests=self.requests, reads=c[READ], writes=c[WRITE],  # type: ignore[arg-type]
+            flushes=c[FLUSH], discards=c[DISCARD], read_bytes=b[READ], write_bytes=b[WRITE],
+            discard_bytes=b[DISCARD], other=c[4], lost=lost, untracked=untracked, max_extent=self.max_extent,
+            depth_p50=self.percentile(0.5), depth_p95=self.percentile(0.95),
+            depth_max=max(self.depths) if self.depths else 0, series=self.series.doc(duration_s))
+
+
+def write_meta(doc: CaptureDoc, iolog: Path) -> Path:
+    """The metadata beside its iolog, written whole (a temporary file renamed)."""
+    path = meta_path(iolog)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(asdict(doc), indent=1) + "\n")
+    os.replace(tmp, path)
+    return path
+
+
+# Reading ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class IologLine:
+    """One IO line of a checked iolog."""
+
+    t_us: int
+    action: str
+    offset: int
+    length: int
+
+
+def _lines(fd: int, log: Path) -> Iterator[tuple[int, bytes]]:
+    """The iolog's lines with their numbers, each bounded: a line longer than MAX_LINE is refused."""
+    with os.fdopen(fd, "rb") as f:
+        n = 0
+        while True:
+            raw = f.readline(MAX_LINE + 1)
+            if not raw:
+                return
+            n += 1
+            if len(raw) > MAX_LINE:
+                raise BadCapture(f"{log} line {n}: longer than {MAX_LINE} bytes: not a capture iosched wrote")
+            yield n, raw
+
+
+def _bad(log: Path, n: int, what: str) -> BadCapture:
+    return BadCapture(f"{log} line {n}: {what}")
+
+
+def check_iolog(capture: Capture, on_line: Callable[[IologLine], None] | None = None) -> int:
+    """Read the whole iolog, checking every line against its metadata; ``on_line`` hears each IO line once it is
+    known good. Returns the number of IO lines; BadCapture names the first bad line."""
+    meta, log = capture.meta, capture.iolog
+    path = meta.path
+    size = meta.device.size_bytes
+    end_us = math.ceil(meta.duration_s * 1e6) + 1
+    last_us = 0
+    counts = {"read": 0, "write": 0, "sync": 0, "trim": 0}
+    nbytes = {"read": 0, "write": 0, "trim": 0}
+    closed = False
+    fd = open_regular(log, "capture (the iolog iosched capture wrote)")
+    for n, raw in _lines(fd, log):
+        try:
+            text = raw.decode("ascii")
+        except UnicodeDecodeError:
+            raise _bad(log, n, "bytes that are not text: not a capture iosched wrote") from None
+        if n == 1:
+            if text.rstrip("\n") != HEADER:
+                raise _bad(log, n, f"expected {HEADER!r}: not a capture iosched wrote")
+            continue
+        if closed:
+            raise _bad(log, n, "a line after the close line")
+        parts = text.split()
+        if not parts or not parts[0].isdigit() or not parts[0].isascii():
+            raise _bad(log, n, "expected a time in microseconds first")
+        t_us = int(parts[0])
+        if len(parts) >= 2 and parts[1] != path:
+            raise _bad(log, n, f"the file {parts[1][:60]!r} is not the capture's device {path}")
+        if t_us < last_us:
+            raise _bad(log, n, f"time goes back ({t_us} µs after {last_us} µs)")
+        if t_us > end_us:
+            raise _bad(log, n, f"time {t_us} µs is past the capture's {meta.duration_s:g} s")
+        last_us = t_us
+        if len(parts) == 3:
+            want = {2: "add", 3: "open"}.get(n, "close")
+            if parts[2] != want:
+                raise _bad(log, n, f"expected the {want} line, found {parts[2][:20]!r}")
+            closed = want == "close"
+            continue
+        if n <= 3:
+            raise _bad(log, n, "expected fio's add and open lines for the device")
+        if len(parts) != 5:
+            raise _bad(log, n, "expected TIME FILE ACTION OFFSET LENGTH")
+        action = parts[2]
+        if action not in counts:
+            raise _bad(log, n, f"the action {action[:20]!r} is not read, write, sync or trim")
+        if not (parts[3].isdigit() and parts[4].isdigit() and parts[3].isascii() and parts[4].isascii()):
+            raise _bad(log, n, "the offset and length must be whole numbers of bytes")
+        offset, length = int(parts[3]), int(parts[4])
+        if action == "sync":
+            if offset or length:
+                raise _bad(log, n, "a sync has offset 0 and length 0")
+        else:
+            if length == 0 or offset % SECTOR or length % SECTOR:
+                raise _bad(log, n, "offset and length must be whole sectors, the length not 0")
+            if offset + length > size:
+                raise _bad(log, n, f"the request ends at byte {offset + length}, past the device's {size}")
+            nbytes[action] += length
+        counts[action] += 1
+        if sum(counts.values()) > meta.requests:
+            raise _bad(log, n, f"more requests than the metadata's {meta.requests}")
+        if on_line is not None:
+            on_line(IologLine(t_us, action, offset, length))
+    if not closed:
+        raise BadCapture(f"{log}: it ends without its close line: cut short, not a whole capture")
+    said = {"read": meta.reads, "write": meta.writes, "sync": meta.flushes, "trim": meta.discards}
+    if counts != said:
+        raise BadCapture(f"{log}: its lines do not match its metadata ({_mix(counts)} against {_mix(said)})")
+    if (nbytes["read"], nbytes["write"], nbytes["trim"]) != (meta.read_bytes, meta.write_bytes, meta.discard_bytes):
+        raise BadCapture(f"{log}: its bytes do not match its metadata")
+    return sum(counts.values())
+
+
+def _mix(c: dict[str, int]) -> str:
+    return ", ".join(f"{v} {k}" for k, v in c.items())
+
+
+def copy_for_replay(capture: Capture, dest: Path, target: str) -> int:
+    """Check the whole iolog and write the copy fio replays into ``dest``, every request on ``target``: fio never
+    reads a file a user gave. Returns the IO lines written; BadCapture (``dest`` removed) when a line is bad."""
+    with open(dest, "w") as out:
+        out.write(f"{HEADER}\n0 {target} add\n0 {target} open\n")
+
+        def put(line: IologLine) -> None:
+            out.write(f"{line.t_us} {target} {line.action} {line.offset} {line.length}\n")
+
+        try:
+            n = check_iolog(capture, put)
+        except BaseException:
+            out.close()
+            dest.unlink(missing_ok=True)
+            raise
+        out.write(f"{math.ceil(capture.meta.duration_s * 1e6)} {target} close\n")
+    return n

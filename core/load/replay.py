@@ -1,0 +1,138 @@
+"""A capture replayed as a workload (`compare DEV --replay FILE`): the job fio runs, and the checked copy of the
+capture's iolog it reads.
+
+fio replays iologs itself (``read_iolog``); user job files may not name one (core/load/jobfile.py refuses
+``read_iolog`` and ``replay_redirect``), since a log names the paths fio opens. Here iosched checks the whole
+capture (core/load/iolog.py) and writes its own copy, every request aimed at the target device, into a working
+directory of its own; only that copy reaches fio. Two modes:
+
+- ``fast``: the requests in order, as fast as the device takes them (``replay_no_stall``), at the depth the
+  capture mostly had (its 95th percentile): judged on throughput (MB/s).
+- ``timed``: each request at its captured time (``replay_time_scale`` 100), at up to the deepest the capture
+  went: the same load, so the scheduler shows in the latency (p99).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from iosched.core.base.errors import BadInput
+from iosched.core.load.fiopath import fio_filename
+from iosched.core.load.iolog import Capture, copy_for_replay, read_capture
+from iosched.core.load.jobfile import JobFile, fio_seconds
+from iosched.core.load.workdirs import workdir_prefix
+
+Mode = Literal["fast", "timed"]
+MODES: tuple[Mode, ...] = ("fast", "timed")
+PRIMARY: dict[str, str] = {"fast": "mb_s", "timed": "clat_p99_us"}
+MAX_DEPTH = 1024
+REPLAY_LOG = "replay.iolog"
+
+
+@dataclass(frozen=True)
+class ReplayJob(JobFile):
+    """A capture's replay: a job file iosched writes (``render``), reading the checked copy ``iolog``."""
+
+    capture: Capture | None = None
+    mode: Mode = "fast"
+    iolog: str = ""  # the checked copy, in ``workdir``
+    workdir: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"replay ({self.mode}) of {Path(self.path).name}"
+
+    def short_of(self, total_ios: int) -> str | None:
+        """Why a whole replay that issued ``total_ios`` reads, writes and discards is no sample, or None."""
+        assert self.capture is not None
+        m = self.capture.meta
+        want = m.reads + m.writes + m.discards
+        if total_ios < want:
+            return f"the replay issued {total_ios} of the capture's {want} requests"
+        return None
+
+    @property
+    def primary(self) -> str:
+        return PRIMARY[self.mode]
+
+    @property
+    def writes(self) -> bool:
+        return self.capture is not None and self.capture.meta.has_writes
+
+    @property
+    def runtime(self) -> float | None:
+        return None  # as long as the capture takes to replay, unless --runtime caps it
+
+    def max_extent(self) -> int | None:
+        return self.capture.meta.max_extent if self.capture is not None else None
+
+    def render(self, runtime: float | None, filename: str | None = None) -> str:
+        out = ["[global]", "group_reporting=1"]
+        if runtime is not None:
+            out.append(f"runtime={fio_seconds(runtime)}")  # a cap: the replay ends there or at its end
+        for section, opts in self.sections:
+            out += ["", f"[{section}]", *(f"{k}={v}" for k, v in opts)]
+        if self.iolog:
+            out += [f"read_iolog={self.iolog}", "read_iolog_chunked=1"]
+            if filename is not None:
+                out.append(f"replay_redirect={fio_filename(filename)}")
+        return "\n".join(out) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        text = self.render(None).replace(self.iolog, str(self.capture.iolog) if self.capture else "")
+        return {"name": self.name, "path": self.path, "writes": self.writes, "text": text}
+
+    def describe(self) -> dict[str, Any]:
+        """What the saved result keeps of it (a ReplayDoc)."""
+        assert self.capture is not None
+        m = self.capture.meta
+        return {"capture": str(self.capture.iolog), "mode": self.mode, "device": m.device.name,
+                "scheduler": m.scheduler, "duration_s": m.duration_s, "requests": m.requests,
+                "bytes": m.read_bytes + m.write_bytes, "writes": m.has_writes,
+                "iodepth": int(dict(self.sections[0][1])["iodepth"])}
+
+    def release(self) -> None:
+        """Remove the checked copy (idempotent)."""
+        if self.workdir:
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def replay_options(capture: Capture, mode: Mode) -> tuple[tuple[str, str], ...]:
+    m = capture.meta
+    depth = m.depth_max if mode == "timed" else m.depth_p95
+    opts = [("ioengine", "libaio"), ("direct", "1"), ("iodepth", str(min(max(depth, 1), MAX_DEPTH)))]
+    if mode == "fast":
+        opts.append(("replay_no_stall", "1"))
+    return tuple(opts)
+
+
+def check_fits(capture: Capture, device: str, size_bytes: int) -> None:
+    """A capture reaching past the target's end is refused, the sizes named (offsets are replayed as captured)."""
+    need = capture.meta.max_extent
+    if need > size_bytes:
+        raise BadInput(f"the capture reaches byte {need} ({need / 2**30:.2f} GiB) but {device} holds "
+                       f"{size_bytes} bytes ({size_bytes / 2**30:.2f} GiB): replay it onto a device at least "
+                       "as large (offsets are replayed as captured)")
+
+
+def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int) -> ReplayJob:
+    """The replay of the capture at ``path`` on ``device``: the capture checked whole and copied for fio.
+
+    BadInput (nothing left behind) for a bad capture, a mode that is not fast or timed, or a capture larger than
+    the device."""
+    if mode not in MODES:
+        raise BadInput(f"--replay-mode {mode[:20]!r}: fast or timed")
+    capture = read_capture(path)
+    check_fits(capture, device, size_bytes)
+    workdir = tempfile.mkdtemp(prefix=workdir_prefix())
+    try:
+        copy_for_replay(capture, Path(workdir, REPLAY_LOG), f"/dev/{device}")
+    except BaseException:
+        shutil.rmtree(workdir, ignore_errors=True)
+        raise
+    return ReplayJob(str(capture.iolog), (("replay", replay_options(capture, mode)),), capture, mode,
+                     str(Path(workdir, REPLAY_LOG)), workdir)

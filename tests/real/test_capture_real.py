@@ -1,0 +1,171 @@
+"""Capture and replay on real loop devices: fio runs a known mixed job on loop A while `iosched capture`
+records it; the capture agrees with A's diskstats; replayed onto loop B, B's diskstats agree with the capture;
+`compare B --replay` reaches a verdict; a write capture is refused where writes may not go."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from schema_support import problems
+
+from iosched.core.load.capture_summary import summarize
+from iosched.core.load.iolog import read_capture
+
+from conftest import need_real, one_sentence_exit_2, run_cli
+
+
+def diskstats(name: str) -> dict[str, int]:
+    for line in Path("/proc/diskstats").read_text().splitlines():
+        f = line.split()
+        if f[2] == name:
+            return {"reads": int(f[3]), "read_bytes": int(f[5]) * 512, "writes": int(f[7]),
+                    "write_bytes": int(f[9]) * 512}
+    raise AssertionError(f"{name} not in /proc/diskstats")
+
+
+def delta(a: dict[str, int], b: dict[str, int]) -> dict[str, int]:
+    return {k: b[k] - a[k] for k in a}
+
+
+@pytest.fixture
+def two_loops(make_loop) -> Iterator[tuple]:
+    directory = Path(tempfile.mkdtemp(prefix="iosched-test-", dir="/dev/shm"))
+    try:
+        yield make_loop("256M", directory / "a"), make_loop("256M", directory / "b")
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def start_capture(dev: str, out: Path, duration: float) -> subprocess.Popen[str]:
+    proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "capture", dev, "-o", str(out), "--duration",
+                             str(duration)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    # Ready once the loader's status lines start: its first progress line (written at once on a pipe).
+    assert proc.stderr is not None
+    line = proc.stderr.readline()
+    assert "capturing" in line or time.monotonic() > deadline, line
+    return proc
+
+
+def fio(*args: str) -> None:
+    subprocess.run(["fio", "--output=/dev/null", "--ioengine=libaio", "--direct=1", *args], check=True, timeout=60)
+
+
+def test_capture_agrees_with_diskstats_and_replays_exactly(two_loops, tmp_path):
+    need_real("fio", "setpriv")
+    a, b = two_loops
+    out = tmp_path / "mixed.iolog"
+    proc = start_capture(a.name, out, 60)
+    try:
+        before = diskstats(a.name)
+        fio("--name=mixed", f"--filename={a.path}", "--rw=randrw", "--rwmixread=70", "--bsrange=4k-64k",
+            "--iodepth=8", "--size=200M", "--time_based", "--runtime=2")
+        fio("--name=seq", f"--filename={a.path}", "--rw=write", "--bs=128k", "--size=32M")
+        time.sleep(0.3)
+        moved = delta(before, diskstats(a.name))
+        proc.send_signal(signal.SIGINT)  # Ctrl-C keeps what was captured
+        stdout, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, stderr
+    assert "captured" in stdout and "Ctrl-C" in stdout, stdout
+    cap = read_capture(out)
+    m = cap.meta
+    assert m.ended == "interrupted" and m.lost == 0 and m.device.name == a.name
+    for key, got in (("reads", m.reads), ("writes", m.writes), ("read_bytes", m.read_bytes),
+                     ("write_bytes", m.write_bytes)):
+        assert moved[key] > 0
+        assert abs(got - moved[key]) <= 0.01 * moved[key], (key, got, moved[key])
+    s = summarize(cap)  # the whole iolog checked against its metadata
+    assert s.counts["read"] == m.reads and s.counts["write"] == m.writes
+    assert 0.6 < s.share("read") < 0.8 and s.sequential["write"] >= 250  # the 128k stream: 256 in a row
+    assert m.depth_max >= 2
+
+    # `report` on the capture says what kind of workload it was.
+    rep = run_cli("report", str(out))
+    assert rep.returncode == 0, rep.stderr
+    assert "IO mix" in rep.stdout and "queue depth" in rep.stdout and "kind: mixed read/write" in rep.stdout
+    js = json.loads(run_cli("report", str(out), "--json").stdout)
+    assert js["summary"]["counts"]["read"] == m.reads
+
+    # Replayed onto B: B's diskstats show the capture's requests and bytes, exactly.
+    before_b = diskstats(b.name)
+    res = run_cli("compare", b.name, "--replay", str(out), "--schedulers", "none,bfq", "--repeat", "2",
+                  "--settle", "0.2", "--destroy-data", b.name, "--json", timeout=240)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    replayed = delta(before_b, diskstats(b.name))
+    runs = len(doc["runs"])
+    assert runs == 4 and all(r["valid"] for r in doc["runs"]), doc["runs"]
+    for r in doc["runs"]:  # fio's own counts: every request of the capture, once a run
+        (job,) = r["fio"]["jobs"]
+        assert (job["read"]["total_ios"], job["write"]["total_ios"]) == (m.reads, m.writes)
+    # B's diskstats: the same, but for a few reads udev's probe makes after each run's writes.
+    assert 0 <= replayed["reads"] - runs * m.reads <= 100 * runs and replayed["writes"] == runs * m.writes
+    assert replayed["write_bytes"] == runs * m.write_bytes
+    assert 0 <= replayed["read_bytes"] - runs * m.read_bytes <= 0.01 * runs * m.read_bytes
+    assert doc["primary_metric"] == "mb_s"
+    assert problems("experiment.schema.json", doc) == [] and problems("capture-meta.schema.json", asdict(m)) == []
+    assert doc["workload"]["replay"]["requests"] == m.requests and doc["workload"]["replay"]["writes"]
+    (comp,) = [c for c in doc["comparisons"] if c["metric"] == "mb_s"]
+    assert comp["primary"] and comp["ratio"] > 0 and doc["judgement"]["status"] == "final"
+    assert b.current() == "none"  # put back
+    assert not list(Path(tempfile.gettempdir()).glob(f"iosched-fio-{os.getpid()}-*"))
+
+
+def test_a_write_capture_goes_only_where_writes_may(two_loops, make_loop, tmp_path):
+    need_real("fio", "setpriv", "mkfs.ext4")
+    a, b = two_loops
+    out = tmp_path / "w.iolog"
+    proc = start_capture(a.name, out, 2)
+    fio("--name=w", f"--filename={a.path}", "--rw=randwrite", "--bs=4k", "--size=64M", "--io_size=8M")
+    _out, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 0, stderr
+    assert read_capture(out).meta.writes > 0
+    subprocess.run(["mkfs.ext4", "-q", "-F", b.path], check=True, capture_output=True)
+    before = b.file.read_bytes()[:1 << 20]
+    # Holding a filesystem: refused unless the name is typed, and the device is left as it was.
+    err = one_sentence_exit_2("compare", b.name, "--replay", str(out), "--schedulers", "none,bfq")
+    assert "destroy data" in err and f"--destroy-data {b.name}" in err
+    assert b.file.read_bytes()[:1 << 20] == before
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", b.path, str(mnt)], check=True)
+    try:
+        writes = diskstats(b.name)["writes"]
+        err = one_sentence_exit_2("compare", b.name, "--replay", str(out), "--schedulers", "none,bfq",
+                                  "--destroy-data", b.name)
+        assert "mounted" in err and diskstats(b.name)["writes"] == writes
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+    assert b.current() == "none"
+    # A hostile capture: one sentence, nothing written to the device.
+    bad = tmp_path / "bad.iolog"
+    lines = out.read_text().splitlines(keepends=True)
+    lines[4] = "1000 /etc/passwd write 0 4096\n"
+    bad.write_text("".join(lines))
+    shutil.copy(str(out) + ".meta.json", str(bad) + ".meta.json")
+    meta = json.loads(Path(str(bad) + ".meta.json").read_text())
+    meta["iolog"] = bad.name
+    Path(str(bad) + ".meta.json").write_text(json.dumps(meta))
+    writes = diskstats(b.name)["writes"]
+    err = one_sentence_exit_2("compare", b.name, "--replay", str(bad), "--schedulers", "none,bfq",
+                              "--destroy-data", b.name)
+    assert "line 5" in err and "/etc/passwd" in err and diskstats(b.name)["writes"] == writes
+    # Larger than the target: refused with both sizes named, before anything runs.
+    small = make_loop("16M", tmp_path / "small")
+    err = one_sentence_exit_2("compare", small.name, "--replay", str(out), "--schedulers", "none,bfq",
+                              "--destroy-data", small.name)
+    assert f"{16 << 20} bytes" in err and "at least as large" in err

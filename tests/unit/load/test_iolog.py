@@ -1,0 +1,275 @@
+"""Captures as files: the writer's iolog and metadata, read back and checked line by line; hostile captures
+give one typed sentence; the replay's own copy and job."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import tempfile
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schema_support import problems
+
+from iosched.core.base.errors import BadInput
+from iosched.core.kernel.device_doc import DeviceDoc
+from iosched.core.load.capture_summary import summarize
+from iosched.core.load.iolog import (
+    MAX_SERIES,
+    BadCapture,
+    CaptureWriter,
+    check_iolog,
+    meta_path,
+    read_capture,
+    write_meta,
+)
+from iosched.core.load.jobfile import JobFileError, parse_job_file
+from iosched.core.load.replay import prepare_replay
+
+from conftest import one_sentence_exit_2
+
+DEV_SIZE = 64 << 20
+T0 = 10**12
+
+
+def device(name: str = "loop7", size: int = DEV_SIZE) -> DeviceDoc:
+    return DeviceDoc(name=name, maj_min="7:7", size_bytes=size, rotational=False, removable=False,
+                     read_only=False, scheduler="none", schedulers=["none", "bfq"], nr_requests=128,
+                     read_ahead_kb=128)
+
+
+def make_capture(path: Path, records: list[tuple[int, int, int, int, int]], end_ns: int | None = None) -> Path:
+    """A capture written the way `iosched capture` writes it, from (t_ns, op, sector, bytes, depth) records."""
+    with open(path, "w") as out:
+        w = CaptureWriter(out, "/dev/loop7", T0)
+        for r in records:
+            w.add(*r)
+            w.flush()
+        end_us = w.finish(end_ns or (max((r[0] for r in records), default=T0) + 10**6))
+    write_meta(w.meta(iolog=path.name, device=device(), kernel="6.1.0", started="2026-11-25T00:00:00+00:00",
+                      duration_s=end_us / 1e6, ended="duration", timestamps="begin", lost=0, untracked=0), path)
+    return path
+
+
+def mixed(n: int = 200) -> list[tuple[int, int, int, int, int]]:
+    return [(T0 + i * 1_000_000, i % 2, (i * 8) % 1000, 4096, 1 + i % 4) for i in range(n)]
+
+
+def test_a_capture_reads_back_whole(tmp_path):
+    more = [(T0 + 300_000_000, 2, 0, 0, 1), (T0 + 301_000_000, 3, 64, 1 << 20, 2)]  # a flush, a discard
+    log = make_capture(tmp_path / "c.iolog", [*mixed(), *more])
+    cap = read_capture(log)
+    m = cap.meta
+    assert (m.reads, m.writes, m.flushes, m.discards, m.requests) == (100, 100, 1, 1, 202)
+    assert m.read_bytes == 100 * 4096 and m.discard_bytes == 1 << 20 and m.max_extent == 64 * 512 + (1 << 20)
+    assert (m.depth_p50, m.depth_max) == (2, 4)
+    assert check_iolog(cap) == 202
+    lines = log.read_text().splitlines()
+    assert lines[:3] == ["fio version 3 iolog", "0 /dev/loop7 add", "0 /dev/loop7 open"]
+    assert lines[3] == "0 /dev/loop7 read 0 4096" and lines[4] == "1000 /dev/loop7 write 4096 4096"
+    assert "300000 /dev/loop7 sync 0 0" in lines and "301000 /dev/loop7 trim 32768 1048576" in lines
+    assert lines[-1].endswith("/dev/loop7 close")
+    assert read_capture(meta_path(log)).iolog == log  # named by its metadata file too
+    s = summarize(cap)
+    assert s.counts == {"read": 100, "write": 100, "trim": 1, "sync": 1} and s.share("read") == pytest.approx(100 / 202)
+
+
+def test_records_are_written_in_order_of_their_begin_within_the_window():
+    out = io.StringIO()
+    w = CaptureWriter(out, "/dev/loop7", T0, reorder_s=0.5)
+    # Issued in this order; the second began first (the scheduler let it pass), the last began long before.
+    for t in (T0 + 10_000_000, T0 + 5_000_000, T0 + 2_000_000_000, T0 + 1_000_000):
+        w.add(t, 0, 0, 4096, 1)
+        w.flush()
+    w.finish(T0 + 3_000_000_000)
+    times = [int(line.split()[0]) for line in out.getvalue().splitlines()[3:-1]]
+    assert times == [5000, 10000, 10000, 2_000_000] and w.late == 1  # the late one is clamped, counted
+
+
+def test_other_operations_are_counted_not_written_and_the_series_stays_bounded():
+    out = io.StringIO()
+    w = CaptureWriter(out, "/dev/loop7", T0)
+    w.add(T0, 4, 0, 0, 1)
+    for k in range(5000):
+        w.add(T0 + k * 1_000_000_000, 0, 0, 4096, 1)  # 5000 s of one request a second
+    w.flush(final=True)
+    assert w.counts[4] == 1 and w.requests == 5000
+    doc = w.series.doc(5000.0)
+    assert len(doc.iops) <= MAX_SERIES and doc.interval_s > 1
+    assert sum(doc.iops) * doc.interval_s == pytest.approx(5000, rel=1e-3)  # rates kept to 3 decimals
+
+
+# --- hostile captures ---------------------------------------------------------------------------------------
+
+
+def replace_line(log: Path, n: int, text: str) -> None:
+    lines = log.read_text().splitlines(keepends=True)
+    lines[n - 1] = text
+    log.write_text("".join(lines))
+
+
+@pytest.mark.parametrize(("line", "text", "why"), [
+    (1, "fio version 2 iolog\n", "expected 'fio version 3 iolog'"),
+    (5, "1000 /dev/loop7 read 67108864 4096\n", "past the device's"),
+    (5, "1000 /dev/loop7 read 4096 -4096\n", "whole numbers"),
+    (5, "1000 /dev/loop7 read 4097 4096\n", "whole sectors"),
+    (5, "1000 /etc/passwd read 0 4096\n", "is not the capture's device /dev/loop7"),
+    (5, "1000 /dev/loop7 wait 0 4096\n", "not read, write, sync or trim"),
+    (5, "1000 /dev/loop7 read 0 4096 extra\n", "TIME FILE ACTION"),
+    (5, "-5 /dev/loop7 read 0 4096\n", "a time in microseconds"),
+    (6, "0 /dev/loop7 read 0 4096\n", "time goes back"),
+    (5, "99999999999 /dev/loop7 read 0 4096\n", "past the capture's"),
+    (2, "0 /dev/loop7 open\n", "expected the add line"),
+    (5, "1000 /dev/loop7 read 0 4096" + " " * 200 + "\n", "longer than"),
+    (5, "1000 /dev/loop7 re\xe4d 0 4096\n", "not text"),
+])
+def test_a_hostile_line_is_refused_naming_it(tmp_path, line, text, why):
+    log = make_capture(tmp_path / "c.iolog", mixed(10))
+    replace_line(log, line, text)
+    with pytest.raises(BadCapture, match=why) as e:
+        check_iolog(read_capture(log))
+    assert f"line {line}" in str(e.value)
+
+
+def test_lines_beyond_the_metadata_and_a_cut_short_file_are_refused(tmp_path):
+    log = make_capture(tmp_path / "c.iolog", mixed(10))
+    text = log.read_text()
+    log.write_text(text.replace("/dev/loop7 close", "/dev/loop7 read 0 512\n9999999 /dev/loop7 close"))
+    with pytest.raises(BadCapture, match="more requests than the metadata's 10"):
+        check_iolog(read_capture(log))
+    log.write_text("".join(text.splitlines(keepends=True)[:-1]))
+    with pytest.raises(BadCapture, match="without its close line"):
+        check_iolog(read_capture(log))
+
+
+def test_ten_million_lines_stop_at_the_metadata_count():
+    d = Path(tempfile.mkdtemp(dir="/dev/shm" if Path("/dev/shm").is_dir() else None))
+    try:
+        log = make_capture(d / "big.iolog", mixed(10))
+        head = "".join(log.read_text().splitlines(keepends=True)[:3])
+        with open(log, "w") as f:
+            f.write(head)
+            chunk = "1 /dev/loop7 read 0 512\n" * 100_000
+            for _ in range(100):
+                f.write(chunk)
+        with pytest.raises(BadCapture, match="line 14: more requests"):
+            check_iolog(read_capture(log))
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.parametrize("change", [
+    lambda d: d.update(iolog="other.iolog"),
+    lambda d: d.update(path="/dev/../etc/passwd"),
+    lambda d: d["device"].update(name="../x"),
+    lambda d: d.update(requests=5),
+    lambda d: d.update(max_extent=DEV_SIZE + 1),
+    lambda d: d.update(reads=-1),
+    lambda d: d.update(kind="matrix"),
+    lambda d: d.update(extra=1),
+    lambda d: d["series"].update(iops=[1.0] * (MAX_SERIES + 1)),
+])
+def test_hostile_metadata_is_refused(tmp_path, change):
+    log = make_capture(tmp_path / "c.iolog", mixed(10))
+    doc = json.loads(meta_path(log).read_text())
+    change(doc)
+    meta_path(log).write_text(json.dumps(doc))
+    with pytest.raises(BadInput):
+        read_capture(log)
+
+
+def test_a_capture_without_metadata_or_junk_is_refused(tmp_path):
+    bare = tmp_path / "bare.iolog"
+    bare.write_text("fio version 3 iolog\n")
+    with pytest.raises(BadCapture, match="no metadata beside it"):
+        read_capture(bare)
+    junk = tmp_path / "junk.iolog"
+    junk.write_bytes(b"\x00\xff" * 1000)
+    meta_path(junk).write_bytes(b"\x89PNG\x00\xff")
+    with pytest.raises(BadCapture, match="not JSON"):
+        read_capture(junk)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.text(max_size=60), st.binary(max_size=60).map(lambda b: b.decode("latin-1"))),
+                max_size=8), st.integers(min_value=2, max_value=20))
+def test_random_lines_are_accepted_or_refused_with_a_typed_error(tmp_path, junk, at):
+    log = make_capture(tmp_path / "h.iolog", mixed(10))
+    lines = log.read_bytes().splitlines(keepends=True)
+    lines[at:at] = [(j + "\n").encode("latin-1", "replace") for j in junk]
+    log.write_bytes(b"".join(lines))
+    with contextlib.suppress(BadInput):
+        check_iolog(read_capture(log))
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.binary(max_size=300))
+def test_random_metadata_bytes_give_a_typed_error(tmp_path, data):
+    log = make_capture(tmp_path / "m.iolog", mixed(3))
+    meta_path(log).write_bytes(data)
+    with pytest.raises(BadInput):
+        read_capture(log)
+
+
+def test_report_on_a_hostile_capture_is_one_sentence(tmp_path):
+    log = make_capture(tmp_path / "c.iolog", mixed(10))
+    replace_line(log, 5, "1000 /etc/shadow read 0 4096\n")
+    err = one_sentence_exit_2("report", str(log))
+    assert "line 5" in err and "/etc/shadow" in err
+
+
+# --- the replay ---------------------------------------------------------------------------------------------
+
+
+def test_the_replay_reads_only_its_own_checked_copy(tmp_path):
+    log = make_capture(tmp_path / "c.iolog", mixed(10))
+    job = prepare_replay(log, "timed", "loop9", DEV_SIZE)
+    try:
+        copy = Path(job.iolog)
+        assert copy.parent == Path(job.workdir) and copy.is_file()
+        lines = copy.read_text().splitlines()
+        assert all(" /dev/loop9 " in line for line in lines[1:]) and len(lines) == 10 + 4
+        text = job.render(None, "/dev/loop9")
+        assert f"read_iolog={copy}" in text and "replay_redirect=/dev/loop9" in text
+        assert "replay_no_stall" not in text and "iodepth=4" in text  # timed: the deepest the capture went
+        assert str(copy) not in job.to_json()["text"] and str(log) in job.to_json()["text"]
+        assert job.primary == "clat_p99_us" and job.writes and "replay (timed)" in job.name
+        assert job.short_of(10) is None and "issued 9 of the capture's 10" in (job.short_of(9) or "")
+    finally:
+        job.release()
+    assert not Path(job.workdir).exists()
+    fast = prepare_replay(log, "fast", "loop9", DEV_SIZE)
+    fast.release()
+    assert "replay_no_stall=1" in fast.render(None) and fast.primary == "mb_s"
+
+
+def test_a_bad_capture_leaves_no_copy_and_a_large_one_names_the_sizes(tmp_path):
+    log = make_capture(tmp_path / "c.iolog", mixed(10))
+    before = set(Path(tempfile.gettempdir()).glob("iosched-fio-*"))
+    with pytest.raises(BadInput, match="holds 4096 bytes"):
+        prepare_replay(log, "fast", "loop9", 4096)
+    with pytest.raises(BadInput, match="fast or timed"):
+        prepare_replay(log, "slow", "loop9", DEV_SIZE)
+    replace_line(log, 6, "1000 /dev/loop7 read 0 4096 9\n")
+    with pytest.raises(BadCapture):
+        prepare_replay(log, "fast", "loop9", DEV_SIZE)
+    assert set(Path(tempfile.gettempdir()).glob("iosched-fio-*")) == before
+
+
+@pytest.mark.parametrize("option", ["read_iolog=/tmp/x", "replay_redirect=/dev/sda", "iolog=/tmp/x"])
+def test_user_job_files_still_may_not_replay(option):
+    with pytest.raises(JobFileError, match="replays IO against paths"):
+        parse_job_file(f"[j]\nrw=read\n{option}\n")
+
+
+def test_the_metadata_roundtrips_through_its_type_and_meets_its_schema(tmp_path):
+    log = make_capture(tmp_path / "c.iolog", mixed(4))
+    cap = read_capture(log)
+    doc = json.loads(meta_path(log).read_text())
+    assert doc == asdict(cap.meta)
+    assert problems("capture-meta.schema.json", doc) == []
