@@ -30,7 +30,7 @@ from iosched.core.load.fio import FioProgress, fio_binary
 from iosched.core.load.fio_group import check_cgroup_jobs, run_fio
 from iosched.core.load.iolog import is_capture
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, load_job, space_needed
-from iosched.core.load.replay import ReplayJob, prepare_replay
+from iosched.core.load.replay import ReplayRequest
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
 
@@ -74,7 +74,10 @@ def _job(args: argparse.Namespace, runtime: float | None) -> tuple[Job | JobFile
     if getattr(args, "replay", None):
         if args.job:
             raise BadInput("give either --job or --replay, not both")
-        return _replay(args), runtime
+        if args.dir or args.size:
+            raise BadInput("a replay runs on the raw device at the captured offsets: --dir and --size do not apply")
+        fio_binary()
+        return None, runtime  # the service checks and copies the capture (ExperimentPlan.replay)
     if not args.job:
         raise BadInput("--job NAME|FILE is required (`iosched jobs` lists the names)")
     job = load_job(args.job)
@@ -82,19 +85,6 @@ def _job(args: argparse.Namespace, runtime: float | None) -> tuple[Job | JobFile
     if isinstance(job, Job):
         return job.scaled(runtime=runtime, size=args.size), None
     return job, runtime
-
-
-def _replay(args: argparse.Namespace) -> ReplayJob:
-    """--replay FILE: the capture checked whole and copied for fio (before any device is touched)."""
-    from iosched.core.kernel.devices import read_device
-
-    if args.dir or args.size:
-        raise BadInput("a replay runs on the raw device at the captured offsets: --dir and --size do not apply")
-    fio_binary()
-    dev = read_device(args.device, args.root)
-    if dev is None:
-        raise BadInput(f"{args.device} is not a whole-disk block device")
-    return prepare_replay(args.replay, args.replay_mode, args.device, dev.size_bytes)
 
 
 def _background(args: argparse.Namespace) -> Job | JobFile | None:
@@ -248,14 +238,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.plan:
         return _plan(args)
     plan = _compare_plan(args)
-    try:
-        return _compare(plan, args)
-    finally:
-        if isinstance(plan.job, ReplayJob):
-            plan.job.release()
-
-
-def _compare(plan: ExperimentPlan, args: argparse.Namespace) -> int:
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
     outcome = service.run(plan, saver, _printer(args.json or args.csv, plan.cmd_metrics), on_target=_say_target)
     if outcome.status != "final":
@@ -279,15 +261,8 @@ def _plan(args: argparse.Namespace) -> int:
     """--plan: the pilot (2 runs per variant, the device put back after), then the runs each difference needs."""
     args.repeat = PILOT_RUNS
     plan = _compare_plan(args)
-    try:
-        return _pilot(plan, args)
-    finally:
-        if isinstance(plan.job, ReplayJob):
-            plan.job.release()
-
-
-def _pilot(plan: ExperimentPlan, args: argparse.Namespace) -> int:
-    print(f"iosched: pilot: {PILOT_RUNS} runs per variant of {plan.job.name if plan.job else 'the command'}, to "
+    what = plan.job.name if plan.job else f"the replay of {args.replay}" if args.replay else "the command"
+    print(f"iosched: pilot: {PILOT_RUNS} runs per variant of {what}, to "
           "measure the noise", file=sys.stderr)
     outcome = service.run(plan, None, _printer(args.json, plan.cmd_metrics), on_target=_say_target)
     if outcome.status != "final":
@@ -331,7 +306,8 @@ def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
     return ExperimentPlan(
         args.device, "alternate" if args.alternate else "compare", variants, job=job, cmd=args.cmd or None,
         background=_background(args), cmd_metrics=parse_cmd_metrics(args.cmd_metric),
-        runtime=runtime, repeat=repeat, drop_caches=bool(args.drop_caches), settle=args.settle,
+        replay=ReplayRequest(args.replay, args.replay_mode) if args.replay else None, runtime=runtime,
+        repeat=repeat, drop_caches=bool(args.drop_caches), settle=args.settle,
         every=args.alternate or 0.0, duration=args.duration, alpha=args.alpha, metric=args.metric,
         until_verdict=most, trace=args.trace, root=args.root,
         target=TargetRequest(args.dir, args.raw or bool(args.replay), args.destroy_data,

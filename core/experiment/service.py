@@ -40,9 +40,11 @@ from iosched.core.experiment.runner import (
 )
 from iosched.core.experiment.schema_version import Doc
 from iosched.core.experiment.verdict import RunningVerdict, judge, sequential_plan
+from iosched.core.kernel.devices import read_device
 from iosched.core.load.fio_group import check_cgroup_jobs
 from iosched.core.load.jobs import Job, JobFile, space_needed
-from iosched.core.load.replay import ReplayJob
+from iosched.core.load.replay import PRIMARY as REPLAY_PRIMARY
+from iosched.core.load.replay import ReplayJob, ReplayRequest, prepare_replay
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
 
@@ -73,6 +75,7 @@ class ExperimentPlan:
     background: Job | JobFile | None = None  # with cmd: a job loading the device while the command runs
     cmd_metrics: list[CmdMetric] = field(default_factory=list)  # with cmd: figures read from its output
     runtime: float | None = None  # seconds, for a job file (catalog jobs carry their own)
+    replay: ReplayRequest | None = None  # compare: a capture replayed (made into ``job`` by run())
     matrix: MatrixPlan | None = None  # kind == "matrix"
     resume: Doc | None = None  # a saved, unfinished matrix to continue (its plan is ``matrix``)
     repeat: int = 3
@@ -104,6 +107,8 @@ class ExperimentPlan:
             return self.metric
         if self.cmd:
             return self.cmd_metrics[0].name if self.cmd_metrics else "wall_s"
+        if self.replay is not None and self.job is None:
+            return REPLAY_PRIMARY.get(self.replay.mode, "mb_s")
         return (self.job.primary if isinstance(self.job, (Job, ReplayJob)) else None) or "iops"
 
     @property
@@ -228,6 +233,30 @@ def run(plan: ExperimentPlan, saver: Saver | None = None, on_event: Callable[[Ev
         reload: Callable[[], Doc] | None = None) -> Outcome:
     """Run ``plan``; see the module's docstring. ``on_target`` hears where fio will write (its note) before the
     first run; ``reload`` reads a resumed matrix again once its file lock is held (it may have moved on)."""
+    replay = _replay_job(plan)
+    if replay is None:
+        return _run(plan, saver, on_event, ctl, on_target, reload)
+    try:
+        return _run(replace(plan, job=replay, target=replace(plan.target, raw=True, dir=None)), saver, on_event, ctl,
+                    on_target, reload)
+    finally:
+        replay.release()
+
+
+def _replay_job(plan: ExperimentPlan) -> ReplayJob | None:
+    """The plan's replay, its capture checked whole and copied for fio: before anything is locked or changed."""
+    if plan.replay is None or plan.job is not None:
+        return None
+    if plan.kind != "compare":
+        raise BadInput("a replay is compared in repeated runs, not in a matrix or live alternation")
+    dev = read_device(plan.device, plan.root)
+    if dev is None:
+        raise BadInput(f"{plan.device} is not a whole-disk block device")
+    return prepare_replay(plan.replay.path, plan.replay.mode, plan.device, dev.size_bytes)
+
+
+def _run(plan: ExperimentPlan, saver: Saver | None, on_event: Callable[[Event], None] | None, ctl: Control | None,
+         on_target: Callable[[Target], None] | None, reload: Callable[[], Doc] | None) -> Outcome:
     emit = on_event or (lambda e: None)
     ctl = ctl or Control()
     if plan.cmd:

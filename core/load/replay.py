@@ -34,6 +34,15 @@ REPLAY_LOG = "replay.iolog"
 
 
 @dataclass(frozen=True)
+class ReplayRequest:
+    """A replay asked for (`--replay FILE --replay-mode M`): the experiment service checks and copies the capture
+    in its own thread, where a long capture takes its time (core/experiment/service.py)."""
+
+    path: str
+    mode: str = "fast"
+
+
+@dataclass(frozen=True)
 class ReplayJob(JobFile):
     """A capture's replay: a job file iosched writes (``render``), reading the checked copy ``iolog``."""
 

@@ -5,7 +5,6 @@ records it; the capture agrees with A's diskstats; replayed onto loop B, B's dis
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import signal
 import subprocess
@@ -102,6 +101,7 @@ def test_capture_agrees_with_diskstats_and_replays_exactly(two_loops, tmp_path):
 
     # Replayed onto B: B's diskstats show the capture's requests and bytes, exactly.
     before_b = diskstats(b.name)
+    workdirs = set(Path(tempfile.gettempdir()).glob("iosched-fio-*"))
     res = run_cli("compare", b.name, "--replay", str(out), "--schedulers", "none,bfq", "--repeat", "2",
                   "--settle", "0.2", "--destroy-data", b.name, "--json", timeout=240)
     assert res.returncode == 0, res.stderr
@@ -122,7 +122,7 @@ def test_capture_agrees_with_diskstats_and_replays_exactly(two_loops, tmp_path):
     (comp,) = [c for c in doc["comparisons"] if c["metric"] == "mb_s"]
     assert comp["primary"] and comp["ratio"] > 0 and doc["judgement"]["status"] == "final"
     assert b.current() == "none"  # put back
-    assert not list(Path(tempfile.gettempdir()).glob(f"iosched-fio-{os.getpid()}-*"))
+    assert set(Path(tempfile.gettempdir()).glob("iosched-fio-*")) == workdirs  # the checked copy is gone
 
 
 def test_a_write_capture_goes_only_where_writes_may(two_loops, make_loop, tmp_path):
