@@ -17,12 +17,15 @@ from iosched.core.experiment.matrix import MatrixPlan
 from iosched.core.experiment.runner import parse_variants
 from iosched.core.experiment.service import ExperimentPlan, Kind, TargetRequest
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
+from iosched.core.load.replay import ReplayRequest
 from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
 from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
 
 CMD_METRIC_START = re.compile(r"[a-z][a-z0-9_]{0,31}=")  # where the next NAME=REGEX of the figure field begins
-SERVED_NOTICE = ("a browser view runs catalog jobs and groups only: commands (cmd:) and job files are refused, "
-                 "even with --allow-writes; run those with `iosched compare` in a terminal")
+SERVED_NOTICE = ("a browser view runs catalog jobs and groups only: commands (cmd:), replays (replay:) and job files "
+                 "are refused, even with --allow-writes; run those with `iosched compare` in a terminal")
+# "replay: FILE" or "replay timed: FILE": a capture replayed as the workload (`compare --replay`).
+REPLAY_SPEC = re.compile(r"replay(?:\s+(fast|timed))?:\s*(\S.*)")
 
 
 def catalog_only(spec: str) -> bool:
@@ -48,12 +51,14 @@ def tui_target(device: str, jobs: list[Job | JobFile], destroy: bool) -> TargetR
 class CompareForm(Vertical):
     """The form; `plan()` reads it. A browser tab (``served``) takes catalog jobs and groups only."""
 
-    def __init__(self, device: str, current: str | None, available: list[str], served: bool) -> None:
+    def __init__(self, device: str, current: str | None, available: list[str], served: bool,
+                 spec: str = "") -> None:
         super().__init__(id="form")
         self.device = device
         self.current = current
         self.available = available
         self.served = served
+        self.spec = spec  # the job field's first text (the live screen's last capture: "replay: FILE")
 
     def compose(self) -> ComposeResult:
         other = next((s for s in ("bfq", "mq-deadline", "kyber", "none") if s != self.current
@@ -69,8 +74,8 @@ class CompareForm(Vertical):
             with Vertical(id="right"):
                 yield Select(jobs, value=SUGGESTED[0], allow_blank=False, compact=True, id="job")
                 yield Static(CATALOG[SUGGESTED[0]].description, id="job-info")
-                yield Input(placeholder="or: a group or catalog jobs" if self.served
-                            else "or: a group, jobs, job files or cmd: COMMAND", id="spec")
+                yield Input(self.spec, placeholder="or: a group or catalog jobs" if self.served
+                            else "or: a group, jobs, job files, cmd: COMMAND or replay: CAPTURE", id="spec")
         with Horizontal():
             yield Label("repeats")
             yield Input("3", id="repeat")
@@ -111,11 +116,20 @@ class CompareForm(Vertical):
         elif event.value in GROUPS:
             self.query_one("#job-info", Static).update("a matrix: " + GROUPS[str(event.value)].description)
 
+    def replay(self) -> ReplayRequest | None:
+        """A capture to replay ("replay: FILE", "replay timed: FILE"), or None."""
+        m = REPLAY_SPEC.fullmatch(self.query_one("#spec", Input).value.strip())
+        return ReplayRequest(m.group(2).strip(), m.group(1) or "fast") if m else None
+
     def workloads(self, runtime: float) -> tuple[list[Job | JobFile], bool, str | None]:
         """What the form asks for: the jobs (one, or several for a matrix), dropped caches, or a command."""
         spec = self.query_one("#spec", Input).value.strip() or str(self.query_one("#job", Select).value)
         if self.served and not catalog_only(spec):
             raise ValueError(SERVED_NOTICE)
+        if spec.startswith("replay"):
+            if self.replay() is None:
+                raise ValueError("replay: needs a capture after it (replay: FILE, or replay timed: FILE)")
+            return [], False, None
         if spec.startswith("cmd:"):
             if not spec[4:].strip():
                 raise ValueError("cmd: needs a command after it")
@@ -164,7 +178,8 @@ class CompareForm(Vertical):
             duration = _number(self.query_one("#duration", Input).value, 4 * len(names) * every, 24 * 3600,
                                "duration")
         jobs, drop, cmd = self.workloads(duration + 10 if alternate else runtime)
-        if alternate and (cmd or len(jobs) > 1 or not isinstance(jobs[0], Job)):
+        replay = self.replay() if not jobs and cmd is None else None
+        if alternate and (cmd or replay or len(jobs) > 1 or not isinstance(jobs[0], Job)):
             raise ValueError("live alternation runs one catalog job")
         variants = parse_variants(",".join(names))
         # Until a verdict: the repeats are the most runs per variant (a first look needs 4); in alternation,
@@ -180,9 +195,11 @@ class CompareForm(Vertical):
         matrix = MatrixPlan(variants, [*jobs], repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
         kind: Kind = "matrix" if matrix else "alternate" if alternate else "compare"
         reads = self.cmd_metrics(cmd)
+        # A replay runs whole: the runtime field (5 s unless changed) would cut most captures short.
         plan = ExperimentPlan(self.device, kind, variants, job=jobs[0] if jobs and not matrix else None, cmd=cmd,
-                              cmd_metrics=reads,
-                              runtime=None if jobs and isinstance(jobs[0], Job) else runtime, matrix=matrix,
+                              cmd_metrics=reads, replay=replay,
+                              runtime=None if (jobs and isinstance(jobs[0], Job)) or replay else runtime,
+                              matrix=matrix,
                               repeat=repeat, settle=0.5, every=every, duration=duration, root=root,
                               until_verdict=most,
                               target=tui_target(self.device, jobs, destroy))

@@ -115,8 +115,10 @@ class CompareScreen(Screen[None]):
     CompareScreen #results { height: 1fr; padding: 0 1; }
     """
 
-    def __init__(self, monitor: Monitor, device: BlockDevice, listener: MessagePump, served: bool = False) -> None:
+    def __init__(self, monitor: Monitor, device: BlockDevice, listener: MessagePump, served: bool = False,
+                 spec: str = "") -> None:
         super().__init__()
+        self.spec = spec  # the job field's first text
         self.monitor = monitor
         self.listener = listener  # gets RunStarted and Finished
         self.served = served  # a browser tab: catalog jobs and groups only, never a command or a file by path
@@ -134,7 +136,7 @@ class CompareScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="title")
-        yield CompareForm(self.device, self.current, self.available, self.served)
+        yield CompareForm(self.device, self.current, self.available, self.served, self.spec)
         with Horizontal(id="progress-row"):
             yield ProgressBar(total=1, show_eta=False, id="progress")
             yield Static("", id="eta")  # a matrix's own estimate, corrected by the runs so far

@@ -22,6 +22,7 @@ from iosched.core.kernel.devices import BlockDevice, inventory_signature
 from iosched.core.live.monitor import Marker, Monitor
 from iosched.core.settings.journal import journal_problem
 from iosched.core.settings.persist import DEFAULT_RULES
+from iosched.tui.live_capture import CAPTURE_KEYS, CaptureEnded, CaptureProgressed, Capturing
 from iosched.tui.live_jobs import JOB_KEYS, BackgroundJob, JobEnded, JobProgressed
 from iosched.tui.live_settings import (
     SWITCH_KEYS,
@@ -75,6 +76,7 @@ class LiveScreen(MonitorScreen):
                 tooltip="compare schedulers: A/B runs with repeats or live alternation, with a verdict"),
         *TUNING_KEYS,
         *TRACE_KEYS,
+        *CAPTURE_KEYS,
         Binding("space", "pause", "Pause", show=False, tooltip="pause / resume sampling"),
         Binding("plus,equals_sign", "faster", "Faster", show=False, tooltip="sample faster / slower (0.25 s … 5 s)"),
         Binding("minus", "slower", "Slower", show=False, tooltip="sample faster / slower (0.25 s … 5 s)"),
@@ -117,6 +119,7 @@ class LiveScreen(MonitorScreen):
         self.settings = SettingWrites(self)
         self.jobs = BackgroundJob(self)
         self.tracing = Tracing(self)
+        self.capturing = Capturing(self)
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -173,7 +176,8 @@ class LiveScreen(MonitorScreen):
         state = "❚❚ paused" if self.paused else "● live"
         if self.job is not None:  # the job's figures matter more than the settings line
             tick = (f"{state[0]} {self.interval:g}s", USEFUL if self.paused else SPARE)
-            return fit_parts([("iosched", SPARE), (where, KEEP), tick, *self.jobs.status_parts()], width, sep=" ")
+            return fit_parts([("iosched", SPARE), (where, KEEP), (self.capturing.status(), KEEP), tick,
+                              *self.jobs.status_parts()], width, sep=" ")
         util = ""
         if dev is not None and not dev.util_is_saturation:
             util = "%util≠saturation (multi-queue SSD)"
@@ -182,8 +186,10 @@ class LiveScreen(MonitorScreen):
         hint = ""
         if dev is not None and dev.name == self.focus_device and not self.read_only:
             hint = SANDBOX_HINT  # the start-up notice's advice, where it covers nothing
+        # A running capture stays in view: it writes a file until C stops it.
         return fit_parts([("iosched", SPARE), ("read-only" if self.read_only else "", KEEP), (where, KEEP),
-                          (state, USEFUL), (f"every {self.interval:g}s", SPARE), (f"sort {self.sort_key}", SPARE),
+                          (self.capturing.status(), KEEP), (state, USEFUL), (f"every {self.interval:g}s", SPARE),
+                          (f"sort {self.sort_key}", SPARE),
                           (util, USEFUL), (self.tracing.status().strip(), USEFUL), (hint, EXTRA)], width)
 
     def on_resize(self, event: events.Resize) -> None:
@@ -367,6 +373,17 @@ class LiveScreen(MonitorScreen):
     def on_tracing_not_started(self, message: TracingNotStarted) -> None:
         self.tracing.not_started(message)
 
+    def action_capture(self) -> None:
+        # The capture's tracer runs as root and the file it writes is the user's: refused when read-only.
+        if self.capturing.running or not self.refused_read_only():
+            self.capturing.toggle()
+
+    def on_capture_progressed(self, message: CaptureProgressed) -> None:
+        self.capturing.progressed(message)
+
+    def on_capture_ended(self, message: CaptureEnded) -> None:
+        self.capturing.ended(message)
+
     # ---- compare ------------------------------------------------------------------------------
     def action_compare(self) -> None:
         dev = self.device_to_write()
@@ -385,7 +402,7 @@ class LiveScreen(MonitorScreen):
 
         from iosched.tui.compare_screen import CompareScreen
 
-        self.compare = CompareScreen(self.monitor, dev, self, served=self.served)
+        self.compare = CompareScreen(self.monitor, dev, self, served=self.served, spec=self.capturing.spec())
         self.app.push_screen(self.compare, closed)
 
     def on_compare_screen_run_started(self, message: CompareScreen.RunStarted) -> None:
@@ -401,10 +418,13 @@ class LiveScreen(MonitorScreen):
             self.job.kill(self.monitor.root, wait=False)
         if self.compare is not None:
             self.compare.cancel()
+        if self.capturing.run is not None:
+            self.capturing.run.stop()
 
     def wait_for_children(self, timeout: float = 20.0) -> None:
         """After the UI is gone: fio reaped, scratch files removed, an experiment's device put back."""
         self.tracing.stop_now()
+        self.capturing.stop_now()
         if self.job is not None:
             self.job.kill(self.monitor.root, wait=True)
             self.job.finished.wait(timeout)

@@ -1,0 +1,104 @@
+"""The live screen's capture (C) on a real loop device at 80x24: the status line counts it, C again ends it, its
+files are whole, the compare screen offers it as `replay: FILE`, and the replay runs and is judged there. A
+read-only view refuses to capture; quitting mid-capture still writes it whole."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from test_tui_jobs import wait_until
+from tui_support import wait_for_exit
+
+from iosched.core.load.iolog import read_capture
+from iosched.tui.app import IoschedApp
+from iosched.tui.compare_form import CompareForm
+from iosched.tui.compare_screen import CompareScreen
+from iosched.tui.dialogs import ConfirmScreen
+from iosched.tui.widgets.status_bar import StatusBar
+
+from conftest import need_real
+
+
+def whole_captures(directory: Path) -> list[str]:
+    """How each capture in ``directory`` ended (each read whole, with reads in it)."""
+    metas = [read_capture(log).meta for log in sorted(directory.glob("*.iolog"))]
+    assert all(m.reads > 0 for m in metas)
+    return [m.ended for m in metas]
+
+
+def fio_on(path: str, seconds: int = 2) -> None:
+    subprocess.run(["fio", "--name=m", f"--filename={path}", "--rw=randrw", "--bs=4k", "--iodepth=4",
+                    "--ioengine=libaio", "--direct=1", f"--runtime={seconds}", "--time_based", "--output=/dev/null"],
+                   check=True, timeout=60)
+
+
+async def test_capture_then_replay_from_the_compare_screen(tmpfs_loop, tmp_path, monkeypatch):
+    need_real("fio", "setpriv")
+    monkeypatch.setenv("IOSCHED_RESULTS_DIR", str(tmp_path / "results"))
+    loop = tmpfs_loop
+    app = IoschedApp(interval=0.25, watch_udev=False, focus=loop.name)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        live = app.live
+        assert live.selected_device().name == loop.name
+        await pilot.press("C")
+        bar = app.query_one(StatusBar)
+        assert await wait_until(pilot, lambda: "◉ capturing 00:" in bar.plain_text())
+        fio_on(loop.path)
+        assert await wait_until(pilot, lambda: " requests (C stops)" in bar.plain_text()
+                                and "capturing 00:00, 0 requests" not in bar.plain_text())
+        assert len(bar.plain_text()) <= 78
+        await pilot.press("C")
+        assert await wait_until(pilot, lambda: live.capturing.last is not None and not live.capturing.running, 20)
+        assert "capturing" not in bar.plain_text()
+        cap = read_capture(live.capturing.last)
+        assert cap.meta.reads > 1000 and cap.meta.writes > 1000 and cap.meta.device.name == loop.name
+        assert cap.iolog.parent == tmp_path / "results" / "captures"
+        await pilot.press("c")
+        assert await wait_until(pilot, lambda: isinstance(app.screen, CompareScreen))
+        form = app.screen.query_one(CompareForm)
+        await pilot.pause()
+        plan, runs = form.plan("/", destroy=False)
+        assert plan.replay is not None and plan.replay.path == str(cap.iolog) and plan.replay.mode == "fast"
+        assert plan.job is None and plan.runtime is None and runs == 6
+        await pilot.press("ctrl+r")
+        screen = app.screen
+        assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 90)
+        doc = screen.doc
+        assert doc["workload"]["replay"]["requests"] == cap.meta.requests and doc["primary_metric"] == "mb_s"
+        assert len(doc["runs"]) == 6 and all(r["valid"] for r in doc["runs"])
+        await pilot.press("escape")
+        await pilot.press("q")
+        await pilot.pause()
+        if isinstance(app.screen, ConfirmScreen):
+            await pilot.press("y")
+        await wait_for_exit(app)
+    assert loop.current() == loop.initial_scheduler
+
+
+async def test_quitting_mid_capture_writes_it_whole_and_read_only_refuses(tmpfs_loop, tmp_path, monkeypatch):
+    need_real("fio", "setpriv")
+    monkeypatch.setenv("IOSCHED_RESULTS_DIR", str(tmp_path / "results"))
+    loop = tmpfs_loop
+    app = IoschedApp(interval=0.25, watch_udev=False, focus=loop.name)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("C")
+        live = app.live
+        assert await wait_until(pilot, lambda: "◉ capturing 00:" in app.query_one(StatusBar).plain_text())
+        fio_on(loop.path, 1)
+        await pilot.press("q")
+        await pilot.pause()
+        if isinstance(app.screen, ConfirmScreen):
+            await pilot.press("y")
+        await wait_for_exit(app)
+    live.wait_for_children()
+    assert whole_captures(tmp_path / "results" / "captures") == ["stopped"]
+
+    ro = IoschedApp(interval=0.25, watch_udev=False, focus=loop.name, read_only=True)
+    async with ro.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("C")
+        await pilot.pause()
+        assert not ro.live.capturing.running
