@@ -67,7 +67,7 @@ def _clock(s: float) -> str:
 
 
 def _ended(why: str) -> str:
-    return {"duration": "its duration reached", "interrupted": "ended by Ctrl-C (what was captured is kept)",
+    return {"duration": "its duration reached", "interrupted": "ended early (what was captured is kept)",
             "max-size": "stopped at --max-size",
             "stopped": "stopped by a signal (what was captured is kept)"}.get(why, why)
 

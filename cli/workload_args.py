@@ -90,6 +90,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--replay-mode", choices=("fast", "timed"), default="fast",
                    help="fast: in order, as fast as the device allows, judged on MB/s (default); timed: at the "
                         "captured times, judged on p99 latency")
+    s.add_argument("--replay-fit", action="store_true",
+                   help="fold a capture's offsets into a smaller device, modulo its size (else it is refused: "
+                        "offsets are replayed as captured); runs stay sequential, distant regions share blocks")
     s.add_argument("--alternate", type=parse_seconds, metavar="S",
                    help="live alternation: one continuous run, switching every S seconds")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="length of a live alternation (default 60s)")

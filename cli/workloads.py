@@ -226,6 +226,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                             ("--repeat", args.repeat is not None), ("--plot", args.plot or args.plot_file)):
             if given:
                 raise BadInput(f"--plan runs its own short pilot of a compare: {flag} does not apply")
+    if args.replay_fit and not args.replay:
+        raise BadInput("--replay-fit scales a capture's offsets: give --replay FILE too")
     if args.replay:
         for flag, given in (("--jobs", args.jobs), ("--study", args.study), ("--resume", args.resume),
                             ("--alternate", args.alternate), ("--background", args.background)):
@@ -306,7 +308,8 @@ def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
     return ExperimentPlan(
         args.device, "alternate" if args.alternate else "compare", variants, job=job, cmd=args.cmd or None,
         background=_background(args), cmd_metrics=parse_cmd_metrics(args.cmd_metric),
-        replay=ReplayRequest(args.replay, args.replay_mode) if args.replay else None, runtime=runtime,
+        replay=ReplayRequest(args.replay, args.replay_mode, args.replay_fit) if args.replay else None,
+        runtime=runtime,
         repeat=repeat, drop_caches=bool(args.drop_caches), settle=args.settle,
         every=args.alternate or 0.0, duration=args.duration, alpha=args.alpha, metric=args.metric,
         until_verdict=most, trace=args.trace, root=args.root,

@@ -71,7 +71,7 @@ class Capturing:
 
     def toggle(self) -> None:
         if self.run is not None:
-            self.run.stop()
+            self.run.stop("interrupted")  # ended by the user, as Ctrl-C ends `iosched capture`
             return
         dev = self.screen.selected_device()
         if dev is None:

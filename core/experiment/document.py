@@ -106,6 +106,8 @@ class ReplayDoc:
     bytes: int = field(metadata={"doc": "read and written"})
     writes: bool = field(metadata={"doc": "whether it writes or discards (replayed only where writes may go)"})
     iodepth: int
+    fitted: bool = field(default=False, metadata={
+        "doc": "its offsets folded into a smaller target (--replay-fit: modulo the target's size)"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -252,7 +252,7 @@ def _replay_job(plan: ExperimentPlan) -> ReplayJob | None:
     dev = read_device(plan.device, plan.root)
     if dev is None:
         raise BadInput(f"{plan.device} is not a whole-disk block device")
-    return prepare_replay(plan.replay.path, plan.replay.mode, plan.device, dev.size_bytes)
+    return prepare_replay(plan.replay.path, plan.replay.mode, plan.device, dev.size_bytes, plan.replay.fit)
 
 
 def _run(plan: ExperimentPlan, saver: Saver | None, on_event: Callable[[Event], None] | None, ctl: Control | None,

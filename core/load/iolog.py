@@ -446,14 +446,31 @@ def _mix(c: dict[str, int]) -> str:
     return ", ".join(f"{v} {k}" for k, v in c.items())
 
 
-def copy_for_replay(capture: Capture, dest: Path, target: str) -> int:
+def fitted(offset: int, length: int, size: int) -> int:
+    """``offset`` folded into a device of ``size`` bytes: modulo its size, so a sequential run stays sequential
+    and a request keeps its alignment (scaling would turn a run into strides); one that would cross the end
+    ends there."""
+    align = 4096 if offset % 4096 == 0 and length % 4096 == 0 else SECTOR
+    folded = offset % (size // align * align)
+    return folded if folded + length <= size else (size - length) // align * align
+
+
+def copy_for_replay(capture: Capture, dest: Path, target: str, fit_into: int | None = None) -> int:
     """Check the whole iolog and write the copy fio replays into ``dest``, every request on ``target``: fio never
-    reads a file a user gave. Returns the IO lines written; BadCapture (``dest`` removed) when a line is bad."""
+    reads a file a user gave. ``fit_into``: the target's size, offsets folded into it (asked for: ``--replay-fit``).
+    Returns the IO lines written; BadCapture (``dest`` removed) when a line is bad."""
+    scale = fit_into is not None and capture.meta.max_extent > fit_into
     with open(dest, "w") as out:
         out.write(f"{HEADER}\n0 {target} add\n0 {target} open\n")
 
         def put(line: IologLine) -> None:
-            out.write(f"{line.t_us} {target} {line.action} {line.offset} {line.length}\n")
+            offset = line.offset
+            if scale and line.action != "sync":
+                assert fit_into is not None
+                if line.length > fit_into:
+                    raise BadCapture(f"a request of {line.length} bytes cannot fit the target's {fit_into}")
+                offset = fitted(offset, line.length, fit_into)
+            out.write(f"{line.t_us} {target} {line.action} {offset} {line.length}\n")
 
         try:
             n = check_iolog(capture, put)

@@ -40,6 +40,7 @@ class ReplayRequest:
 
     path: str
     mode: str = "fast"
+    fit: bool = False  # fold the offsets into a smaller target (else a capture larger than it is refused)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,7 @@ class ReplayJob(JobFile):
     mode: Mode = "fast"
     iolog: str = ""  # the checked copy, in ``workdir``
     workdir: str = ""
+    fitted: bool = False  # its offsets folded into a smaller target (--replay-fit)
 
     @property
     def name(self) -> str:
@@ -102,7 +104,7 @@ class ReplayJob(JobFile):
         return {"capture": str(self.capture.iolog), "mode": self.mode, "device": m.device.name,
                 "scheduler": m.scheduler, "duration_s": m.duration_s, "requests": m.requests,
                 "bytes": m.read_bytes + m.write_bytes, "writes": m.has_writes,
-                "iodepth": int(dict(self.sections[0][1])["iodepth"])}
+                "iodepth": int(dict(self.sections[0][1])["iodepth"]), "fitted": self.fitted}
 
     def release(self) -> None:
         """Remove the checked copy (idempotent)."""
@@ -125,23 +127,25 @@ def check_fits(capture: Capture, device: str, size_bytes: int) -> None:
     if need > size_bytes:
         raise BadInput(f"the capture reaches byte {need} ({need / 2**30:.2f} GiB) but {device} holds "
                        f"{size_bytes} bytes ({size_bytes / 2**30:.2f} GiB): replay it onto a device at least "
-                       "as large (offsets are replayed as captured)")
+                       "as large (offsets are replayed as captured), or pass --replay-fit to fold them into it")
 
 
-def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int) -> ReplayJob:
-    """The replay of the capture at ``path`` on ``device``: the capture checked whole and copied for fio.
+def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int, fit: bool = False) -> ReplayJob:
+    """The replay of the capture at ``path`` on ``device``: the capture checked whole and copied for fio; with
+    ``fit``, its offsets scaled into a smaller device.
 
     BadInput (nothing left behind) for a bad capture, a mode that is not fast or timed, or a capture larger than
-    the device."""
+    the device (unless ``fit``)."""
     if mode not in MODES:
         raise BadInput(f"--replay-mode {mode[:20]!r}: fast or timed")
     capture = read_capture(path)
-    check_fits(capture, device, size_bytes)
+    if not fit:
+        check_fits(capture, device, size_bytes)
     workdir = tempfile.mkdtemp(prefix=workdir_prefix())
     try:
-        copy_for_replay(capture, Path(workdir, REPLAY_LOG), f"/dev/{device}")
+        copy_for_replay(capture, Path(workdir, REPLAY_LOG), f"/dev/{device}", size_bytes if fit else None)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
     return ReplayJob(str(capture.iolog), (("replay", replay_options(capture, mode)),), capture, mode,
-                     str(Path(workdir, REPLAY_LOG)), workdir)
+                     str(Path(workdir, REPLAY_LOG)), workdir, fit and capture.meta.max_extent > size_bytes)

@@ -118,6 +118,16 @@ class CaptureRun:
         started = datetime.now(UTC).isoformat(timespec="seconds")
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         fd = os.open(self.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            return self._capture(fd, argv, device, started, cpu0)
+        except BaseException:
+            # A failed capture, or a second Ctrl-C: no iolog without its metadata is left behind.
+            if not meta_path(self.out).exists():
+                self.out.unlink(missing_ok=True)
+            raise
+
+    def _capture(self, fd: int, argv: list[str], device: DeviceDoc, started: str,
+                 cpu0: resource.struct_rusage) -> CaptureResult:
         with os.fdopen(fd, "w", buffering=1 << 20) as out:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     start_new_session=True)
@@ -138,7 +148,6 @@ class CaptureRun:
             writer, t_end, lost, full, io_start = state
             if writer is None:
                 tail = b"".join(errors[-3:]).decode(errors="replace").strip()
-                self.out.unlink(missing_ok=True)
                 raise CaptureFailed(f"the CO-RE tracer did not start its capture{': ' + tail if tail else ''}")
             end_us = writer.finish(t_end)
         duration_s = end_us / 1e6
@@ -147,7 +156,7 @@ class CaptureRun:
                            lost=lost, untracked=full)
         meta_file = write_meta(meta, self.out)
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-        child_cpu = self._child.rusage
+        child_cpu = self._child.rusage if self._child is not None else None
         used = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
         if child_cpu is not None:
             used += child_cpu.ru_utime + child_cpu.ru_stime

@@ -33,18 +33,28 @@ def fio_on(path: str, seconds: int = 2) -> None:
                    check=True, timeout=60)
 
 
-async def test_capture_then_replay_from_the_compare_screen(tmpfs_loop, tmp_path, monkeypatch):
+def live_app(loop, tmp_path: Path, monkeypatch, **kw: object) -> IoschedApp:
     need_real("fio", "setpriv")
     monkeypatch.setenv("IOSCHED_RESULTS_DIR", str(tmp_path / "results"))
+    return IoschedApp(interval=0.25, watch_udev=False, focus=loop.name, **kw)  # type: ignore[arg-type]
+
+
+async def start_capturing(app: IoschedApp, pilot) -> StatusBar:
+    """C on the selected device, until the status line says the capture runs."""
+    await pilot.pause()
+    await pilot.press("C")
+    bar = app.query_one(StatusBar)
+    assert await wait_until(pilot, lambda: "◉ capturing 00:" in bar.plain_text())
+    return bar
+
+
+async def test_capture_then_replay_from_the_compare_screen(tmpfs_loop, tmp_path, monkeypatch):
     loop = tmpfs_loop
-    app = IoschedApp(interval=0.25, watch_udev=False, focus=loop.name)
+    app = live_app(loop, tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
         live = app.live
+        bar = await start_capturing(app, pilot)
         assert live.selected_device().name == loop.name
-        await pilot.press("C")
-        bar = app.query_one(StatusBar)
-        assert await wait_until(pilot, lambda: "◉ capturing 00:" in bar.plain_text())
         fio_on(loop.path)
         assert await wait_until(pilot, lambda: " requests (C stops)" in bar.plain_text()
                                 and "capturing 00:00, 0 requests" not in bar.plain_text())
@@ -78,15 +88,11 @@ async def test_capture_then_replay_from_the_compare_screen(tmpfs_loop, tmp_path,
 
 
 async def test_quitting_mid_capture_writes_it_whole_and_read_only_refuses(tmpfs_loop, tmp_path, monkeypatch):
-    need_real("fio", "setpriv")
-    monkeypatch.setenv("IOSCHED_RESULTS_DIR", str(tmp_path / "results"))
     loop = tmpfs_loop
-    app = IoschedApp(interval=0.25, watch_udev=False, focus=loop.name)
+    app = live_app(loop, tmp_path, monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:
-        await pilot.pause()
-        await pilot.press("C")
         live = app.live
-        assert await wait_until(pilot, lambda: "◉ capturing 00:" in app.query_one(StatusBar).plain_text())
+        await start_capturing(app, pilot)
         fio_on(loop.path, 1)
         await pilot.press("q")
         await pilot.pause()
@@ -96,7 +102,7 @@ async def test_quitting_mid_capture_writes_it_whole_and_read_only_refuses(tmpfs_
     live.wait_for_children()
     assert whole_captures(tmp_path / "results" / "captures") == ["stopped"]
 
-    ro = IoschedApp(interval=0.25, watch_udev=False, focus=loop.name, read_only=True)
+    ro = live_app(loop, tmp_path, monkeypatch, read_only=True)
     async with ro.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
         await pilot.press("C")

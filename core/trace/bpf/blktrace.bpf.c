@@ -25,6 +25,9 @@ const volatile bool has_io_start = false;
 /* Capture mode (the loader's --capture): the one device whose requests are written to `events`. */
 const volatile __u32 capture_dev = 0;
 
+/* Records waiting in the ring buffer beyond which the loader is woken at once. */
+#define CAP_WAKE_BYTES (4 << 20)
+
 /* Requests begun on the captured device and not yet completed (or merged away). */
 static __u64 cap_inflight;
 
@@ -326,7 +329,10 @@ int BPF_PROG(cap_rq_issue, struct request *rq)
 	e->depth = depth > 65535 ? 65535 : depth;
 	e->op = op_of(rq);
 	e->pad = 0;
-	bpf_ringbuf_submit(e, 0);
+	/* No wakeup per record: the loader drains the buffer every few tens of milliseconds, which costs far less
+	 * than a wakeup (and a write to iosched) per request; a buffer filling up wakes it at once. */
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > CAP_WAKE_BYTES ? BPF_RB_FORCE_WAKEUP
+											   : BPF_RB_NO_WAKEUP);
 	return 0;
 }
 

@@ -45,6 +45,7 @@
 #define MAX_PROC_KEYS 10240
 #define MAX_SWEEP 65536
 #define SWEEP_NS (60ULL * 1000000000ULL)
+#define DRAIN_MS 50
 
 static volatile sig_atomic_t stopping;
 
@@ -284,8 +285,11 @@ static int capture_loop(struct blktrace_bpf *skel, long interval_ms, int ncpus)
 		return 1;
 	}
 	while (!stopping) {
-		int n = ring_buffer__poll(rb, 100);
+		/* The programs wake us only when the buffer fills: drain it every DRAIN_MS either way. */
+		int n = ring_buffer__poll(rb, DRAIN_MS);
 
+		if (n >= 0)
+			n = ring_buffer__consume(rb);
 		if (n < 0 && n != -EINTR)
 			break;
 		if (now_ns() >= next) {

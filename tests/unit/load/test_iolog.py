@@ -24,6 +24,7 @@ from iosched.core.load.iolog import (
     BadCapture,
     CaptureWriter,
     check_iolog,
+    fitted,
     meta_path,
     read_capture,
     write_meta,
@@ -273,3 +274,27 @@ def test_the_metadata_roundtrips_through_its_type_and_meets_its_schema(tmp_path)
     doc = json.loads(meta_path(log).read_text())
     assert doc == asdict(cap.meta)
     assert problems("capture-meta.schema.json", doc) == []
+
+
+def test_fitted_folds_offsets_keeping_runs_sequential_and_within_the_device():
+    size = 1 << 20
+    run = [fitted(off, 4096, size) for off in range(3 << 20, (3 << 20) + 5 * 4096, 4096)]
+    assert run == [0, 4096, 8192, 12288, 16384]  # a run stays a run
+    assert fitted(size - 2048, 4096, size) == size - 4096  # one that would cross the end ends there
+    assert fitted(5 * 512, 1024, size) == 2560  # a sector-aligned request keeps its sectors
+    for off in range(0, 8 << 20, 12345 * 512):
+        f = fitted(off, 8192, size)
+        assert f >= 0 and f + 8192 <= size and f % 512 == 0
+
+
+def test_replay_fit_folds_a_large_capture_into_a_small_device(tmp_path):
+    log = make_capture(tmp_path / "c.iolog", [(T0 + i * 1_000_000, 0, (32 << 20) // 512 + i * 8, 4096, 1)
+                                              for i in range(10)])
+    with pytest.raises(BadInput, match="--replay-fit"):
+        prepare_replay(log, "fast", "loop9", 16 << 20)
+    job = prepare_replay(log, "fast", "loop9", 16 << 20, fit=True)
+    try:
+        offsets = [int(line.split()[3]) for line in Path(job.iolog).read_text().splitlines()[3:-1]]
+        assert offsets == [i * 4096 for i in range(10)] and job.describe()["fitted"]
+    finally:
+        job.release()

@@ -1,0 +1,86 @@
+"""The capture's reader against stand-in loaders (scripts that print what the real one prints, or worse): records
+become a whole capture; a loader that never gets ready or writes junk leaves no file behind."""
+
+from __future__ import annotations
+
+import stat
+from pathlib import Path
+
+import pytest
+
+from iosched.core.kernel.device_doc import DeviceDoc
+from iosched.core.load.iolog import check_iolog, meta_path, read_capture
+from iosched.core.trace.capture import CaptureFailed, CaptureRun
+
+from conftest import need
+
+DEVICE = DeviceDoc(name="loop7", maj_min="7:7", size_bytes=64 << 20, rotational=False, removable=False,
+                   read_only=False, scheduler="bfq", schedulers=["none", "bfq"], nr_requests=128, read_ahead_kb=128)
+
+
+def loader(tmp_path: Path, body: str) -> Path:
+    script = tmp_path / "fake-loader"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+def run(tmp_path: Path, body: str, monkeypatch, duration: float | None = 5.0) -> tuple[CaptureRun, Path]:
+    need(Path("/usr/bin/setpriv").exists(), "setpriv")
+    fake = loader(tmp_path, body)
+    monkeypatch.setattr(CaptureRun, "check", lambda self: (fake, DEVICE, 7 << 20 | 7))
+    out = tmp_path / "c.iolog"
+    return CaptureRun("loop7", out, duration, 1 << 30, "/"), out
+
+
+RECORDS = """
+echo '{"ready":1,"t":1000000000,"io_start":true,"capture":true}'
+echo '1002000000 1 8 4096 2'
+echo '1001000000 0 0 4096 1'
+echo '1003000000 2 0 0 1'
+echo '{"t":1250000000,"lost":0,"full":0}'
+echo '1004000000 3 16 8192 1'
+echo '{"t":1500000000,"lost":3,"full":1,"end":1}'
+"""
+
+
+def test_records_become_a_whole_capture(tmp_path, monkeypatch):
+    capture, out = run(tmp_path, RECORDS, monkeypatch)
+    result = capture.run()
+    m = result.meta
+    assert (m.reads, m.writes, m.flushes, m.discards, m.lost, m.untracked) == (1, 1, 1, 1, 3, 1)
+    assert m.scheduler == "bfq" and m.timestamps == "begin" and m.duration_s == pytest.approx(0.5)
+    cap = read_capture(out)
+    assert check_iolog(cap) == 4
+    lines = out.read_text().splitlines()
+    assert lines[3:7] == ["1000 /dev/loop7 read 0 4096", "2000 /dev/loop7 write 4096 4096",
+                          "3000 /dev/loop7 sync 0 0", "4000 /dev/loop7 trim 8192 8192"]
+    assert m.ended == "stopped"  # the loader ended by itself
+
+
+def test_a_loader_that_never_gets_ready_leaves_nothing(tmp_path, monkeypatch):
+    capture, out = run(tmp_path, "echo 'cannot load the BPF programs: Operation not permitted' >&2\nexit 1\n",
+                       monkeypatch)
+    with pytest.raises(CaptureFailed, match="Operation not permitted"):
+        capture.run()
+    assert not out.exists() and not meta_path(out).exists()
+
+
+def test_junk_from_the_loader_is_a_failure_not_a_traceback(tmp_path, monkeypatch):
+    capture, out = run(tmp_path, RECORDS.replace("'1004000000 3 16 8192 1'", "'1004000000 three 16'"), monkeypatch)
+    with pytest.raises(CaptureFailed, match="cannot read"):
+        capture.run()
+    assert not out.exists()
+
+
+def test_the_duration_ends_it(tmp_path, monkeypatch):
+    # A loader that reports until told to stop (SIGTERM), as the real one does.
+    body = """
+trap 'echo "{\\"t\\":9000000000,\\"lost\\":0,\\"full\\":0,\\"end\\":1}"; exit 0' TERM
+echo '{"ready":1,"t":1000000000,"io_start":false,"capture":true}'
+while :; do echo '{"t":1100000000,"lost":0,"full":0}'; sleep 0.05; done
+"""
+    capture, out = run(tmp_path, body, monkeypatch, duration=0.3)
+    result = capture.run()
+    assert result.meta.ended == "duration" and result.meta.timestamps == "issue" and result.meta.requests == 0
+    assert read_capture(out).meta.requests == 0
