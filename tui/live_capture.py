@@ -1,5 +1,5 @@
 """The live screen's capture (``C``): the selected device's requests recorded into a capture, in a worker, until
-``C`` again (or an hour, or 1 GiB); the status line says ``● capturing loop0 00:42, 81k requests``. The compare
+``C`` again (or an hour, or 1 GiB); the status line says ``● capturing 00:42, 81k requests (C stops)``. The compare
 screen opened next offers the capture as its workload (``replay: FILE``).
 
 ``Capturing`` is owned by the live screen (``screen.capturing``), which keeps the key, the action and the
@@ -106,7 +106,7 @@ class Capturing:
         m = result.meta
         lost = f", {m.lost} lost" if m.lost else ""
         self.screen.post_message(CaptureEnded(
-            path, f"{m.requests} requests in {m.duration_s:.0f} s{lost} → {path}; compare (c) offers it "
+            path, f"{m.requests} requests in {m.duration_s:.0f} s{lost}, saved in {path}; compare (c) offers it "
             "as replay: FILE", m.lost > 0))
 
     def progressed(self, message: CaptureProgressed) -> None:
@@ -128,10 +128,10 @@ class Capturing:
             return ""
         p = self.progress
         if p is None:
-            return "◉ capturing…"
+            return "● capturing…"
         s = int(p.elapsed_s)
         n = str(p.requests) if p.requests < 10000 else si(p.requests)
-        return f"◉ capturing {s // 60:02d}:{s % 60:02d}, {n} requests (C stops)"
+        return f"● capturing {s // 60:02d}:{s % 60:02d}, {n} requests (C stops)"
 
     def spec(self) -> str:
         """The compare form's job field: the newest capture, when there is one."""

@@ -44,7 +44,7 @@ async def start_capturing(app: IoschedApp, pilot) -> StatusBar:
     await pilot.pause()
     await pilot.press("C")
     bar = app.query_one(StatusBar)
-    assert await wait_until(pilot, lambda: "◉ capturing 00:" in bar.plain_text())
+    assert await wait_until(pilot, lambda: "● capturing 00:" in bar.plain_text())
     return bar
 
 
