@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from iosched.cli.latency import add_arguments as add_latency_arguments
-from iosched.cli.numbers import OneSentenceParser, number
+from iosched.cli.numbers import OneSentenceParser, lazy_command, number
 from iosched.cli.record import add_arguments as add_record_arguments
 from iosched.cli.serve import add_arguments as add_serve_arguments
 from iosched.cli.settings import add_arguments as add_settings_arguments
@@ -167,6 +167,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="size of the sparse file (default 2G; takes no space until written)")
     s.add_argument("--dir", help="where to put the file (default /var/tmp)")
     s.set_defaults(func=cmd_demo)
+
+    s = sub.add_parser("export", help="metrics for Prometheus: schedulers, iostat rates, switches (read-only)")
+    s.add_argument("devices", nargs="*", metavar="DEV", help="the devices to export (default: every whole disk)")
+    s.add_argument("--listen", default="127.0.0.1:9477", metavar="HOST:PORT",
+                   help="where to serve /metrics (default 127.0.0.1:9477; another address needs --public)")
+    s.add_argument("--public", action="store_true", help="allow a --listen address that is not loopback")
+    s.add_argument("--token-file", metavar="FILE",
+                   help="the scrape token (Authorization: Bearer) from FILE; default: a new one, written under "
+                        "/run/iosched and named at start")
+    s.add_argument("--textfile", metavar="DIR",
+                   help="write DIR/iosched.prom for node_exporter's textfile collector instead of serving")
+    s.add_argument("--trace", action="store_true",
+                   help="add time in the scheduler and device time as histograms (block-layer tracing; root)")
+    s.add_argument("-i", "--interval", type=_positive_interval, default=1.0, help="seconds per sample (default 1)")
+    s.add_argument("-c", "--count", type=number(1, 10**9, integer=True), default=None, help=argparse.SUPPRESS)
+    s.set_defaults(func=lazy_command("iosched.cli.export", "cmd_export"))
 
     add_workload_arguments(sub)
     add_record_arguments(sub, _positive_interval)

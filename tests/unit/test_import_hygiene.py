@@ -42,7 +42,7 @@ def test_the_tui_start_loads_no_command_and_no_tracer():
     code = ("import sys, iosched.cli.main, iosched.tui.app\n"
             "heavy = ('iosched.core.trace.tracer', 'iosched.core.trace.parse', 'iosched.core.trace.probe',"
             " 'iosched.core.experiment.runner', 'iosched.core.experiment.stats', 'iosched.core.experiment.verdict',"
-            " 'iosched.core.load.fio', 'psutil', 'plotext')\n"
+            " 'iosched.core.load.fio', 'psutil', 'plotext', 'prometheus_client')\n"
             "print(','.join(m for m in heavy if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == ""

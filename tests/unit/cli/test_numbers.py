@@ -26,6 +26,7 @@ TABLE: dict[str, tuple[list[str], list[list[str]]]] = {
     "compare": (["loop0"], [["--schedulers", "none,bfq"], ["--job", "randread-q16t2"], ["--repeat", "2"]]),
     "report": (["saved.json"], [["--json"], ["--alpha", "0.1"]]),
     "record": (["rec.jsonl", "loop0", "loop1"], [["-i", "0.5"], ["--duration", "1"]]),
+    "export": (["loop0", "loop1"], [["--listen", "127.0.0.1:9477"], ["-i", "0.5"], ["--trace"]]),
     "capture": (["loop0"], [["-o", "c.iolog"], ["--duration", "5"], ["--max-size", "10M"]]),
     "replay": (["rec.jsonl"], []),
     "tune": (["loop0", "nr_requests=64", "read_ahead_kb=128"], [["--json"]]),
