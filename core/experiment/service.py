@@ -215,8 +215,9 @@ def choose(plan: ExperimentPlan) -> Target | None:
         return None
     t = plan.target
     size = t.size if t.size is not None else space_needed(jobs, t.default_size)
+    replay = any(isinstance(j, ReplayJob) for j in jobs)  # the captured offsets, on the raw device only
     return choose_target(plan.device, any(j.writes for j in jobs), t.dir, size, raw=t.raw,
-                         destroy_data=t.destroy_data, root=plan.root)
+                         destroy_data=t.destroy_data, root=plan.root, scratch_ok=not replay)
 
 
 @contextlib.contextmanager

@@ -311,6 +311,11 @@ class FioRun:
         self.kill(wait=False)
 
 
+def expected_of(job: Job | JobFile, runtime: float | None) -> float | None:
+    """Seconds a run of ``job`` must last to count as finished (None: it ends when its work is done)."""
+    return job.expected_s(runtime) if isinstance(job, JobFile) else runtime if runtime is not None else job.runtime
+
+
 def timeout_of(job: Job | JobFile, runtime: float | None) -> float | None:
     """When a hung fio is stopped: after three times its runtime; a job file that sets its own has no limit."""
     expected = runtime if runtime is not None else job.runtime if isinstance(job, Job) else None
@@ -324,7 +329,7 @@ def run_one_fio(job: Job | JobFile, target: Target, runtime: float | None = None
     can stop it. (core/load/fio_group.py's run_fio runs any job: a cgroup job as one fio per role.)"""
     with tempfile.TemporaryDirectory(prefix=workdir_prefix()) as work:
         run = FioRun(command(job, target, work, runtime), on_progress)
-        run.expected_s = runtime if runtime is not None else job.runtime
+        run.expected_s = expected_of(job, runtime)
         if holder is not None:
             holder(run)
         return run.run(timeout=timeout_of(job, runtime))

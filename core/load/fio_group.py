@@ -27,6 +27,7 @@ from iosched.core.load.fio import (
     FioRun,
     RoleProgress,
     command,
+    expected_of,
     run_one_fio,
     timeout_of,
 )
@@ -147,7 +148,7 @@ def run_fio(job: Job | JobFile, target: Target, runtime: float | None = None,
             work = dirs.enter_context(tempfile.TemporaryDirectory(prefix=workdir_prefix()))
             run = FioRun(joined(groups.procs(role), command(job.role_alone(role), role_target(target, role), work,
                                                                runtime)))
-            run.expected_s = runtime if runtime is not None else job.runtime
+            run.expected_s = expected_of(job, runtime)
             members.append((role, run))
         group = FioGroup(members, on_progress)
         if holder is not None:

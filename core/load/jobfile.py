@@ -236,6 +236,10 @@ class JobFile:
             times.append(_seconds_of(j["runtime"]))
         return max(times) if times else None
 
+    def expected_s(self, runtime: float | None) -> float | None:
+        """Seconds fio must run for the run to count as finished: the runtime asked, else the file's own."""
+        return runtime if runtime is not None else self.runtime
+
     def max_extent(self) -> int | None:
         """Bytes the target file must hold: the largest offset + size over the jobs (io_size when no size).
 

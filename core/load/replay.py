@@ -78,6 +78,9 @@ class ReplayJob(JobFile):
     def runtime(self) -> float | None:
         return None  # as long as the capture takes to replay, unless --runtime caps it
 
+    def expected_s(self, runtime: float | None) -> float | None:
+        return None  # a --runtime caps a replay; one that ends sooner is whole (short_of checks its requests)
+
     def max_extent(self) -> int | None:
         return self.capture.meta.max_extent if self.capture is not None else None
 

@@ -169,8 +169,10 @@ def check_openable(path: str, writes: bool) -> None:
 
 
 def choose_target(device: str, writes: bool, directory: str | Path | None = None, size: int = 1 << 30,
-                  raw: bool = False, destroy_data: str | None = None, root: str | Path = "/") -> Target:
-    """The target for a workload on ``device``: scratch file when asked or when mounted, else the raw device."""
+                  raw: bool = False, destroy_data: str | None = None, root: str | Path = "/",
+                  scratch_ok: bool = True) -> Target:
+    """The target for a workload on ``device``: scratch file when asked or when mounted, else the raw device.
+    ``scratch_ok`` False: a workload that runs on the raw device only (a replay), whose refusals offer no --dir."""
     dev = _device(device, root)
     if destroy_data is not None and destroy_data != device:
         raise BadInput(f"--destroy-data names {destroy_data!r} but the target is {device}: they must match")
@@ -186,15 +188,16 @@ def choose_target(device: str, writes: bool, directory: str | Path | None = None
     why = why_not_writable(dev, root)
     if why is None:
         return target
+    scratch = ", or use a scratch file (--dir)" if scratch_ok else ""
     if dev.mountpoints:
         # Even a confirmed raw write to a mounted filesystem corrupts it while it is in use: never.
         raise Refused(f"refused: a write workload on raw {device} would destroy data: {why}; "
-                      f"unmount it, or use a scratch file (--dir)", why)
+                      f"unmount it{scratch or ', or replay onto a spare device'}", why)
     if destroy_data == device:
         target.note = f"writing to raw {device} although {why}: confirmed with --destroy-data"
         return target
     raise Refused(f"refused: a write workload on raw {device} would destroy data: {why}; "
-                  f"pass --destroy-data {device} to confirm, or use a scratch file (--dir)", why, confirmable=True)
+                  f"pass --destroy-data {device} to confirm{scratch}", why, confirmable=True)
 
 
 def clean_stale_scratch(root: str | Path = "/", dry_run: bool = False) -> list[str]:
