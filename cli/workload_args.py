@@ -113,7 +113,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.set_defaults(func=lazy_command("iosched.cli.capture", "cmd_capture"))
 
     s = sub.add_parser("report", help="show a saved experiment, a recording or a capture again")
-    s.add_argument("file", help="a file saved by compare --save, a recording, or a capture")
+    s.add_argument("file", nargs="+",
+                   help="a file saved by compare --save, a recording, or a capture; several saved compares of "
+                        "the same variants (one per host) are judged per host and pooled")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
     s.add_argument("--metric", help="judge this primary metric instead of the saved one")
     s.add_argument("--json", action="store_true",

@@ -330,6 +330,15 @@ def cmd_report(args: argparse.Namespace) -> int:
     from iosched.cli.record import recording_report
     from iosched.core.live.recording import is_recording
 
+    files = args.file if isinstance(args.file, list) else [args.file]
+    if len(files) > 1:
+        from iosched.cli.pooled import pooled_report
+
+        if args.csv or args.plot or args.plot_file:
+            raise BadInput("several files are pooled into one verdict: --csv and --plot apply to one file")
+        pooled_report(files, args)
+        return 0
+    args.file = files[0]
     if is_recording(args.file):
         _check_metric(args.metric)
         recording_report(args.file, args)

@@ -92,7 +92,7 @@ def _num(x: float) -> str:
     return f"{x:.1f}" if abs(x) < 9.95 else f"{x:.0f}"
 
 
-def _signed(ratio: float) -> str:
+def signed_percent(ratio: float) -> str:
     d = (ratio - 1.0) * 100.0
     return ("+" if d >= 0 else "-") + _num(abs(d)) + "%"
 
@@ -101,9 +101,9 @@ def relative_text(ratio: float, ci_low: float, ci_high: float) -> str:
     """A ratio as a signed difference with its 95% CI, the interval taken from the log scale as the verdict's:
     "-37% (-43 … -30)". Asymmetric, and never below -100% (a ratio is positive)."""
     def pct(r: float) -> str:
-        return _signed(r)[:-1]
+        return signed_percent(r)[:-1]
 
-    return f"{_signed(ratio)} ({pct(ci_low)} … {pct(ci_high)})"
+    return f"{signed_percent(ratio)} ({pct(ci_low)} … {pct(ci_high)})"
 
 
 def fmt_p(p: float, adjusted: bool) -> str:
@@ -121,7 +121,8 @@ def effect_words(metric: str, baseline: str, variant: str, e: RatioEstimate) -> 
     if e.ci_low > 1.0:
         return (f"{variant}: {_num((e.ratio - 1) * 100)}% {more} {label} than {baseline} "
                 f"({ci} {_num((e.ci_low - 1) * 100)}–{_num((e.ci_high - 1) * 100)}%)")
-    return f"{variant} vs {baseline}: {label} {_signed(e.ratio)} ({ci} {_signed(e.ci_low)} to {_signed(e.ci_high)})"
+    return (f"{variant} vs {baseline}: {label} {signed_percent(e.ratio)} "
+            f"({ci} {signed_percent(e.ci_low)} to {signed_percent(e.ci_high)})")
 
 
 def _sentence(metric: str, baseline: str, variant: str, e: RatioEstimate | CannotJudge, p_adj: float | None,
@@ -135,8 +136,8 @@ def _sentence(metric: str, baseline: str, variant: str, e: RatioEstimate | Canno
     if significant:
         judged = "" if better is None else (": better" if (e.ratio > 1) == (better == "higher") else ": worse")
         return f"{effect_words(metric, baseline, variant, e)}, {p_text}{judged}"
-    return (f"{variant} vs {baseline}: no significant difference in {label}: {_signed(e.ratio)} "
-            f"(95% CI {_signed(e.ci_low)} to {_signed(e.ci_high)}), {p_text}")
+    return (f"{variant} vs {baseline}: no significant difference in {label}: {signed_percent(e.ratio)} "
+            f"(95% CI {signed_percent(e.ci_low)} to {signed_percent(e.ci_high)}), {p_text}")
 
 
 # --- values from a document --------------------------------------------------------------------------------
@@ -443,8 +444,8 @@ class RunningVerdict:
                 out.append(f"interim, {n} {unit}: {v} vs {base}: cannot judge yet ({e.reason})")
                 continue
             label = metric_label(self.metric)
-            out.append(f"interim, {n} {unit}: {v} vs {base} {label} {_signed(e.ratio)} "
-                       f"(95% CI {_signed(e.ci_low)} to {_signed(e.ci_high)})")
+            out.append(f"interim, {n} {unit}: {v} vs {base} {label} {signed_percent(e.ratio)} "
+                       f"(95% CI {signed_percent(e.ci_low)} to {signed_percent(e.ci_high)})")
         if seq:
             nxt = [x for x in seq["looks"] if x > n]
             out.append(f"next look at {nxt[0]} {unit}" if nxt else "last look passed: no boundary crossing")

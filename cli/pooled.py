@@ -1,0 +1,125 @@
+"""`iosched report A.json B.json …`: the same comparison saved on several hosts, judged per host and pooled.
+
+Each file is a saved compare (`compare --save`), one per host, with the same variants (the baseline first) and
+primary metric. Per host: its own verdict. Pooled: each variant against the baseline as a random-effects mean of
+the hosts' log ratios (core/experiment/pooled.py), Holm-corrected over the variants, with the heterogeneity, and a
+sentence on whether the hosts agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from iosched.core.base.errors import BadInput
+from iosched.core.base.infile import read_bounded
+from iosched.core.experiment.metrics import metric_label
+from iosched.core.experiment.pooled import METHOD, HostEffect, Pooled, agreement, pool
+from iosched.core.experiment.saved import check_experiment, decode_json
+from iosched.core.experiment.stats import CannotJudge, RatioEstimate, holm, t_ppf
+from iosched.core.experiment.verdict import default_primary, effect_words, estimates, fmt_p, judge, signed_percent
+
+MAX_EXPERIMENT_BYTES = 64 << 20
+
+
+def _host_name(doc: dict[str, Any], path: str, seen: set[str]) -> str:
+    name = str(doc.get("host") or Path(path).stem)
+    if name in seen:
+        name = f"{name} ({Path(path).name})"
+    seen.add(name)
+    return name
+
+
+def read_hosts(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
+    """Each file's saved compare, checked whole, with its host's name; BadInput when they do not match."""
+    out: list[tuple[str, dict[str, Any]]] = []
+    seen: set[str] = set()
+    for path in paths:
+        doc = decode_json(read_bounded(path, MAX_EXPERIMENT_BYTES, "experiment"), path, "experiment")
+        if not isinstance(doc, dict) or doc.get("kind") not in ("compare", "alternate"):
+            raise BadInput(f"{path}: pooling takes saved compares (compare --save), one per host")
+        doc = check_experiment(doc, path)
+        out.append((_host_name(doc, path, seen), doc))
+    labels = [[v["label"] for v in d["variants"]] for _, d in out]
+    if any(lb != labels[0] for lb in labels):
+        raise BadInput("the files compare different variants (or another baseline): "
+                       + "; ".join(f"{h}: {','.join(lb)}" for (h, _), lb in zip(out, labels, strict=True)))
+    return out
+
+
+def _se(e: RatioEstimate, level: float = 0.95) -> float:
+    return (math.log(e.ci_high) - math.log(e.ci_low)) / (2.0 * t_ppf(0.5 + level / 2.0, e.df))
+
+
+def pooled_verdict(hosts: list[tuple[str, dict[str, Any]]], alpha: float, metric: str | None) -> dict[str, Any]:
+    docs = [d for _, d in hosts]
+    metric = metric or default_primary(docs[0])
+    labels = [v["label"] for v in docs[0]["variants"]]
+    base, others = labels[0], labels[1:]
+    per_host = [{"host": h, "judgement": judge(d, alpha, metric, planning=False)} for h, d in hosts]
+    rows: list[dict[str, Any]] = []
+    pooled: list[Pooled | None] = []
+    for v in others:
+        effects, skipped = [], []
+        for h, d in hosts:
+            e = estimates(d, metric).get(v)
+            if isinstance(e, RatioEstimate):
+                effects.append(HostEffect(h, math.log(e.ratio), _se(e)))
+            else:
+                skipped.append(f"{h} ({e.reason if isinstance(e, CannotJudge) else 'no estimate'})")
+        p = pool(effects) if len(effects) >= 2 else None
+        pooled.append(p)
+        rows.append({"variant": v, "skipped": skipped})
+    adj = holm([p.p_value for p in pooled if p is not None])
+    it = iter(adj)
+    for row, p in zip(rows, pooled, strict=True):
+        if p is None:
+            row["sentence"] = f"{row['variant']} vs {base}: fewer than two hosts could be judged"
+            continue
+        row.update(pooled_row(p, base, row["variant"], metric, next(it), alpha))
+    return {"metric": metric, "baseline": base, "alpha": alpha, "method": METHOD, "hosts": per_host,
+            "pooled": rows}
+
+
+def pooled_row(p: Pooled, base: str, variant: str, metric: str, p_adj: float, alpha: float) -> dict[str, Any]:
+    e = RatioEstimate(p.ratio, p.ci_low, p.ci_high, 0.95, p.p_value, 0.0, float(p.df), 0.0, (0, 0))
+    significant = p_adj < alpha
+    if significant:
+        words = f"{effect_words(metric, base, variant, e)}, {fmt_p(p_adj, True)}"
+    else:
+        words = (f"{variant} vs {base}: no significant difference over the hosts: {signed_percent(p.ratio)} "
+                 f"(95% CI {signed_percent(p.ci_low)} to {signed_percent(p.ci_high)}), {fmt_p(p_adj, True)}")
+    agree, differ = agreement(p)
+    hetero = f"I² {p.i2:.0%}, between-host spread ×/÷{p.spread:.2f}"
+    tail = f"pooled over {len(p.hosts)} hosts; {agree} of {len(p.hosts)} go the same way ({hetero})"
+    if differ:
+        tail += "; " + "; ".join(f"host {h.host} differs: {signed_percent(h.ratio)}" for h in differ)
+    return {"ratio": p.ratio, "ci_low": p.ci_low, "ci_high": p.ci_high, "p_value": p.p_value, "p_adjusted": p_adj,
+            "significant": significant, "i2": p.i2, "tau2": p.tau2, "q": p.q, "df": p.df,
+            "hosts_agree": agree, "hosts_differ": [h.host for h in differ],
+            "per_host": [{"host": h.host, "ratio": h.ratio, "se_log": h.se} for h in p.hosts],
+            "sentence": f"{words}; {tail}"}
+
+
+def pooled_report(paths: list[str], args: argparse.Namespace) -> None:
+    hosts = read_hosts(paths)
+    out = pooled_verdict(hosts, args.alpha, args.metric)
+    if args.json:
+        print(json.dumps(out, indent=1))
+        return
+    lines = [f"{len(hosts)} hosts, {metric_label(out['metric'])}, each variant against {out['baseline']}:",
+             "per host:"]
+    for h in out["hosts"]:
+        primary = [c for c in h["judgement"]["comparisons"] if c.get("primary")]
+        lines += [f"  {h['host']}: {c['verdict']}" for c in primary]
+    lines.append("pooled:")
+    for row in out["pooled"]:
+        lines.append(f"  {row['sentence']}")
+        if row["skipped"]:
+            lines.append(f"  (left out: {', '.join(row['skipped'])})")
+    lines.append(f"  method: {out['method']}, Holm-corrected over the variants, alpha {out['alpha']:g}")
+    sys.stdout.write("\n".join(lines) + "\n")
