@@ -93,6 +93,13 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--replay-fit", action="store_true",
                    help="fold a capture's offsets into a smaller device, modulo its size (else it is refused: "
                         "offsets are replayed as captured); runs stay sequential, distant regions share blocks")
+    s.add_argument("--hosts", metavar="FILE|H1,H2,…",
+                   help="the compare on every host at once, each by its own iosched over SSH (your keys and ssh "
+                        "config), judged per host and pooled; FILE: one host a line, HOST [DEVICE] [-p PORT] "
+                        "[-l USER] [-i KEYFILE]")
+    s.add_argument("--remote-iosched", default="iosched", metavar="PATH",
+                   help="with --hosts: the iosched command on the hosts (default: iosched on their PATH)")
+    s.add_argument("--ssh", default="ssh", help=argparse.SUPPRESS)  # tests: another ssh client
     s.add_argument("--alternate", type=parse_seconds, metavar="S",
                    help="live alternation: one continuous run, switching every S seconds")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="length of a live alternation (default 60s)")

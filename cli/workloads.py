@@ -204,6 +204,10 @@ def _check_metric(name: str | None, declared: list[CmdMetric] | None = None) -> 
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    if args.hosts:
+        from iosched.cli.fleet import cmd_fleet
+
+        return cmd_fleet(args)
     reads = parse_cmd_metrics(args.cmd_metric)
     if reads and not args.cmd:
         raise BadInput("--cmd-metric reads a figure from a command's output: give --cmd too")

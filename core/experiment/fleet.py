@@ -1,0 +1,201 @@
+"""A compare on many hosts (`compare --hosts`): each host's own iosched runs the compare there, over SSH.
+
+Each host keeps its own journal and puts its own device back (a lost SSH session hangs up the remote iosched,
+which restores before it exits), so a controller that dies leaves no host changed. SSH runs with the user's own
+keys and configuration (BatchMode: no password is ever asked or taken), each in its own session under `setpriv
+--pdeathsig`, so it dies with the controller; Ctrl-C and signals end every session. Host names, users, key files
+and devices are checked before they reach a command line, and the remote command is built from checked values
+only, each word quoted.
+
+A host that fails (cannot connect, refuses, loses its session) is marked failed with the reason; the others go on.
+The controller judges each host's result and pools them (core/experiment/pooled.py via cli/pooled.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shlex
+import signal
+import subprocess
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iosched.core.base.errors import BadInput
+from iosched.core.base.infile import read_bounded
+from iosched.core.kernel.sysfs import DEVICE_NAME
+from iosched.core.load.children import Child
+from iosched.core.load.fio import dies_with_us
+
+# A DNS name or an IPv4 literal, or an IPv6 literal in brackets: never an option (no leading '-') or a path.
+HOST_NAME = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63})*|\[[0-9A-Fa-f:.]{2,45}\])")
+USER_NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+MAX_HOSTS = 64
+MAX_OUTPUT = 64 << 20
+
+
+@dataclass(frozen=True)
+class Host:
+    name: str  # as ssh reaches it
+    device: str
+    port: int | None = None
+    user: str | None = None
+    identity: str | None = None  # a key file
+
+    def ssh_argv(self, remote: Sequence[str], ssh: str = "ssh") -> list[str]:
+        """ssh's argument list running ``remote`` (each word quoted) on this host, with the user's own keys; the
+        remote command hangs up when the session ends (``tied``)."""
+        argv = [ssh, "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
+                "-o", "ServerAliveCountMax=3"]
+        if self.port is not None:
+            argv += ["-p", str(self.port)]
+        if self.user is not None:
+            argv += ["-l", self.user]
+        if self.identity is not None:
+            argv += ["-i", self.identity]
+        return [*argv, "--", self.name.strip("[]"), tied(remote)]
+
+
+def tied(remote: Sequence[str]) -> str:
+    """The remote shell command: ``remote`` (each word quoted) in the background, and a watcher that hangs it up
+    when the session's stdin closes. Without a terminal sshd sends no SIGHUP when a session is lost, so a remote
+    iosched would otherwise run on, holding its device changed; hung up, it puts the device back and exits."""
+    cmd = " ".join(shlex.quote(w) for w in remote)
+    return (f"exec 3<&0; {cmd} & p=$!; (cat <&3 >/dev/null 2>&1; kill -HUP $p 2>/dev/null) >/dev/null 2>&1 & "
+            "w=$!; exec 3<&-; wait $p; s=$?; kill $w 2>/dev/null; exit $s")
+
+
+def _host(name: str, device: str, where: str) -> Host:
+    if not HOST_NAME.fullmatch(name):
+        raise BadInput(f"{where}: {name[:60]!r} is not a host name or address")
+    if not DEVICE_NAME.fullmatch(device) or device.startswith("-"):
+        raise BadInput(f"{where}: {device[:60]!r} is not a device name")
+    return Host(name, device)
+
+
+def parse_hosts(spec: str, device: str | None) -> list[Host]:
+    """``--hosts h1,h2`` (every host's device is DEV) or ``--hosts FILE``: one host a line, ``HOST [DEVICE]
+    [-p PORT] [-l USER] [-i KEYFILE]`` (DEV where a line names none), ``#`` comments. BadInput, one sentence,
+    names what is wrong."""
+    if Path(spec).is_file():
+        text = read_bounded(spec, 1 << 20, "hosts file").decode("utf-8", "replace")
+        hosts = [_host_line(line, f"{spec} line {n}", device) for n, line in enumerate(text.splitlines(), 1)
+                 if line.strip() and not line.lstrip().startswith("#")]
+    else:
+        if device is None:
+            raise BadInput("--hosts h1,h2,… needs DEV, the device on every host (or a hosts file: HOST DEVICE)")
+        hosts = [_host(h.strip(), device, "--hosts") for h in spec.split(",") if h.strip()]
+    if len(hosts) < 2:
+        raise BadInput("--hosts needs two hosts or more (one host: compare on it)")
+    if len(hosts) > MAX_HOSTS:
+        raise BadInput(f"--hosts names more than {MAX_HOSTS} hosts")
+    if len({h.name for h in hosts}) != len(hosts):
+        raise BadInput("--hosts names a host twice")
+    return hosts
+
+
+def _host_line(line: str, where: str, device: str | None) -> Host:
+    words = line.split()
+    if len(words) > 1 and not words[1].startswith("-"):
+        host, rest = _host(words[0], words[1], where), words[2:]
+    elif device is not None:
+        host, rest = _host(words[0], device, where), words[1:]
+    else:
+        raise BadInput(f"{where}: expected HOST DEVICE [-p PORT] [-l USER] [-i KEYFILE]")
+    port = user = identity = None
+    if len(rest) % 2:
+        raise BadInput(f"{where}: {rest[-1][:30]!r} has no value")
+    for flag, value in zip(rest[::2], rest[1::2], strict=True):
+        if flag == "-p" and value.isdigit() and 0 < int(value) < 65536:
+            port = int(value)
+        elif flag == "-l" and USER_NAME.fullmatch(value):
+            user = value
+        elif flag == "-i" and Path(value).is_file() and not value.startswith("-"):
+            identity = value
+        else:
+            raise BadInput(f"{where}: {flag[:10]} {value[:40]!r}: only -p PORT, -l USER and -i KEYFILE (an existing "
+                           "file) are taken; the rest belongs in your ssh config")
+    return Host(host.name, host.device, port, user, identity)
+
+
+@dataclass
+class HostRun:
+    host: Host
+    status: str = "running"  # running, done, failed, cancelled
+    reason: str = ""
+    doc: dict[str, Any] | None = None
+    stderr_tail: list[str] = field(default_factory=list)
+
+
+def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_line: Callable[[str, str], None],
+              ssh: str = "ssh") -> list[HostRun]:
+    """Run ``remote(host)`` on every host at once over SSH; its JSON on stdout is the host's result. Returns when
+    all have ended; Ctrl-C ends every session (each remote iosched then restores its own device) and re-raises."""
+    runs = [HostRun(h) for h in hosts]
+    children: list[Child] = []
+    lock = threading.Lock()
+
+    def one(run: HostRun) -> None:
+        argv = dies_with_us(run.host.ssh_argv(remote(run.host), ssh), sig="TERM")
+        try:
+            # stdin stays open, never written: its end (this process gone) is the remote watcher's hang-up.
+            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    text=True, start_new_session=True)
+        except OSError as e:
+            run.status, run.reason = "failed", f"cannot start ssh: {e.strerror or e}"
+            return
+        child = Child(proc)
+        with lock:
+            children.append(child)
+        out: list[str] = []
+        reader = threading.Thread(target=lambda: out.append(proc.stdout.read() if proc.stdout else ""), daemon=True)
+        reader.start()
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            line = line.rstrip("\n")
+            run.stderr_tail = [*run.stderr_tail, line][-3:]
+            on_line(run.host.name, line)
+        rc = child.wait()
+        reader.join()
+        with contextlib.suppress(OSError):
+            if proc.stdin is not None:
+                proc.stdin.close()
+        text = "".join(out)
+        if run.status == "cancelled":
+            return
+        if rc == 0:
+            try:
+                doc = json.loads(text[:MAX_OUTPUT])
+            except ValueError:
+                doc = None
+            if isinstance(doc, dict):
+                run.status, run.doc = "done", doc
+                return
+            run.status, run.reason = "failed", "its iosched wrote no result"
+            return
+        why = next((s for s in reversed(run.stderr_tail) if s.startswith("iosched: ")), "")
+        lost = "the SSH session was lost" if rc == 255 else f"its iosched exited with status {rc}"
+        run.status, run.reason = "failed", f"{lost}: {why[9:]}" if why else lost
+
+    threads = [threading.Thread(target=one, args=(r,), name=f"fleet-{r.host.name}") for r in runs]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            t.join()
+    except BaseException:
+        for r in runs:
+            if r.status == "running":
+                r.status, r.reason = "cancelled", "stopped"
+        with lock:
+            for c in children:
+                c.signal_group(signal.SIGTERM)  # the session ends; the remote iosched hangs up and restores
+        for t in threads:
+            with contextlib.suppress(Exception):
+                t.join(timeout=30)
+        raise
+    return runs
