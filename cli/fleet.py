@@ -60,7 +60,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         if line.strip():
             print(f"[{host}] {line}", file=sys.stderr, flush=True)
 
-    runs = run_fleet(hosts, lambda h: remote_argv(args, h), said, args.ssh)
+    runs = run_fleet(hosts, lambda h: remote_argv(args, h), said, args.ssh, args.remote_iosched)
     done: list[tuple[str, dict[str, Any]]] = []
     for r in runs:
         if r.status == "done" and r.doc is not None:
@@ -78,14 +78,14 @@ def cmd_fleet(args: argparse.Namespace) -> int:
 
 def _host_json(r: HostRun) -> dict[str, Any]:
     return {"host": r.host.name, "device": r.host.device, "status": r.status, "reason": r.reason or None,
-            "result": r.doc}
+            "scheduler_before": r.before, "scheduler_after": r.after, "put_back": r.put_back, "result": r.doc}
 
 
 def fleet_lines(runs: list[HostRun], pooled: dict[str, Any] | None) -> list[str]:
     lines = ["hosts:"]
     for r in runs:
         what = "done" if r.status == "done" else f"{r.status}: {r.reason}"
-        lines.append(f"  {r.host.name} ({r.host.device}): {what}")
+        lines.append(f"  {r.host.name} ({r.host.device}): {what}; {r.put_back}")
     if pooled is None:
         lines.append("fewer than two hosts finished: nothing to pool")
         return lines

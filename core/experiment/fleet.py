@@ -46,9 +46,9 @@ class Host:
     user: str | None = None
     identity: str | None = None  # a key file
 
-    def ssh_argv(self, remote: Sequence[str], ssh: str = "ssh") -> list[str]:
-        """ssh's argument list running ``remote`` (each word quoted) on this host, with the user's own keys; the
-        remote command hangs up when the session ends (``tied``)."""
+    def ssh_argv(self, remote: Sequence[str], ssh: str = "ssh", tie: bool = True) -> list[str]:
+        """ssh's argument list running ``remote`` (each word quoted) on this host, with the user's own keys; with
+        ``tie``, the remote command hangs up when the session ends (``tied``: its stdin must stay open)."""
         argv = [ssh, "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
                 "-o", "ServerAliveCountMax=3"]
         if self.port is not None:
@@ -57,7 +57,8 @@ class Host:
             argv += ["-l", self.user]
         if self.identity is not None:
             argv += ["-i", self.identity]
-        return [*argv, "--", self.name.strip("[]"), tied(remote)]
+        command = tied(remote) if tie else " ".join(shlex.quote(w) for w in remote)
+        return [*argv, "--", self.name.strip("[]"), command]
 
 
 def tied(remote: Sequence[str]) -> str:
@@ -129,17 +130,65 @@ class HostRun:
     reason: str = ""
     doc: dict[str, Any] | None = None
     stderr_tail: list[str] = field(default_factory=list)
+    before: str | None = None  # the device's scheduler before the run, as the host's iosched read it
+    after: str | None = None  # and after it (None: not read)
+    check: str = ""  # why it could not be read
+
+    @property
+    def put_back(self) -> str:
+        """What the controller found of the device afterwards, in words."""
+        if self.before is None or self.after is None:
+            return f"its device could not be checked ({self.check or 'no answer'})"
+        if self.after == self.before:
+            return f"{self.host.device} back on {self.after}"
+        return f"{self.host.device} left on {self.after}, not {self.before}: run `iosched restore` there"
+
+
+def read_scheduler(host: Host, iosched: str, ssh: str = "ssh", timeout: float = 30.0) -> tuple[str | None, str]:
+    """The host's device's scheduler as the host's own iosched lists it, or None and why not."""
+    try:
+        # A quick read: not tied to its session (whose stdin is closed at once here).
+        out = subprocess.run(dies_with_us(host.ssh_argv([iosched, "list", "--json"], ssh, tie=False), sig="TERM"),
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
+                             start_new_session=True)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"ssh: {e}"
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+        return None, last[:200]
+    try:
+        devices = json.loads(out.stdout)
+        found = next((d for d in devices if isinstance(d, dict) and d.get("name") == host.device), None)
+    except (ValueError, TypeError):
+        return None, "its iosched list was not JSON"
+    if found is None:
+        return None, f"it has no device {host.device}"
+    return str(found.get("scheduler") or ""), ""
 
 
 def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_line: Callable[[str, str], None],
-              ssh: str = "ssh") -> list[HostRun]:
-    """Run ``remote(host)`` on every host at once over SSH; its JSON on stdout is the host's result. Returns when
-    all have ended; Ctrl-C ends every session (each remote iosched then restores its own device) and re-raises."""
+              ssh: str = "ssh", iosched: str | None = None) -> list[HostRun]:
+    """Run ``remote(host)`` on every host at once over SSH; its JSON on stdout is the host's result. With
+    ``iosched`` (the hosts' command), each host's device is read before and after (``HostRun.put_back``). Returns
+    when all have ended; Ctrl-C ends every session (each remote iosched then restores its own device) and
+    re-raises."""
     runs = [HostRun(h) for h in hosts]
     children: list[Child] = []
     lock = threading.Lock()
 
     def one(run: HostRun) -> None:
+        if iosched is not None:
+            run.before, run.check = read_scheduler(run.host, iosched, ssh)
+            if run.before is None:
+                run.status, run.reason = "failed", f"not started: {run.check}"
+                return
+        try:
+            session(run)
+        finally:
+            if iosched is not None and run.status != "cancelled":
+                run.after, run.check = read_scheduler(run.host, iosched, ssh)
+
+    def session(run: HostRun) -> None:
         argv = dies_with_us(run.host.ssh_argv(remote(run.host), ssh), sig="TERM")
         try:
             # stdin stays open, never written: its end (this process gone) is the remote watcher's hang-up.

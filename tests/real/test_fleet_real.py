@@ -118,6 +118,12 @@ def test_one_compare_on_three_hosts_survives_a_lost_host(make_loop, tmp_path):
         assert status == {addresses[0]: "done", addresses[1]: "failed", addresses[2]: "done"}, err
         failed = next(h for h in doc["hosts"] if h["status"] == "failed")
         assert "SSH session was lost" in failed["reason"] or "exited" in failed["reason"]
+        # The controller read each reachable host's device before and after: back where it was.
+        for h in doc["hosts"]:
+            assert h["scheduler_before"] == "none"
+            if h["status"] == "done":
+                assert h["scheduler_after"] == "none" and h["put_back"].endswith("back on none")
+        assert failed["scheduler_after"] is None and "could not be checked" in failed["put_back"]
         (row,) = doc["pooled"]["pooled"]
         assert row["variant"] == "bfq" and "pooled over 2 hosts" in row["sentence"]
         assert f"[{addresses[0]}]" in err  # each host's progress, named
@@ -127,6 +133,32 @@ def test_one_compare_on_three_hosts_survives_a_lost_host(make_loop, tmp_path):
             time.sleep(0.2)
     for lp in loops:
         assert lp.current() == lp.initial_scheduler
+
+
+def test_ctrl_c_on_the_controller_puts_every_host_back(make_loop, tmp_path):
+    need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
+    loop = make_loop("256M", tmp_path / "disk")
+    with host_namespaces(tmp_path, 2) as (addresses, ssh):
+        iosched = str(Path(sys.executable).with_name("iosched"))
+        proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "compare", "--hosts",
+                                 ",".join(addresses), loop.name, "--schedulers", "bfq,none", "--job",
+                                 "randread-q16t2", "--runtime", "30", "--repeat", "2", "--settle", "0.2",
+                                 "--remote-iosched", iosched, "--ssh", str(ssh)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Both "hosts" share this machine's loop device: one holds it, the other's iosched is refused by the
+        # device lock, as a second iosched on one device must be.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and loop.current() != "bfq":
+            time.sleep(0.2)
+        assert loop.current() == "bfq"
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        # Each remote iosched was hung up with its session and put the device back.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and loop.current() != loop.initial_scheduler:
+            time.sleep(0.2)
+    assert loop.current() == loop.initial_scheduler
 
 
 def test_bad_hosts_are_refused_before_anything_runs(tmp_path):

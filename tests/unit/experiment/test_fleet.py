@@ -48,6 +48,9 @@ def test_the_ssh_command_line_quotes_every_remote_word():
     argv = Host("db1", "sdb", 2222, "ops").ssh_argv(["iosched", "compare", "sdb", "--schedulers", "none,bfq x"])
     assert argv[:2] == ["ssh", "-T"] and "BatchMode=yes" in argv and argv[argv.index("-p") + 1] == "2222"
     assert argv[-3:-1] == ["--", "db1"] and "'none,bfq x'" in argv[-1]
+    assert argv[-1].startswith("exec 3<&0; ")  # tied to its session
+    plain = Host("db1", "sdb").ssh_argv(["iosched", "list", "--json"], tie=False)
+    assert plain[-1] == "iosched list --json"
 
 
 def test_the_remote_command_ends_when_its_session_does():

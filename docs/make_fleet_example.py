@@ -1,0 +1,60 @@
+"""Make the README's fleet example: one compare on three "hosts" from one controller, judged per host and pooled.
+
+    sudo python3 docs/make_fleet_example.py
+
+The hosts are network namespaces joined to this one by veth pairs, each with its own sshd and loop device (the
+real test's set-up, tests/real/test_fleet_real.py); `iosched compare --hosts FILE` reaches them over SSH with a
+key made for the run. Writes docs/fleet-example.txt and the block between the `fleet-example` markers in
+README.md. The namespaces, sshds, keys and loop devices are removed afterwards, whatever happens.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(ROOT / "bench"), str(ROOT / "tests"), str(ROOT / "tests/real")]
+
+import common  # noqa: E402  (imported first: a kill unwinds through the finally blocks)
+from test_fleet_real import host_namespaces  # noqa: E402
+
+from conftest import attach_loop, detach_loop  # noqa: E402
+
+START, END = "<!-- fleet-example:start -->", "<!-- fleet-example:end -->"
+ARGS = ["--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "2", "--until-verdict", "--max-runs", "8",
+        "--settle", "0.5"]
+
+
+def main() -> None:
+    iosched = shutil.which("iosched") or str(ROOT / ".venv/bin/iosched")
+    tmp = Path(tempfile.mkdtemp(prefix="iosched-fleet-", dir="/dev/shm"))
+    loops = []
+    try:
+        for n in range(3):
+            (tmp / f"disk{n}").mkdir()
+            loops.append(attach_loop(tmp / f"disk{n}", "1G"))
+        with host_namespaces(tmp, 3) as (addresses, ssh):
+            hosts = tmp / "fleet.txt"
+            hosts.write_text("".join(f"{a} {lp.name}\n" for a, lp in zip(addresses, loops, strict=True)))
+            out = subprocess.run([iosched, "compare", "--hosts", str(hosts), loops[0].name, *ARGS,
+                                  "--remote-iosched", iosched, "--ssh", str(ssh)], capture_output=True, text=True)
+            if out.returncode not in (0, 1):
+                raise SystemExit(out.stderr)
+            listing = hosts.read_text()
+    finally:
+        for lp in loops:
+            detach_loop(lp)
+        shutil.rmtree(tmp, ignore_errors=True)
+    text = (f"$ cat fleet.txt\n{listing}\n$ iosched compare --hosts fleet.txt {loops[0].name} {' '.join(ARGS)}\n"
+            f"{out.stdout.rstrip()}\n")
+    (HERE / "fleet-example.txt").write_text(text)
+    common.put_in_readme(ROOT / "README.md", START, END, text)
+
+
+if __name__ == "__main__":
+    main()
