@@ -57,8 +57,10 @@ def cmd_fleet(args: argparse.Namespace) -> int:
           file=sys.stderr, flush=True)
 
     def said(host: str, line: str) -> None:
-        if line.strip():
-            print(f"[{host}] {line}", file=sys.stderr, flush=True)
+        # A host's words reach this terminal: no control characters (escape sequences) from it.
+        shown = "".join(ch if ch.isprintable() else "?" for ch in line)[:500]
+        if shown.strip():
+            print(f"[{host}] {shown}", file=sys.stderr, flush=True)
 
     runs = run_fleet(hosts, lambda h: remote_argv(args, h), said, args.ssh, args.remote_iosched)
     done: list[tuple[str, dict[str, Any]]] = []

@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
@@ -166,6 +166,17 @@ def read_scheduler(host: Host, iosched: str, ssh: str = "ssh", timeout: float = 
     return str(found.get("scheduler") or ""), ""
 
 
+def _bounded_read(stream: IO[str] | None, out: list[str]) -> None:
+    """A host's stdout, kept up to MAX_OUTPUT and read to its end (a host writing more is not left blocked)."""
+    if stream is None:
+        return
+    kept = 0
+    while chunk := stream.read(1 << 16):
+        if kept < MAX_OUTPUT:
+            out.append(chunk[: MAX_OUTPUT - kept])
+            kept += len(out[-1])
+
+
 def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_line: Callable[[str, str], None],
               ssh: str = "ssh", iosched: str | None = None) -> list[HostRun]:
     """Run ``remote(host)`` on every host at once over SSH; its JSON on stdout is the host's result. With
@@ -201,7 +212,7 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
         with lock:
             children.append(child)
         out: list[str] = []
-        reader = threading.Thread(target=lambda: out.append(proc.stdout.read() if proc.stdout else ""), daemon=True)
+        reader = threading.Thread(target=_bounded_read, args=(proc.stdout, out), daemon=True)
         reader.start()
         assert proc.stderr is not None
         for line in proc.stderr:
@@ -213,12 +224,12 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
         with contextlib.suppress(OSError):
             if proc.stdin is not None:
                 proc.stdin.close()
-        text = "".join(out)
+        text = "".join(out)[:MAX_OUTPUT]
         if run.status == "cancelled":
             return
         if rc == 0:
             try:
-                doc = json.loads(text[:MAX_OUTPUT])
+                doc = json.loads(text)
             except ValueError:
                 doc = None
             if isinstance(doc, dict):
