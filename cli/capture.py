@@ -120,7 +120,9 @@ def report_lines(m: CaptureDoc, s: CaptureSummary, name: str, width: int = 60) -
             "(requests begun and not completed, at each issue)"]
     series = m.series
     for label, values in (("requests/s", series.iops), ("depth", series.depth)):
-        out += ["", f"{label} over {m.duration_s:.0f} s (each dot {series.interval_s:g} s, left to right):"]
+        per = _per_dot(len(values), width)
+        out += ["", f"{label} over {m.duration_s:.0f} s (each dot the mean of {series.interval_s * per:.3g} s, "
+                "left to right):"]
         out += _chart(values, width)
     what = _kind_words(m, s)
     if what:
@@ -128,12 +130,16 @@ def report_lines(m: CaptureDoc, s: CaptureSummary, name: str, width: int = 60) -
     return out
 
 
+def _per_dot(n: int, width: int) -> int:
+    """Points averaged into one dot: two dots a cell, at most ``width`` cells."""
+    cells = max(1, min(width, (n + 1) // 2))
+    return max(1, -(-n // (2 * cells)))
+
+
 def _chart(values: list[float], width: int) -> list[str]:
     if not values:
         return ["  (no data)"]
-    # Two points a cell: wider captures are averaged into the width.
-    cells = min(width, (len(values) + 1) // 2)
-    per = max(1, -(-len(values) // (2 * cells)))
+    per = _per_dot(len(values), width)
     pts = [sum(values[i:i + per]) / len(values[i:i + per]) for i in range(0, len(values), per)]
     top = nice_ceiling(max(pts) or 1.0)
     rows = braille_grid([pts], (len(pts) + 1) // 2, CHART_HEIGHT, top)
