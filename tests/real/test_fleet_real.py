@@ -98,8 +98,8 @@ def test_one_compare_on_three_hosts_survives_a_lost_host(make_loop, tmp_path):
         hosts.write_text("# the fleet\n" + "".join(f"{a} {lp.name}\n" for a, lp in zip(addresses, loops, strict=True)))
         iosched = str(Path(sys.executable).with_name("iosched"))
         proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts), loops[0].name,
-                                 "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "2",
-                                 "--repeat", "3", "--settle", "0.2", "--remote-iosched", iosched, "--ssh", str(ssh),
+                                 "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "1",
+                                 "--repeat", "2", "--settle", "0.2", "--remote-iosched", iosched, "--ssh", str(ssh),
                                  "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # Once the second host's first run is under way, its sshd (every sshd process of that namespace) dies.
         ns2 = f"iosched-t{os.getpid() % 1000}-2"

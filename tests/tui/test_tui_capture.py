@@ -55,7 +55,7 @@ async def test_capture_then_replay_from_the_compare_screen(tmpfs_loop, tmp_path,
         live = app.live
         bar = await start_capturing(app, pilot)
         assert live.selected_device().name == loop.name
-        fio_on(loop.path)
+        fio_on(loop.path, 1)
         assert await wait_until(pilot, lambda: " requests (C stops)" in bar.plain_text()
                                 and "capturing 00:00, 0 requests" not in bar.plain_text())
         assert len(bar.plain_text()) <= 78
