@@ -1,7 +1,7 @@
 """What `iosched export` exposes, as plain data: per device its identity and scheduler, the iostat rates of the
-last interval, and the scheduler switches seen since the start, whoever made them, counted per old and new
-scheduler. The command line turns a snapshot into Prometheus metric families (cli/export.py); nothing here
-knows the client library.
+last interval, and the scheduler switches seen since the start, whoever made them (each device's scheduler file
+read every interval), counted per old and new scheduler. The command line turns a snapshot into Prometheus
+metric families (cli/export.py); nothing here knows the client library.
 
 One thread steps it (``step`` each interval); a scrape reads the newest ``snapshot`` from another, under a
 lock. The inventory (devices that come and go, identity) is read again every ``INVENTORY_EVERY`` steps.
@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from iosched.core.kernel.devices import BlockDevice
-from iosched.core.live.monitor import Monitor, SettingsWatch
+from iosched.core.kernel.sysfs import parse_scheduler, read_attr
+from iosched.core.live.monitor import Monitor
 from iosched.core.live.rates import DiskRates
 
 INVENTORY_EVERY = 10
@@ -43,8 +44,8 @@ class ExportState:
         self._steps = 0
         self._lock = threading.Lock()
         self._inventory()
-        self.watch = SettingsWatch([d.name for d in self._devices()], root)
-        self.watch.poll()  # the baseline: a switch is counted from the next poll on
+        # Each device's scheduler as last read: one sysfs file a device each interval, not its tunables.
+        self._schedulers = {d.name: self._scheduler(d.name) for d in self._devices()}
         # Before the first interval: the devices, without rates.
         self._snapshot = Snapshot({d.name: DeviceState(d, None) for d in self._devices()})
 
@@ -54,37 +55,31 @@ class ExportState:
     def _inventory(self) -> None:
         self.monitor.apply_inventory(self.monitor.read_inventory())
 
+    def _scheduler(self, device: str) -> str | None:
+        return parse_scheduler(read_attr(Path(self.root, "sys/block", device, "queue/scheduler")))[0]
+
     def step(self) -> Snapshot:
         """One interval: rates, switches seen, and every INVENTORY_EVERY steps the inventory again."""
         rates = self.monitor.step()
         self._steps += 1
         if self._steps % INVENTORY_EVERY == 0 or self.monitor.take_disks_changed():
             self._inventory()
-            names = {d.name for d in self._devices()}
-            for gone in set(self.watch.devices) - names:
-                self.watch.forget(gone)
-            for name in names:
-                self.watch.watch(name)
-        for change in self.watch.poll():
-            if change.name == "scheduler" and change.old and change.new:
-                key = (change.device, change.old, change.new)
-                self._switches[key] = self._switches.get(key, 0) + 1
         devices: dict[str, DeviceState] = {}
+        seen: dict[str, str | None] = {}
         for d in self._devices():
-            # The scheduler as just read (the poll above), not as the slower inventory last saw it.
-            now = self.watch_scheduler(d.name) or d.scheduler
+            now = seen[d.name] = self._scheduler(d.name)
+            old = self._schedulers.get(d.name)
+            if old and now and old != now:  # a device attached meanwhile starts from its first read
+                key = (d.name, old, now)
+                self._switches[key] = self._switches.get(key, 0) + 1
             dev = d if now == d.scheduler else replace(d, scheduler=now)
             devices[d.name] = DeviceState(dev, rates.disks.get(d.name) if rates is not None else None)
+        self._schedulers = seen
         snap = Snapshot(devices, dict(self._switches), rates.interval if rates is not None else 0.0)
         with self._lock:
             self._snapshot = snap
         return snap
 
-    def watch_scheduler(self, device: str) -> str | None:
-        return self.watch.last(device).get("scheduler") or None
-
     def snapshot(self) -> Snapshot:
         with self._lock:
             return self._snapshot
-
-

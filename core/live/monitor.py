@@ -131,10 +131,6 @@ class SettingsWatch:
             self.devices.remove(device)
         self._last.pop(device, None)
 
-    def last(self, device: str) -> dict[str, str]:
-        """What the last poll read for ``device`` (empty before its first)."""
-        return self._last.get(device, {})
-
     def poll(self) -> list[SettingChange]:
         changes: list[SettingChange] = []
         for name in self.devices:
