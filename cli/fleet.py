@@ -1,18 +1,27 @@
-"""`iosched compare --hosts FILE|h1,h2 DEV --schedulers A,B --job NAME`: the compare on every host at once, each by
-its own iosched over SSH (core/experiment/fleet.py), then judged per host and pooled (cli/pooled.py)."""
+"""`iosched compare --hosts FILE|h1,h2 DEV --schedulers A,B --job NAME`: the compare on every host at once over SSH,
+in lockstep (core/experiment/lockstep.py) or each host by itself (`--independent`, core/experiment/fleet.py), then
+judged per host and pooled (cli/pooled.py); `--save` keeps the whole fleet in one file, `report` reads it again."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import time
 from typing import Any
 
+from iosched.cli.matrix import plot_result
 from iosched.cli.pooled import pooled_verdict
+from iosched.cli.report import hosts_runs_csv
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.experiment.fleet import Host, HostRun, parse_hosts, run_fleet
+from iosched.core.experiment.lockstep import Lockstep, run_lockstep
+from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
 from iosched.core.experiment.metrics import metric_label
-from iosched.core.experiment.saved import check_experiment
+from iosched.core.experiment.results import check_save_path, save_result
+from iosched.core.experiment.saved import check_experiment, read_fleet
+from iosched.core.experiment.schema_version import SCHEMA_VERSION
+from iosched.core.experiment.variants import parse_variants
 from iosched.core.load.jobs import CATALOG
 
 
@@ -20,7 +29,7 @@ def check_fleet_args(args: argparse.Namespace) -> None:
     """What a fleet compare cannot take, refused in one sentence before any host is reached."""
     for flag, given in (("--jobs", args.jobs), ("--study", args.study), ("--resume", args.resume),
                         ("--alternate", args.alternate), ("--cmd", args.cmd), ("--background", args.background),
-                        ("--replay", args.replay), ("--plan", args.plan), ("--save", args.save),
+                        ("--replay", args.replay), ("--plan", args.plan),
                         ("--plot", args.plot or args.plot_file), ("--dir", args.dir), ("--csv", args.csv),
                         ("--destroy-data", args.destroy_data), ("--trace", args.trace), ("--raw", args.raw)):
         if given:
@@ -29,6 +38,14 @@ def check_fleet_args(args: argparse.Namespace) -> None:
         raise BadInput("--schedulers is required (e.g. none,bfq)")
     if not args.job or args.job not in CATALOG:
         raise BadInput("--hosts runs a catalog job (`iosched jobs` lists them): a job file lies on this machine only")
+    if args.independent:
+        return
+    for flag, given in (("--until-verdict", args.until_verdict), ("--drop-caches", args.drop_caches)):
+        if given:
+            raise BadInput(f"{flag} is for hosts that go at their own pace: add --independent")
+    if CATALOG[args.job].cgroup_weights:
+        raise BadInput(f"{args.job} runs one fio per role, each in its own cgroup, which fio's server cannot: "
+                       "add --independent")
 
 
 def remote_argv(args: argparse.Namespace, host: Host) -> list[str]:
@@ -53,8 +70,13 @@ def remote_argv(args: argparse.Namespace, host: Host) -> list[str]:
 def cmd_fleet(args: argparse.Namespace) -> int:
     check_fleet_args(args)
     hosts = parse_hosts(args.hosts, args.device)
-    print(f"iosched: {args.job} under {args.schedulers} on {len(hosts)} hosts, each by its own iosched over SSH",
-          file=sys.stderr, flush=True)
+    if args.save is not None:
+        check_save_path(args.save)
+    started = time.time()
+    variants = parse_variants(args.schedulers)
+    how = ("each by its own iosched over SSH" if args.independent else
+           "in lockstep: each variant on every host together, fio's client driving a fio server on each")
+    print(f"iosched: {args.job} under {args.schedulers} on {len(hosts)} hosts, {how}", file=sys.stderr, flush=True)
 
     def said(host: str, line: str) -> None:
         # A host's words reach this terminal: no control characters (escape sequences) from it.
@@ -62,20 +84,70 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         if shown.strip():
             print(f"[{host}] {shown}", file=sys.stderr, flush=True)
 
-    runs = run_fleet(hosts, lambda h: remote_argv(args, h), said, args.ssh, args.remote_iosched)
-    done: list[tuple[str, dict[str, Any]]] = []
+    if args.independent:
+        runs = run_fleet(hosts, lambda h: remote_argv(args, h), said, args.ssh, args.remote_iosched)
+    else:
+        job = CATALOG[args.job].scaled(size=args.size)
+        plan = Lockstep(variants, args.schedulers, job, args.runtime, args.repeat or 3, args.settle,
+                        args.remote_iosched, args.ssh)
+        runs = run_lockstep(hosts, plan, said)
     for r in runs:
         if r.status == "done" and r.doc is not None:
             try:
-                done.append((r.host.name, check_experiment(r.doc, r.host.name)))
+                check_experiment(r.doc, r.host.name)
             except IoschedError as e:
                 r.status, r.reason = "failed", f"its result did not read back: {e}"
-    pooled = pooled_verdict(done, args.alpha, args.metric) if len(done) >= 2 else None
+    doc: dict[str, Any] = {"version": SCHEMA_VERSION, "kind": "fleet",
+                           "mode": "independent" if args.independent else "lockstep", "started": started,
+                           "finished": time.time(), "job": args.job, "schedulers": args.schedulers,
+                           "hosts": [_host_json(r) for r in runs]}
+    doc["pooled"] = _pooled(doc, args.alpha, args.metric)
+    saved = _save(doc, args.save)
     if args.json:
-        print(json.dumps({"kind": "fleet", "hosts": [_host_json(r) for r in runs], "pooled": pooled}, indent=1))
+        print(json.dumps(doc, indent=1))
     else:
-        sys.stdout.write("\n".join(fleet_lines(runs, pooled)) + "\n")
-    return 0 if all(r.status == "done" for r in runs) else 1
+        sys.stdout.write("\n".join(fleet_lines(doc)) + "\n")
+    if saved:
+        print(f"iosched: saved to {args.save} (`iosched report {args.save}` judges it again)", file=sys.stderr)
+    return 0 if saved and all(r.status == "done" for r in runs) else 1
+
+
+def _pooled(doc: dict[str, Any], alpha: float, metric: str | None) -> dict[str, Any] | None:
+    done = [(h["host"], h["result"]) for h in doc["hosts"] if h["status"] == "done" and h["result"] is not None]
+    return pooled_verdict(done, alpha, metric) if len(done) >= 2 else None
+
+
+def _save(doc: dict[str, Any], path: str | None) -> bool:
+    """The whole fleet's result in one file; a failed save is said, and the result still shown."""
+    if path is None:
+        return True
+    try:
+        save_result(doc, path)
+    except (OSError, BadInput) as e:
+        print(f"iosched: warning: the result could not be saved to {path}: {getattr(e, 'strerror', None) or e}",
+              file=sys.stderr)
+        return False
+    return True
+
+
+def report_fleet(doc: object, args: argparse.Namespace) -> None:
+    """`report FLEET.json`: each host's compare judged again and pooled, as `compare --hosts` showed it."""
+    read_fleet(doc, args.file)
+    assert isinstance(doc, dict)
+    if args.plot_file:
+        raise BadInput("a fleet is charted host by host in the terminal (--plot); --plot-file takes one compare")
+    doc["pooled"] = _pooled(doc, args.alpha, args.metric)
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    elif args.csv:
+        sys.stdout.write(hosts_runs_csv([(h["host"], h["result"]) for h in doc["hosts"] if h["result"] is not None]))
+    else:
+        sys.stdout.write("\n".join(fleet_lines(doc)) + "\n")
+    for h in doc["hosts"] if args.plot else ():
+        if h["result"] is not None:
+            view = as_matrix(h["result"])
+            print(f"\n{h['host']}:", flush=True)
+            plot_result(view, judge_matrix(view, args.alpha, args.metric), args)
 
 
 def _host_json(r: HostRun) -> dict[str, Any]:
@@ -83,11 +155,12 @@ def _host_json(r: HostRun) -> dict[str, Any]:
             "scheduler_before": r.before, "scheduler_after": r.after, "put_back": r.put_back, "result": r.doc}
 
 
-def fleet_lines(runs: list[HostRun], pooled: dict[str, Any] | None) -> list[str]:
+def fleet_lines(doc: dict[str, Any]) -> list[str]:
     lines = ["hosts:"]
-    for r in runs:
-        what = "done" if r.status == "done" else f"{r.status}: {r.reason}"
-        lines.append(f"  {r.host.name} ({r.host.device}): {what}; {r.put_back}")
+    for h in doc["hosts"]:
+        what = "done" if h["status"] == "done" else f"{h['status']}: {h['reason']}"
+        lines.append(f"  {h['host']} ({h['device']}): {what}; {h['put_back']}")
+    pooled = doc["pooled"]
     if pooled is None:
         lines.append("fewer than two hosts finished: nothing to pool")
         return lines

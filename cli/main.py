@@ -189,6 +189,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_settings_arguments(sub)
     add_serve_arguments(sub)
     add_latency_arguments(sub, _positive_interval)
+
+    # No help: the controller of `compare --hosts` runs it over SSH, not a person (it stays out of --help).
+    s = sub.add_parser("fleet-host", description="The host end of `compare --hosts`, run by its controller over SSH.")
+    s.add_argument("device")
+    s.add_argument("--schedulers", required=True)
+    s.add_argument("--job", required=True)
+    s.add_argument("--session", required=True)
+    s.set_defaults(func=lazy_command("iosched.cli.fleet_host", "cmd_fleet_host"))
     return p
 
 

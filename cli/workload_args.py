@@ -94,9 +94,13 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="fold a capture's offsets into a smaller device, modulo its size (else it is refused: "
                         "offsets are replayed as captured); runs stay sequential, distant regions share blocks")
     s.add_argument("--hosts", metavar="FILE|H1,H2,…",
-                   help="the compare on every host at once, each by its own iosched over SSH (your keys and ssh "
-                        "config), judged per host and pooled; FILE: one host a line, HOST [DEVICE] [-p PORT] "
-                        "[-l USER] [-i KEYFILE]")
+                   help="the compare on every host at once over SSH (your keys and ssh config): each variant "
+                        "switched on every host together by its own iosched, the load driven by fio's client "
+                        "through a fio server on each; judged per host and pooled; FILE: one host a line, HOST "
+                        "[DEVICE] [-p PORT] [-l USER] [-i KEYFILE]")
+    s.add_argument("--independent", action="store_true",
+                   help="with --hosts: each host runs the whole compare by itself, at its own pace (no fio server, "
+                        "no forwarding; takes --until-verdict and --drop-caches)")
     s.add_argument("--remote-iosched", default="iosched", metavar="PATH",
                    help="with --hosts: the iosched command on the hosts (default: iosched on their PATH)")
     s.add_argument("--ssh", default="ssh", help=argparse.SUPPRESS)  # tests: another ssh client

@@ -357,6 +357,12 @@ def cmd_report(args: argparse.Namespace) -> int:
     check_plot_file(args.plot_file)
     data = read_bounded(args.file, MAX_EXPERIMENT_BYTES, "experiment (--save) or recording")
     doc = decode_json(data, args.file, "experiment")
+    if isinstance(doc, dict) and doc.get("kind") == "fleet":
+        from iosched.cli.fleet import report_fleet
+
+        _check_metric(args.metric)
+        report_fleet(doc, args)
+        return 0
     if isinstance(doc, dict) and doc.get("kind") == "matrix":
         doc = decode_matrix(doc, args.file)  # the whole file checked: what follows cannot meet a bad field
         _check_metric(args.metric)

@@ -18,7 +18,7 @@ from iosched.core.experiment.runner import (
     _raise_undone,
     _released_on_error,
     _shielded,
-    _sysinfo,
+    sysinfo,
     window_metrics,
 )
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
@@ -66,7 +66,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     emit = on_event or (lambda e: None)
     monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     doc: Doc = {
-        "version": SCHEMA_VERSION, "kind": "alternate", "started": time.time(), **_sysinfo(device, root),
+        "version": SCHEMA_VERSION, "kind": "alternate", "started": time.time(), **sysinfo(device, root),
         "variants": [v.to_json() for v in variants], "every_s": every, "duration_s": duration,
         "discard_s": discard, "workload": workload.to_json(), "original": cfg.snapshot(), "runs": [], "notes": [],
         "order": [],

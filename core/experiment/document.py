@@ -400,6 +400,39 @@ class MatrixDoc(_Document):
 ExperimentDoc = CompareDoc | AlternationDoc
 
 
+@dataclass(frozen=True, kw_only=True)
+class FleetHostDoc:
+    """One host of a fleet compare: how it ended, its device before and after as the controller read it, and its
+    own compare."""
+
+    host: str
+    device: str
+    status: Literal["done", "failed", "cancelled", "running"]
+    reason: str | None = field(metadata={"doc": "why it failed (null: it did not)"})
+    scheduler_before: str | None = field(metadata={"doc": "null: not read"})
+    scheduler_after: str | None = field(metadata={"doc": "null: not read (the host could not be reached)"})
+    put_back: str = field(metadata={"doc": "what the controller found of the device afterwards, in words"})
+    result: CompareDoc | None = field(metadata={"doc": "the host's compare, judged as one made there (null: none)"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetDoc:
+    """A compare on many hosts (`compare --hosts … --save` and `--json`): each host's compare, then the pooled
+    verdict (which `report` makes again from the hosts' runs)."""
+
+    version: Annotated[int, Keywords(const=SCHEMA_VERSION)] = SCHEMA_VERSION
+    kind: Literal["fleet"]
+    mode: Literal["lockstep", "independent"] = field(
+        metadata={"doc": "lockstep: each variant on every host together, fio's client driving a server on each; "
+                         "independent: each host's own iosched ran the whole compare"})
+    started: float = field(metadata={"doc": "wall clock (Unix seconds), on the controller"})
+    finished: float | None = None
+    job: str
+    schedulers: str = field(metadata={"doc": "the variants as given, the baseline first"})
+    hosts: list[FleetHostDoc] = field(metadata={"item": "host"})
+    pooled: JsonObject | None = field(default=None, metadata={"doc": "the verdict per host and pooled, as shown"})
+
+
 def published_schemas() -> dict[str, Schema]:
     """docs/schema/'s files: name -> JSON Schema."""
     return {
@@ -415,6 +448,9 @@ def published_schemas() -> dict[str, Schema]:
         "journal.schema.json": json_schema(
             JournalFile, "iosched journal",
             "The journal of original values (journal.json under /run/iosched)."),
+        "fleet.schema.json": json_schema(
+            FleetDoc, "iosched fleet compare",
+            "A compare on many hosts (`compare --hosts … --save`) and its `--json` output."),
         "capture-meta.schema.json": json_schema(
             CaptureDoc, "iosched capture metadata",
             "A capture's metadata (`iosched capture DEV -o FILE` writes FILE.meta.json beside fio's iolog v3)."),

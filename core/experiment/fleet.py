@@ -46,11 +46,16 @@ class Host:
     user: str | None = None
     identity: str | None = None  # a key file
 
-    def ssh_argv(self, remote: Sequence[str], ssh: str = "ssh", tie: bool = True) -> list[str]:
+    def ssh_argv(self, remote: Sequence[str], ssh: str = "ssh", tie: bool = True,
+                 forward: tuple[str, str] | None = None) -> list[str]:
         """ssh's argument list running ``remote`` (each word quoted) on this host, with the user's own keys; with
-        ``tie``, the remote command hangs up when the session ends (``tied``: its stdin must stay open)."""
+        ``tie``, the remote command hangs up when the session ends (``tied``: its stdin must stay open); with
+        ``forward`` (local socket, remote socket), connections to the local unix socket reach the remote one."""
         argv = [ssh, "-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5",
                 "-o", "ServerAliveCountMax=3"]
+        if forward is not None:
+            argv += ["-o", "ExitOnForwardFailure=yes", "-o", "StreamLocalBindUnlink=yes", "-o",
+                     "StreamLocalBindMask=0177", "-L", f"{forward[0]}:{forward[1]}"]
         if self.port is not None:
             argv += ["-p", str(self.port)]
         if self.user is not None:

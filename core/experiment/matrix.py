@@ -49,9 +49,9 @@ from iosched.core.experiment.runner import (
     Variant,
     Workload,
     _one_run,
-    _sysinfo,
     check_variants,
     puts_back,
+    sysinfo,
 )
 from iosched.core.experiment.saved import Bad, check_matrix, decode_json, need, saved_variants, through
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
@@ -364,7 +364,7 @@ def find_resumable(device: str, directory: str | Path, root: str | Path = "/", l
 
 
 def new_document(device: str, plan: MatrixPlan, target: Target | None, root: str | Path = "/") -> Doc:
-    return {"version": SCHEMA_VERSION, "kind": "matrix", "started": time.time(), **_sysinfo(device, root),
+    return {"version": SCHEMA_VERSION, "kind": "matrix", "started": time.time(), **sysinfo(device, root),
             **plan.to_json(), "target": target.to_json() if target else None, "runs": [], "notes": [],
             "status": "running"}
 

@@ -29,6 +29,7 @@ from iosched.core.experiment.variants import Configurator as Configurator
 from iosched.core.experiment.variants import Variant as Variant
 from iosched.core.experiment.variants import alternation_order as alternation_order
 from iosched.core.experiment.variants import check_variants as check_variants
+from iosched.core.experiment.variants import drifted
 from iosched.core.experiment.variants import parse_variants as parse_variants
 from iosched.core.experiment.variants import plan_order as plan_order
 from iosched.core.experiment.verdict import METRICS as METRICS  # these three re-exported: judging moved there
@@ -42,11 +43,6 @@ from iosched.core.load.fio_group import run_fio
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.replay import ReplayJob
 from iosched.core.load.targets import Target
-from iosched.core.settings.scheduler import (
-    available_schedulers,
-    read_knobs,
-    read_tunables,
-)
 from iosched.core.settings.writes import drop_caches
 from iosched.core.trace.runs import RunTracer
 
@@ -126,7 +122,7 @@ class Event:
     lines: list[str] = field(default_factory=list)  # run-end: the interim estimates, the run included
 
 
-def _sysinfo(device: str, root: str | Path) -> Doc:
+def sysinfo(device: str, root: str | Path) -> Doc:
     dev = read_device(device, root)
     u = platform.uname()
     return {"kernel": u.release, "machine": u.machine, "host": u.node,
@@ -242,7 +238,7 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
     monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     order = plan_order(len(variants), repeat)
     doc: Doc = {
-        "version": SCHEMA_VERSION, "kind": "compare", "started": time.time(), **_sysinfo(device, root),
+        "version": SCHEMA_VERSION, "kind": "compare", "started": time.time(), **sysinfo(device, root),
         "variants": [v.to_json() for v in variants], "order": [variants[i].label for i in order],
         "repeat": repeat, "drop_caches": drop, "settle_s": settle, "workload": workload.to_json(),
         "original": cfg.snapshot(), "runs": [], "notes": [],
@@ -309,9 +305,8 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     drift: list[str] = []
 
     def check_drift() -> None:
-        cur = available_schedulers(device, root)[0]
-        if cur != config["scheduler"] and not drift:
-            drift.append(f"the scheduler changed to {cur} during the run (a udev rule or tuned?)")
+        if not drift and (why := drifted(device, config, root)) is not None:
+            drift.append(why)
 
     def progress(p: FioProgress) -> None:
         check_drift()
@@ -358,10 +353,6 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
         ctl.fio = None
     s1 = monitor.snapshot()
     check_drift()
-    now = {**read_tunables(device, root), **{f"knob:{k}": x for k, x in read_knobs(device, root).items()}}
-    changed = [k for k, x in config.items() if k != "scheduler" and now.get(k) != x]
-    if changed and not drift:
-        drift.append(f"settings changed during the run: {', '.join(changed)}")
     # A command's CPU per IO counts the device's IOs (its own and its background's), a job's fio's own.
     metrics.update(window_metrics(device, s0, s1, fio_res.total_ios if fio_res and workload.cmd is None else None))
     return {

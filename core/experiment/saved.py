@@ -20,11 +20,12 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from iosched.core.base.decode import DecodeError, decode
-from iosched.core.base.errors import BadInput
+from iosched.core.base.errors import BadInput, shown
 from iosched.core.experiment.cmd_metrics import MAX_METRICS, check_name, check_pattern
 from iosched.core.experiment.document import (
     AlternationDoc,
     ExperimentDoc,
+    FleetDoc,
     MatrixDoc,
     RunDoc,
     SequentialDoc,
@@ -192,6 +193,26 @@ def check_experiment(doc: object, path: object) -> Doc:
     read_experiment(doc, path)
     assert isinstance(doc, dict)
     return doc
+
+
+def read_fleet(doc: object, path: object) -> FleetDoc:
+    """A saved fleet compare, read whole: its own fields as their declared types, then each host's compare as
+    `report` reads one saved there; BadInput with one sentence otherwise."""
+    try:
+        fleet = decode(FleetDoc, doc, max_depth=MAX_DEPTH)
+    except DecodeError as e:
+        raise BadInput(f"{path} is not a saved iosched fleet compare: {e}") from None
+    assert isinstance(doc, dict)
+    for entry in doc["hosts"]:
+        if entry["result"] is not None:
+            try:
+                _experiment(entry["result"])
+            except (Bad, DecodeError) as e:
+                raise BadInput(f"{path} is not a saved iosched fleet compare: host {shown(entry['host'][:60])}'s "
+                               f"result: {e}") from None
+    if len({h.host for h in fleet.hosts}) != len(fleet.hosts):
+        raise BadInput(f"{path} is not a saved iosched fleet compare: it names a host twice")
+    return fleet
 
 
 # --- a saved matrix (its plan is read back in core/experiment/matrix.py) -------------------------------------

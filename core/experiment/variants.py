@@ -154,3 +154,14 @@ class Configurator:
             with contextlib.suppress(IoschedError):
                 write_attr(self.device, setting_attr(name), value, self.root)
         forget_unchanged(self.device, self.root)
+
+
+def drifted(device: str, config: dict[str, str], root: str | Path = "/") -> str | None:
+    """Why a run under ``config`` (the variant as read back when it was put in place) is no sample, when its
+    scheduler or settings changed under it (a udev rule, tuned, a hand): None when nothing moved."""
+    cur = available_schedulers(device, root)[0]
+    if cur != config["scheduler"]:
+        return f"the scheduler changed to {cur} during the run (a udev rule or tuned?)"
+    now = {**read_tunables(device, root), **{f"knob:{k}": x for k, x in read_knobs(device, root).items()}}
+    changed = [k for k, x in config.items() if k != "scheduler" and now.get(k) != x]
+    return f"settings changed during the run: {', '.join(changed)}" if changed else None

@@ -91,7 +91,17 @@ def parse_result(obj: dict[str, Any]) -> FioResult:
         raise FioFailed("fio's JSON output has an unexpected shape") from None
 
 
+def client_jobs(obj: dict[str, Any]) -> dict[str, Any]:
+    """fio's output as a client of a server (``client_stats``) in the shape of its own (``jobs``): each job's
+    entry, without the sum of all clients."""
+    if "jobs" in obj or not isinstance(obj.get("client_stats"), list):
+        return obj
+    jobs = [j for j in obj["client_stats"] if isinstance(j, dict) and j.get("jobname") != "All clients"]
+    return {**{k: v for k, v in obj.items() if k != "client_stats"}, "jobs": jobs}
+
+
 def _parse_result(obj: dict[str, Any]) -> FioResult:
+    obj = client_jobs(obj)
     jobs = obj.get("jobs") or []
     if not jobs:
         raise FioFailed("fio ran no job")

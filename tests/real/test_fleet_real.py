@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from schema_support import valid
 
 from conftest import need_real, one_sentence_exit_2
 
@@ -90,7 +91,13 @@ def kill_namespace(ns: str) -> None:
             os.kill(pid, signal.SIGKILL if comm(pid) == "sshd" else signal.SIGTERM)
 
 
+def reads(loop) -> int:
+    return int(Path(f"/sys/block/{loop.name}/stat").read_text().split()[0])
+
+
 def test_one_compare_on_three_hosts_survives_a_lost_host(make_loop, tmp_path):
+    """The lockstep fleet: each host's iosched switches, each host's fio server runs the load fio's client sends
+    through the SSH forward. Host 2's sshd dies in its first run."""
     need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
     loops = [make_loop("256M", tmp_path / f"disk{n}") for n in range(3)]
     with host_namespaces(tmp_path, 3) as (addresses, ssh):
@@ -100,13 +107,20 @@ def test_one_compare_on_three_hosts_survives_a_lost_host(make_loop, tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts), loops[0].name,
                                  "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "1",
                                  "--repeat", "2", "--settle", "0.2", "--remote-iosched", iosched, "--ssh", str(ssh),
-                                 "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        # Once the second host's first run is under way, its sshd (every sshd process of that namespace) dies.
+                                 "--json", "--save", str(tmp_path / "fleet.json")],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Every host's fio server is up, in its own namespace, on a socket only root may reach.
         ns2 = f"iosched-t{os.getpid() % 1000}-2"
+        start = reads(loops[1])
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and not any(comm(p) == "fio" for p in pids_in(ns2)):
-            time.sleep(0.2)
-        assert any(comm(p) == "fio" for p in pids_in(ns2)), "host 2 never started fio"
+        while time.monotonic() < deadline and reads(loops[1]) - start < 2000:
+            time.sleep(0.1)
+        assert reads(loops[1]) - start >= 2000, "host 2 never ran its load"
+        servers = [p for p in pids_in(ns2) if comm(p) == "fio"]
+        assert servers, "no fio server in host 2's namespace"
+        cmdline = Path(f"/proc/{servers[0]}/cmdline").read_bytes().split(b"\0")
+        sock = Path(next(a for a in cmdline if a.startswith(b"--server=sock:"))[len(b"--server=sock:"):].decode())
+        assert sock.parent.stat().st_mode & 0o777 == 0o700 and sock.parent.stat().st_uid == 0
         assert loops[1].current() in ("none", "bfq")
         for pid in pids_in(ns2):
             if comm(pid) == "sshd":
@@ -123,19 +137,68 @@ def test_one_compare_on_three_hosts_survives_a_lost_host(make_loop, tmp_path):
             assert h["scheduler_before"] == "none"
             if h["status"] == "done":
                 assert h["scheduler_after"] == "none" and h["put_back"].endswith("back on none")
+                runs = h["result"]["runs"]
+                assert [r["variant"] for r in runs] == ["none", "bfq", "bfq", "none"]
+                assert all(r["valid"] for r in runs), runs
+                # fio's figures came through the client; the host's own sampler saw the same load.
+                for r in runs:
+                    m, ios = r["metrics"], sum(j["read"]["total_ios"] for j in r["fio"]["jobs"])
+                    assert m["iops"] > 0 and abs(m["dev_ios"] - ios) <= 0.02 * ios + 50, (m, ios)
+                    assert r["config"]["scheduler"] == r["variant"]
+                assert "lockstep" in h["result"]["notes"][0]
+        # The runs were in lockstep: both hosts' n-th runs overlap in time on this one clock... each host's
+        # run starts on its own session clock, so compare their order instead: the same variants in step.
+        done = [h for h in doc["hosts"] if h["status"] == "done"]
+        assert [r["variant"] for r in done[0]["result"]["runs"]] == [r["variant"] for r in done[1]["result"]["runs"]]
         assert failed["scheduler_after"] is None and "could not be checked" in failed["put_back"]
         (row,) = doc["pooled"]["pooled"]
         assert row["variant"] == "bfq" and "pooled over 2 hosts" in row["sentence"]
-        assert f"[{addresses[0]}]" in err  # each host's progress, named
-        # The lost host's iosched was hung up: it puts its device back and ends.
+        assert "[fleet] run 4/4 (none)" in err  # each run's figures, host by host
+        # One file holds the fleet; `report` judges it again, host by host and pooled, as the run said.
+        valid("fleet.schema.json", doc)
+        saved = json.loads((tmp_path / "fleet.json").read_text())
+        assert saved["mode"] == "lockstep" and saved["hosts"] == doc["hosts"]
+        again = subprocess.run([sys.executable, "-m", "iosched.cli", "report", str(tmp_path / "fleet.json"), "--json"],
+                               capture_output=True, text=True, timeout=60)
+        assert again.returncode == 0 and json.loads(again.stdout)["pooled"] == doc["pooled"], again.stderr
+        # The lost host's iosched saw its input end: it puts its device back, stops its fio server and ends.
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and any("iosched" in comm(p) or comm(p) == "python3" for p in pids_in(ns2)):
+        while time.monotonic() < deadline and any(comm(p) in ("fio", "iosched", "python3") for p in pids_in(ns2)):
             time.sleep(0.2)
+        assert not any(comm(p) in ("fio", "iosched", "python3") for p in pids_in(ns2))
+        assert not sock.parent.exists()
     for lp in loops:
         assert lp.current() == lp.initial_scheduler
 
 
-def test_ctrl_c_on_the_controller_puts_every_host_back(make_loop, tmp_path):
+def test_independent_hosts_each_run_their_own_compare(make_loop, tmp_path):
+    """--independent: each host's own iosched runs the whole compare; the controller judges and pools them."""
+    need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
+    loops = [make_loop("256M", tmp_path / f"disk{n}") for n in range(2)]
+    with host_namespaces(tmp_path, 2) as (addresses, ssh):
+        hosts = tmp_path / "hosts"
+        hosts.write_text("".join(f"{a} {lp.name}\n" for a, lp in zip(addresses, loops, strict=True)))
+        iosched = str(Path(sys.executable).with_name("iosched"))
+        out = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts), loops[0].name,
+                              "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "1", "--repeat",
+                              "2", "--settle", "0.2", "--remote-iosched", iosched, "--ssh", str(ssh), "--json",
+                              "--independent"], capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        doc = json.loads(out.stdout)
+        assert [h["status"] for h in doc["hosts"]] == ["done", "done"]
+        for h in doc["hosts"]:
+            assert h["put_back"].endswith("back on none")
+            assert not any("lockstep" in n for n in h["result"]["notes"])
+            assert len(h["result"]["runs"]) == 4
+        (row,) = doc["pooled"]["pooled"]
+        assert "pooled over 2 hosts" in row["sentence"]
+        assert f"[{addresses[0]}]" in out.stderr  # each host's own progress, named
+    for lp in loops:
+        assert lp.current() == lp.initial_scheduler
+
+
+@pytest.mark.parametrize("mode", [[], ["--independent"]], ids=["lockstep", "independent"])
+def test_ctrl_c_on_the_controller_puts_every_host_back(make_loop, tmp_path, mode):
     need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
     loop = make_loop("256M", tmp_path / "disk")
     with host_namespaces(tmp_path, 2) as (addresses, ssh):
@@ -143,7 +206,7 @@ def test_ctrl_c_on_the_controller_puts_every_host_back(make_loop, tmp_path):
         proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "compare", "--hosts",
                                  ",".join(addresses), loop.name, "--schedulers", "bfq,none", "--job",
                                  "randread-q16t2", "--runtime", "30", "--repeat", "2", "--settle", "0.2",
-                                 "--remote-iosched", iosched, "--ssh", str(ssh)],
+                                 "--remote-iosched", iosched, "--ssh", str(ssh), *mode],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # Both "hosts" share this machine's loop device: one holds it, the other's iosched is refused by the
         # device lock, as a second iosched on one device must be.
@@ -182,7 +245,17 @@ def test_bad_hosts_are_refused_before_anything_runs(tmp_path):
     assert "not a device name" in err
 
 
-@pytest.mark.parametrize("flag", [["--save", "x.json"], ["--destroy-data", "loop0"], ["--cmd", "true"]])
+@pytest.mark.parametrize(("flag", "why"), [
+    (["--until-verdict"], "add --independent"), (["--drop-caches"], "add --independent"),
+    (["--job", "cgroup-weights"], "add --independent"),
+])
+def test_what_lockstep_leaves_to_independent_hosts(flag, why):
+    err = one_sentence_exit_2("compare", "loop0", "--hosts", "h1,h2", "--schedulers", "none,bfq", "--job",
+                              "randread-q16t2", *flag)
+    assert why in err
+
+
+@pytest.mark.parametrize("flag", [["--resume", "x.json"], ["--destroy-data", "loop0"], ["--cmd", "true"]])
 def test_what_a_fleet_compare_cannot_take(flag):
     err = one_sentence_exit_2("compare", "loop0", "--hosts", "h1,h2", "--schedulers", "none,bfq", "--job",
                               "randread-q16t2", *flag)

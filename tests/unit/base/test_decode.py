@@ -16,7 +16,7 @@ from schema_support import SAVED
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.schema import NON_FINITE, JsonObject, Keywords
-from iosched.core.experiment.document import CompareDoc, ExperimentDoc, MatrixDoc
+from iosched.core.experiment.document import CompareDoc, ExperimentDoc, FleetDoc, MatrixDoc
 from iosched.core.live.recording_lines import RecordingLine
 from iosched.core.settings.journal import JournalFile
 
@@ -214,6 +214,11 @@ def test_depth_is_limited_before_anything_recurses() -> None:
 @pytest.mark.parametrize("path", sorted(SAVED.glob("*.json")), ids=lambda p: p.name)
 def test_the_saved_samples_decode_as_their_types(path) -> None:
     doc = json.loads(path.read_text())
+    if doc["kind"] == "fleet":  # each host's compare, as its own type
+        fleet = decode(FleetDoc, doc)
+        assert [h.result.runs[0].metrics["iops"] for h in fleet.hosts if h.result] == [
+            h["result"]["runs"][0]["metrics"]["iops"] for h in doc["hosts"] if h["result"]]
+        return
     typed = decode(MatrixDoc if doc.get("kind") == "matrix" else ExperimentDoc, doc)
     assert len(typed.runs) == len(doc["runs"]) and typed.variants[0].label == doc["variants"][0]["label"]
     if path.name == "experiment.json":

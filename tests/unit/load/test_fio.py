@@ -42,6 +42,20 @@ def test_result_is_judged_from_the_json():
         parse_result({"jobs": []})
 
 
+def test_a_clients_output_is_read_like_fios_own():
+    """fio as the client of a server reports each job under client_stats, with the sum of all clients beside
+    them: the jobs are judged, the sum is not counted twice."""
+    (job,) = job_json()["jobs"]
+    obj = {"fio version": "fio-3.33", "client_stats": [{**job, "hostname": "/run/x.sock", "port": 0},
+                                                        {**job, "jobname": "All clients"}]}
+    r = parse_result(obj)
+    assert r.total_ios == 1000 and r.iops == 500 and len(r.raw["jobs"]) == 1 and "client_stats" not in r.raw
+    with pytest.raises(FioFailed, match="no job"):
+        parse_result({"client_stats": [{**job, "jobname": "All clients"}]})
+    with pytest.raises(FioFailed):
+        parse_result({"client_stats": "junk"})
+
+
 def test_command_line():
     need(shutil.which("fio") is not None, "needs fio on PATH")
     dev, scratch = Target("loop9", "/dev/loop9", "device"), Target("loop9", "/s/iosched.dat", "file", "/s")

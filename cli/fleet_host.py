@@ -1,0 +1,31 @@
+"""`iosched fleet-host DEV --schedulers A,B --job NAME --session HEX`: the host end of a lockstep `compare --hosts`,
+started by the controller over SSH (core/experiment/fleet_host.py). Its input is the controller's lines, its output
+one JSON answer a line; the end of its input, a signal or `bye` puts the device back."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from iosched.core.base.errors import BadInput
+from iosched.core.experiment.fleet_host import HostEnd, encode, serve_lines
+from iosched.core.experiment.variants import parse_variants
+from iosched.core.load.jobs import CATALOG
+
+
+def cmd_fleet_host(args: argparse.Namespace) -> int:
+    job = CATALOG.get(args.job)
+    if job is None or job.cgroup_weights:
+        raise BadInput(f"{args.job[:40]!r} is no catalog job a fleet runs")
+    end = HostEnd(args.device, parse_variants(args.schedulers), job, args.session, args.root)
+
+    def say(line: str) -> None:
+        sys.stdout.write(line + "\n")
+        sys.stdout.flush()
+
+    with end.held() as ready:
+        say(encode(ready))
+        bye = serve_lines(end, sys.stdin, say)
+    if bye:  # after the put-back, so the switches include it
+        say(encode({"ok": True, "bye": True, "switches": end.switches()}))
+    return 0

@@ -1,0 +1,177 @@
+"""The host end of a lockstep fleet compare: `iosched fleet-host`, which the controller runs on each host over SSH.
+
+It holds the host's side of the experiment for as long as the session lasts: the identity and safety checks, the
+device's load lock, the variants put in place (journaled, through the one door for privileged writes), the
+sampler's windows around each run, and a `fio --server` the controller's fio client drives. The server listens on a
+unix socket in a folder only root may enter, reached by the controller through its SSH session's forward: no port
+is opened on any network.
+
+The controller speaks one line at a time and each answer is one JSON line (``Answer``): ``apply N`` (variant N in
+place, its configuration read back), ``begin`` (a run starts: the window opens), ``end IOS`` (it ended: the
+window's figures and whether the settings drifted), ``bye``. The end of its input (the session lost, the
+controller gone) or a signal ends it the same way: fio's server killed, the device put back, the lock released.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.experiment.runner import sysinfo, window_metrics
+from iosched.core.experiment.variants import Configurator, Variant, check_variants, drifted
+from iosched.core.live.monitor import Monitor
+from iosched.core.live.sampler import Sample
+from iosched.core.load.children import Child
+from iosched.core.load.fio import dies_with_us, fio_binary
+from iosched.core.load.jobs import Job
+from iosched.core.load.targets import Target, choose_target
+from iosched.core.settings.device_lock import load_lock
+
+SESSION = re.compile(r"[0-9a-f]{16,64}")
+MAX_LINE = 200  # the controller's lines are short; a longer one is no line of ours
+
+
+def socket_path(session: str) -> Path:
+    """Where a session's fio server listens: the controller forwards to this same path, so it is the same on
+    every host whatever its environment says of its run directory."""
+    return Path("/run/iosched/fleet", session, "fio.sock")
+
+
+Answer = dict[str, Any]
+
+
+@dataclass
+class HostEnd:
+    """One host's side of a lockstep compare; ``held()`` takes the lock and starts fio's server, ``answer`` takes
+    the controller's lines, and leaving ``held()`` puts everything back."""
+
+    device: str
+    variants: list[Variant]
+    job: Job
+    session: str
+    root: str | Path = "/"
+    cfg: Configurator | None = None
+    target: Target | None = None
+    config: dict[str, str] | None = None  # the variant in place, as read back
+    window: Sample | None = None
+    t_origin: float = field(default_factory=time.monotonic)
+    _monitor: Monitor | None = None
+    _server: Child | None = None
+
+    def check(self) -> None:
+        """Before anything is held or changed: the session's name, the variants and where the job may run
+        (raw only, as a fleet compare has no --dir; a write job refused on a device holding data)."""
+        if not SESSION.fullmatch(self.session):
+            raise BadInput("--session takes 16 to 64 lower-case hex digits")
+        check_variants(self.device, self.variants, self.root)
+        self.target = choose_target(self.device, self.job.writes, size=self.job.size, raw=True, root=self.root,
+                                    scratch_ok=False)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[Answer]:
+        """The load lock, fio's server and the configurator, for the session's length; yields the ready answer."""
+        self.check()
+        with load_lock(self.device, "fleet compare", self.root):
+            self.cfg = Configurator(self.device, self.variants, self.root)
+            self._monitor = Monitor(root=self.root, capacity=1)
+            folder = socket_path(self.session).parent
+            try:
+                self._start_server(folder)
+                self.t_origin = time.monotonic()
+                assert self.target is not None
+                yield {"ok": True, **sysinfo(self.device, self.root), "original": self.cfg.snapshot(),
+                       "target": self.target.to_json(), "started": time.time()}
+            finally:
+                self._stop_server(folder)
+                self.cfg.put_back()
+
+    def _start_server(self, folder: Path) -> None:
+        folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700)  # new, ours alone: fio's socket is open to anyone who can reach its folder
+        sock = folder / "fio.sock"
+        try:
+            proc = subprocess.Popen(dies_with_us([fio_binary(), f"--server=sock:{sock}"]), stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=True)
+        except OSError as e:
+            raise IoschedError(f"cannot start fio's server: {e.strerror or e}") from None
+        self._server = Child(proc)
+        deadline = time.monotonic() + 10
+        while not sock.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                err = (proc.stderr.read() if proc.stderr else "").strip().splitlines()
+                raise IoschedError("fio's server did not start" + (f": {err[-1][:200]}" if err else ""))
+            time.sleep(0.02)
+
+    def _stop_server(self, folder: Path) -> None:
+        if self._server is not None:
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                self._server.signal_group(sig)
+                if self._server.wait(timeout=3) is not None:
+                    break
+        shutil.rmtree(folder, ignore_errors=True)
+
+    def answer(self, line: str) -> Answer:
+        """The answer to one of the controller's lines; a line that is not ours is refused, nothing changed."""
+        words = line.split()
+        try:
+            if len(line) > MAX_LINE or not words:
+                raise BadInput("not a line of the fleet protocol")
+            if words[0] == "apply" and len(words) == 2 and words[1].isdigit() and int(words[1]) < len(self.variants):
+                return self._apply(self.variants[int(words[1])])
+            if words == ["begin"]:
+                return self._begin()
+            if words[0] == "end" and len(words) == 2 and words[1].isdigit():
+                return self._end(int(words[1]))
+            raise BadInput(f"not a line of the fleet protocol: {line[:40]!r}")
+        except IoschedError as e:
+            return {"ok": False, "error": str(e)}
+
+    def _apply(self, v: Variant) -> Answer:
+        if self.cfg is None:
+            raise BadInput("apply before the device is held")
+        self.config = None  # a failed apply leaves no variant in place to run under
+        self.config = self.cfg.apply(v)
+        return {"ok": True, "config": self.config}
+
+    def _begin(self) -> Answer:
+        if self.config is None or self._monitor is None:
+            raise BadInput("begin before a variant is in place")
+        self.window = self._monitor.snapshot()
+        return {"ok": True}
+
+    def _end(self, ios: int) -> Answer:
+        if self.window is None or self.config is None or self._monitor is None:
+            raise BadInput("end before begin")
+        s0, self.window = self.window, None
+        s1 = self._monitor.snapshot()
+        metrics = window_metrics(self.device, s0, s1, ios or None)
+        return {"ok": True, "start": s0.time - self.t_origin, "end": s1.time - self.t_origin, "metrics": metrics,
+                "drift": drifted(self.device, self.config, self.root)}
+
+    def switches(self) -> list[tuple[float, str]]:
+        """The switches made, on the session's clock (the runs' start and end are on it too)."""
+        return [(t - self.t_origin, s) for t, s in self.cfg.switches] if self.cfg else []
+
+
+def encode(answer: Answer) -> str:
+    return json.dumps(answer, separators=(",", ":"), default=str)
+
+
+def serve_lines(end: HostEnd, lines: Iterable[str], say: Callable[[str], object]) -> bool:
+    """Answer each line until ``bye`` (True) or the end of the input (False); ``say`` writes one answer line."""
+    for line in lines:
+        if line.strip() == "bye":
+            return True
+        say(encode(end.answer(line.strip())))
+    return False

@@ -1,0 +1,348 @@
+"""A fleet compare in lockstep: the variants switched on every host together, run by run, and the load driven by
+fio's own client through a `fio --server` on each host.
+
+Each host runs `iosched fleet-host` over SSH (core/experiment/fleet_host.py): its iosched checks the device and the
+job, takes the device's load lock, puts each variant in place through its own journal, reads its own sampler
+around each run, and puts everything back when its session ends for any reason, so a controller that dies leaves
+no host changed. Its fio server listens on a unix socket only root may reach there; this controller reaches it
+through the SSH session's forward to a socket in a private folder here. No port is opened on any network.
+
+Per run, in the balanced order: every host puts the variant in place, the settle passes, every host opens its
+window, one fio client per host starts at once (each its own process, so a host that hangs or fails costs no
+other host its run), and every host closes its window. A host whose run failed or whose settings drifted has that
+run marked invalid; a host whose session is lost or refuses is marked failed, and the others go on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import queue
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from iosched.core.base.errors import IoschedError
+from iosched.core.experiment.fleet import Host, HostRun, read_scheduler
+from iosched.core.experiment.fleet_host import socket_path
+from iosched.core.experiment.runner import Workload
+from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
+from iosched.core.experiment.variants import Variant, plan_order
+from iosched.core.load.children import Child
+from iosched.core.load.fio import FioRun, dies_with_us, expected_of, fio_binary, timeout_of
+from iosched.core.load.fio_result import FioFailed
+from iosched.core.load.jobs import Job, parse_job_file
+from iosched.core.load.targets import Target
+
+MAX_ANSWER = 1 << 20  # one answer line of a host's iosched; a longer one is no answer of ours
+ANSWER_S = 60.0  # a host that takes longer to put a variant in place or read its sampler is lost
+
+
+class LinkLost(IoschedError):
+    """A host's session ended, or its iosched refused or said something that is not an answer."""
+
+
+@dataclass
+class Link:
+    """One host's `iosched fleet-host` over SSH, with its fio server's socket forwarded to ``local``."""
+
+    run: HostRun
+    local: Path
+    proc: subprocess.Popen[str]
+    answers: queue.Queue[str | None] = field(default_factory=queue.Queue)
+    ready: Doc = field(default_factory=dict)
+    job_path: Path | None = None
+    runs: list[Doc] = field(default_factory=list)
+    switches: list[Any] = field(default_factory=list)
+    fio: FioRun | None = None
+    stderr_reader: threading.Thread | None = None
+
+    @property
+    def live(self) -> bool:
+        return self.run.status == "running"
+
+    def ask(self, line: str | None, timeout: float = ANSWER_S) -> Doc:
+        """Send ``line`` (None: only read the next answer) and return the answer; LinkLost when the session
+        ended, the host refused, or no answer came in time."""
+        if line is not None:
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write(line + "\n")
+                self.proc.stdin.flush()
+            except (OSError, ValueError):
+                raise LinkLost(self._lost()) from None
+        try:
+            text = self.answers.get(timeout=timeout)
+        except queue.Empty:
+            raise LinkLost(f"no answer from its iosched within {timeout:.0f} s") from None
+        if text is None:
+            raise LinkLost(self._lost())
+        try:
+            answer = json.loads(text)
+        except (ValueError, RecursionError):
+            answer = None
+        if not isinstance(answer, dict):
+            raise LinkLost("its iosched said something that is not an answer")
+        if answer.get("ok") is not True:
+            raise LinkLost(f"its iosched refused: {str(answer.get('error'))[:300]}")
+        return answer
+
+    def _lost(self) -> str:
+        """Why the session ended, from ssh's status and the last words on its stderr (read to their end)."""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=5)
+        if self.stderr_reader is not None:
+            self.stderr_reader.join(timeout=2)
+        rc = self.proc.poll()
+        tail = self.run.stderr_tail
+        why = next((s[9:] for s in reversed(tail) if s.startswith("iosched: ")), "")
+        if rc in (None, 255):
+            return "the SSH session was lost" + (f": {(why or tail[-1])[:300]}" if why or tail else "")
+        return f"its iosched exited with status {rc}" + (f": {why[:300]}" if why else "")
+
+    def fail(self, why: str) -> None:
+        if self.live:
+            self.run.status, self.run.reason = "failed", why
+        self.close()
+
+    def close(self) -> None:
+        """End the session: the host's iosched sees its input end and puts its device back."""
+        if self.fio is not None:
+            self.fio.kill(wait=False)
+        with contextlib.suppress(OSError, ValueError):
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+
+
+def _read_answers(stream: IO[str] | None, answers: queue.Queue[str | None]) -> None:
+    if stream is not None:
+        while line := stream.readline(MAX_ANSWER):
+            answers.put(line if line.endswith("\n") else None)  # a cut line is no answer: the link is lost
+    answers.put(None)
+
+
+def _read_stderr(stream: IO[str] | None, run: HostRun, on_line: Callable[[str, str], None]) -> None:
+    if stream is not None:
+        while line := stream.readline(4096):
+            line = line.rstrip("\n")
+            run.stderr_tail = [*run.stderr_tail, line][-3:]
+            on_line(run.host.name, line)
+
+
+def _each(links: Sequence[Link], work: Callable[[Link], None]) -> None:
+    """``work`` on every live link at once; a link whose work raises IoschedError is marked failed."""
+
+    def one(link: Link) -> None:
+        try:
+            work(link)
+        except IoschedError as e:
+            link.fail(str(e))
+
+    threads = [threading.Thread(target=one, args=(lk,), daemon=True) for lk in links if lk.live]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def job_file_text(job: Job, runtime: float | None, path: str) -> str:
+    """The job file each host's fio server runs, from the catalog's checked options, aimed at ``path``."""
+    if job.roles:
+        return job.as_job_file().render(runtime, path)
+    lines = [f"[{job.name}]", *(f"{k}={v}" for k, v in job.fio_options())]
+    return parse_job_file("\n".join(lines) + "\n", job.name).render(runtime, path)
+
+
+@dataclass
+class Lockstep:
+    """What a lockstep compare asks: the variants (as the user wrote them), the catalog job, its runtime, the
+    repeats and the settle, the hosts' iosched command and the ssh client."""
+
+    variants: list[Variant]
+    spec: str  # the --schedulers text each host's iosched parses again
+    job: Job
+    runtime: float | None
+    repeat: int
+    settle: float
+    iosched: str = "iosched"
+    ssh: str = "ssh"
+
+
+def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, str], None]) -> list[HostRun]:
+    """Run ``plan`` on every host in lockstep; each HostRun's ``doc`` is its host's compare document, judged like
+    one made there. Ctrl-C (or any exception) ends every session and every fio client, and re-raises."""
+    folder = Path(tempfile.mkdtemp(prefix="iosched-fleet-"))  # private: the forwarded sockets live here
+    links: list[Link] = []
+    try:
+        for n, host in enumerate(hosts):
+            links.append(_open(host, n, folder, plan, on_line))
+        _each(links, lambda lk: _ready(lk, folder, plan))
+        order = plan_order(len(plan.variants), plan.repeat)
+        for n, vi in enumerate(order):
+            if not any(lk.live for lk in links):
+                break
+            _one_slot(links, plan, n, vi, len(order), on_line)
+        _each(links, _bye)
+        for lk in links:
+            if lk.live:
+                lk.run.status = "done"
+                lk.run.doc = _document(lk, plan, order, [o.run.host.name for o in links if o is not lk])
+    except BaseException:
+        for lk in links:
+            if lk.live:
+                lk.run.status, lk.run.reason = "cancelled", "stopped"
+            lk.close()
+            Child(lk.proc).signal_group(signal.SIGTERM)
+        raise
+    finally:
+        for lk in links:
+            lk.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                lk.proc.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
+    _each_after(links, plan)
+    return [lk.run for lk in links]
+
+
+def _open(host: Host, n: int, folder: Path, plan: Lockstep, on_line: Callable[[str, str], None]) -> Link:
+    run = HostRun(host)
+    session = secrets.token_hex(12)
+    local = folder / f"{n}.sock"
+    remote = [plan.iosched, "fleet-host", host.device, "--schedulers", plan.spec, "--job", plan.job.name,
+              "--session", session]
+    argv = dies_with_us(host.ssh_argv(remote, plan.ssh, tie=False, forward=(str(local), str(socket_path(session)))),
+                        sig="TERM")
+    try:
+        proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, start_new_session=True)
+    except OSError as e:
+        raise IoschedError(f"cannot start ssh: {e.strerror or e}") from None
+    return attach(run, local, proc, on_line)
+
+
+def attach(run: HostRun, local: Path, proc: subprocess.Popen[str], on_line: Callable[[str, str], None]) -> Link:
+    """A link over ``proc``'s pipes: its answers queued, its stderr said line by line."""
+    link = Link(run, local, proc)
+    threading.Thread(target=_read_answers, args=(proc.stdout, link.answers), daemon=True).start()
+    link.stderr_reader = threading.Thread(target=_read_stderr, args=(proc.stderr, run, on_line), daemon=True)
+    link.stderr_reader.start()
+    return link
+
+
+def _ready(link: Link, folder: Path, plan: Lockstep) -> None:
+    """The host's first answer: its identity and the configuration found, or why it refused."""
+    ready = link.ask(None, timeout=ANSWER_S + 30)
+    target, original = ready.get("target"), ready.get("original")
+    want = f"/dev/{link.run.host.device}"
+    if not (isinstance(target, dict) and target.get("path") == want and isinstance(original, dict)
+            and isinstance(original.get("scheduler"), str)):
+        raise LinkLost("its iosched's first answer was not understood")
+    link.ready = ready
+    link.run.before = original["scheduler"]
+    link.job_path = folder / f"{link.local.stem}.fio"
+    link.job_path.write_text(job_file_text(plan.job, plan.runtime, want))
+
+
+def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
+              on_line: Callable[[str, str], None]) -> None:
+    v = plan.variants[vi]
+    configs: dict[int, Doc] = {}
+    _each(links, lambda lk: configs.__setitem__(id(lk), lk.ask(f"apply {vi}")["config"]))
+    if plan.settle:
+        time.sleep(plan.settle)
+    _each(links, lambda lk: _begin(lk))
+    fio_out: dict[int, tuple[Any, str | None]] = {}
+
+    def load(lk: Link) -> None:
+        argv = [fio_binary(), f"--client=sock:{lk.local}", "--output-format=json+", "--eta=never", str(lk.job_path)]
+        lk.fio = FioRun(argv, expected_s=expected_of(plan.job, plan.runtime))
+        try:
+            fio_out[id(lk)] = (lk.fio.run(timeout_of(plan.job, plan.runtime)), None)
+        except FioFailed as e:
+            fio_out[id(lk)] = (None, str(e))
+        finally:
+            lk.fio = None
+
+    _each(links, load)  # every host's client at once
+
+    def close_window(lk: Link) -> None:
+        result, why = fio_out.get(id(lk), (None, "fio did not run"))
+        window = lk.ask(f"end {result.total_ios if result is not None else 0}")
+        metrics = window.get("metrics")
+        start, end = window.get("start"), window.get("end")
+        if not (isinstance(metrics, dict) and _finite(start) and _finite(end)
+                and all(_finite(x) for x in metrics.values())):
+            raise LinkLost("its iosched's window was not understood")
+        if why is None and isinstance(window.get("drift"), str):
+            why = window["drift"][:300]
+        lk.runs.append({"index": n, "variant": v.label, "start": start, "end": end, "valid": why is None,
+                        "invalid_reason": why, "config": configs[id(lk)],
+                        "metrics": {**(result.metrics() if result is not None else {}), **metrics},
+                        "fio": result.raw if result is not None else None})
+
+    _each(links, close_window)
+    said = []
+    for lk in links:
+        if lk.runs and lk.runs[-1]["index"] == n:
+            r = lk.runs[-1]
+            iops = r["metrics"].get("iops")
+            said.append(f"{lk.run.host.name} {iops:,.0f} IOPS" if r["valid"] and iops is not None
+                        else f"{lk.run.host.name} invalid: {r['invalid_reason']}")
+    on_line("fleet", f"run {n + 1}/{total} ({v.label}): " + "; ".join(said or ["no host"]))
+
+
+def _begin(link: Link) -> None:
+    link.ask("begin")
+
+
+def _finite(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _bye(link: Link) -> None:
+    """The host puts its device back and says which switches it made (on its session's clock)."""
+    answer = link.ask("bye")
+    switches = answer.get("switches")
+    link.switches = [s for s in switches if isinstance(s, list) and len(s) == 2 and _finite(s[0])
+                     and isinstance(s[1], str)] if isinstance(switches, list) else []
+
+
+def _document(link: Link, plan: Lockstep, order: list[int], others: list[str]) -> Doc:
+    """The host's compare document, as its own iosched would have written it."""
+    ready, host = link.ready, link.run.host
+    t = ready["target"]
+    target = Target(host.device, t["path"], "device", note=str(t.get("note") or ""))
+    return {
+        "version": SCHEMA_VERSION, "kind": "compare", "started": ready.get("started"),
+        "kernel": ready.get("kernel"), "machine": ready.get("machine"), "host": ready.get("host"),
+        "device": ready.get("device"), "variants": [v.to_json() for v in plan.variants],
+        "order": [plan.variants[i].label for i in order], "repeat": plan.repeat, "drop_caches": False,
+        "settle_s": plan.settle, "workload": Workload(plan.job, target, plan.runtime).to_json(),
+        "original": ready["original"], "runs": link.runs,
+        "notes": [f"run in lockstep with {', '.join(others) or 'no other host'}: each variant switched on every "
+                  "host together, the load driven by fio's client through this host's fio server"],
+        "status": "final", "switches": link.switches, "finished": time.time(), "traced": False,
+    }
+
+
+def _each_after(links: list[Link], plan: Lockstep) -> None:
+    """The controller's own look at each host's device once its session has ended."""
+
+    def after(lk: Link) -> None:
+        if lk.run.status != "cancelled" and lk.run.before is not None:
+            lk.run.after, lk.run.check = read_scheduler(lk.run.host, plan.iosched, plan.ssh)
+
+    threads = [threading.Thread(target=after, args=(lk,), daemon=True) for lk in links]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()

@@ -1,0 +1,97 @@
+"""The lockstep fleet's two ends as far as no host is needed: the host end's answers to any line (a refusal, never
+a traceback, nothing changed), the controller's reading of a host's answers (anything else loses the host), and
+the job file each host's fio server is sent (the catalog's options through the job-file allow-list)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from iosched.core.base.errors import BadInput
+from iosched.core.experiment.fleet import Host, HostRun
+from iosched.core.experiment.fleet_host import HostEnd, socket_path
+from iosched.core.experiment.lockstep import Link, LinkLost, attach, job_file_text
+from iosched.core.experiment.variants import parse_variants
+from iosched.core.load.jobs import CATALOG, parse_job_file
+
+
+def host_end() -> HostEnd:
+    return HostEnd("loop0", parse_variants("none,bfq"), CATALOG["randread-q16t2"], "0123456789abcdef")
+
+
+@pytest.mark.parametrize("line", ["", "apply", "apply 2", "apply -1", "apply 0 1", "begin now", "end", "end x",
+                                  "end 1e9", "x" * 500, "restore", "apply 0; reboot"])
+def test_a_line_that_is_not_the_protocols_is_refused(line):
+    answer = host_end().answer(line)
+    assert answer["ok"] is False and answer["error"]
+
+
+def test_the_order_of_a_run_is_kept():
+    end = host_end()
+    assert "before the device is held" in end.answer("apply 0")["error"]  # nothing held: nothing changes
+    assert "before a variant" in end.answer("begin")["error"]
+    assert "before begin" in end.answer("end 10")["error"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=300))
+def test_any_line_gets_an_answer(line):
+    answer = host_end().answer(line)
+    assert set(answer) == {"ok", "error"} and answer["ok"] is False
+
+
+@pytest.mark.parametrize("session", ["", "../../etc", "0123", "ABCDEF0123456789", "0123456789abcdef/x"])
+def test_a_session_name_is_hex_only(session):
+    end = HostEnd("loop0", parse_variants("none,bfq"), CATALOG["randread-q16t2"], session)
+    with pytest.raises(BadInput, match="hex"):
+        end.check()
+
+
+def test_every_host_forwards_to_the_same_place():
+    assert str(socket_path("0123456789abcdef")) == "/run/iosched/fleet/0123456789abcdef/fio.sock"
+
+
+def link_to(script: str) -> Link:
+    proc = subprocess.Popen(["sh", "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    return attach(HostRun(Host("h1", "loop0")), Path("/nonexistent"), proc, lambda host, line: None)
+
+
+def test_what_a_host_says_is_an_answer_or_the_host_is_lost():
+    link = link_to("""printf 'junk\\n{"ok": false, "error": "no such scheduler"}\\n[1]\\n{"ok": true, "x": 1}\\n'; """
+                   """echo 'iosched: the device vanished' >&2; exit 2""")
+    with pytest.raises(LinkLost, match="not an answer"):
+        link.ask(None)
+    with pytest.raises(LinkLost, match="refused: no such scheduler"):
+        link.ask(None)
+    with pytest.raises(LinkLost, match="not an answer"):
+        link.ask(None)
+    assert link.ask(None) == {"ok": True, "x": 1}
+    with pytest.raises(LinkLost, match="exited with status 2: the device vanished"):
+        link.ask(None)
+
+
+def test_a_host_that_says_nothing_in_time_is_lost():
+    link = link_to("sleep 5")
+    with pytest.raises(LinkLost, match="no answer"):
+        link.ask(None, timeout=0.2)
+    link.proc.kill()
+    link.proc.wait()
+
+
+def test_a_cut_answer_loses_the_host():
+    link = link_to("printf '{\"ok\": true'; exit 255")
+    with pytest.raises(LinkLost, match="SSH session was lost"):
+        link.ask(None)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, j in CATALOG.items() if not j.cgroup_weights))
+def test_each_hosts_job_file_passes_the_allow_list(name):
+    text = job_file_text(CATALOG[name], 2.0, "/dev/sdb")
+    parsed = parse_job_file(text.replace("filename=/dev/sdb\n", ""), name)  # the target is ours alone
+    assert "filename=/dev/sdb" in text and "runtime=2" in text
+    assert parsed.writes == CATALOG[name].writes
