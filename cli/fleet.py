@@ -107,7 +107,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=1))
     else:
         sys.stdout.write("\n".join(fleet_lines(doc)) + "\n")
-    if saved:
+    if saved and args.save is not None:
         print(f"iosched: saved to {args.save} (`iosched report {args.save}` judges it again)", file=sys.stderr)
     return 0 if saved and all(r.status == "done" for r in runs) else 1
 

@@ -26,7 +26,7 @@ from test_fleet_real import host_namespaces  # noqa: E402
 from conftest import attach_loop, detach_loop  # noqa: E402
 
 START, END = "<!-- fleet-example:start -->", "<!-- fleet-example:end -->"
-ARGS = ["--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "2", "--until-verdict", "--max-runs", "8",
+ARGS = ["--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "2", "--repeat", "6",
         "--settle", "0.5"]
 
 

@@ -20,6 +20,7 @@ import re
 import shutil
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -50,6 +51,51 @@ def socket_path(session: str) -> Path:
 Answer = dict[str, Any]
 
 
+class BusyWindow:
+    """A run's window on the host: the span in which its device was busy, to a tenth of a second.
+
+    fio's server starts a job about a second after its client connects, so a window from `begin` to `end` would
+    dilute the device's rates with that idle second. The sampler looks every 0.1 s (a thread of its own, which
+    alone uses the monitor until ``close``); the window runs from the look before the device's first IO to the
+    look that saw its last (the whole begin-to-end span when it did none)."""
+
+    STEP_S = 0.1
+
+    def __init__(self, monitor: Monitor, device: str) -> None:
+        self.monitor, self.device = monitor, device
+        self.begin = self.prev = monitor.snapshot()
+        self.first: Sample | None = None  # the look before the first IO
+        self.last: Sample | None = None  # the look that saw the last IO
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _ios(self, s: Sample) -> int:
+        d = s.disks.get(self.device)
+        return d.reads + d.writes if d is not None else 0
+
+    def _look(self) -> Sample:
+        now = self.monitor.snapshot()
+        if self._ios(now) != self._ios(self.prev):
+            if self.first is None:
+                self.first = self.prev
+            self.last = now
+        self.prev = now
+        return now
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.STEP_S):
+            self._look()
+
+    def close(self) -> tuple[Sample, Sample]:
+        self._stop.set()
+        self._thread.join()
+        end = self._look()
+        if self.first is None or self.last is None:
+            return self.begin, end
+        return self.first, self.last
+
+
 @dataclass
 class HostEnd:
     """One host's side of a lockstep compare; ``held()`` takes the lock and starts fio's server, ``answer`` takes
@@ -63,7 +109,7 @@ class HostEnd:
     cfg: Configurator | None = None
     target: Target | None = None
     config: dict[str, str] | None = None  # the variant in place, as read back
-    window: Sample | None = None
+    window: BusyWindow | None = None
     t_origin: float = field(default_factory=time.monotonic)
     _monitor: Monitor | None = None
     _server: Child | None = None
@@ -147,14 +193,14 @@ class HostEnd:
     def _begin(self) -> Answer:
         if self.config is None or self._monitor is None:
             raise BadInput("begin before a variant is in place")
-        self.window = self._monitor.snapshot()
+        self.window = BusyWindow(self._monitor, self.device)
         return {"ok": True}
 
     def _end(self, ios: int) -> Answer:
         if self.window is None or self.config is None or self._monitor is None:
             raise BadInput("end before begin")
-        s0, self.window = self.window, None
-        s1 = self._monitor.snapshot()
+        s0, s1 = self.window.close()
+        self.window = None
         metrics = window_metrics(self.device, s0, s1, ios or None)
         return {"ok": True, "start": s0.time - self.t_origin, "end": s1.time - self.t_origin, "metrics": metrics,
                 "drift": drifted(self.device, self.config, self.root)}

@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 from iosched.core.base.errors import BadInput
 from iosched.core.experiment.fleet import Host, HostRun
-from iosched.core.experiment.fleet_host import HostEnd, socket_path
+from iosched.core.experiment.fleet_host import BusyWindow, HostEnd, socket_path
 from iosched.core.experiment.lockstep import Link, LinkLost, attach, job_file_text
 from iosched.core.experiment.variants import parse_variants
+from iosched.core.kernel.procfs import DiskCounters
+from iosched.core.live.sampler import Sample
 from iosched.core.load.jobs import CATALOG, parse_job_file
 
 
@@ -95,3 +97,28 @@ def test_each_hosts_job_file_passes_the_allow_list(name):
     parsed = parse_job_file(text.replace("filename=/dev/sdb\n", ""), name)  # the target is ours alone
     assert "filename=/dev/sdb" in text and "runtime=2" in text
     assert parsed.writes == CATALOG[name].writes
+
+
+class Looks:
+    """A monitor whose snapshots are the given device IO counts, one per look, a second apart."""
+
+    def __init__(self, counts: list[int]) -> None:
+        self.counts = iter(counts)
+        self.t = 0.0
+
+    def snapshot(self) -> Sample:
+        self.t += 1.0
+        zero = DiskCounters(*[0] * len(DiskCounters._fields))
+        return Sample(self.t, {"loop0": zero._replace(reads=next(self.counts))}, {})
+
+
+def test_a_runs_window_is_the_span_its_device_was_busy(monkeypatch):
+    monkeypatch.setattr(BusyWindow, "STEP_S", 3600.0)  # the test takes the looks itself
+    w = BusyWindow(Looks([100, 100, 100, 150, 400, 400, 400]), "loop0")  # type: ignore[arg-type]
+    for _ in range(5):
+        w._look()
+    s0, s1 = w.close()
+    assert (s0.time, s1.time) == (3.0, 5.0)  # from the look before the first IO to the one that saw the last
+    idle = BusyWindow(Looks([7, 7, 7]), "loop0")  # type: ignore[arg-type]
+    s0, s1 = idle.close()
+    assert (s0.time, s1.time) == (1.0, 2.0)  # no IO: the whole span
