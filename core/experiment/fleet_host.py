@@ -142,21 +142,22 @@ class HostEnd:
                 self.cfg.put_back()
 
     def _start_server(self, folder: Path) -> None:
-        folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        folder.mkdir(mode=0o700)  # new, ours alone: fio's socket is open to anyone who can reach its folder
-        sock = folder / "fio.sock"
+        sock, log = folder / "fio.sock", folder / "server.log"
         try:
-            proc = subprocess.Popen(dies_with_us([fio_binary(), f"--server=sock:{sock}"]), stdin=subprocess.DEVNULL,
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                    start_new_session=True)
+            folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            folder.mkdir(mode=0o700)  # new, ours alone: fio's socket is open to anyone who can reach its folder
+            # Its words go to a file there, not a pipe no one reads once it runs (a full pipe would stop it).
+            with open(log, "w") as out:
+                proc = subprocess.Popen(dies_with_us([fio_binary(), f"--server=sock:{sock}"]),
+                                        stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
         except OSError as e:
-            raise IoschedError(f"cannot start fio's server: {e.strerror or e}") from None
+            raise IoschedError(f"cannot start fio's server in {folder}: {e.strerror or e}") from None
         self._server = Child(proc)
         deadline = time.monotonic() + 10
         while not sock.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
-                err = (proc.stderr.read() if proc.stderr else "").strip().splitlines()
-                raise IoschedError("fio's server did not start" + (f": {err[-1][:200]}" if err else ""))
+                said = log.read_text(errors="replace").strip().splitlines() if log.exists() else []
+                raise IoschedError("fio's server did not start" + (f": {said[-1][:200]}" if said else ""))
             time.sleep(0.02)
 
     def _stop_server(self, folder: Path) -> None:
