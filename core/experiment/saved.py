@@ -212,6 +212,9 @@ def read_fleet(doc: object, path: object) -> FleetDoc:
                                f"result: {e}") from None
     if len({h.host for h in fleet.hosts}) != len(fleet.hosts):
         raise BadInput(f"{path} is not a saved iosched fleet compare: it names a host twice")
+    labels = {tuple(v.label for v in h.result.variants) for h in fleet.hosts if h.result is not None}
+    if len(labels) > 1:
+        raise BadInput(f"{path} is not a saved iosched fleet compare: its hosts compared different variants")
     return fleet
 
 

@@ -221,6 +221,24 @@ def test_named_hostile_files_are_one_sentence_for_report(tmp_path, kind, change,
     assert path.read_bytes() == data
 
 
+def test_a_fleet_whose_hosts_compared_different_things_is_one_sentence(tmp_path):
+    doc = saved("fleet")
+    doc["hosts"][1]["result"]["variants"][1].update(label="bfq", scheduler="bfq")
+    for r in doc["hosts"][1]["result"]["runs"]:
+        if r["variant"] == "mq-deadline":
+            r["variant"], r["config"]["scheduler"] = "bfq", "bfq"
+    doc["hosts"][1]["result"]["order"] = ["none", "bfq", "bfq", "none"]
+    path, _ = write(tmp_path, doc)
+    code, _out, err = call("report", str(path))
+    assert code == 2 and "different variants" in err
+    assert_one_sentence(err, path, "fleet compare")
+    doc = saved("fleet")
+    doc["hosts"][1]["host"] = "db1"
+    path, _ = write(tmp_path, doc)
+    code, _out, err = call("report", str(path))
+    assert code == 2 and "names a host twice" in err
+
+
 def test_not_json_says_what_the_file_is_not(tmp_path):
     for data, why in ((b'{"runs": [', "not JSON (line 1, column 11)"), (b"{\"a\": \"\xff\xff\"}", "not UTF-8 text"),
                       (b"[" * 100_000, "nested too deeply"), (b"1" * 5000, "a number too long to read")):
