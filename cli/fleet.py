@@ -14,21 +14,27 @@ from iosched.cli.matrix import plot_result
 from iosched.cli.pooled import pooled_verdict
 from iosched.cli.report import hosts_runs_csv
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.infile import read_bounded
 from iosched.core.experiment.fleet import Host, HostRun, parse_hosts, run_fleet
 from iosched.core.experiment.lockstep import Lockstep, run_lockstep
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
 from iosched.core.experiment.metrics import metric_label
 from iosched.core.experiment.results import check_save_path, save_result
-from iosched.core.experiment.saved import check_experiment, read_fleet
+from iosched.core.experiment.saved import check_experiment, decode_json, read_fleet
 from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.experiment.variants import parse_variants
 from iosched.core.load.jobs import CATALOG
 
+MAX_FLEET_BYTES = 64 << 20  # as `report` reads any saved file
+
 
 def check_fleet_args(args: argparse.Namespace) -> None:
     """What a fleet compare cannot take, refused in one sentence before any host is reached."""
-    for flag, given in (("--jobs", args.jobs), ("--study", args.study), ("--resume", args.resume),
-                        ("--alternate", args.alternate), ("--cmd", args.cmd), ("--background", args.background),
+    if args.independent and args.resume:
+        raise BadInput("--resume goes on with a fleet in lockstep; hosts that run alone (--independent) each "
+                       "finish their own compare")
+    for flag, given in (("--jobs", args.jobs), ("--study", args.study), ("--alternate", args.alternate),
+                        ("--cmd", args.cmd), ("--background", args.background),
                         ("--replay", args.replay), ("--plan", args.plan),
                         ("--plot", args.plot or args.plot_file), ("--dir", args.dir), ("--csv", args.csv),
                         ("--destroy-data", args.destroy_data), ("--trace", args.trace), ("--raw", args.raw)):
@@ -67,12 +73,44 @@ def remote_argv(args: argparse.Namespace, host: Host) -> list[str]:
     return argv
 
 
+def resumed(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
+    """`--resume FILE`: the saved fleet, read whole, its plan put in ``args`` (a flag that says otherwise is
+    refused), and the slot to go on from; BadInput, one sentence, before any host is reached."""
+    path = args.resume
+    doc = decode_json(read_bounded(path, MAX_FLEET_BYTES, "fleet compare"), path, "fleet compare")
+    if not isinstance(doc, dict) or doc.get("kind") != "fleet":
+        raise BadInput(f"{path} is not a saved iosched fleet compare: `compare --hosts … --save` writes one")
+    fleet = read_fleet(doc, path)
+    if fleet.mode != "lockstep":
+        raise BadInput(f"{path} ran each host alone (--independent): it cannot go on in lockstep")
+    for flag, given, saved in (("--schedulers", args.schedulers, fleet.schedulers), ("--job", args.job, fleet.job),
+                               ("--repeat", args.repeat, fleet.repeat), ("--runtime", args.runtime, fleet.runtime_s),
+                               ("--size", args.size, fleet.size)):
+        if given is not None and given != saved:
+            raise BadInput(f"{flag} {given} differs from the saved fleet's {saved}: leave it out to go on")
+    args.schedulers, args.job, args.repeat = fleet.schedulers, fleet.job, fleet.repeat
+    args.runtime, args.size, args.settle = fleet.runtime_s, fleet.size, fleet.settle_s
+    # Every slot up to the last any host finished is done: a host that missed some (it was lost) joins after them.
+    first = max((len(h.result.runs) for h in fleet.hosts if h.result is not None), default=0)
+    if first >= fleet.repeat * len(parse_variants(fleet.schedulers)):
+        raise BadInput(f"{path} has every run it planned: `iosched report {path}` judges it")
+    return doc, first
+
+
 def cmd_fleet(args: argparse.Namespace) -> int:
+    saved_fleet, first = resumed(args) if args.resume and not args.independent else (None, 0)
     check_fleet_args(args)
     hosts = parse_hosts(args.hosts, args.device)
+    if saved_fleet is not None:
+        named = {h.name: h.device for h in hosts}
+        was = {h["host"]: h["device"] for h in saved_fleet["hosts"]}
+        if named != was:
+            raise BadInput(f"--hosts names other hosts or devices than {args.resume}: "
+                           + ", ".join(f"{h} {d}" for h, d in was.items()))
+        args.save = args.save or args.resume
     if args.save is not None:
         check_save_path(args.save)
-    started = time.time()
+    started = saved_fleet["started"] if saved_fleet is not None else time.time()
     variants = parse_variants(args.schedulers)
     how = ("each by its own iosched over SSH" if args.independent else
            "in lockstep: each variant on every host together, fio's client driving a fio server on each")
@@ -84,24 +122,52 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         if shown.strip():
             print(f"[{host}] {shown}", file=sys.stderr, flush=True)
 
+    def document(runs: list[HostRun]) -> dict[str, Any]:
+        doc: dict[str, Any] = {"version": SCHEMA_VERSION, "kind": "fleet",
+                               "mode": "independent" if args.independent else "lockstep", "started": started,
+                               "finished": time.time(), "job": args.job, "schedulers": args.schedulers,
+                               "repeat": args.repeat or 3, "runtime_s": args.runtime, "size": args.size,
+                               "settle_s": args.settle, "hosts": [_host_json(r) for r in runs]}
+        doc["pooled"] = _pooled(doc, args.alpha, args.metric)
+        return doc
+
+    stopped: list[HostRun] = []
+    unsaved: list[str] = []
+
+    def slot_ended(runs: list[HostRun]) -> None:
+        """After every lockstep slot: the runs so far, saved (a controller that dies loses none of them)."""
+        stopped[:] = runs
+        if args.save is not None:
+            try:
+                save_result(document(runs), args.save)
+            except (OSError, BadInput) as e:
+                if not unsaved:  # said once; the run goes on, its result is shown at the end
+                    print(f"iosched: warning: the runs so far could not be saved to {args.save}: "
+                          f"{getattr(e, 'strerror', None) or e}", file=sys.stderr)
+                unsaved.append(str(e))
+
     if args.independent:
         runs = run_fleet(hosts, lambda h: remote_argv(args, h), said, args.ssh, args.remote_iosched)
     else:
         job = CATALOG[args.job].scaled(size=args.size)
+        kept = {h["host"]: h["result"] for h in (saved_fleet or {}).get("hosts", []) if h["result"] is not None}
         plan = Lockstep(variants, args.schedulers, job, args.runtime, args.repeat or 3, args.settle,
-                        args.remote_iosched, args.ssh)
-        runs = run_lockstep(hosts, plan, said)
+                        args.remote_iosched, args.ssh, first, kept)
+        try:
+            runs = run_lockstep(hosts, plan, said, slot_ended)
+        except KeyboardInterrupt:
+            if not any(r.doc for r in stopped):
+                raise
+            runs = stopped  # the finished runs, judged and shown (and saved by the last keep)
     for r in runs:
-        if r.status == "done" and r.doc is not None:
+        if r.doc is not None:
             try:
                 check_experiment(r.doc, r.host.name)
             except IoschedError as e:
-                r.status, r.reason = "failed", f"its result did not read back: {e}"
-    doc: dict[str, Any] = {"version": SCHEMA_VERSION, "kind": "fleet",
-                           "mode": "independent" if args.independent else "lockstep", "started": started,
-                           "finished": time.time(), "job": args.job, "schedulers": args.schedulers,
-                           "hosts": [_host_json(r) for r in runs]}
-    doc["pooled"] = _pooled(doc, args.alpha, args.metric)
+                if r.status != "failed":  # a failed host keeps the reason it failed for
+                    r.status, r.reason = "failed", f"its result did not read back: {e}"
+                r.doc = None
+    doc = document(runs)
     saved = _save(doc, args.save)
     if args.json:
         print(json.dumps(doc, indent=1))
@@ -109,11 +175,17 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         sys.stdout.write("\n".join(fleet_lines(doc)) + "\n")
     if saved and args.save is not None:
         print(f"iosched: saved to {args.save} (`iosched report {args.save}` judges it again)", file=sys.stderr)
+    if runs is stopped:
+        print("iosched: stopped (Ctrl-C): every host puts its device back; the results cover the runs that finished",
+              file=sys.stderr)
+        return 130
     return 0 if saved and all(r.status == "done" for r in runs) else 1
 
 
 def _pooled(doc: dict[str, Any], alpha: float, metric: str | None) -> dict[str, Any] | None:
-    done = [(h["host"], h["result"]) for h in doc["hosts"] if h["status"] == "done" and h["result"] is not None]
+    """Over the hosts with runs to judge (a stopped or unfinished fleet's too: the runs that finished)."""
+    done = [(h["host"], h["result"]) for h in doc["hosts"]
+            if h["status"] != "failed" and h["result"] is not None and h["result"]["runs"]]
     return pooled_verdict(done, alpha, metric) if len(done) >= 2 else None
 
 

@@ -429,6 +429,10 @@ class FleetDoc:
     finished: float | None = None
     job: str
     schedulers: str = field(metadata={"doc": "the variants as given, the baseline first"})
+    repeat: Annotated[int, Keywords(minimum=1)] = field(metadata={"doc": "runs per variant and host"})
+    runtime_s: float | None = field(metadata={"doc": "each run's length (null: the job's own)"})
+    size: int | None = field(metadata={"doc": "bytes the job covers (null: the job's own)"})
+    settle_s: float
     hosts: list[FleetHostDoc] = field(metadata={"item": "host"})
     pooled: JsonObject | None = field(default=None, metadata={"doc": "the verdict per host and pooled, as shown"})
 

@@ -34,7 +34,7 @@ from typing import IO, Any
 from iosched.core.base.errors import IoschedError
 from iosched.core.experiment.fleet import Host, HostRun, read_scheduler
 from iosched.core.experiment.fleet_host import socket_path
-from iosched.core.experiment.runner import Workload
+from iosched.core.experiment.runner import Workload, why_ended
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.variants import Variant, plan_order
 from iosched.core.load.children import Child
@@ -62,6 +62,7 @@ class Link:
     ready: Doc = field(default_factory=dict)
     job_path: Path | None = None
     runs: list[Doc] = field(default_factory=list)
+    offset: float = 0.0  # added to this session's times: a resumed host's runs go on after its saved ones
     switches: list[Any] = field(default_factory=list)
     fio: FioRun | None = None
     stderr_reader: threading.Thread | None = None
@@ -175,33 +176,55 @@ class Lockstep:
     settle: float
     iosched: str = "iosched"
     ssh: str = "ssh"
+    first: int = 0  # the slot to start from: a resumed fleet's saved slots are done
+    saved: dict[str, Doc] = field(default_factory=dict)  # host -> its saved compare, to go on with
 
 
-def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, str], None]) -> list[HostRun]:
+def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, str], None],
+                 on_slot: Callable[[list[HostRun]], None] | None = None) -> list[HostRun]:
     """Run ``plan`` on every host in lockstep; each HostRun's ``doc`` is its host's compare document, judged like
-    one made there. Ctrl-C (or any exception) ends every session and every fio client, and re-raises."""
+    one made there, kept up to date run by run (``on_slot`` hears each slot's end, to save them). Ctrl-C (or any
+    exception) ends every session and every fio client, marks the documents cancelled with what they cover, says
+    so to ``on_slot`` and re-raises."""
     folder = Path(tempfile.mkdtemp(prefix="iosched-fleet-"))  # private: the forwarded sockets live here
     links: list[Link] = []
+    slot = on_slot or (lambda runs: None)
     try:
         for n, host in enumerate(hosts):
             links.append(_open(host, n, folder, plan, on_line))
+        for lk in links:
+            lk.run.doc = plan.saved.get(lk.run.host.name)  # a resumed host's runs stay, even if it fails now
         _each(links, lambda lk: _ready(lk, folder, plan))
         order = plan_order(len(plan.variants), plan.repeat)
+        for lk in links:
+            if lk.live:
+                lk.run.doc = _document(lk, plan, order, [o.run.host.name for o in links if o is not lk])
         for n, vi in enumerate(order):
+            if n < plan.first:
+                continue
             if not any(lk.live for lk in links):
                 break
             _one_slot(links, plan, n, vi, len(order), on_line)
+            _close_failed(links)
+            slot([lk.run for lk in links])
         _each(links, _bye)
+        _close_failed(links)
         for lk in links:
-            if lk.live:
+            if lk.live and lk.run.doc is not None:
                 lk.run.status = "done"
-                lk.run.doc = _document(lk, plan, order, [o.run.host.name for o in links if o is not lk])
-    except BaseException:
+                switches = [*(lk.run.doc.get("switches") or []), *([t + lk.offset, x] for t, x in lk.switches)]
+                lk.run.doc.update(status="final", switches=switches, finished=time.time())
+    except BaseException as e:
         for lk in links:
             if lk.live:
                 lk.run.status, lk.run.reason = "cancelled", "stopped"
+                if lk.run.doc is not None:
+                    lk.run.doc.update(status="cancelled", finished=time.time())
+                    lk.run.doc["notes"].append(f"ended early ({why_ended(e)}): results cover the runs that finished")
             lk.close()
             Child(lk.proc).signal_group(signal.SIGTERM)
+        with contextlib.suppress(Exception):
+            slot([lk.run for lk in links])
         raise
     finally:
         for lk in links:
@@ -211,6 +234,18 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
         shutil.rmtree(folder, ignore_errors=True)
     _each_after(links, plan)
     return [lk.run for lk in links]
+
+
+def _close_failed(links: list[Link]) -> None:
+    """A failed host keeps the runs it finished (saved, and resumable), its document cancelled with the reason;
+    it is judged no more (core/experiment/pooled.py pools the others)."""
+    for lk in links:
+        doc = lk.run.doc
+        if lk.run.status == "failed" and doc is not None and not doc["runs"]:
+            lk.run.doc = None  # nothing finished: its reason says it all
+        elif lk.run.status == "failed" and doc is not None and doc["status"] == "running":
+            doc.update(status="cancelled", finished=time.time())
+            doc["notes"].append(f"its session ended after {len(doc['runs'])} run(s): {lk.run.reason}")
 
 
 def _open(host: Host, n: int, folder: Path, plan: Lockstep, on_line: Callable[[str, str], None]) -> Link:
@@ -279,11 +314,12 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
         window = lk.ask(f"end {result.total_ios if result is not None else 0}")
         metrics = window.get("metrics")
         start, end = window.get("start"), window.get("end")
-        if not (isinstance(metrics, dict) and _finite(start) and _finite(end)
-                and all(_finite(x) for x in metrics.values())):
+        if not (isinstance(metrics, dict) and isinstance(start, (int, float)) and isinstance(end, (int, float))
+                and _finite(start) and _finite(end) and all(_finite(x) for x in metrics.values())):
             raise LinkLost("its iosched's window was not understood")
         if why is None and isinstance(window.get("drift"), str):
             why = window["drift"][:300]
+        start, end = start + lk.offset, end + lk.offset
         lk.runs.append({"index": n, "variant": v.label, "start": start, "end": end, "valid": why is None,
                         "invalid_reason": why, "config": configs[id(lk)],
                         "metrics": {**(result.metrics() if result is not None else {}), **metrics},
@@ -317,8 +353,23 @@ def _bye(link: Link) -> None:
 
 
 def _document(link: Link, plan: Lockstep, order: list[int], others: list[str]) -> Doc:
-    """The host's compare document, as its own iosched would have written it."""
+    """The host's compare document, as its own iosched would have written it; a resumed host's saved one goes on,
+    its runs kept and this session's after them."""
     ready, host = link.ready, link.run.host
+    saved = plan.saved.get(host.name)
+    if saved is not None:
+        link.runs = saved["runs"]
+        link.offset = max((r["end"] for r in link.runs), default=0.0) + 1.0
+        missed = f" (it missed runs {len(link.runs) + 1} to {plan.first})" if len(link.runs) < plan.first else ""
+        saved["notes"].append(f"resumed at run {plan.first + 1} of {len(order)}{missed}, in lockstep with "
+                              f"{', '.join(others) or 'no other host'}")
+        saved.update(status="running", finished=None)
+        return saved
+    if plan.first:
+        note = f"joined the lockstep at run {plan.first + 1} of {len(order)} (it had no runs saved)"
+    else:
+        note = (f"run in lockstep with {', '.join(others) or 'no other host'}: each variant switched on every "
+                "host together, the load driven by fio's client through this host's fio server")
     t = ready["target"]
     target = Target(host.device, t["path"], "device", note=str(t.get("note") or ""))
     return {
@@ -328,9 +379,7 @@ def _document(link: Link, plan: Lockstep, order: list[int], others: list[str]) -
         "order": [plan.variants[i].label for i in order], "repeat": plan.repeat, "drop_caches": False,
         "settle_s": plan.settle, "workload": Workload(plan.job, target, plan.runtime).to_json(),
         "original": ready["original"], "runs": link.runs,
-        "notes": [f"run in lockstep with {', '.join(others) or 'no other host'}: each variant switched on every "
-                  "host together, the load driven by fio's client through this host's fio server"],
-        "status": "final", "switches": link.switches, "finished": time.time(), "traced": False,
+        "notes": [note], "status": "running", "switches": None, "finished": None, "traced": False,
     }
 
 

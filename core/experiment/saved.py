@@ -41,6 +41,7 @@ from iosched.core.experiment.params import (
     parse_repeat,
     parse_seconds,
     parse_settle,
+    parse_size,
 )
 from iosched.core.experiment.runner import Variant, parse_variants
 from iosched.core.experiment.schema_version import Doc
@@ -199,8 +200,11 @@ def read_fleet(doc: object, path: object) -> FleetDoc:
     """A saved fleet compare, read whole: its own fields as their declared types, then each host's compare as
     `report` reads one saved there; BadInput with one sentence otherwise."""
     try:
+        _flags(doc, {"repeat": parse_repeat, "settle_s": parse_settle, "runtime_s": parse_seconds,
+                     "size": parse_size})
         fleet = decode(FleetDoc, doc, max_depth=MAX_DEPTH)
-    except DecodeError as e:
+        variants = [v.label for v in parse_variants(fleet.schedulers)]
+    except (Bad, DecodeError, BadInput) as e:
         raise BadInput(f"{path} is not a saved iosched fleet compare: {e}") from None
     assert isinstance(doc, dict)
     for entry in doc["hosts"]:
@@ -213,7 +217,7 @@ def read_fleet(doc: object, path: object) -> FleetDoc:
     if len({h.host for h in fleet.hosts}) != len(fleet.hosts):
         raise BadInput(f"{path} is not a saved iosched fleet compare: it names a host twice")
     labels = {tuple(v.label for v in h.result.variants) for h in fleet.hosts if h.result is not None}
-    if len(labels) > 1:
+    if labels - {tuple(variants)}:
         raise BadInput(f"{path} is not a saved iosched fleet compare: its hosts compared different variants")
     return fleet
 

@@ -6,6 +6,7 @@ the others finish and are pooled, and every loop device ends on its original sch
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import shutil
@@ -197,8 +198,8 @@ def test_independent_hosts_each_run_their_own_compare(make_loop, tmp_path):
         assert lp.current() == lp.initial_scheduler
 
 
-@pytest.mark.parametrize("mode", [[], ["--independent"]], ids=["lockstep", "independent"])
-def test_ctrl_c_on_the_controller_puts_every_host_back(make_loop, tmp_path, mode):
+def test_ctrl_c_on_the_controller_puts_every_host_back(make_loop, tmp_path):
+    """--independent: each remote iosched is hung up with its session and puts its device back."""
     need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
     loop = make_loop("256M", tmp_path / "disk")
     with host_namespaces(tmp_path, 2) as (addresses, ssh):
@@ -206,7 +207,7 @@ def test_ctrl_c_on_the_controller_puts_every_host_back(make_loop, tmp_path, mode
         proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "compare", "--hosts",
                                  ",".join(addresses), loop.name, "--schedulers", "bfq,none", "--job",
                                  "randread-q16t2", "--runtime", "30", "--repeat", "2", "--settle", "0.2",
-                                 "--remote-iosched", iosched, "--ssh", str(ssh), *mode],
+                                 "--remote-iosched", iosched, "--ssh", str(ssh), "--independent"],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         # Both "hosts" share this machine's loop device: one holds it, the other's iosched is refused by the
         # device lock, as a second iosched on one device must be.
@@ -217,11 +218,76 @@ def test_ctrl_c_on_the_controller_puts_every_host_back(make_loop, tmp_path, mode
         proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
-        # Each remote iosched was hung up with its session and put the device back.
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and loop.current() != loop.initial_scheduler:
             time.sleep(0.2)
     assert loop.current() == loop.initial_scheduler
+
+
+def test_ctrl_c_in_lockstep_keeps_the_finished_runs_and_puts_every_host_back(make_loop, tmp_path):
+    """Lockstep, saving: the file holds every finished run after each one; Ctrl-C ends the fio clients and every
+    session (each host's iosched puts its device back), judges what finished, saves it and exits 130."""
+    need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
+    loops = [make_loop("256M", tmp_path / f"disk{n}") for n in range(2)]
+    with host_namespaces(tmp_path, 2) as (addresses, ssh):
+        hosts = tmp_path / "hosts"
+        hosts.write_text("".join(f"{a} {lp.name}\n" for a, lp in zip(addresses, loops, strict=True)))
+        saved = tmp_path / "fleet.json"
+        iosched = str(Path(sys.executable).with_name("iosched"))
+        proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts),
+                                 loops[0].name, "--schedulers", "bfq,none", "--job", "randread-q16t2", "--runtime",
+                                 "1", "--repeat", "3", "--settle", "0", "--remote-iosched", iosched, "--ssh",
+                                 str(ssh), "--save", str(saved)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+        def finished_runs() -> int:
+            try:
+                doc = json.loads(saved.read_text())
+            except (OSError, ValueError):
+                return 0
+            return min(len(h["result"]["runs"]) if h["result"] else 0 for h in doc["hosts"])
+
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and finished_runs() < 2:
+            time.sleep(0.1)
+        assert finished_runs() >= 2, "no run was saved"
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        assert "stopped (Ctrl-C)" in err and "hosts:" in out
+        doc = json.loads(saved.read_text())
+        valid("fleet.schema.json", doc)
+        for h in doc["hosts"]:
+            assert h["status"] == "cancelled" and h["result"]["status"] == "cancelled"
+            assert len(h["result"]["runs"]) >= 2 and any("ended early (Ctrl-C)" in n for n in h["result"]["notes"])
+        again = subprocess.run([sys.executable, "-m", "iosched.cli", "report", str(saved)], capture_output=True,
+                               text=True, timeout=60)
+        assert again.returncode == 0 and "hosts:" in again.stdout, again.stderr
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(lp.current() != lp.initial_scheduler for lp in loops):
+            time.sleep(0.2)
+        assert all(lp.current() == lp.initial_scheduler for lp in loops)
+        # --resume goes on where it stopped: the plan from the file, the same hosts, the slots that are left.
+        kept = len(doc["hosts"][0]["result"]["runs"])
+        err = one_sentence_exit_2("compare", "--hosts", str(hosts), loops[0].name, "--resume", str(saved),
+                                  "--job", "1m-seq-1")
+        assert "differs from the saved fleet's randread-q16t2" in err
+        done = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts), loops[0].name,
+                               "--resume", str(saved), "--remote-iosched", iosched, "--ssh", str(ssh), "--json"],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        final = json.loads(done.stdout)
+        assert final == json.loads(saved.read_text())  # saved as shown
+        for h in final["hosts"]:
+            runs = h["result"]["runs"]
+            assert h["status"] == "done" and h["result"]["status"] == "final"
+            assert [r["index"] for r in runs] == list(range(6)) and [r["variant"] for r in runs] == [
+                "bfq", "none", "none", "bfq", "bfq", "none"]
+            assert all(b["start"] > a["end"] for a, b in itertools.pairwise(runs))  # one clock across the sessions
+            assert any(f"resumed at run {kept + 1} of 6" in n for n in h["result"]["notes"])
+        assert "pooled over 2 hosts" in final["pooled"]["pooled"][0]["sentence"]
+    for lp in loops:
+        assert lp.current() == lp.initial_scheduler
 
 
 def test_bad_hosts_are_refused_before_anything_runs(tmp_path):
@@ -255,7 +321,7 @@ def test_what_lockstep_leaves_to_independent_hosts(flag, why):
     assert why in err
 
 
-@pytest.mark.parametrize("flag", [["--resume", "x.json"], ["--destroy-data", "loop0"], ["--cmd", "true"]])
+@pytest.mark.parametrize("flag", [["--alternate", "5"], ["--destroy-data", "loop0"], ["--cmd", "true"]])
 def test_what_a_fleet_compare_cannot_take(flag):
     err = one_sentence_exit_2("compare", "loop0", "--hosts", "h1,h2", "--schedulers", "none,bfq", "--job",
                               "randread-q16t2", *flag)
