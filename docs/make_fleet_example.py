@@ -50,8 +50,12 @@ def main() -> None:
         for lp in loops:
             detach_loop(lp)
         shutil.rmtree(tmp, ignore_errors=True)
+    # The progress on stderr: the first line, the first two runs and the last, as the terminal shows them.
+    said = out.stderr.strip().splitlines()
+    runs = [line for line in said if line.startswith("[fleet] run ")]
+    progress = [*said[:1], *runs[:2], "…", *runs[-1:]] if len(runs) > 3 else said
     text = (f"$ cat fleet.txt\n{listing}\n$ iosched compare --hosts fleet.txt {loops[0].name} {' '.join(ARGS)}\n"
-            f"{out.stdout.rstrip()}\n")
+            + "\n".join(progress) + f"\n{out.stdout.rstrip()}\n")
     (HERE / "fleet-example.txt").write_text(text)
     common.put_in_readme(ROOT / "README.md", START, END, text)
 
