@@ -22,6 +22,7 @@ import queue
 import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -283,8 +284,27 @@ def _ready(link: Link, folder: Path, plan: Lockstep) -> None:
         raise LinkLost("its iosched's first answer was not understood")
     link.ready = ready
     link.run.before = original["scheduler"]
+    _probe_forward(link.local)
     link.job_path = folder / f"{link.local.stem}.fio"
     link.job_path.write_text(job_file_text(plan.job, plan.runtime, want))
+
+
+def _probe_forward(local: Path, wait_s: float = 1.0) -> None:
+    """Whether the forward reaches the host's fio server: ssh takes the connection here, then asks the host's sshd
+    for the other end, and closes it at once when that sshd will not forward to a unix socket. A server that is
+    there says nothing until spoken to: silence for ``wait_s`` is a forward that works."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sk:
+        sk.settimeout(wait_s)
+        try:
+            sk.connect(str(local))
+            closed = sk.recv(1) == b""
+        except TimeoutError:
+            return
+        except OSError as e:
+            raise LinkLost(f"its forward to fio's server could not be reached here: {e.strerror or e}") from None
+    if closed:
+        raise LinkLost("its sshd will not forward fio's socket (AllowStreamLocalForwarding or DisableForwarding in "
+                       "its sshd_config): --independent runs without forwarding")
 
 
 def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,

@@ -30,9 +30,10 @@ def sh(*cmd: str) -> None:
 
 
 @contextlib.contextmanager
-def host_namespaces(tmp_path: Path, count: int) -> Iterator[tuple[list[str], Path]]:
-    """``count`` namespaces, each reachable at NET.N.2 with an sshd; the ssh wrapper that reaches them with the
-    test's key. Everything is removed afterwards."""
+def host_namespaces(tmp_path: Path, count: int, sshd_extra: dict[int, str] | None = None
+                    ) -> Iterator[tuple[list[str], Path]]:
+    """``count`` namespaces, each reachable at NET.N.2 with an sshd (``sshd_extra``: more sshd_config lines for
+    host N); the ssh wrapper that reaches them with the test's key. Everything is removed afterwards."""
     keys = tmp_path / "keys"
     keys.mkdir()
     sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(keys / "id"))
@@ -63,7 +64,7 @@ def host_namespaces(tmp_path: Path, count: int) -> Iterator[tuple[list[str], Pat
             cfg.write_text(f"ListenAddress {NET}.{n}.2\nHostKey {keys / 'hostkey'}\n"
                            f"AuthorizedKeysFile {keys / 'authorized_keys'}\nPermitRootLogin prohibit-password\n"
                            "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\nStrictModes no\n"
-                           f"PidFile {tmp_path}/sshd_{n}.pid\n")
+                           f"PidFile {tmp_path}/sshd_{n}.pid\n{(sshd_extra or {}).get(n, '')}")
             sh("ip", "netns", "exec", ns, "/usr/sbin/sshd", "-f", str(cfg))
             addresses.append(f"{NET}.{n}.2")
         yield addresses, wrapper
@@ -286,6 +287,26 @@ def test_ctrl_c_in_lockstep_keeps_the_finished_runs_and_puts_every_host_back(mak
             assert all(b["start"] > a["end"] for a, b in itertools.pairwise(runs))  # one clock across the sessions
             assert any(f"resumed at run {kept + 1} of 6" in n for n in h["result"]["notes"])
         assert "pooled over 2 hosts" in final["pooled"]["pooled"][0]["sentence"]
+    for lp in loops:
+        assert lp.current() == lp.initial_scheduler
+
+
+def test_a_host_whose_sshd_will_not_forward_fails_with_the_reason(make_loop, tmp_path):
+    need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
+    loops = [make_loop("256M", tmp_path / f"disk{n}") for n in range(2)]
+    with host_namespaces(tmp_path, 2, {2: "AllowStreamLocalForwarding no\n"}) as (addresses, ssh):
+        hosts = tmp_path / "hosts"
+        hosts.write_text("".join(f"{a} {lp.name}\n" for a, lp in zip(addresses, loops, strict=True)))
+        iosched = str(Path(sys.executable).with_name("iosched"))
+        out = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts), loops[0].name,
+                              "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "1", "--repeat",
+                              "2", "--settle", "0", "--remote-iosched", iosched, "--ssh", str(ssh), "--json"],
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 1, out.stderr
+        first, second = json.loads(out.stdout)["hosts"]
+        assert first["status"] == "done" and len(first["result"]["runs"]) == 4
+        assert second["status"] == "failed" and "will not forward" in second["reason"]
+        assert "--independent" in second["reason"] and second["put_back"].endswith("back on none")
     for lp in loops:
         assert lp.current() == lp.initial_scheduler
 
