@@ -91,7 +91,7 @@ def resumed(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     args.schedulers, args.job, args.repeat = fleet.schedulers, fleet.job, fleet.repeat
     args.runtime, args.size, args.settle = fleet.runtime_s, fleet.size, fleet.settle_s
     # Every slot up to the last any host finished is done: a host that missed some (it was lost) joins after them.
-    first = max((len(h.result.runs) for h in fleet.hosts if h.result is not None), default=0)
+    first = max((r.index + 1 for h in fleet.hosts if h.result is not None for r in h.result.runs), default=0)
     if first >= fleet.repeat * len(parse_variants(fleet.schedulers)):
         raise BadInput(f"{path} has every run it planned: `iosched report {path}` judges it")
     return doc, first

@@ -23,9 +23,12 @@ def cmd_fleet_host(args: argparse.Namespace) -> int:
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
 
+    # The controller's lines, bounded as they are read and never a decoding error (a longer line is refused).
+    sys.stdin.reconfigure(errors="replace")  # type: ignore[union-attr]
+    lines = iter(lambda: sys.stdin.readline(4096), "")
     with end.held() as ready:
         say(encode(ready))
-        bye = serve_lines(end, sys.stdin, say)
+        bye = serve_lines(end, lines, say)
     if bye:  # after the put-back, so the switches include it
         say(encode({"ok": True, "bye": True, "switches": end.switches()}))
     return 0

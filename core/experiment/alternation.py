@@ -17,7 +17,7 @@ from iosched.core.experiment.runner import (
     _put_back,
     _raise_undone,
     _released_on_error,
-    _shielded,
+    shielded,
     sysinfo,
     window_metrics,
 )
@@ -141,7 +141,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
         _mark_cancelled(doc, e, "results cover the turns that finished")
         raise
     finally:
-        with _shielded():
+        with shielded():
             if worker.is_alive():
                 ctl.cancel()
             worker.join(timeout=10)

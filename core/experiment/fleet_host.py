@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import shutil
 import signal
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from iosched.core.base.errors import BadInput, IoschedError
-from iosched.core.experiment.runner import sysinfo, window_metrics
+from iosched.core.experiment.runner import shielded, sysinfo, window_metrics
 from iosched.core.experiment.variants import Configurator, Variant, check_variants, drifted
 from iosched.core.live.monitor import Monitor
 from iosched.core.live.sampler import Sample
@@ -39,6 +40,7 @@ from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
 
 SESSION = re.compile(r"[0-9a-f]{16,64}")
+DIGITS = re.compile(r"[0-9]{1,12}")  # ASCII only: str.isdigit() takes '²', which int() refuses
 MAX_LINE = 200  # the controller's lines are short; a longer one is no line of ours
 
 
@@ -138,14 +140,21 @@ class HostEnd:
                 yield {"ok": True, **sysinfo(self.device, self.root), "original": self.cfg.snapshot(),
                        "target": self.target.to_json(), "started": time.time()}
             finally:
-                self._stop_server(folder)
-                self.cfg.put_back()
+                with shielded():  # a second signal cannot cut the put-back short
+                    try:
+                        if self.window is not None:
+                            self.window.close()
+                        self._stop_server()
+                        shutil.rmtree(folder, ignore_errors=True)
+                    finally:
+                        self.cfg.put_back()
 
-    def _start_server(self, folder: Path) -> None:
+    def _start_server(self, folder: Path, made: bool = False) -> None:
         sock, log = folder / "fio.sock", folder / "server.log"
         try:
-            folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            folder.mkdir(mode=0o700)  # new, ours alone: fio's socket is open to anyone who can reach its folder
+            if not made:
+                folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                folder.mkdir(mode=0o700)  # new, ours alone: fio's socket is open to anyone who can reach its folder
             # Its words go to a file there, not a pipe no one reads once it runs (a full pipe would stop it).
             with open(log, "w") as out:
                 proc = subprocess.Popen(dies_with_us([fio_binary(), f"--server=sock:{sock}"]),
@@ -160,13 +169,31 @@ class HostEnd:
                 raise IoschedError("fio's server did not start" + (f": {said[-1][:200]}" if said else ""))
             time.sleep(0.02)
 
-    def _stop_server(self, folder: Path) -> None:
-        if self._server is not None:
-            for sig in (signal.SIGTERM, signal.SIGKILL):
-                self._server.signal_group(sig)
-                if self._server.wait(timeout=3) is not None:
-                    break
-        shutil.rmtree(folder, ignore_errors=True)
+    def _stop_server(self) -> None:
+        """The server and everything it started gone: its connections' and jobs' processes are in its group (the
+        jobs are threads: the job files say thread=1), so the group is signalled and waited out."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        pgid = server.proc.pid  # its own session: the group's id is its pid
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            # The group itself, even once its leader is reaped: a pid in use as a group's id is not given again.
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, sig)
+            server.wait(timeout=3)
+            deadline = time.monotonic() + 3
+            while _group_alive(pgid) and time.monotonic() < deadline:
+                time.sleep(0.02)
+            if not _group_alive(pgid):
+                return
+
+    def _restart(self) -> Answer:
+        """A fresh server: after a client that failed, whatever job it left is gone before the next run."""
+        folder = socket_path(self.session).parent
+        self._stop_server()
+        (folder / "fio.sock").unlink(missing_ok=True)
+        self._start_server(folder, made=True)
+        return {"ok": True}
 
     def answer(self, line: str) -> Answer:
         """The answer to one of the controller's lines; a line that is not ours is refused, nothing changed."""
@@ -174,12 +201,15 @@ class HostEnd:
         try:
             if len(line) > MAX_LINE or not words:
                 raise BadInput("not a line of the fleet protocol")
-            if words[0] == "apply" and len(words) == 2 and words[1].isdigit() and int(words[1]) < len(self.variants):
-                return self._apply(self.variants[int(words[1])])
+            number = int(words[1]) if len(words) == 2 and DIGITS.fullmatch(words[1]) else None
+            if words[0] == "apply" and number is not None and number < len(self.variants):
+                return self._apply(self.variants[number])
             if words == ["begin"]:
                 return self._begin()
-            if words[0] == "end" and len(words) == 2 and words[1].isdigit():
-                return self._end(int(words[1]))
+            if words[0] == "end" and number is not None:
+                return self._end(number)
+            if words == ["restart"]:
+                return self._restart()
             raise BadInput(f"not a line of the fleet protocol: {line[:40]!r}")
         except IoschedError as e:
             return {"ok": False, "error": str(e)}
@@ -194,6 +224,8 @@ class HostEnd:
     def _begin(self) -> Answer:
         if self.config is None or self._monitor is None:
             raise BadInput("begin before a variant is in place")
+        if self.window is not None:
+            raise BadInput("begin while a run's window is open")
         self.window = BusyWindow(self._monitor, self.device)
         return {"ok": True}
 
@@ -209,6 +241,16 @@ class HostEnd:
     def switches(self) -> list[tuple[float, str]]:
         """The switches made, on the session's clock (the runs' start and end are on it too)."""
         return [(t - self.t_origin, s) for t, s in self.cfg.switches] if self.cfg else []
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def encode(answer: Answer) -> str:

@@ -36,6 +36,7 @@ from iosched.core.base.errors import IoschedError
 from iosched.core.experiment.fleet import Host, HostRun, read_scheduler
 from iosched.core.experiment.fleet_host import socket_path
 from iosched.core.experiment.runner import Workload, why_ended
+from iosched.core.experiment.saved import check_experiment
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.variants import Variant, plan_order
 from iosched.core.load.children import Child
@@ -59,6 +60,7 @@ class Link:
     run: HostRun
     local: Path
     proc: subprocess.Popen[str]
+    child: Child  # the one that signals and reaps it
     answers: queue.Queue[str | None] = field(default_factory=queue.Queue)
     ready: Doc = field(default_factory=dict)
     job_path: Path | None = None
@@ -100,8 +102,7 @@ class Link:
 
     def _lost(self) -> str:
         """Why the session ended, from ssh's status and the last words on its stderr (read to their end)."""
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            self.proc.wait(timeout=5)
+        self.child.wait(timeout=5)
         if self.stderr_reader is not None:
             self.stderr_reader.join(timeout=2)
         rc = self.proc.poll()
@@ -109,7 +110,9 @@ class Link:
         why = next((s[9:] for s in reversed(tail) if s.startswith("iosched: ")), "")
         if rc in (None, 255):
             return "the SSH session was lost" + (f": {(why or tail[-1])[:300]}" if why or tail else "")
-        return f"its iosched exited with status {rc}" + (f": {why[:300]}" if why else "")
+        if rc == 127:  # a command not found: ssh here, or iosched there (--remote-iosched)
+            return "a command was not found" + (f": {(why or tail[-1])[:300]}" if why or tail else "")
+        return f"its iosched exited with status {rc}" + (f": {(why or tail[-1])[:300]}" if why or tail else "")
 
     def fail(self, why: str) -> None:
         if self.live:
@@ -126,9 +129,13 @@ class Link:
 
 
 def _read_answers(stream: IO[str] | None, answers: queue.Queue[str | None]) -> None:
+    """The host's answers, one a line; a cut line, or more unread answers than the protocol ever leaves, ends the
+    link (a host that only writes is no host of ours: its session is ended with the others)."""
     if stream is not None:
-        while line := stream.readline(MAX_ANSWER):
-            answers.put(line if line.endswith("\n") else None)  # a cut line is no answer: the link is lost
+        while (line := stream.readline(MAX_ANSWER)) and answers.qsize() < 16:
+            if not line.endswith("\n"):
+                break
+            answers.put(line)
     answers.put(None)
 
 
@@ -148,6 +155,8 @@ def _each(links: Sequence[Link], work: Callable[[Link], None]) -> None:
             work(link)
         except IoschedError as e:
             link.fail(str(e))
+        except (KeyError, TypeError, ValueError, AttributeError):  # an answer of the wrong shape
+            link.fail("its iosched's answer was not understood")
 
     threads = [threading.Thread(target=one, args=(lk,), daemon=True) for lk in links if lk.live]
     for t in threads:
@@ -159,9 +168,14 @@ def _each(links: Sequence[Link], work: Callable[[Link], None]) -> None:
 def job_file_text(job: Job, runtime: float | None, path: str) -> str:
     """The job file each host's fio server runs, from the catalog's checked options, aimed at ``path``."""
     if job.roles:
-        return job.as_job_file().render(runtime, path)
-    lines = [f"[{job.name}]", *(f"{k}={v}" for k, v in job.fio_options())]
-    return parse_job_file("\n".join(lines) + "\n", job.name).render(runtime, path)
+        text = job.as_job_file().render(runtime, path)
+    else:
+        lines = [f"[{job.name}]", *(f"{k}={v}" for k, v in job.fio_options())]
+        text = parse_job_file("\n".join(lines) + "\n", job.name).render(runtime, path)
+    # Jobs as threads of the server's backend, in the server's process group: a job process would start a
+    # session of its own, and outlive its server when the host's iosched stops it.
+    assert text.startswith("[global]\n")
+    return "[global]\nthread=1\n" + text[len("[global]\n"):]
 
 
 @dataclass
@@ -185,16 +199,21 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
                  on_slot: Callable[[list[HostRun]], None] | None = None) -> list[HostRun]:
     """Run ``plan`` on every host in lockstep; each HostRun's ``doc`` is its host's compare document, judged like
     one made there, kept up to date run by run (``on_slot`` hears each slot's end, to save them). Ctrl-C (or any
-    exception) ends every session and every fio client, marks the documents cancelled with what they cover, says
-    so to ``on_slot`` and re-raises."""
+    exception) kills every fio client, marks the documents cancelled with what they cover, says so to
+    ``on_slot``, waits for every host to put its device back and end its session (``_end_sessions``: a host's
+    load lock is free when this returns), and re-raises."""
     folder = Path(tempfile.mkdtemp(prefix="iosched-fleet-"))  # private: the forwarded sockets live here
+    # A resumed host's saved runs are its document from the start: whatever fails now, they stay.
+    runs = [HostRun(h, doc=plan.saved.get(h.name)) for h in hosts]
     links: list[Link] = []
     slot = on_slot or (lambda runs: None)
+    slots_run = 0
     try:
-        for n, host in enumerate(hosts):
-            links.append(_open(host, n, folder, plan, on_line))
-        for lk in links:
-            lk.run.doc = plan.saved.get(lk.run.host.name)  # a resumed host's runs stay, even if it fails now
+        for n, run in enumerate(runs):
+            try:
+                links.append(_open(run, n, folder, plan, on_line))
+            except IoschedError as e:
+                run.status, run.reason = "failed", str(e)
         _each(links, lambda lk: _ready(lk, folder, plan))
         order = plan_order(len(plan.variants), plan.repeat)
         for lk in links:
@@ -207,7 +226,8 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
                 break
             _one_slot(links, plan, n, vi, len(order), on_line)
             _close_failed(links)
-            slot([lk.run for lk in links])
+            slots_run += 1
+            slot(runs)
         _each(links, _bye)
         _close_failed(links)
         for lk in links:
@@ -219,22 +239,33 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
         for lk in links:
             if lk.live:
                 lk.run.status, lk.run.reason = "cancelled", "stopped"
-                if lk.run.doc is not None:
+                if lk.run.doc is not None and lk.run.doc["status"] == "running":
                     lk.run.doc.update(status="cancelled", finished=time.time())
                     lk.run.doc["notes"].append(f"ended early ({why_ended(e)}): results cover the runs that finished")
-            lk.close()
-            Child(lk.proc).signal_group(signal.SIGTERM)
-        with contextlib.suppress(Exception):
-            slot([lk.run for lk in links])
+            lk.close()  # fio's clients killed, the host's input closed: it puts its device back and ends
+        if slots_run:  # a save now holds this session's runs too; before any, the saved file stays as it was
+            with contextlib.suppress(Exception):
+                slot(runs)
         raise
     finally:
-        for lk in links:
-            lk.close()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                lk.proc.wait(timeout=30)
+        _end_sessions(links)
         shutil.rmtree(folder, ignore_errors=True)
     _each_after(links, plan)
-    return [lk.run for lk in links]
+    return runs
+
+
+def _end_sessions(links: list[Link], wait_s: float = 30.0) -> None:
+    """Every session ended: each host's input closed (its iosched puts its device back and exits, and so does
+    ssh), then, for all of them together at most ``wait_s``, waited for; a session still there is ended."""
+    for lk in links:
+        lk.close()
+    deadline = time.monotonic() + wait_s
+    for lk in links:
+        if lk.child.wait(timeout=max(deadline - time.monotonic(), 0.0)) is None:
+            lk.child.signal_group(signal.SIGTERM)
+            if lk.child.wait(timeout=5) is None:
+                lk.child.signal_group(signal.SIGKILL)
+                lk.child.wait(timeout=5)
 
 
 def _close_failed(links: list[Link]) -> None:
@@ -249,8 +280,8 @@ def _close_failed(links: list[Link]) -> None:
             doc["notes"].append(f"its session ended after {len(doc['runs'])} run(s): {lk.run.reason}")
 
 
-def _open(host: Host, n: int, folder: Path, plan: Lockstep, on_line: Callable[[str, str], None]) -> Link:
-    run = HostRun(host)
+def _open(run: HostRun, n: int, folder: Path, plan: Lockstep, on_line: Callable[[str, str], None]) -> Link:
+    host = run.host
     session = secrets.token_hex(12)
     local = folder / f"{n}.sock"
     remote = [plan.iosched, "fleet-host", host.device, "--schedulers", plan.spec, "--job", plan.job.name,
@@ -259,7 +290,7 @@ def _open(host: Host, n: int, folder: Path, plan: Lockstep, on_line: Callable[[s
                         sig="TERM")
     try:
         proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True, start_new_session=True)
+                                text=True, errors="replace", start_new_session=True)
     except OSError as e:
         raise IoschedError(f"cannot start ssh: {e.strerror or e}") from None
     return attach(run, local, proc, on_line)
@@ -267,7 +298,7 @@ def _open(host: Host, n: int, folder: Path, plan: Lockstep, on_line: Callable[[s
 
 def attach(run: HostRun, local: Path, proc: subprocess.Popen[str], on_line: Callable[[str, str], None]) -> Link:
     """A link over ``proc``'s pipes: its answers queued, its stderr said line by line."""
-    link = Link(run, local, proc)
+    link = Link(run, local, proc, Child(proc))
     threading.Thread(target=_read_answers, args=(proc.stdout, link.answers), daemon=True).start()
     link.stderr_reader = threading.Thread(target=_read_stderr, args=(proc.stderr, run, on_line), daemon=True)
     link.stderr_reader.start()
@@ -332,6 +363,8 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
     def close_window(lk: Link) -> None:
         result, why = fio_out.get(id(lk), (None, "fio did not run"))
         window = lk.ask(f"end {result.total_ios if result is not None else 0}")
+        if result is None:
+            lk.ask("restart")  # whatever job the failed client left on the host is gone before the next run
         metrics = window.get("metrics")
         start, end = window.get("start"), window.get("end")
         if not (isinstance(metrics, dict) and isinstance(start, (int, float)) and isinstance(end, (int, float))
@@ -340,10 +373,12 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
         if why is None and isinstance(window.get("drift"), str):
             why = window["drift"][:300]
         start, end = start + lk.offset, end + lk.offset
-        lk.runs.append({"index": n, "variant": v.label, "start": start, "end": end, "valid": why is None,
-                        "invalid_reason": why, "config": configs[id(lk)],
-                        "metrics": {**(result.metrics() if result is not None else {}), **metrics},
-                        "fio": result.raw if result is not None else None})
+        run = {"index": n, "variant": v.label, "start": start, "end": end, "valid": why is None,
+               "invalid_reason": why, "config": configs[id(lk)],
+               "metrics": {**(result.metrics() if result is not None else {}), **metrics},
+               "fio": result.raw if result is not None else None}
+        _check_run(lk, run)
+        lk.runs.append(run)
 
     _each(links, close_window)
     said = []
@@ -354,6 +389,18 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
             said.append(f"{lk.run.host.name} {iops:,.0f} IOPS" if r["valid"] and iops is not None
                         else f"{lk.run.host.name} invalid: {r['invalid_reason']}")
     on_line("fleet", f"run {n + 1}/{total} ({v.label}): " + "; ".join(said or ["no host"]))
+
+
+def _check_run(link: Link, run: Doc) -> None:
+    """The run and the host's document read back as a saved compare before they join it: a host whose answers
+    would make the saved file unreadable fails instead (fio's own JSON is open, and is left out of the check)."""
+    doc = link.run.doc
+    if doc is None:
+        return
+    try:
+        check_experiment({**doc, "runs": [{**run, "fio": None}]}, link.run.host.name)
+    except IoschedError as e:
+        raise LinkLost(f"its answers do not read as a compare: {e}") from None
 
 
 def _begin(link: Link) -> None:
@@ -380,7 +427,8 @@ def _document(link: Link, plan: Lockstep, order: list[int], others: list[str]) -
     if saved is not None:
         link.runs = saved["runs"]
         link.offset = max((r["end"] for r in link.runs), default=0.0) + 1.0
-        missed = f" (it missed runs {len(link.runs) + 1} to {plan.first})" if len(link.runs) < plan.first else ""
+        done = max((r["index"] + 1 for r in link.runs), default=0)
+        missed = f" (it missed runs {done + 1} to {plan.first})" if done < plan.first else ""
         saved["notes"].append(f"resumed at run {plan.first + 1} of {len(order)}{missed}, in lockstep with "
                               f"{', '.join(others) or 'no other host'}")
         saved.update(status="running", finished=None)

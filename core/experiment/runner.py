@@ -130,7 +130,7 @@ def sysinfo(device: str, root: str | Path) -> Doc:
 
 
 @contextlib.contextmanager
-def _shielded() -> Iterator[None]:
+def shielded() -> Iterator[None]:
     """Hold off SIGINT/SIGTERM/SIGHUP while putting things back, so a second Ctrl-C cannot cut it short."""
     sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
     if threading.current_thread() is not threading.main_thread():
@@ -186,7 +186,7 @@ def puts_back(doc: Doc, cfg: Configurator, ctl: Control, target: Target | None, 
         _mark_cancelled(doc, e, ended())
         raise
     finally:
-        with _shielded():
+        with shielded():
             if ctl.fio is not None:
                 ctl.fio.kill()
             undone = _put_back(cfg, doc)
@@ -277,7 +277,7 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
             doc["status"] = "final"
     finally:
         if tracer is not None:
-            with _shielded():
+            with shielded():
                 tracer.stop()
     emit(Event("done"))
     return doc

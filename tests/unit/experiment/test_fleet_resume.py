@@ -46,7 +46,8 @@ def resume(tmp: Path, fleet: Path, hosts: Path, ssh: Path, *extra: str) -> tuple
     (lambda d: None, ("--schedulers", "none,bfq"), "differs from the saved fleet's none,mq-deadline"),
     (lambda d: None, ("--independent",), "--resume goes on with a fleet in lockstep"),
     (lambda d: d["hosts"][0].update(host="db9"), (), "--hosts names other hosts"),
-    (lambda d: [h["result"]["runs"].extend(copy.deepcopy(h["result"]["runs"][:2])) for h in d["hosts"][:2]], (),
+    (lambda d: [h["result"]["runs"].extend([{**copy.deepcopy(r), "index": r["index"] + 2}
+                                            for r in h["result"]["runs"]]) for h in d["hosts"][:2]], (),
      "every run it planned"),
 ])
 def test_what_cannot_go_on_is_one_sentence_and_reaches_no_host(tmp_path, change, extra, why):

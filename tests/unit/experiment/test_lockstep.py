@@ -4,6 +4,8 @@ the job file each host's fio server is sent (the catalog's options through the j
 
 from __future__ import annotations
 
+import argparse
+import json
 import subprocess
 from pathlib import Path
 
@@ -11,10 +13,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from iosched.cli import fleet as fleet_cli
 from iosched.core.base.errors import BadInput
 from iosched.core.experiment.fleet import Host, HostRun
 from iosched.core.experiment.fleet_host import BusyWindow, HostEnd, socket_path
-from iosched.core.experiment.lockstep import Link, LinkLost, attach, job_file_text
+from iosched.core.experiment.lockstep import (
+    Link,
+    LinkLost,
+    Lockstep,
+    _check_run,
+    _each,
+    attach,
+    job_file_text,
+    run_lockstep,
+)
 from iosched.core.experiment.variants import parse_variants
 from iosched.core.kernel.procfs import DiskCounters
 from iosched.core.live.sampler import Sample
@@ -26,7 +38,8 @@ def host_end() -> HostEnd:
 
 
 @pytest.mark.parametrize("line", ["", "apply", "apply 2", "apply -1", "apply 0 1", "begin now", "end", "end x",
-                                  "end 1e9", "x" * 500, "restore", "apply 0; reboot"])
+                                  "end 1e9", "x" * 500, "restore", "apply 0; reboot", "apply \u00b2", "end \u00b3",
+                                  "end 1234567890123", "restart now"])
 def test_a_line_that_is_not_the_protocols_is_refused(line):
     answer = host_end().answer(line)
     assert answer["ok"] is False and answer["error"]
@@ -96,6 +109,7 @@ def test_each_hosts_job_file_passes_the_allow_list(name):
     text = job_file_text(CATALOG[name], 2.0, "/dev/sdb")
     parsed = parse_job_file(text.replace("filename=/dev/sdb\n", ""), name)  # the target is ours alone
     assert "filename=/dev/sdb" in text and "runtime=2" in text
+    assert text.startswith("[global]\nthread=1\n")  # jobs stay in the server's process group
     assert parsed.writes == CATALOG[name].writes
 
 
@@ -122,3 +136,47 @@ def test_a_runs_window_is_the_span_its_device_was_busy(monkeypatch):
     idle = BusyWindow(Looks([7, 7, 7]), "loop0")  # type: ignore[arg-type]
     s0, s1 = idle.close()
     assert (s0.time, s1.time) == (1.0, 2.0)  # no IO: the whole span
+
+
+def test_an_answer_of_the_wrong_shape_fails_its_host_only():
+    link = link_to("""printf '{"ok": true}\\n'; sleep 5""")
+    _each([link], lambda lk: lk.ask(None)["config"])
+    assert link.run.status == "failed" and "not understood" in link.run.reason
+    link.proc.kill()
+    link.proc.wait()
+
+
+def test_a_run_that_would_not_read_back_fails_its_host_before_it_is_kept():
+    link = link_to("true")
+    link.run.doc = json.loads((Path(__file__).parents[2] / "data/saved/experiment.json").read_text())
+    run = {**link.run.doc["runs"][0], "config": {"scheduler": 5}}
+    with pytest.raises(LinkLost, match="do not read as a compare"):
+        _check_run(link, run)
+    _check_run(link, link.run.doc["runs"][0])  # a run as iosched writes it passes
+
+
+def test_hosts_that_cannot_be_reached_keep_their_saved_runs(tmp_path):
+    saved = json.loads((Path(__file__).parents[2] / "data/saved/experiment.json").read_text())
+    plan = Lockstep(parse_variants("none,mq-deadline"), "none,mq-deadline", CATALOG["randread-q16t2"], 1.0, 3, 0.0,
+                    ssh=str(tmp_path / "no-such-ssh"), first=4, saved={"h1": saved})
+    heard = []
+    runs = run_lockstep([Host("h1", "loop0"), Host("h2", "loop1")], plan, lambda h, line: None, heard.append)
+    assert [r.status for r in runs] == ["failed", "failed"] and "not found: " in runs[0].reason
+    assert runs[0].doc is saved and runs[1].doc is None and heard == []  # nothing ran: nothing saved over the file
+
+
+def test_resume_goes_on_after_the_last_slot_any_host_finished():
+    doc = json.loads((Path(__file__).parents[2] / "data/saved/fleet.json").read_text())
+    doc["repeat"] = 3
+    a, b = (h["result"]["runs"] for h in doc["hosts"][:2])
+    del a[3:]  # slots 0-2
+    b[1:] = [{**b[1], "index": 3}, {**b[2], "index": 4}]  # lost after slot 0, back for slots 3-4
+    for h in doc["hosts"][:2]:
+        h["result"]["repeat"] = 3
+        h["result"]["order"] = ["none", "mq-deadline", "mq-deadline", "none", "none", "mq-deadline"]
+    args = argparse.Namespace(resume="f", schedulers=None, job=None, repeat=None, runtime=None, size=None,
+                              settle=1.0)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fleet_cli, "read_bounded", lambda *a: json.dumps(doc).encode())
+        _doc, first = fleet_cli.resumed(args)
+    assert first == 5 and args.repeat == 3 and args.job == doc["job"]
