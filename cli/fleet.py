@@ -46,9 +46,10 @@ def check_fleet_args(args: argparse.Namespace) -> None:
         raise BadInput("--hosts runs a catalog job (`iosched jobs` lists them): a job file lies on this machine only")
     if args.independent:
         return
-    for flag, given in (("--until-verdict", args.until_verdict), ("--drop-caches", args.drop_caches)):
-        if given:
-            raise BadInput(f"{flag} is for hosts that go at their own pace: add --independent")
+    if args.drop_caches:
+        raise BadInput("--drop-caches is for hosts that go at their own pace: add --independent")
+    if args.until_verdict and not 4 <= args.max_runs <= 200:
+        raise BadInput("--max-runs must be between 4 and 200")
     if CATALOG[args.job].cgroup_weights:
         raise BadInput(f"{args.job} runs one fio per role, each in its own cgroup, which fio's server cannot: "
                        "add --independent")
@@ -88,12 +89,17 @@ def resumed(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
                                ("--size", args.size, fleet.size)):
         if given is not None and given != saved:
             raise BadInput(f"{flag} {given} differs from the saved fleet's {saved}: leave it out to go on")
+    if args.until_verdict and not fleet.until_verdict:
+        raise BadInput(f"{path} ran a fixed number of runs: --until-verdict does not apply to it")
     args.schedulers, args.job, args.repeat = fleet.schedulers, fleet.job, fleet.repeat
     args.runtime, args.size, args.settle = fleet.runtime_s, fleet.size, fleet.settle_s
+    args.until_verdict, args.max_runs = fleet.until_verdict, fleet.repeat
     # Every slot up to the last any host finished is done: a host that missed some (it was lost) joins after them.
     first = max((r.index + 1 for h in fleet.hosts if h.result is not None for r in h.result.runs), default=0)
-    if first >= fleet.repeat * len(parse_variants(fleet.schedulers)):
-        raise BadInput(f"{path} has every run it planned: `iosched report {path}` judges it")
+    ended = [h.result.status for h in fleet.hosts if h.result is not None]
+    if first >= fleet.repeat * len(parse_variants(fleet.schedulers)) or (ended and set(ended) == {"final"}):
+        raise BadInput(f"{path} has ended (every run it planned, or every host decided): `iosched report {path}` "
+                       "judges it")
     return doc, first
 
 
@@ -111,6 +117,8 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     if args.save is not None:
         check_save_path(args.save)
     started = saved_fleet["started"] if saved_fleet is not None else time.time()
+    # Under --until-verdict, the most runs per variant; each host's boundary may stop the fleet sooner.
+    repeat = args.max_runs if args.until_verdict else (args.repeat or 3)
     variants = parse_variants(args.schedulers)
     how = ("each by its own iosched over SSH" if args.independent else
            "in lockstep: each variant on every host together, fio's client driving a fio server on each")
@@ -126,7 +134,8 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         doc: dict[str, Any] = {"version": SCHEMA_VERSION, "kind": "fleet",
                                "mode": "independent" if args.independent else "lockstep", "started": started,
                                "finished": time.time(), "job": args.job, "schedulers": args.schedulers,
-                               "repeat": args.repeat or 3, "runtime_s": args.runtime, "size": args.size,
+                               "repeat": repeat, "until_verdict": bool(args.until_verdict),
+                               "runtime_s": args.runtime, "size": args.size,
                                "settle_s": args.settle, "hosts": [_host_json(r) for r in runs]}
         doc["pooled"] = _pooled(doc, args.alpha, args.metric)
         return doc
@@ -151,8 +160,9 @@ def cmd_fleet(args: argparse.Namespace) -> int:
     else:
         job = CATALOG[args.job].scaled(size=args.size)
         kept = {h["host"]: h["result"] for h in (saved_fleet or {}).get("hosts", []) if h["result"] is not None}
-        plan = Lockstep(variants, args.schedulers, job, args.runtime, args.repeat or 3, args.settle,
-                        args.remote_iosched, args.ssh, first, kept)
+        plan = Lockstep(variants, args.schedulers, job, args.runtime, repeat, args.settle, args.remote_iosched,
+                        args.ssh, first, kept, bool(args.until_verdict), args.alpha,
+                        args.metric or job.primary or "iops")
         try:
             runs = run_lockstep(hosts, plan, said, slot_ended)
         except KeyboardInterrupt:

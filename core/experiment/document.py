@@ -429,7 +429,10 @@ class FleetDoc:
     finished: float | None = None
     job: str
     schedulers: str = field(metadata={"doc": "the variants as given, the baseline first"})
-    repeat: Annotated[int, Keywords(minimum=1)] = field(metadata={"doc": "runs per variant and host"})
+    repeat: Annotated[int, Keywords(minimum=1)] = field(
+        metadata={"doc": "runs per variant and host (with until_verdict: the most)"})
+    until_verdict: bool = field(
+        default=False, metadata={"doc": "each host's compare carries the boundary; the fleet stops once all cross"})
     runtime_s: float | None = field(metadata={"doc": "each run's length (null: the job's own)"})
     size: int | None = field(metadata={"doc": "bytes the job covers (null: the job's own)"})
     settle_s: float

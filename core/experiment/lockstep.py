@@ -39,6 +39,7 @@ from iosched.core.experiment.runner import Workload, why_ended
 from iosched.core.experiment.saved import check_experiment
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.variants import Variant, plan_order
+from iosched.core.experiment.verdict import RunningVerdict, sequential_plan
 from iosched.core.load.children import Child
 from iosched.core.load.fio import FioRun, dies_with_us, expected_of, fio_binary, timeout_of
 from iosched.core.load.fio_result import FioFailed
@@ -193,6 +194,9 @@ class Lockstep:
     ssh: str = "ssh"
     first: int = 0  # the slot to start from: a resumed fleet's saved slots are done
     saved: dict[str, Doc] = field(default_factory=dict)  # host -> its saved compare, to go on with
+    until_verdict: bool = False  # repeat is then the most runs per variant; each host gets the boundary
+    alpha: float = 0.05
+    metric: str = "iops"  # the primary metric the boundary watches
 
 
 def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, str], None],
@@ -216,9 +220,12 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
                 run.status, run.reason = "failed", str(e)
         _each(links, lambda lk: _ready(lk, folder, plan))
         order = plan_order(len(plan.variants), plan.repeat)
+        # The boundary (a second or so of simulation, made once): each host's compare is judged at its looks.
+        seq = sequential_plan(plan.repeat, plan.alpha, len(plan.variants), False) if plan.until_verdict else None
         for lk in links:
             if lk.live:
-                lk.run.doc = _document(lk, plan, order, [o.run.host.name for o in links if o is not lk])
+                lk.run.doc = _document(lk, plan, order, [o.run.host.name for o in links if o is not lk], seq)
+        boundary = Boundaries(plan, links)
         for n, vi in enumerate(order):
             if n < plan.first:
                 continue
@@ -227,7 +234,15 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
             _one_slot(links, plan, n, vi, len(order), on_line)
             _close_failed(links)
             slots_run += 1
+            done = boundary.crossed(links, n, on_line)
+            if done:
+                for lk in links:
+                    if lk.live and lk.run.doc is not None:
+                        lk.run.doc["notes"].append(f"stopped after run {n + 1} of at most {len(order)}: every "
+                                                   "host's boundary was crossed")
             slot(runs)
+            if done:
+                break
         _each(links, _bye)
         _close_failed(links)
         for lk in links:
@@ -252,6 +267,38 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
         shutil.rmtree(folder, ignore_errors=True)
     _each_after(links, plan)
     return runs
+
+
+class Boundaries:
+    """`--until-verdict` in lockstep: each host's compare carries the sequential boundary and is judged at its
+    own looks, as one run there would be; the fleet stops once every live host has crossed its boundary (a host
+    that crossed early runs on with the others: it is judged at a later planned look, which keeps its false
+    positive rate, since a rejection there is one of the crossings the boundary allows for)."""
+
+    def __init__(self, plan: Lockstep, links: list[Link]) -> None:
+        self.verdicts: dict[int, RunningVerdict] = {}
+        if not plan.until_verdict:
+            return
+        labels = [v.label for v in plan.variants]
+        for lk in links:
+            doc = lk.run.doc
+            if doc is not None and isinstance(doc.get("sequential"), dict):
+                verdict = RunningVerdict(labels, plan.alpha, plan.metric, "compare", doc["sequential"])
+                for r in doc["runs"]:  # a resumed host's saved runs first
+                    verdict.add(r)
+                self.verdicts[id(lk)] = verdict
+
+    def crossed(self, links: list[Link], n: int, on_line: Callable[[str, str], None]) -> bool:
+        """Each live host's run of slot ``n`` added; True once every live host has crossed its boundary."""
+        if not self.verdicts:
+            return False
+        live = [lk for lk in links if lk.live and id(lk) in self.verdicts]
+        for lk in live:
+            verdict = self.verdicts[id(lk)]
+            run = lk.runs[-1] if lk.runs and lk.runs[-1]["index"] == n else None
+            if run is not None and not verdict.decided and verdict.should_stop(run):
+                on_line("fleet", f"{lk.run.host.name}: boundary crossed at {verdict.decided_at} runs per variant")
+        return bool(live) and all(self.verdicts[id(lk)].decided for lk in live)
 
 
 def _end_sessions(links: list[Link], wait_s: float = 30.0) -> None:
@@ -419,7 +466,7 @@ def _bye(link: Link) -> None:
                      and isinstance(s[1], str)] if isinstance(switches, list) else []
 
 
-def _document(link: Link, plan: Lockstep, order: list[int], others: list[str]) -> Doc:
+def _document(link: Link, plan: Lockstep, order: list[int], others: list[str], seq: Doc | None) -> Doc:
     """The host's compare document, as its own iosched would have written it; a resumed host's saved one goes on,
     its runs kept and this session's after them."""
     ready, host = link.ready, link.run.host
@@ -448,6 +495,7 @@ def _document(link: Link, plan: Lockstep, order: list[int], others: list[str]) -
         "settle_s": plan.settle, "workload": Workload(plan.job, target, plan.runtime).to_json(),
         "original": ready["original"], "runs": link.runs,
         "notes": [note], "status": "running", "switches": None, "finished": None, "traced": False,
+        **({"sequential": seq} if seq is not None else {}),
     }
 
 

@@ -48,7 +48,7 @@ def resume(tmp: Path, fleet: Path, hosts: Path, ssh: Path, *extra: str) -> tuple
     (lambda d: d["hosts"][0].update(host="db9"), (), "--hosts names other hosts"),
     (lambda d: [h["result"]["runs"].extend([{**copy.deepcopy(r), "index": r["index"] + 2}
                                             for r in h["result"]["runs"]]) for h in d["hosts"][:2]], (),
-     "every run it planned"),
+     "has ended"),
 ])
 def test_what_cannot_go_on_is_one_sentence_and_reaches_no_host(tmp_path, change, extra, why):
     doc = resumable()

@@ -172,10 +172,10 @@ def test_resume_goes_on_after_the_last_slot_any_host_finished():
     del a[3:]  # slots 0-2
     b[1:] = [{**b[1], "index": 3}, {**b[2], "index": 4}]  # lost after slot 0, back for slots 3-4
     for h in doc["hosts"][:2]:
-        h["result"]["repeat"] = 3
+        h["result"]["repeat"], h["result"]["status"] = 3, "cancelled"
         h["result"]["order"] = ["none", "mq-deadline", "mq-deadline", "none", "none", "mq-deadline"]
     args = argparse.Namespace(resume="f", schedulers=None, job=None, repeat=None, runtime=None, size=None,
-                              settle=1.0)
+                              settle=1.0, until_verdict=False, max_runs=8)
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(fleet_cli, "read_bounded", lambda *a: json.dumps(doc).encode())
         _doc, first = fleet_cli.resumed(args)
