@@ -65,6 +65,12 @@ def cmd_restore(args: argparse.Namespace) -> int:
     for d in clean_stale_workdirs(args.dry_run):
         print(f"{verb} a fio work directory a killed run left: {d}")
         leftovers += 1
+    if str(args.root) == "/":  # a fleet session's folder has one fixed place, not under a test's root
+        from iosched.core.experiment.fleet_host import clean_stale_sessions  # the experiment's imports: only here
+
+        for d in clean_stale_sessions(args.dry_run):
+            print(f"{verb} a fleet session's folder a killed fleet-host left: {d}")
+            leftovers += 1
     for sb in clean_stale_sandboxes(args.root, args.dry_run):
         print(f"{verb} a demo sandbox a crashed demo left: {sb.device or 'no device'} over {sb.file}")
         leftovers += 1

@@ -38,16 +38,50 @@ from iosched.core.load.fio import dies_with_us, fio_binary
 from iosched.core.load.jobs import Job
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
+from iosched.core.settings.journal import pid_alive
 
 SESSION = re.compile(r"[0-9a-f]{16,64}")
 DIGITS = re.compile(r"[0-9]{1,12}")  # ASCII only: str.isdigit() takes '²', which int() refuses
 MAX_LINE = 200  # the controller's lines are short; a longer one is no line of ours
 
 
+FLEET_DIR = Path("/run/iosched/fleet")
+_LEFT_BY_A_SESSION = {"fio.sock", "server.log", "owner"}  # all a session's folder ever holds
+
+
 def socket_path(session: str) -> Path:
     """Where a session's fio server listens: the controller forwards to this same path, so it is the same on
     every host whatever its environment says of its run directory."""
-    return Path("/run/iosched/fleet", session, "fio.sock")
+    return FLEET_DIR / session / "fio.sock"
+
+
+def clean_stale_sessions(dry_run: bool = False, base: Path = FLEET_DIR) -> list[str]:
+    """Remove the folders of sessions whose fleet-host is gone (SIGKILLed: nothing else skips its cleanup).
+
+    A folder is removed only when its owner file names a process that no longer exists and it holds nothing but
+    what a session leaves; returns what was (or would be) removed."""
+    removed: list[str] = []
+    try:
+        folders = sorted(base.iterdir()) if base.is_dir() else []
+    except OSError:
+        return removed
+    for d in folders:
+        try:
+            if not SESSION.fullmatch(d.name) or d.is_symlink() or not d.is_dir():
+                continue
+            owner = (d / "owner").read_text()[:20]
+            if not DIGITS.fullmatch(owner.strip()) or pid_alive(int(owner)):
+                continue
+            if any(p.name not in _LEFT_BY_A_SESSION or p.is_symlink() for p in d.iterdir()):
+                continue
+        except (OSError, UnicodeDecodeError):
+            continue
+        if not dry_run:
+            shutil.rmtree(d, ignore_errors=True)
+            if d.exists():
+                continue
+        removed.append(str(d))
+    return removed
 
 
 Answer = dict[str, Any]
@@ -155,6 +189,8 @@ class HostEnd:
             if not made:
                 folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 folder.mkdir(mode=0o700)  # new, ours alone: fio's socket is open to anyone who can reach its folder
+                # Whose it is, so `iosched restore` can remove it if this process is SIGKILLed.
+                (folder / "owner").write_text(f"{os.getpid()}\n")
             # Its words go to a file there, not a pipe no one reads once it runs (a full pipe would stop it).
             with open(log, "w") as out:
                 proc = subprocess.Popen(dies_with_us([fio_binary(), f"--server=sock:{sock}"]),

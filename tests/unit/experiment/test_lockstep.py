@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from hypothesis import strategies as st
 from iosched.cli import fleet as fleet_cli
 from iosched.core.base.errors import BadInput
 from iosched.core.experiment.fleet import Host, HostRun
-from iosched.core.experiment.fleet_host import BusyWindow, HostEnd, socket_path
+from iosched.core.experiment.fleet_host import BusyWindow, HostEnd, clean_stale_sessions, socket_path
 from iosched.core.experiment.lockstep import (
     Link,
     LinkLost,
@@ -68,6 +69,31 @@ def test_a_session_name_is_hex_only(session):
 
 def test_every_host_forwards_to_the_same_place():
     assert str(socket_path("0123456789abcdef")) == "/run/iosched/fleet/0123456789abcdef/fio.sock"
+
+
+def test_restore_removes_only_the_folders_of_sessions_whose_host_end_is_gone(tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+
+    def session(name: str, owner: str | None, *extra: str) -> Path:
+        d = tmp_path / name
+        d.mkdir()
+        for f in ("fio.sock", "server.log", *extra):
+            (d / f).write_text("")
+        if owner is not None:
+            (d / "owner").write_text(owner)
+        return d
+
+    gone = session("a" * 16, f"{dead.pid}\n")
+    live = session("b" * 16, f"{os.getpid()}\n")
+    unowned = session("c" * 16, None)
+    odd_owner = session("d" * 16, "-1")
+    holds_more = session("e" * 16, f"{dead.pid}\n", "notes.txt")
+    not_ours = session("not-a-session", f"{dead.pid}\n")
+    assert clean_stale_sessions(dry_run=True, base=tmp_path) == [str(gone)] and gone.is_dir()
+    assert clean_stale_sessions(base=tmp_path) == [str(gone)] and not gone.exists()
+    assert all(d.is_dir() for d in (live, unowned, odd_owner, holds_more, not_ours))
+    assert clean_stale_sessions(base=tmp_path / "none") == []
 
 
 def link_to(script: str) -> Link:
