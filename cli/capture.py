@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from iosched.core.base.textcharts import braille_grid, nice_ceiling
-from iosched.core.base.units import human_size, si
+from iosched.core.base.units import count, human_size, si
 from iosched.core.load.capture_summary import CaptureSummary, summarize
 from iosched.core.load.iolog import CaptureDoc, read_capture
 
@@ -31,7 +31,7 @@ def cmd_capture(args: argparse.Namespace) -> int:
             return
         last[0] = now
         lost = f", {p.lost} lost" if p.lost else ""
-        line = f"capturing {args.device} {_clock(p.elapsed_s)}, {_count(p.requests)} requests{lost}"
+        line = f"capturing {args.device} {_clock(p.elapsed_s)}, {count(p.requests)} requests{lost}"
         print(f"\r{line}\x1b[K" if live else line, end="" if live else "\n", file=sys.stderr, flush=True)
 
     run = CaptureRun(args.device, out, args.duration, args.max_size, args.root, progress)
@@ -55,10 +55,6 @@ def cmd_capture(args: argparse.Namespace) -> int:
     if run.interrupted is not None and not isinstance(run.interrupted, KeyboardInterrupt):
         raise run.interrupted  # SIGTERM/SIGHUP: the files are whole; iosched still ends with the signal's status
     return 0
-
-
-def _count(n: int) -> str:
-    return str(n) if n < 10000 else si(n)
 
 
 def _clock(s: float) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
-from iosched.core.base.units import si
+from iosched.core.base.units import count
 from iosched.core.experiment.results import default_results_dir
 
 if TYPE_CHECKING:
@@ -130,8 +130,7 @@ class Capturing:
         if p is None:
             return "● capturing…"
         s = int(p.elapsed_s)
-        n = str(p.requests) if p.requests < 10000 else si(p.requests)
-        return f"● capturing {s // 60:02d}:{s % 60:02d}, {n} requests (C stops)"
+        return f"● capturing {s // 60:02d}:{s % 60:02d}, {count(p.requests)} requests (C stops)"
 
     def spec(self) -> str:
         """The compare form's job field: the newest capture, when there is one."""

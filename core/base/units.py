@@ -38,6 +38,11 @@ def short_number(value: float) -> str:
     return f"{value:.2f}" if value < 10 else f"{value:.1f}"
 
 
+def count(n: int) -> str:
+    """A count as a person reads it: exact below ten thousand, then 81.0k."""
+    return str(n) if n < 10000 else si(n)
+
+
 def si(x: float | None) -> str:
     """For result tables, one decimal kept above 1000 so close variants stay apart: 35.2k; "-" for none."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
