@@ -14,18 +14,15 @@ from iosched.cli.matrix import plot_result
 from iosched.cli.pooled import pooled_verdict
 from iosched.cli.report import hosts_runs_csv
 from iosched.core.base.errors import BadInput, IoschedError
-from iosched.core.base.infile import read_bounded
 from iosched.core.experiment.fleet import Host, HostRun, parse_hosts, run_fleet
 from iosched.core.experiment.lockstep import Lockstep, run_lockstep
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
 from iosched.core.experiment.metrics import metric_label
 from iosched.core.experiment.results import check_save_path, save_result
-from iosched.core.experiment.saved import check_experiment, decode_json, read_fleet
+from iosched.core.experiment.saved import check_experiment, load_saved, read_fleet
 from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.experiment.variants import parse_variants
 from iosched.core.load.jobs import CATALOG
-
-MAX_FLEET_BYTES = 64 << 20  # as `report` reads any saved file
 
 
 def check_fleet_args(args: argparse.Namespace) -> None:
@@ -78,7 +75,7 @@ def resumed(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     """`--resume FILE`: the saved fleet, read whole, its plan put in ``args`` (a flag that says otherwise is
     refused), and the slot to go on from; BadInput, one sentence, before any host is reached."""
     path = args.resume
-    doc = decode_json(read_bounded(path, MAX_FLEET_BYTES, "fleet compare"), path, "fleet compare")
+    doc = load_saved(path, "fleet compare")
     if not isinstance(doc, dict) or doc.get("kind") != "fleet":
         raise BadInput(f"{path} is not a saved iosched fleet compare: `compare --hosts … --save` writes one")
     fleet = read_fleet(doc, path)

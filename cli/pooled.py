@@ -16,14 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from iosched.core.base.errors import BadInput
-from iosched.core.base.infile import read_bounded
 from iosched.core.experiment.metrics import metric_label
 from iosched.core.experiment.pooled import METHOD, HostEffect, Pooled, agreement, pool
-from iosched.core.experiment.saved import check_experiment, decode_json
+from iosched.core.experiment.saved import check_experiment, load_saved
 from iosched.core.experiment.stats import CannotJudge, RatioEstimate, holm, t_ppf
 from iosched.core.experiment.verdict import default_primary, effect_words, estimates, fmt_p, judge, signed_percent
-
-MAX_EXPERIMENT_BYTES = 64 << 20
 
 
 def _host_name(doc: dict[str, Any], path: str, seen: set[str]) -> str:
@@ -39,7 +36,7 @@ def read_hosts(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
     out: list[tuple[str, dict[str, Any]]] = []
     seen: set[str] = set()
     for path in paths:
-        doc = decode_json(read_bounded(path, MAX_EXPERIMENT_BYTES, "experiment"), path, "experiment")
+        doc = load_saved(path, "experiment")
         if not isinstance(doc, dict) or doc.get("kind") not in ("compare", "alternate"):
             raise BadInput(f"{path}: pooling takes saved compares (compare --save), one per host")
         doc = check_experiment(doc, path)

@@ -22,7 +22,7 @@ from iosched.core.experiment.metrics import is_metric, metric_label, roles_of
 from iosched.core.experiment.planning import PILOT_RUNS
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Cancelled, Event, Variant, Workload, check_variants, parse_variants
-from iosched.core.experiment.saved import check_experiment, decode_json
+from iosched.core.experiment.saved import MAX_SAVED_BYTES, check_experiment, decode_json
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
 from iosched.core.experiment.verdict import METRIC_NAMES, cmd_metrics_of, judge
 from iosched.core.live.sampler import Sampler, compute_rates
@@ -33,9 +33,6 @@ from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, load_job, spac
 from iosched.core.load.replay import ReplayRequest
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
-
-MAX_EXPERIMENT_BYTES = 64 << 20
-
 
 # --- jobs ---------------------------------------------------------------------------------------------------
 
@@ -355,7 +352,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         capture_report(args.file, args)
         return 0
     check_plot_file(args.plot_file)
-    data = read_bounded(args.file, MAX_EXPERIMENT_BYTES, "experiment (--save) or recording")
+    data = read_bounded(args.file, MAX_SAVED_BYTES, "experiment (--save) or recording")
     doc = decode_json(data, args.file, "experiment")
     if isinstance(doc, dict) and doc.get("kind") == "fleet":
         from iosched.cli.fleet import report_fleet

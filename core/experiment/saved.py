@@ -21,6 +21,7 @@ from typing import TypeVar
 
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput, shown
+from iosched.core.base.infile import read_bounded
 from iosched.core.experiment.cmd_metrics import MAX_METRICS, check_name, check_pattern
 from iosched.core.experiment.document import (
     AlternationDoc,
@@ -54,6 +55,14 @@ MAX_RUNTIME = 24 * 3600 + 10.0  # an alternation's fio runs 10 s past its --dura
 
 class Bad(Exception):
     """What is wrong, in a few words; the reader turns it into one BadInput naming the file."""
+
+
+MAX_SAVED_BYTES = 64 << 20  # a saved result of many runs is a few MiB; anything larger is not one of ours
+
+
+def load_saved(path: str, what: str) -> object:
+    """The JSON of a saved file the user named, read within the bound; BadInput (one sentence) otherwise."""
+    return decode_json(read_bounded(path, MAX_SAVED_BYTES, what), path, what)
 
 
 def decode_json(data: bytes, path: object, what: str) -> object:

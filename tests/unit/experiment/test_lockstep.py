@@ -203,6 +203,6 @@ def test_resume_goes_on_after_the_last_slot_any_host_finished():
     args = argparse.Namespace(resume="f", schedulers=None, job=None, repeat=None, runtime=None, size=None,
                               settle=1.0, until_verdict=False, max_runs=8)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(fleet_cli, "read_bounded", lambda *a: json.dumps(doc).encode())
+        mp.setattr(fleet_cli, "load_saved", lambda *a: doc)
         _doc, first = fleet_cli.resumed(args)
     assert first == 5 and args.repeat == 3 and args.job == doc["job"]
