@@ -38,6 +38,22 @@ def status_line(text: str) -> str:
     return text.splitlines()[0] if text else ""
 
 
+def walk_to(device: str) -> None:
+    """Walk the table's cursor to ``device`` as a person would: a key, then a look once the status line has
+    moved (a busy machine repaints late, and keys sent faster overshoot), turning back at either end."""
+    key = "Down"
+    for _ in range(100):
+        line = status_line(screen())
+        if f"iosched  {device} " in line:
+            return
+        tmux("send-keys", "-t", SESSION, key)
+        try:
+            wait_for(lambda t, before=line: status_line(t) != before, "the cursor to move", timeout=3)
+        except AssertionError:
+            key = "Up" if key == "Down" else "Down"  # it did not move: an end of the table
+    raise AssertionError(f"the cursor never reached {device}; screen was:\n{screen()}")
+
+
 def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_journal: Path, make_loop):
     need_real("tmux")
     loop: Loop = make_loop()
@@ -52,12 +68,7 @@ def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_j
     try:
         # The machine may hold more devices than the table shows: wait for the app, then walk to ours.
         wait_for(lambda t: "iosched" in status_line(t) and "loop" in t, "the device table")
-        for _ in range(300):  # walk the cursor to our device, as a person would
-            if f"iosched  {loop.name} " in status_line(screen()):
-                break
-            tmux("send-keys", "-t", SESSION, "Down")
-            time.sleep(0.15)
-        assert f"iosched  {loop.name} " in status_line(screen())
+        walk_to(loop.name)
         original = loop.current()
         assert original != "bfq"
 
