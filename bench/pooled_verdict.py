@@ -6,6 +6,11 @@ Each host: 5 runs per arm, 10% run-to-run noise on the log scale, its true log r
 with a between-host spread of 5%; each host judged by Welch on logs as `compare` does, then pooled
 (core/experiment/pooled.py).
 
+Then hosts that each run until a verdict (`--until-verdict --max-runs 12`, 15% noise per run) and stop at their
+own boundary, pooled as `report` pools them (cli/pooled.py: each host at its last planned look, its plain
+interval): the pooled interval's coverage, its false positives under no effect, and its power beside a pool of
+the hosts' repeated intervals.
+
     python3 bench/pooled_verdict.py [--fleets 4000]
 """
 
@@ -15,8 +20,11 @@ import argparse
 import math
 import random
 
+from iosched.cli import pooled as pooled_cli
 from iosched.core.experiment.pooled import HostEffect, pool
+from iosched.core.experiment.runner import plan_order
 from iosched.core.experiment.stats import log_ratio_welch, t_ppf
+from iosched.core.experiment.verdict import RunningVerdict, at_last_look, estimates, sequential_plan
 
 
 def fleet(rng: random.Random, hosts: int, effect: float, tau: float) -> list[HostEffect]:
@@ -38,10 +46,53 @@ def fixed_significant(effects: list[HostEffect]) -> bool:
     return abs(mu) * math.sqrt(sum(w)) > 1.96
 
 
+def host_until_verdict(rng: random.Random, plan: dict, true: float) -> dict:
+    labels = ["none", "bfq"]
+    rv = RunningVerdict(labels, 0.05, "iops", "compare", plan)
+    doc = {"kind": "compare", "variants": [{"label": lb} for lb in labels], "runs": [], "sequential": plan}
+    for i, a in enumerate(plan_order(2, plan["max_per_arm"])):
+        run = {"index": i, "variant": labels[a], "metrics": {"iops": 1e4 * math.exp(rng.gauss(0, 0.15) + a * true)}}
+        doc["runs"].append(run)
+        if rv.should_stop(run):
+            break
+    return doc
+
+
+def repeated(doc: dict, metric: str) -> dict:
+    """The alternative not taken: each host with its repeated (all-looks) interval."""
+    return estimates(at_last_look(doc, metric), metric, float(doc["sequential"]["ci_level"]))
+
+
+def until_verdict(fleets: int) -> None:
+    plan = sequential_plan(12, 0.05, 2, alternate=False)
+    plain = pooled_cli.host_effects
+    for hosts, effect in ((3, 0.0), (3, math.log(0.8)), (6, 0.0), (6, math.log(0.85)), (8, math.log(0.85))):
+        rng = random.Random(hosts * 1000 + round(-effect * 100))
+        fleets_docs = [[host_until_verdict(rng, plan, rng.gauss(effect, 0.05 if effect == 0 else 0.0))
+                        for _h in range(hosts)] for _ in range(fleets)]
+        early = sum(len(d["runs"]) < 24 for f in fleets_docs for d in f) / (fleets * hosts)
+        out = []
+        for how in (plain, repeated):
+            pooled_cli.host_effects = how  # type: ignore[assignment]
+            covered = significant = 0
+            for docs in fleets_docs:
+                (row,) = pooled_cli.pooled_verdict([(str(i), d) for i, d in enumerate(docs)], 0.05, "iops")["pooled"]
+                covered += row["ci_low"] <= math.exp(effect) <= row["ci_high"]
+                significant += row["significant"]
+            out.append((covered / fleets, significant / fleets))
+        pooled_cli.host_effects = plain
+        (cov, sig), (_rcov, rsig) = out
+        what = "false positives" if effect == 0 else f"power for {1 - math.exp(effect):.0%} fewer"
+        print(f"{hosts} hosts until a verdict ({early:.0%} of hosts stopped early): coverage {cov:.1%}, "
+              f"{what} {sig:.1%} (with repeated intervals: {rsig:.1%}; {fleets} fleets)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--fleets", type=int, default=4000)
-    n = ap.parse_args().fleets
+    ap.add_argument("--sequential-fleets", type=int, default=1000)
+    args = ap.parse_args()
+    n = args.fleets
     for hosts in (3, 6):
         rng = random.Random(hosts)
         fp = fx = 0
@@ -53,6 +104,7 @@ def main() -> None:
         power = sum(pool(fleet(rng, hosts, math.log(0.85), 0.03)).p_value < 0.05 for _ in range(n // 4)) / (n // 4)
         print(f"{hosts} hosts: false positives {fp / n:.1%} pooled, {fx / n:.1%} fixed-effect; "
               f"power for 15% fewer: {power:.0%} ({n} fleets)")
+    until_verdict(args.sequential_fleets)
 
 
 if __name__ == "__main__":
