@@ -59,6 +59,10 @@ class SeriesDoc:
         metadata={"doc": "the mean number of requests begun and not completed, at each request's issue"})
 
 
+Ended = Literal["duration", "interrupted", "max-size", "stopped"]
+Timestamps = Literal["begin", "issue"]
+
+
 @dataclass(frozen=True, kw_only=True)
 class CaptureDoc:
     """A capture's metadata (`iosched capture DEV -o FILE` writes FILE and FILE.meta.json)."""
@@ -72,8 +76,8 @@ class CaptureDoc:
     scheduler: str | None
     started: str = field(metadata={"doc": "wall-clock start, ISO 8601"})
     duration_s: Annotated[float, Keywords(minimum=0)]
-    ended: Literal["duration", "interrupted", "max-size", "stopped"]
-    timestamps: Literal["begin", "issue"] = field(
+    ended: Ended
+    timestamps: Timestamps = field(
         metadata={"doc": "begin: when each request began (block_io_start); issue: when it went to the driver"})
     requests: Annotated[int, Keywords(minimum=0)] = field(metadata={"doc": "lines of IO in the iolog"})
     reads: Annotated[int, Keywords(minimum=0)]
@@ -316,12 +320,12 @@ class CaptureWriter:
         return max(self.depths)
 
     def meta(self, *, iolog: str, device: DeviceDoc, kernel: str, started: str, duration_s: float,
-             ended: str, timestamps: str, lost: int, untracked: int) -> CaptureDoc:
+             ended: Ended, timestamps: Timestamps, lost: int, untracked: int) -> CaptureDoc:
         c, b = self.counts, self.op_bytes
         return CaptureDoc(
             version=CAPTURE_VERSION, kind="capture", iolog=iolog, device=device, path=self.path, kernel=kernel,
-            scheduler=device.scheduler, started=started, duration_s=round(duration_s, 6), ended=ended,  # type: ignore[arg-type]
-            timestamps=timestamps, requests=self.requests, reads=c[READ], writes=c[WRITE],  # type: ignore[arg-type]
+            scheduler=device.scheduler, started=started, duration_s=round(duration_s, 6), ended=ended,
+            timestamps=timestamps, requests=self.requests, reads=c[READ], writes=c[WRITE],
             flushes=c[FLUSH], discards=c[DISCARD], read_bytes=b[READ], write_bytes=b[WRITE],
             discard_bytes=b[DISCARD], other=c[4], lost=lost, untracked=untracked, max_extent=self.max_extent,
             depth_p50=self.percentile(0.5), depth_p95=self.percentile(0.95),

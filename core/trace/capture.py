@@ -34,7 +34,7 @@ from iosched.core.kernel.devices import read_device
 from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.load.children import Child
 from iosched.core.load.fio import dies_with_us
-from iosched.core.load.iolog import CaptureDoc, CaptureWriter, meta_path, write_meta
+from iosched.core.load.iolog import CaptureDoc, CaptureWriter, Ended, meta_path, write_meta
 from iosched.core.trace.parse import kernel_dev
 from iosched.core.trace.program import ProgramUnavailable, check_program
 from iosched.core.trace.tracer import TracingUnavailable, check_privileges
@@ -84,13 +84,13 @@ class CaptureRun:
         self.root = root
         self.on_progress = on_progress
         self._stop = threading.Event()
-        self._why = "stopped"
+        self._why: Ended = "stopped"
         self._child: Child | None = None
         # A Ctrl-C or signal that ended the capture: the files are written whole first, then the caller may
         # raise it again (a SIGTERM still ends iosched with its status).
         self.interrupted: BaseException | None = None
 
-    def stop(self, why: str = "stopped") -> None:
+    def stop(self, why: Ended = "stopped") -> None:
         if not self._stop.is_set():
             self._why = why
             self._stop.set()
