@@ -30,7 +30,10 @@ def check_fleet_args(args: argparse.Namespace) -> None:
     if args.independent and args.resume:
         raise BadInput("--resume goes on with a fleet in lockstep; hosts that run alone (--independent) each "
                        "finish their own compare")
-    for flag, given in (("--jobs", args.jobs), ("--study", args.study), ("--alternate", args.alternate),
+    if args.jobs:
+        raise BadInput("--hosts runs one catalog job at a time, not a group yet: give each of the group's jobs "
+                       "(`iosched jobs` lists them) its own --hosts compare with --job")
+    for flag, given in (("--study", args.study), ("--alternate", args.alternate),
                         ("--cmd", args.cmd), ("--background", args.background),
                         ("--replay", args.replay), ("--plan", args.plan),
                         ("--plot", args.plot or args.plot_file), ("--dir", args.dir), ("--csv", args.csv),

@@ -364,3 +364,9 @@ def test_what_a_fleet_compare_cannot_take(flag):
     err = one_sentence_exit_2("compare", "loop0", "--hosts", "h1,h2", "--schedulers", "none,bfq", "--job",
                               "randread-q16t2", *flag)
     assert "does not apply" in err
+
+
+def test_a_group_of_jobs_is_refused_with_the_way_to_run_it():
+    err = one_sentence_exit_2("compare", "loop0", "--hosts", "h1,h2", "--schedulers", "none,bfq", "--jobs",
+                              "seq-read")
+    assert "not a group yet" in err and "with --job" in err
