@@ -20,14 +20,16 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import socket
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, make_server
 
-from prometheus_client import CollectorRegistry, make_wsgi_app, write_to_textfile
+from prometheus_client import CollectorRegistry, generate_latest, make_wsgi_app
 from prometheus_client.core import (
     CounterMetricFamily,
     GaugeMetricFamily,
@@ -152,7 +154,7 @@ def families(snap: Snapshot) -> list[Metric]:
 
 def parse_listen(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536 or not host:
+    if not sep or not (port.isascii() and port.isdigit()) or not 0 < int(port) < 65536 or not host:
         raise BadInput(f"--listen {text[:60]!r}: give HOST:PORT, e.g. 127.0.0.1:{DEFAULT_PORT}")
     return host.strip("[]"), int(port)
 
@@ -173,8 +175,55 @@ def guarded(app: Callable[..., Any], guard: Guard) -> Callable[..., Any]:
 
 
 class _Quiet(WSGIRequestHandler):
+    timeout = 10  # a client that connects and says nothing does not keep its thread
     def log_message(self, format: str, *args: Any) -> None:  # the base class names it format
         pass
+
+
+class _Server(ThreadingWSGIServer):
+    """prometheus-client's threading server, with a bound on the connections served at once (a scrape is one):
+    more are closed unanswered, so clients that connect and wait cannot pile up threads."""
+
+    MAX_CONNECTIONS = 16
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._slots = threading.BoundedSemaphore(self.MAX_CONNECTIONS)
+        super().__init__(*args, **kwargs)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+
+class _Server6(_Server):
+    address_family = socket.AF_INET6
+
+
+def write_textfile(target: Path, registry: CollectorRegistry) -> None:
+    """node_exporter's textfile, replaced whole: written to a new file of our own in the same directory (never
+    a name another user could have put a link at), then renamed over the target."""
+    fd, tmp = tempfile.mkstemp(prefix=".iosched-", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), 0o644)  # node_exporter may run as another user
+            f.write(generate_latest(registry))
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _token(path: str | None, root: str) -> tuple[str, Path]:
@@ -200,7 +249,7 @@ def _token(path: str | None, root: str) -> tuple[str, Path]:
 @contextlib.contextmanager
 def _serving(host: str, port: int, app: Callable[..., Any]) -> Iterator[ThreadingWSGIServer]:
     try:
-        server = make_server(host, port, app, ThreadingWSGIServer, handler_class=_Quiet)
+        server = make_server(host, port, app, _Server6 if ":" in host else _Server, handler_class=_Quiet)
     except OSError as e:
         raise IoschedError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
     thread = threading.Thread(target=server.serve_forever, name="export-http", daemon=True)
@@ -253,7 +302,7 @@ def _export(args: argparse.Namespace, state: ExportState, registry: CollectorReg
         target = directory / TEXTFILE
         print(f"iosched: writing {target} every {args.interval:g} s (ctrl+c stops)", file=sys.stderr)
         with contextlib.suppress(KeyboardInterrupt):
-            _loop(state, ticker, args.count, lambda: write_to_textfile(str(target), registry))
+            _loop(state, ticker, args.count, lambda: write_textfile(target, registry))
         return 0
     host, port = parse_listen(args.listen)
     if not is_loopback(host) and not args.public:

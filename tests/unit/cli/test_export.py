@@ -4,11 +4,13 @@ guard in front of them, and the flags refused in one sentence."""
 from __future__ import annotations
 
 import io
+import socket
+import time
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest, make_wsgi_app
 
-from iosched.cli.export import SnapshotCollector, guarded, parse_listen
+from iosched.cli.export import SnapshotCollector, _Quiet, _Server, _serving, guarded, parse_listen, write_textfile
 from iosched.cli.web_guard import Guard
 from iosched.core.base.errors import BadInput
 from iosched.core.live.exported import ExportState
@@ -62,7 +64,7 @@ def test_the_guard_wants_this_host_and_the_token():
     assert call({**good, "Host": "localhost:9477"}).startswith("200")
 
 
-@pytest.mark.parametrize("text", ["9477", "host:", ":9477", "h:0", "h:70000", "h:port"])
+@pytest.mark.parametrize("text", ["9477", "host:", ":9477", "h:0", "h:70000", "h:port", "h:²", "h:٩٤٧٧"])
 def test_listen_must_be_host_and_port(text):
     with pytest.raises(BadInput, match="HOST:PORT"):
         parse_listen(text)
@@ -107,3 +109,41 @@ def _empty():
     from iosched.core.live.exported import Snapshot
 
     return Snapshot()
+
+
+def test_the_textfile_is_replaced_whole_and_never_written_through_a_link(tmp_path):
+    precious = tmp_path / "precious"
+    precious.write_text("keep me\n")
+    target = tmp_path / "iosched.prom"
+    target.symlink_to(precious)  # what another user could have put in a shared directory
+    registry = CollectorRegistry()
+    registry.register(SnapshotCollector(ExportState(Monitor(root=tmp_path / "none", capacity=1)).snapshot))
+    write_textfile(target, registry)
+    assert precious.read_text() == "keep me\n" and not target.is_symlink()
+    assert "iosched_" in target.read_text() and oct(target.stat().st_mode)[-3:] == "644"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["iosched.prom", "precious"]  # no temporary file left
+
+
+def test_clients_that_connect_and_wait_cannot_pile_up(monkeypatch):
+    monkeypatch.setattr(_Server, "MAX_CONNECTIONS", 2)
+    monkeypatch.setattr(_Quiet, "timeout", 1.0)
+
+    def app(environ, start_response):
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return [b"ok\n"]
+
+    def get(port: int) -> bytes:
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            return b"".join(iter(lambda: s.recv(4096), b""))
+
+    with _serving("127.0.0.1", 0, app) as server:
+        port = server.server_address[1]
+        idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(2)]
+        assert get(port) == b""  # both slots held by clients that say nothing: closed unanswered
+        deadline = time.monotonic() + 20
+        while not (answer := get(port)) and time.monotonic() < deadline:
+            time.sleep(0.2)  # their reads time out after 1 s and their slots come back
+        assert answer.endswith(b"ok\n")
+        for s in idle:
+            s.close()
