@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iosched.core.base.cells import cell_width, head_cells, pad_cells, tail_cells
+from iosched.core.base.cells import cell_width, head_cells, pad_cells, printable, tail_cells
 from iosched.core.base.units import human_size
 from iosched.core.kernel.devices import BlockDevice
 
@@ -37,9 +37,7 @@ COLUMNS: tuple[Column, ...] = (
 SCHEDULERS = 5  # index of the column shortened to the current scheduler as a last resort
 
 
-def _printable(text: str) -> str:
-    """A cell on one line: control characters (a newline in a backing file's name) shown escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+_printable = printable  # a cell on one line: a newline in a backing file's name shown escaped
 
 
 def sched_text(d: BlockDevice) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from iosched.cli.matrix import plot_result
 from iosched.cli.pooled import pooled_verdict
 from iosched.cli.report import hosts_runs_csv
+from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.experiment.fleet import Host, HostRun, parse_hosts, run_fleet
 from iosched.core.experiment.lockstep import Lockstep, run_lockstep
@@ -91,6 +92,11 @@ def resumed(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
             raise BadInput(f"{flag} {given} differs from the saved fleet's {saved}: leave it out to go on")
     if args.until_verdict and not fleet.until_verdict:
         raise BadInput(f"{path} ran a fixed number of runs: --until-verdict does not apply to it")
+    # Every host's boundary must be the one its saved runs were looked at with, a host that joins now too.
+    bounds = {h.result.sequential.alpha for h in fleet.hosts if h.result is not None and h.result.sequential}
+    if bounds and bounds != {args.alpha}:
+        saved_alpha = min(bounds)
+        raise BadInput(f"{path}'s boundaries were set at alpha {saved_alpha:g}: go on with --alpha {saved_alpha:g}")
     args.schedulers, args.job, args.repeat = fleet.schedulers, fleet.job, fleet.repeat
     args.runtime, args.size, args.settle = fleet.runtime_s, fleet.size, fleet.settle_s
     args.until_verdict, args.max_runs = fleet.until_verdict, fleet.repeat
@@ -126,7 +132,7 @@ def cmd_fleet(args: argparse.Namespace) -> int:
 
     def said(host: str, line: str) -> None:
         # A host's words reach this terminal: no control characters (escape sequences) from it.
-        shown = "".join(ch if ch.isprintable() else "?" for ch in line)[:500]
+        shown = printable(line[:500])
         if shown.strip():
             print(f"[{host}] {shown}", file=sys.stderr, flush=True)
 
@@ -173,6 +179,9 @@ def cmd_fleet(args: argparse.Namespace) -> int:
         if r.doc is not None:
             try:
                 check_experiment(r.doc, r.host.name)
+                labels = [v["label"] for v in r.doc["variants"]]
+                if labels != [v.label for v in variants]:  # an iosched of another version there, say
+                    raise IoschedError(f"it compared {','.join(labels)[:200]}, not {args.schedulers}")
             except IoschedError as e:
                 if r.status != "failed":  # a failed host keeps the reason it failed for
                     r.status, r.reason = "failed", f"its result did not read back: {e}"
@@ -245,11 +254,11 @@ def fleet_lines(doc: dict[str, Any]) -> list[str]:
     pooled = doc["pooled"]
     if pooled is None:
         lines.append("fewer than two hosts finished: nothing to pool")
-        return lines
+        return [printable(line) for line in lines]
     lines.append(f"per host ({metric_label(pooled['metric'])}, against {pooled['baseline']}):")
     for h in pooled["hosts"]:
         lines += [f"  {h['host']}: {c['verdict']}" for c in h["judgement"]["comparisons"] if c.get("primary")]
     lines.append("pooled:")
     lines += [f"  {row['sentence']}" for row in pooled["pooled"]]
     lines.append(f"  method: {pooled['method']}, Holm-corrected over the variants, alpha {pooled['alpha']:g}")
-    return lines
+    return [printable(line) for line in lines]  # hosts' words and a saved file's strings: never escape codes

@@ -17,6 +17,7 @@ from iosched.cli.serve import add_arguments as add_serve_arguments
 from iosched.cli.settings import add_arguments as add_settings_arguments
 from iosched.cli.workload_args import add_arguments as add_workload_arguments
 from iosched.cli.workload_args import parse_size
+from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import check_device_name
@@ -221,10 +222,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         return args.func(args)
     except BadInput as e:
-        print(f"iosched: {e}", file=sys.stderr)
+        print(f"iosched: {printable(str(e))}", file=sys.stderr)  # it may quote a file's or a host's words
         return 2
     except IoschedError as e:
-        print(f"iosched: {e}", file=sys.stderr)
+        print(f"iosched: {printable(str(e))}", file=sys.stderr)
         return e.exit_code
     except PermissionError as e:
         # The last net: a file only root may touch that no check above named. Core turns the known ones into

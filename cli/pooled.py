@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput
 from iosched.core.experiment.metrics import metric_label
 from iosched.core.experiment.pooled import METHOD, HostEffect, Pooled, agreement, pool
@@ -88,14 +89,20 @@ def pooled_verdict(hosts: list[tuple[str, dict[str, Any]]], alpha: float, metric
                 effects.append(HostEffect(h, math.log(e.ratio), _se(e)))
             else:
                 skipped.append(f"{h} ({e.reason if isinstance(e, CannotJudge) else 'no estimate'})")
-        p = pool(effects) if len(effects) >= 2 else None
+        p, why = None, "fewer than two hosts could be judged"
+        if len(effects) >= 2:
+            try:
+                p = pool(effects)
+            except ValueError as e:  # only a hostile or broken file gets here: its words, not a traceback
+                why = str(e)
         pooled.append(p)
-        rows.append({"variant": v, "skipped": skipped})
+        rows.append({"variant": v, "skipped": skipped, "why": why})
     adj = holm([p.p_value for p in pooled if p is not None])
     it = iter(adj)
     for row, p in zip(rows, pooled, strict=True):
+        why = row.pop("why")
         if p is None:
-            row["sentence"] = f"{row['variant']} vs {base}: fewer than two hosts could be judged"
+            row["sentence"] = f"{row['variant']} vs {base}: {why}"
             continue
         row.update(pooled_row(p, base, row["variant"], metric, next(it), alpha))
     method = METHOD
@@ -142,4 +149,4 @@ def pooled_report(paths: list[str], args: argparse.Namespace) -> None:
         if row["skipped"]:
             lines.append(f"  (left out: {', '.join(row['skipped'])})")
     lines.append(f"  method: {out['method']}, Holm-corrected over the variants, alpha {out['alpha']:g}")
-    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.write("\n".join(printable(line) for line in lines) + "\n")  # host names come from the files

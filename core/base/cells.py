@@ -41,3 +41,9 @@ def tail_cells(text: str, width: int) -> str:
 def pad_cells(text: str, width: int) -> str:
     """``text`` with spaces after it up to ``width`` columns (as str.ljust does for one-column characters)."""
     return text + " " * max(0, width - cell_width(text))
+
+
+def printable(text: str) -> str:
+    """Text from outside (a remote host, a saved file) as it may reach a terminal: control characters, escape
+    sequences included, shown escaped, never acted on."""
+    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)

@@ -34,6 +34,7 @@ from iosched.core.load.fio import dies_with_us
 # A DNS name or an IPv4 literal, or an IPv6 literal in brackets: never an option (no leading '-') or a path.
 HOST_NAME = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63})*|\[[0-9A-Fa-f:.]{2,45}\])")
 USER_NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
+PORT = re.compile(r"[0-9]{1,5}")  # ASCII only: str.isdigit() takes "²", which int() refuses
 MAX_HOSTS = 64
 MAX_OUTPUT = 64 << 20
 
@@ -116,7 +117,7 @@ def _host_line(line: str, where: str, device: str | None) -> Host:
     if len(rest) % 2:
         raise BadInput(f"{where}: {rest[-1][:30]!r} has no value")
     for flag, value in zip(rest[::2], rest[1::2], strict=True):
-        if flag == "-p" and value.isdigit() and 0 < int(value) < 65536:
+        if flag == "-p" and PORT.fullmatch(value) and 0 < int(value) < 65536:
             port = int(value)
         elif flag == "-l" and USER_NAME.fullmatch(value):
             user = value
@@ -154,8 +155,8 @@ def read_scheduler(host: Host, iosched: str, ssh: str = "ssh", timeout: float = 
     try:
         # A quick read: not tied to its session (whose stdin is closed at once here).
         out = subprocess.run(dies_with_us(host.ssh_argv([iosched, "list", "--json"], ssh, tie=False), sig="TERM"),
-                             stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=timeout,
-                             start_new_session=True)
+                             stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
+                             timeout=timeout, start_new_session=True)
     except (OSError, subprocess.TimeoutExpired) as e:
         return None, f"ssh: {e}"
     if out.returncode != 0:
@@ -164,7 +165,7 @@ def read_scheduler(host: Host, iosched: str, ssh: str = "ssh", timeout: float = 
     try:
         devices = json.loads(out.stdout)
         found = next((d for d in devices if isinstance(d, dict) and d.get("name") == host.device), None)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return None, "its iosched list was not JSON"
     if found is None:
         return None, f"it has no device {host.device}"
@@ -191,6 +192,7 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
     runs = [HostRun(h) for h in hosts]
     children: list[Child] = []
     lock = threading.Lock()
+    cancelled = threading.Event()  # set under the lock: no session starts after the cancel has ended the others
 
     def one(run: HostRun) -> None:
         if iosched is not None:
@@ -206,22 +208,24 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
 
     def session(run: HostRun) -> None:
         argv = dies_with_us(run.host.ssh_argv(remote(run.host), ssh), sig="TERM")
-        try:
-            # stdin stays open, never written: its end (this process gone) is the remote watcher's hang-up.
-            proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                    text=True, start_new_session=True)
-        except OSError as e:
-            run.status, run.reason = "failed", f"cannot start ssh: {e.strerror or e}"
-            return
-        child = Child(proc)
-        with lock:
+        with lock:  # with the cancel below: a session starts before it, and is ended by it, or not at all
+            if cancelled.is_set():
+                return
+            try:
+                # stdin stays open, never written: its end (this process gone) is the remote watcher's hang-up.
+                proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True, errors="replace", start_new_session=True)
+            except OSError as e:
+                run.status, run.reason = "failed", f"cannot start ssh: {e.strerror or e}"
+                return
+            child = Child(proc)
             children.append(child)
         out: list[str] = []
         reader = threading.Thread(target=_bounded_read, args=(proc.stdout, out), daemon=True)
         reader.start()
         assert proc.stderr is not None
         for line in proc.stderr:
-            line = line.rstrip("\n")
+            line = line.rstrip("\n")[:4096]
             run.stderr_tail = [*run.stderr_tail, line][-3:]
             on_line(run.host.name, line)
         rc = child.wait()
@@ -235,7 +239,7 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
         if rc == 0:
             try:
                 doc = json.loads(text)
-            except ValueError:
+            except (ValueError, RecursionError):
                 doc = None
             if isinstance(doc, dict):
                 run.status, run.doc = "done", doc
@@ -257,6 +261,7 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
             if r.status == "running":
                 r.status, r.reason = "cancelled", "stopped"
         with lock:
+            cancelled.set()
             for c in children:
                 c.signal_group(signal.SIGTERM)  # the session ends; the remote iosched hangs up and restores
         for t in threads:

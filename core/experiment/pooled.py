@@ -78,6 +78,8 @@ def pool(effects: Sequence[HostEffect], level: float = 0.95) -> Pooled:
     qhk = math.fsum(wi * (yi - mu) ** 2 for wi, yi in zip(ws, y, strict=True)) / (k - 1)
     se = math.sqrt(max(1.0, qhk) / sws)
     half = t_ppf(0.5 + level / 2.0, k - 1) * se
+    if abs(mu) + half > 700.0 or tau2 > 490000.0:  # ratios beyond a float's range: no measurement of a disk
+        raise ValueError("the hosts' ratios are too far apart to pool")
     i2 = max(0.0, (q - (k - 1)) / q) if q > 0 else 0.0
     return Pooled(math.exp(mu), math.exp(mu - half), math.exp(mu + half), t_sf2(mu / se, k - 1), k - 1, tau2, i2,
                   q, tuple(effects))

@@ -35,6 +35,7 @@ def test_bad_host_lists(spec, why):
 @pytest.mark.parametrize(("line", "why"), [
     ("db1 sdb -o ProxyCommand=x", "ssh config"), ("db1 sdb -p 0", "ssh config"), ("db1 sdb -l Root;", "ssh config"),
     ("db1 sdb -i /nonexistent", "ssh config"), ("db1 sdb -p", "no value"), ("db1 $(reboot)", "not a device"),
+    ("db1 sdb -p ²", "ssh config"), ("db1 sdb -p ٢٢", "ssh config"),
 ])
 def test_bad_host_lines(tmp_path, line, why):
     f = tmp_path / "hosts"
@@ -42,6 +43,16 @@ def test_bad_host_lines(tmp_path, line, why):
     with pytest.raises(BadInput, match=why) as e:
         parse_hosts(str(f), None)
     assert "line 1" in str(e.value)
+
+
+def test_what_hosts_said_reaches_the_terminal_without_escape_codes():
+    from iosched.cli.fleet import fleet_lines
+
+    doc = {"hosts": [{"host": "db1", "device": "sdb", "status": "failed", "reason": "lost: \x1b[2J\x1b]0;owned\x07",
+                      "put_back": "sdb left on \x1b[31mbfq"}], "pooled": None}
+    lines = fleet_lines(doc)
+    assert not any("\x1b" in line or "\x07" in line for line in lines)
+    assert "\\x1b[2J" in lines[1] and "\\x1b[31mbfq" in lines[1]  # shown escaped, not acted on
 
 
 def test_the_ssh_command_line_quotes_every_remote_word():

@@ -5,6 +5,7 @@ the job file each host's fio server is sent (the catalog's options through the j
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import os
 import subprocess
@@ -206,3 +207,24 @@ def test_resume_goes_on_after_the_last_slot_any_host_finished():
         mp.setattr(fleet_cli, "load_saved", lambda *a: doc)
         _doc, first = fleet_cli.resumed(args)
     assert first == 5 and args.repeat == 3 and args.job == doc["job"]
+
+
+def test_resume_keeps_the_alpha_the_saved_boundaries_were_set_at():
+    from iosched.core.experiment.verdict import sequential_plan
+
+    doc = json.loads((Path(__file__).parents[2] / "data/saved/fleet.json").read_text())
+    doc["until_verdict"], doc["repeat"] = True, 4
+    for h in doc["hosts"]:
+        if h["result"] is not None:
+            del h["result"]["runs"][2:]
+            h["result"].update(status="cancelled", repeat=4, sequential=sequential_plan(4, 0.01, 2, False),
+                               order=["none", "mq-deadline", "mq-deadline", "none"] * 2)
+    args = argparse.Namespace(resume="f", schedulers=None, job=None, repeat=None, runtime=None, size=None,
+                              settle=1.0, until_verdict=False, max_runs=8, alpha=0.05)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(fleet_cli, "load_saved", lambda *a: copy.deepcopy(doc))
+        with pytest.raises(BadInput, match=r"alpha 0\.01: go on with --alpha 0\.01"):
+            fleet_cli.resumed(args)
+        args.alpha = 0.01
+        _doc, first = fleet_cli.resumed(args)
+    assert first == 2 and args.until_verdict

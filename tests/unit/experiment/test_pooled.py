@@ -51,6 +51,18 @@ def test_a_host_that_differs_is_named():
     assert agree == 3 and [h.host for h in differ] == ["db3"] and p.i2 > 0.8 and p.ratio < 1
 
 
+def test_ratios_beyond_a_floats_range_are_not_pooled_and_said_so():
+    with pytest.raises(ValueError, match="too far apart"):
+        pool([HostEffect("a", 60.0, 1.0), HostEffect("b", -60.0, 1.0)])
+    docs = []
+    for h, f in (("a", 60.0), ("b", -60.0)):
+        runs = [{"index": i, "variant": v, "metrics": {"iops": 1e30 * math.exp(f * (v == "bfq") + 0.01 * i)}}
+                for i, v in enumerate(["none", "bfq", "bfq", "none"] * 2)]
+        docs.append((h, {"kind": "compare", "variants": [{"label": "none"}, {"label": "bfq"}], "runs": runs}))
+    (row,) = pooled_verdict(docs, 0.05, "iops")["pooled"]
+    assert row["sentence"] == "bfq vs none: the hosts' ratios are too far apart to pool" and "why" not in row
+
+
 @pytest.mark.parametrize("bad", [[HostEffect("a", 0.1, 0.1)], [HostEffect("a", 0.1, 0.0), HostEffect("b", 0, 1)],
                                  [HostEffect("a", float("nan"), 0.1), HostEffect("b", 0, 1)]])
 def test_too_few_or_broken_estimates_are_refused(bad):
