@@ -1,6 +1,7 @@
 """`iosched fleet-host DEV --schedulers A,B --job NAME --session HEX`: the host end of a lockstep `compare --hosts`,
 started by the controller over SSH (core/experiment/fleet_host.py). Its input is the controller's lines, its output
-one JSON answer a line; the end of its input, a signal or `bye` puts the device back."""
+one JSON answer a line; the end of its input, a signal, `bye` or `--idle-s` seconds without a line puts the device
+back."""
 
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ def cmd_fleet_host(args: argparse.Namespace) -> int:
     lines = iter(lambda: sys.stdin.readline(4096), "")
     with end.held() as ready:
         say(encode(ready))
-        bye = serve_lines(end, lines, say)
+        bye = serve_lines(end, lines, say, args.idle_s)
     if bye:  # after the put-back, so the switches include it
         say(encode({"ok": True, "bye": True, "switches": end.switches()}))
     return 0

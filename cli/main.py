@@ -203,6 +203,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--schedulers", required=True)
     s.add_argument("--job", required=True)
     s.add_argument("--session", required=True)
+    # A controller whose machine vanished sends no end of input (sshd may not notice for hours): after this long
+    # without a line, the host puts its device back by itself. The controller sets it from the run's timeout.
+    s.add_argument("--idle-s", type=number(10, 86400), default=3600.0)
     s.set_defaults(func=lazy_command("iosched.cli.fleet_host", "cmd_fleet_host"))
     return p
 

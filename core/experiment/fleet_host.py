@@ -17,10 +17,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import re
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -201,6 +203,8 @@ class HostEnd:
         deadline = time.monotonic() + 10
         while not sock.exists():
             if proc.poll() is not None or time.monotonic() > deadline:
+                if proc.poll() is not None:  # gone and reaped: its group's id is free to be given again
+                    self._server = None
                 said = log.read_text(errors="replace").strip().splitlines() if log.exists() else []
                 raise IoschedError("fio's server did not start" + (f": {said[-1][:200]}" if said else ""))
             time.sleep(0.02)
@@ -293,10 +297,29 @@ def encode(answer: Answer) -> str:
     return json.dumps(answer, separators=(",", ":"), default=str)
 
 
-def serve_lines(end: HostEnd, lines: Iterable[str], say: Callable[[str], object]) -> bool:
-    """Answer each line until ``bye`` (True) or the end of the input (False); ``say`` writes one answer line."""
-    for line in lines:
+def serve_lines(end: HostEnd, lines: Iterable[str], say: Callable[[str], object], idle_s: float | None = None) -> bool:
+    """Answer each line until ``bye`` (True), the end of the input, or ``idle_s`` seconds without a line (False);
+    ``say`` writes one answer line.
+
+    The idle bound is for a controller that vanished without closing the session (its machine lost power, the
+    network split): sshd may not see that for hours, and the device would stay on a test variant till then."""
+    got: queue.Queue[str | None] = queue.Queue()
+
+    def read() -> None:  # a thread of its own: a blocked read cannot be given a timeout
+        for line in lines:
+            got.put(line)
+        got.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    while True:
+        try:
+            line = got.get(timeout=idle_s)
+        except queue.Empty:
+            print(f"iosched: no word from the controller for {idle_s:.0f} s: putting the device back",
+                  file=sys.stderr, flush=True)
+            return False
+        if line is None:
+            return False
         if line.strip() == "bye":
             return True
         say(encode(end.answer(line.strip())))
-    return False

@@ -5,7 +5,9 @@ Each host runs `iosched fleet-host` over SSH (core/experiment/fleet_host.py): it
 job, takes the device's load lock, puts each variant in place through its own journal, reads its own sampler
 around each run, and puts everything back when its session ends for any reason, so a controller that dies leaves
 no host changed. Its fio server listens on a unix socket only root may reach there; this controller reaches it
-through the SSH session's forward to a socket in a private folder here. No port is opened on any network.
+through the SSH session's forward to a socket in a private folder here. No port is opened on any network. fio's
+client here does what its server asks (it sends back any file the server names), so it runs fenced in
+(core/load/fio_sandbox.py): it sees the system's programs and that folder alone.
 
 Per run, in the balanced order: every host puts the variant in place, the settle passes, every host opens its
 window, one fio client per host starts at once (each its own process, so a host that hangs or fails costs no
@@ -35,7 +37,7 @@ from typing import IO, Any
 from iosched.core.base.errors import IoschedError
 from iosched.core.experiment.fleet import Host, HostRun, read_scheduler
 from iosched.core.experiment.fleet_host import socket_path
-from iosched.core.experiment.runner import Workload, why_ended
+from iosched.core.experiment.runner import Workload, shielded, why_ended
 from iosched.core.experiment.saved import check_experiment
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.variants import Variant, plan_order
@@ -43,6 +45,7 @@ from iosched.core.experiment.verdict import RunningVerdict, sequential_plan
 from iosched.core.load.children import Child
 from iosched.core.load.fio import FioRun, dies_with_us, expected_of, fio_binary, timeout_of
 from iosched.core.load.fio_result import FioFailed
+from iosched.core.load.fio_sandbox import INSIDE, check_fence, fenced
 from iosched.core.load.jobs import Job, parse_job_file
 from iosched.core.load.targets import Target
 
@@ -69,6 +72,7 @@ class Link:
     offset: float = 0.0  # added to this session's times: a resumed host's runs go on after its saved ones
     switches: list[Any] = field(default_factory=list)
     fio: FioRun | None = None
+    stopping: bool = False
     stderr_reader: threading.Thread | None = None
 
     @property
@@ -122,8 +126,10 @@ class Link:
 
     def close(self) -> None:
         """End the session: the host's iosched sees its input end and puts its device back."""
-        if self.fio is not None:
-            self.fio.kill(wait=False)
+        self.stopping = True  # before fio is read: a client being started now sees it and stops itself
+        fio = self.fio  # once: the thread that runs it clears the field when it ends
+        if fio is not None:
+            fio.stop()
         with contextlib.suppress(OSError, ValueError):
             if self.proc.stdin is not None:
                 self.proc.stdin.close()
@@ -213,6 +219,7 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
     slot = on_slot or (lambda runs: None)
     slots_run = 0
     try:
+        check_fence(fio_binary(), folder)  # before any host is reached: a client that cannot be fenced never runs
         for n, run in enumerate(runs):
             try:
                 links.append(_open(run, n, folder, plan, on_line))
@@ -251,20 +258,23 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
                 switches = [*(lk.run.doc.get("switches") or []), *([t + lk.offset, x] for t, x in lk.switches)]
                 lk.run.doc.update(status="final", switches=switches, finished=time.time())
     except BaseException as e:
-        for lk in links:
-            if lk.live:
-                lk.run.status, lk.run.reason = "cancelled", "stopped"
-                if lk.run.doc is not None and lk.run.doc["status"] == "running":
-                    lk.run.doc.update(status="cancelled", finished=time.time())
-                    lk.run.doc["notes"].append(f"ended early ({why_ended(e)}): results cover the runs that finished")
-            lk.close()  # fio's clients killed, the host's input closed: it puts its device back and ends
-        if slots_run:  # a save now holds this session's runs too; before any, the saved file stays as it was
-            with contextlib.suppress(Exception):
-                slot(runs)
+        with shielded():  # a second Ctrl-C cannot cut the stop, the save or the hosts' put-back short
+            for lk in links:
+                if lk.live:
+                    lk.run.status, lk.run.reason = "cancelled", "stopped"
+                    if lk.run.doc is not None and lk.run.doc["status"] == "running":
+                        lk.run.doc.update(status="cancelled", finished=time.time())
+                        lk.run.doc["notes"].append(f"ended early ({why_ended(e)}): results cover the runs that "
+                                                   "finished")
+                lk.close()  # fio's clients killed, the host's input closed: it puts its device back and ends
+            if slots_run:  # a save now holds this session's runs too; before any, the saved file stays as it was
+                with contextlib.suppress(Exception):
+                    slot(runs)
         raise
     finally:
-        _end_sessions(links)
-        shutil.rmtree(folder, ignore_errors=True)
+        with shielded():
+            _end_sessions(links)
+            shutil.rmtree(folder, ignore_errors=True)
     _each_after(links, plan)
     return runs
 
@@ -327,12 +337,18 @@ def _close_failed(links: list[Link]) -> None:
             doc["notes"].append(f"its session ended after {len(doc['runs'])} run(s): {lk.run.reason}")
 
 
+def idle_s(plan: Lockstep) -> float:
+    """How long a host waits for the controller's next line before it puts its device back by itself: the longest
+    a run may take (every host's client at once), a settle, and a few answers' time, with room to spare."""
+    return min(86400.0, (timeout_of(plan.job, plan.runtime) or 3600.0) + plan.settle + 4 * ANSWER_S + 120.0)
+
+
 def _open(run: HostRun, n: int, folder: Path, plan: Lockstep, on_line: Callable[[str, str], None]) -> Link:
     host = run.host
     session = secrets.token_hex(12)
     local = folder / f"{n}.sock"
     remote = [plan.iosched, "fleet-host", host.device, "--schedulers", plan.spec, "--job", plan.job.name,
-              "--session", session]
+              "--session", session, "--idle-s", f"{idle_s(plan):.0f}"]
     argv = dies_with_us(host.ssh_argv(remote, plan.ssh, tie=False, forward=(str(local), str(socket_path(session)))),
                         sig="TERM")
     try:
@@ -396,10 +412,15 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
     fio_out: dict[int, tuple[Any, str | None]] = {}
 
     def load(lk: Link) -> None:
-        argv = [fio_binary(), f"--client=sock:{lk.local}", "--output-format=json+", "--eta=never", str(lk.job_path)]
-        lk.fio = FioRun(argv, expected_s=expected_of(plan.job, plan.runtime))
+        assert lk.job_path is not None
+        # Fenced in: the client sends its server any file the server names, and this host trusts no other.
+        argv = fenced([fio_binary(), f"--client=sock:{INSIDE / lk.local.name}", "--output-format=json+",
+                       "--eta=never", str(INSIDE / lk.job_path.name)], lk.local.parent)
+        lk.fio = fio = FioRun(argv, expected_s=expected_of(plan.job, plan.runtime))
+        if lk.stopping:  # closed while this was being set up: it must not run its whole duration
+            fio.stop()
         try:
-            fio_out[id(lk)] = (lk.fio.run(timeout_of(plan.job, plan.runtime)), None)
+            fio_out[id(lk)] = (fio.run(timeout_of(plan.job, plan.runtime)), None)
         except FioFailed as e:
             fio_out[id(lk)] = (None, str(e))
         finally:

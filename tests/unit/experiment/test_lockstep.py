@@ -18,14 +18,16 @@ from hypothesis import strategies as st
 from iosched.cli import fleet as fleet_cli
 from iosched.core.base.errors import BadInput
 from iosched.core.experiment.fleet import Host, HostRun
-from iosched.core.experiment.fleet_host import BusyWindow, HostEnd, clean_stale_sessions, socket_path
+from iosched.core.experiment.fleet_host import BusyWindow, HostEnd, clean_stale_sessions, serve_lines, socket_path
 from iosched.core.experiment.lockstep import (
+    ANSWER_S,
     Link,
     LinkLost,
     Lockstep,
     _check_run,
     _each,
     attach,
+    idle_s,
     job_file_text,
     run_lockstep,
 )
@@ -66,6 +68,29 @@ def test_a_session_name_is_hex_only(session):
     end = HostEnd("loop0", parse_variants("none,bfq"), CATALOG["randread-q16t2"], session)
     with pytest.raises(BadInput, match="hex"):
         end.check()
+
+
+def test_a_host_whose_controller_went_silent_puts_its_device_back_by_itself(capfd):
+    # A controller that vanished without closing the session: its lines stop, the input never ends.
+    r, w = os.pipe()
+    silent = os.fdopen(r)
+    said: list[str] = []
+    try:
+        assert serve_lines(None, iter(silent.readline, ""), said.append, idle_s=0.3) is False  # type: ignore[arg-type]
+    finally:
+        os.close(w)
+        silent.close()
+    assert said == [] and "no word from the controller for 0 s" in capfd.readouterr().err
+    # Lines that keep coming, each within the bound, are answered and end with bye.
+    end = HostEnd("loop0", parse_variants("none,bfq"), CATALOG["randread-q16t2"], "0" * 16)
+    assert serve_lines(end, iter(["junk\n", "bye\n"]), said.append, idle_s=0.3) is True
+    assert len(said) == 1 and '"ok":false' in said[0]
+
+
+def test_the_idle_bound_outlasts_the_longest_run():
+    plan = Lockstep(parse_variants("none,bfq"), "none,bfq", CATALOG["randread-q16t2"], 30.0, 3, 2.0, "iosched",
+                    "ssh", 0, {}, False, 0.05, "iops")
+    assert idle_s(plan) > 30.0 * 3 + 120 + 2.0 + 4 * ANSWER_S
 
 
 def test_every_host_forwards_to_the_same_place():
