@@ -39,6 +39,7 @@ from iosched.core.load.children import Child
 from iosched.core.load.fio import dies_with_us, fio_binary
 from iosched.core.load.jobs import Job
 from iosched.core.load.targets import Target, choose_target
+from iosched.core.load.workdirs import remove_tree
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.settings.journal import pid_alive
 
@@ -78,11 +79,8 @@ def clean_stale_sessions(dry_run: bool = False, base: Path = FLEET_DIR) -> list[
                 continue
         except (OSError, UnicodeDecodeError):
             continue
-        if not dry_run:
-            shutil.rmtree(d, ignore_errors=True)
-            if d.exists():
-                continue
-        removed.append(str(d))
+        if dry_run or remove_tree(d):
+            removed.append(str(d))
     return removed
 
 

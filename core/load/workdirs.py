@@ -21,6 +21,12 @@ def workdir_prefix() -> str:
     return f"{PREFIX}{os.getpid()}-"
 
 
+def remove_tree(d: Path) -> bool:
+    """Remove a leftover folder and what it holds; whether it is gone."""
+    shutil.rmtree(d, ignore_errors=True)
+    return not d.exists()
+
+
 def clean_stale_workdirs(dry_run: bool = False, tmp: str | Path | None = None) -> list[str]:
     """Remove fio working directories whose process is gone; returns what was (or would be) removed."""
     base = Path(tmp or tempfile.gettempdir())
@@ -47,9 +53,6 @@ def clean_stale_workdirs(dry_run: bool = False, tmp: str | Path | None = None) -
                 continue
         except OSError:
             continue
-        if not dry_run:
-            shutil.rmtree(d, ignore_errors=True)
-            if d.exists():
-                continue
-        removed.append(str(d))
+        if dry_run or remove_tree(d):
+            removed.append(str(d))
     return removed
