@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fio_support import fio_procs, gone, no_fio_left, start_cli, wait_for, wait_for_fio, wait_for_line
+from schema_support import valid
 
 from conftest import need_real, run_cli
 
@@ -128,6 +129,7 @@ def test_live_alternation(loopdev, tmp_path):
     assert "live alternation every 2 s" in r.stdout
     doc = json.loads(save.read_text())
     assert doc["kind"] == "alternate"
+    valid("experiment.schema.json", doc)  # a live alternation's document, as the schema says
     labels = [run["variant"] for run in doc["runs"]]
     assert labels == ["none", "bfq", "bfq", "none", "bfq", "none", "none", "bfq"]
     assert all(run["end"] - run["start"] == pytest.approx(1.0, abs=0.3) for run in doc["runs"])  # 1 s discarded

@@ -1,5 +1,5 @@
 """Real output validates against the committed JSON Schema: compare --json and --save, a command, live
-alternation, a saved matrix, every line of a recording, the journal."""
+alternation (in test_experiment_real), a saved matrix, every line of a recording, the journal."""
 
 from __future__ import annotations
 
@@ -38,16 +38,6 @@ def test_compare_of_a_command_validates(loopdev) -> None:
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["workload"]["cmd"] == "true" and out["workload"]["job"] is None
-    valid("experiment.schema.json", out)
-
-
-@pytest.mark.real
-def test_live_alternation_validates(loopdev) -> None:
-    r = run_cli("compare", loopdev.name, "--schedulers", "none,mq-deadline", "--job", "randread-q16t2",
-                "--alternate", "1.6", "--duration", "12.8", "--size", "16M", "--json", timeout=120)
-    assert r.returncode == 0, r.stderr
-    out = json.loads(r.stdout)
-    assert out["kind"] == "alternate" and len(out["runs"]) == 8
     valid("experiment.schema.json", out)
 
 
