@@ -251,7 +251,9 @@ def test_ctrl_c_in_lockstep_keeps_the_finished_runs_and_puts_every_host_back(mak
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and finished_runs() < 2:
             time.sleep(0.1)
-        assert finished_runs() >= 2, "no run was saved"
+        if finished_runs() < 2:
+            proc.kill()
+            raise AssertionError(f"no run was saved; the controller said: {proc.communicate(timeout=30)[1][-3000:]}")
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
