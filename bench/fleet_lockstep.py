@@ -59,7 +59,8 @@ def main() -> None:
                                   str(a.repeat), "--settle", "0", "--remote-iosched", iosched, "--ssh", str(ssh),
                                   "--json"], capture_output=True, text=True)
             if out.returncode != 0:
-                raise SystemExit(out.stderr)
+                hosts_said = [f"{h['host']}: {h['status']} {h['reason']}" for h in json.loads(out.stdout)["hosts"]]
+                raise SystemExit("\n".join([out.stderr, *hosts_said]))
     finally:
         for lp in loops:
             detach_loop(lp)

@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -67,6 +68,16 @@ def host_namespaces(tmp_path: Path, count: int, sshd_extra: dict[int, str] | Non
                            f"PidFile {tmp_path}/sshd_{n}.pid\n{(sshd_extra or {}).get(n, '')}")
             sh("ip", "netns", "exec", ns, "/usr/sbin/sshd", "-f", str(cfg))
             addresses.append(f"{NET}.{n}.2")
+        for address in addresses:  # sshd may return before it listens: a host refused at once fails its fleet
+            deadline = time.monotonic() + 15
+            while True:
+                try:
+                    socket.create_connection((address, 22), timeout=1).close()
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
         yield addresses, wrapper
     finally:
         for ns, veth in made:
