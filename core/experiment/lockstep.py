@@ -162,8 +162,8 @@ def _each(links: Sequence[Link], work: Callable[[Link], None]) -> None:
             work(link)
         except IoschedError as e:
             link.fail(str(e))
-        except (KeyError, TypeError, ValueError, AttributeError):  # an answer of the wrong shape
-            link.fail("its iosched's answer was not understood")
+        except (KeyError, TypeError, ValueError, AttributeError) as e:  # an answer of the wrong shape
+            link.fail(f"its iosched's answer was not understood ({type(e).__name__}: {str(e)[:200]})")
 
     threads = [threading.Thread(target=one, args=(lk,), daemon=True) for lk in links if lk.live]
     for t in threads:
