@@ -447,15 +447,18 @@ def _any_json(v: Any, room: int) -> Any:
 
 def _dataclass(cls: type) -> _Reader:
     plan = _class(cls)
-    made: list[tuple[str, _Reader, bool, _Step]] = []  # the fields' readers, made on first use
+    # The fields' readers, made on first use and set whole in one step: threads read documents at once (a fleet's
+    # hosts), and one must never see another's half-made list (it read a compare as if it had no runs).
+    made: tuple[tuple[str, _Reader, bool, _Step], ...] | None = None
 
     def read(v: Any, room: int) -> Any:
+        nonlocal made
         if not isinstance(v, dict):
             raise _Fail("is not an object", "type")
         if room < 1:
             raise _Fail("is nested too deeply", "deep")
-        if not made:
-            made.extend((f.name, _reader(f.tp), f.required, (f.name, f.noun, f.flat)) for f in plan.fields)
+        if made is None:
+            made = tuple((f.name, _reader(f.tp), f.required, (f.name, f.noun, f.flat)) for f in plan.fields)
         if not plan.names.issuperset(v):
             k = next(k for k in v if k not in plan.names)
             shown = brief(k) if isinstance(k, str) else "that is not text"

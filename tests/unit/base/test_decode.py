@@ -3,8 +3,11 @@ and random JSON that comes back as a typed value or one DecodeError, never anoth
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import sys
+import threading
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -243,3 +246,39 @@ def test_random_json_is_a_typed_value_or_one_decode_error(tp: object, value: obj
         decode(tp, value)
     except DecodeError as e:
         assert str(e) and "\n" not in str(e) and "Error" not in str(e)
+
+
+
+def _read_at_once(tp: type, value: object, threads: int) -> list[BaseException]:
+    """``value`` read as ``tp`` by ``threads`` threads let go together; the faults any of them met."""
+    start = threading.Barrier(threads)
+    faults: list[BaseException] = []
+
+    def read() -> None:
+        start.wait()
+        try:
+            decode(tp, value)
+        except BaseException as e:  # any fault at all is the defect
+            faults.append(e)
+
+    running = [threading.Thread(target=read) for _ in range(threads)]
+    for t in running:
+        t.start()
+    for t in running:
+        t.join()
+    return faults
+
+
+def test_threads_reading_a_type_for_the_first_time_at_once_each_see_all_its_fields() -> None:
+    """A fleet's hosts are read back in threads of their own: one must never take another's half-made readers
+    (a compare read as if it had no runs, a TypeError instead of the document)."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can, to open the window wide
+    try:
+        for round_ in range(20):
+            inner = dataclasses.make_dataclass(f"Inner{round_}", [("x", int)], frozen=True)
+            fields = [(f"f{i}", inner if i % 2 else list[int]) for i in range(40)]
+            outer = dataclasses.make_dataclass(f"Outer{round_}", fields, frozen=True, kw_only=True)
+            assert _read_at_once(outer, {f"f{i}": ({"x": i} if i % 2 else [i]) for i in range(40)}, 6) == []
+    finally:
+        sys.setswitchinterval(old)
