@@ -1,6 +1,7 @@
 """`iosched compare --hosts FILE|h1,h2 DEV --schedulers A,B --job NAME`: the compare on every host at once over SSH,
 in lockstep (core/experiment/lockstep.py) or each host by itself (`--independent`, core/experiment/fleet.py), then
-judged per host and pooled (cli/pooled.py); `--save` keeps the whole fleet in one file, `report` reads it again."""
+judged per host and pooled (cli/pooled.py); `--save` keeps the whole fleet in one file, `report` reads it again.
+`--jobs GROUP` runs one such fleet per job (cli/fleet_matrix.py, which also picks between the two)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from iosched.cli.matrix import plot_result
@@ -15,50 +18,51 @@ from iosched.cli.pooled import pooled_verdict
 from iosched.cli.report import hosts_runs_csv
 from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.experiment.document import FleetDoc, FleetMatrixDoc
 from iosched.core.experiment.fleet import Host, HostRun, parse_hosts, run_fleet
 from iosched.core.experiment.lockstep import Lockstep, run_lockstep
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
 from iosched.core.experiment.metrics import metric_label
 from iosched.core.experiment.results import check_save_path, save_result
-from iosched.core.experiment.saved import check_experiment, load_saved, read_fleet
+from iosched.core.experiment.saved import check_experiment, read_fleet
 from iosched.core.experiment.schema_version import SCHEMA_VERSION
+from iosched.core.experiment.stats import holm
 from iosched.core.experiment.variants import parse_variants
 from iosched.core.load.jobs import CATALOG
 
 
-def check_fleet_args(args: argparse.Namespace) -> None:
-    """What a fleet compare cannot take, refused in one sentence before any host is reached."""
+def check_fleet_args(args: argparse.Namespace, jobs: list[str]) -> None:
+    """What a fleet compare of ``jobs`` (one, or a group's) cannot take, refused in one sentence before any host
+    is reached."""
     if args.independent and args.resume:
         raise BadInput("--resume goes on with a fleet in lockstep; hosts that run alone (--independent) each "
                        "finish their own compare")
-    if args.jobs:
-        raise BadInput("--hosts runs one catalog job at a time, not a group yet: give each of the group's jobs "
-                       "(`iosched jobs` lists them) its own --hosts compare with --job")
     for flag, given in (("--study", args.study), ("--alternate", args.alternate),
                         ("--cmd", args.cmd), ("--background", args.background),
                         ("--replay", args.replay), ("--plan", args.plan),
                         ("--plot", args.plot or args.plot_file), ("--dir", args.dir), ("--csv", args.csv),
                         ("--destroy-data", args.destroy_data), ("--trace", args.trace), ("--raw", args.raw)):
         if given:
-            raise BadInput(f"--hosts runs one catalog job on every host: {flag} does not apply")
+            raise BadInput(f"--hosts runs catalog jobs on every host: {flag} does not apply")
     if not args.schedulers:
         raise BadInput("--schedulers is required (e.g. none,bfq)")
-    if not args.job or args.job not in CATALOG:
-        raise BadInput("--hosts runs a catalog job (`iosched jobs` lists them): a job file lies on this machine only")
+    if not jobs or any(j not in CATALOG for j in jobs):
+        raise BadInput("--hosts runs catalog jobs (`iosched jobs` lists them): a job file lies on this machine only")
     if args.independent:
         return
     if args.drop_caches:
         raise BadInput("--drop-caches is for hosts that go at their own pace: add --independent")
     if args.until_verdict and not 4 <= args.max_runs <= 200:
         raise BadInput("--max-runs must be between 4 and 200")
-    if CATALOG[args.job].cgroup_weights:
-        raise BadInput(f"{args.job} runs one fio per role, each in its own cgroup, which fio's server cannot: "
-                       "add --independent")
+    for job in jobs:
+        if CATALOG[job].cgroup_weights:
+            raise BadInput(f"{job} runs one fio per role, each in its own cgroup, which fio's server cannot: "
+                           "add --independent")
 
 
-def remote_argv(args: argparse.Namespace, host: Host) -> list[str]:
+def remote_argv(args: argparse.Namespace, host: Host, job: str) -> list[str]:
     """The compare each host's iosched runs, from the checked values only."""
-    argv = [args.remote_iosched, "compare", host.device, "--schedulers", args.schedulers, "--job", args.job,
+    argv = [args.remote_iosched, "compare", host.device, "--schedulers", args.schedulers, "--job", job,
             "--json", "--settle", repr(args.settle), "--alpha", repr(args.alpha)]
     if args.repeat is not None:
         argv += ["--repeat", str(args.repeat)]
@@ -75,100 +79,124 @@ def remote_argv(args: argparse.Namespace, host: Host) -> list[str]:
     return argv
 
 
-def resumed(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
-    """`--resume FILE`: the saved fleet, read whole, its plan put in ``args`` (a flag that says otherwise is
-    refused), and the slot to go on from; BadInput, one sentence, before any host is reached."""
+def resumed(args: argparse.Namespace, doc: object) -> int:
+    """`--resume FILE`: the saved fleet ``doc``, read whole, its plan put in ``args`` (a flag that says otherwise
+    is refused); the slot to go on from. BadInput, one sentence, before any host is reached."""
     path = args.resume
-    doc = load_saved(path, "fleet compare")
     if not isinstance(doc, dict) or doc.get("kind") != "fleet":
         raise BadInput(f"{path} is not a saved iosched fleet compare: `compare --hosts … --save` writes one")
     fleet = read_fleet(doc, path)
+    plan_from(args, fleet, path, {"--job": (args.job, fleet.job)})
+    args.job = fleet.job
+    first = next_slot(fleet)
+    if first is None:
+        raise BadInput(f"{path} has ended (every run it planned, or every host decided): `iosched report {path}` "
+                       "judges it")
+    return first
+
+
+def plan_from(args: argparse.Namespace, fleet: FleetDoc | FleetMatrixDoc, path: str,
+              more: dict[str, tuple[object, object]]) -> None:
+    """A saved fleet's (or fleet matrix's) plan put in ``args``; a flag given that says otherwise is refused."""
     if fleet.mode != "lockstep":
         raise BadInput(f"{path} ran each host alone (--independent): it cannot go on in lockstep")
-    for flag, given, saved in (("--schedulers", args.schedulers, fleet.schedulers), ("--job", args.job, fleet.job),
-                               ("--repeat", args.repeat, fleet.repeat), ("--runtime", args.runtime, fleet.runtime_s),
-                               ("--size", args.size, fleet.size)):
+    for flag, (given, saved) in {"--schedulers": (args.schedulers, fleet.schedulers), **more,
+                                 "--repeat": (args.repeat, fleet.repeat), "--runtime": (args.runtime, fleet.runtime_s),
+                                 "--size": (args.size, fleet.size)}.items():
         if given is not None and given != saved:
             raise BadInput(f"{flag} {given} differs from the saved fleet's {saved}: leave it out to go on")
     if args.until_verdict and not fleet.until_verdict:
         raise BadInput(f"{path} ran a fixed number of runs: --until-verdict does not apply to it")
     # Every host's boundary must be the one its saved runs were looked at with, a host that joins now too.
-    bounds = {h.result.sequential.alpha for h in fleet.hosts if h.result is not None and h.result.sequential}
+    results = [h.result for h in fleet.hosts] if isinstance(fleet, FleetDoc) else [
+        h.result for f in fleet.fleets for h in f.hosts]
+    bounds = {r.sequential.alpha for r in results if r is not None and r.sequential}
     if bounds and bounds != {args.alpha}:
         saved_alpha = min(bounds)
         raise BadInput(f"{path}'s boundaries were set at alpha {saved_alpha:g}: go on with --alpha {saved_alpha:g}")
-    args.schedulers, args.job, args.repeat = fleet.schedulers, fleet.job, fleet.repeat
+    args.schedulers, args.repeat = fleet.schedulers, fleet.repeat
     args.runtime, args.size, args.settle = fleet.runtime_s, fleet.size, fleet.settle_s
     args.until_verdict, args.max_runs = fleet.until_verdict, fleet.repeat
-    # Every slot up to the last any host finished is done: a host that missed some (it was lost) joins after them.
+
+
+def next_slot(fleet: FleetDoc) -> int | None:
+    """The slot a saved fleet goes on from (None: it has ended, every slot run or every host decided). Every slot
+    up to the last any host finished is done: a host that missed some (it was lost) joins after them."""
     first = max((r.index + 1 for h in fleet.hosts if h.result is not None for r in h.result.runs), default=0)
     ended = [h.result.status for h in fleet.hosts if h.result is not None]
     if first >= fleet.repeat * len(parse_variants(fleet.schedulers)) or (ended and set(ended) == {"final"}):
-        raise BadInput(f"{path} has ended (every run it planned, or every host decided): `iosched report {path}` "
-                       "judges it")
-    return doc, first
+        return None
+    return first
 
 
-def cmd_fleet(args: argparse.Namespace) -> int:
-    saved_fleet, first = resumed(args) if args.resume and not args.independent else (None, 0)
-    check_fleet_args(args)
-    hosts = parse_hosts(args.hosts, args.device)
-    if saved_fleet is not None:
-        named = {h.name: h.device for h in hosts}
-        was = {h["host"]: h["device"] for h in saved_fleet["hosts"]}
-        if named != was:
-            raise BadInput(f"--hosts names other hosts or devices than {args.resume}: "
-                           + ", ".join(f"{h} {d}" for h, d in was.items()))
-        args.save = args.save or args.resume
-    if args.save is not None:
-        check_save_path(args.save)
-    started = saved_fleet["started"] if saved_fleet is not None else time.time()
-    # Under --until-verdict, the most runs per variant; each host's boundary may stop the fleet sooner.
+class Keeper:
+    """Saves a document after every slot, so a controller that dies loses no finished run; a failed save is said
+    once, and the runs go on (their result is shown at the end)."""
+
+    def __init__(self, path: str | None) -> None:
+        self.path, self.failed = path, False
+
+    def keep(self, doc: dict[str, Any]) -> None:
+        if self.path is None:
+            return
+        try:
+            save_result(doc, self.path)
+        except (OSError, BadInput) as e:
+            if not self.failed:
+                print(f"iosched: warning: the runs so far could not be saved to {self.path}: "
+                      f"{getattr(e, 'strerror', None) or e}", file=sys.stderr)
+            self.failed = True
+
+
+def said(host: str, line: str) -> None:
+    """A host's words, on this terminal: no control characters (escape sequences) from it."""
+    shown = printable(line[:500])
+    if shown.strip():
+        print(f"[{host}] {shown}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class JobRun:
+    """How one job's fleet compare ended: its document, each host's run, and whether Ctrl-C stopped it."""
+
+    doc: dict[str, Any]
+    runs: list[HostRun]
+    stopped: bool
+
+
+def run_job(args: argparse.Namespace, hosts: list[Host], job: str, started: float,
+            resume: tuple[dict[str, Any], int] | None, keep: Callable[[dict[str, Any]], None]) -> JobRun:
+    """One catalog job's compare on every host, in lockstep or each by itself; ``resume``: the saved fleet of this
+    job and the slot to go on from. ``keep`` hears the document after every slot. Ctrl-C before a slot of this
+    session ended is re-raised (nothing to judge); after one, the finished runs are judged and returned."""
     repeat = args.max_runs if args.until_verdict else (args.repeat or 3)
     variants = parse_variants(args.schedulers)
-    how = ("each by its own iosched over SSH" if args.independent else
-           "in lockstep: each variant on every host together, fio's client driving a fio server on each")
-    print(f"iosched: {args.job} under {args.schedulers} on {len(hosts)} hosts, {how}", file=sys.stderr, flush=True)
-
-    def said(host: str, line: str) -> None:
-        # A host's words reach this terminal: no control characters (escape sequences) from it.
-        shown = printable(line[:500])
-        if shown.strip():
-            print(f"[{host}] {shown}", file=sys.stderr, flush=True)
 
     def document(runs: list[HostRun]) -> dict[str, Any]:
         doc: dict[str, Any] = {"version": SCHEMA_VERSION, "kind": "fleet",
                                "mode": "independent" if args.independent else "lockstep", "started": started,
-                               "finished": time.time(), "job": args.job, "schedulers": args.schedulers,
+                               "finished": time.time(), "job": job, "schedulers": args.schedulers,
                                "repeat": repeat, "until_verdict": bool(args.until_verdict),
                                "runtime_s": args.runtime, "size": args.size,
                                "settle_s": args.settle, "hosts": [_host_json(r) for r in runs]}
-        doc["pooled"] = _pooled(doc, args.alpha, args.metric)
+        doc["pooled"] = pooled_fleet(doc, args.alpha, args.metric)
         return doc
 
     stopped: list[HostRun] = []
-    unsaved: list[str] = []
 
     def slot_ended(runs: list[HostRun]) -> None:
-        """After every lockstep slot: the runs so far, saved (a controller that dies loses none of them)."""
         stopped[:] = runs
-        if args.save is not None:
-            try:
-                save_result(document(runs), args.save)
-            except (OSError, BadInput) as e:
-                if not unsaved:  # said once; the run goes on, its result is shown at the end
-                    print(f"iosched: warning: the runs so far could not be saved to {args.save}: "
-                          f"{getattr(e, 'strerror', None) or e}", file=sys.stderr)
-                unsaved.append(str(e))
+        keep(document(runs))
 
     if args.independent:
-        runs = run_fleet(hosts, lambda h: remote_argv(args, h), said, args.ssh, args.remote_iosched)
+        runs = run_fleet(hosts, lambda h: remote_argv(args, h, job), said, args.ssh, args.remote_iosched)
     else:
-        job = CATALOG[args.job].scaled(size=args.size)
+        catalog_job = CATALOG[job].scaled(size=args.size)
+        saved_fleet, first = resume or (None, 0)
         kept = {h["host"]: h["result"] for h in (saved_fleet or {}).get("hosts", []) if h["result"] is not None}
-        plan = Lockstep(variants, args.schedulers, job, args.runtime, repeat, args.settle, args.remote_iosched,
+        plan = Lockstep(variants, args.schedulers, catalog_job, args.runtime, repeat, args.settle, args.remote_iosched,
                         args.ssh, first, kept, bool(args.until_verdict), args.alpha,
-                        args.metric or job.primary or "iops")
+                        args.metric or catalog_job.primary or "iops")
         try:
             runs = run_lockstep(hosts, plan, said, slot_ended)
         except KeyboardInterrupt:
@@ -186,29 +214,60 @@ def cmd_fleet(args: argparse.Namespace) -> int:
                 if r.status != "failed":  # a failed host keeps the reason it failed for
                     r.status, r.reason = "failed", f"its result did not read back: {e}"
                 r.doc = None
-    doc = document(runs)
-    saved = _save(doc, args.save)
+    return JobRun(document(runs), runs, runs is stopped)
+
+
+def cmd_fleet(args: argparse.Namespace, saved_doc: object) -> int:
+    """One job on every host; ``saved_doc``: the parsed `--resume` file (None: none)."""
+    first = resumed(args, saved_doc) if saved_doc is not None else 0
+    check_fleet_args(args, [args.job] if args.job else [])
+    hosts = parse_hosts(args.hosts, args.device)
+    if isinstance(saved_doc, dict):
+        same_hosts(hosts, saved_doc["hosts"], args.resume)
+        args.save = args.save or args.resume
+    if args.save is not None:
+        check_save_path(args.save)
+    started = saved_doc["started"] if isinstance(saved_doc, dict) else time.time()
+    how = ("each by its own iosched over SSH" if args.independent else
+           "in lockstep: each variant on every host together, fio's client driving a fio server on each")
+    print(f"iosched: {args.job} under {args.schedulers} on {len(hosts)} hosts, {how}", file=sys.stderr, flush=True)
+    keeper = Keeper(args.save)
+    ran = run_job(args, hosts, args.job, started, (saved_doc, first) if isinstance(saved_doc, dict) else None,
+                  keeper.keep)
+    doc = ran.doc
+    saved = save_final(doc, args.save)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
         sys.stdout.write("\n".join(fleet_lines(doc)) + "\n")
     if saved and args.save is not None:
         print(f"iosched: saved to {args.save} (`iosched report {args.save}` judges it again)", file=sys.stderr)
-    if runs is stopped:
+    if ran.stopped:
         print("iosched: stopped (Ctrl-C): every host puts its device back; the results cover the runs that finished",
               file=sys.stderr)
         return 130
-    return 0 if saved and all(r.status == "done" for r in runs) else 1
+    return 0 if saved and all(r.status == "done" for r in ran.runs) else 1
 
 
-def _pooled(doc: dict[str, Any], alpha: float, metric: str | None) -> dict[str, Any] | None:
+def same_hosts(hosts: list[Host], saved_hosts: list[dict[str, Any]], path: str) -> None:
+    """``--resume``: the hosts named are the saved ones, with the same devices."""
+    named = {h.name: h.device for h in hosts}
+    was = {h["host"]: h["device"] for h in saved_hosts}
+    if named != was:
+        raise BadInput(f"--hosts names other hosts or devices than {path}: "
+                       + ", ".join(f"{h} {d}" for h, d in was.items()))
+
+
+def pooled_fleet(doc: dict[str, Any], alpha: float, metric: str | None,
+                 adjust: Callable[[list[float]], list[float]] = holm,
+                 correction: str = "Holm-corrected over the variants") -> dict[str, Any] | None:
     """Over the hosts with runs to judge (a stopped or unfinished fleet's too: the runs that finished)."""
     done = [(h["host"], h["result"]) for h in doc["hosts"]
             if h["status"] != "failed" and h["result"] is not None and h["result"]["runs"]]
-    return pooled_verdict(done, alpha, metric) if len(done) >= 2 else None
+    return pooled_verdict(done, alpha, metric, adjust, correction) if len(done) >= 2 else None
 
 
-def _save(doc: dict[str, Any], path: str | None) -> bool:
+def save_final(doc: dict[str, Any], path: str | None) -> bool:
     """The whole fleet's result in one file; a failed save is said, and the result still shown."""
     if path is None:
         return True
@@ -227,7 +286,7 @@ def report_fleet(doc: object, args: argparse.Namespace) -> None:
     assert isinstance(doc, dict)
     if args.plot_file:
         raise BadInput("a fleet is charted host by host in the terminal (--plot); --plot-file takes one compare")
-    doc["pooled"] = _pooled(doc, args.alpha, args.metric)
+    doc["pooled"] = pooled_fleet(doc, args.alpha, args.metric)
     if args.json:
         print(json.dumps(doc, indent=1))
     elif args.csv:
@@ -260,5 +319,6 @@ def fleet_lines(doc: dict[str, Any]) -> list[str]:
         lines += [f"  {h['host']}: {c['verdict']}" for c in h["judgement"]["comparisons"] if c.get("primary")]
     lines.append("pooled:")
     lines += [f"  {row['sentence']}" for row in pooled["pooled"]]
-    lines.append(f"  method: {pooled['method']}, Holm-corrected over the variants, alpha {pooled['alpha']:g}")
+    lines.append(f"  method: {pooled['method']}, "
+                 f"{pooled.get('correction', 'Holm-corrected over the variants')}, alpha {pooled['alpha']:g}")
     return [printable(line) for line in lines]  # hosts' words and a saved file's strings: never escape codes

@@ -12,6 +12,7 @@ import argparse
 import json
 import math
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -73,7 +74,11 @@ def host_effects(doc: dict[str, Any], metric: str) -> dict[str, RatioEstimate | 
     return estimates(at_last_look(doc, metric), metric)
 
 
-def pooled_verdict(hosts: list[tuple[str, dict[str, Any]]], alpha: float, metric: str | None) -> dict[str, Any]:
+def pooled_verdict(hosts: list[tuple[str, dict[str, Any]]], alpha: float, metric: str | None,
+                   adjust: Callable[[list[float]], list[float]] = holm,
+                   correction: str = "Holm-corrected over the variants") -> dict[str, Any]:
+    """Per host and pooled; ``adjust`` turns the pooled p-values into the ones judged (a fleet matrix's Holm over
+    all its cells), ``correction`` says which it was."""
     docs = [d for _, d in hosts]
     metric = metric or default_primary(docs[0])
     labels = [v["label"] for v in docs[0]["variants"]]
@@ -97,7 +102,7 @@ def pooled_verdict(hosts: list[tuple[str, dict[str, Any]]], alpha: float, metric
                 why = str(e)
         pooled.append(p)
         rows.append({"variant": v, "skipped": skipped, "why": why})
-    adj = holm([p.p_value for p in pooled if p is not None])
+    adj = adjust([p.p_value for p in pooled if p is not None])
     it = iter(adj)
     for row, p in zip(rows, pooled, strict=True):
         why = row.pop("why")
@@ -108,8 +113,8 @@ def pooled_verdict(hosts: list[tuple[str, dict[str, Any]]], alpha: float, metric
     method = METHOD
     if any(d.get("sequential") for d in docs):
         method += "; a host that ran until a verdict enters at its last planned look"
-    return {"metric": metric, "baseline": base, "alpha": alpha, "method": method, "hosts": per_host,
-            "pooled": rows}
+    return {"metric": metric, "baseline": base, "alpha": alpha, "method": method, "correction": correction,
+            "hosts": per_host, "pooled": rows}
 
 
 def pooled_row(p: Pooled, base: str, variant: str, metric: str, p_adj: float, alpha: float) -> dict[str, Any]:
@@ -148,5 +153,5 @@ def pooled_report(paths: list[str], args: argparse.Namespace) -> None:
         lines.append(f"  {row['sentence']}")
         if row["skipped"]:
             lines.append(f"  (left out: {', '.join(row['skipped'])})")
-    lines.append(f"  method: {out['method']}, Holm-corrected over the variants, alpha {out['alpha']:g}")
+    lines.append(f"  method: {out['method']}, {out['correction']}, alpha {out['alpha']:g}")
     sys.stdout.write("\n".join(printable(line) for line in lines) + "\n")  # host names come from the files

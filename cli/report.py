@@ -15,17 +15,20 @@ def runs_csv(doc: dict) -> str:
     return hosts_runs_csv([(None, doc)])
 
 
-def hosts_runs_csv(docs: list[tuple[str | None, dict]]) -> str:
-    """Every run of each document, one row each; with host names (a fleet), a host column first."""
+def hosts_runs_csv(docs: list[tuple[str | None, dict]], jobs: list[str] | None = None) -> str:
+    """Every run of each document, one row each; with host names (a fleet), a host column first, and with
+    ``jobs`` (each document's job: a fleet matrix), a job column before it."""
     keys = ordered_metrics((k for _, d in docs for r in d["runs"] for k in r["metrics"]),
                            [m for _, d in docs for m in cmd_metrics_of(d)])
     hosts = any(h is not None for h, _ in docs)
     buf = io.StringIO()
     w = csv.writer(buf)
-    w.writerow([*(["host"] if hosts else []), "run", "variant", "scheduler", "valid", "start_s", "end_s", *keys])
-    for host, doc in docs:
+    w.writerow([*(["job"] if jobs else []), *(["host"] if hosts else []), "run", "variant", "scheduler", "valid",
+                "start_s", "end_s", *keys])
+    for n, (host, doc) in enumerate(docs):
         for r in doc["runs"]:
-            w.writerow([*([host] if hosts else []), r["index"] + 1, r["variant"], r["config"].get("scheduler"),
+            w.writerow([*([jobs[n]] if jobs else []), *([host] if hosts else []), r["index"] + 1, r["variant"],
+                        r["config"].get("scheduler"),
                         int(r.get("valid", True)), f"{r['start']:.3f}", f"{r['end']:.3f}",
                         *(_csv_num(r["metrics"].get(k)) for k in keys)])
     return buf.getvalue()

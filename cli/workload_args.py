@@ -96,8 +96,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--hosts", metavar="FILE|H1,H2,…",
                    help="the compare on every host at once over SSH (your keys and ssh config): each variant "
                         "switched on every host together by its own iosched, the load driven by fio's client "
-                        "through a fio server on each; judged per host and pooled; FILE: one host a line, HOST "
-                        "[DEVICE] [-p PORT] [-l USER] [-i KEYFILE]")
+                        "through a fio server on each; judged per host and pooled (with --jobs: a fleet per job, Holm "
+                        "over the matrix); FILE: one host a line, HOST [DEVICE] [-p PORT] [-l USER] [-i KEYFILE]")
     s.add_argument("--independent", action="store_true",
                    help="with --hosts: each host runs the whole compare by itself, at its own pace (no fio server, "
                         "no forwarding; takes --until-verdict and --drop-caches)")

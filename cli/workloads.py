@@ -202,9 +202,9 @@ def _check_metric(name: str | None, declared: list[CmdMetric] | None = None) -> 
 
 def cmd_compare(args: argparse.Namespace) -> int:
     if args.hosts:
-        from iosched.cli.fleet import cmd_fleet
+        from iosched.cli.fleet_matrix import cmd_hosts
 
-        return cmd_fleet(args)
+        return cmd_hosts(args)
     reads = parse_cmd_metrics(args.cmd_metric)
     if reads and not args.cmd:
         raise BadInput("--cmd-metric reads a figure from a command's output: give --cmd too")
@@ -359,6 +359,12 @@ def cmd_report(args: argparse.Namespace) -> int:
 
         _check_metric(args.metric)
         report_fleet(doc, args)
+        return 0
+    if isinstance(doc, dict) and doc.get("kind") == "fleet_matrix":
+        from iosched.cli.fleet_matrix import report_fleet_matrix
+
+        _check_metric(args.metric)
+        report_fleet_matrix(doc, args)
         return 0
     if isinstance(doc, dict) and doc.get("kind") == "matrix":
         doc = decode_matrix(doc, args.file)  # the whole file checked: what follows cannot meet a bad field

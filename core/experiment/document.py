@@ -440,6 +440,32 @@ class FleetDoc:
     pooled: JsonObject | None = field(default=None, metadata={"doc": "the verdict per host and pooled, as shown"})
 
 
+@dataclass(frozen=True, kw_only=True)
+class FleetMatrixDoc:
+    """A group of jobs on many hosts (`compare --hosts … --jobs GROUP --save` and `--json`): one fleet compare per
+    job, one job after another, each pooled over its hosts; the verdicts Holm-corrected over every job and
+    variant."""
+
+    version: Annotated[int, Keywords(const=SCHEMA_VERSION)] = SCHEMA_VERSION
+    kind: Literal["fleet_matrix"]
+    mode: Literal["lockstep", "independent"]
+    started: float = field(metadata={"doc": "wall clock (Unix seconds), on the controller"})
+    finished: float | None = None
+    jobs_spec: str = field(metadata={"doc": "--jobs as given"})
+    jobs: list[str] = field(metadata={"item": "job", "doc": "the catalog jobs, in the order they run"})
+    schedulers: str = field(metadata={"doc": "the variants as given, the baseline first"})
+    repeat: Annotated[int, Keywords(minimum=1)] = field(
+        metadata={"doc": "runs per variant, job and host (with until_verdict: the most)"})
+    until_verdict: bool = False
+    runtime_s: float | None = field(metadata={"doc": "each run's length (null: each job's own)"})
+    size: int | None = field(metadata={"doc": "bytes each job covers (null: each job's own)"})
+    settle_s: float
+    fleets: list[FleetDoc] = field(metadata={"item": "job's fleet",
+                                             "doc": "one per job begun, in the order of jobs"})
+    pooled: JsonObject | None = field(
+        default=None, metadata={"doc": "each cell (job, variant) pooled over the hosts, Holm over the cells"})
+
+
 def published_schemas() -> dict[str, Schema]:
     """docs/schema/'s files: name -> JSON Schema."""
     return {
@@ -458,6 +484,9 @@ def published_schemas() -> dict[str, Schema]:
         "fleet.schema.json": json_schema(
             FleetDoc, "iosched fleet compare",
             "A compare on many hosts (`compare --hosts … --save`) and its `--json` output."),
+        "fleet-matrix.schema.json": json_schema(
+            FleetMatrixDoc, "iosched fleet matrix",
+            "A group of jobs on many hosts (`compare --hosts … --jobs GROUP --save`) and its `--json` output."),
         "capture-meta.schema.json": json_schema(
             CaptureDoc, "iosched capture metadata",
             "A capture's metadata (`iosched capture DEV -o FILE` writes FILE.meta.json beside fio's iolog v3)."),

@@ -27,6 +27,7 @@ from iosched.core.experiment.document import (
     AlternationDoc,
     ExperimentDoc,
     FleetDoc,
+    FleetMatrixDoc,
     MatrixDoc,
     RunDoc,
     SequentialDoc,
@@ -209,26 +210,61 @@ def read_fleet(doc: object, path: object) -> FleetDoc:
     """A saved fleet compare, read whole: its own fields as their declared types, then each host's compare as
     `report` reads one saved there; BadInput with one sentence otherwise."""
     try:
-        _flags(doc, {"repeat": parse_repeat, "settle_s": parse_settle, "runtime_s": parse_seconds,
-                     "size": parse_size})
-        fleet = decode(FleetDoc, doc, max_depth=MAX_DEPTH)
-        variants = [v.label for v in parse_variants(fleet.schedulers)]
+        return _fleet(decode(FleetDoc, _fleet_flags(doc), max_depth=MAX_DEPTH), doc)
     except (Bad, DecodeError, BadInput) as e:
         raise BadInput(f"{path} is not a saved iosched fleet compare: {e}") from None
+
+
+def _fleet_flags(doc: object) -> object:
+    _flags(doc, {"repeat": parse_repeat, "settle_s": parse_settle, "runtime_s": parse_seconds, "size": parse_size})
+    return doc
+
+
+def _fleet(fleet: FleetDoc, doc: object) -> FleetDoc:
+    """What a fleet's types cannot say: each host's compare read as one saved there, the same variants, no host
+    twice."""
+    variants = [v.label for v in parse_variants(fleet.schedulers)]
     assert isinstance(doc, dict)
     for entry in doc["hosts"]:
         if entry["result"] is not None:
             try:
                 _experiment(entry["result"])
             except (Bad, DecodeError) as e:
-                raise BadInput(f"{path} is not a saved iosched fleet compare: host {shown(entry['host'][:60])}'s "
-                               f"result: {e}") from None
-    if len({h.host for h in fleet.hosts}) != len(fleet.hosts):
-        raise BadInput(f"{path} is not a saved iosched fleet compare: it names a host twice")
+                raise Bad(f"host {shown(entry['host'][:60])}'s result: {e}") from None
+    need(len({h.host for h in fleet.hosts}) == len(fleet.hosts), "it names a host twice")
     labels = {tuple(v.label for v in h.result.variants) for h in fleet.hosts if h.result is not None}
-    if labels - {tuple(variants)}:
-        raise BadInput(f"{path} is not a saved iosched fleet compare: its hosts compared different variants")
+    need(not labels - {tuple(variants)}, "its hosts compared different variants")
     return fleet
+
+
+def read_fleet_matrix(doc: object, path: object) -> FleetMatrixDoc:
+    """A saved fleet matrix, read whole: its fields, then each job's fleet as `read_fleet` reads one, each of the
+    matrix's plan and on the same hosts; BadInput with one sentence otherwise."""
+    try:
+        _fleet_flags(doc)
+        matrix = decode(FleetMatrixDoc, doc, max_depth=MAX_DEPTH)
+        parse_variants(matrix.schedulers)
+        need(bool(matrix.jobs) and len(set(matrix.jobs)) == len(matrix.jobs), "its jobs are none, or one twice")
+        need(len(matrix.fleets) <= len(matrix.jobs), "it holds more fleets than jobs")
+        assert isinstance(doc, dict)
+        hosts = None
+        for n, (fleet, entry) in enumerate(zip(matrix.fleets, doc["fleets"], strict=True)):
+            name = f"the fleet of {matrix.jobs[n][:60]}"  # the error printer shows control characters escaped
+            try:
+                _fleet_flags(entry)
+                _fleet(fleet, entry)
+            except (Bad, DecodeError, BadInput) as e:
+                raise Bad(f"{name}: {e}") from None
+            plan = (fleet.mode, fleet.job, fleet.schedulers, fleet.repeat, fleet.until_verdict, fleet.runtime_s,
+                    fleet.size, fleet.settle_s)
+            need(plan == (matrix.mode, matrix.jobs[n], matrix.schedulers, matrix.repeat, matrix.until_verdict,
+                          matrix.runtime_s, matrix.size, matrix.settle_s), f"{name} ran another plan")
+            named = [(h.host, h.device) for h in fleet.hosts]
+            need(hosts is None or named == hosts, f"{name} ran on other hosts")
+            hosts = named
+    except (Bad, DecodeError, BadInput) as e:
+        raise BadInput(f"{path} is not a saved iosched fleet matrix: {e}") from None
+    return matrix
 
 
 # --- a saved matrix (its plan is read back in core/experiment/matrix.py) -------------------------------------

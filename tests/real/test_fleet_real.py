@@ -185,7 +185,8 @@ def test_one_compare_on_three_hosts_survives_a_lost_host(make_loop, tmp_path):
 
 
 def test_independent_hosts_each_run_their_own_compare(make_loop, tmp_path):
-    """--independent: each host's own iosched runs the whole compare; the controller judges and pools them."""
+    """--independent: each host's own iosched runs the whole compare, a job at a time (here a matrix of two); the
+    controller judges and pools them, Holm over the matrix."""
     need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
     loops = [make_loop("256M", tmp_path / f"disk{n}") for n in range(2)]
     with host_namespaces(tmp_path, 2) as (addresses, ssh):
@@ -193,18 +194,21 @@ def test_independent_hosts_each_run_their_own_compare(make_loop, tmp_path):
         hosts.write_text("".join(f"{a} {lp.name}\n" for a, lp in zip(addresses, loops, strict=True)))
         iosched = str(Path(sys.executable).with_name("iosched"))
         out = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts), loops[0].name,
-                              "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "1", "--repeat",
-                              "2", "--settle", "0.2", "--remote-iosched", iosched, "--ssh", str(ssh), "--json",
-                              "--independent"], capture_output=True, text=True, timeout=300)
+                              "--schedulers", "none,bfq", "--jobs", "randread-q16t2,sweep-read-64k", "--runtime",
+                              "1", "--repeat", "2", "--settle", "0.2", "--remote-iosched", iosched, "--ssh", str(ssh),
+                              "--json", "--independent"], capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
-        doc = json.loads(out.stdout)
-        assert [h["status"] for h in doc["hosts"]] == ["done", "done"]
-        for h in doc["hosts"]:
-            assert h["put_back"].endswith("back on none")
-            assert not any("lockstep" in n for n in h["result"]["notes"])
-            assert len(h["result"]["runs"]) == 4
-        (row,) = doc["pooled"]["pooled"]
-        assert "pooled over 2 hosts" in row["sentence"]
+        matrix = json.loads(out.stdout)
+        valid("fleet-matrix.schema.json", matrix)
+        assert matrix["mode"] == "independent" and matrix["pooled"]["cells"] == 2
+        for doc, job in zip(matrix["fleets"], ["randread-q16t2", "sweep-read-64k"], strict=True):
+            assert [h["status"] for h in doc["hosts"]] == ["done", "done"] and doc["job"] == job
+            for h in doc["hosts"]:
+                assert h["put_back"].endswith("back on none")
+                assert not any("lockstep" in n for n in h["result"]["notes"])
+                assert len(h["result"]["runs"]) == 4 and h["result"]["workload"]["job"]["name"] == job
+            (row,) = doc["pooled"]["pooled"]
+            assert "pooled over 2 hosts" in row["sentence"]
         assert f"[{addresses[0]}]" in out.stderr  # each host's own progress, named
     for lp in loops:
         assert lp.current() == lp.initial_scheduler
@@ -234,74 +238,6 @@ def test_ctrl_c_on_the_controller_puts_every_host_back(make_loop, tmp_path):
         while time.monotonic() < deadline and loop.current() != loop.initial_scheduler:
             time.sleep(0.2)
     assert loop.current() == loop.initial_scheduler
-
-
-def test_ctrl_c_in_lockstep_keeps_the_finished_runs_and_puts_every_host_back(make_loop, tmp_path):
-    """Lockstep, saving: the file holds every finished run after each one; Ctrl-C ends the fio clients and every
-    session (each host's iosched puts its device back), judges what finished, saves it and exits 130."""
-    need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
-    loops = [make_loop("256M", tmp_path / f"disk{n}") for n in range(2)]
-    with host_namespaces(tmp_path, 2) as (addresses, ssh):
-        hosts = tmp_path / "hosts"
-        hosts.write_text("".join(f"{a} {lp.name}\n" for a, lp in zip(addresses, loops, strict=True)))
-        saved = tmp_path / "fleet.json"
-        iosched = str(Path(sys.executable).with_name("iosched"))
-        proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts),
-                                 loops[0].name, "--schedulers", "bfq,none", "--job", "randread-q16t2", "--runtime",
-                                 "1", "--repeat", "2", "--settle", "0", "--remote-iosched", iosched, "--ssh",
-                                 str(ssh), "--save", str(saved)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-        def finished_runs() -> int:
-            try:
-                doc = json.loads(saved.read_text())
-            except (OSError, ValueError):
-                return 0
-            return min(len(h["result"]["runs"]) if h["result"] else 0 for h in doc["hosts"])
-
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and finished_runs() < 2:
-            time.sleep(0.1)
-        if finished_runs() < 2:
-            proc.kill()
-            raise AssertionError(f"no run was saved; the controller said: {proc.communicate(timeout=30)[1][-3000:]}")
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=60)
-        assert proc.returncode == 130, err
-        assert "stopped (Ctrl-C)" in err and "hosts:" in out
-        doc = json.loads(saved.read_text())
-        valid("fleet.schema.json", doc)
-        for h in doc["hosts"]:
-            assert h["status"] == "cancelled" and h["result"]["status"] == "cancelled"
-            assert len(h["result"]["runs"]) >= 2 and any("ended early (Ctrl-C)" in n for n in h["result"]["notes"])
-        again = subprocess.run([sys.executable, "-m", "iosched.cli", "report", str(saved)], capture_output=True,
-                               text=True, timeout=60)
-        assert again.returncode == 0 and "hosts:" in again.stdout, again.stderr
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and any(lp.current() != lp.initial_scheduler for lp in loops):
-            time.sleep(0.2)
-        assert all(lp.current() == lp.initial_scheduler for lp in loops)
-        # --resume goes on where it stopped: the plan from the file, the same hosts, the slots that are left.
-        kept = len(doc["hosts"][0]["result"]["runs"])
-        err = one_sentence_exit_2("compare", "--hosts", str(hosts), loops[0].name, "--resume", str(saved),
-                                  "--job", "1m-seq-1")
-        assert "differs from the saved fleet's randread-q16t2" in err
-        done = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts), loops[0].name,
-                               "--resume", str(saved), "--remote-iosched", iosched, "--ssh", str(ssh), "--json"],
-                              capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr
-        final = json.loads(done.stdout)
-        assert final == json.loads(saved.read_text())  # saved as shown
-        for h in final["hosts"]:
-            runs = h["result"]["runs"]
-            assert h["status"] == "done" and h["result"]["status"] == "final"
-            assert [r["index"] for r in runs] == list(range(4)) and [r["variant"] for r in runs] == [
-                "bfq", "none", "none", "bfq"]
-            assert all(b["start"] > a["end"] for a, b in itertools.pairwise(runs))  # one clock across the sessions
-            assert any(f"resumed at run {kept + 1} of 4" in n for n in h["result"]["notes"])
-        assert "pooled over 2 hosts" in final["pooled"]["pooled"][0]["sentence"]
-    for lp in loops:
-        assert lp.current() == lp.initial_scheduler
 
 
 def test_lockstep_until_every_host_decides_beside_a_host_that_will_not_forward(make_loop, tmp_path):
@@ -379,7 +315,98 @@ def test_what_a_fleet_compare_cannot_take(flag):
     assert "does not apply" in err
 
 
-def test_a_group_of_jobs_is_refused_with_the_way_to_run_it():
-    err = one_sentence_exit_2("compare", "loop0", "--hosts", "h1,h2", "--schedulers", "none,bfq", "--jobs",
-                              "seq-read")
-    assert "not a group yet" in err and "with --job" in err
+@pytest.mark.parametrize(("jobs", "extra", "why"), [
+    ("seq-read", (), "drop the caches before each run"), ("contention", (), "add --independent"),
+    ("randread-q16t2,my.fio", (), "a job file lies on this machine only"),
+    ("4k-matrix", ("--job", "4k-read"), "give --job or --jobs, not both"),
+])
+def test_a_group_lockstep_cannot_run_is_one_sentence(jobs, extra, why):
+    err = one_sentence_exit_2("compare", "loop0", "--hosts", "h1,h2", "--schedulers", "none,bfq", "--jobs", jobs,
+                              *extra)
+    assert why in err
+
+
+def test_a_group_of_jobs_on_two_hosts_is_one_matrix_stopped_and_resumed(make_loop, tmp_path):
+    """--jobs across hosts: one lockstep fleet per job, one after another, saved after every slot. Ctrl-C in the
+    second job ends the fio clients and every session (each host's iosched puts its device back), keeps the first
+    job whole and the second's finished runs, judges them, saves them and exits 130. --resume goes on in the
+    second job where it stopped, on one clock; the verdicts are pooled per job and Holm-corrected over the
+    matrix's cells, and report says the same."""
+    need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
+    loops = [make_loop("256M", tmp_path / f"disk{n}") for n in range(2)]
+    with host_namespaces(tmp_path, 2) as (addresses, ssh):
+        hosts = tmp_path / "hosts"
+        hosts.write_text("".join(f"{a} {lp.name}\n" for a, lp in zip(addresses, loops, strict=True)))
+        saved = tmp_path / "matrix.json"
+        iosched = str(Path(sys.executable).with_name("iosched"))
+        proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts),
+                                 loops[0].name, "--schedulers", "none,bfq", "--jobs", "randread-q16t2,sweep-read-64k",
+                                 "--runtime", "1", "--repeat", "2", "--settle", "0", "--remote-iosched", iosched,
+                                 "--ssh", str(ssh), "--save", str(saved)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+        def second_job_runs() -> int:
+            try:
+                doc = json.loads(saved.read_text())
+            except (OSError, ValueError):
+                return 0
+            if len(doc["fleets"]) < 2:
+                return 0
+            return min(len(h["result"]["runs"]) if h["result"] else 0 for h in doc["fleets"][1]["hosts"])
+
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and second_job_runs() < 1:
+            time.sleep(0.1)
+        if second_job_runs() < 1:
+            proc.kill()
+            raise AssertionError(f"no run of the second job was saved: {proc.communicate(timeout=30)[1][-3000:]}")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 130, err
+        assert "job 2/2: sweep-read-64k" in err and "the matrix: each cell pooled over the hosts" in out
+        doc = json.loads(saved.read_text())
+        valid("fleet-matrix.schema.json", doc)
+        first, second = doc["fleets"]
+        assert [h["status"] for h in first["hosts"]] == ["done", "done"]
+        assert all(len(h["result"]["runs"]) == 4 for h in first["hosts"])
+        for h in second["hosts"]:
+            assert h["status"] == "cancelled" and h["result"]["status"] == "cancelled"
+            assert any("ended early (Ctrl-C)" in n for n in h["result"]["notes"])
+        kept = len(second["hosts"][0]["result"]["runs"])
+        stopped = subprocess.run([sys.executable, "-m", "iosched.cli", "report", str(saved)], capture_output=True,
+                                 text=True, timeout=60)
+        assert stopped.returncode == 0 and "sweep-read-64k:" in stopped.stdout, stopped.stderr
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(lp.current() != lp.initial_scheduler for lp in loops):
+            time.sleep(0.2)
+        assert all(lp.current() == lp.initial_scheduler for lp in loops)
+        err = one_sentence_exit_2("compare", "--hosts", str(hosts), loops[0].name, "--resume", str(saved),
+                                  "--jobs", "randread-q16t2")
+        assert "differs from the saved fleet's randread-q16t2,sweep-read-64k" in err
+        done = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts), loops[0].name,
+                               "--resume", str(saved), "--remote-iosched", iosched, "--ssh", str(ssh), "--json"],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        final = json.loads(done.stdout)
+        assert final == json.loads(saved.read_text())  # saved as shown
+        valid("fleet-matrix.schema.json", final)
+        job_one = {k: v for k, v in final["fleets"][0].items() if k != "pooled"}  # judged again over more cells
+        assert job_one == {k: v for k, v in first.items() if k != "pooled"}  # the finished job is kept as it was
+        for h in final["fleets"][1]["hosts"]:
+            runs = h["result"]["runs"]
+            assert h["status"] == "done" and h["result"]["status"] == "final"
+            assert [r["index"] for r in runs] == list(range(4)) and [r["variant"] for r in runs] == [
+                "none", "bfq", "bfq", "none"]
+            assert any(f"resumed at run {kept + 1} of 4" in n for n in h["result"]["notes"])
+            assert all(b["start"] > a["end"] for a, b in itertools.pairwise(runs))  # one clock across the sessions
+        pooled = final["pooled"]
+        assert pooled["cells"] == 2 and [v["job"] for v in pooled["verdicts"]] == ["randread-q16t2", "sweep-read-64k"]
+        assert "over the matrix's 2 pooled cells" in final["fleets"][0]["pooled"]["correction"]
+        again = subprocess.run([sys.executable, "-m", "iosched.cli", "report", str(saved), "--json"],
+                               capture_output=True, text=True, timeout=60)
+        assert json.loads(again.stdout)["pooled"] == pooled, again.stderr
+        csv_out = subprocess.run([sys.executable, "-m", "iosched.cli", "report", str(saved), "--csv"],
+                                 capture_output=True, text=True, timeout=60).stdout.splitlines()
+        assert csv_out[0].startswith("job,host,run,") and len(csv_out) == 1 + 2 * 2 * 4
+    for lp in loops:
+        assert lp.current() == lp.initial_scheduler

@@ -19,7 +19,7 @@ from schema_support import SAVED
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.schema import NON_FINITE, JsonObject, Keywords
-from iosched.core.experiment.document import CompareDoc, ExperimentDoc, FleetDoc, MatrixDoc
+from iosched.core.experiment.document import CompareDoc, ExperimentDoc, FleetDoc, FleetMatrixDoc, MatrixDoc
 from iosched.core.live.recording_lines import RecordingLine
 from iosched.core.settings.journal import JournalFile
 
@@ -221,6 +221,10 @@ def test_the_saved_samples_decode_as_their_types(path) -> None:
         fleet = decode(FleetDoc, doc)
         assert [h.result.runs[0].metrics["iops"] for h in fleet.hosts if h.result] == [
             h["result"]["runs"][0]["metrics"]["iops"] for h in doc["hosts"] if h["result"]]
+        return
+    if doc["kind"] == "fleet_matrix":  # each job's fleet, as its own type
+        matrix = decode(FleetMatrixDoc, doc)
+        assert [f.job for f in matrix.fleets] == matrix.jobs and all(isinstance(f, FleetDoc) for f in matrix.fleets)
         return
     typed = decode(MatrixDoc if doc.get("kind") == "matrix" else ExperimentDoc, doc)
     assert len(typed.runs) == len(doc["runs"]) and typed.variants[0].label == doc["variants"][0]["label"]

@@ -126,7 +126,8 @@ def test_generator_refuses_what_json_cannot_say() -> None:
 @pytest.mark.parametrize("path", sorted(SAVED.glob("*.json")), ids=lambda p: p.name)
 def test_saved_samples_validate(path: Path) -> None:
     doc = json.loads(path.read_text())
-    valid({"matrix": "matrix", "fleet": "fleet"}.get(doc["kind"], "experiment") + ".schema.json", doc)
+    valid({"matrix": "matrix", "fleet": "fleet", "fleet_matrix": "fleet-matrix"}.get(doc["kind"], "experiment")
+          + ".schema.json", doc)
 
 
 @pytest.mark.parametrize("where", ["top", "run", "variant", "device", "workload"])

@@ -228,9 +228,7 @@ def test_resume_goes_on_after_the_last_slot_any_host_finished():
         h["result"]["order"] = ["none", "mq-deadline", "mq-deadline", "none", "none", "mq-deadline"]
     args = argparse.Namespace(resume="f", schedulers=None, job=None, repeat=None, runtime=None, size=None,
                               settle=1.0, until_verdict=False, max_runs=8)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(fleet_cli, "load_saved", lambda *a: doc)
-        _doc, first = fleet_cli.resumed(args)
+    first = fleet_cli.resumed(args, doc)
     assert first == 5 and args.repeat == 3 and args.job == doc["job"]
 
 
@@ -246,10 +244,8 @@ def test_resume_keeps_the_alpha_the_saved_boundaries_were_set_at():
                                order=["none", "mq-deadline", "mq-deadline", "none"] * 2)
     args = argparse.Namespace(resume="f", schedulers=None, job=None, repeat=None, runtime=None, size=None,
                               settle=1.0, until_verdict=False, max_runs=8, alpha=0.05)
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(fleet_cli, "load_saved", lambda *a: copy.deepcopy(doc))
-        with pytest.raises(BadInput, match=r"alpha 0\.01: go on with --alpha 0\.01"):
-            fleet_cli.resumed(args)
-        args.alpha = 0.01
-        _doc, first = fleet_cli.resumed(args)
+    with pytest.raises(BadInput, match=r"alpha 0\.01: go on with --alpha 0\.01"):
+        fleet_cli.resumed(args, copy.deepcopy(doc))
+    args.alpha = 0.01
+    first = fleet_cli.resumed(args, copy.deepcopy(doc))
     assert first == 2 and args.until_verdict

@@ -28,7 +28,7 @@ from iosched.core.settings.device_lock import load_lock
 from conftest import need_real, run_cli
 
 SAVED = Path(__file__).parents[2] / "data" / "saved"  # tests/data/saved
-KINDS = ["experiment", "alternation", "sequential", "command", "matrix", "study", "fleet"]
+KINDS = ["experiment", "alternation", "sequential", "command", "matrix", "study", "fleet", "fleet_matrix"]
 # Words of Python's own exceptions: a message that carries them has leaked an exception's text.
 PYTHON_WORDS = ("Traceback", "Error", "indices", "attribute", "subscriptable", "unhashable", "NoneType",
                 "not supported between", "JSONDecode")
@@ -124,8 +124,8 @@ FLAGS = [[], ["--json"], ["--csv"], ["--plot"], ["--metric", "mb_s"], ["--alpha"
 def test_report_on_a_hostile_file_is_a_result_or_one_sentence(tmp_path_factory, doc, flags):
     path, data = write(tmp_path_factory.mktemp("rep"), doc)
     code, _out, err = call("report", str(path), *flags)
-    said = doc.get("kind") if isinstance(doc, dict) else None
-    kind = "matrix" if said == "matrix" else "fleet compare" if said == "fleet" else "experiment"
+    said = doc.get("kind") if isinstance(doc, dict) and isinstance(doc.get("kind"), str) else None
+    kind = {"matrix": "matrix", "fleet": "fleet compare", "fleet_matrix": "fleet matrix"}.get(said, "experiment")
     assert code in (0, 2), err
     if code == 2:
         assert_one_sentence(err, path, kind)

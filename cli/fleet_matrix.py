@@ -1,0 +1,226 @@
+"""`iosched compare --hosts H DEV --schedulers A,B --jobs GROUP`: a matrix on a fleet. Each job of the group is a
+fleet compare of its own (cli/fleet.py: every host in lockstep, or each by itself), one job after another; each
+job's variants are pooled over its hosts, and the verdicts are Holm-corrected over every cell (job x variant),
+as one machine's matrix is. `--save` keeps the whole matrix in one file after every slot, `--resume` goes on from
+the job and slot it stopped at, `report` judges it again."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from iosched.cli.fleet import (
+    Keeper,
+    check_fleet_args,
+    cmd_fleet,
+    fleet_lines,
+    next_slot,
+    plan_from,
+    pooled_fleet,
+    run_job,
+    same_hosts,
+    save_final,
+)
+from iosched.cli.matrix import plot_result
+from iosched.cli.report import hosts_runs_csv
+from iosched.core.base.cells import printable
+from iosched.core.base.errors import BadInput
+from iosched.core.experiment.fleet import parse_hosts
+from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
+from iosched.core.experiment.metrics import metric_label
+from iosched.core.experiment.results import check_save_path
+from iosched.core.experiment.saved import load_saved, read_fleet, read_fleet_matrix
+from iosched.core.experiment.schema_version import SCHEMA_VERSION
+from iosched.core.experiment.stats import holm
+from iosched.core.experiment.verdict import fmt_p, signed_percent
+from iosched.core.load.jobs import Job, resolve_jobs
+
+
+def matrix_pooled(fleets: list[dict[str, Any]], alpha: float, metric: str | None) -> dict[str, Any]:
+    """Each job's variants pooled over its hosts, the p-values Holm-corrected over every cell of the matrix; each
+    fleet's own ``pooled`` is set to its part of that (what its lines show)."""
+    raw: list[list[float]] = []
+    for f in fleets:
+        got: list[float] = []
+
+        def taken(ps: list[float], got: list[float] = got) -> list[float]:
+            got.extend(ps)  # the cell's own p-values, before any correction
+            return ps
+
+        pooled_fleet(f, alpha, metric, adjust=taken)
+        raw.append(got)
+    adjusted = iter(holm([p for ps in raw for p in ps]))
+    cells = sum(len(ps) for ps in raw)
+    words = f"Holm-corrected over the matrix's {cells} pooled cell{'' if cells == 1 else 's'} (one per job and variant)"
+    verdicts = []
+    for f, ps in zip(fleets, raw, strict=True):
+        mine = [next(adjusted) for _ in ps]
+
+        def given(ps: list[float], mine: list[float] = mine) -> list[float]:
+            assert len(ps) == len(mine)  # the same runs pooled again: the same cells
+            return mine
+
+        f["pooled"] = pooled_fleet(f, alpha, metric, adjust=given, correction=words)
+        for row in (f["pooled"] or {}).get("pooled", []):
+            verdicts.append({"job": f["job"], "metric": f["pooled"]["metric"], "baseline": f["pooled"]["baseline"],
+                             **{k: row.get(k) for k in ("variant", "ratio", "ci_low", "ci_high", "p_adjusted",
+                                                         "significant", "sentence")}})
+    return {"alpha": alpha, "cells": cells, "correction": words, "verdicts": verdicts}
+
+
+def matrix_lines(doc: dict[str, Any]) -> list[str]:
+    """Each job's fleet as `compare --hosts` shows one, then the matrix's verdicts, a line a cell."""
+    lines: list[str] = []
+    for f in doc["fleets"]:
+        lines.append(f"{f['job']}:")
+        lines += [f"  {line}" for line in fleet_lines(f)]
+    left = doc["jobs"][len(doc["fleets"]):]
+    if left:
+        lines.append(f"not run: {', '.join(left)}")
+    pooled = doc["pooled"]
+    lines.append(f"the matrix: each cell pooled over the hosts; {pooled['correction']}, alpha {pooled['alpha']:g}:")
+    if not pooled["verdicts"]:
+        lines.append("  no job had two hosts to pool")
+    for v in pooled["verdicts"]:
+        if v["ratio"] is None:
+            lines.append(f"  {v['job']}: {v['sentence']}")
+            continue
+        said = "differs" if v["significant"] else "no significant difference"
+        lines.append(f"  {v['job']}: {v['variant']} vs {v['baseline']}, {metric_label(v['metric'])} "
+                     f"{signed_percent(v['ratio'])} "
+                     f"(95% CI {signed_percent(v['ci_low'])} to {signed_percent(v['ci_high'])}), "
+                     f"{fmt_p(v['p_adjusted'], True)}: {said}")
+    return [printable(line) for line in lines]
+
+
+def _jobs(args: argparse.Namespace) -> tuple[list[str], bool]:
+    """--jobs as catalog job names, and whether its group drops caches before each run."""
+    parts = [p.strip() for p in args.jobs.split(",")]
+    found, group = ([], None) if any("/" in p or p.endswith((".fio", ".ini")) for p in parts) else (
+        resolve_jobs(args.jobs))  # a job file is never read: it could not reach the hosts
+    if not found or any(not isinstance(j, Job) for j in found):
+        raise BadInput("--hosts runs catalog jobs (`iosched jobs` lists them): a job file lies on this machine only")
+    return [j.name for j in found], bool(group and group.drop_caches)
+
+
+def cmd_hosts(args: argparse.Namespace) -> int:
+    """`compare --hosts`: one job's fleet (cli/fleet.py), or with --jobs (or a saved fleet matrix to go on with)
+    a fleet matrix."""
+    saved_doc = load_saved(args.resume, "fleet compare") if args.resume and not args.independent else None
+    if args.jobs or (isinstance(saved_doc, dict) and saved_doc.get("kind") == "fleet_matrix"):
+        return cmd_fleet_matrix(args, saved_doc)
+    return cmd_fleet(args, saved_doc)
+
+
+def cmd_fleet_matrix(args: argparse.Namespace, saved_doc: object) -> int:
+    if args.job:
+        raise BadInput("give --job or --jobs, not both")
+    fleets: list[dict[str, Any]] = []
+    resume: tuple[dict[str, Any], int] | None = None
+    if saved_doc is not None:
+        matrix = read_fleet_matrix(saved_doc, args.resume)
+        assert isinstance(saved_doc, dict)
+        given = _jobs(args)[0] if args.jobs else None
+        plan_from(args, matrix, args.resume, {"--jobs": (given and ",".join(given), ",".join(matrix.jobs))})
+        jobs, spec, drops = matrix.jobs, matrix.jobs_spec, False
+        fleets = list(saved_doc["fleets"])
+        if fleets and any(h["status"] in ("cancelled", "running") for h in fleets[-1]["hosts"]):
+            first = next_slot(read_fleet(fleets[-1], args.resume))
+            if first is not None:  # the job it stopped in goes on; else that job had ended
+                resume = (fleets.pop(), first)
+        if len(fleets) == len(jobs):
+            raise BadInput(f"{args.resume} has ended (every job it planned): `iosched report {args.resume}` "
+                           "judges it")
+    else:
+        jobs, drops = _jobs(args)
+        spec = args.jobs
+    check_fleet_args(args, jobs)
+    if drops and not args.independent:
+        raise BadInput(f"{spec}'s jobs drop the caches before each run, which hosts in lockstep cannot: "
+                       "add --independent")
+    if drops and args.drop_caches is None:
+        args.drop_caches = True
+    hosts = parse_hosts(args.hosts, args.device)
+    if saved_doc is not None:
+        assert isinstance(saved_doc, dict)
+        if saved_doc["fleets"]:
+            same_hosts(hosts, saved_doc["fleets"][0]["hosts"], args.resume)
+        args.save = args.save or args.resume
+    if args.save is not None:
+        check_save_path(args.save)
+    started = saved_doc["started"] if isinstance(saved_doc, dict) else time.time()
+    repeat = args.max_runs if args.until_verdict else (args.repeat or 3)
+
+    def document(current: dict[str, Any] | None) -> dict[str, Any]:
+        whole = fleets + ([current] if current is not None else [])
+        doc: dict[str, Any] = {"version": SCHEMA_VERSION, "kind": "fleet_matrix",
+                               "mode": "independent" if args.independent else "lockstep", "started": started,
+                               "finished": time.time(), "jobs_spec": spec, "jobs": jobs,
+                               "schedulers": args.schedulers, "repeat": repeat,
+                               "until_verdict": bool(args.until_verdict), "runtime_s": args.runtime,
+                               "size": args.size, "settle_s": args.settle, "fleets": whole}
+        doc["pooled"] = matrix_pooled(whole, args.alpha, args.metric)
+        return doc
+
+    how = ("each by its own iosched over SSH" if args.independent else
+           "in lockstep: each variant on every host together, fio's client driving a fio server on each")
+    print(f"iosched: {len(jobs)} jobs ({spec}) under {args.schedulers} on {len(hosts)} hosts, one job after "
+          f"another, {how}", file=sys.stderr, flush=True)
+    keeper = Keeper(args.save)
+    stopped, ran_now = False, False
+    try:
+        for n in range(len(fleets), len(jobs)):
+            print(f"iosched: job {n + 1}/{len(jobs)}: {jobs[n]}", file=sys.stderr, flush=True)
+            ran = run_job(args, hosts, jobs[n], resume[0]["started"] if resume else time.time(), resume,
+                          lambda current: keeper.keep(document(current)))
+            resume, ran_now = None, True
+            fleets.append(ran.doc)
+            if ran.stopped:
+                stopped = True
+                break
+            keeper.keep(document(None))
+    except KeyboardInterrupt:
+        if not ran_now:
+            raise  # nothing ran in this session: the file stays as it was
+        stopped = True
+    doc = document(None)
+    saved = save_final(doc, args.save)
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    else:
+        sys.stdout.write("\n".join(matrix_lines(doc)) + "\n")
+    if saved and args.save is not None:
+        print(f"iosched: saved to {args.save} (`iosched report {args.save}` judges it again)", file=sys.stderr)
+    if stopped:
+        print("iosched: stopped (Ctrl-C): every host puts its device back; the results cover the runs that finished",
+              file=sys.stderr)
+        return 130
+    done = len(fleets) == len(jobs) and all(h["status"] == "done" for f in fleets for h in f["hosts"])
+    return 0 if saved and done else 1
+
+
+def report_fleet_matrix(doc: object, args: argparse.Namespace) -> None:
+    """`report FLEET-MATRIX.json`: each job's hosts judged again and pooled, Holm over the matrix."""
+    read_fleet_matrix(doc, args.file)
+    assert isinstance(doc, dict)
+    if args.plot_file:
+        raise BadInput("a fleet is charted host by host in the terminal (--plot); --plot-file takes one compare")
+    doc["pooled"] = matrix_pooled(doc["fleets"], args.alpha, args.metric)
+    if args.json:
+        print(json.dumps(doc, indent=1))
+    elif args.csv:
+        sys.stdout.write(hosts_runs_csv([(h["host"], h["result"]) for f in doc["fleets"] for h in f["hosts"]
+                                         if h["result"] is not None],
+                                        jobs=[f["job"] for f in doc["fleets"] for h in f["hosts"]
+                                              if h["result"] is not None]))
+    else:
+        sys.stdout.write("\n".join(matrix_lines(doc)) + "\n")
+    for f in doc["fleets"] if args.plot else ():
+        for h in f["hosts"]:
+            if h["result"] is not None:
+                view = as_matrix(h["result"])
+                print(f"\n{f['job']} on {h['host']}:", flush=True)
+                plot_result(view, judge_matrix(view, args.alpha, args.metric), args)
