@@ -127,9 +127,11 @@ def test_switch_none_to_bfq_shows_time_in_the_scheduler(loopdev, tracer_of):
              if s.mono - s.interval > switched_at + 0.1 and loopdev.name in s.devices
              and s.devices[loopdev.name].ios > 100]
     assert before and after
-    # Under none requests go straight to the driver: no insert, zero time in the scheduler.
+    # Under none requests go straight to the driver: no insert, zero time in the scheduler. Under bfq each request
+    # waits in it, on a fast machine mostly under a microsecond (the histogram's first bucket, shown as 0), but
+    # its tail is always a microsecond or more.
     assert all(d.sched.percentile(0.99) == 0.0 for d in before)
-    assert all(d.sched.percentile(0.5) > 0 for d in after)
+    assert all(d.sched.percentile(0.99) > 0 for d in after)
     assert all(d.device.total > 0 for d in before + after)
 
 
@@ -298,7 +300,7 @@ def test_compare_with_trace_records_scheduler_and_device_time_per_run(loopdev, t
         # The traced run covers the run's own IO: fio's count, give or take the edges.
         assert run["trace"]["ios"] == pytest.approx(run["metrics"]["dev_ios"], rel=0.05)
     assert runs["none"]["metrics"]["sched_p99_us"] == 0.0
-    assert runs["bfq"]["metrics"]["sched_p50_us"] > 0
+    assert runs["bfq"]["metrics"]["sched_p99_us"] > 0  # its median may be under a microsecond: shown as 0
     assert "scheduler p50" in r.stdout
     assert loopdev.current() == loopdev.initial_scheduler  # put back
 
