@@ -114,6 +114,13 @@ def plan_from(args: argparse.Namespace, fleet: FleetDoc | FleetMatrixDoc, path: 
     if bounds and bounds != {args.alpha}:
         saved_alpha = min(bounds)
         raise BadInput(f"{path}'s boundaries were set at alpha {saved_alpha:g}: go on with --alpha {saved_alpha:g}")
+    # And they watch the metric they watched (a matrix's jobs may each have their own: those are kept per job).
+    watched = {r.primary_metric for r in results if r is not None and r.sequential and r.primary_metric}
+    if isinstance(fleet, FleetDoc) and len(watched) == 1:
+        (saved_metric,) = watched
+        if args.metric is not None and args.metric != saved_metric:
+            raise BadInput(f"{path}'s boundaries watch {saved_metric}: leave out --metric {args.metric} to go on")
+        args.metric = saved_metric
     args.schedulers, args.repeat = fleet.schedulers, fleet.repeat
     args.runtime, args.size, args.settle = fleet.runtime_s, fleet.size, fleet.settle_s
     args.until_verdict, args.max_runs = fleet.until_verdict, fleet.repeat
@@ -296,7 +303,7 @@ def report_fleet(doc: object, args: argparse.Namespace) -> None:
     for h in doc["hosts"] if args.plot else ():
         if h["result"] is not None:
             view = as_matrix(h["result"])
-            print(f"\n{h['host']}:", flush=True)
+            print("\n" + printable(f"{h['host']}:"), flush=True)
             plot_result(view, judge_matrix(view, args.alpha, args.metric), args)
 
 

@@ -457,6 +457,9 @@ class FleetMatrixDoc:
     repeat: Annotated[int, Keywords(minimum=1)] = field(
         metadata={"doc": "runs per variant, job and host (with until_verdict: the most)"})
     until_verdict: bool = False
+    metric: str | None = field(
+        default=None, metadata={"doc": "--metric as given: what every job's boundary watches (null: each job's own "
+                                       "primary metric)"})
     runtime_s: float | None = field(metadata={"doc": "each run's length (null: each job's own)"})
     size: int | None = field(metadata={"doc": "bytes each job covers (null: each job's own)"})
     settle_s: float

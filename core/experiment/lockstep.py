@@ -516,6 +516,7 @@ def _document(link: Link, plan: Lockstep, order: list[int], others: list[str], s
         "settle_s": plan.settle, "workload": Workload(plan.job, target, plan.runtime).to_json(),
         "original": ready["original"], "runs": link.runs,
         "notes": [note], "status": "running", "switches": None, "finished": None, "traced": False,
+        "primary_metric": plan.metric,  # what the boundary watches: a resumed fleet watches the same
         **({"sequential": seq} if seq is not None else {}),
     }
 

@@ -241,7 +241,7 @@ def read_fleet_matrix(doc: object, path: object) -> FleetMatrixDoc:
     """A saved fleet matrix, read whole: its fields, then each job's fleet as `read_fleet` reads one, each of the
     matrix's plan and on the same hosts; BadInput with one sentence otherwise."""
     try:
-        _fleet_flags(doc)
+        _flags(_fleet_flags(doc), {"metric": parse_metric})
         matrix = decode(FleetMatrixDoc, doc, max_depth=MAX_DEPTH)
         parse_variants(matrix.schedulers)
         need(bool(matrix.jobs) and len(set(matrix.jobs)) == len(matrix.jobs), "its jobs are none, or one twice")

@@ -243,9 +243,27 @@ def test_resume_keeps_the_alpha_the_saved_boundaries_were_set_at():
             h["result"].update(status="cancelled", repeat=4, sequential=sequential_plan(4, 0.01, 2, False),
                                order=["none", "mq-deadline", "mq-deadline", "none"] * 2)
     args = argparse.Namespace(resume="f", schedulers=None, job=None, repeat=None, runtime=None, size=None,
-                              settle=1.0, until_verdict=False, max_runs=8, alpha=0.05)
+                              settle=1.0, until_verdict=False, max_runs=8, alpha=0.05, metric=None)
     with pytest.raises(BadInput, match=r"alpha 0\.01: go on with --alpha 0\.01"):
         fleet_cli.resumed(args, copy.deepcopy(doc))
     args.alpha = 0.01
     first = fleet_cli.resumed(args, copy.deepcopy(doc))
     assert first == 2 and args.until_verdict
+
+
+def test_resume_watches_the_metric_the_saved_boundaries_watched():
+    from iosched.core.experiment.verdict import sequential_plan
+
+    doc = json.loads((Path(__file__).parents[2] / "data/saved/fleet.json").read_text())
+    doc["until_verdict"], doc["repeat"] = True, 4
+    for h in doc["hosts"]:
+        if h["result"] is not None:
+            del h["result"]["runs"][2:]
+            h["result"].update(status="cancelled", repeat=4, sequential=sequential_plan(4, 0.05, 2, False),
+                               order=["none", "mq-deadline", "mq-deadline", "none"] * 2, primary_metric="mb_s")
+    args = argparse.Namespace(resume="f", schedulers=None, job=None, repeat=None, runtime=None, size=None,
+                              settle=1.0, until_verdict=False, max_runs=8, alpha=0.05, metric="iops")
+    with pytest.raises(BadInput, match="boundaries watch mb_s: leave out --metric iops"):
+        fleet_cli.resumed(args, copy.deepcopy(doc))
+    args.metric = None
+    assert fleet_cli.resumed(args, copy.deepcopy(doc)) == 2 and args.metric == "mb_s"
