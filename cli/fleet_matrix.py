@@ -32,7 +32,7 @@ from iosched.core.experiment.fleet import parse_hosts
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
 from iosched.core.experiment.metrics import metric_label
 from iosched.core.experiment.results import check_save_path
-from iosched.core.experiment.saved import load_saved, read_fleet, read_fleet_matrix
+from iosched.core.experiment.saved import load_saved, read_fleet_matrix
 from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.experiment.stats import holm
 from iosched.core.experiment.verdict import fmt_p, signed_percent
@@ -117,20 +117,24 @@ def cmd_hosts(args: argparse.Namespace) -> int:
 
 def cmd_fleet_matrix(args: argparse.Namespace, saved_doc: object) -> int:
     if args.job:
-        raise BadInput("give --job or --jobs, not both")
+        raise BadInput("a saved fleet matrix goes on with its own jobs: leave out --job" if saved_doc is not None
+                       else "give --job or --jobs, not both")
     fleets: list[dict[str, Any]] = []
     resume: tuple[dict[str, Any], int] | None = None
     if saved_doc is not None:
         matrix = read_fleet_matrix(saved_doc, args.resume)
         assert isinstance(saved_doc, dict)
         given = _jobs(args)[0] if args.jobs else None
-        plan_from(args, matrix, args.resume, {"--jobs": (given and ",".join(given), ",".join(matrix.jobs))})
+        plan_from(args, matrix, args.resume, {"--jobs": (given and ",".join(given), ",".join(matrix.jobs)),
+                                              "--metric": (args.metric, matrix.metric or "each job's own")})
+        args.metric = matrix.metric  # what every job's boundary watched, and the jobs left will
         jobs, spec, drops = matrix.jobs, matrix.jobs_spec, False
         fleets = list(saved_doc["fleets"])
-        if fleets and any(h["status"] in ("cancelled", "running") for h in fleets[-1]["hosts"]):
-            first = next_slot(read_fleet(fleets[-1], args.resume))
-            if first is not None:  # the job it stopped in goes on; else that job had ended
-                resume = (fleets.pop(), first)
+        # The last job goes on if it has slots left and a host that did not finish (stopped, lost, or all failed).
+        last = matrix.fleets[-1] if matrix.fleets else None
+        first = next_slot(last) if last is not None else None
+        if last is not None and first is not None and any(h.status != "done" for h in last.hosts):
+            resume = (fleets.pop(), first)
         if len(fleets) == len(jobs):
             raise BadInput(f"{args.resume} has ended (every job it planned): `iosched report {args.resume}` "
                            "judges it")
@@ -144,47 +148,62 @@ def cmd_fleet_matrix(args: argparse.Namespace, saved_doc: object) -> int:
     if drops and args.drop_caches is None:
         args.drop_caches = True
     hosts = parse_hosts(args.hosts, args.device)
-    if saved_doc is not None:
-        assert isinstance(saved_doc, dict)
+    if isinstance(saved_doc, dict):
         if saved_doc["fleets"]:
-            same_hosts(hosts, saved_doc["fleets"][0]["hosts"], args.resume)
+            was = saved_doc["fleets"][0]["hosts"]
+            same_hosts(hosts, was, args.resume)
+            order = [h["host"] for h in was]
+            hosts.sort(key=lambda h: order.index(h.name))  # every job's fleet lists the hosts as the first did
         args.save = args.save or args.resume
     if args.save is not None:
         check_save_path(args.save)
     started = saved_doc["started"] if isinstance(saved_doc, dict) else time.time()
     repeat = args.max_runs if args.until_verdict else (args.repeat or 3)
 
-    def document(current: dict[str, Any] | None) -> dict[str, Any]:
+    def document(current: dict[str, Any] | None, judged: bool = True) -> dict[str, Any]:
+        """The matrix so far; ``judged``: its cells pooled and corrected (each slot's save leaves that to the end
+        and to `report`: it would judge every host of every job again between two slots)."""
         whole = fleets + ([current] if current is not None else [])
         doc: dict[str, Any] = {"version": SCHEMA_VERSION, "kind": "fleet_matrix",
                                "mode": "independent" if args.independent else "lockstep", "started": started,
                                "finished": time.time(), "jobs_spec": spec, "jobs": jobs,
                                "schedulers": args.schedulers, "repeat": repeat,
-                               "until_verdict": bool(args.until_verdict), "runtime_s": args.runtime,
+                               "until_verdict": bool(args.until_verdict), "metric": args.metric,
+                               "runtime_s": args.runtime,
                                "size": args.size, "settle_s": args.settle, "fleets": whole}
-        doc["pooled"] = matrix_pooled(whole, args.alpha, args.metric)
+        doc["pooled"] = matrix_pooled(whole, args.alpha, args.metric) if judged else None
         return doc
 
     how = ("each by its own iosched over SSH" if args.independent else
            "in lockstep: each variant on every host together, fio's client driving a fio server on each")
-    print(f"iosched: {len(jobs)} jobs ({spec}) under {args.schedulers} on {len(hosts)} hosts, one job after "
-          f"another, {how}", file=sys.stderr, flush=True)
+    print(printable(f"iosched: {len(jobs)} jobs ({spec[:200]}) under {args.schedulers} on {len(hosts)} hosts, one "
+                    f"job after another, {how}"), file=sys.stderr, flush=True)
     keeper = Keeper(args.save)
-    stopped, ran_now = False, False
+    kept: list[dict[str, Any]] = []  # the running job's document as last saved
+
+    def keep(current: dict[str, Any]) -> None:
+        kept[:] = [current]
+        keeper.keep(document(current, judged=False))
+
+    stopped, lost, begun = False, "", len(fleets)
     try:
         for n in range(len(fleets), len(jobs)):
             print(f"iosched: job {n + 1}/{len(jobs)}: {jobs[n]}", file=sys.stderr, flush=True)
-            ran = run_job(args, hosts, jobs[n], resume[0]["started"] if resume else time.time(), resume,
-                          lambda current: keeper.keep(document(current)))
-            resume, ran_now = None, True
+            ran = run_job(args, hosts, jobs[n], resume[0]["started"] if resume else time.time(), resume, keep)
+            resume = None
             fleets.append(ran.doc)
+            kept.clear()
             if ran.stopped:
                 stopped = True
                 break
-            keeper.keep(document(None))
+            keeper.keep(document(None, judged=False))
+            if not any(r.status == "done" for r in ran.runs) and n + 1 < len(jobs):
+                lost = jobs[n]  # no host finished it: the jobs after it would fare no better
+                break
     except KeyboardInterrupt:
-        if not ran_now:
-            raise  # nothing ran in this session: the file stays as it was
+        if not kept and len(fleets) == begun:
+            raise  # nothing ran in this session: the file stays as it was (a resumed job's runs with it)
+        fleets.extend(kept)  # a job stopped between its last slot and its end keeps every slot saved
         stopped = True
     doc = document(None)
     saved = save_final(doc, args.save)
@@ -194,9 +213,13 @@ def cmd_fleet_matrix(args: argparse.Namespace, saved_doc: object) -> int:
         sys.stdout.write("\n".join(matrix_lines(doc)) + "\n")
     if saved and args.save is not None:
         print(f"iosched: saved to {args.save} (`iosched report {args.save}` judges it again)", file=sys.stderr)
+    if lost:
+        print(f"iosched: no host finished {lost}, so the jobs after it were not run"
+              + (f"; `--resume {args.save}` goes on once the hosts can" if args.save and not args.independent
+                 else ""), file=sys.stderr)
     if stopped:
-        print("iosched: stopped (Ctrl-C): every host puts its device back; the results cover the runs that finished",
-              file=sys.stderr)
+        print("iosched: stopped (Ctrl-C): every host puts its device back; the results cover the runs that finished"
+              + (" (with --independent, the jobs that finished)" if args.independent else ""), file=sys.stderr)
         return 130
     done = len(fleets) == len(jobs) and all(h["status"] == "done" for f in fleets for h in f["hosts"])
     return 0 if saved and done else 1
@@ -222,5 +245,5 @@ def report_fleet_matrix(doc: object, args: argparse.Namespace) -> None:
         for h in f["hosts"]:
             if h["result"] is not None:
                 view = as_matrix(h["result"])
-                print(f"\n{f['job']} on {h['host']}:", flush=True)
+                print("\n" + printable(f"{f['job']} on {h['host']}:"), flush=True)
                 plot_result(view, judge_matrix(view, args.alpha, args.metric), args)

@@ -88,14 +88,15 @@ def resume(matrix: Path, hosts: Path, ssh: Path, *extra: str) -> tuple[int, str]
 
 
 def ended(doc: dict) -> None:
-    for h in doc["fleets"][1]["hosts"]:
-        h["status"] = "done" if h["result"] else h["status"]
+    doc["fleets"][1] = saved("fleet_matrix")["fleets"][1]  # every slot run (one host lost: it stays lost)
 
 
 @pytest.mark.parametrize(("change", "extra", "why"), [
     (ended, (), "has ended (every job it planned)"),
     (lambda d: None, ("--jobs", "4k-randread"), "--jobs 4k-randread differs from the saved fleet's 4k-randread,"),
     (lambda d: None, ("--repeat", "5"), "--repeat 5 differs"),
+    (lambda d: None, ("--metric", "mb_s"), "--metric mb_s differs from the saved fleet's each job's own"),
+    (lambda d: d.update(metric="no-such-figure"), (), "metric: "),
     (lambda d: None, ("--independent",), "--resume goes on with a fleet in lockstep"),
     (lambda d: [x.update(mode="independent") for x in (d, *d["fleets"])], (), "ran each host alone"),
     (lambda d: d["fleets"][1]["hosts"][0].update(host="db9"), (), "the fleet of 4k-read ran on other hosts"),
@@ -146,3 +147,30 @@ def test_a_hostile_saved_matrix_is_refused_before_any_host(tmp_path_factory, doc
         runs = [len(h["result"]["runs"]) for f in after["fleets"] for h in f["hosts"] if h["result"]]
         assert sum(runs) >= sum(len(h["result"]["runs"]) for f in doc["fleets"] for h in f["hosts"]
                                 if h["result"])
+
+
+def test_hosts_named_in_another_order_are_kept_in_the_saved_one(tmp_path):
+    doc = stopped_in_the_second_job()
+    matrix, hosts, ssh = setup(tmp_path, doc)
+    hosts.write_text("".join(reversed(HOSTS.splitlines(keepends=True))))
+    code, err = resume(matrix, hosts, ssh)
+    assert code == 1, err
+    after = json.loads(matrix.read_text())
+    assert [h["host"] for h in after["fleets"][1]["hosts"]] == ["db1", "db2", "db3"]
+    code, _out, err = call("report", str(matrix))  # the file still reads
+    assert code == 0, err
+
+
+def test_a_job_no_host_finished_ends_the_matrix_and_resume_goes_on_with_it(tmp_path):
+    _matrix, hosts, ssh = setup(tmp_path, {})
+    saved_to = tmp_path / "new.json"
+    code, _out, err = call("compare", "--hosts", str(hosts), "sdb", "--schedulers", "none,bfq", "--jobs",
+                           "4k-randread,4k-read", "--ssh", str(ssh), "--save", str(saved_to))
+    assert code == 1 and "no host finished 4k-randread, so the jobs after it were not run" in err, err
+    doc = json.loads(saved_to.read_text())
+    assert [f["job"] for f in doc["fleets"]] == ["4k-randread"]
+    assert [h["status"] for h in doc["fleets"][0]["hosts"]] == ["failed"] * 3
+    code, err = resume(saved_to, hosts, ssh)
+    assert code == 1 and "job 1/2: 4k-randread" in err, err
+    code, err = resume(saved_to, hosts, ssh, "--job", "4k-read")
+    assert code == 2 and "goes on with its own jobs: leave out --job" in err, err
