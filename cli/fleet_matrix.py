@@ -30,12 +30,10 @@ from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput
 from iosched.core.experiment.fleet import parse_hosts
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
-from iosched.core.experiment.metrics import metric_label
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.saved import load_saved, read_fleet_matrix
 from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.experiment.stats import holm
-from iosched.core.experiment.verdict import fmt_p, signed_percent
 from iosched.core.load.jobs import Job, resolve_jobs
 
 
@@ -84,15 +82,8 @@ def matrix_lines(doc: dict[str, Any]) -> list[str]:
     lines.append(f"the matrix: each cell pooled over the hosts; {pooled['correction']}, alpha {pooled['alpha']:g}:")
     if not pooled["verdicts"]:
         lines.append("  no job had two hosts to pool")
-    for v in pooled["verdicts"]:
-        if v["ratio"] is None:
-            lines.append(f"  {v['job']}: {v['sentence']}")
-            continue
-        said = "differs" if v["significant"] else "no significant difference"
-        lines.append(f"  {v['job']}: {v['variant']} vs {v['baseline']}, {metric_label(v['metric'])} "
-                     f"{signed_percent(v['ratio'])} "
-                     f"(95% CI {signed_percent(v['ci_low'])} to {signed_percent(v['ci_high'])}), "
-                     f"{fmt_p(v['p_adjusted'], True)}: {said}")
+    for v in pooled["verdicts"]:  # the pooled sentence without its heterogeneity, which the job's lines give
+        lines.append(f"  {v['job']}: {v['sentence'].split('; pooled over ')[0]}")
     return [printable(line) for line in lines]
 
 

@@ -56,7 +56,7 @@ def test_the_lines_name_each_job_and_what_was_not_run():
     doc["pooled"] = matrix_pooled(doc["fleets"], 0.05, None)
     lines = matrix_lines(doc)
     assert lines[0] == "4k-randread:" and "4k-read:" in lines and "not run: 4k-write" in lines
-    assert sum(line.startswith("  4k-read: mq-deadline vs none, IOPS") for line in lines) == 1
+    assert sum(line.startswith("  4k-read: mq-deadline vs none: no significant difference") for line in lines) == 1
 
 
 # --- going on with a saved one -----------------------------------------------------------------------------
