@@ -40,10 +40,14 @@ def check_fleet_args(args: argparse.Namespace, jobs: list[str]) -> None:
     for flag, given in (("--study", args.study), ("--alternate", args.alternate),
                         ("--cmd", args.cmd), ("--background", args.background),
                         ("--replay", args.replay), ("--plan", args.plan),
-                        ("--plot", args.plot or args.plot_file), ("--dir", args.dir), ("--csv", args.csv),
-                        ("--destroy-data", args.destroy_data), ("--trace", args.trace), ("--raw", args.raw)):
+                        ("--dir", args.dir), ("--destroy-data", args.destroy_data), ("--trace", args.trace),
+                        ("--raw", args.raw)):
         if given:
             raise BadInput(f"--hosts runs catalog jobs on every host: {flag} does not apply")
+    for flag, given in (("--plot", args.plot), ("--plot-file", args.plot_file), ("--csv", args.csv)):
+        if given:
+            raise BadInput(f"a fleet is charted and tabled from its saved file: add --save FILE, then `iosched "
+                           f"report FILE --plot` or `--csv` ({flag} does not apply here)")
     if not args.schedulers:
         raise BadInput("--schedulers is required (e.g. none,bfq)")
     if not jobs or any(j not in CATALOG for j in jobs):

@@ -52,7 +52,8 @@ def matrix_pooled(fleets: list[dict[str, Any]], alpha: float, metric: str | None
         raw.append(got)
     adjusted = iter(holm([p for ps in raw for p in ps]))
     cells = sum(len(ps) for ps in raw)
-    words = f"Holm-corrected over the matrix's {cells} pooled cell{'' if cells == 1 else 's'} (one per job and variant)"
+    words = (f"Holm-corrected over the matrix's {cells} pooled cell{'' if cells == 1 else 's'} (one per job and "
+             "variant)" if cells else "no cell of the matrix could be pooled")
     verdicts = []
     for f, ps in zip(fleets, raw, strict=True):
         mine = [next(adjusted) for _ in ps]

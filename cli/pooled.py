@@ -125,6 +125,8 @@ def pooled_row(p: Pooled, base: str, variant: str, metric: str, p_adj: float, al
     else:
         words = (f"{variant} vs {base}: no significant difference over the hosts: {signed_percent(p.ratio)} "
                  f"(95% CI {signed_percent(p.ci_low)} to {signed_percent(p.ci_high)}), {fmt_p(p_adj, True)}")
+        if p.p_value < alpha:  # its own interval leaves out 1; the correction for the other comparisons does not
+            words += f" (alone {fmt_p(p.p_value, False)}: not significant once corrected for the other comparisons)"
     agree, differ = agreement(p)
     hetero = f"I² {p.i2:.0%}, between-host spread ×/÷{p.spread:.2f}"
     tail = f"pooled over {len(p.hosts)} hosts; {agree} of {len(p.hosts)} go the same way ({hetero})"

@@ -525,7 +525,9 @@ def _each_after(links: list[Link], plan: Lockstep) -> None:
     """The controller's own look at each host's device once its session has ended."""
 
     def after(lk: Link) -> None:
-        if lk.run.status != "cancelled" and lk.run.before is not None:
+        if lk.run.status == "cancelled":  # Ctrl-C: no new session is opened, the wait for each host's end was it
+            lk.run.check = "not read again after Ctrl-C: its iosched puts it back when its session ends"
+        elif lk.run.before is not None:
             lk.run.after, lk.run.check = read_scheduler(lk.run.host, plan.iosched, plan.ssh)
 
     threads = [threading.Thread(target=after, args=(lk,), daemon=True) for lk in links]

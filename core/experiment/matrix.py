@@ -302,7 +302,10 @@ def decode_matrix(doc: object, path: object) -> Doc:
 def load_matrix(path: str | Path) -> Doc:
     """A saved matrix document, size- and shape-checked; BadInput with one sentence otherwise."""
     data = read_bounded(path, SAVE_LIMIT, "matrix")  # a regular file only: /dev/zero or a FIFO is refused at once
-    return decode_matrix(decode_json(data, path, "matrix"), path)
+    doc = decode_json(data, path, "matrix")
+    if isinstance(doc, dict) and doc.get("kind") in ("fleet", "fleet_matrix"):
+        raise BadInput(f"{path} is a saved fleet compare: go on with it with --hosts, as it was run")
+    return decode_matrix(doc, path)
 
 
 def _identity(dev: Doc) -> Doc:

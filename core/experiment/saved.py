@@ -260,7 +260,7 @@ def read_fleet_matrix(doc: object, path: object) -> FleetMatrixDoc:
             need(plan == (matrix.mode, matrix.jobs[n], matrix.schedulers, matrix.repeat, matrix.until_verdict,
                           matrix.runtime_s, matrix.size, matrix.settle_s), f"{name} ran another plan")
             named = [(h.host, h.device) for h in fleet.hosts]
-            need(hosts is None or named == hosts, f"{name} ran on other hosts")
+            need(hosts is None or named == hosts, f"its fleets name different hosts ({name} and the first differ)")
             hosts = named
     except (Bad, DecodeError, BadInput) as e:
         raise BadInput(f"{path} is not a saved iosched fleet matrix: {e}") from None

@@ -234,10 +234,19 @@ def test_ctrl_c_on_the_controller_puts_every_host_back(make_loop, tmp_path):
         proc.send_signal(signal.SIGINT)
         _out, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
+        # Each host's iosched puts the device back and clears its journal entries as it exits: waited out before
+        # the namespaces go (their ending signals whatever is left in them).
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and loop.current() != loop.initial_scheduler:
+        while time.monotonic() < deadline and (loop.current() != loop.initial_scheduler or remote_compares(loop)):
             time.sleep(0.2)
+        assert not remote_compares(loop)
     assert loop.current() == loop.initial_scheduler
+
+
+def remote_compares(loop) -> list[str]:
+    """The hosts' own `iosched compare` processes on ``loop`` still running."""
+    out = subprocess.run(["pgrep", "-f", f"compare {loop.name} --schedulers"], capture_output=True, text=True)
+    return out.stdout.split()
 
 
 def test_lockstep_until_every_host_decides_beside_a_host_that_will_not_forward(make_loop, tmp_path):

@@ -99,7 +99,7 @@ def ended(doc: dict) -> None:
     (lambda d: d.update(metric="no-such-figure"), (), "metric: "),
     (lambda d: None, ("--independent",), "--resume goes on with a fleet in lockstep"),
     (lambda d: [x.update(mode="independent") for x in (d, *d["fleets"])], (), "ran each host alone"),
-    (lambda d: d["fleets"][1]["hosts"][0].update(host="db9"), (), "the fleet of 4k-read ran on other hosts"),
+    (lambda d: d["fleets"][1]["hosts"][0].update(host="db9"), (), "the fleet of 4k-read and the first differ"),
     (lambda d: d["fleets"][1].update(repeat=3), (), "the fleet of 4k-read ran another plan"),
     (lambda d: d["jobs"].pop(), (), "holds more fleets than jobs"),
     (lambda d: d["jobs"].append("4k-randread"), (), "its jobs are none, or one twice"),
@@ -174,3 +174,21 @@ def test_a_job_no_host_finished_ends_the_matrix_and_resume_goes_on_with_it(tmp_p
     assert code == 1 and "job 1/2: 4k-randread" in err, err
     code, err = resume(saved_to, hosts, ssh, "--job", "4k-read")
     assert code == 2 and "goes on with its own jobs: leave out --job" in err, err
+
+
+def test_a_cell_significant_alone_but_not_once_corrected_says_so():
+    from iosched.cli.pooled import pooled_row
+    from iosched.core.experiment.pooled import HostEffect, Pooled
+
+    hosts = (HostEffect("db1", -0.4, 0.1), HostEffect("db2", -0.35, 0.1))
+    p = Pooled(0.68, 0.47, 0.97, 0.04, 1, 0.0, 0.0, 0.2, hosts)
+    row = pooled_row(p, "none", "bfq", "iops", 0.09, 0.05)
+    assert not row["significant"] and "no significant difference" in row["sentence"]
+    assert "(alone p=0.04: not significant once corrected for the other comparisons)" in row["sentence"]
+    assert "alone" not in pooled_row(p, "none", "bfq", "iops", 0.04, 0.05)["sentence"]  # significant: no aside
+
+
+def test_a_saved_fleet_given_to_a_one_machine_resume_names_hosts(tmp_path):
+    matrix, _hosts, _ssh = setup(tmp_path, stopped_in_the_second_job())
+    code, _out, err = call("compare", "sdb", "--resume", str(matrix))
+    assert code == 2 and "is a saved fleet compare: go on with it with --hosts" in err, err
