@@ -239,25 +239,37 @@ def cmd_fleet(args: argparse.Namespace, saved_doc: object) -> int:
     if args.save is not None:
         check_save_path(args.save)
     started = saved_doc["started"] if isinstance(saved_doc, dict) else time.time()
-    how = ("each by its own iosched over SSH" if args.independent else
-           "in lockstep: each variant on every host together, fio's client driving a fio server on each")
-    print(f"iosched: {args.job} under {args.schedulers} on {len(hosts)} hosts, {how}", file=sys.stderr, flush=True)
+    print(f"iosched: {args.job} under {args.schedulers} on {len(hosts)} hosts, {how(args)}", file=sys.stderr,
+          flush=True)
     keeper = Keeper(args.save)
     ran = run_job(args, hosts, args.job, started, (saved_doc, first) if isinstance(saved_doc, dict) else None,
                   keeper.keep)
-    doc = ran.doc
+    saved = save_and_show(ran.doc, fleet_lines(ran.doc), args)
+    if ran.stopped:
+        print(STOPPED, file=sys.stderr)
+        return 130
+    return 0 if saved and all(r.status == "done" for r in ran.runs) else 1
+
+
+STOPPED = "iosched: stopped (Ctrl-C): every host puts its device back; the results cover the runs that finished"
+
+
+def how(args: argparse.Namespace) -> str:
+    """The fleet's mode, in words, for its first line."""
+    return ("each by its own iosched over SSH" if args.independent else
+            "in lockstep: each variant on every host together, fio's client driving a fio server on each")
+
+
+def save_and_show(doc: dict[str, Any], lines: list[str], args: argparse.Namespace) -> bool:
+    """The result saved (--save) and shown (--json, else ``lines``); whether it was saved (or nothing asked it)."""
     saved = save_final(doc, args.save)
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
-        sys.stdout.write("\n".join(fleet_lines(doc)) + "\n")
+        sys.stdout.write("\n".join(lines) + "\n")
     if saved and args.save is not None:
         print(f"iosched: saved to {args.save} (`iosched report {args.save}` judges it again)", file=sys.stderr)
-    if ran.stopped:
-        print("iosched: stopped (Ctrl-C): every host puts its device back; the results cover the runs that finished",
-              file=sys.stderr)
-        return 130
-    return 0 if saved and all(r.status == "done" for r in ran.runs) else 1
+    return saved
 
 
 def same_hosts(hosts: list[Host], saved_hosts: list[dict[str, Any]], path: str) -> None:

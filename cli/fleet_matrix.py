@@ -13,16 +13,18 @@ import time
 from typing import Any
 
 from iosched.cli.fleet import (
+    STOPPED,
     Keeper,
     check_fleet_args,
     cmd_fleet,
     fleet_lines,
+    how,
     next_slot,
     plan_from,
     pooled_fleet,
     run_job,
     same_hosts,
-    save_final,
+    save_and_show,
 )
 from iosched.cli.matrix import plot_result
 from iosched.cli.report import hosts_runs_csv
@@ -166,10 +168,8 @@ def cmd_fleet_matrix(args: argparse.Namespace, saved_doc: object) -> int:
         doc["pooled"] = matrix_pooled(whole, args.alpha, args.metric) if judged else None
         return doc
 
-    how = ("each by its own iosched over SSH" if args.independent else
-           "in lockstep: each variant on every host together, fio's client driving a fio server on each")
     print(printable(f"iosched: {len(jobs)} jobs ({spec[:200]}) under {args.schedulers} on {len(hosts)} hosts, one "
-                    f"job after another, {how}"), file=sys.stderr, flush=True)
+                    f"job after another, {how(args)}"), file=sys.stderr, flush=True)
     keeper = Keeper(args.save)
     kept: list[dict[str, Any]] = []  # the running job's document as last saved
 
@@ -198,20 +198,14 @@ def cmd_fleet_matrix(args: argparse.Namespace, saved_doc: object) -> int:
         fleets.extend(kept)  # a job stopped between its last slot and its end keeps every slot saved
         stopped = True
     doc = document(None)
-    saved = save_final(doc, args.save)
-    if args.json:
-        print(json.dumps(doc, indent=1))
-    else:
-        sys.stdout.write("\n".join(matrix_lines(doc)) + "\n")
-    if saved and args.save is not None:
-        print(f"iosched: saved to {args.save} (`iosched report {args.save}` judges it again)", file=sys.stderr)
+    saved = save_and_show(doc, matrix_lines(doc), args)
     if lost:
         print(f"iosched: no host finished {lost}, so the jobs after it were not run"
               + (f"; `--resume {args.save}` goes on once the hosts can" if args.save and not args.independent
                  else ""), file=sys.stderr)
     if stopped:
-        print("iosched: stopped (Ctrl-C): every host puts its device back; the results cover the runs that finished"
-              + (" (with --independent, the jobs that finished)" if args.independent else ""), file=sys.stderr)
+        print(STOPPED + (" (with --independent, the jobs that finished)" if args.independent else ""),
+              file=sys.stderr)
         return 130
     done = len(fleets) == len(jobs) and all(h["status"] == "done" for f in fleets for h in f["hosts"])
     return 0 if saved and done else 1

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from test_fleet_resume import HOSTS
+from test_fleet_resume import HOSTS, resume, setup  # a saved fleet's file, hosts and refusing ssh
 from test_saved import assert_one_sentence, call, mutate, saved
 
 from iosched.cli.fleet import pooled_fleet
@@ -72,21 +71,6 @@ def stopped_in_the_second_job() -> dict:
     return doc
 
 
-def setup(tmp: Path, doc: object) -> tuple[Path, Path, Path]:
-    matrix, hosts, ssh = tmp / "matrix.json", tmp / "hosts", tmp / "ssh"
-    matrix.write_text(json.dumps(doc))
-    hosts.write_text(HOSTS)
-    ssh.write_text(f"#!/bin/sh\necho called >> {tmp / 'ssh-called'}\nexit 255\n")
-    ssh.chmod(0o755)
-    return matrix, hosts, ssh
-
-
-def resume(matrix: Path, hosts: Path, ssh: Path, *extra: str) -> tuple[int, str]:
-    code, _out, err = call("compare", "--hosts", str(hosts), "sdb", "--resume", str(matrix), "--ssh", str(ssh),
-                           *extra)
-    return code, err
-
-
 def ended(doc: dict) -> None:
     doc["fleets"][1] = saved("fleet_matrix")["fleets"][1]  # every slot run (one host lost: it stays lost)
 
@@ -112,7 +96,7 @@ def test_what_cannot_go_on_is_one_sentence_and_reaches_no_host(tmp_path, change,
         f["job"] = job if why == "catalog jobs" else f["job"]
     matrix, hosts, ssh = setup(tmp_path, doc)
     before = matrix.read_bytes()
-    code, err = resume(matrix, hosts, ssh, *extra)
+    code, err = resume(tmp_path, matrix, hosts, ssh, *extra)
     assert code == 2 and why in err, err
     assert len(err.strip().splitlines()) == 1
     assert not (tmp_path / "ssh-called").exists() and matrix.read_bytes() == before
@@ -121,7 +105,7 @@ def test_what_cannot_go_on_is_one_sentence_and_reaches_no_host(tmp_path, change,
 def test_it_goes_on_in_the_job_it_stopped_in_and_keeps_every_saved_run(tmp_path):
     doc = stopped_in_the_second_job()
     matrix, hosts, ssh = setup(tmp_path, doc)
-    code, err = resume(matrix, hosts, ssh)
+    code, err = resume(tmp_path, matrix, hosts, ssh)
     assert code == 1 and "job 2/2: 4k-read" in err and "job 1/2" not in err, err
     after = json.loads(matrix.read_text())
     assert after["fleets"][0] == doc["fleets"][0] | {"pooled": after["fleets"][0]["pooled"]}
@@ -135,7 +119,7 @@ def test_a_hostile_saved_matrix_is_refused_before_any_host(tmp_path_factory, doc
     tmp = tmp_path_factory.mktemp("resume")
     matrix, hosts, ssh = setup(tmp, doc)
     before = matrix.read_bytes()
-    code, err = resume(matrix, hosts, ssh)
+    code, err = resume(tmp, matrix, hosts, ssh)
     if code == 2 and "is not a saved iosched fleet matrix" in err:
         assert_one_sentence(err, matrix, "fleet matrix")
     if code == 2:
@@ -153,7 +137,7 @@ def test_hosts_named_in_another_order_are_kept_in_the_saved_one(tmp_path):
     doc = stopped_in_the_second_job()
     matrix, hosts, ssh = setup(tmp_path, doc)
     hosts.write_text("".join(reversed(HOSTS.splitlines(keepends=True))))
-    code, err = resume(matrix, hosts, ssh)
+    code, err = resume(tmp_path, matrix, hosts, ssh)
     assert code == 1, err
     after = json.loads(matrix.read_text())
     assert [h["host"] for h in after["fleets"][1]["hosts"]] == ["db1", "db2", "db3"]
@@ -170,9 +154,9 @@ def test_a_job_no_host_finished_ends_the_matrix_and_resume_goes_on_with_it(tmp_p
     doc = json.loads(saved_to.read_text())
     assert [f["job"] for f in doc["fleets"]] == ["4k-randread"]
     assert [h["status"] for h in doc["fleets"][0]["hosts"]] == ["failed"] * 3
-    code, err = resume(saved_to, hosts, ssh)
+    code, err = resume(tmp_path, saved_to, hosts, ssh)
     assert code == 1 and "job 1/2: 4k-randread" in err, err
-    code, err = resume(saved_to, hosts, ssh, "--job", "4k-read")
+    code, err = resume(tmp_path, saved_to, hosts, ssh, "--job", "4k-read")
     assert code == 2 and "goes on with its own jobs: leave out --job" in err, err
 
 

@@ -232,7 +232,9 @@ def test_resume_goes_on_after_the_last_slot_any_host_finished():
     assert first == 5 and args.repeat == 3 and args.job == doc["job"]
 
 
-def test_resume_keeps_the_alpha_the_saved_boundaries_were_set_at():
+def stopped_until_verdict(alpha: float, **result: object) -> tuple[dict, argparse.Namespace]:
+    """The sample fleet under --until-verdict (boundaries at ``alpha``), stopped after two of its slots, and the
+    arguments of a bare --resume of it."""
     from iosched.core.experiment.verdict import sequential_plan
 
     doc = json.loads((Path(__file__).parents[2] / "data/saved/fleet.json").read_text())
@@ -240,10 +242,15 @@ def test_resume_keeps_the_alpha_the_saved_boundaries_were_set_at():
     for h in doc["hosts"]:
         if h["result"] is not None:
             del h["result"]["runs"][2:]
-            h["result"].update(status="cancelled", repeat=4, sequential=sequential_plan(4, 0.01, 2, False),
-                               order=["none", "mq-deadline", "mq-deadline", "none"] * 2)
+            h["result"].update(status="cancelled", repeat=4, sequential=sequential_plan(4, alpha, 2, False),
+                               order=["none", "mq-deadline", "mq-deadline", "none"] * 2, **result)
     args = argparse.Namespace(resume="f", schedulers=None, job=None, repeat=None, runtime=None, size=None,
                               settle=1.0, until_verdict=False, max_runs=8, alpha=0.05, metric=None)
+    return doc, args
+
+
+def test_resume_keeps_the_alpha_the_saved_boundaries_were_set_at():
+    doc, args = stopped_until_verdict(0.01)
     with pytest.raises(BadInput, match=r"alpha 0\.01: go on with --alpha 0\.01"):
         fleet_cli.resumed(args, copy.deepcopy(doc))
     args.alpha = 0.01
@@ -252,17 +259,8 @@ def test_resume_keeps_the_alpha_the_saved_boundaries_were_set_at():
 
 
 def test_resume_watches_the_metric_the_saved_boundaries_watched():
-    from iosched.core.experiment.verdict import sequential_plan
-
-    doc = json.loads((Path(__file__).parents[2] / "data/saved/fleet.json").read_text())
-    doc["until_verdict"], doc["repeat"] = True, 4
-    for h in doc["hosts"]:
-        if h["result"] is not None:
-            del h["result"]["runs"][2:]
-            h["result"].update(status="cancelled", repeat=4, sequential=sequential_plan(4, 0.05, 2, False),
-                               order=["none", "mq-deadline", "mq-deadline", "none"] * 2, primary_metric="mb_s")
-    args = argparse.Namespace(resume="f", schedulers=None, job=None, repeat=None, runtime=None, size=None,
-                              settle=1.0, until_verdict=False, max_runs=8, alpha=0.05, metric="iops")
+    doc, args = stopped_until_verdict(0.05, primary_metric="mb_s")
+    args.metric = "iops"
     with pytest.raises(BadInput, match="boundaries watch mb_s: leave out --metric iops"):
         fleet_cli.resumed(args, copy.deepcopy(doc))
     args.metric = None
