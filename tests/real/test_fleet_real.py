@@ -23,7 +23,8 @@ from schema_support import valid
 
 from conftest import need_real, one_sentence_exit_2
 
-NET = "10.213"
+# Per test process, so two suites on one machine (worktrees, a CI beside a session) never share an address.
+NET = f"10.{200 + os.getpid() % 50}"
 
 
 def sh(*cmd: str) -> None:
