@@ -24,6 +24,7 @@ from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.load.targets import clean_stale_scratch, kept_scratch
 from iosched.core.load.workdirs import clean_stale_workdirs, kept_workdirs
 from iosched.core.settings.cgroups import clean_stale_cgroups, kept_cgroups
+from iosched.core.settings.cmd_cgroup import clean_stale_cmd_cgroups, kept_cmd_cgroups
 from iosched.core.settings.restore_report import restore_failed, restore_lines
 from iosched.core.settings.sandbox import clean_stale as clean_stale_sandboxes
 from iosched.core.settings.sandbox import kept_sandboxes
@@ -90,7 +91,14 @@ def cmd_restore(args: argparse.Namespace) -> int:
             print(f"could not remove a cgroup a killed run left: {path} ({why})")
             stuck += 1
         leftovers += 1
-    kept += kept_cgroups(args.root)
+    for path, why in clean_stale_cmd_cgroups(args.root, args.dry_run):
+        if why is None:
+            print(f"{verb} the cgroup of a killed run's command, and anything still running in it: {path}")
+        else:
+            print(f"could not remove the cgroup of a killed run's command: {path} ({why})")
+            stuck += 1
+        leftovers += 1
+    kept += [*kept_cgroups(args.root), *kept_cmd_cgroups(args.root)]
     lines = [] if not outcomes and (leftovers or kept) else restore_lines(outcomes)
     # What a run that may still be going holds is said last, after the settings: left to it, with why.
     for line in [*lines, *(k.line() for k in kept)]:

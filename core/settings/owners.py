@@ -3,9 +3,9 @@ its pid and its start time.
 
 A pid alone names whoever has it now: once a SIGKILLed run's pid is given to another process, a registration by
 pid keeps the run's leftovers for ever. With the start time beside it (/proc/PID/stat field 22, clock ticks after
-boot: fixed for a process's life, and two processes holding one pid in turn never share it), a live pid whose
-process started at another time is not the owner, and what it left can go. Registrations written before the start
-time was kept (a pid alone) are read as before: a live pid may be their owner.
+boot: fixed for a process's life; two holders of one pid in turn would have to start within one tick), a live pid
+whose process started at another time is not the owner, and what it left can go. Registrations written before the
+start time was kept (a pid alone) are read as before: a live pid may be their owner.
 """
 
 from __future__ import annotations
@@ -14,28 +14,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from iosched.core.kernel.processes import process_start
+
 _MAX_PID = 1 << 22  # the kernel's PID_MAX_LIMIT
-
-
-def parse_start(stat: str) -> int | None:
-    """A process's start time (field 22) from its /proc/PID/stat text; None when the text is not one.
-
-    The command name (field 2, in parentheses) may hold spaces and parentheses itself: the fields after it are
-    counted from the last ')'."""
-    _, paren, rest = stat.rpartition(")")
-    fields = rest.split()
-    if not paren or len(fields) < 20 or not fields[19].isascii() or not fields[19].isdigit():
-        return None
-    return int(fields[19])
-
-
-def process_start(pid: int) -> int | None:
-    """When process ``pid`` started (clock ticks after boot), or None when it is gone or cannot be read."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return parse_start(f.read(4096).decode(errors="replace"))
-    except OSError:
-        return None
 
 
 def pid_alive(pid: int) -> bool:

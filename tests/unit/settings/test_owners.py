@@ -15,8 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from iosched.core.experiment.fleet_host import clean_stale_sessions, kept_sessions
+from iosched.core.kernel.processes import parse_session, parse_start, process_start
 from iosched.core.load.workdirs import clean_stale_workdirs, workdir_prefix
-from iosched.core.settings.owners import Owner, parse_start, process_start
+from iosched.core.settings.owners import Owner
 
 from conftest import run_cli
 
@@ -36,7 +37,7 @@ def stranger() -> Iterator[subprocess.Popen[bytes]]:
 
 def test_the_start_time_is_field_22_whatever_the_command_name_holds():
     fields = " ".join(str(n) for n in range(3, 53))  # field 3 (state) onwards: field 22 reads "22"
-    assert parse_start(f"4242 (a) b (c) {fields}") == 22
+    assert parse_start(f"4242 (a) b (c) {fields}") == 22 and parse_session(f"4242 (a) b (c) {fields}") == 6
     assert parse_start("4242 (x)") is None and parse_start("junk") is None and parse_start("1 (x) " + "z " * 30) is None
     me = process_start(os.getpid())
     assert me is not None and me == Owner.me().start and process_start(1 << 30) is None
