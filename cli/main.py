@@ -22,7 +22,7 @@ from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.load.targets import clean_stale_scratch, kept_scratch
-from iosched.core.load.workdirs import clean_stale_workdirs, kept_workdirs
+from iosched.core.load.workdirs import clean_stale_workdirs
 from iosched.core.settings.cgroups import clean_stale_cgroups, kept_cgroups
 from iosched.core.settings.cmd_cgroup import clean_stale_cmd_cgroups, kept_cmd_cgroups
 from iosched.core.settings.restore_report import restore_failed, restore_lines
@@ -62,7 +62,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     outcomes = restore(args.root, dry_run=args.dry_run)
     verb = "would remove" if args.dry_run else "removed"
     leftovers = 0
-    kept = [*kept_scratch(args.root), *kept_workdirs()]
+    kept = kept_scratch(args.root)  # a live run's fio work dir is not named: it goes with its run
     for d in clean_stale_scratch(args.root, args.dry_run):
         print(f"{verb} scratch files a crashed run left: {d}")
         leftovers += 1

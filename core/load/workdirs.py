@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from iosched.core.settings.owners import Left, Owner
+from iosched.core.settings.owners import Owner
 
 PREFIX = "iosched-fio-"
 # iosched-fio-PID-START-XXXX; before the start time was kept, iosched-fio-PID-XXXX, and before that iosched-fio-XXXX.
@@ -34,25 +34,6 @@ def _owner(m: re.Match[str]) -> Owner | None:
     if m.group(1) is None:
         return None
     return Owner.of({"pid": int(m.group(1)), "start": int(m.group(2)) if m.group(2) is not None else None})
-
-
-def kept_workdirs(tmp: str | Path | None = None) -> list[Left]:
-    """The fio working directories `restore` leaves because their run may still be going, each with why."""
-    out: list[Left] = []
-    try:
-        candidates = sorted(Path(tmp or tempfile.gettempdir()).glob(f"{PREFIX}*"))
-    except OSError:
-        return out
-    for d in candidates:
-        m = _OURS.match(d.name)
-        owner = _owner(m) if m else None
-        try:
-            ours = not d.is_symlink() and d.is_dir() and d.stat().st_uid == os.geteuid()
-        except OSError:
-            continue
-        if owner is not None and ours and (why := owner.alive()) is not None:
-            out.append(Left(f"a fio work directory {d}", why))
-    return out
 
 
 def clean_stale_workdirs(dry_run: bool = False, tmp: str | Path | None = None) -> list[str]:
