@@ -1,6 +1,12 @@
 """Timed commands (`compare --cmd`): a shell command in its own session that dies with iosched, timed alone or
 while a background fio job loads the device (`--background`: start-up and wall times under load).
 
+A command's whole process tree ends with its run: where it can, the command runs in a cgroup of its own
+(core/settings/cmd_cgroup.py), which holds whatever it starts, setsid or not, and is killed whole when the command
+ends; its process group (killed while the command is a zombie, so that its id is still its own) and its session
+end the rest everywhere. Nothing it leaves behind holds the output pipe, so the run never waits on it. A command
+that fails (a non-zero exit, a signal) is an invalid run with its reason, not the end of the experiment.
+
 Under a background, each run starts the job, waits for its first IO and a settle, runs and times the command, and
 ends the job, keeping its figures up to then (``bg:iops``, ``bg:clat_p99_us``, ...: the job's pooled figures under
 the role name ``bg``). The job is spawned and waited for by a thread of its own, alive for as long as fio is (the
@@ -21,17 +27,22 @@ from typing import IO, NoReturn
 from iosched.core.base.errors import IoschedError
 from iosched.core.experiment.cmd_metrics import OUTPUT_TAIL, CmdMetric, read_figures
 from iosched.core.experiment.control import Cancelled, Control
+from iosched.core.kernel.processes import kill_session
 from iosched.core.load.children import Child
 from iosched.core.load.fio import FioHandle, FioProgress, FioResult, dies_with_us
 from iosched.core.load.fio_group import run_fio
 from iosched.core.load.fio_result import FIGURES
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.targets import Target
+from iosched.core.settings.cgroups import joined
+from iosched.core.settings.cmd_cgroup import CmdCgroup, close_cmd_cgroup, open_cmd_cgroup
 
 BACKGROUND = "bg"  # the role name of a command's background job in its metrics
 BACKGROUND_RUNTIME_S = 24 * 3600.0  # outlasts any command: the job is ended when the command is
 BACKGROUND_START_S = 120.0  # the longest wait for the job's first IO (a scratch file is laid out first)
 SETTLE_S = 1.0  # the job's load settles this long after its first IO before the command starts
+
+TAIL_WAIT_S = 0.5  # the longest wait for the end of a command's output once its tree is killed
 
 _GROUP_DIES = 'trap "kill -KILL 0" TERM; /bin/sh -c "$1" <&0 & wait $!'
 
@@ -43,32 +54,45 @@ class _Tail:
     def __init__(self, pipe: IO[bytes]) -> None:
         self.chunks: collections.deque[bytes] = collections.deque()
         self.size = 0
+        self._lock = threading.Lock()
         self.thread = threading.Thread(target=self._read, args=(pipe,), name="iosched-cmd-output", daemon=True)
         self.thread.start()
 
     def _read(self, pipe: IO[bytes]) -> None:
         with pipe:
             while chunk := pipe.read1(1 << 16):  # type: ignore[attr-defined]
-                self.chunks.append(chunk)
-                self.size += len(chunk)
-                while self.size - len(self.chunks[0]) >= OUTPUT_TAIL:
-                    self.size -= len(self.chunks.popleft())
+                with self._lock:
+                    self.chunks.append(chunk)
+                    self.size += len(chunk)
+                    while self.size - len(self.chunks[0]) >= OUTPUT_TAIL:
+                        self.size -= len(self.chunks.popleft())
 
     def text(self) -> str:
-        self.thread.join(timeout=5)  # the group is dead: the pipe ends at once
-        return b"".join(self.chunks)[-OUTPUT_TAIL:].decode(errors="replace")
+        # The command's tree is dead: the pipe ends at once. Only a process that left both the cgroup (or where
+        # there is none) and the session could still hold it: the output so far, without waiting for it.
+        self.thread.join(timeout=TAIL_WAIT_S)
+        with self._lock:
+            return b"".join(self.chunks)[-OUTPUT_TAIL:].decode(errors="replace")
 
 
-def run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None]) -> tuple[dict[str, float], str]:
-    """Run a shell command in its own session, dying with iosched, timed; CPU from its own rusage. Its output
-    (stdout and stderr) never reaches iosched's own (a terminal UI, or JSON on stdout); its last MiB is returned
-    with the figures, for --cmd-metric to read."""
+def run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None], root: str | Path = "/",
+            ) -> tuple[dict[str, float], str, str | None]:
+    """Run a shell command in its own session (and cgroup, where it can), dying with iosched, timed; CPU from its
+    own rusage. Its output (stdout and stderr) never reaches iosched's own (a terminal UI, or JSON on stdout); its
+    last MiB is returned with the figures, for --cmd-metric to read, and why the run is invalid (the command
+    failed: a non-zero exit or a signal), or None."""
+    group = open_cmd_cgroup(root)  # None: its process group and session alone end what it starts
+    argv = ["/bin/sh", "-c", _GROUP_DIES, "iosched-cmd", cmd]
     t0 = time.monotonic()
-    # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
-    # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
-    proc = subprocess.Popen(dies_with_us(["/bin/sh", "-c", _GROUP_DIES, "iosched-cmd", cmd], "TERM"),
-                            start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
+    try:
+        # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
+        # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
+        proc = subprocess.Popen(dies_with_us(joined(group.procs, argv) if group is not None else argv, "TERM"),
+                                start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT)
+    except BaseException:
+        close_cmd_cgroup(group, root)
+        raise
     assert proc.stdout is not None
     tail = _Tail(proc.stdout)
     child = Child(proc)
@@ -76,33 +100,64 @@ def run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None]) -> tuple[di
     try:
         if ctl.cancelled.is_set():  # cancelled while it was being started
             child.signal_group(signal.SIGKILL)
-        while child.wait(timeout=0.5) is None:
+        while not child.exited(timeout=0.5):
             check_drift()
+        wall = time.monotonic() - t0
     finally:
-        child.signal_group(signal.SIGKILL)  # the shell's own children too (a no-op once it was reaped)
-        child.wait()
+        stuck = _end_tree(child, group, root)
         ctl.child = None
-    wall = time.monotonic() - t0
     output = tail.text()
     if ctl.cancelled.is_set():
         raise Cancelled("cancelled")
-    if proc.returncode != 0:
-        last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
-        said = f" (its last line: {last[:120]!r})" if last else ""
-        raise IoschedError(f"the command exited with status {proc.returncode}: {cmd}{said}")
     ru = child.rusage
     figures = {"wall_s": wall, "cmd_usr_s": ru.ru_utime if ru else 0.0, "cmd_sys_s": ru.ru_stime if ru else 0.0}
-    return figures, output
+    return figures, output, _failed(proc.returncode, output) or stuck
+
+
+def _end_tree(child: Child, group: CmdCgroup | None, root: str | Path) -> str | None:
+    """End whatever the command left running, before its shell is reaped (the zombie keeps the ids its group and
+    session go by): the cgroup whole, then the process group and the session; then reap it. Why the run is no
+    sample when a process it started would not end (it could load the next run), or None."""
+    why = close_cmd_cgroup(group, root)
+    child.signal_group(signal.SIGKILL)  # a no-op once it was reaped
+    if not child.reaped:
+        kill_session(child.proc.pid)
+    child.wait()
+    if why is None or group is None:
+        return None
+    return f"a process the command started did not end ({why}): `iosched restore` ends it and removes {group.path}"
+
+
+def _failed(code: int | None, output: str) -> str | None:
+    """Why a command that ended with ``code`` is no sample, or None when it succeeded."""
+    if code == 0:
+        return None
+    last = next((line.strip() for line in reversed(output.splitlines()) if line.strip()), "")
+    said = f" (its last line: {last[:120]!r})" if last else ""
+    if code is None:
+        return "the command did not end"
+    if code < 0:  # the shell around it was killed
+        return f"the command was killed by {_signal_name(-code)}{said}"
+    if code > 128 and _signal_name(code - 128, "") != "":  # how a shell reports a child a signal ended
+        return f"the command exited with status {code}, as one killed by {_signal_name(code - 128)} does{said}"
+    return f"the command exited with status {code}{said}"
+
+
+def _signal_name(num: int, otherwise: str | None = None) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}" if otherwise is None else otherwise
 
 
 def run_cmd_reading(cmd: str, ctl: Control, check_drift: Callable[[], None], reads: Sequence[CmdMetric],
-                    ) -> tuple[dict[str, float], str | None]:
-    """``run_cmd`` with the figures ``reads`` names taken from its output; and why the run is invalid (one is
-    missing), or None."""
-    figures, output = run_cmd(cmd, ctl, check_drift)
+                    root: str | Path = "/") -> tuple[dict[str, float], str | None]:
+    """``run_cmd`` with the figures ``reads`` names taken from its output; and why the run is invalid (the command
+    failed, or a figure is missing), or None."""
+    figures, output, failed = run_cmd(cmd, ctl, check_drift, root)
     values, why = read_figures(list(reads), output)
     figures.update(values)
-    return figures, why
+    return figures, failed or why
 
 
 def background_job(job: Job | JobFile) -> tuple[Job | JobFile, float]:
@@ -151,7 +206,7 @@ def run_cmd_under(cmd: str, job: Job | JobFile, target: Target, ctl: Control, ch
             raise Cancelled("cancelled")
         if not worker.is_alive():
             _raise_from(out, "the background job ended before the command started")
-        got, missing = run_cmd_reading(cmd, ctl, check_drift, reads)
+        got, missing = run_cmd_reading(cmd, ctl, check_drift, reads, root)
         figures: dict[str, float | None] = dict(got)
         ended_early = not worker.is_alive()
     finally:

@@ -41,7 +41,7 @@ from iosched.core.load.jobs import Job
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.load.workdirs import remove_tree
 from iosched.core.settings.device_lock import load_lock
-from iosched.core.settings.journal import pid_alive
+from iosched.core.settings.owners import Left, Owner
 
 SESSION = re.compile(r"[0-9a-f]{16,64}")
 DIGITS = re.compile(r"[0-9]{1,12}")  # ASCII only: str.isdigit() takes '²', which int() refuses
@@ -58,11 +58,35 @@ def socket_path(session: str) -> Path:
     return FLEET_DIR / session / "fio.sock"
 
 
+def _session_owner(d: Path) -> Owner | None:
+    """The fleet-host a session folder names in its owner file ("PID START"; an older one "PID"), or None."""
+    if not SESSION.fullmatch(d.name) or d.is_symlink() or not d.is_dir():
+        return None
+    return Owner.parse((d / "owner").read_text()[:48])
+
+
+def kept_sessions(base: Path = FLEET_DIR) -> list[Left]:
+    """The session folders `restore` leaves because their fleet-host may still be running, each with why."""
+    out: list[Left] = []
+    try:
+        folders = sorted(base.iterdir()) if base.is_dir() else []
+    except OSError:
+        return out
+    for d in folders:
+        try:
+            owner = _session_owner(d)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if owner is not None and (why := owner.alive()) is not None:
+            out.append(Left(f"a fleet session's folder {d}", why))
+    return out
+
+
 def clean_stale_sessions(dry_run: bool = False, base: Path = FLEET_DIR) -> list[str]:
     """Remove the folders of sessions whose fleet-host is gone (SIGKILLed: nothing else skips its cleanup).
 
-    A folder is removed only when its owner file names a process that no longer exists and it holds nothing but
-    what a session leaves; returns what was (or would be) removed."""
+    A folder is removed only when its owner file names a process that no longer exists (or a pid now another
+    process's) and it holds nothing but what a session leaves; returns what was (or would be) removed."""
     removed: list[str] = []
     try:
         folders = sorted(base.iterdir()) if base.is_dir() else []
@@ -70,10 +94,8 @@ def clean_stale_sessions(dry_run: bool = False, base: Path = FLEET_DIR) -> list[
         return removed
     for d in folders:
         try:
-            if not SESSION.fullmatch(d.name) or d.is_symlink() or not d.is_dir():
-                continue
-            owner = (d / "owner").read_text()[:20]
-            if not DIGITS.fullmatch(owner.strip()) or pid_alive(int(owner)):
+            owner = _session_owner(d)
+            if owner is None or owner.alive() is not None:
                 continue
             if any(p.name not in _LEFT_BY_A_SESSION or p.is_symlink() for p in d.iterdir()):
                 continue
@@ -190,7 +212,7 @@ class HostEnd:
                 folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 folder.mkdir(mode=0o700)  # new, ours alone: fio's socket is open to anyone who can reach its folder
                 # Whose it is, so `iosched restore` can remove it if this process is SIGKILLed.
-                (folder / "owner").write_text(f"{os.getpid()}\n")
+                (folder / "owner").write_text(Owner.me().text())
             # Its words go to a file there, not a pipe no one reads once it runs (a full pipe would stop it).
             with open(log, "w") as out:
                 proc = subprocess.Popen(dies_with_us([fio_binary(), f"--server=sock:{sock}"]),

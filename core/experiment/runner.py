@@ -329,7 +329,7 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
             if why is not None:
                 drift.insert(0, why)
         elif workload.cmd is not None:
-            figures, why = run_cmd_reading(workload.cmd, ctl, check_drift, workload.cmd_metrics)
+            figures, why = run_cmd_reading(workload.cmd, ctl, check_drift, workload.cmd_metrics, root)
             metrics.update(figures)
             if why is not None:
                 drift.insert(0, why)

@@ -45,6 +45,19 @@ class Child:
         except InterruptedError:
             return False
 
+    def exited(self, timeout: float) -> bool:
+        """Whether the child has ended, waiting up to ``timeout`` s, without reaping it: while it is a zombie its
+        pid, and so its process group's and session's id, is still its own, and ``signal_group`` may end what it
+        left behind in them."""
+        if self.proc.returncode is not None:
+            return True
+        deadline = time.monotonic() + timeout
+        while not self._exited(block=False):
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.02)
+        return True
+
     def wait(self, timeout: float | None = None) -> int | None:
         """Block until the child ends, reap it (keeping its rusage); its exit code, or None on timeout.
 

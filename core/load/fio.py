@@ -27,6 +27,7 @@ from iosched.core.load.children import Child
 from iosched.core.load.fio_result import FioFailed as FioFailed  # the runner's errors and results: re-exported
 from iosched.core.load.fio_result import FioRefused as FioRefused
 from iosched.core.load.fio_result import FioResult as FioResult
+from iosched.core.load.fio_result import FioUnfinished as FioUnfinished
 from iosched.core.load.fio_result import job_seconds
 from iosched.core.load.fio_result import latency_bins as latency_bins
 from iosched.core.load.fio_result import parse_result as parse_result
@@ -40,10 +41,6 @@ INSTALL_HINT = "apt-get install -y fio"
 
 class FioMissing(IoschedError):
     pass
-
-
-class FioUnfinished(FioFailed):
-    """fio did not run its workload to the end: killed, a non-zero exit, or shorter than asked."""
 
 
 def fio_binary() -> str:
@@ -216,7 +213,7 @@ class FioRun:
             raise  # one sentence already: fio's own lines would only repeat "Permission denied"
         except FioFailed as e:
             tail = [ln for ln in self.stderr_text.splitlines() if ln.startswith("fio:")][-2:]
-            raise FioFailed(f"{e}{': ' + ' / '.join(tail) if tail else ''}") from None
+            raise type(e)(f"{e}{': ' + ' / '.join(tail) if tail else ''}") from None  # FioDidNoIO stays itself
         if finishing:
             return result  # ended on purpose: its figures up to then (fio exits 128 after the SIGTERM)
         if code:

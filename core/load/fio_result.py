@@ -30,6 +30,16 @@ class FioRefused(FioFailed):
     """fio could not open its target for lack of privilege."""
 
 
+class FioUnfinished(FioFailed):
+    """fio did not run its workload to the end: killed, a non-zero exit, or shorter than asked. A run that ends
+    so is no sample: kept, marked invalid with this reason, left out of the statistics."""
+
+
+class FioDidNoIO(FioUnfinished):
+    """fio ran and moved no data (a replay's requests past the device's end complete with 0 bytes, a role that
+    never started): its figures are zeros that measure nothing."""
+
+
 @dataclass(frozen=True)
 class Figures:
     """One role's (or the whole workload's) figures over the run."""
@@ -115,10 +125,15 @@ def _parse_result(obj: dict[str, Any]) -> FioResult:
         raise FioFailed("fio's JSON output holds negative or non-finite figures")
     pooled = figures(jobs)
     if pooled.total_ios == 0:
-        raise FioFailed("fio completed no IO")
+        raise FioDidNoIO("fio did no IO: it completed no request")
+    if _bytes_moved(jobs) == 0:
+        raise FioDidNoIO(f"fio did no IO: its {pooled.total_ios} requests moved no data")
     by_name: dict[str, list[dict[str, Any]]] = {}
     for j in jobs:
         by_name.setdefault(str(j.get("jobname")), []).append(j)
+    idle = next((name for name, entries in by_name.items() if len(by_name) > 1 and _bytes_moved(entries) == 0), None)
+    if idle is not None:
+        raise FioDidNoIO(f"fio did no IO for the role {idle[:40]!r}: its figures would measure nothing")
     roles = {name: figures(entries) for name, entries in by_name.items()} if len(by_name) > 1 else {}
     return FioResult(
         raw=obj, iops=pooled.iops, read_iops=pooled.read_iops, write_iops=pooled.write_iops, mb_s=pooled.mb_s,
@@ -126,6 +141,12 @@ def _parse_result(obj: dict[str, Any]) -> FioResult:
         clat_p99_us=pooled.clat_p99_us, clat_p999_us=pooled.clat_p999_us, runtime_s=runtime,
         usr_cpu=sum(j.get("usr_cpu", 0.0) for j in jobs) / len(jobs),
         sys_cpu=sum(j.get("sys_cpu", 0.0) for j in jobs) / len(jobs), roles=roles)
+
+
+def _bytes_moved(entries: list[dict[str, Any]]) -> int:
+    """The bytes fio's entries read, wrote and trimmed."""
+    return sum(int(j[d].get("io_bytes", 0)) for j in entries for d in ("read", "write", "trim")
+               if isinstance(j.get(d), dict))
 
 
 def _errno_words(code: object) -> str:

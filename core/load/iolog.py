@@ -372,12 +372,18 @@ def _bad(log: Path, n: int, what: str) -> BadCapture:
     return BadCapture(f"{log} line {n}: {what}")
 
 
-def check_iolog(capture: Capture, on_line: Callable[[IologLine], None] | None = None) -> int:
-    """Read the whole iolog, checking every line against its metadata; ``on_line`` hears each IO line once it is
-    known good. Returns the number of IO lines; BadCapture names the first bad line."""
+def check_iolog(capture: Capture, on_line: Callable[[IologLine], None] | None = None,
+                target: tuple[str, int] | None = None) -> int:
+    """Read the whole iolog, checking every line against its metadata (and, given ``target``, a device's name and
+    size, against that device's end); ``on_line`` hears each IO line once it is known good. Returns the number of
+    IO lines; BadCapture names the first bad line.
+
+    The metadata's ``max_extent`` is what a replay's size check reads, so the lines are held to it: a line past
+    it, or lines that end short of it, make the metadata a lie."""
     meta, log = capture.meta, capture.iolog
     path = meta.path
     size = meta.device.size_bytes
+    extent = 0
     end_us = math.ceil(meta.duration_s * 1e6) + 1
     last_us = 0
     counts = {"read": 0, "write": 0, "sync": 0, "trim": 0}
@@ -428,8 +434,16 @@ def check_iolog(capture: Capture, on_line: Callable[[IologLine], None] | None = 
         else:
             if length == 0 or offset % SECTOR or length % SECTOR:
                 raise _bad(log, n, "offset and length must be whole sectors, the length not 0")
-            if offset + length > size:
-                raise _bad(log, n, f"the request ends at byte {offset + length}, past the device's {size}")
+            end = offset + length
+            if end > size:
+                raise _bad(log, n, f"the request ends at byte {end}, past the device's {size}")
+            if target is not None and end > target[1]:
+                raise _bad(log, n, f"the request ends at byte {end} ({end / 2**30:.2f} GiB), past the end of "
+                                   f"{target[0]} ({target[1]} bytes): it cannot be replayed there")
+            if end > meta.max_extent:
+                raise _bad(log, n, f"the request ends at byte {end}, past the {meta.max_extent} bytes its metadata "
+                                   "says its requests reach")
+            extent = max(extent, end)
             nbytes[action] += length
         counts[action] += 1
         if sum(counts.values()) > meta.requests:
@@ -443,6 +457,8 @@ def check_iolog(capture: Capture, on_line: Callable[[IologLine], None] | None = 
         raise BadCapture(f"{log}: its lines do not match its metadata ({_mix(counts)} against {_mix(said)})")
     if (nbytes["read"], nbytes["write"], nbytes["trim"]) != (meta.read_bytes, meta.write_bytes, meta.discard_bytes):
         raise BadCapture(f"{log}: its bytes do not match its metadata")
+    if extent != meta.max_extent:
+        raise BadCapture(f"{log}: its requests reach byte {extent}, not the {meta.max_extent} its metadata says")
     return sum(counts.values())
 
 
@@ -459,11 +475,14 @@ def fitted(offset: int, length: int, size: int) -> int:
     return folded if folded + length <= size else (size - length) // align * align
 
 
-def copy_for_replay(capture: Capture, dest: Path, target: str, fit_into: int | None = None) -> int:
+def copy_for_replay(capture: Capture, dest: Path, target: str, fit_into: int | None = None,
+                    target_size: int | None = None) -> int:
     """Check the whole iolog and write the copy fio replays into ``dest``, every request on ``target``: fio never
-    reads a file a user gave. ``fit_into``: the target's size, offsets folded into it (asked for: ``--replay-fit``).
-    Returns the IO lines written; BadCapture (``dest`` removed) when a line is bad."""
+    reads a file a user gave. ``fit_into``: the target's size, offsets folded into it (asked for: ``--replay-fit``);
+    ``target_size``: its size, a line past it refused (when not folded). Returns the IO lines written; BadCapture
+    (``dest`` removed) when a line is bad."""
     scale = fit_into is not None and capture.meta.max_extent > fit_into
+    within = (target.removeprefix("/dev/"), target_size) if target_size is not None and not scale else None
     with open(dest, "w") as out:
         out.write(f"{HEADER}\n0 {target} add\n0 {target} open\n")
 
@@ -477,7 +496,7 @@ def copy_for_replay(capture: Capture, dest: Path, target: str, fit_into: int | N
             out.write(f"{line.t_us} {target} {line.action} {offset} {line.length}\n")
 
         try:
-            n = check_iolog(capture, put)
+            n = check_iolog(capture, put, within)
         except BaseException:
             out.close()
             dest.unlink(missing_ok=True)

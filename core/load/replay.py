@@ -138,7 +138,7 @@ def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int, fi
     ``fit``, its offsets scaled into a smaller device.
 
     BadInput (nothing left behind) for a bad capture, a mode that is not fast or timed, or a capture larger than
-    the device (unless ``fit``)."""
+    the device (unless ``fit``): by its metadata, and by each of its lines, which a metadata file cannot vouch for."""
     if mode not in MODES:
         raise BadInput(f"--replay-mode {mode[:20]!r}: fast or timed")
     capture = read_capture(path)
@@ -146,7 +146,8 @@ def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int, fi
         check_fits(capture, device, size_bytes)
     workdir = tempfile.mkdtemp(prefix=workdir_prefix())
     try:
-        copy_for_replay(capture, Path(workdir, REPLAY_LOG), f"/dev/{device}", size_bytes if fit else None)
+        copy_for_replay(capture, Path(workdir, REPLAY_LOG), f"/dev/{device}", size_bytes if fit else None,
+                        size_bytes)
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise

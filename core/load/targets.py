@@ -23,7 +23,8 @@ from iosched.core.base.errors import BadInput, IoschedError, NotPermitted, Unkno
 from iosched.core.kernel.devices import BlockDevice, read_device
 from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.load.fiopath import check_target_path
-from iosched.core.settings.journal import default_run_dir, stale_registrations
+from iosched.core.settings.journal import default_run_dir, kept_registrations, stale_registrations
+from iosched.core.settings.owners import Left, Owner
 
 
 class Refused(BadInput):
@@ -145,7 +146,7 @@ def scratch_target(device: str, directory: str | Path, size: int, root: str | Pa
         raise IoschedError(f"cannot create a scratch directory in {d}: {e.strerror}") from e
     # Registered before fio lays out the file, so a crash at any point leaves something restore can find.
     try:
-        (reg / _reg_name(sdir)).write_text(json.dumps({"dir": sdir, "pid": os.getpid(), "device": device}))
+        (reg / _reg_name(sdir)).write_text(json.dumps({"dir": sdir, **Owner.me().fields(), "device": device}))
     except PermissionError as e:
         shutil.rmtree(sdir, ignore_errors=True)
         raise _scratch_needs_root(reg) from e
@@ -198,6 +199,12 @@ def choose_target(device: str, writes: bool, directory: str | Path | None = None
         return target
     raise Refused(f"refused: a write workload on raw {device} would destroy data: {why}; "
                   f"pass --destroy-data {device} to confirm{scratch}", why, confirmable=True)
+
+
+def kept_scratch(root: str | Path = "/") -> list[Left]:
+    """The scratch dirs `restore` leaves because their run may still be going, each with why."""
+    return [Left(f"scratch files {str(info.get('dir'))[:200]}", why)
+            for info, why in kept_registrations(_registry(root))]
 
 
 def clean_stale_scratch(root: str | Path = "/", dry_run: bool = False) -> list[str]:

@@ -1,5 +1,6 @@
-"""fio's working directories (the job file iosched writes): named by the owning pid, so a SIGKILLed run's
-directory can be told from a live one and removed by ``restore``."""
+"""fio's working directories (the job file iosched writes): named by the owning pid and its start time
+(core/settings/owners.py), so a SIGKILLed run's directory can be told from a live one, even once its pid is
+another process's, and removed by ``restore``."""
 
 from __future__ import annotations
 
@@ -10,21 +11,29 @@ import tempfile
 import time
 from pathlib import Path
 
-from iosched.core.settings.journal import pid_alive
+from iosched.core.settings.owners import Owner
 
 PREFIX = "iosched-fio-"
-_OURS = re.compile(rf"^{PREFIX}(?:(\d+)-)?[A-Za-z0-9_]+$")
+# iosched-fio-PID-START-XXXX; before the start time was kept, iosched-fio-PID-XXXX, and before that iosched-fio-XXXX.
+_OURS = re.compile(rf"^{PREFIX}(?:(\d{{1,12}})-(?:(\d{{1,20}})-)?)?[A-Za-z0-9_]+$")
 _OLD_EMPTY_AGE_S = 86400  # directories from before the pid was in the name: only when empty and a day old
 
 
 def workdir_prefix() -> str:
-    return f"{PREFIX}{os.getpid()}-"
+    me = Owner.me()
+    return f"{PREFIX}{me.pid}-" + (f"{me.start}-" if me.start is not None else "")
 
 
 def remove_tree(d: Path) -> bool:
     """Remove a leftover folder and what it holds; whether it is gone."""
     shutil.rmtree(d, ignore_errors=True)
     return not d.exists()
+
+
+def _owner(m: re.Match[str]) -> Owner | None:
+    if m.group(1) is None:
+        return None
+    return Owner.of({"pid": int(m.group(1)), "start": int(m.group(2)) if m.group(2) is not None else None})
 
 
 def clean_stale_workdirs(dry_run: bool = False, tmp: str | Path | None = None) -> list[str]:
@@ -44,7 +53,8 @@ def clean_stale_workdirs(dry_run: bool = False, tmp: str | Path | None = None) -
             if st.st_uid != os.geteuid():
                 continue
             if m.group(1) is not None:
-                if pid_alive(int(m.group(1))):
+                owner = _owner(m)
+                if owner is None or owner.alive() is not None:
                     continue
                 # Only what fio's run leaves there: the job file iosched wrote, a replay's checked iolog.
                 if any(p.name not in ("job.fio", "replay.iolog") or not p.is_file() for p in d.iterdir()):

@@ -33,10 +33,11 @@ from iosched.core.kernel.cgroupfs import (
     under_root,
 )
 from iosched.core.kernel.sysfs import read_attr
-from iosched.core.settings.journal import default_run_dir, stale_registrations
+from iosched.core.settings.journal import default_run_dir, kept_registrations, stale_registrations
+from iosched.core.settings.owners import Left, Owner
 
-__all__ = ["CgroupsUnavailable", "WeightedCgroups", "clean_stale_cgroups", "joined", "make_cgroups", "probe_weights",
-           "remove_cgroups", "weighted_cgroups"]
+__all__ = ["CgroupsUnavailable", "WeightedCgroups", "clean_stale_cgroups", "joined", "kept_cgroups", "make_cgroups",
+           "probe_weights", "remove_cgroups", "weighted_cgroups"]
 
 ROLE_NAME = re.compile(r"[A-Za-z0-9_-]{1,32}")  # a role as part of a cgroup's name: never "." or ".."
 _GROUP = re.compile(r"(\d+)-\d+-[A-Za-z0-9_-]{1,32}")
@@ -129,7 +130,7 @@ def make_cgroups(weights: Sequence[tuple[str, int]], root: str | Path = "/") -> 
     made = WeightedCgroups(hierarchy, groups, reg / f"{pid}-{n}.json")
     try:
         reg.mkdir(mode=0o700, parents=True, exist_ok=True)
-        made.registration.write_text(json.dumps({"pid": pid, "base": str(hierarchy.base),
+        made.registration.write_text(json.dumps({**Owner.me().fields(), "base": str(hierarchy.base),
                                                  "groups": [str(g) for g in groups.values()]}))
     except PermissionError as e:
         raise _needs_root(f"it lists them in {reg} first, so that a crash leaves none behind") from e
@@ -242,4 +243,14 @@ def clean_stale_cgroups(root: str | Path = "/", dry_run: bool = False) -> list[t
             _remove_base(base)
             if not left:
                 f.unlink(missing_ok=True)
+    return out
+
+
+def kept_cgroups(root: str | Path = "/") -> list[Left]:
+    """The cgroups `restore` leaves because the run that made them may still be going, each with why."""
+    out = []
+    for info, why in kept_registrations(_registry(root)):
+        groups = info.get("groups")
+        names = [str(g)[:200] for g in groups] if isinstance(groups, list) else []
+        out += [Left(f"a cgroup {g}", why) for g in names if Path(g).exists()]
     return out

@@ -19,6 +19,8 @@ from typing import Annotated, Any
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import IoschedError, NotPermitted
 from iosched.core.base.schema import Keywords
+from iosched.core.settings.owners import Owner
+from iosched.core.settings.owners import pid_alive as pid_alive  # re-exported: where its users found it
 
 JOURNAL_VERSION = 1  # the journal file's "version"
 Name = Annotated[str, Keywords(minLength=1)]
@@ -185,17 +187,6 @@ def new_entry(device: str, attr: str, original: str, **identity: object) -> Jour
                         **identity)  # type: ignore[arg-type]
 
 
-def pid_alive(pid: int) -> bool:
-    """Whether a process that registered something under the run dir still exists."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def registry_files(registry: Path, holds: str = "what its runs made") -> list[Path]:
     """The entries of a registry dir under the run dir; NotPermitted (run as root) when it is root's alone."""
     try:
@@ -204,20 +195,32 @@ def registry_files(registry: Path, holds: str = "what its runs made") -> list[Pa
         raise NotPermitted(f"reading {registry}, where iosched lists {holds}, needs root: run as root") from e
 
 
+def _registrations(registry: Path) -> list[tuple[Path, dict[str, Any], Owner]]:
+    """Every readable entry of a registry dir with its owner; an unreadable one is removed."""
+    out: list[tuple[Path, dict[str, Any], Owner]] = []
+    for f in registry_files(registry):
+        try:
+            info = json.loads(f.read_text())
+            owner = Owner.of(info) if isinstance(info, dict) else None
+        except (OSError, ValueError, RecursionError):
+            owner = None
+        if owner is None:
+            f.unlink(missing_ok=True)
+            continue
+        out.append((f, info, owner))
+    return out
+
+
 def stale_registrations(registry: Path) -> list[tuple[Path, dict[str, Any]]]:
-    """Entries of a registry dir (one JSON file per thing a process made) whose process is gone.
+    """Entries of a registry dir (one JSON file per thing a process made) whose process is gone: its pid is free,
+    or names a process that started at another time than the one the entry names (core/settings/owners.py).
 
     The shared half of `iosched restore`'s cleanups (scratch dirs, demo sandboxes): an unreadable entry is
     removed, a live owner's entry is kept, the caller undoes what a dead owner left and removes the entry.
     """
-    out: list[tuple[Path, dict[str, Any]]] = []
-    for f in registry_files(registry):
-        try:
-            info = json.loads(f.read_text())
-            pid = int(info["pid"])
-        except (OSError, ValueError, KeyError, TypeError, RecursionError):
-            f.unlink(missing_ok=True)
-            continue
-        if not pid_alive(pid):
-            out.append((f, info))
-    return out
+    return [(f, info) for f, info, owner in _registrations(registry) if owner.alive() is None]
+
+
+def kept_registrations(registry: Path) -> list[tuple[dict[str, Any], str]]:
+    """Entries whose owner may be alive, each with why (for `iosched restore` to say what it left and why)."""
+    return [(info, why) for _f, info, owner in _registrations(registry) if (why := owner.alive()) is not None]

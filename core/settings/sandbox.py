@@ -15,7 +15,8 @@ from typing import Any
 
 from iosched.core.base.errors import BadInput, IoschedError, NotPermitted
 from iosched.core.kernel.sysfs import read_attr
-from iosched.core.settings.journal import default_run_dir, registry_files, stale_registrations
+from iosched.core.settings.journal import default_run_dir, kept_registrations, registry_files, stale_registrations
+from iosched.core.settings.owners import Left, Owner
 from iosched.core.settings.writes import restore
 
 SANDBOX_PREFIX = "iosched-demo-"
@@ -29,7 +30,7 @@ class Sandbox:
     device: str = ""  # e.g. "loop7", empty until attached
 
     def to_json(self) -> dict[str, Any]:
-        return {"directory": self.directory, "file": self.file, "device": self.device, "pid": os.getpid()}
+        return {"directory": self.directory, "file": self.file, "device": self.device, **Owner.me().fields()}
 
 
 def _registry(root: str | Path) -> Path:
@@ -101,6 +102,12 @@ def clean_stale(root: str | Path = "/", dry_run: bool = False) -> list[Sandbox]:
             destroy(sb, root)
         out.append(sb)
     return out
+
+
+def kept_sandboxes(root: str | Path = "/") -> list[Left]:
+    """The sandboxes `restore` leaves because their demo may still be running, each with why."""
+    return [Left(f"a demo sandbox over {str(info.get('file'))[:200]}", why)
+            for info, why in kept_registrations(_registry(root))]
 
 
 def is_sandbox(device: str, root: str | Path = "/") -> bool:

@@ -171,3 +171,61 @@ def test_a_write_capture_goes_only_where_writes_may(two_loops, make_loop, tmp_pa
     err = one_sentence_exit_2("compare", small.name, "--replay", str(out), "--schedulers", "none,bfq",
                               "--destroy-data", small.name)
     assert f"{16 << 20} bytes" in err and "at least as large" in err
+
+
+def far_capture(path: Path, max_extent: int | None) -> Path:
+    """A read capture of a 1 TiB device whose lines lie at 500 GiB; its metadata gives ``max_extent`` (None: the
+    truth), as a hostile or edited file may."""
+    from iosched.core.kernel.device_doc import DeviceDoc
+    from iosched.core.load.iolog import CaptureWriter, meta_path, write_meta
+
+    t0, far = 10**12, 500 << 30
+    with open(path, "w") as out:
+        w = CaptureWriter(out, "/dev/vdz", t0)
+        for i in range(50):
+            w.add(t0 + i * 1_000_000, 0, far // 512 + i * 8, 4096, 1)
+        end_us = w.finish(t0 + 60_000_000)
+    dev = DeviceDoc(name="vdz", maj_min="252:0", size_bytes=1 << 40, rotational=False, removable=False,
+                    read_only=False, scheduler="none", schedulers=["none", "bfq"], nr_requests=128, read_ahead_kb=128)
+    write_meta(w.meta(iolog=path.name, device=dev, kernel="6.1.0", started="2026-11-27T00:00:00+00:00",
+                      duration_s=end_us / 1e6, ended="duration", timestamps="begin", lost=0, untracked=0), path)
+    if max_extent is not None:
+        doc = json.loads(meta_path(path).read_text())
+        doc["max_extent"] = max_extent
+        meta_path(path).write_text(json.dumps(doc))
+    return path
+
+
+def test_a_capture_reaching_past_the_target_is_refused_and_fio_doing_no_io_is_invalid(make_loop, tmp_path):
+    """Lines at 500 GiB under metadata that says 1 MiB once replayed onto 256 MiB as four "valid" runs at 0 IOPS:
+    the lines are checked against the target; and a run whose fio moved no data is invalid, whatever the job."""
+    need_real("fio", "setpriv")
+    from iosched.core.experiment import service
+    from iosched.core.experiment.runner import parse_variants
+    from iosched.core.load.iolog import copy_for_replay
+    from iosched.core.load.replay import ReplayJob, replay_options
+
+    b = make_loop("256M")
+    before = diskstats(b.name)
+    err = one_sentence_exit_2("compare", b.name, "--replay", str(far_capture(tmp_path / "far.iolog", 1 << 20)),
+                              "--schedulers", "none,bfq", "--repeat", "2", "--settle", "0")
+    assert "line 4" in err and f"past the end of {b.name} ({256 << 20} bytes)" in err, err
+    assert diskstats(b.name) == before and b.current() == "none"  # nothing ran, nothing changed
+
+    # Past every check (an honest capture copied for fio without its target's size), fio counts each request past
+    # the end as done with 0 bytes: each run is kept, invalid, with that reason; none is a figure.
+    honest = read_capture(far_capture(tmp_path / "honest.iolog", None))
+    work = Path(tempfile.mkdtemp(prefix="iosched-test-"))
+    try:
+        copy_for_replay(honest, work / "replay.iolog", b.path)
+        job = ReplayJob(str(honest.iolog), (("replay", replay_options(honest, "fast")),), honest, "fast",
+                        str(work / "replay.iolog"), str(work))
+        plan = service.ExperimentPlan(b.name, "compare", parse_variants("none,bfq"), job=job, repeat=1, settle=0.0,
+                                      target=service.TargetRequest(raw=True))
+        outcome = service.run(plan)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    runs = outcome.doc["runs"]
+    assert outcome.status == "final" and outcome.all_invalid and len(runs) == 2, runs
+    assert all("fio did no IO: its 50 requests moved no data" in r["invalid_reason"] for r in runs), runs
+    assert b.current() == "none"

@@ -365,8 +365,9 @@ def test_command_cpu_time_is_its_own_rusage(tmp_path):
 
     t = threading.Thread(target=busy)
     t.start()
-    m, _ = run_cmd(f"while [ ! -e {flag} ]; do sleep 0.05; done", Control(), lambda: None)
+    m, _, failed = run_cmd(f"while [ ! -e {flag} ]; do sleep 0.05; done", Control(), lambda: None)
     t.join()
+    assert failed is None
     assert other["cpu"] > 0.2, other  # the premise: the other child did use CPU
     assert m["cmd_usr_s"] + m["cmd_sys_s"] < other["cpu"] / 2, (m, other)
 

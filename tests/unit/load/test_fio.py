@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iosched.core.load.fio import FioFailed, FioRefused, command, dies_with_us, parse_result
+from iosched.core.load.fio import FioFailed, FioRefused, FioUnfinished, command, dies_with_us, parse_result
+from iosched.core.load.fio_result import FioDidNoIO
 from iosched.core.load.jobs import CATALOG, parse_job_file
 from iosched.core.load.targets import Target
 
@@ -40,6 +41,19 @@ def test_result_is_judged_from_the_json():
         parse_result(job_json(read_ios=0))
     with pytest.raises(FioFailed, match="no job"):
         parse_result({"jobs": []})
+
+
+def test_requests_that_moved_no_data_are_no_io():
+    """fio counts a replayed request past the device's end as done, with 0 bytes: a run of those did no IO."""
+    obj = job_json()
+    obj["jobs"][0]["read"]["io_bytes"] = 0
+    with pytest.raises(FioDidNoIO, match="its 1000 requests moved no data"):
+        parse_result(obj)
+    with pytest.raises(FioUnfinished, match="no IO"):  # an unfinished run: invalid, with its reason
+        parse_result(job_json(read_ios=0))
+    fg, bg = job_json()["jobs"][0], job_json(read_ios=0)["jobs"][0]
+    with pytest.raises(FioDidNoIO, match="for the role 'bg'"):
+        parse_result({"jobs": [{**fg, "jobname": "fg"}, {**bg, "jobname": "bg"}]})
 
 
 def test_a_clients_output_is_read_like_fios_own():

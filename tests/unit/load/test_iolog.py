@@ -24,6 +24,7 @@ from iosched.core.load.iolog import (
     BadCapture,
     CaptureWriter,
     check_iolog,
+    copy_for_replay,
     fitted,
     meta_path,
     read_capture,
@@ -146,6 +147,41 @@ def test_lines_beyond_the_metadata_and_a_cut_short_file_are_refused(tmp_path):
     log.write_text("".join(text.splitlines(keepends=True)[:-1]))
     with pytest.raises(BadCapture, match="without its close line"):
         check_iolog(read_capture(log))
+
+
+def lying_extent(log: Path, max_extent: int, device_size: int | None = None) -> None:
+    doc = json.loads(meta_path(log).read_text())
+    doc["max_extent"] = max_extent
+    if device_size is not None:
+        doc["device"]["size_bytes"] = device_size
+    meta_path(log).write_text(json.dumps(doc))
+
+
+def test_lines_are_held_to_the_extent_their_metadata_gives(tmp_path):
+    """A replay's size check reads the metadata's max_extent: lines past it, or short of it, are a lie."""
+    far = 500 << 30  # lines at 500 GiB, the metadata saying 1 MiB of a 1 TiB device
+    log = make_capture(tmp_path / "c.iolog", [(T0 + i * 1_000_000, 0, far // 512 + i * 8, 4096, 1) for i in range(5)])
+    lying_extent(log, 1 << 20, 1 << 40)
+    with pytest.raises(BadCapture, match=rf"line 4: the request ends at byte {far + 4096}, past the 1048576 bytes"):
+        check_iolog(read_capture(log))
+    short = make_capture(tmp_path / "s.iolog", mixed(10))
+    lying_extent(short, DEV_SIZE)  # more than its lines reach: the metadata is not this iolog's
+    with pytest.raises(BadCapture, match=rf"its requests reach byte {9 * 8 * 512 + 4096}, not the {DEV_SIZE}"):
+        check_iolog(read_capture(short))
+
+
+def test_a_line_past_the_targets_end_refuses_the_replay_naming_both(tmp_path):
+    log = make_capture(tmp_path / "c.iolog", mixed(10))
+    cap = read_capture(log)
+    with pytest.raises(BadCapture, match=r"line 5: the request ends at byte 8192 .*past the end of loop9 \(4096 "
+                                         r"bytes\): it cannot be replayed there"):
+        check_iolog(cap, target=("loop9", 4096))
+    before = set(Path(tempfile.gettempdir()).glob("iosched-fio-*"))
+    dest = tmp_path / "copy.iolog"
+    with pytest.raises(BadCapture, match="past the end of loop9"):
+        copy_for_replay(cap, dest, "/dev/loop9", target_size=4096)
+    assert not dest.exists() and set(Path(tempfile.gettempdir()).glob("iosched-fio-*")) == before
+    assert copy_for_replay(cap, dest, "/dev/loop9", fit_into=4096, target_size=4096) == 10  # folded: it fits
 
 
 def test_ten_million_lines_stop_at_the_metadata_count():
