@@ -334,7 +334,8 @@ def _export(args: argparse.Namespace, state: ExportState, registry: CollectorReg
     token, token_file = _token(args.token_file, args.root)
     guard = Guard.for_server(host, port, token)
     with _serving(host, port, guarded(make_wsgi_app(registry), guard)):
-        print(f"iosched: metrics on http://{host}:{port}/metrics; scrape with 'Authorization: Bearer <token>', the "
+        shown = f"[{host}]" if ":" in host else host
+        print(f"iosched: metrics on http://{shown}:{port}/metrics; scrape with 'Authorization: Bearer <token>', the "
               f"token in {token_file} (Prometheus: authorization: {{credentials_file: {token_file}}}); "
               "ctrl+c stops", file=sys.stderr, flush=True)
         try:
