@@ -11,23 +11,26 @@ the tracer keeps buckets, not times. Read-only.
 Served over HTTP on loopback unless told (``--listen HOST:PORT`` and ``--public`` for another address), with the
 same guard as `serve`: the Host must be this server, an Origin must be its own, and every scrape carries the
 token (``Authorization: Bearer TOKEN``; Prometheus: ``authorization: {credentials_file: FILE}``), since every
-page a browser opens can reach localhost. ``--textfile DIR`` writes node_exporter's textfile-collector format
-instead (DIR/iosched.prom, replaced whole each interval), for hosts that already run node_exporter.
+page a browser opens can reach localhost. The server (cli/scrape_server.py) reads request heads within a
+deadline and bounds the connections per client and in all, so a slow client costs only itself. A token file is
+read only when it is a small regular file, not through a link. ``--textfile DIR`` writes node_exporter's
+textfile-collector format instead (DIR/iosched.prom, replaced whole each interval, only over a regular file),
+for hosts that already run node_exporter.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import os
-import socket
+import stat
 import sys
 import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 from prometheus_client import CollectorRegistry, generate_latest, make_wsgi_app
 from prometheus_client.core import (
@@ -37,10 +40,10 @@ from prometheus_client.core import (
     InfoMetricFamily,
     StateSetMetricFamily,
 )
-from prometheus_client.exposition import ThreadingWSGIServer
 from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
+from iosched.cli.scrape_server import ScrapeServer
 from iosched.cli.web_guard import Guard, is_loopback, new_token
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.kernel.sysfs import check_device_name
@@ -174,51 +177,44 @@ def guarded(app: Callable[..., Any], guard: Guard) -> Callable[..., Any]:
     return wsgi
 
 
-class _Quiet(WSGIRequestHandler):
-    timeout = 10  # a client that connects and says nothing does not keep its thread
-    def log_message(self, format: str, *args: Any) -> None:  # the base class names it format
-        pass
+class TextfileRefused(BadInput):
+    """The textfile's name holds something iosched does not replace: a link, a directory, a FIFO, a device."""
 
 
-class _Server(ThreadingWSGIServer):
-    """prometheus-client's threading server, with a bound on the connections served at once (a scrape is one):
-    more are closed unanswered, so clients that connect and wait cannot pile up threads."""
-
-    MAX_CONNECTIONS = 16
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        self._slots = threading.BoundedSemaphore(self.MAX_CONNECTIONS)
-        super().__init__(*args, **kwargs)
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._slots.release()
-            raise
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
+def _kind(mode: int) -> str:
+    for test, words in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"),
+                        (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                        (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return words
+    return "not a regular file"
 
 
-class _Server6(_Server):
-    address_family = socket.AF_INET6
+def check_textfile_target(target: Path) -> None:
+    """The textfile's name must hold nothing or a regular file: TextfileRefused otherwise (a link is never
+    written through, nor replaced: someone put it there)."""
+    try:
+        mode = os.lstat(target).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(mode):
+        raise TextfileRefused(f"{target} is {_kind(mode)}: iosched replaces only a regular file there (remove it, or "
+                              "name another directory)")
 
 
 def write_textfile(target: Path, registry: CollectorRegistry) -> None:
-    """node_exporter's textfile, replaced whole: written to a new file of our own in the same directory (never
-    a name another user could have put a link at), then renamed over the target."""
+    """node_exporter's textfile, replaced whole: written to a new file of our own in the same directory (mkstemp:
+    O_EXCL|O_NOFOLLOW, never a name another user could have put a link at), the target looked at before and again
+    just before the rename (absent or a regular file), then renamed over it. A rename replaces whatever name it
+    lands on, never what a link points to. TextfileRefused for a target that is not a regular file; OSError for a
+    directory that takes no file (read-only, full, gone); the temporary file never stays."""
+    check_textfile_target(target)
     fd, tmp = tempfile.mkstemp(prefix=".iosched-", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:
             os.fchmod(f.fileno(), 0o644)  # node_exporter may run as another user
             f.write(generate_latest(registry))
+        check_textfile_target(target)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -226,16 +222,50 @@ def write_textfile(target: Path, registry: CollectorRegistry) -> None:
         raise
 
 
+def textfile_failure(directory: Path, target: Path, error: OSError) -> str:
+    """Why the textfile could not be written, in words."""
+    if error.errno == errno.ENOENT and directory.is_dir():
+        return f"cannot create a file in {directory}: a pseudo-filesystem such as /proc or /sys takes none"
+    return f"cannot write {target}: {error.strerror or error}"
+
+
+MAX_TOKEN_BYTES = 4096
+
+
+def read_token(path: str) -> str:
+    """The scrape token in ``path``: a small regular file, not reached through a link (opened O_NOFOLLOW and
+    O_NONBLOCK, so a FIFO cannot hang the start), read to a bound. BadInput in one sentence otherwise."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise BadInput(f"--token-file {path}: no such file") from None
+    except OSError as e:
+        if e.errno == errno.ELOOP:
+            raise BadInput(f"--token-file {path} is a symbolic link: give the file itself "
+                           f"({os.path.realpath(path)})") from None
+        raise BadInput(f"cannot read --token-file {path}: {e.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        mode, size = info.st_mode, info.st_size
+        if not stat.S_ISREG(mode):
+            raise BadInput(f"--token-file {path} is {_kind(mode)}: give a small regular file holding the token")
+        data = os.read(fd, MAX_TOKEN_BYTES + 1) if size <= MAX_TOKEN_BYTES else b""
+        if size > MAX_TOKEN_BYTES or len(data) > MAX_TOKEN_BYTES:
+            raise BadInput(f"--token-file {path} is over {MAX_TOKEN_BYTES} bytes: a token file holds the token alone")
+    except OSError as e:
+        raise BadInput(f"cannot read --token-file {path}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+    token = data.decode("ascii", "replace").strip()
+    if len(token) < 16 or not (token.isascii() and token.isprintable()) or " " in token:
+        raise BadInput(f"--token-file {path}: the token must be at least 16 printable ASCII characters, no spaces")
+    return token
+
+
 def _token(path: str | None, root: str) -> tuple[str, Path]:
     """The scrape token: read from ``path`` when given, else a new one written (0600) under the run dir."""
     if path is not None:
-        try:
-            token = Path(path).read_text().strip()
-        except OSError as e:
-            raise BadInput(f"cannot read --token-file {path}: {e.strerror}") from None
-        if len(token) < 16 or not token.isprintable() or " " in token:
-            raise BadInput(f"--token-file {path}: the token must be at least 16 printable characters, no spaces")
-        return token, Path(path)
+        return read_token(path), Path(path)
     token = new_token()
     run_dir = default_run_dir(root)
     run_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -247,9 +277,9 @@ def _token(path: str | None, root: str) -> tuple[str, Path]:
 
 
 @contextlib.contextmanager
-def _serving(host: str, port: int, app: Callable[..., Any]) -> Iterator[ThreadingWSGIServer]:
+def _serving(host: str, port: int, app: Callable[..., Any]) -> Iterator[ScrapeServer]:
     try:
-        server = make_server(host, port, app, _Server6 if ":" in host else _Server, handler_class=_Quiet)
+        server = ScrapeServer(host, port, app)
     except OSError as e:
         raise IoschedError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
     thread = threading.Thread(target=server.serve_forever, name="export-http", daemon=True)
@@ -296,14 +326,7 @@ def _tracing(totals: TraceTotals | None, devices: list[str] | None, interval: fl
 def _export(args: argparse.Namespace, state: ExportState, registry: CollectorRegistry) -> int:
     ticker = Ticker(args.interval)
     if args.textfile:
-        directory = Path(args.textfile)
-        if not directory.is_dir():
-            raise BadInput(f"--textfile {directory}: not a directory (node_exporter's --collector.textfile.directory)")
-        target = directory / TEXTFILE
-        print(f"iosched: writing {target} every {args.interval:g} s (ctrl+c stops)", file=sys.stderr)
-        with contextlib.suppress(KeyboardInterrupt):
-            _loop(state, ticker, args.count, lambda: write_textfile(target, registry))
-        return 0
+        return _textfiles(Path(args.textfile), state, ticker, args.count, registry)
     host, port = parse_listen(args.listen)
     if not is_loopback(host) and not args.public:
         raise BadInput(f"{host} is not a loopback address and scrapes travel unencrypted: add --public to listen "
@@ -311,7 +334,8 @@ def _export(args: argparse.Namespace, state: ExportState, registry: CollectorReg
     token, token_file = _token(args.token_file, args.root)
     guard = Guard.for_server(host, port, token)
     with _serving(host, port, guarded(make_wsgi_app(registry), guard)):
-        print(f"iosched: metrics on http://{host}:{port}/metrics; scrape with 'Authorization: Bearer <token>', the "
+        shown = f"[{host}]" if ":" in host else host
+        print(f"iosched: metrics on http://{shown}:{port}/metrics; scrape with 'Authorization: Bearer <token>', the "
               f"token in {token_file} (Prometheus: authorization: {{credentials_file: {token_file}}}); "
               "ctrl+c stops", file=sys.stderr, flush=True)
         try:
@@ -321,6 +345,45 @@ def _export(args: argparse.Namespace, state: ExportState, registry: CollectorReg
             if args.token_file is None:
                 token_file.unlink(missing_ok=True)
     return 0
+
+
+def _textfiles(directory: Path, state: ExportState, ticker: Ticker, count: int | None,
+               registry: CollectorRegistry) -> int:
+    """The textfile written at once (what is known before the first interval: identity and schedulers), then
+    every interval. At the start a directory that takes no file is the argument's fault (exit 2; a full
+    filesystem is the machine's, exit 1). Later a failed write (the filesystem filled up or went read-only, a
+    link planted at the name) is said once, with its reason, and tried again every interval, and its recovery is
+    said too: an exporter is a long-running service, and one that exits on a passing disk-full loses its switch
+    counts and needs someone to start it again, while node_exporter already flags a stale textfile by its mtime."""
+    if not directory.is_dir():
+        raise BadInput(f"--textfile {directory}: not a directory (node_exporter's --collector.textfile.directory)")
+    target = directory / TEXTFILE
+    try:
+        write_textfile(target, registry)
+    except TextfileRefused as e:
+        raise BadInput(f"--textfile {directory}: {e}") from None
+    except OSError as e:
+        why = f"--textfile {directory}: {textfile_failure(directory, target, e)}"
+        raise (IoschedError(why) if e.errno in (errno.ENOSPC, errno.EDQUOT) else BadInput(why)) from None
+    print(f"iosched: writing {target} every {ticker.interval:g} s (ctrl+c stops)", file=sys.stderr, flush=True)
+    failing: list[str] = []  # the reason of the last write, when it failed
+
+    def write() -> None:
+        try:
+            write_textfile(target, registry)
+        except (TextfileRefused, OSError) as e:
+            why = str(e) if isinstance(e, TextfileRefused) else textfile_failure(directory, target, e)
+            if failing != [why]:
+                print(f"iosched: warning: {why}; trying again every interval", file=sys.stderr, flush=True)
+            failing[:] = [why]
+            return
+        if failing:
+            print(f"iosched: writing {target} again", file=sys.stderr, flush=True)
+            failing.clear()
+
+    with contextlib.suppress(KeyboardInterrupt):
+        _loop(state, ticker, count, write)
+    return 1 if failing else 0
 
 
 def _loop(state: ExportState, ticker: Ticker, count: int | None, after: Callable[[], object]) -> None:

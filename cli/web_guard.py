@@ -103,6 +103,11 @@ class Guard:
         return given is not None and hmac.compare_digest(given.encode(), self.token.encode())
 
     def refusal(self, host: str | None, origin: str | None, token: str | None, need_token: bool) -> str | None:
+        """Why a request is refused, or None. ``host`` and ``origin`` are every copy of the header joined by commas
+        (as WSGI does): no name or origin holds a comma, so a second copy is refused, not overlooked."""
+        for name, value in (("Host", host), ("Origin", origin)):
+            if value is not None and "," in value:
+                return f"more than one {name} header"
         if not host or not self._ours(host):
             return f"Host {host or '(none)'!r} is not this server"
         if origin is not None:  # browsers always send it on a WebSocket and on cross-site requests

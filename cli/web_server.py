@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shlex
 import shutil
@@ -24,18 +25,63 @@ from typing import Any
 import aiohttp_jinja2
 import jinja2
 from aiohttp import WSMsgType, web
+from aiohttp.http_exceptions import HttpProcessingError
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 from iosched.cli.web_guard import Guard, clamp_size
+from iosched.core.base.cells import printable
 from iosched.core.load.fio import dies_with_us
 
 STOP_GRACE_S = 3.0  # a tab's app gets this long to quit after its socket ends, then its group is killed
+# aiohttp's own deadline for a connection's first request head, and for an idle one between requests (its
+# keep-alive timeout counts from the connect; a trickle of header bytes does not extend it).
+IDLE_S = 15.0
 
 
 def refused_line(request: web.Request, why: str) -> str:
     peer = request.remote or "?"
-    return f"iosched serve: refused {request.method} {request.path} from {peer}: {why}"
+    path = "/ws/…" if request.path.startswith("/ws/") else request.path[:200]  # the token stays out of logs
+    return f"iosched serve: refused {request.method} {printable(path)} from {peer}: {why}"
+
+
+class OneLine(logging.Handler):
+    """aiohttp's and asyncio's log records as one line each, never a traceback: a malformed request (a duplicate
+    Host, a header too long) is the client's mistake, answered 400 by aiohttp's parser, and worth a line."""
+
+    def __init__(self, log: Callable[[str], None]) -> None:
+        super().__init__(logging.WARNING)
+        self.log = log
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            error = record.exc_info[1] if record.exc_info else None
+            if isinstance(error, HttpProcessingError):
+                peer = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+                words = next((w.strip() for w in str(error.message).splitlines() if w.strip()), "malformed")
+                line = f"iosched serve: refused a malformed request from {peer}: {words.rstrip(':.')}"
+            else:
+                line = f"iosched serve: {record.getMessage()}"
+                if error is not None:
+                    line += f": {error.__class__.__name__}"
+            self.log(printable(line[:300]))
+        except Exception:  # a log line must never become a traceback of its own
+            self.handleError(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        pass
+
+
+def quiet_logging(log: Callable[[str], None]) -> None:
+    """aiohttp's and asyncio's loggers say one line through ``log`` (their default prints a traceback)."""
+    handler = OneLine(log)
+    for name in ("aiohttp", "asyncio"):
+        logger = logging.getLogger(name)
+        logger.handlers[:] = [handler]
+        logger.propagate = False
+    # A client asking for a WebSocket subprotocol we do not speak gets the socket without one, as the standard
+    # says; aiohttp's warning about it, once per handshake check, tells nobody anything.
+    logging.getLogger("aiohttp.websocket").setLevel(logging.ERROR)
 
 
 class TabService(AppService):
@@ -117,17 +163,21 @@ class GuardedServer(Server):
         asyncio.set_event_loop(loop)
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, self.request_exit)
+        quiet_logging(self.log)
         web.run_app(self._make_app(), host=self.host, port=self.port, handle_signals=False, loop=loop,
-                    print=lambda *_: announce())
+                    print=lambda *_: announce(), keepalive_timeout=IDLE_S)
 
-    def _refuse(self, request: web.Request, why: str, status: type[web.HTTPException]) -> web.HTTPException:
+    def _refuse(self, request: web.Request, why: str, status: type[web.HTTPException],
+                headers: dict[str, str] | None = None) -> web.HTTPException:
         self.log(refused_line(request, why))
-        return status(text=f"iosched serve refused this request: {why}.\n")
+        return status(text=f"iosched serve refused this request: {why}.\n", headers=headers)
 
     @web.middleware
     async def _check(self, request: web.Request,
                      handler: Callable[[web.Request], Awaitable[web.StreamResponse]]) -> web.StreamResponse:
-        why = self.guard.refusal(request.headers.get("Host"), request.headers.get("Origin"), None, need_token=False)
+        # Every copy of a header the guard reads, joined: a second Origin behind our own is not let through.
+        host, origin = (",".join(request.headers.getall(name, [])) or None for name in ("Host", "Origin"))
+        why = self.guard.refusal(host, origin, None, need_token=False)
         if why is not None:
             raise self._refuse(request, why, web.HTTPForbidden)
         response = await handler(request)
@@ -192,11 +242,17 @@ class GuardedServer(Server):
         token = request.match_info.get("token")
         if not self.guard.token_ok(token):
             raise self._refuse(request, "a wrong token", web.HTTPForbidden)
+        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=64 * 1024)
+        if not websocket.can_prepare(request).ok:  # checked before any app starts; prepare() would raise
+            if request.headers.get("Upgrade", "").strip().lower() != "websocket":
+                raise self._refuse(request, "the socket's address takes a WebSocket upgrade only",
+                                   web.HTTPUpgradeRequired, {"Upgrade": "websocket", "Connection": "Upgrade"})
+            raise self._refuse(request, "a malformed WebSocket handshake", web.HTTPBadRequest,
+                               {"Sec-WebSocket-Version": "13"})
         if len(self.tabs) >= self.max_tabs:
             raise self._refuse(request, f"{self.max_tabs} tabs are open already (serve --max-tabs)",
                                web.HTTPServiceUnavailable)
         width, height = clamp_size(request.query.get("width", "80"), request.query.get("height", "24"))
-        websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=64 * 1024)
         tab = TabService(self.argv, self.memory_mb, write_bytes=websocket.send_bytes,
                          write_str=websocket.send_str, close=websocket.close,
                          download_manager=self.download_manager)

@@ -4,13 +4,19 @@ guard in front of them, and the flags refused in one sentence."""
 from __future__ import annotations
 
 import io
-import socket
-import time
+import os
 
 import pytest
 from prometheus_client import CollectorRegistry, generate_latest, make_wsgi_app
 
-from iosched.cli.export import SnapshotCollector, _Quiet, _Server, _serving, guarded, parse_listen, write_textfile
+from iosched.cli.export import (
+    MAX_TOKEN_BYTES,
+    SnapshotCollector,
+    TextfileRefused,
+    guarded,
+    parse_listen,
+    write_textfile,
+)
 from iosched.cli.web_guard import Guard
 from iosched.core.base.errors import BadInput
 from iosched.core.live.exported import ExportState
@@ -62,6 +68,9 @@ def test_the_guard_wants_this_host_and_the_token():
     assert call({**good, "Host": "attacker.example:9477"}).startswith("403")
     assert call({**good, "Origin": "http://attacker.example"}).startswith("403")
     assert call({**good, "Host": "localhost:9477"}).startswith("200")
+    # WSGI joins a header's copies with commas: a second Host or Origin is refused, not overlooked.
+    assert call({**good, "Host": "127.0.0.1:9477,127.0.0.1:9477"}).startswith("403")
+    assert call({**good, "Origin": "http://127.0.0.1:9477,http://attacker.example"}).startswith("403")
 
 
 @pytest.mark.parametrize("text", ["9477", "host:", ":9477", "h:0", "h:70000", "h:port", "h:²", "h:٩٤٧٧"])
@@ -111,39 +120,65 @@ def _empty():
     return Snapshot()
 
 
-def test_the_textfile_is_replaced_whole_and_never_written_through_a_link(tmp_path):
+def registry_of_nothing(tmp_path) -> CollectorRegistry:
+    registry = CollectorRegistry()
+    registry.register(SnapshotCollector(ExportState(Monitor(root=tmp_path / "none", capacity=1)).snapshot))
+    return registry
+
+
+def test_the_textfile_is_replaced_whole_with_no_temporary_file_left(tmp_path):
+    target = tmp_path / "iosched.prom"
+    target.write_text("old\n")
+    write_textfile(target, registry_of_nothing(tmp_path))
+    assert "iosched_" in target.read_text() and oct(target.stat().st_mode)[-3:] == "644"
+    assert [p.name for p in tmp_path.iterdir()] == ["iosched.prom"]
+
+
+@pytest.mark.parametrize("kind", ["symbolic link", "directory", "FIFO"])
+def test_a_textfile_name_holding_no_regular_file_is_refused_and_left_alone(tmp_path, kind):
     precious = tmp_path / "precious"
     precious.write_text("keep me\n")
     target = tmp_path / "iosched.prom"
-    target.symlink_to(precious)  # what another user could have put in a shared directory
-    registry = CollectorRegistry()
-    registry.register(SnapshotCollector(ExportState(Monitor(root=tmp_path / "none", capacity=1)).snapshot))
-    write_textfile(target, registry)
-    assert precious.read_text() == "keep me\n" and not target.is_symlink()
-    assert "iosched_" in target.read_text() and oct(target.stat().st_mode)[-3:] == "644"
+    {"symbolic link": lambda: target.symlink_to(precious), "directory": target.mkdir,
+     "FIFO": lambda: os.mkfifo(target)}[kind]()
+    with pytest.raises(TextfileRefused, match=f"iosched.prom is a {kind}"):
+        write_textfile(target, registry_of_nothing(tmp_path))
+    assert precious.read_text() == "keep me\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["iosched.prom", "precious"]  # no temporary file left
 
 
-def test_clients_that_connect_and_wait_cannot_pile_up(monkeypatch):
-    monkeypatch.setattr(_Server, "MAX_CONNECTIONS", 2)
-    monkeypatch.setattr(_Quiet, "timeout", 1.0)
+def test_a_link_planted_while_the_textfile_is_written_is_refused(tmp_path, monkeypatch):
+    precious = tmp_path / "precious"
+    precious.write_text("keep me\n")
+    target = tmp_path / "iosched.prom"
+    import iosched.cli.export as export
 
-    def app(environ, start_response):
-        start_response("200 OK", [("Content-Type", "text/plain")])
-        return [b"ok\n"]
+    def planting(registry):  # someone plants a link between the first look and the rename
+        target.symlink_to(precious)
+        return generate_latest(registry)
 
-    def get(port: int) -> bytes:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
-            s.sendall(b"GET / HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
-            return b"".join(iter(lambda: s.recv(4096), b""))
+    monkeypatch.setattr(export, "generate_latest", planting)
+    with pytest.raises(TextfileRefused, match="symbolic link"):
+        write_textfile(target, registry_of_nothing(tmp_path))
+    assert precious.read_text() == "keep me\n" and target.is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["iosched.prom", "precious"]
 
-    with _serving("127.0.0.1", 0, app) as server:
-        port = server.server_address[1]
-        idle = [socket.create_connection(("127.0.0.1", port), timeout=5) for _ in range(2)]
-        assert get(port) == b""  # both slots held by clients that say nothing: closed unanswered
-        deadline = time.monotonic() + 20
-        while not (answer := get(port)) and time.monotonic() < deadline:
-            time.sleep(0.2)  # their reads time out after 1 s and their slots come back
-        assert answer.endswith(b"ok\n")
-        for s in idle:
-            s.close()
+
+def test_a_token_file_must_be_a_small_regular_file_of_our_own(tmp_path):
+    good = tmp_path / "token"
+    good.write_text("t0k3n-" + "x" * 20 + "\n")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # nobody ever writes it: opening it must not wait (run_cli's timeout says it did not)
+    large = tmp_path / "large"
+    large.write_bytes(b"x" * (MAX_TOKEN_BYTES + 1))
+    link = tmp_path / "link"
+    link.symlink_to(good)
+    binary = tmp_path / "binary"
+    binary.write_bytes(b"\xff" * 20 + b"\n")
+    cases = [("/dev/zero", "is a character device"), (str(fifo), "is a FIFO"), (str(tmp_path), "is a directory"),
+             (str(large), f"over {MAX_TOKEN_BYTES} bytes"), (str(link), f"is a symbolic link: give the file itself "
+                                                                     f"({good})"),
+             (str(binary), "printable ASCII"), (str(tmp_path / "none"), "no such file")]
+    for path, words in cases:
+        err = one_sentence_exit_2("export", "--token-file", path, "--listen", "127.0.0.1:1")
+        assert words in err, (path, err)

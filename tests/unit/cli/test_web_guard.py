@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -42,6 +43,10 @@ def test_guard_names_this_server_alone():
     assert g.refusal("127.0.0.1:8000", None, None, need_token=True) == "no token"
     assert g.refusal("127.0.0.1:8000", None, "t0ke", need_token=True) == "a wrong token"
     assert g.refusal("127.0.0.1:8000", None, None, need_token=False) is None
+    # Every copy of a header, joined by commas (WSGI's way, and serve's): a second one is refused.
+    assert g.refusal("127.0.0.1:8000,127.0.0.1:8000", None, "t0ken", need_token=True) == "more than one Host header"
+    assert g.refusal("127.0.0.1:8000", "http://127.0.0.1:8000,http://evil.example", "t0ken",
+                     need_token=True) == "more than one Origin header"
     wide = Guard.for_server("0.0.0.0", 80, "t")
     assert wide.refusal("192.0.2.7", "http://192.0.2.7", "t", need_token=True) is None  # any literal, port 80
     assert "Host" in wide.refusal("rebind.example", None, "t", need_token=True)
@@ -221,3 +226,52 @@ def test_a_tab_that_will_not_answer_is_killed_when_its_socket_ends(private_journ
         pid = asyncio.run(scenario(s))
         assert wait_until(lambda: pid not in children_of(s.proc.pid), 30)
         assert s.proc.poll() is None  # the server itself goes on
+
+
+def status_of(port: int, head: bytes) -> bytes:
+    """The status code the server answers a raw request head with (a few seconds or the test fails)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(head)
+        seen = b""
+        while b"\r\n" not in seen:
+            chunk = s.recv(4096)
+            assert chunk, f"closed without an answer to {head[:80]!r}"
+            seen += chunk
+    return seen.split(b" ", 2)[1]
+
+
+def test_malformed_requests_are_answered_and_print_no_traceback(private_journal: Path):
+    with serve(run_dir=private_journal) as s:
+        host = f"Host: 127.0.0.1:{s.port}\r\n".encode()
+        ours = f"Origin: http://127.0.0.1:{s.port}\r\n".encode()
+        page, ws = f"/?token={s.token}".encode(), f"/ws/{s.token}".encode()
+        upgrade = b"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Version: 13\r\n"
+        cases = [
+            (b"GET " + page + b" HTTP/1.1\r\n" + host + host + b"\r\n", b"400"),  # a second Host
+            (b"GET " + ws + b" HTTP/1.1\r\n" + host + b"\r\n", b"426"),  # the socket's address, no upgrade
+            (b"HEAD " + ws + b" HTTP/1.1\r\n" + host + b"\r\n", b"426"),
+            (b"GET " + ws + b" HTTP/1.1\r\n" + host + upgrade + b"\r\n", b"400"),  # no Sec-WebSocket-Key
+            (b"GET " + page + b" HTTP/1.1\r\n" + host + ours + b"Origin: http://evil.example\r\n\r\n", b"403"),
+            (b"GET " + ws + b" HTTP/1.1\r\n" + host + ours + b"Origin: http://evil.example\r\n" + upgrade +
+             b"Sec-WebSocket-Key: AAAAAAAAAAAAAAAAAAAAAA==\r\n\r\n", b"403"),
+            (b"GET " + page + b" HTTP/1.1\r\n\r\n", b"400"),  # no Host at all
+            (b"GET " + page + b" HTTP/1.0\r\n\r\n", b"403"),  # no Host, and HTTP/1.0 needs none
+            (b"GET " + page + b" HTTP/1.1\r\n" + host + b"X-Big: " + b"a" * 100_000 + b"\r\n\r\n", b"400"),
+            (b"GET " + page + b" HTTP/1.1\r\n" + host + b"".join(b"X-%d: a\r\n" % n for n in range(500)) + b"\r\n",
+             b"400"),
+            (b"GET /" + b"a" * 100_000 + b" HTTP/1.1\r\n" + host + b"\r\n", b"400"),
+            (b"GET " + page + b" HTTP/1.1\r\n" + host + b"X-Bad: a\x01b\r\n\r\n", b"400"),
+            (b"POST " + page + b" HTTP/1.1\r\n" + host + b"Transfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n",
+             b"400"),
+        ]
+        for head, status in cases:
+            assert status_of(s.port, head) == status, head[:120]
+        assert tab_pids(s) == []
+        assert wait_until(lambda: len(s.log().strip().splitlines()) >= len(cases))  # each said
+        time.sleep(0.5)
+        log = s.log()
+        lines = log.strip().splitlines()  # (the URL line was read by serve())
+        assert "Traceback" not in log and "Error handling request" not in log, log
+        assert len(lines) == len(cases) and all("iosched serve: refused" in line for line in lines), log
+        assert s.token not in "\n".join(lines)  # a refused socket's address is logged without its token
+        assert s.proc.poll() is None
