@@ -10,6 +10,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
+from iosched import __version__
 from iosched.cli.latency import add_arguments as add_latency_arguments
 from iosched.cli.numbers import OneSentenceParser, lazy_command, number
 from iosched.cli.record import add_arguments as add_record_arguments
@@ -144,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--read-only", action="store_true",
                    help="TUI that only watches: no switching, jobs or tuning; runs beside another iosched")
     p.add_argument("--served", action="store_true", help=argparse.SUPPRESS)  # set by `iosched serve`
+    p.add_argument("--version", action="version", version=f"iosched {__version__}")
     p.set_defaults(func=cmd_tui, json=False, all=False)
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
 
