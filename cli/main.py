@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="TUI that only watches: no switching, jobs or tuning; runs beside another iosched")
     p.add_argument("--served", action="store_true", help=argparse.SUPPRESS)  # set by `iosched serve`
     p.add_argument("--version", action="version", version=f"iosched {__version__}")
-    # Where a Debian user puts what they print (docs/README.md says it): the man page in
+    # Where a Debian user puts what they print (docs/install.md says it): the man page in
     # /usr/local/share/man/man1/iosched.1, bash's in /usr/local/share/bash-completion/completions/iosched.
     p.add_argument("--print-completion", choices=("bash", "zsh"), action=_PrintGenerated,
                    help="print the bash or zsh completion script and exit")

@@ -65,7 +65,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="a matrix: a catalog group (`iosched jobs`) or a comma-separated list of jobs and job files")
     s.add_argument("--study", metavar="FILE",
                    help="a matrix of fio jobs and commands from a TOML study file ([[workload]] tables with job = "
-                        "or cmd =), one report; see the README's \"One study, one command\"")
+                        "or cmd =), one report; see docs/recipes.md, \"One study, one command\"")
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
     s.add_argument("--max-time", type=parse_seconds, metavar="S", help="refuse a matrix estimated to take longer")
     s.add_argument("--repeat", type=REPEAT, default=None, help="runs per variant (default 3)")
