@@ -68,6 +68,12 @@ def test_python_dash_m_iosched_runs_the_command_line(tree) -> None:
         assert '"name": "sda"' in r.stdout
         assert subprocess.run([sys.executable, "-m", "iosched", "nosuchcommand"], capture_output=True, text=True,
                               cwd=cwd, timeout=60).returncode == 2
+    # A clone's Python without iosched installed (-S: no site-packages) finds only the root: one sentence, exit 1.
+    r = subprocess.run([sys.executable, "-S", "-m", "iosched", "--version"], capture_output=True, text=True, cwd=ROOT,
+                       timeout=60)
+    assert r.returncode == 1 and "Traceback" not in r.stderr
+    said = f"iosched: iosched.cli is not installed for {sys.executable}; install iosched first (README.md, Install)"
+    assert r.stderr == said + "\n"
 
 
 def test_the_test_runner_says_what_it_does_and_lacks_before_installing_anything(tmp_path):
