@@ -1,14 +1,31 @@
-"""The install step's one addition to pyproject.toml: build the CO-RE block tracer (core/trace/bpf) into the
-package. A machine without clang, bpftool, libbpf-dev or BTF still installs iosched: bpf/BUILD-FAILED keeps
-the reason, and tracing runs bpftrace instead, saying why."""
+"""The install step's two additions to pyproject.toml.
+
+- The package list, computed: `iosched` (the root, iosched/) and every package under each top-level folder that
+  `[tool.setuptools.package-dir]` maps beneath it (core/ is iosched.core, core/live/ iosched.core.live, …), so a
+  new package folder is never left out of the wheel (tests/unit/test_packaging.py checks it).
+- The CO-RE block tracer (core/trace/bpf), built into the package. A machine without clang, bpftool, libbpf-dev
+  or BTF still installs iosched: bpf/BUILD-FAILED keeps the reason, and tracing runs bpftrace instead, saying why.
+"""
 
 from __future__ import annotations
 
 import subprocess
+import tomllib
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
+
+HERE = Path(__file__).resolve().parent
+
+
+def packages() -> list[str]:
+    """The root package and, for each folder pyproject maps under it, that folder's package and all below."""
+    mapped = tomllib.loads((HERE / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
+    found = ["iosched"]
+    for name, folder in mapped.items():
+        found += [name, *(f"{name}.{sub}" for sub in find_packages(str(HERE / folder)))]
+    return found
 
 
 class BuildWithTracer(build_py):
@@ -29,4 +46,4 @@ class BuildWithTracer(build_py):
             self.warn(f"the CO-RE block tracer was not built ({why.splitlines()[-1]}); tracing will use bpftrace")
 
 
-setup(cmdclass={"build_py": BuildWithTracer})
+setup(packages=packages(), cmdclass={"build_py": BuildWithTracer})

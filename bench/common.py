@@ -113,13 +113,14 @@ def tmux_session(name: str, command: str, width: int, height: int) -> Iterator[i
         subprocess.run(["tmux", "kill-session", "-t", name], capture_output=True)
 
 
-def put_in_readme(readme: Path, start: str, end: str, text: str) -> None:
-    """Replace what lies between the ``start`` and ``end`` markers of the README with ``text`` in a code block
-    (the examples the docs/ scripts make); unchanged when the markers are missing."""
-    body = readme.read_text()
-    if start in body and end in body:
-        block = f"{start}\n```\n{text.rstrip()}\n```\n{end}"
-        readme.write_text(body[:body.index(start)] + block + body[body.index(end) + len(end):])
+def put_in_page(page: Path, start: str, end: str, text: str) -> None:
+    """Replace what lies between the ``start`` and ``end`` markers of ``page`` (one of docs/*.md) with ``text`` in a
+    code block: the examples the docs/ scripts make. A page without both markers is an error, never skipped."""
+    body = page.read_text()
+    if start not in body or end not in body:
+        raise SystemExit(f"{page} has no {start} ... {end} block to replace: the example was not written there")
+    block = f"{start}\n```\n{text.rstrip()}\n```\n{end}"
+    page.write_text(body[:body.index(start)] + block + body[body.index(end) + len(end):])
 
 
 @contextlib.contextmanager

@@ -9,7 +9,9 @@ import shutil
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from iosched import __version__
 from iosched.cli.latency import add_arguments as add_latency_arguments
 from iosched.cli.numbers import OneSentenceParser, lazy_command, number
 from iosched.cli.record import add_arguments as add_record_arguments
@@ -149,6 +151,24 @@ def cmd_tui(args: argparse.Namespace) -> int:
                               served=args.served))
 
 
+class _PrintGenerated(argparse.Action):
+    """`--print-man` and `--print-completion SHELL`: print what cli/shell_files.py generates from this parser and
+    exit, as `--version` does. The generators (argparse-manpage, shtab) load here only."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        from iosched.cli import shell_files
+
+        text = (shell_files.man_page(parser) if option_string == "--print-man"
+                else shell_files.completion_script(parser, values))
+        try:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
+            sys.stdout.flush()
+        except BrokenPipeError:  # `iosched --print-man | head`: the reader left; leave quietly
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = OneSentenceParser(prog="iosched", description="See, switch and compare Linux IO schedulers.")
     p.add_argument("--root", default="/", help=argparse.SUPPRESS)  # fixture trees in tests
@@ -158,8 +178,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--read-only", action="store_true",
                    help="TUI that only watches: no switching, jobs or tuning; runs beside another iosched")
     p.add_argument("--served", action="store_true", help=argparse.SUPPRESS)  # set by `iosched serve`
+    p.add_argument("--version", action="version", version=f"iosched {__version__}")
+    # Where a Debian user puts what they print (docs/install.md says it): the man page in
+    # /usr/local/share/man/man1/iosched.1, bash's in /usr/local/share/bash-completion/completions/iosched.
+    p.add_argument("--print-completion", choices=("bash", "zsh"), action=_PrintGenerated,
+                   help="print the bash or zsh completion script and exit")
+    p.add_argument("--print-man", nargs=0, action=_PrintGenerated, help="print the man page (roff) and exit")
     p.set_defaults(func=cmd_tui, json=False, all=False)
-    sub = p.add_subparsers(dest="command", metavar="COMMAND")
+    sub = p.add_subparsers(title="commands", dest="command", metavar="COMMAND")
 
     s = sub.add_parser("list", help="list block devices with their schedulers")
     s.add_argument("--json", action="store_true", help="machine-readable output")

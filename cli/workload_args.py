@@ -35,7 +35,10 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
         s.add_argument("--runtime", type=parse_seconds, help="seconds per run (scales the job)")
         s.add_argument("--size", type=parse_size, help="bytes the job covers, e.g. 256M (scales the job)")
         s.add_argument("--dir", help="run on a scratch file in this directory (removed afterwards)")
-        s.add_argument("--raw", action="store_true", help="use the raw device even when it is mounted (reads)")
+        s.add_argument("--raw", action="store_true",
+                       help="on a device with a filesystem mounted, run a read job on the raw device instead of a "
+                            "scratch file on that filesystem (a write job there is refused; an unmounted device "
+                            "is used raw anyway)")
         s.add_argument("--destroy-data", metavar="DEV",
                        help="allow a write job on the raw device although it holds data (name must match)")
         s.add_argument("--json", action="store_true", help="machine-readable result")
@@ -62,7 +65,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="a matrix: a catalog group (`iosched jobs`) or a comma-separated list of jobs and job files")
     s.add_argument("--study", metavar="FILE",
                    help="a matrix of fio jobs and commands from a TOML study file ([[workload]] tables with job = "
-                        "or cmd =), one report; see the README's \"One study, one command\"")
+                        "or cmd =), one report; see docs/recipes.md, \"One study, one command\"")
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
     s.add_argument("--max-time", type=parse_seconds, metavar="S", help="refuse a matrix estimated to take longer")
     s.add_argument("--repeat", type=REPEAT, default=None, help="runs per variant (default 3)")

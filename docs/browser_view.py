@@ -1,4 +1,5 @@
-"""Take docs/browser-view.png, the README's picture of `iosched serve`: a real headless Chromium screenshot.
+"""Take docs/browser-view.png, the picture of `iosched serve` in docs/browser-prometheus.md: a real headless
+Chromium screenshot.
 
 A loop device over a sparse file gets a short fio random-read load, `iosched serve` (read-only) shows it,
 Chromium opens the page, the cursor is walked to the loop device and the page is captured once the graphs
@@ -21,7 +22,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from browser_support import Page, serving, start_chromium  # noqa: E402
 
 OUT = REPO / "docs/browser-view.png"
-SIZE = (1100, 760)  # a projector-ish 16:9 window; small enough for a README
+SIZE = (1100, 760)  # a projector-ish 16:9 window; small enough for a docs page
 
 
 def main() -> None:

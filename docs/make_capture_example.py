@@ -1,5 +1,5 @@
-"""Make the README's capture example: record what a "server" did, then judge schedulers on a spare disk by
-replaying it.
+"""Make the capture example of docs/capture-replay.md: record what a "server" did, then judge schedulers on a
+spare disk by replaying it.
 
     sudo python3 docs/make_capture_example.py [--seconds 60]
 
@@ -8,7 +8,7 @@ database (8k random reads and writes, an fsync every 32 writes), its log (4k app
 backup reading a large file, rate-limited as a real server is. `iosched capture` records the device meanwhile.
 A second loop device over a blank file in /var/tmp is the spare disk: `iosched compare SPARE --replay FILE
 --until-verdict` replays the capture there under each scheduler. Writes docs/capture-example.txt and the block
-between the `capture-example` markers in README.md. Everything is removed afterwards, whatever happens.
+between the `capture-example` markers in docs/capture-replay.md. Everything is removed afterwards, whatever happens.
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def main() -> None:
         for old, new in rename.items():
             text = text.replace(old, new)
     (HERE / "capture-example.txt").write_text(text)
-    common.put_in_readme(ROOT / "README.md", START, END, text)
+    common.put_in_page(HERE / "capture-replay.md", START, END, text)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""Make the README's contention example: the contention group under every scheduler on a scratch loop device.
+"""Make the example of docs/contention.md: the contention group under every scheduler on a scratch loop device.
 
     sudo python3 docs/make_contention_example.py
 
@@ -6,7 +6,7 @@ Attaches a loop device over a file in /var/tmp (on a disk, not tmpfs: the effect
 that wait, and a device in memory never makes them wait), writes every block of it once, runs
 `iosched compare … --jobs contention` on it (each job judged on its own metric), writes docs/contention-example.txt
 (the table, the verdict lines and every role's figures) and replaces the block between the `contention-example`
-markers in README.md with the command, the table and the sentences. The loop device and its file are removed
+markers in docs/contention.md with the command, the table and the sentences. The loop device and its file are removed
 afterwards.
 """
 
@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
+import common  # noqa: E402
 from common import extra_loop_devices  # noqa: E402
 
 START, END = "<!-- contention-example:start -->", "<!-- contention-example:end -->"
@@ -70,7 +71,8 @@ def main() -> int:
         # reader beside writers would be fast or slow by where it happened to read, not by the scheduler.
         subprocess.run(["dd", "if=/dev/zero", f"of={path}", "bs=4M", "oflag=direct", "status=none"], check=False)
         save = Path(work.name, "contention-example.json")
-        cmd = [sys.executable, "-m", "iosched.cli", "compare", dev, *ARGS, "--raw", "--save", str(save)]
+        # No --raw: nothing is mounted from the device, so the jobs run on it raw anyway.
+        cmd = [sys.executable, "-m", "iosched.cli", "compare", dev, *ARGS, "--save", str(save)]
         out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if out.returncode != 0:
             print(out.stderr, file=sys.stderr)
@@ -78,14 +80,10 @@ def main() -> int:
         doc = json.loads(save.read_text())
     figures = role_table(doc)
     (HERE / "contention-example.txt").write_text(out.stdout + "\nEach role's means:\n" + figures + "\n")
-    shown = " ".join(["iosched compare", "loopN", *ARGS, "--raw"])
-    block = "\n".join([START, "```", f"$ {shown}", out.stdout.rstrip(), "", "Each role's means:", figures, "```",
-                       END])
-    readme = ROOT / "README.md"
-    text = readme.read_text()
-    head, rest = text.split(START, 1)
-    readme.write_text(head + block + rest.split(END, 1)[1])
-    print("README.md and docs/contention-example.txt written")
+    shown = " ".join(["iosched compare", "loopN", *ARGS])
+    common.put_in_page(HERE / "contention.md", START, END,
+                       "\n".join([f"$ {shown}", out.stdout.rstrip(), "", "Each role's means:", figures]))
+    print("docs/contention.md and docs/contention-example.txt written")
     return 0
 
 

@@ -1,12 +1,12 @@
-"""Make the README's fleet examples: one compare on three "hosts" from one controller, judged per host and pooled;
-with --matrix, two jobs on them as one matrix (`--jobs`), Holm over its cells.
+"""Make the fleet examples of docs/fleet.md: one compare on three "hosts" from one controller, judged per host and
+pooled; with --matrix, two jobs on them as one matrix (`--jobs`), Holm over its cells.
 
     sudo python3 docs/make_fleet_example.py [--matrix]
 
 The hosts are network namespaces joined to this one by veth pairs, each with its own sshd and loop device (the
 real test's set-up, tests/real/test_fleet_real.py); `iosched compare --hosts FILE` reaches them over SSH with a
 key made for the run. Writes docs/fleet-example.txt (docs/fleet-matrix-example.txt) and the block between the
-`fleet-example` (`fleet-matrix-example`) markers in README.md. The namespaces, sshds, keys and loop devices are
+`fleet-example` (`fleet-matrix-example`) markers in docs/fleet.md. The namespaces, sshds, keys and loop devices are
 removed afterwards, whatever happens.
 """
 
@@ -65,7 +65,7 @@ def main() -> None:
     text = (f"$ cat fleet.txt\n{listing}\n$ iosched compare --hosts fleet.txt {loops[0].name} {' '.join(args)}\n"
             + "\n".join(progress) + f"\n{out.stdout.rstrip()}\n")
     (HERE / f"{name}.txt").write_text(text)
-    common.put_in_readme(ROOT / "README.md", f"<!-- {name}:start -->", f"<!-- {name}:end -->", text)
+    common.put_in_page(HERE / "fleet.md", f"<!-- {name}:start -->", f"<!-- {name}:end -->", text)
 
 
 if __name__ == "__main__":

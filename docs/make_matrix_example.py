@@ -1,4 +1,4 @@
-"""Make the README's example matrix: a real 4k matrix on a scratch loop device, its table and its charts.
+"""Make the example matrix of docs/statistics.md: a real 4k matrix on a scratch loop device, its table and charts.
 
     sudo python3 docs/make_matrix_example.py
 
@@ -7,7 +7,7 @@ workloads wrote are both served from memory, so the reads do not change speed ha
 as they would over a file on a disk), runs `iosched compare … --jobs 4k-matrix --until-verdict` on it, writes
 docs/matrix-example.txt (table and every chart, plain characters) and docs/matrix-example.html (the
 charts in colour), and replaces the block between the
-`matrix-example` markers in README.md with the command, the table and the IOPS chart. The loop device
+`matrix-example` markers in docs/statistics.md with the command, the table and the IOPS chart. The loop device
 and its file are removed afterwards.
 """
 
@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "bench"))
 
+import common  # noqa: E402
 from common import extra_loop_devices  # noqa: E402
 
 START, END = "<!-- matrix-example:start -->", "<!-- matrix-example:end -->"
@@ -50,12 +51,9 @@ def main() -> int:
     shown = " ".join(["iosched compare", "loopN", *ARGS, "--plot"])
     # What the matrix said while it ran: its plan and each look (stderr), before the result.
     said = [line for line in out.stderr.splitlines() if line.startswith(("iosched: matrix of", "iosched: look at"))]
-    block = "\n".join([START, "```", f"$ {shown}", *said, txt.stdout.rstrip(), "", first_chart, "```", END])
-    readme = ROOT / "README.md"
-    text = readme.read_text()
-    head, rest = text.split(START, 1)
-    readme.write_text(head + block + rest.split(END, 1)[1])
-    print("README.md, docs/matrix-example.txt and docs/matrix-example.html written")
+    common.put_in_page(HERE / "statistics.md", START, END,
+                       "\n".join([f"$ {shown}", *said, txt.stdout.rstrip(), "", first_chart]))
+    print("docs/statistics.md, docs/matrix-example.txt and docs/matrix-example.html written")
     return 0
 
 

@@ -1,5 +1,5 @@
-"""Make the README's database recipe: PostgreSQL on a filesystem on a scratch loop device, pgbench as the workload,
-its TPS and average latency as the metrics.
+"""Make the database recipe's example of docs/recipes.md: PostgreSQL on a filesystem on a scratch loop device,
+pgbench as the workload, its TPS and average latency as the metrics.
 
     sudo python3 docs/make_pgbench_example.py
 
@@ -10,7 +10,7 @@ wanted.
 Attaches a loop device over a file in /var/tmp (on the disk: commits wait for it), makes an ext4 filesystem on it,
 starts a PostgreSQL cluster of its own there (unix socket only, no TCP), fills it with `pgbench -i`, runs
 `iosched compare … --cmd "pgbench …" --cmd-metric tps=… --cmd-metric latency=…`, writes docs/pgbench-example.txt
-and replaces the block between the `pgbench-example` markers in README.md with the command and the report. The
+and replaces the block between the `pgbench-example` markers in docs/recipes.md with the command and the report. The
 cluster is stopped and the filesystem, the loop device and its file are removed afterwards, whatever happens.
 """
 
@@ -109,7 +109,7 @@ def main() -> None:
     shown[shown.index("--cmd") + 1] = shown_cmd
     command = " ".join(shlex.quote(a) for a in shown)
     (HERE / "pgbench-example.txt").write_text(f"$ {command}\n{report}")
-    common.put_in_readme(ROOT / "README.md", START, END, f"$ {command}\n{report}")
+    common.put_in_page(HERE / "recipes.md", START, END, f"$ {command}\n{report}")
     print(report)
 
 

@@ -1,11 +1,12 @@
-"""Make the README's study example: hdparm-like reads, gzip and a tar extraction as one study, until a verdict.
+"""Make the study example of docs/recipes.md: hdparm-like reads, gzip and a tar extraction as one study, until a
+verdict.
 
     sudo python3 docs/make_study_example.py
 
 Attaches a loop device over a file in /var/tmp (on the disk), makes an ext4 filesystem on it with a 256 MiB file
 of compressible text and its tar archive, writes a study file (the `seq-read` group, `gzip -c` of the file, `tar -x`
 of the archive then `sync`), runs `iosched compare … --study FILE --until-verdict --drop-caches`, writes
-docs/study-example.txt and replaces the block between the `study-example` markers in README.md with the study
+docs/study-example.txt and replaces the block between the `study-example` markers in docs/recipes.md with the study
 file, the command and the report. The filesystem, the loop device and its file are removed afterwards, whatever
 happens.
 """
@@ -77,7 +78,7 @@ def main() -> None:
     command = " ".join(["iosched compare loopN --study study.toml", *ARGS])
     text = f"$ cat study.toml\n{STUDY}\n$ {command}\n{report}\n"
     (HERE / "study-example.txt").write_text(text)
-    common.put_in_readme(ROOT / "README.md", START, END, text)
+    common.put_in_page(HERE / "recipes.md", START, END, text)
     print(text)
 
 

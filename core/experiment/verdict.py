@@ -1,6 +1,6 @@
 """Verdicts of an experiment: one primary metric, each variant against the baseline, effects as ratios.
 
-What is tested (see the README's method section):
+What is tested (see docs/statistics.md, "How the verdict is reached"):
 - The primary metric (IOPS for fio jobs, wall time for a command, or chosen) of every variant against the
   baseline (the first variant): Welch's t-test on log values (batch runs) or a one-sample t-test on the
   paired log differences, one per block of turns (live alternation). Holm's correction across the variants.

@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # annotations only: a live Monitor does not load the reader
     from iosched.core.live.recording_reader import Cursor, Recording
 
 # Points kept per series whatever the interval: 5 min at 0.25 s, 20 min at 1 s, 100 min at 5 s.
-# Idle devices share one zero-rates object, so a full window stays small (README: TUI memory).
+# Idle devices share one zero-rates object, so a full window stays small (docs/performance.md: Memory).
 HISTORY_POINTS = 1200
 MARKERS_KEPT = 500
 MARK_DEDUP_S = 5.0  # our own switch and the inventory poll both see one change: mark it once

@@ -316,7 +316,7 @@ def parse_job_file(text: str, path: str = "<job file>") -> JobFile:
             raise _refuse(path, lineno, "expected [section] or option=value")
         key, value = m.group(1).lower(), (m.group(2) or "").strip()
         if key not in ALLOWED:
-            why = _WHY.get(key, "is not an option iosched accepts in job files (see README: job files)")
+            why = _WHY.get(key, "is not an option iosched accepts in job files (see docs/job-files.md)")
             raise _refuse(path, lineno, f"option {key} {why}")
         if not sections:
             raise _refuse(path, lineno, "an option before the first [section]")

@@ -1,5 +1,5 @@
 """Record and replay on a real loop device under fio, with a scheduler switch in the middle; `record` in the
-README's order of arguments."""
+order of arguments docs/commands.md gives."""
 
 from __future__ import annotations
 
@@ -130,7 +130,7 @@ def test_record_survives_hangup_under_nohup(tmp_path, loopdev):
     assert run_cli("record", str(f), loopdev.name).returncode == 2  # never overwrites a recording
 
 
-def test_record_in_the_readmes_order_records_the_device(loopdev, tmp_path):
+def test_record_in_the_documented_order_records_the_device(loopdev, tmp_path):
     rec = tmp_path / "rec.jsonl"
     r = run_cli("record", str(rec), "-i", "0.5", loopdev.name, "--duration", "1")
     assert r.returncode == 0, r.stderr

@@ -1,5 +1,5 @@
 """The parser every command shares (cli/numbers.py): numbers checked at the edge, and options and positionals
-in any order (`record F -i 0.5 loop0 --duration 1`, as the README's synopsis writes it): each is parsed in every
+in any order (`record F -i 0.5 loop0 --duration 1`, as docs/commands.md writes it): each is parsed in every
 placement of its options among its positionals and must give what the plain order gives. The table names every
 command: a new one fails here until it is added."""
 
