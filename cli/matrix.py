@@ -14,6 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput
+from iosched.core.base.outfile import write_file
 from iosched.core.base.units import si
 from iosched.core.experiment import service
 from iosched.core.experiment.matrix import MatrixPlan, check_resumable, done_slots, format_duration, load_matrix
@@ -144,7 +145,7 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
                   f"continue with `iosched compare {args.device} --resume {save}`", file=sys.stderr)
         raise outcome.error or Cancelled("cancelled")
     render_matrix(outcome.doc, outcome.judgement or {}, args)
-    return 1 if outcome.save_error or outcome.all_invalid else 0
+    return 2 if outcome.save_refused else 1 if outcome.save_error or outcome.all_invalid else 0
 
 
 class _Printer:
@@ -225,10 +226,9 @@ def plot_result(doc: dict, judgement: dict, args: argparse.Namespace) -> None:
         sys.stdout.write("\n" + "\n\n".join(all_charts(doc, judgement, width, color)) + "\n")
     if getattr(args, "plot_file", None):
         path = args.plot_file
-        if path.endswith(".html"):
-            Path(path).write_text(charts_html(all_charts(doc, judgement, 120, True), 120))
-        else:
-            Path(path).write_text("\n\n".join(all_charts(doc, judgement, 120, False)) + "\n")
+        html = path.endswith(".html")
+        charts = all_charts(doc, judgement, 120, html)
+        write_file(path, charts_html(charts, 120) if html else "\n\n".join(charts) + "\n")  # looked at now too
         print(f"iosched: charts saved to {path}", file=sys.stderr)
 
 

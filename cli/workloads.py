@@ -257,7 +257,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.plot or args.plot_file:
         matrix_view = as_matrix(doc)
         plot_result(matrix_view, judge_matrix(matrix_view, args.alpha), args)
-    return 1 if outcome.save_error or outcome.all_invalid else 0
+    return 2 if outcome.save_refused else 1 if outcome.save_error or outcome.all_invalid else 0
 
 
 def _plan(args: argparse.Namespace) -> int:

@@ -44,6 +44,18 @@ def private_journal(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 
 
 @pytest.fixture
+def others_dir() -> Iterator[Path]:
+    """A folder anyone may write (0777, not sticky: fs.protected_symlinks does not apply there) that the
+    unprivileged user of tests/link_support.py can reach, outside the test's private tmp_path; removed after."""
+    d = Path(tempfile.mkdtemp(prefix="iosched-shared-", dir="/tmp"))
+    os.chmod(d, 0o777)
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.fixture
 def tree(tmp_path: Path) -> FixTree:
     return FixTree(tmp_path / "root")
 

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.outfile import create_new
 from iosched.core.experiment.runner import shielded, sysinfo, window_metrics
 from iosched.core.experiment.variants import Configurator, Variant, check_variants, drifted
 from iosched.core.live.monitor import Monitor
@@ -212,9 +213,10 @@ class HostEnd:
                 folder.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
                 folder.mkdir(mode=0o700)  # new, ours alone: fio's socket is open to anyone who can reach its folder
                 # Whose it is, so `iosched restore` can remove it if this process is SIGKILLed.
-                (folder / "owner").write_text(Owner.me().text())
+                with os.fdopen(create_new(folder / "owner"), "w") as owner:
+                    owner.write(Owner.me().text())
             # Its words go to a file there, not a pipe no one reads once it runs (a full pipe would stop it).
-            with open(log, "w") as out:
+            with os.fdopen(create_new(log, replace=True), "w") as out:
                 proc = subprocess.Popen(dies_with_us([fio_binary(), f"--server=sock:{sock}"]),
                                         stdin=subprocess.DEVNULL, stdout=out, stderr=out, start_new_session=True)
         except OSError as e:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from iosched.core.base.errors import IoschedError
+from iosched.core.base.outfile import write_file
 from iosched.core.experiment.fleet import Host, HostRun, read_scheduler
 from iosched.core.experiment.fleet_host import socket_path
 from iosched.core.experiment.runner import Workload, shielded, why_ended
@@ -380,7 +381,7 @@ def _ready(link: Link, folder: Path, plan: Lockstep) -> None:
     link.run.before = original["scheduler"]
     _probe_forward(link.local)
     link.job_path = folder / f"{link.local.stem}.fio"
-    link.job_path.write_text(job_file_text(plan.job, plan.runtime, want))
+    write_file(link.job_path, job_file_text(plan.job, plan.runtime, want))
 
 
 def _probe_forward(local: Path, wait_s: float = 1.0) -> None:

@@ -13,12 +13,12 @@ import json
 import os
 import re
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.outfile import check_target, replacing
 from iosched.core.experiment.schema_version import Doc
 from iosched.core.settings.journal import default_run_dir
 from iosched.core.settings.pidlock import Held, holding
@@ -34,43 +34,25 @@ def default_results_dir(root: str | Path = "/") -> Path:
 def check_save_path(path: str | Path) -> os.stat_result | None:
     """The existing file's status (None when there is none yet); BadInput unless ``path`` is a regular file or
     a new name in an existing directory. A save replaces the file whole, so a device node (/dev/null), a FIFO
-    or a symlink there would itself be replaced, not written to."""
+    or a symlink there would itself be replaced, not written to. The early look of a command: the save looks
+    again when it writes (core/base/outfile.py)."""
     if not str(path):
         raise BadInput("no file name given to save to")
-    p = Path(path)
-    if not p.parent.is_dir():
-        raise BadInput(f"cannot save to {path}: not a file in an existing directory")
     try:
-        st = os.lstat(p)
-    except FileNotFoundError:
-        return None
+        return check_target(path)
+    except (FileNotFoundError, NotADirectoryError):
+        raise BadInput(f"cannot save to {path}: not a file in an existing directory") from None
     except OSError as e:
         raise BadInput(f"cannot save to {path}: {e.strerror or e}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise BadInput(f"cannot save to {path}: it is not a regular file (a directory, device, FIFO or symlink); "
-                       "name a new file or a regular one")
-    return st
 
 
 def save_result(doc: Doc, path: str | Path) -> None:
     """Write atomically (a crash mid-write leaves the previous save, never half a file); a file that is
-    replaced keeps its mode and owner. BadInput for a path that is not a regular file (check_save_path)."""
-    p = Path(path)
-    old = check_save_path(p)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w") as f:
-            json.dump(doc, f)
-        # mkstemp makes it private; a new result is as readable as any file we write.
-        os.chmod(tmp, stat.S_IMODE(old.st_mode) if old else 0o644)
-        if old is not None:
-            with contextlib.suppress(PermissionError):  # not root: the file stays ours
-                os.chown(tmp, old.st_uid, old.st_gid)
-        os.replace(tmp, p)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    replaced keeps its mode and owner. BadInput for a path that is not a regular file (check_save_path), also
+    when one is planted there while the experiment runs (WriteRefused: nothing written)."""
+    check_save_path(path)
+    with replacing(path) as f:
+        json.dump(doc, f)
 
 
 def new_result_path(device: str, kind: str, directory: str | Path, now: float | None = None) -> Path:

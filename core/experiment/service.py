@@ -137,6 +137,7 @@ class ResultFile:
         self.error = error
         self.keep_empty = keep_empty
         self.failed = False
+        self.refused = False  # the save was refused as bad input (a link planted at the file): exit 2
 
     @classmethod
     def new_in(cls, directory: Path, device: str, kind: str) -> ResultFile:
@@ -155,7 +156,7 @@ class ResultFile:
             save_result(doc, self.path)
         except (OSError, IoschedError) as e:
             self.error = f"{self.path}: {e.strerror or e}" if isinstance(e, OSError) else f"{self.path}: {e}"
-            self.failed = True
+            self.failed, self.refused = True, isinstance(e, BadInput)
             return False
         return True
 
@@ -175,6 +176,7 @@ class Outcome:
     error: BaseException | None = None  # the error that ended it (failed), or KeyboardInterrupt (Ctrl-C)
     saved: Path | None = None
     save_error: str = ""
+    save_refused: bool = False  # the save was refused as bad input (WriteRefused): the command exits 2
 
     @property
     def judgement(self) -> Doc | None:
@@ -322,6 +324,7 @@ def _run_held(plan: ExperimentPlan, saver: Saver | None, emit: Callable[[Event],
     if saver is not None:
         saver.save(outcome.doc)
         outcome.saved, outcome.save_error = getattr(saver, "saved", saver.path), saver.error
+        outcome.save_refused = bool(getattr(saver, "refused", False))
     return outcome
 
 

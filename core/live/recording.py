@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from iosched.core.base.errors import BadInput
+from iosched.core.base.outfile import create_new
 from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import read_attr
 from iosched.core.live.monitor import Monitor, SettingsWatch, Ticker
@@ -45,9 +46,7 @@ class Recorder:
         self.t0 = time.monotonic()
         self._last: dict[str, list[int]] = {}
         try:
-            self.fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
-        except FileExistsError:
-            raise BadInput(f"{self.path} exists: record into a new file") from None
+            self.fd = create_new(self.path, append=True)  # made new: never a name that exists, never a link
         except OSError as e:
             raise BadInput(f"cannot create {self.path}: {e.strerror}") from None
         inventory = [d for d in list_devices(root) if devices is None or d.name in devices]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from iosched.core.base.errors import IoschedError
+from iosched.core.base.outfile import write_file
 from iosched.core.load.children import Child
 from iosched.core.load.fio_result import FioFailed as FioFailed  # the runner's errors and results: re-exported
 from iosched.core.load.fio_result import FioRefused as FioRefused
@@ -134,8 +135,7 @@ def command(job: Job | JobFile, target: Target, workdir: str, runtime: float | N
         path = os.path.join(workdir, "job.fio")
         # fio reads the file we write from the checked options, never the user's text; the target is ours.
         checked = job.as_job_file() if isinstance(job, Job) else job
-        with open(path, "w") as f:
-            f.write(checked.render(runtime, target.path))
+        write_file(path, checked.render(runtime, target.path))
         argv.append(path)
     return argv
 

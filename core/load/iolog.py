@@ -26,6 +26,7 @@ from typing import IO, Annotated, Literal
 from iosched.core.base.decode import decode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import open_regular, read_bounded
+from iosched.core.base.outfile import create_new, discard, write_file
 from iosched.core.base.schema import Keywords
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.sysfs import DEVICE_NAME
@@ -333,11 +334,9 @@ class CaptureWriter:
 
 
 def write_meta(doc: CaptureDoc, iolog: Path) -> Path:
-    """The metadata beside its iolog, written whole (a temporary file renamed)."""
+    """The metadata beside its iolog, written whole as a new file (WriteRefused when anything is there by now)."""
     path = meta_path(iolog)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(asdict(doc), indent=1) + "\n")
-    os.replace(tmp, path)
+    write_file(path, json.dumps(asdict(doc), indent=1) + "\n", replace=False)
     return path
 
 
@@ -483,7 +482,9 @@ def copy_for_replay(capture: Capture, dest: Path, target: str, fit_into: int | N
     (``dest`` removed) when a line is bad."""
     scale = fit_into is not None and capture.meta.max_extent > fit_into
     within = (target.removeprefix("/dev/"), target_size) if target_size is not None and not scale else None
-    with open(dest, "w") as out:
+    fd = create_new(dest)
+    made = os.fstat(fd)
+    with os.fdopen(fd, "w") as out:
         out.write(f"{HEADER}\n0 {target} add\n0 {target} open\n")
 
         def put(line: IologLine) -> None:
@@ -499,7 +500,7 @@ def copy_for_replay(capture: Capture, dest: Path, target: str, fit_into: int | N
             n = check_iolog(capture, put, within)
         except BaseException:
             out.close()
-            dest.unlink(missing_ok=True)
+            discard(dest, made)
             raise
         out.write(f"{math.ceil(capture.meta.duration_s * 1e6)} {target} close\n")
     return n

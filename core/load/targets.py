@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from iosched.core.base.errors import BadInput, IoschedError, NotPermitted, UnknownDevice
+from iosched.core.base.outfile import write_file
 from iosched.core.kernel.devices import BlockDevice, read_device
 from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.load.fiopath import check_target_path
@@ -146,10 +147,13 @@ def scratch_target(device: str, directory: str | Path, size: int, root: str | Pa
         raise IoschedError(f"cannot create a scratch directory in {d}: {e.strerror}") from e
     # Registered before fio lays out the file, so a crash at any point leaves something restore can find.
     try:
-        (reg / _reg_name(sdir)).write_text(json.dumps({"dir": sdir, **Owner.me().fields(), "device": device}))
+        write_file(reg / _reg_name(sdir), json.dumps({"dir": sdir, **Owner.me().fields(), "device": device}))
     except PermissionError as e:
         shutil.rmtree(sdir, ignore_errors=True)
         raise _scratch_needs_root(reg) from e
+    except BaseException:  # refused (a link where the registry was) or failed: the scratch folder goes too
+        shutil.rmtree(sdir, ignore_errors=True)
+        raise
     return Target(device, str(Path(sdir, "iosched.dat")), "file", sdir, note)
 
 

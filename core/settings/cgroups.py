@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError, NotPermitted
+from iosched.core.base.outfile import write_file
 from iosched.core.kernel.cgroupfs import (
     CgroupsUnavailable,
     IoHierarchy,
@@ -130,8 +131,8 @@ def make_cgroups(weights: Sequence[tuple[str, int]], root: str | Path = "/") -> 
     made = WeightedCgroups(hierarchy, groups, reg / f"{pid}-{n}.json")
     try:
         reg.mkdir(mode=0o700, parents=True, exist_ok=True)
-        made.registration.write_text(json.dumps({**Owner.me().fields(), "base": str(hierarchy.base),
-                                                 "groups": [str(g) for g in groups.values()]}))
+        write_file(made.registration, json.dumps({**Owner.me().fields(), "base": str(hierarchy.base),
+                                                  "groups": [str(g) for g in groups.values()]}))
     except PermissionError as e:
         raise _needs_root(f"it lists them in {reg} first, so that a crash leaves none behind") from e
     try:

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import IoschedError, NotPermitted
+from iosched.core.base.outfile import replacing
 from iosched.core.base.schema import Keywords
 from iosched.core.settings.owners import Owner
 from iosched.core.settings.owners import pid_alive as pid_alive  # re-exported: where its users found it
@@ -70,9 +71,11 @@ class Journal:
         """Hold the journal lock; yields the entries, saved back on clean exit if they changed."""
         try:
             self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+            fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except PermissionError as e:
             raise NotPermitted(f"cannot write the journal in {self.dir}: run as root") from e
+        except OSError as e:  # a link where the lock should be (ELOOP), a file where the folder should be
+            raise IoschedError(f"cannot lock the journal in {self.dir}: {e.strerror}; nothing was changed") from e
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             entries = self.entries()
@@ -105,14 +108,10 @@ class Journal:
         return parse_entries(raw, self.path)
 
     def _save(self, entries: dict[str, JournalEntry]) -> None:
-        # Atomic: a crash leaves either the old or the new journal, never half of one.
-        tmp = self.path.with_suffix(".tmp")
+        # Atomic: a crash leaves either the old or the new journal, never half of one; never through a link.
         data = {"version": JOURNAL_VERSION, "entries": [asdict(e) for e in entries.values()]}
-        with open(tmp, "w") as f:
+        with replacing(self.path, sync=True) as f:
             json.dump(data, f, indent=1)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
 
 
 MAX_JOURNAL_BYTES = 16 << 20

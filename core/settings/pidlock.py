@@ -24,7 +24,7 @@ def take(path: Path, label: str) -> int | None:
     /run): then nothing is locked."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)  # a lock file, never a link's target
     except OSError:
         return None
     try:

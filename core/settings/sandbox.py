@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from iosched.core.base.errors import BadInput, IoschedError, NotPermitted
+from iosched.core.base.outfile import create_new, write_file
 from iosched.core.kernel.sysfs import read_attr
 from iosched.core.settings.journal import default_run_dir, kept_registrations, registry_files, stale_registrations
 from iosched.core.settings.owners import Left, Owner
@@ -60,16 +61,19 @@ def create(size: int, directory: str | Path | None = None, root: str | Path = "/
     sb = Sandbox(d, str(Path(d, SANDBOX_FILE)))
     reg = _registry(root)
     reg.mkdir(mode=0o700, parents=True, exist_ok=True)
-    _reg_file(root, sb).write_text(json.dumps(sb.to_json()))
     try:
-        with open(sb.file, "wb") as f:
-            f.truncate(size)  # sparse: costs no space until written
+        write_file(_reg_file(root, sb), json.dumps(sb.to_json()))
+        fd = create_new(sb.file)
+        try:
+            os.ftruncate(fd, size)  # sparse: costs no space until written
+        finally:
+            os.close(fd)
         out = subprocess.run(["losetup", "-f", "--show", "--direct-io=on", sb.file], capture_output=True,
                              text=True, timeout=30)
         if out.returncode != 0:
             raise IoschedError(f"losetup failed: {out.stderr.strip()}")
         sb.device = Path(out.stdout.strip()).name
-        _reg_file(root, sb).write_text(json.dumps(sb.to_json()))
+        write_file(_reg_file(root, sb), json.dumps(sb.to_json()))
     except BaseException:
         destroy(sb, root)
         raise

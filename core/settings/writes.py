@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, DeviceGone, IoschedError, NotPermitted, WriteNotApplied, shown
+from iosched.core.base.outfile import remove_file, write_file
 from iosched.core.kernel.sysfs import check_device_name, parse_scheduler, read_attr, read_int
 from iosched.core.settings.device_lock import restoring
 from iosched.core.settings.journal import Journal, JournalEntry, default_run_dir, new_entry
@@ -308,35 +309,18 @@ def forget_unchanged(device: str, root: str | Path = "/", journal: Journal | Non
 
 
 def write_rules_file(path: str | Path, text: str | None) -> None:
-    """Replace a udev rules file atomically (write beside it, then rename); ``None`` removes it."""
+    """Replace a udev rules file atomically (core/base/outfile.py: a temporary file beside it, synced, renamed over
+    it, the file keeping its mode and owner); ``None`` removes it. WriteRefused (nothing written) when the name
+    holds a link, a folder or a device by the time it is written."""
     path = Path(path)
     if not path.parent.is_dir():
         raise BadInput(f"rules directory {path.parent} does not exist")
-    if text is None:
-        try:
-            path.unlink(missing_ok=True)
-        except PermissionError as e:
-            raise NotPermitted(f"permission denied removing {path}: run as root") from e
-        return
-    tmp = path.with_name(f".{path.name}.iosched-tmp")
     try:
-        st = os.stat(path)
-        mode, owner = st.st_mode & 0o7777, (st.st_uid, st.st_gid)  # the file keeps its mode and owner
-    except FileNotFoundError:
-        mode, owner = 0o644, None
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, text.encode())
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if owner is not None and owner != (os.geteuid(), os.getegid()):
-            os.chown(tmp, *owner)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        if text is None:
+            remove_file(path)
+        else:
+            write_file(path, text, sync=True)
     except PermissionError as e:
-        raise NotPermitted(f"permission denied writing {path}: run as root") from e
+        raise NotPermitted(f"permission denied {'removing' if text is None else 'writing'} {path}: run as root") from e
     except OSError as e:
-        tmp.unlink(missing_ok=True)
-        raise IoschedError(f"writing {path} failed: {e.strerror}") from e
+        raise IoschedError(f"{'removing' if text is None else 'writing'} {path} failed: {e.strerror}") from e

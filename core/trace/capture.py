@@ -29,6 +29,7 @@ from pathlib import Path
 
 from iosched.core.base.decode import decode
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.outfile import WriteRefused, check_target, create_new, discard, same_file
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.devices import read_device
 from iosched.core.kernel.sysfs import check_device_name
@@ -64,12 +65,17 @@ class CaptureResult:
 
 
 def check_output(path: Path) -> None:
-    """Refuse to overwrite: a capture never replaces a file the user has."""
+    """Refuse to overwrite: a capture never replaces a file the user has. The early look: the iolog is made new
+    and its metadata written as a new file, each looked at again then (core/base/outfile.py)."""
     for p in (path, meta_path(path)):
         if p.exists() or p.is_symlink():
             raise BadInput(f"{p} exists: capture writes a new file (choose another name or remove it)")
     if not path.parent.is_dir():
         raise BadInput(f"{path.parent} is not a directory")
+    try:
+        check_target(path, replace=False)
+    except OSError as e:
+        raise BadInput(f"cannot write in {path.parent}: {e.strerror or e}") from None
 
 
 class CaptureRun:
@@ -86,6 +92,8 @@ class CaptureRun:
         self._stop = threading.Event()
         self._why: Ended = "stopped"
         self._child: Child | None = None
+        self._iolog: os.stat_result | None = None  # the iolog this capture made (its identity)
+        self._meta_written = False
         # A Ctrl-C or signal that ended the capture: the files are written whole first, then the caller may
         # raise it again (a SIGTERM still ends iosched with its status).
         self.interrupted: BaseException | None = None
@@ -117,13 +125,18 @@ class CaptureRun:
         argv = dies_with_us([str(loader), "--capture", str(devt), "--interval-ms", str(STATUS_MS)])
         started = datetime.now(UTC).isoformat(timespec="seconds")
         cpu0 = resource.getrusage(resource.RUSAGE_SELF)
-        fd = os.open(self.out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        try:
+            fd = create_new(self.out)  # never a name that exists: a link planted there since the check is refused
+        except OSError as e:
+            raise CaptureFailed(f"cannot create {self.out}: {e.strerror or e}") from None
+        self._iolog = os.fstat(fd)
         try:
             return self._capture(fd, argv, device, started, cpu0)
         except BaseException:
-            # A failed capture, or a second Ctrl-C: no iolog without its metadata is left behind.
-            if not meta_path(self.out).exists():
-                self.out.unlink(missing_ok=True)
+            # A failed capture, or a second Ctrl-C: no iolog without its metadata is left behind (and only ours
+            # is removed: whatever another put at the name stays).
+            if not self._meta_written:
+                discard(self.out, self._iolog)
             raise
 
     def _capture(self, fd: int, argv: list[str], device: DeviceDoc, started: str,
@@ -154,7 +167,11 @@ class CaptureRun:
         meta = writer.meta(iolog=self.out.name, device=device, kernel=os.uname().release, started=started,
                            duration_s=duration_s, ended=self._why, timestamps="begin" if io_start else "issue",
                            lost=lost, untracked=full)
+        if self._iolog is None or not same_file(self.out, self._iolog):
+            raise WriteRefused(f"{self.out} was moved or replaced while the capture ran: its metadata was not "
+                               "written beside another file")
         meta_file = write_meta(meta, self.out)
+        self._meta_written = True
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         child_cpu = self._child.rusage if self._child is not None else None
         used = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime

@@ -16,10 +16,11 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from link_support import digest, make_victim, plant, temporaries
 from schema_support import problems
 
 from iosched.core.load.capture_summary import summarize
-from iosched.core.load.iolog import read_capture
+from iosched.core.load.iolog import meta_path, read_capture
 
 from conftest import need_real, one_sentence_exit_2, run_cli
 
@@ -229,3 +230,36 @@ def test_a_capture_reaching_past_the_target_is_refused_and_fio_doing_no_io_is_in
     assert outcome.status == "final" and outcome.all_invalid and len(runs) == 2, runs
     assert all("fio did no IO: its 50 requests moved no data" in r["invalid_reason"] for r in runs), runs
     assert b.current() == "none"
+
+
+def test_links_another_user_plants_while_capturing_receive_nothing(loopdev, others_dir, tmp_path):
+    """In a folder anyone may write: a link at the metadata's name, planted after the capture started, is refused
+    (exit 2, nothing written through it, no iolog without metadata left); links at the names the metadata went
+    through before are no door."""
+    need_real("setpriv")
+    victim = make_victim(tmp_path)
+    before = digest(victim)
+    out = others_dir / "cap.iolog"
+    for planted_at_target in (True, False):
+        proc = start_capture(loopdev.name, out, 1)
+        try:
+            old = others_dir / f".cap.iolog.meta.json.{proc.pid}.tmp"
+            plant(old, victim)
+            if planted_at_target:
+                plant(meta_path(out), victim)
+            _stdout, stderr = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert digest(victim) == before
+        if planted_at_target:
+            assert proc.returncode == 2, stderr
+            lines = stderr.strip().splitlines()
+            assert len(lines) == 1 and "cap.iolog.meta.json is a symlink, not a regular file" in lines[0], stderr
+            assert not out.exists() and meta_path(out).is_symlink()
+            meta_path(out).unlink()
+        else:
+            assert proc.returncode == 0, stderr
+            assert read_capture(out).meta.device.name == loopdev.name and not meta_path(out).is_symlink()
+        assert temporaries(others_dir) == [old.name]
+        old.unlink()

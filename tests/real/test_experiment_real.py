@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from fio_support import fio_procs, gone, no_fio_left, start_cli, wait_for, wait_for_fio, wait_for_line
+from link_support import digest, make_victim, plant, temporaries
 from schema_support import valid
 
 from conftest import need_real, run_cli
@@ -379,4 +380,30 @@ def test_resume_from_dev_zero_or_a_fifo_is_refused_at_once(loopdev, tmp_path):
     for path in ("/dev/zero", str(fifo)):
         r = run_cli("compare", loopdev.name, "--resume", path, timeout=20)
         assert r.returncode == 2 and "not a regular file" in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert loopdev.current() == loopdev.initial_scheduler
+
+
+def test_links_another_user_plants_mid_run_get_neither_the_save_nor_the_charts(loopdev, others_dir, tmp_path):
+    """compare --save/--plot-file into a folder anyone may write: the names pass the check at the start; links
+    planted while the runs go (over the file the first save wrote, if it is there yet) receive nothing."""
+    need_real("fio", "setpriv")
+    victim = make_victim(tmp_path)
+    before = digest(victim)
+    save, plot = others_dir / "r.json", others_dir / "p.html"
+    proc = start_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "1",
+                     "--repeat", "2", "--settle", "0", "--save", str(save), "--plot-file", str(plot))
+    try:
+        wait_for_fio(loopdev.path, proc)
+        plant(save, victim, over=True)
+        plant(plot, victim)
+        _stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2 and "Traceback" not in stderr, stderr
+    assert "could not be saved to" in stderr
+    assert "r.json is a symlink, not a regular file: nothing was written" in stderr
+    assert "p.html is a symlink, not a regular file: nothing was written" in stderr
+    assert digest(victim) == before and temporaries(others_dir) == []
+    assert os.readlink(save) == os.readlink(plot) == str(victim)
     assert loopdev.current() == loopdev.initial_scheduler

@@ -7,11 +7,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from link_support import digest, make_victim, plant, temporaries
+
 from iosched.core.settings.persist import (
     parse_rules,
 )
 
-from conftest import need, need_real, run_cli
+from conftest import need, need_real, one_sentence_exit_2, run_cli
 
 
 def test_cli_persist_writes_lists_removes(loopdev, tmp_path):
@@ -132,3 +134,28 @@ def test_cli_refuses_a_rule_for_the_demo_sandbox(tmp_path, make_loop):
         assert r.returncode == 2 and r.stdout == ""
         assert len(r.stderr.strip().splitlines()) == 1 and "demo sandbox" in r.stderr
     assert not any(rules_dir.iterdir())
+
+
+def test_persist_into_a_folder_anyone_may_write_never_writes_through_a_link(loopdev, others_dir, tmp_path):
+    """`persist --rules-dir DIR`, DIR 0777 and not sticky, links planted there by another user: the name the rule
+    went through before is no door, a link at the rules file or in place of a folder is refused with nothing
+    written (the link planted between the command's look and its write: tests/unit/settings/test_writes.py)."""
+    need_real("setpriv")
+    victim = make_victim(tmp_path)
+    before = digest(victim)
+    plant(others_dir / ".61-iosched.rules.iosched-tmp", victim)
+    args = ("persist", loopdev.name, "bfq", "--by", "kernel-name")
+    r = run_cli(*args, "--rules-dir", str(others_dir))
+    rules = others_dir / "61-iosched.rules"
+    assert r.returncode == 0, r.stderr
+    assert "bfq" in rules.read_text() and not rules.is_symlink() and rules.stat().st_mode & 0o7777 == 0o644
+    plant(rules, victim, over=True)  # in place of the file iosched wrote
+    assert "is not a regular file" in one_sentence_exit_2(*args, "--rules-dir", str(others_dir))
+    private = tmp_path / "private"
+    private.mkdir()
+    plant(others_dir / "sub", private)
+    r = run_cli(*args, "--rules-dir", str(others_dir / "sub"))  # after the kernel name's warning, one sentence
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert "reached through the link sub" in r.stderr.strip().splitlines()[-1]
+    assert digest(victim) == before and list(private.iterdir()) == []
+    assert temporaries(others_dir) == [".61-iosched.rules.iosched-tmp"]

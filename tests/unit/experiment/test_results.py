@@ -8,8 +8,10 @@ import stat
 from pathlib import Path
 
 import pytest
+from link_support import digest, make_victim, plant, temporaries
 
 from iosched.core.base.errors import BadInput
+from iosched.core.experiment import results
 from iosched.core.experiment.matrix import MatrixPlan, find_resumable, load_matrix, new_document
 from iosched.core.experiment.results import (
     ResultBusy,
@@ -21,6 +23,7 @@ from iosched.core.experiment.results import (
     saved_matrices,
 )
 from iosched.core.experiment.runner import parse_variants
+from iosched.core.experiment.service import ResultFile
 from iosched.core.load.jobs import resolve_jobs
 
 from conftest import run_cli
@@ -179,3 +182,23 @@ def test_one_iosched_at_a_time_goes_on_with_a_saved_matrix(tmp_path):
         assert len(r.stderr.strip().splitlines()) == 1
     with result_lock(saved):  # released on leaving
         pass
+
+
+def test_a_link_planted_between_the_check_and_the_save_is_refused(others_dir, tmp_path, monkeypatch):
+    victim = make_victim(tmp_path)
+    before = digest(victim)
+    p = others_dir / "r.json"
+    checked = results.check_save_path
+
+    def then_plant(path):
+        st = checked(path)
+        if not os.path.lexists(p):
+            plant(p, victim)
+        return st
+
+    monkeypatch.setattr(results, "check_save_path", then_plant)
+    with pytest.raises(BadInput, match=r"r\.json is a symlink, not a regular file: nothing was written"):
+        save_result({"runs": [1]}, p)
+    saver = ResultFile(p, keep_empty=True)
+    assert not saver.save({"runs": [1]}) and saver.refused and "is a symlink" in saver.error
+    assert digest(victim) == before and temporaries(others_dir) == [] and os.readlink(p) == str(victim)

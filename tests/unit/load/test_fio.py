@@ -11,7 +11,9 @@ import subprocess
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from link_support import digest, make_victim, plant, temporaries
 
+from iosched.core.base.errors import BadInput
 from iosched.core.load.fio import FioFailed, FioRefused, FioUnfinished, command, dies_with_us, parse_result
 from iosched.core.load.fio_result import FioDidNoIO
 from iosched.core.load.jobs import CATALOG, parse_job_file
@@ -181,3 +183,14 @@ def test_fio_refused_as_root_keeps_fios_error():
     with pytest.raises(FioFailed) as e:
         parse_result(REFUSED)
     assert not isinstance(e.value, FioRefused) and "error 13" in str(e.value)
+
+
+def test_the_job_file_never_goes_through_a_link_another_user_planted(others_dir, tmp_path):
+    need(shutil.which("fio") is not None, "needs fio on PATH")
+    victim = make_victim(tmp_path)
+    before = digest(victim)
+    jf = parse_job_file("[r]\nrw=randread\nbs=4k\n", "r.fio")
+    plant(others_dir / "job.fio", victim)
+    with pytest.raises(BadInput, match=r"job\.fio is a symlink, not a regular file"):
+        command(jf, Target("loop9", "/dev/loop9", "device"), str(others_dir), runtime=2)
+    assert digest(victim) == before and temporaries(others_dir) == []

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
 import tempfile
 from dataclasses import asdict
@@ -14,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from link_support import digest, make_victim, plant, temporaries
 from schema_support import problems
 
 from iosched.core.base.errors import BadInput
@@ -53,6 +55,8 @@ def make_capture(path: Path, records: list[tuple[int, int, int, int, int]], end_
             w.add(*r)
             w.flush()
         end_us = w.finish(end_ns or (max((r[0] for r in records), default=T0) + 10**6))
+    if meta_path(path).is_file() and not meta_path(path).is_symlink():
+        meta_path(path).unlink()  # hypothesis's examples share one folder; a capture writes its metadata new
     write_meta(w.meta(iolog=path.name, device=device(), kernel="6.1.0", started="2026-11-25T00:00:00+00:00",
                       duration_s=end_us / 1e6, ended="duration", timestamps="begin", lost=0, untracked=0), path)
     return path
@@ -336,3 +340,33 @@ def test_replay_fit_folds_a_large_capture_into_a_small_device(tmp_path):
         assert offsets == [i * 4096 for i in range(10)] and job.describe()["fitted"]
     finally:
         job.release()
+
+
+def test_metadata_never_goes_through_a_link_another_user_planted(others_dir, tmp_path):
+    victim = make_victim(tmp_path)
+    before = digest(victim)
+    # The name the metadata went through before (predictable: NAME.meta.json.PID.tmp) is no door any more.
+    plant(others_dir / f".c.iolog.meta.json.{os.getpid()}.tmp", victim)
+    make_capture(others_dir / "c.iolog", mixed(10))
+    assert read_capture(others_dir / "c.iolog").meta.requests == 10
+    # A link where the metadata goes, planted after the capture began: refused, nothing written.
+    log = others_dir / "d.iolog"
+    log.write_text("")
+    plant(meta_path(log), victim)
+    with pytest.raises(BadInput, match=r"d\.iolog\.meta\.json is a symlink, not a regular file"):
+        make_capture(log, mixed(10))
+    assert digest(victim) == before
+    assert temporaries(others_dir) == [f".c.iolog.meta.json.{os.getpid()}.tmp"]
+
+
+def test_the_replays_copy_is_made_new_never_through_a_link(others_dir, tmp_path):
+    victim = make_victim(tmp_path)
+    before = digest(victim)
+    cap = read_capture(make_capture(tmp_path / "c.iolog", mixed(10)))
+    dest = others_dir / "replay.iolog"
+    plant(dest, victim)
+    with pytest.raises(BadInput, match="is a symlink, not a regular file"):
+        copy_for_replay(cap, dest, "/dev/loop9")
+    assert digest(victim) == before and os.path.islink(dest)
+    os.unlink(dest)
+    assert copy_for_replay(cap, dest, "/dev/loop9") == 10 and not dest.is_symlink()

@@ -4,6 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
+from link_support import plant
 
 from iosched.core.base.errors import BadInput
 from iosched.core.load.targets import Refused, choose_target, clean_stale_scratch, scratch_target
@@ -52,3 +53,18 @@ def test_scratch_space_checked_and_stale_scratch_cleaned(tree, tmp_path):
     reg.write_text(reg.read_text().replace(str(os.getpid()), "999999999"))
     assert clean_stale_scratch(tree.root) == [t.scratch_dir]
     assert not Path(t.scratch_dir).exists() and not reg.exists()
+
+
+def test_a_scratch_registration_never_goes_through_a_link_another_user_planted(tree, tmp_path, others_dir,
+                                                                               monkeypatch):
+    tree.add_disk("sda", "8:0")
+    run = others_dir / "run"  # a run folder others may write, as a careless setup might leave it
+    run.mkdir(mode=0o777)
+    run.chmod(0o777)
+    monkeypatch.setenv("IOSCHED_RUN_DIR", str(run))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    plant(run / "scratch", elsewhere)
+    with pytest.raises(BadInput, match="reached through the link scratch"):
+        scratch_target("sda", tmp_path, size=1 << 20, root=tree.root)
+    assert list(elsewhere.iterdir()) == [] and not list(tmp_path.glob("iosched-scratch-*"))

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from link_support import plant
 
 from iosched.core.settings import cgroups
 from iosched.core.settings.cgroups import CgroupsUnavailable, clean_stale_cgroups, joined, make_cgroups, probe_weights
@@ -129,3 +130,18 @@ def test_a_registration_naming_anything_else_removes_nothing(tree, where):
         reg.write_text(reg.read_text().replace(f'"pid": {DEAD}', f'"pid": {DEAD - 1}'))
     assert clean_stale_cgroups(tree.root) == []
     assert all(g.is_dir() for g in groups) and not reg.exists()
+
+
+def test_a_registration_never_goes_through_a_link_another_user_planted(tree, tmp_path, others_dir, monkeypatch):
+    tree.write("proc/self/mountinfo", HYBRID)
+    (tree.root / "sys/fs/cgroup/blkio").mkdir(parents=True)
+    run = others_dir / "run"  # a run folder others may write, as a careless setup might leave it
+    run.mkdir()
+    run.chmod(0o777)
+    monkeypatch.setenv("IOSCHED_RUN_DIR", str(run))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    plant(run / "cgroups", elsewhere)
+    with pytest.raises(cgroups.BadInput, match="reached through the link cgroups"):
+        make_cgroups([("w100", 100), ("w500", 500)], tree.root)
+    assert list(elsewhere.iterdir()) == [] and everything(tree) == ["sys/fs/cgroup/blkio"]  # nothing made

@@ -8,7 +8,9 @@ import json
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from link_support import digest, make_victim, plant, plant_while_writing, temporaries
 
+from iosched.core.base.errors import BadInput
 from iosched.core.settings import journal
 from iosched.core.settings.journal import Journal, JournalEntry, JournalUnreadable, new_entry
 
@@ -89,3 +91,19 @@ def test_the_tui_hears_that_the_journal_is_roots(monkeypatch, tmp_path):
     monkeypatch.setattr(journal.Journal, "entries", entries)
     problem = journal.journal_problem(tmp_path)
     assert problem is not None and "root" in problem and "moved aside" not in problem
+
+
+def test_the_journal_never_goes_through_a_link_another_user_planted(others_dir, tmp_path, monkeypatch):
+    victim = make_victim(tmp_path)
+    before = digest(victim)
+    journal = Journal(others_dir)
+    plant(others_dir / "journal.tmp", victim)  # the name the journal went through before
+    with journal.locked() as entries:
+        e = new_entry("loop9", "queue/scheduler", "none")
+        entries[e.key] = e
+    assert journal.entries() == {e.key: e}
+    plant_while_writing(monkeypatch, journal.path, victim)
+    journal.path.unlink()
+    with pytest.raises(BadInput, match=r"journal\.json is a symlink, not a regular file"), journal.locked() as entries:
+        entries[e.key] = e
+    assert digest(victim) == before and temporaries(others_dir) == []

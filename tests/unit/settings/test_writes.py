@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from link_support import digest, make_victim, plant, plant_while_writing, temporaries
 
 from iosched.core.base.errors import BadInput, DeviceGone, UnknownDevice, WriteNotApplied
 from iosched.core.settings import writes
@@ -209,3 +211,24 @@ def test_a_failed_restore_keeps_its_entry(disk, monkeypatch):
     (outcome,) = restore(root=disk.root)
     assert (outcome.status, outcome.detail) == ("failed", "still reads '256'")
     assert [e.original for e in journal(disk).values()] == ["128"]  # a later restore may yet put it back
+
+
+def test_a_rules_file_never_goes_through_a_link_another_user_planted(others_dir, tmp_path, monkeypatch):
+    victim = make_victim(tmp_path)
+    before = digest(victim)
+    rules = others_dir / "61-iosched.rules"
+    plant(others_dir / ".61-iosched.rules.iosched-tmp", victim)  # the name the rule went through before
+    writes.write_rules_file(rules, "# rule one\n")
+    assert rules.read_text() == "# rule one\n" and stat.S_IMODE(rules.stat().st_mode) == 0o644
+    os.chmod(rules, 0o600)
+    writes.write_rules_file(rules, "# rule two\n")
+    assert stat.S_IMODE(rules.stat().st_mode) == 0o600  # the file keeps its mode
+    # A link planted after the command read the file, before the rename: refused, the file left as it was.
+    rules.unlink()
+    plant_while_writing(monkeypatch, rules, victim)
+    with pytest.raises(BadInput, match=r"61-iosched\.rules is a symlink, not a regular file: nothing was written"):
+        writes.write_rules_file(rules, "# rule three\n")
+    with pytest.raises(BadInput, match="is a symlink"):
+        writes.write_rules_file(rules, None)  # removing one: the link is not taken for the file
+    assert digest(victim) == before and rules.is_symlink()
+    assert temporaries(others_dir) == [".61-iosched.rules.iosched-tmp"]

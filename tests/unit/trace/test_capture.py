@@ -3,11 +3,15 @@ become a whole capture; a loader that never gets ready or writes junk leaves no 
 
 from __future__ import annotations
 
+import os
+import shlex
 import stat
 from pathlib import Path
 
 import pytest
+from link_support import digest, make_victim, nobody, temporaries
 
+from iosched.core.base.errors import BadInput
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.load.iolog import check_iolog, meta_path, read_capture
 from iosched.core.trace.capture import CaptureFailed, CaptureRun
@@ -84,3 +88,39 @@ while :; do echo '{"t":1100000000,"lost":0,"full":0}'; sleep 0.05; done
     result = capture.run()
     assert result.meta.ended == "duration" and result.meta.timestamps == "issue" and result.meta.requests == 0
     assert read_capture(out).meta.requests == 0
+
+
+def planting_loader(*commands: list[str]) -> str:
+    """The stand-in loader's records with ``commands`` run halfway (as another user), as a capture runs."""
+    lines = RECORDS.strip().splitlines()
+    return "\n".join([*lines[:4], *(shlex.join(c) for c in commands), *lines[4:]]) + "\n"
+
+
+def test_a_link_planted_at_the_metadata_while_capturing_receives_nothing(others_dir, tmp_path, monkeypatch):
+    victim = make_victim(tmp_path)
+    before = digest(victim)
+    capture, _ = run(tmp_path, "", monkeypatch)
+    out = capture.out = others_dir / "cap.iolog"
+    old_tmp = others_dir / f".cap.iolog.meta.json.{os.getpid()}.tmp"  # the name it went through before
+    fake = loader(tmp_path, planting_loader(nobody("ln", "-s", str(victim), str(meta_path(out))),
+                                            nobody("ln", "-s", str(victim), str(old_tmp))))
+    monkeypatch.setattr(CaptureRun, "check", lambda self: (fake, DEVICE, 7 << 20 | 7))
+    with pytest.raises(BadInput, match=r"cap\.iolog\.meta\.json is a symlink, not a regular file"):
+        capture.run()
+    assert digest(victim) == before
+    assert not out.exists() and meta_path(out).is_symlink()  # no iolog without metadata; theirs left alone
+    assert temporaries(others_dir) == [old_tmp.name]
+
+
+def test_an_iolog_swapped_for_a_link_while_capturing_gets_no_metadata(others_dir, tmp_path, monkeypatch):
+    victim = make_victim(tmp_path)
+    before = digest(victim)
+    capture, _ = run(tmp_path, "", monkeypatch)
+    out = capture.out = others_dir / "cap.iolog"
+    fake = loader(tmp_path, planting_loader(nobody("mv", str(out), str(others_dir / "moved")),
+                                            nobody("ln", "-s", str(victim), str(out))))
+    monkeypatch.setattr(CaptureRun, "check", lambda self: (fake, DEVICE, 7 << 20 | 7))
+    with pytest.raises(BadInput, match="was moved or replaced while the capture ran"):
+        capture.run()
+    assert digest(victim) == before and out.is_symlink() and not meta_path(out).exists()
+    assert temporaries(others_dir) == []
