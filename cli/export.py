@@ -26,7 +26,6 @@ import errno
 import os
 import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -46,6 +45,7 @@ from prometheus_client.registry import Collector
 from iosched.cli.scrape_server import ScrapeServer
 from iosched.cli.web_guard import Guard, is_loopback, new_token
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.outfile import WriteRefused, write_file
 from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.live.exported import ExportState, Snapshot
 from iosched.core.live.monitor import Monitor, Ticker
@@ -203,23 +203,16 @@ def check_textfile_target(target: Path) -> None:
 
 
 def write_textfile(target: Path, registry: CollectorRegistry) -> None:
-    """node_exporter's textfile, replaced whole: written to a new file of our own in the same directory (mkstemp:
-    O_EXCL|O_NOFOLLOW, never a name another user could have put a link at), the target looked at before and again
-    just before the rename (absent or a regular file), then renamed over it. A rename replaces whatever name it
-    lands on, never what a link points to. TextfileRefused for a target that is not a regular file; OSError for a
-    directory that takes no file (read-only, full, gone); the temporary file never stays."""
+    """node_exporter's textfile, replaced whole through the one link-safe writer (core/base/outfile.py: a new file
+    of our own beside it, renamed over a target that is still absent or a regular file). 0644 whatever was there:
+    node_exporter may run as another user. TextfileRefused for a target that is not a regular file; OSError for a
+    directory that takes no file (read-only, full, gone)."""
     check_textfile_target(target)
-    fd, tmp = tempfile.mkstemp(prefix=".iosched-", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "wb") as f:
-            os.fchmod(f.fileno(), 0o644)  # node_exporter may run as another user
-            f.write(generate_latest(registry))
-        check_textfile_target(target)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+        write_file(target, generate_latest(registry), mode=0o644, keep=False)
+    except WriteRefused as e:
+        check_textfile_target(target)  # the same words as the first look, when that is what changed
+        raise TextfileRefused(str(e)) from None
 
 
 def textfile_failure(directory: Path, target: Path, error: OSError) -> str:
