@@ -108,7 +108,7 @@ def check_pattern(pattern: str) -> str | None:
 
 
 def parse_cmd_metrics(texts: list[str] | None, probe: bool = True) -> list[CmdMetric]:
-    """Each --cmd-metric; ``probe``: the patterns tried on short probe lines too (a child process, ~15 ms), and one
+    """Each --cmd-metric; ``probe``: the patterns tried on short probe lines too (a child process, ~20 ms), and one
     that backtracks without bound there refused."""
     got = [parse_cmd_metric(t) for t in texts or []]
     if len(got) > MAX_METRICS:

@@ -1,7 +1,7 @@
 """The process a user's regular expressions run in (core/experiment/pattern_search.py starts it and kills it at its
 deadline): Python's `re` cannot be stopped from outside once a pattern backtracks without end.
 
-Run as a script, ``python -I -S pattern_child.py``: the standard library alone, so it starts in about 15 ms and
+Run as a script, ``python -I -S pattern_child.py``: the standard library alone, so it starts in about 20 ms and
 nothing of the user's environment reaches it. It reads one JSON object from stdin, ``{"patterns": [...], "texts":
 [...]}``, and for each pattern in turn writes one JSON line: the pattern's index and, for each text, the text of its
 last match (its one group, or the whole match; cut past ``MAX_TEXT`` characters) or null where it has none. A

@@ -1,12 +1,12 @@
 """A user's regular expressions (`--cmd-metric NAME=REGEX`) run against a deadline.
 
-Python's `re` backtracks and cannot be interrupted: `(a+)+$` over 100,000 'a's runs for ever, a CPU at 100%, the
-experiment's thread stuck and the device held on its variant until Ctrl-C. So the patterns run in a child process
-(core/experiment/pattern_child.py: the standard library alone, dying with iosched), killed at its deadline; the run
-whose figures it was reading is then invalid, with the reason, and the experiment goes on. What it reads is already
-bounded (the last MiB of the command's output). A regex engine without backtracking (RE2) would have been a new
-dependency, and would change what a pattern means (no lookaround, no backreference); the child costs about 15 ms of
-a run.
+Python's `re` backtracks and cannot be interrupted: `(a+)+$` over a long line of 'a's that ends in anything else
+runs for ever, a CPU at 100%, the experiment's thread stuck and the device held on its variant until Ctrl-C. So the
+patterns run in a child process (core/experiment/pattern_child.py: the standard library alone, dying with iosched),
+killed at its deadline; the run whose figures it was reading is then invalid, with the reason, and the experiment
+goes on. What it reads is already bounded (the last MiB of the command's output). A regex engine without
+backtracking (RE2) would have been a new dependency, and would change what a pattern means (no lookaround, no
+backreference); the child costs about 20 ms of a run (bench/pattern_child.py).
 
 Before anything runs, ``slow_pattern`` tries each pattern over short lines of one repeated character (each
 character the pattern names, digits, letters, blanks), each ended by a character that breaks the match: a pattern
