@@ -168,7 +168,7 @@ def latency_data(doc: dict) -> dict[str, list[LatencyCurve]]:
             for ns, n in sorted(cell_bins.items()):
                 seen += n
                 us.append(ns / 1000.0)
-                cdf.append(seen * 100.0 / total)
+                cdf.append(100.0 * (seen / total))  # a share first: a huge count never reaches the plot as inf
             marks = {name: (percentile_from_bins(cell_bins, q) or 0.0) / 1000.0 for q, name in PERCENTILES}
             curves.append(LatencyCurve(v, us, cdf, marks))
         if curves:

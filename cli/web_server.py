@@ -222,7 +222,7 @@ class GuardedServer(Server):
                 continue
             try:
                 envelope = json.loads(message.data)
-            except ValueError:
+            except (ValueError, RecursionError):  # RecursionError: a message nested thousands deep
                 continue
             if not isinstance(envelope, list) or not envelope:
                 continue

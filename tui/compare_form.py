@@ -157,7 +157,7 @@ class CompareForm(Vertical):
             else:
                 items.append(part.strip())
         try:
-            return parse_cmd_metrics(items)
+            return parse_cmd_metrics(items, probe=False)  # no child on the UI thread: each run's deadline holds
         except IoschedError as e:
             raise ValueError(str(e)) from None
 

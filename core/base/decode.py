@@ -9,8 +9,8 @@ fits), ``Literal``, optional values, ``list``, ``tuple`` (fixed and variadic), `
 It holds to what the schema says and to what JSON can carry safely: an object has no key its type does not
 declare, a required field is there, a bool is not a number, an int is a float but a float is not an int, and
 no number is NaN, infinite or outside a 64-bit counter's range (``Annotated[float, NON_FINITE]`` marks a
-statistic that Python's writer may have written as NaN). Nesting deeper than ``max_depth`` is refused before
-anything recurses into it.
+statistic that Python's writer may have written as NaN; ``Annotated[float, FIGURE]`` a figure, held to the range
+of core/base/figures.py). Nesting deeper than ``max_depth`` is refused before anything recurses into it.
 
 Anything else is one ``DecodeError`` (a BadInput) whose message names the place in plain words: "run 3's
 start is not a number", "variant 2 has no label", "notes is not a list of text". A list field names its
@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, Union, get_args, get_origin, get_type_hints, overload
 
 from iosched.core.base.errors import BadInput
+from iosched.core.base.figures import FIGURE, figure_fault
 from iosched.core.base.schema import NON_FINITE, Keywords
 
 MAX_DEPTH = 32  # objects and lists inside each other; fio's own JSON inside a saved run is about 10 deep
@@ -328,6 +329,13 @@ def _annotated(inner: object, extras: tuple[object, ...]) -> _Reader:
                 return float(v)
             raise _Fail(f"is not {_noun(inner)}", "type")
         return statistic
+    if FIGURE in extras:
+        def figure(v: Any, room: int) -> float:
+            why = figure_fault(v)
+            if why is not None:
+                raise _Fail(why, "bound" if "range" in why else "type")
+            return float(v)
+        return figure
     read_inner = _reader(inner)
     checks = [_bound(name, value) for k in extras if isinstance(k, Keywords) for name, value in k.items]
 
@@ -427,8 +435,9 @@ def _any_object(v: Any, room: int) -> dict[str, Any]:
 
 
 def _any_json(v: Any, room: int) -> Any:
-    """Any JSON value within the depth limit, every number finite and of a sensible size (no recursion: a
-    hostile file may nest as deep as the JSON reader lets it)."""
+    """Any JSON value within the depth limit, every number finite and of a sensible size, a float as an int (a
+    1e308 in fio's histogram is no count; no recursion: a hostile file may nest as deep as the JSON reader lets
+    it)."""
     stack: list[tuple[object, int]] = [(v, room)]
     while stack:
         x, r = stack.pop()
@@ -438,7 +447,7 @@ def _any_json(v: Any, room: int) -> Any:
             stack += [(y, r - 1) for y in (x.values() if isinstance(x, dict) else x)]
         elif isinstance(x, float) and not math.isfinite(x):
             raise _Fail(f"holds a number that is not one ({brief(x)})", "type")
-        elif isinstance(x, int) and not isinstance(x, bool) and not -LIMIT <= x <= LIMIT:
+        elif isinstance(x, (int, float)) and not isinstance(x, bool) and not -LIMIT <= x <= LIMIT:
             raise _Fail(f"holds a number of no sensible size ({brief(x)})", "bound")
         elif not isinstance(x, (str, int, float, bool)) and x is not None:
             raise _Fail("holds something that is not JSON", "type")

@@ -16,6 +16,8 @@ import types
 import typing
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from iosched.core.base.figures import FIGURE
+
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 class Keywords:
@@ -66,6 +68,8 @@ def _schema(tp: object, defs: dict[str, tuple[type, Schema]]) -> Schema:
         for extra in args[1:]:
             if isinstance(extra, Keywords):
                 out.update(extra.items)
+            elif extra is FIGURE:
+                out.update(FIGURE.schema)
         return out
     if tp is object or tp is Any:
         return {}

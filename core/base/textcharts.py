@@ -187,7 +187,7 @@ def time_axis(times: Sequence[float], width: int) -> str:
     points a cell: ticks (┴) at round times before now, each labelled on its left ("-2m┴"), "now" at the right
     end. Blank when the sample interval is unknown (fewer than two samples)."""
     dt = sample_interval(times)
-    if dt is None or width < 8:
+    if dt is None or dt < 1e-6 or width < 8:  # under a microsecond (a recording's 1e-313): no interval of ours
         return " " * max(0, width)
     per_cell = 2 * dt
     step = next((s for s in _TICK_STEPS if s / per_cell >= TICK_GAP), None)

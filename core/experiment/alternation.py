@@ -17,6 +17,7 @@ from iosched.core.experiment.runner import (
     _put_back,
     _raise_undone,
     _released_on_error,
+    hold_to_range,
     shielded,
     sysinfo,
     window_metrics,
@@ -128,7 +129,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
             run = {"index": k, "variant": v.label, "start": s0.time - t_origin, "end": s1.time - t_origin,
                    "valid": now == config["scheduler"], "config": config, "metrics": m, "fio": None,
                    "invalid_reason": None if now == config["scheduler"] else f"scheduler changed to {now}"}
-            doc["runs"].append(run)
+            doc["runs"].append(hold_to_range(run))
             doc["order"].append(v.label)
             done = stop is not None and stop(run)
             emit(Event("run-end", k, turns, v.label, run=run))

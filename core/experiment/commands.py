@@ -155,7 +155,7 @@ def run_cmd_reading(cmd: str, ctl: Control, check_drift: Callable[[], None], rea
     """``run_cmd`` with the figures ``reads`` names taken from its output; and why the run is invalid (the command
     failed, or a figure is missing), or None."""
     figures, output, failed = run_cmd(cmd, ctl, check_drift, root)
-    values, why = read_figures(list(reads), output)
+    values, why = read_figures(list(reads), output, ctl.cancelled)
     figures.update(values)
     return figures, failed or why
 

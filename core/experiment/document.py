@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
+from iosched.core.base.figures import FIGURE
 from iosched.core.base.schema import NON_FINITE, JsonObject, Keywords, Schema, json_schema
 from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
@@ -27,8 +28,10 @@ from iosched.core.settings.journal import JournalFile
 
 Status = Literal["running", "interim", "final", "cancelled"]
 Count = Annotated[int, Keywords(minimum=0)]
-# A measured value or a time in seconds: anything larger is not one iosched wrote.
+# A time in seconds: anything larger is not one iosched wrote.
 Measured = Annotated[float, Keywords(minimum=-1e15, maximum=1e15)]
+# A run's figure: 0, or between 1e-12 and 1e15 in size (core/base/figures.py, the one rule wherever it comes from).
+Figure = Annotated[float, FIGURE]
 # A statistic of the runs: judged again on every read, and NaN or Infinity where Python's writer put one.
 Statistic = Annotated[float, NON_FINITE]
 Pair = tuple[Statistic, Statistic]  # an interval: low, high
@@ -177,7 +180,7 @@ class RunDoc:
     valid: bool = field(metadata={"doc": "false: left out of the statistics (invalid_reason says why)"})
     invalid_reason: str | None
     config: dict[str, str] = field(metadata={"doc": 'every setting read back: "scheduler", tunables, "knob:NAME"'})
-    metrics: dict[str, Measured | None] = field(
+    metrics: dict[str, Figure | None] = field(
         metadata={"doc": "metric name -> value (see the metric table)", "flat": True})
     fio: JsonObject | None = field(default=None, metadata={"doc": "fio's own JSON output of the run, if any"})
     trace: TraceDoc | None = None

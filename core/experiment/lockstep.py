@@ -38,7 +38,7 @@ from iosched.core.base.errors import IoschedError
 from iosched.core.base.outfile import write_file
 from iosched.core.experiment.fleet import Host, HostRun, read_scheduler
 from iosched.core.experiment.fleet_host import socket_path
-from iosched.core.experiment.runner import Workload, shielded, why_ended
+from iosched.core.experiment.runner import Workload, hold_to_range, shielded, why_ended
 from iosched.core.experiment.saved import check_experiment
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.variants import Variant, plan_order
@@ -446,7 +446,7 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
                "invalid_reason": why, "config": configs[id(lk)],
                "metrics": {**(result.metrics() if result is not None else {}), **metrics},
                "fio": result.raw if result is not None else None}
-        _check_run(lk, run)
+        _check_run(lk, hold_to_range(run))  # a figure out of range: the run invalid, not the host failed
         lk.runs.append(run)
 
     _each(links, close_window)

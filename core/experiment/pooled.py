@@ -23,8 +23,9 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from iosched.core.experiment.stats import t_ppf, t_sf2
+from iosched.core.experiment.stats import MAX_LOG_RATIO, t_ppf, t_sf2
 
+MIN_SE, MAX_SE = 1e-100, 1e100  # a host's standard error of its log ratio
 METHOD = ("random effects over the hosts' log ratios (DerSimonian-Laird tau², Hartung-Knapp interval with "
           "max(1, q), Student t with hosts - 1 df)")
 
@@ -63,7 +64,9 @@ def pool(effects: Sequence[HostEffect], level: float = 0.95) -> Pooled:
     k = len(effects)
     if k < 2:
         raise ValueError("pooling needs two or more hosts")
-    if any(not (e.se > 0.0 and math.isfinite(e.se) and math.isfinite(e.log_ratio)) for e in effects):
+    # A host's estimate comes from log_ratio_welch (|log ratio| <= MAX_LOG_RATIO, se >= 1e-12): beyond these bounds
+    # a weight 1/se² or a sum of them would leave a double, and no host measures that.
+    if any(not (MIN_SE <= e.se <= MAX_SE and abs(e.log_ratio) <= MAX_LOG_RATIO) for e in effects):
         raise ValueError("every host needs a finite log ratio and a positive standard error")
     y = [e.log_ratio for e in effects]
     w = [1.0 / (e.se * e.se) for e in effects]

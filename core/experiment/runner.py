@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.figures import figure_fault
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import run_cmd_reading, run_cmd_under
 from iosched.core.experiment.control import Cancelled as Cancelled  # re-exported: the experiment's names
@@ -105,6 +106,19 @@ def window_metrics(device: str, s0: Sample, s1: Sample, ios: int | None) -> dict
         if ios:
             out["cpu_us_per_io"] = busy / 100.0 * ncpu * r.interval * 1e6 / ios
     return out
+
+
+def hold_to_range(run: Doc) -> Doc:
+    """``run`` with every figure held to a figure's range (core/base/figures.py): one outside it is not kept, and the
+    run is invalid with the reason, so that what is saved reads back and no statistic sees it."""
+    metrics = run["metrics"]
+    for key in [k for k, x in metrics.items() if x is not None]:
+        why = figure_fault(metrics[key])
+        if why is not None:
+            del metrics[key]
+            if run["valid"]:
+                run["valid"], run["invalid_reason"] = False, f"its {key} {why}"
+    return run
 
 
 @dataclass
@@ -296,6 +310,7 @@ def _add_trace(run: Doc, tracer: RunTracer, doc: Doc) -> None:
     if got is not None:
         run["metrics"].update({k: v for k, v in got["metrics"].items() if v is not None})
         run["trace"] = got["hists"]
+        hold_to_range(run)
     if tracer.stopped and not any(n.startswith("tracing stopped") for n in doc["notes"]):
         doc["notes"].append(f"tracing stopped after run {run['index'] + 1}: {tracer.stopped}")
 
@@ -355,10 +370,10 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     check_drift()
     # A command's CPU per IO counts the device's IOs (its own and its background's), a job's fio's own.
     metrics.update(window_metrics(device, s0, s1, fio_res.total_ios if fio_res and workload.cmd is None else None))
-    return {
+    return hold_to_range({
         "index": n, "variant": v.label, "start": s0.time, "end": s1.time, "valid": not drift,
         "invalid_reason": drift[0] if drift else None, "config": config, "metrics": metrics,
         "fio": fio_res.raw if fio_res else None,
-    }
+    })
 
 

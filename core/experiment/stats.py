@@ -110,16 +110,28 @@ class Summary:
 
 
 def summarize(values: Sequence[float], level: float = 0.95) -> Summary:
+    """Mean, standard deviation and the mean's interval, for any finite values (NaN for anything else).
+
+    Worked out on the values scaled by a power of two to below 2 in size, which is exact: a sum or a square of
+    values near a double's limits (1e308, or 1e-320 beside them) neither overflows nor sinks into subnormals.
+    """
     n = len(values)
-    if n == 0:
-        return Summary(0, math.nan, math.nan, math.nan, math.nan)
-    mean = math.fsum(values) / n
+    if n == 0 or not all(math.isfinite(v) for v in values):
+        return Summary(n, math.nan, math.nan, math.nan, math.nan)
+    top = max(abs(v) for v in values)
+    if top == 0.0:
+        return Summary(n, 0.0, 0.0, 0.0, 0.0)
+    scale = math.ldexp(1.0, math.frexp(top)[1] - 1)  # at most 2**1023: itself a double
+    xs = [v / scale for v in values]
+    m = math.fsum(xs) / n
     if n < 2:
-        return Summary(n, mean, 0.0, mean, mean)
-    var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
-    sd = math.sqrt(var)
+        return Summary(n, m * scale, 0.0, m * scale, m * scale)
+    ds = [x - m for x in xs]
+    # The corrected two-pass sum: its second term takes back the mean's own rounding (values near 1e15 that differ
+    # by 1e3 would otherwise lose a part in 1e9 of their spread).
+    sd = math.sqrt(max(0.0, math.fsum(d * d for d in ds) - math.fsum(ds) ** 2 / n) / (n - 1))
     half = t_ppf(0.5 + level / 2.0, n - 1) * sd / math.sqrt(n)
-    return Summary(n, mean, sd, mean - half, mean + half)
+    return Summary(n, m * scale, sd * scale, (m - half) * scale, (m + half) * scale)
 
 
 # --- effects as ratios ---------------------------------------------------------------------------------------
@@ -159,14 +171,16 @@ def log_values(values: Sequence[float], who: str) -> list[float] | CannotJudge:
 
 
 def _mean_var(xs: Sequence[float]) -> tuple[float, float]:
+    """Of logs (at most 745 in size, whatever the double): no sum here can overflow."""
     m = math.fsum(xs) / len(xs)
-    return m, math.fsum((x - m) ** 2 for x in xs) / (len(xs) - 1)
+    return m, math.fsum((x - m) * (x - m) for x in xs) / (len(xs) - 1)
 
 
 # exp() of a larger log ratio overflows a double: values that far apart (only a hand-made file has them) give
 # an interval no number can hold.
 MAX_LOG_RATIO = 700.0
 TOO_WIDE = "the values lie too far apart for a ratio and its interval to be a number"
+MAX_LOG_DIFF = 1491.0  # log(max double) - log(min subnormal): the widest difference of two doubles' logs
 
 
 def log_ratio_welch(baseline: Sequence[float], variant: Sequence[float], level: float = 0.95,
@@ -204,6 +218,8 @@ def log_ratio_paired(log_diffs: Sequence[float], level: float = 0.95) -> RatioEs
         return CannotJudge("fewer than 2 complete blocks of turns")
     if any(not math.isfinite(x) for x in log_diffs):
         return CannotJudge("a turn has a value that is not a finite positive number")
+    if any(abs(x) > MAX_LOG_DIFF for x in log_diffs):  # no difference of two doubles' logs: sums would overflow
+        return CannotJudge(TOO_WIDE)
     m, v = _mean_var(log_diffs)
     if v <= 0.0 or v < 1e-24 * max(1.0, m * m):
         return CannotJudge("no turn-to-turn variance (identical differences), so the noise cannot be estimated")

@@ -30,6 +30,7 @@ from typing import Any
 
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
+from iosched.core.base.nesting import toml_nesting
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.params import BadValue, brief, parse_repeat
 from iosched.core.load.jobs import Job, JobFile, resolve_jobs
@@ -37,6 +38,7 @@ from iosched.core.load.jobs import Job, JobFile, resolve_jobs
 MAX_FILE = 64 << 10
 MAX_WORKLOADS = 50
 MAX_CMD = 4096
+MAX_NESTING = 8  # arrays and inline tables inside each other: a study needs 3 at most
 _TOP = {"schedulers", "repeat", "workload"}
 _WORKLOAD = {"job", "name", "cmd", "cmd_metric"}
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,39}")
@@ -86,10 +88,15 @@ def read_study(path: str | Path) -> Study:
 
 
 def parse_study(text: str, where: str = "the study file") -> Study:
+    deep = f"{where} is not a study file: its arrays or tables nest more than {MAX_NESTING} deep"
+    if toml_nesting(text) > MAX_NESTING:  # before tomllib, which recurses into each level
+        raise BadInput(deep)
     try:
         top = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
         raise BadInput(f"{where} is not a study file: {e}") from None
+    except RecursionError:  # the count above missed a level: refused all the same
+        raise BadInput(deep) from None
     _only(top, _TOP, where)
     schedulers = top.get("schedulers")
     if schedulers is not None and (not isinstance(schedulers, str) or not schedulers.strip()):

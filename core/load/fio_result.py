@@ -212,10 +212,14 @@ def bin_percentile(bins: dict[int, int], p: float) -> float | None:
     return max(bins) / 1000.0
 
 
+MAX_COUNT = 2**64  # fio's counters and latencies (ns) are 64-bit
+
+
 def latency_bins(obj: dict[str, Any]) -> dict[int, int]:
     """fio's completion-latency histogram (json+ ``clat_ns.bins``) over every job and direction: ns -> IOs.
 
-    Outside input: anything malformed is skipped, never raised, so an old save without bins draws nothing.
+    Outside input: anything malformed is skipped, never raised, so an old save without bins draws nothing; so is a
+    latency or a count beyond a 64-bit counter, fio's own bound (a count of 1e308 is no count of IOs).
     """
     out: dict[int, int] = {}
     jobs = obj.get("jobs") if isinstance(obj, dict) else None
@@ -227,11 +231,13 @@ def latency_bins(obj: dict[str, Any]) -> dict[int, int]:
             if not isinstance(bins, dict):
                 continue
             for k, n in bins.items():
+                if isinstance(n, bool) or not isinstance(n, (int, float)) or not 0 < n <= MAX_COUNT:
+                    continue  # NaN fails here too
                 try:
                     ns, count = int(k), int(n)
                 except (TypeError, ValueError, OverflowError):
                     continue
-                if ns >= 0 and count > 0:
+                if 0 <= ns <= MAX_COUNT and count > 0:
                     out[ns] = out.get(ns, 0) + count
     return dict(sorted(out.items()))
 

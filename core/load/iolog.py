@@ -143,6 +143,8 @@ def read_capture(path: str | Path) -> Capture:
         doc = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
         raise BadCapture(f"{meta} is not JSON: not a capture's metadata ({str(e)[:60]})") from None
+    except RecursionError:
+        raise BadCapture(f"{meta} is not a capture's metadata: it nests too deeply") from None
     except BadInput as e:
         raise BadCapture(str(e)) from None
     meta_doc = decode(CaptureDoc, doc, where=str(meta))

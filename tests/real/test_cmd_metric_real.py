@@ -52,3 +52,41 @@ def test_a_command_that_prints_megabytes_keeps_its_last_figure(loopdev: Loop):
                 "--settle", "0", "--cmd-metric", "tps=^tps = ([0-9.]+)$", "--json", timeout=120)
     assert r.returncode == 0, r.stderr
     assert [run["metrics"]["tps"] for run in json.loads(r.stdout)["runs"]] == [42.5, 42.5]
+
+
+def _pattern_children() -> list[int]:
+    import psutil
+
+    return [p.pid for p in psutil.process_iter(["cmdline"]) if any("pattern_child.py" in a
+                                                                    for a in p.info["cmdline"] or [])]
+
+
+def test_a_pattern_that_backtracks_past_its_deadline_makes_its_run_invalid_and_the_experiment_goes_on(
+        loopdev: Loop, tmp_path):
+    """The first run prints 3,000 'a's, over which the pattern backtracks for hours: that run is invalid with the
+    reason once its 5 s are up, the others are read, and the device is put back (it was held on its variant until
+    Ctrl-C)."""
+    need_real()
+    count = tmp_path / "count"
+    cmd = (f"n=$(cat {count} 2>/dev/null || echo 0); n=$((n+1)); echo $n > {count}; "
+           "if [ $n -eq 1 ]; then printf x=; head -c 3000 /dev/zero | tr '\\0' a; echo '!'; else echo x=4$n; fi")
+    pattern = "x=(?:a*a*a*)([0-9]+)"  # sound on short lines (the probe passes it), n**3 steps on a long one
+    before = _pattern_children()
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,mq-deadline", "--cmd", cmd, "--repeat", "2",
+                "--settle", "0", "--cmd-metric", f"x={pattern}:higher", "--json", timeout=120)
+    assert r.returncode == 0, r.stderr
+    runs = json.loads(r.stdout)["runs"]
+    assert [run["valid"] for run in runs] == [False, True, True, True]
+    assert runs[0]["invalid_reason"] == (f"the pattern of x ({pattern!r}) took longer than 5 s on the command's "
+                                         "output, so its figure was not read")
+    assert [run["metrics"].get("x") for run in runs] == [None, 42.0, 43.0, 44.0]
+    assert loopdev.current() == loopdev.initial_scheduler
+    assert _pattern_children() == before  # the child was killed at its deadline
+
+
+def test_a_pattern_refused_when_parsed_changes_nothing(loopdev: Loop):
+    need_real()
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--cmd", "echo; head -c 100000 /dev/zero",
+                "--cmd-metric", "x=(a+)+$", timeout=60)
+    assert r.returncode == 2 and "backtrack without end" in r.stderr and len(r.stderr.splitlines()) == 1, r.stderr
+    assert loopdev.current() == loopdev.initial_scheduler

@@ -106,6 +106,26 @@ def test_latency_curves_and_percentiles_from_bins():
     assert "p99 1 ms" in text and "p99.9 10 ms" in text
 
 
+@pytest.mark.parametrize("count", [1e308, 2.0**64 + 4096, 10**30, -5, float("nan"), "7", True])
+def test_counts_no_fio_could_write_are_left_out_of_the_curve(count):
+    """A bin count of 1e308 made plotext overflow (`report --plot`): such a count is no count of IOs."""
+    bins = {"100000": 90, "1000000": count, "10000000": 1, "1" + "0" * 400: 5}
+    doc = {"variants": [{"label": "none"}], "workloads": [{"name": "w"}],
+           "runs": [{"workload": "w", "variant": "none", "fio": {"jobs": [{"read": {"clat_ns": {"bins": bins}}}]}}]}
+    ((curve,),) = charts.latency_data(doc).values()
+    assert curve.us == [100.0, 10000.0] and curve.cdf == pytest.approx([90 / 91 * 100, 100.0])
+    assert "w: completion latency CDF" in charts.render_latency("w", [curve], 80)
+
+
+def test_the_largest_counts_fio_can_write_are_drawn():
+    bins = {"100000": 2**64, "1000000": 2**64, "18446744073709551615": 2**64}
+    runs = [{"workload": "w", "variant": "none", "fio": {"jobs": [{"read": {"clat_ns": {"bins": bins}}}]}}] * 50
+    doc = {"variants": [{"label": "none"}], "workloads": [{"name": "w"}], "runs": runs}
+    ((curve,),) = charts.latency_data(doc).values()
+    assert curve.cdf == pytest.approx([100 / 3, 200 / 3, 100.0])
+    assert "p50 1 ms" in charts.render_latency("w", [curve], 80)
+
+
 def test_each_chart_owns_its_figure():
     _, j = judged()
     a = charts.render_bars(charts.bars_data(j), 80, 20)

@@ -10,6 +10,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats as sps
 
 from iosched.cli.pooled import pooled_verdict
@@ -68,6 +70,17 @@ def test_ratios_beyond_a_floats_range_are_not_pooled_and_said_so():
 def test_too_few_or_broken_estimates_are_refused(bad):
     with pytest.raises(ValueError):
         pool(bad)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.floats(), st.floats()), min_size=2, max_size=6))
+def test_any_host_estimates_pool_or_are_refused_never_raised_otherwise(pairs):
+    """A weight 1/se² of a tiny se, or a sum of them, left a double (ZeroDivisionError, an overflowing fsum)."""
+    try:
+        p = pool([HostEffect(f"h{i}", y, se) for i, (y, se) in enumerate(pairs)])
+    except ValueError:
+        return
+    assert 0 < p.ci_low <= p.ratio <= p.ci_high < math.inf and 0 <= p.p_value <= 1
 
 
 def simulate(rng: random.Random, hosts: int, effect: float, tau: float, runs: int = 5, sd: float = 0.1) -> bool:

@@ -193,7 +193,9 @@ NAMED = [
     ("matrix", _set("switches", "ab"), "switches is not a list"),
     ("sequential", _set("sequential.looks", []), "the sequential looks are not increasing run counts"),
     ("experiment", _set("runs.0.metrics.iops", float("nan")), "run 1's iops is not a number"),
-    ("experiment", _set("runs.0.metrics.iops", 1e-300), "run 1's iops is not a number of a sensible size"),
+    ("experiment", _set("runs.0.metrics.iops", 1e-300), "run 1's iops is 1e-300, outside a figure's range"),
+    ("experiment", _set("runs.0.metrics.iops", 3e19), "run 1's iops is 3e+19, outside a figure's range"),
+    ("matrix", _set("runs.0.fio.jobs.0.read.clat_ns.bins.15296", 1e308), "holds a number of no sensible size"),
     # A study under --until-verdict: its boundary cannot be loosened, its looks must be its maximum's schedule,
     # and its commands are checked as a study file's would be.
     ("study", _set("sequential.levels", [0.05, 0.05]), "its sequential boundary is looser than alpha allows"),

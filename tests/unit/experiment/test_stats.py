@@ -158,3 +158,51 @@ def test_runs_needed_is_the_exact_noncentral_t_answer():
         assert at >= 0.8 > below, (sd, ratio, alpha, paired, n, at, below)  # the fewest that reach 80%
     assert checked > 60
     assert runs_needed(0.0) is None and runs_needed(math.nan) is None
+
+
+# --- figures at the edges of their range, and beyond: no statistic raises ---------------------------------------
+
+IN_RANGE = st.one_of(st.just(0.0), st.floats(1e-12, 1e15), st.floats(-1e15, -1e-12),
+                     st.sampled_from([1e-12, 1e15, -1e15, 2e-12, 999999999999999.9]))
+
+
+def _exact_summary(xs: list[float]) -> tuple[float, float]:
+    from fractions import Fraction
+
+    f = [Fraction(x) for x in xs]
+    mean = sum(f) / len(f)
+    var = sum((x - mean) ** 2 for x in f) / (len(f) - 1)
+    return float(mean), math.sqrt(var)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(IN_RANGE, min_size=2, max_size=40))
+def test_the_summary_of_figures_anywhere_in_their_range_is_exact_and_scipys_interval(xs):
+    s = summarize(xs)
+    mean, sd = _exact_summary(xs)
+    assert s.mean == pytest.approx(mean, rel=1e-12, abs=1e-300)
+    assert s.stdev == pytest.approx(sd, rel=1e-9, abs=1e-300)
+    if sd > 0:
+        lo, hi = sp.t.interval(0.95, len(xs) - 1, loc=s.mean, scale=s.stdev / math.sqrt(len(xs)))
+        assert (s.ci_low, s.ci_high) == pytest.approx((lo, hi), rel=1e-8, abs=1e-6 * s.stdev)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=0, max_size=12),
+       st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=0, max_size=12))
+def test_any_finite_values_are_summarised_and_judged_or_cannot_be_never_raised(a, b):
+    """1e308 beside 1e308 overflowed fsum; 1e-320 beside 1e308 overflowed a square: never again, in range or not."""
+    for xs in (a, b, a + b):
+        s = summarize(xs)
+        assert s.n == len(xs)
+    for e in (log_ratio_welch(a, b), log_ratio_paired(a)):
+        assert isinstance(e, CannotJudge) or (0 < e.ci_low <= e.ratio <= e.ci_high < math.inf)
+
+
+def test_the_issues_values():
+    assert summarize([1e308, 1e308]).mean == 1e308
+    s = summarize([1e308, 1e-320])
+    assert s.mean == 5e307 and math.isfinite(s.stdev)
+    assert summarize([5e-324, 5e-324, 1e-323]).mean == pytest.approx(6.6e-324, abs=5e-324)
+    assert summarize([0.0, -0.0, 0.0]).stdev == 0.0
+    assert math.isnan(summarize([1.0, math.nan]).mean)

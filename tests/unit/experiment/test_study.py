@@ -13,6 +13,8 @@ from iosched.core.experiment.runner import parse_variants
 from iosched.core.experiment.study import CmdJob, parse_study, read_study
 from iosched.core.load.jobs import Job
 
+from conftest import one_sentence_exit_2
+
 GOOD = """
 schedulers = "mq-deadline,bfq"
 repeat = 4
@@ -62,6 +64,31 @@ def test_bad_studies_are_one_sentence(text, words):
     with pytest.raises(BadInput) as e:
         parse_study(text, "s.toml")
     assert words in str(e.value) and "\n" not in str(e.value)
+
+
+@pytest.mark.parametrize("deep", [
+    "repeat = " + "[" * 20_000 + "]" * 20_000,  # 40 kB of arrays 20,000 deep
+    "repeat = " + "{a = " * 8_000 + "1" + "}" * 8_000,  # inline tables
+    "[[workload]]\nname = 'a'\ncmd = 'true'\ncmd_metric = " + "[" * 9 + "]" * 9,
+])
+def test_a_study_nested_deeper_than_a_study_needs_is_one_sentence(deep):
+    with pytest.raises(BadInput) as e:
+        parse_study(deep, "s.toml")
+    assert str(e.value) == "s.toml is not a study file: its arrays or tables nest more than 8 deep"
+
+
+def test_the_deepest_study_a_user_writes_reads():
+    text = "workload = [{name = 'a', cmd = 'true', cmd_metric = ['x=x=([0-9]+)']}]\n"
+    assert [w.name for w in parse_study(text).workloads] == ["a"]
+
+
+def test_compare_refuses_a_deep_study_before_anything(tree, tmp_path):
+    d = tree.add_disk("sda", "8:0")
+    study = tmp_path / "deep.toml"
+    study.write_text("repeat = " + "[" * 20_000 + "]" * 20_000)
+    err = one_sentence_exit_2("--root", str(tree.root), "compare", "sda", "--study", str(study))
+    assert "its arrays or tables nest more than 8 deep" in err
+    assert (d / "queue/scheduler").read_text() == "[none] mq-deadline kyber bfq\n"
 
 
 @settings(max_examples=100, deadline=None)

@@ -236,6 +236,15 @@ def test_a_capture_without_metadata_or_junk_is_refused(tmp_path):
         read_capture(junk)
 
 
+def test_metadata_nested_thousands_deep_is_refused_in_one_sentence(tmp_path):
+    log = tmp_path / "deep.iolog"
+    log.write_text("fio version 3 iolog\n")
+    for deep in ("[" * 100_000 + "]" * 100_000, '{"a":' * 50_000 + "1" + "}" * 50_000):
+        meta_path(log).write_text(deep)
+        with pytest.raises(BadCapture, match=r"it nests too deeply$"):
+            read_capture(log)
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.one_of(st.text(max_size=60), st.binary(max_size=60).map(lambda b: b.decode("latin-1"))),
                 max_size=8), st.integers(min_value=2, max_value=20))
