@@ -9,6 +9,7 @@ from iosched.core.base.textcharts import error_bar, log_bar
 from iosched.core.base.units import si
 from iosched.core.experiment.metrics import METRICS, metric_label, metric_words, ordered_metrics, roles_of
 from iosched.core.experiment.verdict import cmd_metrics_of, relative_text
+from iosched.core.load.replay_lag import seconds_text
 
 
 def runs_csv(doc: dict) -> str:
@@ -54,6 +55,8 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
                      f"first {doc['discard_s']:g} s after each switch discarded; one sample per segment")
     else:
         lines.append(f"{doc.get('repeat')} run(s) per variant, order {' '.join(doc.get('order') or [])}")
+    if (timing := replay_timing(doc)) is not None:
+        lines.append(timing)
     summaries = verdict["summaries"]
     own = list(cmd_metrics_of(doc))
     keys = [k for k in ordered_metrics((k for s in summaries.values() for k in s), own)
@@ -108,6 +111,22 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     else:
         lines += verdict_lines
     return "\n".join(lines) + "\n"
+
+
+def replay_timing(doc: dict) -> str | None:
+    """A timed replay's runs against the capture's timing in one line (None for anything else): how far behind
+    they fell, and how many fell past the bound that makes a run invalid."""
+    lags = [r["replay"] for r in doc.get("runs") or [] if isinstance(r.get("replay"), dict)]
+    if not lags:
+        return None
+    worst = max(x["lag_s"] for x in lags)
+    behind = [x for x in lags if x["lag_s"] > x["bound_s"]]
+    if not behind:
+        return (f"timed replay: every run kept the capture's timing to within {seconds_text(worst)} "
+                f"(a run more than {seconds_text(max(x['bound_s'] for x in lags))} behind would be invalid)")
+    return (f"timed replay: {len(behind)} of {len(lags)} run(s) fell behind the capture's timing by more than "
+            f"{seconds_text(min(x['bound_s'] for x in behind))} (up to {seconds_text(worst)}) and are invalid: the "
+            "device or this machine could not keep the captured pace")
 
 
 _SHORT = {"fairness_jain": "Jain index", "share_min_max": "min/max share"}

@@ -92,7 +92,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "needs --destroy-data DEV)")
     s.add_argument("--replay-mode", choices=("fast", "timed"), default="fast",
                    help="fast: in order, as fast as the device allows, judged on MB/s (default); timed: at the "
-                        "captured times, judged on p99 latency")
+                        "captured times, judged on p99 latency; each timed run shows how far it fell behind the "
+                        "capture's timing (replay lag), and one more than a tenth of the capture's span behind "
+                        "(at least 1 s) is invalid: its latencies are not the captured workload's")
     s.add_argument("--replay-fit", action="store_true",
                    help="fold a capture's offsets into a smaller device, modulo its size (else it is refused: "
                         "offsets are replayed as captured); runs stay sequential, distant regions share blocks")

@@ -31,6 +31,8 @@ from iosched.core.load.fio_group import check_cgroup_jobs, run_fio
 from iosched.core.load.iolog import is_capture
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, load_job, space_needed
 from iosched.core.load.replay import ReplayRequest
+from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
+from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
 
@@ -179,6 +181,8 @@ def _printer(quiet: bool, own: list[CmdMetric] | None = None) -> Callable[[Event
             bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
             main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
             main = "".join(f"{r.name} {si(m.get(r.name))}  " for r in own or []) + main
+            if m.get(REPLAY_LAG) is not None:  # a timed replay: how far behind the capture's timing it ended
+                main += f"  replay lag {seconds_text(m[REPLAY_LAG])}"
             # Each role's rate and tail: what a contention job is about.
             roles = "".join(f"  {r} {si(m.get(f'{r}:iops'))} IOPS p99 {si(m.get(f'{r}:clat_p99_us'))} µs"
                             for r in roles_of(m))

@@ -15,6 +15,8 @@ from iosched.core.experiment.cmd_metrics import check_name
 from iosched.core.experiment.matrix import format_duration
 from iosched.core.experiment.metrics import is_metric
 from iosched.core.experiment.runner import Event
+from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
+from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.targets import Refused
 
 if TYPE_CHECKING:
@@ -84,6 +86,8 @@ class RunView:
             main = (f"{short_number(m['iops'])} IOPS" if "iops" in m else
                     "  ".join([*(f"{k} {short_number(v)}" for k, v in m.items() if _own_figure(k, v)),
                                f"wall {m.get('wall_s', 0):.2f} s"]))
+            if m.get(REPLAY_LAG) is not None:  # a timed replay: how far behind the capture's timing it ended
+                main += f"  replay lag {seconds_text(m[REPLAY_LAG])}"
             line = f"run {e.index + 1}: {e.variant}  {main}  CPU/IO {m.get('cpu_us_per_io') or 0:.1f} µs{bad}"
             rep = self.screen.query_one("#report", Static)
             rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)

@@ -225,7 +225,7 @@ class SettingWrites:
 
             def confirmed(yes: bool | None) -> None:
                 if yes:
-                    self._run("rule", "rule", partial(self._write_rule, path, new, lambda: apply_hint(rule, dev.name)))
+                    self._run("rule", "rule", partial(self._write_rule, path, new, lambda: apply_hint(rule)))
 
             screen.app.push_screen(RuleChangeScreen(str(path), diff(old, new, str(path)),
                                                     name_warning(dev.name, rule.by)), confirmed)

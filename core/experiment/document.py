@@ -24,6 +24,7 @@ from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.live.recording_lines import RecordingLine
 from iosched.core.load.iolog import CaptureDoc
+from iosched.core.load.replay_lag import ReplayLag
 from iosched.core.settings.journal import JournalFile
 
 Status = Literal["running", "interim", "final", "cancelled"]
@@ -184,6 +185,9 @@ class RunDoc:
         metadata={"doc": "metric name -> value (see the metric table)", "flat": True})
     fio: JsonObject | None = field(default=None, metadata={"doc": "fio's own JSON output of the run, if any"})
     trace: TraceDoc | None = None
+    replay: ReplayLag | None = field(default=None, metadata={
+        "doc": "a timed replay's run: how far it fell behind the capture's timing (also its metric replay_lag_s); "
+               "past bound_s the run is invalid"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -14,7 +14,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
@@ -43,6 +43,7 @@ from iosched.core.load.fio import FioHandle, FioProgress, FioResult, FioUnfinish
 from iosched.core.load.fio_group import run_fio
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.replay import ReplayJob
+from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.targets import Target
 from iosched.core.settings.writes import drop_caches
 from iosched.core.trace.runs import RunTracer
@@ -335,6 +336,7 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     s0 = monitor.snapshot()
     fio_res: FioResult | None = None
     metrics: dict[str, float | None] = {}
+    timing: Doc | None = None  # a timed replay's lag (core/load/replay_lag.py)
     try:
         if workload.cmd is not None and workload.background is not None:
             assert workload.target is not None
@@ -352,9 +354,15 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
             assert workload.job is not None and workload.target is not None
             fio_res = run_fio(workload.job, workload.target, workload.runtime, progress, hold, root)
             metrics.update(fio_res.metrics())
-            if isinstance(workload.job, ReplayJob) and workload.runtime is None:
-                short = workload.job.short_of(fio_res.total_ios)  # a replay cut short measures another load
-                if short is not None:
+            if isinstance(workload.job, ReplayJob):
+                lag = workload.job.lag(fio_res.runtime_s, fio_res.total_ios)  # a timed replay's: None for fast
+                if lag is not None:
+                    metrics[REPLAY_LAG] = lag.lag_s
+                    timing = asdict(lag)
+                    if lag.behind:  # its requests queued in fio, not in the scheduler: another load
+                        drift.insert(0, lag.reason())
+                short = workload.job.short_of(fio_res.total_ios) if workload.runtime is None else None
+                if short is not None:  # a replay cut short measures another load
                     drift.insert(0, short)
     except FioUnfinished as e:
         if ctl.cancelled.is_set():
@@ -370,10 +378,13 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     check_drift()
     # A command's CPU per IO counts the device's IOs (its own and its background's), a job's fio's own.
     metrics.update(window_metrics(device, s0, s1, fio_res.total_ios if fio_res and workload.cmd is None else None))
-    return hold_to_range({
+    run: Doc = {
         "index": n, "variant": v.label, "start": s0.time, "end": s1.time, "valid": not drift,
         "invalid_reason": drift[0] if drift else None, "config": config, "metrics": metrics,
         "fio": fio_res.raw if fio_res else None,
-    })
+    }
+    if timing is not None:
+        run["replay"] = timing
+    return hold_to_range(run)
 
 

@@ -9,11 +9,13 @@ directory of its own; only that copy reaches fio. Two modes:
 - ``fast``: the requests in order, as fast as the device takes them (``replay_no_stall``), at the depth the
   capture mostly had (its 95th percentile): judged on throughput (MB/s).
 - ``timed``: each request at its captured time (``replay_time_scale`` 100), at up to the deepest the capture
-  went: the same load, so the scheduler shows in the latency (p99).
+  went: the same load, so the scheduler shows in the latency (p99). A run that falls behind the capture's timing
+  says by how much (``ReplayJob.lag``, core/load/replay_lag.py), and past a bound it is invalid.
 """
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from iosched.core.base.errors import BadInput
 from iosched.core.load.fiopath import fio_filename
 from iosched.core.load.iolog import Capture, copy_for_replay, read_capture
 from iosched.core.load.jobfile import JobFile, fio_seconds
+from iosched.core.load.replay_lag import ReplayLag, requests_lag, span_lag
 from iosched.core.load.workdirs import workdir_prefix
 
 Mode = Literal["fast", "timed"]
@@ -52,6 +55,7 @@ class ReplayJob(JobFile):
     iolog: str = ""  # the checked copy, in ``workdir``
     workdir: str = ""
     fitted: bool = False  # its offsets folded into a smaller target (--replay-fit)
+    start_us: int = 0  # the copy's first time after 0: where fio's replay clock starts (replay_lag.py)
 
     @property
     def name(self) -> str:
@@ -65,6 +69,18 @@ class ReplayJob(JobFile):
         if total_ios < want:
             return f"the replay issued {total_ios} of the capture's {want} requests"
         return None
+
+    def lag(self, ran_s: float, issued: int) -> ReplayLag | None:
+        """How far a timed run that issued ``issued`` requests in fio's ``ran_s`` seconds fell behind the capture's
+        timing (None for a fast replay, which keeps no timing): by its span when it issued every request, else (cut
+        at --runtime) by the capture's time of its last one."""
+        if self.mode != "timed" or self.capture is None:
+            return None
+        m = self.capture.meta
+        counted = m.reads + m.writes + m.discards  # what fio counts; the capture's load over time has flushes too
+        if issued >= counted:
+            return span_lag(ran_s, self.start_us, math.ceil(m.duration_s * 1e6))
+        return requests_lag(ran_s, round(issued * m.requests / max(counted, 1)), self.start_us, m.series)
 
     @property
     def primary(self) -> str:
@@ -148,8 +164,21 @@ def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int, fi
     try:
         copy_for_replay(capture, Path(workdir, REPLAY_LOG), f"/dev/{device}", size_bytes if fit else None,
                         size_bytes)
+        start_us = first_timed_us(Path(workdir, REPLAY_LOG))
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
     return ReplayJob(str(capture.iolog), (("replay", replay_options(capture, mode)),), capture, mode,
-                     str(Path(workdir, REPLAY_LOG)), workdir, fit and capture.meta.max_extent > size_bytes)
+                     str(Path(workdir, REPLAY_LOG)), workdir, fit and capture.meta.max_extent > size_bytes, start_us)
+
+
+def first_timed_us(iolog: Path) -> int:
+    """The first time after 0 in a checked iolog (its close line's, if every request is at 0): fio waits no gap from
+    time 0, so its replay clock starts there."""
+    with open(iolog, "rb") as f:
+        f.readline()  # the header
+        for line in f:
+            t = int(line.split(maxsplit=1)[0])
+            if t > 0:
+                return t
+    return 0

@@ -4,6 +4,11 @@ The tool owns one rules file (default /etc/udev/rules.d/61-iosched.rules). Each 
 a ``# iosched: by=… match=…`` line, so rules merge by what they match (one rule per match, never two) and
 lines someone else put in the file are kept as they are. ``ENV{DEVTYPE}=="disk"`` keeps partitions out;
 ``TEST=="queue/scheduler"`` skips devices without an elevator.
+
+A rule matches one device (serial, WWN, model, kernel name) or a class of disks: every disk whose
+``queue/rotational`` says 0 (non-rotational) or 1 (rotational), among the kinds ``DISK_KERNELS`` names. A class
+rule needs no device at hand (``build_class_rule``): its scheduler and settings are checked against what the
+mainline kernel offers, and each disk's kernel has the last word when udev applies it.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from iosched.core.base.errors import BadInput, shown
 from iosched.core.kernel.devices import read_device, udev_properties
 from iosched.core.settings.sandbox import is_sandbox
 from iosched.core.settings.scheduler import available_schedulers, setting_attr
-from iosched.core.settings.tunables import validate
+from iosched.core.settings.tunables import validate, validate_without_device
 
 # 61-: udev reads rules files in name order within one event, and 60-persistent-storage.rules is what sets
 # ID_SERIAL, ID_WWN and ID_MODEL; a rule matching them from a file read earlier never matches at boot.
@@ -32,6 +37,39 @@ HEADER = ["# Written by iosched (`iosched persist`): one rule per match. Lines w
 DISK_KERNELS = "sd*|vd*|xvd*|hd*|nvme[0-9]*n[0-9]*|mmcblk[0-9]*"
 _TAG = re.compile(r"^# iosched: by=(?P<by>[a-z-]+) match=(?P<match>.*)$")
 _SAFE = re.compile(r'^[^"\\\n*?\[\]|]{1,120}$')  # no quotes, escapes or glob characters in a match value
+
+
+# The elevators the mainline kernel has: what a rule for disks not at hand may name.
+KNOWN_SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
+# A class of disks by their queue/rotational flag: the names a user may give, and the flag each means.
+CLASSES = {"non-rotational": "0", "rotational": "1"}
+CLASS_ALIASES = {"nonrotational": "non-rotational", "ssd": "non-rotational", "0": "non-rotational",
+                 "hdd": "rotational", "1": "rotational"}
+
+
+def class_flag(name: str) -> str:
+    """The queue/rotational value a class names: "non-rotational" (or ssd, 0) -> "0", "rotational" (or hdd,
+    1) -> "1"; BadInput for anything else."""
+    key = name.strip().lower()
+    key = CLASS_ALIASES.get(key, key)
+    if key not in CLASSES:
+        raise BadInput(f"--class {shown(name)}: non-rotational (or ssd) or rotational (or hdd)")
+    return CLASSES[key]
+
+
+def disk_kinds() -> str:
+    """The kernel names a rule by rotational flag reaches, for a sentence: "sd*, vd*, …, nvme*n*, mmcblk*"."""
+    kinds = DISK_KERNELS.replace("nvme[0-9]*n[0-9]*", "nvme*n*").replace("mmcblk[0-9]*", "mmcblk*")
+    return kinds.replace("|", ", ")
+
+
+def class_label(flag: str) -> str:
+    """What a rule by rotational flag reaches, in words, with the flag's caveat."""
+    kinds = disk_kinds()
+    if flag == "0":
+        return f"every non-rotational disk ({kinds} whose queue/rotational is 0)"
+    return (f"every rotational disk ({kinds} whose queue/rotational is 1; not a reliable HDD signal: virtio "
+            "disks often say 1 whatever lies beneath)")
 
 
 def covers(device: str) -> bool:
@@ -114,16 +152,20 @@ def render_rules(rules: list[Rule], foreign: list[str]) -> str:
 MAX_RULES_BYTES = 1 << 20
 
 
-def read_rules_file(path: str | Path) -> str:
+def read_rules_file(path: str | Path, missing_dir_ok: bool = False) -> str:
     """The text of a rules file iosched may rewrite ("" when new); BadInput for anything else.
 
     Only a file named *.rules is accepted, and an existing one only when it is a plain text file in a
     udev rules directory (rules.d) or already holds rules of ours: never /etc/passwd or a symlink to it.
+    ``missing_dir_ok``: a directory that does not exist holds no file ("", for a dry run or a listing on a
+    machine without udev's rules directory); else BadInput, since nothing could be written there.
     """
     p = Path(path)
     if not p.name.endswith(".rules") or p.name.startswith("."):
         raise BadInput(f"{p} is not a udev rules file: its name must end in .rules")
     if not p.parent.is_dir():
+        if missing_dir_ok and not p.parent.exists() and not p.parent.is_symlink():
+            return ""
         raise BadInput(f"rules directory {p.parent} does not exist")
     if not p.exists() and not p.is_symlink():
         return ""
@@ -157,7 +199,7 @@ def match_value(device: str, by: str, root: str | Path = "/") -> str:
         value = device
     elif by == "rotational":
         if not covers(device):
-            raise BadInput(f"a rule by rotational flag covers {DISK_KERNELS.replace('|', ', ')} disks; "
+            raise BadInput(f"a rule by rotational flag covers {disk_kinds()} disks; "
                            f"{device} is not one: use --by kernel-name")
         value = "1" if dev.rotational else "0"
     elif by == "serial":
@@ -191,6 +233,24 @@ def build_rule(device: str, scheduler: str, settings: list[tuple[str, str]], by:
     return Rule(by, match_value(device, by, root), scheduler, tuple(settings))
 
 
+def build_class_rule(klass: str, scheduler: str, settings: list[tuple[str, str]], device: str | None = None,
+                     root: str | Path = "/") -> Rule:
+    """A rule for every disk of a class (``class_flag``): with ``device``, the scheduler and settings are checked
+    against that device (which the rule need not reach); without, against what the mainline kernel offers."""
+    flag = class_flag(klass)
+    if device is not None:
+        _, available = available_schedulers(device, root)
+        if scheduler not in available:
+            raise BadInput(f"{device} has no scheduler {shown(scheduler)}; available: {', '.join(available)}")
+        if settings:
+            validate(device, settings, root, scheduler=scheduler)
+    else:
+        if scheduler not in KNOWN_SCHEDULERS:
+            raise BadInput(f"no scheduler {shown(scheduler)}; the kernel's are {', '.join(KNOWN_SCHEDULERS)}")
+        validate_without_device(scheduler, settings)
+    return Rule("rotational", flag, scheduler, tuple(settings))
+
+
 def merged(text: str, rule: Rule) -> str:
     """The rules file with ``rule`` in place of any rule of ours with the same match."""
     rules, foreign = parse_rules(text)
@@ -211,18 +271,19 @@ def diff(old: str, new: str, path: str) -> str:
                                         f"{path} (new)", n=1))
 
 
-def apply_hint(rule: Rule, device: str) -> str:
+def apply_hint(rule: Rule) -> str:
+    """The commands that make udev apply a rule now (to the device it names, or to every block device)."""
     trigger = "udevadm trigger --action=change --subsystem-match=block"
     if rule.by == "kernel-name":
-        trigger += f" --sysname-match={device}"
+        trigger += f" --sysname-match={rule.match}"
     return f"udevadm control --reload && {trigger}"
 
 
-def tuned_snippet(rule: Rule, device: str) -> str:
+def tuned_snippet(rule: Rule) -> str:
     """The same setting as a tuned profile fragment ([disk] elevator, [sysfs] for the rest)."""
     lines = ["[disk]"]
     if rule.by == "kernel-name":
-        lines.append(f"devices={device}")
+        lines.append(f"devices={rule.match}")
     elif rule.by == "serial":
         lines.append(f"devices_udev_regex=ID_SERIAL={re.escape(rule.match)}")
     elif rule.by == "wwn":
@@ -230,7 +291,8 @@ def tuned_snippet(rule: Rule, device: str) -> str:
     elif rule.by == "model":
         lines.append(f"devices_udev_regex=ID_MODEL={re.escape(rule.match)}")
     else:
-        lines.append("# tuned's [disk] cannot select by rotational flag: list the devices with devices=")
+        kind = "non-rotational" if rule.match == "0" else "rotational"
+        lines.append(f"# tuned's [disk] cannot test queue/rotational: list the {kind} disks with devices=")
     lines.append(f"elevator={rule.scheduler}")
     rest = []
     for key, value in rule.settings:
@@ -239,7 +301,7 @@ def tuned_snippet(rule: Rule, device: str) -> str:
         else:
             rest.append((key, value))
     if rest:
-        glob = device if rule.by == "kernel-name" else "*"
+        glob = rule.match if rule.by == "kernel-name" else "*"
         lines += ["", "[sysfs]"]
         lines += [f"/sys/block/{glob}/{setting_attr(k)}={v}" for k, v in rest]
         if glob == "*":

@@ -1,13 +1,31 @@
-"""What a persistence rule should match: the most stable identity a device has, and a warning when only its
-kernel name is left and that name is not stable. Pure reads of sysfs and the udev database (movable root)."""
+"""What a persistence rule should match: the most stable identity a device has, or a class of disks; the words
+for what it reaches, and a warning when only its kernel name is left and that name is not stable. Pure reads of
+sysfs and the udev database (movable root).
+
+``rule_for`` is the whole choice in one call, for any front end: the rule that keeps a scheduler (and settings)
+for this device or this class, with its scope in words and its warning.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from iosched.core.base.errors import BadInput
 from iosched.core.kernel.devices import read_device
-from iosched.core.settings.persist import BY, match_value
+from iosched.core.settings.persist import (
+    BY,
+    Rule,
+    build_class_rule,
+    build_rule,
+    class_label,
+    covers,
+    disk_kinds,
+    match_value,
+    tuned_snippet,
+)
 
 # Preferred first: what pins this one device, then what pins its kind, then its name.
 AUTO_ORDER = ("serial", "wwn", "model", "kernel-name")
@@ -81,8 +99,51 @@ def match_label(device: str, by: str, value: str) -> str:
     if by == "model":
         return f"every disk of model {value}"
     if by == "rotational":
-        return f"every {'rotational' if value == '1' else 'non-rotational'} disk"
+        return class_label(value)
     kind = runtime_kind(device)
     if kind is not None:
         return f'KERNEL=="{device}" (this name only; {kind} numbers are not stable)'
     return f'KERNEL=="{device}" (this name only; names follow the order disks are found)'
+
+
+@dataclass(frozen=True)
+class RuleChoice:
+    """A rule to keep a setting, with what it reaches in words and, when there is one, a warning (a kernel name
+    that may not follow the device; a class rule that does not reach the device named)."""
+
+    rule: Rule
+    scope: str
+    warning: str | None = None
+
+    @property
+    def tuned(self) -> str:
+        """The same setting as a tuned profile snippet."""
+        return tuned_snippet(self.rule)
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.rule.to_json(), "scope": self.scope, "warning": self.warning}
+
+
+def rule_for(scheduler: str, settings: Sequence[tuple[str, str]] = (), *, device: str | None = None,
+             by: str = "auto", klass: str | None = None, root: str | Path = "/") -> RuleChoice:
+    """The rule that keeps ``scheduler`` and ``settings`` (tunables after it, queue knobs): for ``device`` matched
+    ``by`` (auto: its most stable identity), or, with ``klass`` (non-rotational/ssd, rotational/hdd), for every
+    disk of that class, ``device`` then optional and only checked against. BadInput says why none can be made;
+    nothing is read but sysfs and udev's database, nothing written."""
+    pairs = list(settings)
+    if klass is not None:
+        if by not in ("auto", "rotational"):
+            raise BadInput(f"--class makes a rule by rotational flag; --by {by} does not apply")
+        rule = build_class_rule(klass, scheduler, pairs, device, root)
+        warning = None
+        if device is not None and not covers(device):
+            warning = (f"{device} is not among the disks a class rule reaches ({disk_kinds()}): "
+                       "the rule leaves it as it is.")
+        elif device is not None and match_value(device, "rotational", root) != rule.match:
+            warning = f"{device} is not in this class: the rule leaves it as it is."
+        return RuleChoice(rule, class_label(rule.match), warning)
+    if device is None:
+        raise BadInput("a rule needs a device, or a class of disks (--class)")
+    chosen = auto_by(device, root) if by == "auto" else by
+    rule = build_rule(device, scheduler, pairs, chosen, root)
+    return RuleChoice(rule, match_label(device, rule.by, rule.match), name_warning(device, rule.by))

@@ -115,6 +115,21 @@ def validate(device: str, pairs: list[tuple[str, str]], root: str | Path = "/",
     sysdir = check_device_name(device, root)
     current = scheduler or available_schedulers(device, root)[0] or "none"
     present = set(read_tunables(device, root)) if scheduler is None else set(INFO.get(current, {}))
+    _check_pairs(pairs, current, present, f"{device} with {current}")
+    for key, value in pairs:
+        if key == "max_sectors_kb":
+            hw = read_int(sysdir / "queue/max_hw_sectors_kb")
+            if hw is not None and int(value) > hw:
+                raise BadInput(f"max_sectors_kb must not exceed max_hw_sectors_kb ({hw}) on {device}")
+
+
+def validate_without_device(scheduler: str, pairs: list[tuple[str, str]]) -> None:
+    """For a rule reaching disks not at hand (a class of disks): every setting is one ``scheduler`` or the queue
+    has in iosched's table and its value is in range; each disk's kernel has the last word when udev applies it."""
+    _check_pairs(pairs, scheduler, set(INFO.get(scheduler, {})), scheduler)
+
+
+def _check_pairs(pairs: list[tuple[str, str]], current: str, present: set[str], owner: str) -> None:
     for key, value in pairs:
         if key in QUEUE_KNOBS:
             info = INFO["queue"].get(key)
@@ -122,17 +137,13 @@ def validate(device: str, pairs: list[tuple[str, str]], root: str | Path = "/",
             info = INFO.get(current, {}).get(key)
         else:
             names = sorted(present) + sorted(QUEUE_KNOBS)
-            raise BadInput(f"{device} with {current} has no setting {key!r}; settings: {', '.join(names)}")
+            raise BadInput(f"{owner} has no setting {key!r}; settings: {', '.join(names)}")
         try:
             number = int(value)
         except ValueError:
             raise BadInput(f"{key} takes an integer, not {value!r}") from None
         if info is not None and not info.low <= number <= info.high:
             raise BadInput(f"{key} must lie between {info.low} and {info.high}{' ' + info.unit if info.unit else ''}")
-        if key == "max_sectors_kb":
-            hw = read_int(sysdir / "queue/max_hw_sectors_kb")
-            if hw is not None and number > hw:
-                raise BadInput(f"max_sectors_kb must not exceed max_hw_sectors_kb ({hw}) on {device}")
 
 
 def apply(device: str, pairs: list[tuple[str, str]], root: str | Path = "/") -> list[WriteResult]:

@@ -159,3 +159,65 @@ def test_persist_into_a_folder_anyone_may_write_never_writes_through_a_link(loop
     assert "reached through the link sub" in r.stderr.strip().splitlines()[-1]
     assert digest(victim) == before and list(private.iterdir()) == []
     assert temporaries(others_dir) == [".61-iosched.rules.iosched-tmp"]
+
+
+def test_cli_class_rules_on_a_real_device_in_a_rules_dir_the_test_makes(loopdev, tmp_path):
+    rules_dir = tmp_path / "rules.d"
+    rules_dir.mkdir()
+    d = ["--rules-dir", str(rules_dir)]
+    f = rules_dir / "61-iosched.rules"
+    # Device-free: every non-rotational disk, the scheduler checked against what the kernel offers.
+    r = run_cli("persist", "--class", "non-rotational", "mq-deadline", "--set", "read_expire=100", *d)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.splitlines()[0].startswith("reaches: every non-rotational disk (sd*, vd*, xvd*, hd*, nvme*n*")
+    # With the loop device named, its own scheduler list checks the name; a class rule never reaches a loop device.
+    r = run_cli("persist", loopdev.name, "bfq", "--class", "rotational", *d)
+    assert r.returncode == 0, r.stderr
+    assert f"{loopdev.name} is not among the disks a class rule reaches" in r.stderr
+    r = run_cli("persist", loopdev.name, "nosuch", "--class", "rotational", *d)
+    assert r.returncode == 2 and f"{loopdev.name} has no scheduler 'nosuch'" in r.stderr
+    assert run_cli("persist", "--list", *d).stdout.splitlines() == ["rotational=0: mq-deadline read_expire=100",
+                                                                     "rotational=1: bfq"]
+    text = f.read_text()
+    assert 'ATTR{queue/rotational}=="0", TEST=="queue/scheduler", ATTR{queue/scheduler}="mq-deadline", ' \
+           'ATTR{queue/iosched/read_expire}="100"' in text
+    tuned = run_cli("persist", "--class", "ssd", "kyber", "--format", "tuned", *d)
+    assert tuned.returncode == 0 and "elevator=kyber" in tuned.stdout and f.read_text() == text
+    assert run_cli("persist", "--remove", "--class", "hdd", *d).returncode == 0
+    assert [(x.by, x.match) for x in parse_rules(f.read_text())[0]] == [("rotational", "0")]
+    assert loopdev.current() == loopdev.initial_scheduler  # persisting never touched the device
+
+
+def _default_rules_state() -> tuple[bool, float | None]:
+    default = Path("/etc/udev/rules.d/61-iosched.rules")
+    return default.exists(), default.stat().st_mtime if default.exists() else None
+
+
+def test_a_dry_run_shows_the_rule_on_a_machine_without_udevs_rules_directory(loopdev, tmp_path):
+    need_real("unshare", "mount")
+    before = _default_rules_state()
+    # A --rules-dir that does not exist: the rule is shown, the folder is not made.
+    missing = tmp_path / "no-udev" / "rules.d"
+    for extra in (["--dry-run"], ["--format", "tuned"]):
+        r = run_cli("persist", loopdev.name, "bfq", "--by", "kernel-name", "--rules-dir", str(missing), *extra)
+        assert r.returncode == 0, r.stderr
+        assert f'KERNEL=="{loopdev.name}"' in r.stdout or f"devices={loopdev.name}" in r.stdout
+    assert not missing.parent.exists()
+    # The default path on a machine without /etc/udev/rules.d: a private mount namespace hides it behind an empty
+    # tmpfs for this one command (gone with it), so the machine's own directory is never in play.
+    hide = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+            'mount -t tmpfs iosched-test /etc/udev && exec "$@"', "sh"] if Path("/etc/udev").is_dir() else []
+    for extra in (["--dry-run"], ["--format", "tuned"], ["--class", "ssd", "--dry-run"]):
+        args = ["persist", loopdev.name, "bfq", *extra] if "--class" not in extra else ["persist", "bfq", *extra]
+        r = run_cli(*args, preexec=hide)
+        assert r.returncode == 0, r.stderr
+        if "--format" not in extra:
+            assert "rules directory /etc/udev/rules.d does not exist on this machine" in r.stdout
+            assert "+ACTION==\"add|change\"" in r.stdout and "(dry run: nothing written" in r.stdout
+        else:
+            assert r.stdout.startswith("[disk]\n")
+    r = run_cli("persist", loopdev.name, "bfq", "--by", "kernel-name", preexec=hide)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "rules directory /etc/udev/rules.d does not exist" in r.stderr
+    assert _default_rules_state() == before  # the machine's own rules file: not made, not changed
+    assert loopdev.current() == loopdev.initial_scheduler

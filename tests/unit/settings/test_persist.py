@@ -48,6 +48,6 @@ def test_build_rule_validates_against_the_device(tree):
 
 
 def test_tuned_snippet():
-    text = tuned_snippet(Rule("kernel-name", "sdb", "bfq", (("read_ahead_kb", "512"), ("low_latency", "0"))), "sdb")
+    text = tuned_snippet(Rule("kernel-name", "sdb", "bfq", (("read_ahead_kb", "512"), ("low_latency", "0"))))
     assert text.splitlines()[:4] == ["[disk]", "devices=sdb", "elevator=bfq", "readahead=512"]
     assert "[sysfs]\n/sys/block/sdb/queue/iosched/low_latency=0" in text
