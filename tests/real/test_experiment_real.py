@@ -88,7 +88,8 @@ def test_until_verdict_stops_at_the_boundary(loopdev, tmp_path):
     assert doc["sequential"]["looks"] == [4, 6, 8] and doc["sequential"]["level"] < 0.05
     pair = next(c for c in doc["judgement"]["comparisons"] if c["primary"])
     assert pair["significant"] and pair["ci95"][1] < 1.0, pair
-    assert len(doc["runs"]) in (8, 12) and "the boundary was crossed" in doc["notes"][-1]  # stopped at a look
+    # Stopped at a look; a busy machine's note may follow the boundary's.
+    assert len(doc["runs"]) in (8, 12) and any("the boundary was crossed" in n for n in doc["notes"]), doc["notes"]
     assert "boundary crossed at" in r.stderr and "sequential: 3 looks" in r.stdout
     assert loopdev.current() == loopdev.initial_scheduler
 
