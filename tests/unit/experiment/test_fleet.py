@@ -52,7 +52,8 @@ def test_what_hosts_said_reaches_the_terminal_without_escape_codes():
                       "put_back": "sdb left on \x1b[31mbfq"}], "pooled": None}
     lines = fleet_lines(doc)
     assert not any("\x1b" in line or "\x07" in line for line in lines)
-    assert "\\x1b[2J" in lines[1] and "\\x1b[31mbfq" in lines[1]  # shown escaped, not acted on
+    assert lines[0].startswith("cannot judge: 0 of 1 hosts finished runs to pool")  # the answer first
+    assert "\\x1b[2J" in lines[2] and "\\x1b[31mbfq" in lines[2]  # shown escaped, not acted on
 
 
 def test_the_ssh_command_line_quotes_every_remote_word():
