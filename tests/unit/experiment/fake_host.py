@@ -16,6 +16,7 @@ What each host does is read from the JSON file named by $FAKE_HOSTS, a map of ho
   "unasked": N           N answers more after the first, never asked for
   "result": {PATH: RAW}  an independent host's compare (tests/data/saved/experiment.json) changed the same way
   "result_raw": TEXT, "result_flood": N, "exit": CODE
+  "result_lists": N      N bytes of JSON that is a list of empty lists (what parses into the most objects)
 """
 
 from __future__ import annotations
@@ -138,6 +139,10 @@ def compare(words: list[str], part: dict) -> int:
     device = words[2]
     if "result_flood" in part:
         flood(sys.stdout.buffer, part["result_flood"], b"[")
+        return 0
+    if "result_lists" in part:
+        sys.stdout.buffer.write(b"[" + b"[]," * (part["result_lists"] // 3 - 1) + b"[]]\n")
+        sys.stdout.flush()
         return 0
     doc = json.loads(SAVED.read_text())
     doc["device"]["name"] = device
