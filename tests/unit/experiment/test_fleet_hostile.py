@@ -197,6 +197,19 @@ def test_a_fleet_that_cannot_judge_exits_1_and_says_so_first(fleet, mode):
     assert err.splitlines()[-1].startswith("iosched: cannot judge: 1 of 3 hosts"), err  # after the progress
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_in_a_fleet_matrix_a_hostile_host_fails_in_each_job_and_the_others_are_pooled(fleet, mode):
+    hostile = {"stderr_flood": GIB, "end": {"end": BIG}, "result": {"runs.0.end": BIG}}
+    code, doc, _err = fleet({"h1": {}, "h2": {}, "h3": hostile}, *mode, "--jobs", "4k-randread,randread-q16t2",
+                            "--job", "")
+    assert code == 1 and doc["kind"] == "fleet_matrix" and len(doc["fleets"]) == 2
+    for f in doc["fleets"]:
+        states = {h["host"]: (h["status"], h["reason"]) for h in f["hosts"]}
+        assert states["h3"] == ("failed", "it wrote a line longer than 64 KiB on its stderr (the bound on a line)")
+        assert states["h1"] == states["h2"] == ("done", None)
+    assert doc["pooled"]["cells"] == 2
+
+
 def test_a_fleet_matrix_that_cannot_judge_a_job_exits_1(fleet):
     hostile = {"end": {"metrics.dev_util": "-5"}}
     code, doc, err = fleet({"h1": {}, "h2": hostile}, "--jobs", "4k-randread,randread-q16t2", "--job", "")

@@ -293,3 +293,19 @@ def test_what_a_real_host_end_says_decodes_as_its_declared_answer():
     for tp, answer in ((Window, window), (Ready, ready), (Bye, bye)):
         got = read_answer(tp, json.loads(encode(answer)))
         assert isinstance(got, tp), got
+
+
+def test_any_fault_in_a_hosts_thread_fails_that_host_and_no_other():
+    # What used to end a thread in a traceback (OverflowError from a 400-digit number) and leave its host "done".
+    bad, good = link_to("sleep 5"), link_to("sleep 5")
+
+    def work(lk: Link) -> None:
+        if lk is bad:
+            float(10**400)
+
+    _each([bad, good], work)
+    assert bad.run.status == "failed" and "OverflowError" in bad.run.reason
+    assert good.run.status == "running"
+    for lk in (bad, good):
+        lk.proc.kill()
+        lk.proc.wait()

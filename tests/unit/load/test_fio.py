@@ -167,3 +167,20 @@ def test_fio_refused_as_root_keeps_fios_error():
     with pytest.raises(FioFailed) as e:
         parse_result(REFUSED)
     assert not isinstance(e.value, FioRefused) and "error 13" in str(e.value)
+
+
+def test_fios_output_is_read_within_its_bounds(monkeypatch, tmp_path):
+    """What fio prints is outside input too (a fleet's client prints what a host's fio server sends): a report past
+    its bound ends the run with that reason; stderr of any length is read to its end and only its start kept."""
+    from iosched.core.load import fio
+
+    monkeypatch.setattr(fio, "MAX_REPORT", 1 << 16)
+    endless = fio.FioRun(["sh", "-c", "echo '{'; yes '  \"x\": 1,'; echo '}'"])
+    with pytest.raises(FioFailed, match=r"fio wrote a report larger than .*\(the bound on a report\)"):
+        endless.run(timeout=30)
+    report = json.dumps(job_json(), indent=1)
+    script = tmp_path / "fio.sh"
+    script.write_text(f"head -c 50000000 /dev/zero | tr '\\\\0' x >&2\ncat <<'EOF'\n{report}\nEOF\n")
+    loud = fio.FioRun(["sh", str(script)])
+    assert loud.run(timeout=30).total_ios == 1000
+    assert len(loud.stderr_text) == fio.MAX_STDERR_KEPT
