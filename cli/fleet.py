@@ -373,7 +373,7 @@ def matrix_unjudged(doc: dict[str, Any]) -> str | None:
     cannot = [f["job"] for f in doc["fleets"] if unjudged(f) is not None]
     if not cannot:
         return None
-    return f"cannot judge {', '.join(cannot)}: fewer than two hosts finished runs to pool (see each job below)"
+    return f"cannot judge {', '.join(cannot)[:400]}: each job says why below"
 
 
 def fleet_lines(doc: dict[str, Any]) -> list[str]:
