@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -19,10 +20,10 @@ from iosched.cli.report import hosts_runs_csv
 from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.experiment.document import FleetDoc, FleetMatrixDoc
-from iosched.core.experiment.fleet import Host, HostRun, parse_hosts, run_fleet
-from iosched.core.experiment.lockstep import Lockstep, run_lockstep
+from iosched.core.experiment.fleet import Host, HostRun, check_host_result, parse_hosts, run_fleet
+from iosched.core.experiment.lockstep import Lockstep, job_file_text, run_lockstep
 from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
-from iosched.core.experiment.metrics import metric_label
+from iosched.core.experiment.metrics import METRIC_NAMES, check_roles, is_metric, metric_label
 from iosched.core.experiment.results import check_save_path, save_result
 from iosched.core.experiment.saved import check_experiment, read_fleet
 from iosched.core.experiment.schema_version import SCHEMA_VERSION
@@ -33,15 +34,15 @@ from iosched.core.load.jobs import CATALOG
 
 def check_fleet_args(args: argparse.Namespace, jobs: list[str]) -> None:
     """What a fleet compare of ``jobs`` (one, or a group's) cannot take, refused in one sentence before any host
-    is reached."""
+    is reached: every flag is checked here, so a refusal never comes after a host has changed."""
     if args.independent and args.resume:
         raise BadInput("--resume goes on with a fleet in lockstep; hosts that run alone (--independent) each "
                        "finish their own compare")
     for flag, given in (("--study", args.study), ("--alternate", args.alternate),
-                        ("--cmd", args.cmd), ("--background", args.background),
-                        ("--replay", args.replay), ("--plan", args.plan),
+                        ("--cmd", args.cmd), ("--background", args.background), ("--cmd-metric", args.cmd_metric),
+                        ("--replay", args.replay), ("--replay-fit", args.replay_fit), ("--plan", args.plan),
                         ("--dir", args.dir), ("--destroy-data", args.destroy_data), ("--trace", args.trace),
-                        ("--raw", args.raw)):
+                        ("--raw", args.raw), ("--max-time", args.max_time is not None)):
         if given:
             raise BadInput(f"--hosts runs catalog jobs on every host: {flag} does not apply")
     for flag, given in (("--plot", args.plot), ("--plot-file", args.plot_file), ("--csv", args.csv)):
@@ -50,18 +51,34 @@ def check_fleet_args(args: argparse.Namespace, jobs: list[str]) -> None:
                            f"report FILE --plot` or `--csv` ({flag} does not apply here)")
     if not args.schedulers:
         raise BadInput("--schedulers is required (e.g. none,bfq)")
+    parse_variants(args.schedulers)  # each host checks them against its device; the words are checked here
     if not jobs or any(j not in CATALOG for j in jobs):
         raise BadInput("--hosts runs catalog jobs (`iosched jobs` lists them): a job file lies on this machine only")
+    if args.metric is not None:
+        if not is_metric(args.metric):
+            raise BadInput(f"unknown --metric {args.metric!r}; one of: {', '.join(METRIC_NAMES)}, or ROLE:METRIC")
+        check_roles(args.metric, [(j, CATALOG[j].role_names) for j in jobs])
+    if args.until_verdict and not 4 <= args.max_runs <= 200:
+        raise BadInput("--max-runs must be between 4 and 200")
     if args.independent:
         return
     if args.drop_caches:
         raise BadInput("--drop-caches is for hosts that go at their own pace: add --independent")
-    if args.until_verdict and not 4 <= args.max_runs <= 200:
-        raise BadInput("--max-runs must be between 4 and 200")
     for job in jobs:
         if CATALOG[job].cgroup_weights:
             raise BadInput(f"{job} runs one fio per role, each in its own cgroup, which fio's server cannot: "
                            "add --independent")
+        job_file_text(CATALOG[job].scaled(size=args.size), args.runtime, "/dev/sdx")  # what each host's server runs
+
+
+def check_remote(iosched: str, ssh: str) -> None:
+    """The hosts' iosched command (one word, quoted on their command line) and this machine's ssh client."""
+    if not iosched or len(iosched) > 1024 or iosched.startswith("-") or not iosched.isprintable():
+        raise BadInput("--remote-iosched takes the iosched command on the hosts: a path or a name, printable, not "
+                       "an option")
+    if shutil.which(ssh) is None:
+        raise BadInput(f"{printable(ssh[:60])}: no such command here (the fleet reaches its hosts with OpenSSH's "
+                       "client: apt install openssh-client)")
 
 
 def remote_argv(args: argparse.Namespace, host: Host, job: str) -> list[str]:
@@ -218,6 +235,7 @@ def run_job(args: argparse.Namespace, hosts: list[Host], job: str, started: floa
         if r.doc is not None:
             try:
                 check_experiment(r.doc, r.host.name)
+                check_host_result(r.doc)
                 labels = [v["label"] for v in r.doc["variants"]]
                 if labels != [v.label for v in variants]:  # an iosched of another version there, say
                     raise IoschedError(f"it compared {','.join(labels)[:200]}, not {args.schedulers}")
@@ -233,6 +251,7 @@ def cmd_fleet(args: argparse.Namespace, saved_doc: object) -> int:
     first = resumed(args, saved_doc) if saved_doc is not None else 0
     check_fleet_args(args, [args.job] if args.job else [])
     hosts = parse_hosts(args.hosts, args.device)
+    check_remote(args.remote_iosched, args.ssh)
     if isinstance(saved_doc, dict):
         same_hosts(hosts, saved_doc["hosts"], args.resume)
         args.save = args.save or args.resume
@@ -248,6 +267,8 @@ def cmd_fleet(args: argparse.Namespace, saved_doc: object) -> int:
     if ran.stopped:
         print(STOPPED, file=sys.stderr)
         return 130
+    if unjudged(ran.doc) is not None:
+        return 1  # an experiment that cannot judge has failed, whatever its hosts did
     return 0 if saved and all(r.status == "done" for r in ran.runs) else 1
 
 
@@ -261,9 +282,13 @@ def how(args: argparse.Namespace) -> str:
 
 
 def save_and_show(doc: dict[str, Any], lines: list[str], args: argparse.Namespace) -> bool:
-    """The result saved (--save) and shown (--json, else ``lines``); whether it was saved (or nothing asked it)."""
+    """The result saved (--save) and shown (--json, else ``lines``); whether it was saved (or nothing asked it).
+    With --json, a result that cannot be judged says so on stderr, first."""
     saved = save_final(doc, args.save)
     if args.json:
+        cannot = unjudged(doc) if doc["kind"] == "fleet" else matrix_unjudged(doc)
+        if cannot is not None:
+            print(f"iosched: {printable(cannot)}", file=sys.stderr, flush=True)
         print(json.dumps(doc, indent=1))
     else:
         sys.stdout.write("\n".join(lines) + "\n")
@@ -328,14 +353,38 @@ def _host_json(r: HostRun) -> dict[str, Any]:
             "scheduler_before": r.before, "scheduler_after": r.after, "put_back": r.put_back, "result": r.doc}
 
 
+def unjudged(doc: dict[str, Any]) -> str | None:
+    """Why a fleet's result cannot be judged (None: it can): fewer than two hosts with runs to pool, or no variant
+    that two hosts could be judged on."""
+    pooled = doc["pooled"]
+    if pooled is None:
+        kept = sum(1 for h in doc["hosts"] if h["status"] != "failed" and h["result"] is not None
+                   and h["result"]["runs"])
+        failed = sum(1 for h in doc["hosts"] if h["status"] == "failed")
+        return (f"cannot judge: {kept} of {len(doc['hosts'])} hosts finished runs to pool, and it takes two"
+                + (f" ({failed} failed: see why below)" if failed else ""))
+    if not any(row.get("ratio") is not None for row in pooled["pooled"]):
+        return f"cannot judge: fewer than two hosts could be judged on {metric_label(pooled['metric'])}"
+    return None
+
+
+def matrix_unjudged(doc: dict[str, Any]) -> str | None:
+    """Why a fleet matrix cannot be judged (None: every job it ran can)."""
+    cannot = [f["job"] for f in doc["fleets"] if unjudged(f) is not None]
+    if not cannot:
+        return None
+    return f"cannot judge {', '.join(cannot)[:400]}: each job says why below"
+
+
 def fleet_lines(doc: dict[str, Any]) -> list[str]:
-    lines = ["hosts:"]
+    cannot = unjudged(doc)
+    lines = [cannot] if cannot is not None else []  # the answer first: here, that there is none
+    lines.append("hosts:")
     for h in doc["hosts"]:
         what = "done" if h["status"] == "done" else f"{h['status']}: {h['reason']}"
         lines.append(f"  {h['host']} ({h['device']}): {what}; {h['put_back']}")
     pooled = doc["pooled"]
     if pooled is None:
-        lines.append("fewer than two hosts finished: nothing to pool")
         return [printable(line) for line in lines]
     lines.append(f"per host ({metric_label(pooled['metric'])}, against {pooled['baseline']}):")
     for h in pooled["hosts"]:

@@ -16,9 +16,11 @@ from iosched.cli.fleet import (
     STOPPED,
     Keeper,
     check_fleet_args,
+    check_remote,
     cmd_fleet,
     fleet_lines,
     how,
+    matrix_unjudged,
     next_slot,
     plan_from,
     pooled_fleet,
@@ -73,8 +75,10 @@ def matrix_pooled(fleets: list[dict[str, Any]], alpha: float, metric: str | None
 
 
 def matrix_lines(doc: dict[str, Any]) -> list[str]:
-    """Each job's fleet as `compare --hosts` shows one, then the matrix's verdicts, a line a cell."""
-    lines: list[str] = []
+    """Each job's fleet as `compare --hosts` shows one, then the matrix's verdicts, a line a cell; first, the jobs
+    that cannot be judged, if any."""
+    cannot = matrix_unjudged(doc)
+    lines: list[str] = [cannot] if cannot is not None else []
     for f in doc["fleets"]:
         lines.append(f"{f['job']}:")
         lines += [f"  {line}" for line in fleet_lines(f)]
@@ -142,6 +146,7 @@ def cmd_fleet_matrix(args: argparse.Namespace, saved_doc: object) -> int:
     if drops and args.drop_caches is None:
         args.drop_caches = True
     hosts = parse_hosts(args.hosts, args.device)
+    check_remote(args.remote_iosched, args.ssh)
     if isinstance(saved_doc, dict):
         if saved_doc["fleets"]:
             was = saved_doc["fleets"][0]["hosts"]
@@ -208,7 +213,7 @@ def cmd_fleet_matrix(args: argparse.Namespace, saved_doc: object) -> int:
               file=sys.stderr)
         return 130
     done = len(fleets) == len(jobs) and all(h["status"] == "done" for f in fleets for h in f["hosts"])
-    return 0 if saved and done else 1
+    return 0 if saved and done and matrix_unjudged(doc) is None else 1
 
 
 def report_fleet_matrix(doc: object, args: argparse.Namespace) -> None:

@@ -14,7 +14,7 @@ The controller judges each host's result and pools them (core/experiment/pooled.
 from __future__ import annotations
 
 import contextlib
-import json
+import os
 import re
 import shlex
 import signal
@@ -23,10 +23,18 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
-from iosched.core.base.errors import BadInput
-from iosched.core.base.infile import read_bounded
+from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.infile import open_regular
+from iosched.core.experiment.host_output import (
+    MAX_LIST,
+    MAX_RESULT,
+    MAX_SAID_LINE,
+    parse_json,
+    read_said,
+    read_whole,
+)
 from iosched.core.kernel.sysfs import DEVICE_NAME
 from iosched.core.load.children import Child
 from iosched.core.load.fio import dies_with_us
@@ -36,7 +44,7 @@ HOST_NAME = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1
 USER_NAME = re.compile(r"[a-z_][a-z0-9_-]{0,31}")
 PORT = re.compile(r"[0-9]{1,5}")  # ASCII only: str.isdigit() takes "²", which int() refuses
 MAX_HOSTS = 64
-MAX_OUTPUT = 64 << 20
+SCHEDULER = re.compile(r"[a-z0-9_-]{1,32}")  # as sysfs lists them
 
 
 @dataclass(frozen=True)
@@ -76,9 +84,16 @@ def tied(remote: Sequence[str]) -> str:
             "w=$!; exec 3<&-; wait $p; s=$?; kill $w 2>/dev/null; exit $s")
 
 
+MAX_HOSTS_FILE = 64 << 10  # a hosts file: 64 hosts a line each, with room for comments
+MAX_HOSTS_LINES = 1000
+HOSTS_LINE = "HOST [DEVICE] [-p PORT] [-l USER] [-i KEYFILE]"
+
+
 def _host(name: str, device: str, where: str) -> Host:
+    """A host of ``--hosts h1,h2`` and DEV, both as the user typed them (so said back)."""
     if not HOST_NAME.fullmatch(name):
-        raise BadInput(f"{where}: {name[:60]!r} is not a host name or address")
+        nor = ", nor a hosts file here" if "/" in name else ""
+        raise BadInput(f"{where}: {name[:60]!r} is not a host name or address{nor}")
     if not DEVICE_NAME.fullmatch(device) or device.startswith("-"):
         raise BadInput(f"{where}: {device[:60]!r} is not a device name")
     return Host(name, device)
@@ -87,10 +102,11 @@ def _host(name: str, device: str, where: str) -> Host:
 def parse_hosts(spec: str, device: str | None) -> list[Host]:
     """``--hosts h1,h2`` (every host's device is DEV) or ``--hosts FILE``: one host a line, ``HOST [DEVICE]
     [-p PORT] [-l USER] [-i KEYFILE]`` (DEV where a line names none), ``#`` comments. BadInput, one sentence,
-    names what is wrong."""
-    if Path(spec).is_file():
-        text = read_bounded(spec, 1 << 20, "hosts file").decode("utf-8", "replace")
-        hosts = [_host_line(line, f"{spec} line {n}", device) for n, line in enumerate(text.splitlines(), 1)
+    names what is wrong; of a file, which line and why, never its words (it may be no hosts file at all)."""
+    if os.path.exists(spec):  # a file of any kind: one that is not a regular file is refused as such
+        if device is not None and (not DEVICE_NAME.fullmatch(device) or device.startswith("-")):
+            raise BadInput(f"{device[:60]!r} is not a device name")
+        hosts = [_host_line(line, f"{spec} line {n}", device) for n, line in enumerate(_hosts_file(spec), 1)
                  if line.strip() and not line.lstrip().startswith("#")]
     else:
         if device is None:
@@ -105,28 +121,83 @@ def parse_hosts(spec: str, device: str | None) -> list[Host]:
     return hosts
 
 
+def _hosts_file(path: str) -> list[str]:
+    """A hosts file's lines: a regular file of UTF-8 text within MAX_HOSTS_FILE and MAX_HOSTS_LINES."""
+    fd = open_regular(path, "hosts file (one host a line)")
+    try:
+        data = os.read(fd, MAX_HOSTS_FILE + 1)
+    except OSError as e:
+        raise BadInput(f"cannot read {path}: {e.strerror}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_HOSTS_FILE:
+        raise BadInput(f"{path} is larger than {MAX_HOSTS_FILE >> 10} KiB: not a hosts file (one host a line, at most "
+                       f"{MAX_HOSTS})")
+    try:
+        lines = data.decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        raise BadInput(f"{path} is not UTF-8 text: not a hosts file") from None
+    if len(lines) > MAX_HOSTS_LINES:
+        raise BadInput(f"{path} has more than {MAX_HOSTS_LINES} lines: not a hosts file (one host a line, at most "
+                       f"{MAX_HOSTS})")
+    return lines
+
+
 def _host_line(line: str, where: str, device: str | None) -> Host:
+    """One line of a hosts file. Its faults are said by place and reason alone: a file that is not a hosts file
+    (`--hosts /etc/shadow`) must not have its words echoed."""
     words = line.split()
+    if not HOST_NAME.fullmatch(words[0]):
+        raise BadInput(f"{where}: its first word is not a host name or address (a hosts file has one host a line: "
+                       f"{HOSTS_LINE})")
     if len(words) > 1 and not words[1].startswith("-"):
-        host, rest = _host(words[0], words[1], where), words[2:]
+        if not DEVICE_NAME.fullmatch(words[1]):
+            raise BadInput(f"{where}: its second word is not a device name (a whole disk, e.g. sdb or nvme0n1)")
+        host, rest = Host(words[0], words[1]), words[2:]
     elif device is not None:
-        host, rest = _host(words[0], device, where), words[1:]
+        host, rest = Host(words[0], device), words[1:]
     else:
-        raise BadInput(f"{where}: expected HOST DEVICE [-p PORT] [-l USER] [-i KEYFILE]")
+        raise BadInput(f"{where}: it names no device, and no DEV was given ({HOSTS_LINE})")
     port = user = identity = None
     if len(rest) % 2:
-        raise BadInput(f"{where}: {rest[-1][:30]!r} has no value")
+        raise BadInput(f"{where}: its last option has no value ({HOSTS_LINE})")
+    takes = "only -p PORT, -l USER and -i KEYFILE are taken; the rest belongs in your ssh config"
     for flag, value in zip(rest[::2], rest[1::2], strict=True):
-        if flag == "-p" and PORT.fullmatch(value) and 0 < int(value) < 65536:
+        if flag == "-p":
+            if not (PORT.fullmatch(value) and 0 < int(value) < 65536):
+                raise BadInput(f"{where}: -p takes a port from 1 to 65535 ({takes})")
             port = int(value)
-        elif flag == "-l" and USER_NAME.fullmatch(value):
+        elif flag == "-l":
+            if not USER_NAME.fullmatch(value):
+                raise BadInput(f"{where}: -l takes a user name: lower-case letters, digits, '_' and '-' ({takes})")
             user = value
-        elif flag == "-i" and Path(value).is_file() and not value.startswith("-"):
+        elif flag == "-i":
+            if value.startswith("-") or not Path(value).is_file():
+                raise BadInput(f"{where}: -i takes a key file that exists ({takes})")
             identity = value
         else:
-            raise BadInput(f"{where}: {flag[:10]} {value[:40]!r}: only -p PORT, -l USER and -i KEYFILE (an existing "
-                           "file) are taken; the rest belongs in your ssh config")
+            raise BadInput(f"{where}: an option that is not -p, -l or -i ({takes})")
     return Host(host.name, host.device, port, user, identity)
+
+
+def check_host_run(run: dict[str, Any], n: int) -> None:
+    """What a saved compare may hold but no host's run of a catalog job does: a figure below zero (every figure of
+    one is a rate, a time or a share), a window that ends before it starts or before its clock's zero. IoschedError
+    naming the run (``n`` from 1)."""
+    if not 0 <= run["start"] <= run["end"]:
+        raise IoschedError(f"run {n}'s window is not on its clock (it starts before zero or ends before it starts)")
+    for key, value in run["metrics"].items():
+        if value is not None and value < 0:
+            raise IoschedError(f"run {n}'s {key[:40]} is below zero ({value:.3g}): no run measures that")
+
+
+def check_host_result(doc: dict[str, Any]) -> None:
+    """A host's compare (read whole as a saved one first) as check_host_run holds each run, and its switches on the
+    same clock."""
+    for n, run in enumerate(doc["runs"], 1):
+        check_host_run(run, n)
+    if any(t < 0 for t, _ in doc.get("switches") or []):
+        raise IoschedError("a switch's time is before its clock's zero")
 
 
 @dataclass
@@ -150,37 +221,88 @@ class HostRun:
         return f"{self.host.device} left on {self.after}, not {self.before}: run `iosched restore` there"
 
 
-def read_scheduler(host: Host, iosched: str, ssh: str = "ssh", timeout: float = 30.0) -> tuple[str | None, str]:
-    """The host's device's scheduler as the host's own iosched lists it, or None and why not."""
+class SchedulerRead(NamedTuple):
+    """A host's device's scheduler as its own iosched lists it ("" for a device without one), or None and why not;
+    ``broke``: the host said more than its bound (it is then failed, as any host that does)."""
+
+    scheduler: str | None
+    why: str
+    broke: bool = False
+
+
+def read_scheduler(host: Host, iosched: str, ssh: str = "ssh", timeout: float = 30.0) -> SchedulerRead:
+    """The host's device's scheduler as the host's own iosched lists it, or None and why not. The list is read
+    within its bound (MAX_LIST) and its time: a host that says more, or takes longer, is not read."""
+    # A quick read: not tied to its session (whose stdin is closed at once here).
+    argv = dies_with_us(host.ssh_argv([iosched, "list", "--json"], ssh, tie=False), sig="TERM")
     try:
-        # A quick read: not tied to its session (whose stdin is closed at once here).
-        out = subprocess.run(dies_with_us(host.ssh_argv([iosched, "list", "--json"], ssh, tie=False), sig="TERM"),
-                             stdin=subprocess.DEVNULL, capture_output=True, text=True, errors="replace",
-                             timeout=timeout, start_new_session=True)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return None, f"ssh: {e}"
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
-        return None, last[:200]
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True, errors="replace", start_new_session=True)
+    except OSError as e:
+        return SchedulerRead(None, f"ssh: {e.strerror or e}")
+    child = Child(proc)
+    tail: list[str] = []
+    broke: list[str] = []  # a bound broken
+    slow: list[str] = []
+
+    def read_err() -> None:
+        why = read_said(proc.stderr, lambda line: tail.__setitem__(slice(None), [*tail[-2:], line]),
+                        max_total=MAX_SAID_LINE * 4)
+        if why is not None:
+            broke.append(why)
+            child.signal_group(signal.SIGTERM)
+
+    def too_slow() -> None:
+        slow.append(f"no answer within {timeout:.0f} s")
+        child.signal_group(signal.SIGTERM)
+
+    timer = threading.Timer(timeout, too_slow)
+    reader = threading.Thread(target=read_err, daemon=True)
+    timer.start()
+    reader.start()
     try:
-        devices = json.loads(out.stdout)
-        found = next((d for d in devices if isinstance(d, dict) and d.get("name") == host.device), None)
-    except (ValueError, TypeError, RecursionError):
-        return None, "its iosched list was not JSON"
+        text, why = read_whole(proc.stdout, MAX_LIST, "its `iosched list --json`")
+        if why is not None:
+            broke.append(why)
+            child.signal_group(signal.SIGTERM)
+        rc = child.wait(timeout=10)
+        if rc is None:
+            child.signal_group(signal.SIGKILL)
+            rc = child.wait()
+        reader.join(timeout=5)
+    finally:
+        timer.cancel()
+        for stream in (proc.stdout, proc.stderr):
+            with contextlib.suppress(OSError, ValueError):
+                if stream is not None:
+                    stream.close()
+    if broke:
+        return SchedulerRead(None, broke[0], broke=True)
+    if slow:
+        return SchedulerRead(None, slow[0])
+    if rc != 0:
+        return SchedulerRead(None, (tail or [f"exit status {rc}"])[-1][:200])
+    devices = parse_json(text)
+    if not isinstance(devices, list):
+        return SchedulerRead(None, "its iosched list was not JSON")
+    found = next((d for d in devices if isinstance(d, dict) and d.get("name") == host.device), None)
     if found is None:
-        return None, f"it has no device {host.device}"
-    return str(found.get("scheduler") or ""), ""
+        return SchedulerRead(None, f"it has no device {host.device}")
+    scheduler = found.get("scheduler")
+    if scheduler is None or scheduler == "":  # a device without an elevator
+        return SchedulerRead("", "")
+    if not (isinstance(scheduler, str) and SCHEDULER.fullmatch(scheduler)):
+        return SchedulerRead(None, "its iosched list named no scheduler for it")
+    return SchedulerRead(scheduler, "")
 
 
-def _bounded_read(stream: IO[str] | None, out: list[str]) -> None:
-    """A host's stdout, kept up to MAX_OUTPUT and read to its end (a host writing more is not left blocked)."""
-    if stream is None:
-        return
-    kept = 0
-    while chunk := stream.read(1 << 16):
-        if kept < MAX_OUTPUT:
-            out.append(chunk[: MAX_OUTPUT - kept])
-            kept += len(out[-1])
+def _read_result(stream: IO[str] | None, out: list[str], broke: list[str], child: Child) -> None:
+    """A host's stdout (its compare's JSON) within MAX_RESULT; past it, the bound broken and the session ended."""
+    text, why = read_whole(stream, MAX_RESULT, "its compare's result")
+    if why is not None:
+        broke.append(why)
+        child.signal_group(signal.SIGTERM)  # the remote iosched is hung up with its session and puts back
+    out.append(text)
 
 
 def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_line: Callable[[str, str], None],
@@ -196,7 +318,7 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
 
     def one(run: HostRun) -> None:
         if iosched is not None:
-            run.before, run.check = read_scheduler(run.host, iosched, ssh)
+            run.before, run.check, _ = read_scheduler(run.host, iosched, ssh)
             if run.before is None:
                 run.status, run.reason = "failed", f"not started: {run.check}"
                 return
@@ -204,7 +326,9 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
             session(run)
         finally:
             if iosched is not None and run.status != "cancelled":
-                run.after, run.check = read_scheduler(run.host, iosched, ssh)
+                run.after, run.check, broke = read_scheduler(run.host, iosched, ssh)
+                if broke and run.status == "done":  # its result came first; a host that says too much fails
+                    run.status, run.reason = "failed", run.check
 
     def session(run: HostRun) -> None:
         argv = dies_with_us(run.host.ssh_argv(remote(run.host), ssh), sig="TERM")
@@ -221,26 +345,30 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
             child = Child(proc)
             children.append(child)
         out: list[str] = []
-        reader = threading.Thread(target=_bounded_read, args=(proc.stdout, out), daemon=True)
+        broke: list[str] = []  # the bound the host broke, if it did
+        reader = threading.Thread(target=_read_result, args=(proc.stdout, out, broke, child), daemon=True)
         reader.start()
-        assert proc.stderr is not None
-        for line in proc.stderr:
-            line = line.rstrip("\n")[:4096]
-            run.stderr_tail = [*run.stderr_tail, line][-3:]
+
+        def heard(line: str) -> None:
+            run.stderr_tail = [*run.stderr_tail, line[:4096]][-3:]
             on_line(run.host.name, line)
+
+        why_said = read_said(proc.stderr, heard)
+        if why_said is not None:
+            broke.append(why_said)
+            child.signal_group(signal.SIGTERM)
         rc = child.wait()
         reader.join()
         with contextlib.suppress(OSError):
             if proc.stdin is not None:
                 proc.stdin.close()
-        text = "".join(out)[:MAX_OUTPUT]
         if run.status == "cancelled":
             return
+        if broke:
+            run.status, run.reason = "failed", broke[0]
+            return
         if rc == 0:
-            try:
-                doc = json.loads(text)
-            except (ValueError, RecursionError):
-                doc = None
+            doc = parse_json(out[0] if out else "")
             if isinstance(doc, dict):
                 run.status, run.doc = "done", doc
                 return

@@ -18,8 +18,6 @@ run marked invalid; a host whose session is lost or refuses is marked failed, an
 from __future__ import annotations
 
 import contextlib
-import json
-import math
 import queue
 import secrets
 import shutil
@@ -32,12 +30,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.base.outfile import write_file
-from iosched.core.experiment.fleet import Host, HostRun, read_scheduler
+from iosched.core.experiment.fleet import Host, HostRun, check_host_run, read_scheduler
 from iosched.core.experiment.fleet_host import socket_path
+from iosched.core.experiment.host_answers import Applied, Bye, Done, Ready, Window, read_answer
+from iosched.core.experiment.host_output import MAX_ANSWER, MAX_ANSWERS, parse_json, read_said, size_words
 from iosched.core.experiment.runner import Workload, hold_to_range, shielded, why_ended
 from iosched.core.experiment.saved import check_experiment
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
@@ -50,12 +50,15 @@ from iosched.core.load.fio_sandbox import INSIDE, check_fence, fenced
 from iosched.core.load.jobs import Job, parse_job_file
 from iosched.core.load.targets import Target
 
-MAX_ANSWER = 1 << 20  # one answer line of a host's iosched; a longer one is no answer of ours
 ANSWER_S = 60.0  # a host that takes longer to put a variant in place or read its sampler is lost
 
 
 class LinkLost(IoschedError):
     """A host's session ended, or its iosched refused or said something that is not an answer."""
+
+
+_A = TypeVar("_A")
+UNASKED = 16  # answers waiting unread: the protocol leaves one at most; a host that writes on and on is cut off
 
 
 @dataclass
@@ -75,14 +78,32 @@ class Link:
     fio: FioRun | None = None
     stopping: bool = False
     stderr_reader: threading.Thread | None = None
+    cut: str | None = None  # the bound the host broke: its session was ended here for it
+    _failing: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def live(self) -> bool:
         return self.run.status == "running"
 
-    def ask(self, line: str | None, timeout: float = ANSWER_S) -> Doc:
-        """Send ``line`` (None: only read the next answer) and return the answer; LinkLost when the session
-        ended, the host refused, or no answer came in time."""
+    def cut_off(self, why: str) -> None:
+        """The host broke a bound (``why`` says which): its session is ended at once, from whichever thread read it
+        (its iosched sees its input end and puts its device back); its next answer is ``why``."""
+        if self.cut is None:
+            self.cut = why
+        self.child.signal_group(signal.SIGTERM)
+
+    def ask(self, line: str | None, tp: type[_A], timeout: float = ANSWER_S) -> _A:
+        """Send ``line`` (None: only read the next answer) and return the answer as a ``tp``, every number in it
+        checked by the strict decoder; LinkLost when the session ended, the host refused, broke a bound, said
+        something that does not decode, or no answer came in time."""
+        got = read_answer(tp, self.exchange(line, timeout))
+        if isinstance(got, str):
+            verb = repr(line.split()[0]) if line and line.split() else "its first line"
+            raise LinkLost(f"its iosched's answer to {verb} was not understood: {got}")
+        return got
+
+    def exchange(self, line: str | None, timeout: float = ANSWER_S) -> Doc:
+        """Send ``line`` (None: only read the next answer) and return the answer as JSON, its ``ok`` true."""
         if line is not None:
             try:
                 assert self.proc.stdin is not None
@@ -95,11 +116,8 @@ class Link:
         except queue.Empty:
             raise LinkLost(f"no answer from its iosched within {timeout:.0f} s") from None
         if text is None:
-            raise LinkLost(self._lost())
-        try:
-            answer = json.loads(text)
-        except (ValueError, RecursionError):
-            answer = None
+            raise LinkLost(self.cut or self._lost())
+        answer = parse_json(text)
         if not isinstance(answer, dict):
             raise LinkLost("its iosched said something that is not an answer")
         if answer.get("ok") is not True:
@@ -108,6 +126,8 @@ class Link:
 
     def _lost(self) -> str:
         """Why the session ended, from ssh's status and the last words on its stderr (read to their end)."""
+        if self.cut is not None:
+            return self.cut
         self.child.wait(timeout=5)
         if self.stderr_reader is not None:
             self.stderr_reader.join(timeout=2)
@@ -121,8 +141,9 @@ class Link:
         return f"its iosched exited with status {rc}" + (f": {(why or tail[-1])[:300]}" if why or tail else "")
 
     def fail(self, why: str) -> None:
-        if self.live:
-            self.run.status, self.run.reason = "failed", why
+        with self._failing:  # the first reason stays (a reader thread's cut, or the answer that showed it)
+            if self.live:
+                self.run.status, self.run.reason = "failed", self.cut or why
         self.close()
 
     def close(self) -> None:
@@ -136,23 +157,42 @@ class Link:
                 self.proc.stdin.close()
 
 
-def _read_answers(stream: IO[str] | None, answers: queue.Queue[str | None]) -> None:
-    """The host's answers, one a line; a cut line, or more unread answers than the protocol ever leaves, ends the
-    link (a host that only writes is no host of ours: its session is ended with the others)."""
+def _read_answers(stream: IO[str] | None, link: Link) -> None:
+    """The host's answers, one a line, each within MAX_ANSWER and all within MAX_ANSWERS; a longer one, more, or
+    more unread answers than the protocol ever leaves cuts the host off (a host that only writes is no host of
+    ours). A last line without its end is a cut answer: the session was lost in the middle of it."""
+    total = 0
     if stream is not None:
-        while (line := stream.readline(MAX_ANSWER)) and answers.qsize() < 16:
+        while line := stream.readline(MAX_ANSWER + 1):
+            total += len(line)
+            if len(line) > MAX_ANSWER:
+                link.cut_off(f"its iosched wrote an answer longer than {size_words(MAX_ANSWER)} (the bound on an "
+                             "answer)")
+                break
+            if total > MAX_ANSWERS:
+                link.cut_off(f"its iosched wrote more than {size_words(MAX_ANSWERS)} of answers (the bound on a "
+                             "session's answers)")
+                break
+            if link.answers.qsize() >= UNASKED:
+                link.cut_off("its iosched wrote answers to nothing it was asked")
+                break
             if not line.endswith("\n"):
                 break
-            answers.put(line)
-    answers.put(None)
+            link.answers.put(line)
+    link.answers.put(None)
 
 
-def _read_stderr(stream: IO[str] | None, run: HostRun, on_line: Callable[[str, str], None]) -> None:
-    if stream is not None:
-        while line := stream.readline(4096):
-            line = line.rstrip("\n")
-            run.stderr_tail = [*run.stderr_tail, line][-3:]
-            on_line(run.host.name, line)
+def _read_stderr(link: Link, on_line: Callable[[str, str], None]) -> None:
+    """The host's words, each said here as it comes, within MAX_SAID_LINE a line and MAX_SAID in all."""
+    run = link.run
+
+    def heard(line: str) -> None:
+        run.stderr_tail = [*run.stderr_tail, line[:4096]][-3:]
+        on_line(run.host.name, line)
+
+    why = read_said(link.proc.stderr, heard)
+    if why is not None:
+        link.cut_off(why)
 
 
 def _each(links: Sequence[Link], work: Callable[[Link], None]) -> None:
@@ -163,7 +203,7 @@ def _each(links: Sequence[Link], work: Callable[[Link], None]) -> None:
             work(link)
         except IoschedError as e:
             link.fail(str(e))
-        except (KeyError, TypeError, ValueError, AttributeError) as e:  # an answer of the wrong shape
+        except Exception as e:  # a fault met reading its answers: its host fails with it, never a thread's traceback
             link.fail(f"its iosched's answer was not understood ({type(e).__name__}: {str(e)[:200]})")
 
     threads = [threading.Thread(target=one, args=(lk,), daemon=True) for lk in links if lk.live]
@@ -252,6 +292,9 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
             if done:
                 break
         _each(links, _bye)
+        for lk in links:
+            if lk.live and lk.cut is not None:  # a bound broken after its last answer: it fails all the same
+                lk.fail(lk.cut)
         _close_failed(links)
         for lk in links:
             if lk.live and lk.run.doc is not None:
@@ -363,22 +406,23 @@ def _open(run: HostRun, n: int, folder: Path, plan: Lockstep, on_line: Callable[
 def attach(run: HostRun, local: Path, proc: subprocess.Popen[str], on_line: Callable[[str, str], None]) -> Link:
     """A link over ``proc``'s pipes: its answers queued, its stderr said line by line."""
     link = Link(run, local, proc, Child(proc))
-    threading.Thread(target=_read_answers, args=(proc.stdout, link.answers), daemon=True).start()
-    link.stderr_reader = threading.Thread(target=_read_stderr, args=(proc.stderr, run, on_line), daemon=True)
+    threading.Thread(target=_read_answers, args=(proc.stdout, link), daemon=True).start()
+    link.stderr_reader = threading.Thread(target=_read_stderr, args=(link, on_line), daemon=True)
     link.stderr_reader.start()
     return link
 
 
 def _ready(link: Link, folder: Path, plan: Lockstep) -> None:
     """The host's first answer: its identity and the configuration found, or why it refused."""
-    ready = link.ask(None, timeout=ANSWER_S + 30)
-    target, original = ready.get("target"), ready.get("original")
+    ready = link.exchange(None, timeout=ANSWER_S + 30)
+    got = read_answer(Ready, ready)
+    if isinstance(got, str):
+        raise LinkLost(f"its iosched's first answer was not understood: {got}")
     want = f"/dev/{link.run.host.device}"
-    if not (isinstance(target, dict) and target.get("path") == want and isinstance(original, dict)
-            and isinstance(original.get("scheduler"), str)):
-        raise LinkLost("its iosched's first answer was not understood")
+    if got.target.path != want or not isinstance(got.original.get("scheduler"), str):
+        raise LinkLost("its iosched's first answer was not understood: it names another device, or no scheduler")
     link.ready = ready
-    link.run.before = original["scheduler"]
+    link.run.before = got.original["scheduler"]
     _probe_forward(link.local)
     link.job_path = folder / f"{link.local.stem}.fio"
     write_file(link.job_path, job_file_text(plan.job, plan.runtime, want))
@@ -406,7 +450,7 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
               on_line: Callable[[str, str], None]) -> None:
     v = plan.variants[vi]
     configs: dict[int, Doc] = {}
-    _each(links, lambda lk: configs.__setitem__(id(lk), lk.ask(f"apply {vi}")["config"]))
+    _each(links, lambda lk: configs.__setitem__(id(lk), lk.ask(f"apply {vi}", Applied).config))
     if plan.settle:
         time.sleep(plan.settle)
     _each(links, lambda lk: _begin(lk))
@@ -431,17 +475,15 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
 
     def close_window(lk: Link) -> None:
         result, why = fio_out.get(id(lk), (None, "fio did not run"))
-        window = lk.ask(f"end {result.total_ios if result is not None else 0}")
+        window = lk.ask(f"end {result.total_ios if result is not None else 0}", Window)
         if result is None:
-            lk.ask("restart")  # whatever job the failed client left on the host is gone before the next run
-        metrics = window.get("metrics")
-        start, end = window.get("start"), window.get("end")
-        if not (isinstance(metrics, dict) and isinstance(start, (int, float)) and isinstance(end, (int, float))
-                and _finite(start) and _finite(end) and all(_finite(x) for x in metrics.values())):
-            raise LinkLost("its iosched's window was not understood")
-        if why is None and isinstance(window.get("drift"), str):
-            why = window["drift"][:300]
-        start, end = start + lk.offset, end + lk.offset
+            lk.ask("restart", Done)  # whatever job the failed client left on the host is gone before the next run
+        if window.end < window.start:
+            raise LinkLost("its iosched's answer to 'end' was not understood: its window ends before it starts")
+        metrics = window.metrics.as_metrics()
+        if why is None and window.drift is not None:
+            why = window.drift[:300]
+        start, end = window.start + lk.offset, window.end + lk.offset
         run = {"index": n, "variant": v.label, "start": start, "end": end, "valid": why is None,
                "invalid_reason": why, "config": configs[id(lk)],
                "metrics": {**(result.metrics() if result is not None else {}), **metrics},
@@ -462,30 +504,24 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
 
 def _check_run(link: Link, run: Doc) -> None:
     """The run and the host's document read back as a saved compare before they join it: a host whose answers
-    would make the saved file unreadable fails instead (fio's own JSON is open, and is left out of the check)."""
+    (or whose fio server's figures) would make the saved file unreadable fails instead."""
     doc = link.run.doc
     if doc is None:
         return
     try:
-        check_experiment({**doc, "runs": [{**run, "fio": None}]}, link.run.host.name)
+        check_experiment({**doc, "runs": [run]}, link.run.host.name)
+        check_host_run(run, len(doc["runs"]) + 1)
     except IoschedError as e:
         raise LinkLost(f"its answers do not read as a compare: {e}") from None
 
 
 def _begin(link: Link) -> None:
-    link.ask("begin")
-
-
-def _finite(x: object) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+    link.ask("begin", Done)
 
 
 def _bye(link: Link) -> None:
     """The host puts its device back and says which switches it made (on its session's clock)."""
-    answer = link.ask("bye")
-    switches = answer.get("switches")
-    link.switches = [s for s in switches if isinstance(s, list) and len(s) == 2 and _finite(s[0])
-                     and isinstance(s[1], str)] if isinstance(switches, list) else []
+    link.switches = [list(s) for s in link.ask("bye", Bye).switches]
 
 
 def _document(link: Link, plan: Lockstep, order: list[int], others: list[str], seq: Doc | None) -> Doc:
@@ -529,7 +565,9 @@ def _each_after(links: list[Link], plan: Lockstep) -> None:
         if lk.run.status == "cancelled":  # Ctrl-C: no new session is opened, the wait for each host's end was it
             lk.run.check = "not read again after Ctrl-C: its iosched puts it back when its session ends"
         elif lk.run.before is not None:
-            lk.run.after, lk.run.check = read_scheduler(lk.run.host, plan.iosched, plan.ssh)
+            lk.run.after, lk.run.check, broke = read_scheduler(lk.run.host, plan.iosched, plan.ssh)
+            if broke and lk.run.status == "done":  # its runs came before; a host that says too much fails all the same
+                lk.run.status, lk.run.reason = "failed", lk.run.check
 
     threads = [threading.Thread(target=after, args=(lk,), daemon=True) for lk in links]
     for t in threads:

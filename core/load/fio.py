@@ -38,6 +38,9 @@ from iosched.core.load.targets import Target
 from iosched.core.load.workdirs import workdir_prefix
 
 INSTALL_HINT = "apt-get install -y fio"
+# fio's output is outside input too: a lockstep fleet's client prints what a host's fio server sends it.
+MAX_REPORT = 64 << 20  # one JSON report (a large job's json+ is a few MiB)
+MAX_STDERR_KEPT = 64_000  # what is kept of fio's stderr, for its last words
 
 
 class FioMissing(IoschedError):
@@ -168,6 +171,7 @@ class FioRun:
     _stop: threading.Event = field(default_factory=threading.Event)
     _expired: threading.Event = field(default_factory=threading.Event)
     _finishing: threading.Event = field(default_factory=threading.Event)
+    _too_much: threading.Event = field(default_factory=threading.Event)
     _child: Child | None = None
 
     def run(self, timeout: float | None = None) -> FioResult:
@@ -200,6 +204,8 @@ class FioRun:
             raise FioFailed("the workload was stopped")
         if self._expired.is_set():
             raise FioFailed(f"fio did not finish within {timeout:.0f} s")
+        if self._too_much.is_set():
+            raise FioFailed(f"fio wrote a report larger than {MAX_REPORT >> 20} MiB (the bound on a report)")
         code = proc.returncode
         finishing = self._finishing.is_set()
         if code is not None and code < 0 and not (finishing and self.last is not None):
@@ -223,10 +229,11 @@ class FioRun:
         return result
 
     def _read_stderr(self) -> None:
+        """fio's stderr, read to its end in bounded pieces; its first MAX_STDERR_KEPT characters kept."""
         assert self.proc and self.proc.stderr
-        for line in self.proc.stderr:
-            if len(self.stderr_text) < 64_000:
-                self.stderr_text += line
+        while line := self.proc.stderr.readline(1 << 16):
+            if len(self.stderr_text) < MAX_STDERR_KEPT:
+                self.stderr_text += line[: MAX_STDERR_KEPT - len(self.stderr_text)]
 
     def _expire(self) -> None:
         self._expired.set()
@@ -236,18 +243,25 @@ class FioRun:
     def _read_stdout(self) -> None:
         assert self.proc and self.proc.stdout
         buf: list[str] = []
+        size = 0  # of the report in buf
         prev: tuple[float, Counts, dict[str, Counts]] | None = None
-        for line in self.proc.stdout:
+        while line := self.proc.stdout.readline(MAX_REPORT + 1):
             # Each status report is one JSON object whose closing brace stands alone at the start of a line.
             if line.startswith("{"):
-                buf = [line]
+                buf, size = [line], len(line)
             elif buf:
                 buf.append(line)
+                size += len(line)
+            if size > MAX_REPORT:  # no report of fio's: it is ended, and the run with it
+                self._too_much.set()
+                if self._child is not None:
+                    self._child.signal_group(signal.SIGKILL)
+                return
             if line.rstrip() != "}" or not buf:
                 continue
             try:
                 obj = json.loads("".join(buf))
-            except (json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):  # not JSON, or an integer longer than Python reads
                 buf = []
                 continue
             buf = []

@@ -420,3 +420,68 @@ def test_a_group_of_jobs_on_two_hosts_is_one_matrix_stopped_and_resumed(make_loo
         assert csv_out[0].startswith("job,host,run,") and len(csv_out) == 1 + 2 * 2 * 4
     for lp in loops:
         assert lp.current() == lp.initial_scheduler
+
+
+HOSTILE = r'''
+import re, subprocess, sys
+real, args = sys.argv[1], sys.argv[2:]
+out = sys.stdout.buffer
+if args[:2] == ["list", "--json"]:  # a device list of a gigabyte
+    try:
+        for _ in range(1 << 14):
+            out.write(b"[" * (1 << 16))
+    except OSError:
+        pass
+    sys.exit(0)
+# In front of a real fleet-host: its first window's start becomes a 400-digit number.
+child = subprocess.Popen([real, *args], stdout=subprocess.PIPE)
+changed = False
+for line in child.stdout:
+    if not changed and line.startswith(b'{"ok":true,"start":'):
+        line, changed = re.sub(rb'^[{]"ok":true,"start":[^,]+', b'{"ok":true,"start":1' + b"0" * 400, line), True
+    try:
+        out.write(line)
+        out.flush()
+    except OSError:
+        break
+sys.exit(child.wait())
+'''
+
+
+def test_a_hostile_host_in_front_of_a_real_one_fails_alone_and_puts_back(make_loop, tmp_path):
+    """Host 2 is a real fleet-host behind a front that sends a 400-digit start in its first window and a gigabyte
+    for its device list. The controller fails host 2 with the place and the bound, reads no more than the bound,
+    says first that one host cannot be judged, exits 1; host 2's real iosched sees its session end and puts its
+    device back."""
+    need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
+    loops = [make_loop("256M", tmp_path / f"disk{n}") for n in range(2)]
+    with host_namespaces(tmp_path, 2) as (addresses, ssh):
+        iosched = str(Path(sys.executable).with_name("iosched"))
+        (tmp_path / "hostile.py").write_text(HOSTILE)
+        front = tmp_path / "iosched-front"
+        front.write_text(f"#!/bin/sh\ncase \"$SSH_CONNECTION\" in\n  *\" {addresses[1]} \"*) exec {sys.executable} "
+                         f"{tmp_path / 'hostile.py'} {iosched} \"$@\" ;;\nesac\nexec {iosched} \"$@\"\n")
+        front.chmod(0o755)
+        hosts = tmp_path / "hosts"
+        hosts.write_text("".join(f"{a} {lp.name}\n" for a, lp in zip(addresses, loops, strict=True)))
+        out = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", "--hosts", str(hosts), loops[0].name,
+                              "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "1", "--repeat",
+                              "1", "--settle", "0", "--remote-iosched", str(front), "--ssh", str(ssh), "--json"],
+                             capture_output=True, text=True, timeout=300)
+        assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+        said = [line for line in out.stderr.splitlines() if not line.startswith("[")]  # the hosts' own words aside
+        assert said[-1].startswith("iosched: cannot judge: 1 of 2 hosts finished runs"), out.stderr
+        doc = json.loads(out.stdout)
+        good, bad = doc["hosts"]
+        assert good["status"] == "done" and len(good["result"]["runs"]) == 2 and good["put_back"].endswith("none")
+        assert bad["status"] == "failed" and "answer to 'end' was not understood: start is not a number of a " \
+            "sensible size" in bad["reason"], bad
+        assert "its `iosched list --json` was larger than 4 MiB" in bad["put_back"], bad
+        ns2 = f"iosched-t{os.getpid() % 1000}-2"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (loops[1].current() != loops[1].initial_scheduler or any(
+                comm(p) in ("fio", "iosched", "python3") for p in pids_in(ns2))):
+            time.sleep(0.2)
+        assert not any(comm(p) in ("fio", "iosched", "python3") for p in pids_in(ns2))
+    for lp in loops:
+        assert lp.current() == lp.initial_scheduler

@@ -52,7 +52,8 @@ def test_what_hosts_said_reaches_the_terminal_without_escape_codes():
                       "put_back": "sdb left on \x1b[31mbfq"}], "pooled": None}
     lines = fleet_lines(doc)
     assert not any("\x1b" in line or "\x07" in line for line in lines)
-    assert "\\x1b[2J" in lines[1] and "\\x1b[31mbfq" in lines[1]  # shown escaped, not acted on
+    assert lines[0].startswith("cannot judge: 0 of 1 hosts finished runs to pool")  # the answer first
+    assert "\\x1b[2J" in lines[2] and "\\x1b[31mbfq" in lines[2]  # shown escaped, not acted on
 
 
 def test_the_ssh_command_line_quotes_every_remote_word():
@@ -75,3 +76,17 @@ def test_the_remote_command_ends_when_its_session_does():
     start = time.monotonic()
     p.stdin.close()  # type: ignore[union-attr]
     assert p.wait(timeout=10) != 0 and time.monotonic() - start < 5
+
+
+def test_a_fleet_none_of_whose_variants_two_hosts_could_be_judged_on_cannot_judge():
+    from iosched.cli.fleet import fleet_lines, unjudged
+
+    row = {"variant": "bfq", "skipped": ["db1 (no valid run)"], "sentence": "bfq vs none: fewer than two hosts could "
+           "be judged"}
+    doc = {"hosts": [{"host": "db1", "device": "sdb", "status": "done", "reason": None, "put_back": "sdb back on none",
+                      "result": {"runs": [{}]}}],
+           "pooled": {"metric": "iops", "baseline": "none", "hosts": [], "pooled": [row], "method": "m", "alpha": 0.05}}
+    assert unjudged(doc) == "cannot judge: fewer than two hosts could be judged on IOPS"
+    assert fleet_lines(doc)[0] == "cannot judge: fewer than two hosts could be judged on IOPS"
+    row["ratio"] = 0.9
+    assert unjudged(doc) is None

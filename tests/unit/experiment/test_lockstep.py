@@ -19,6 +19,7 @@ from iosched.cli import fleet as fleet_cli
 from iosched.core.base.errors import BadInput
 from iosched.core.experiment.fleet import Host, HostRun
 from iosched.core.experiment.fleet_host import BusyWindow, HostEnd, clean_stale_sessions, serve_lines, socket_path
+from iosched.core.experiment.host_answers import Applied
 from iosched.core.experiment.lockstep import (
     ANSWER_S,
     Link,
@@ -132,20 +133,20 @@ def test_what_a_host_says_is_an_answer_or_the_host_is_lost():
     link = link_to("""printf 'junk\\n{"ok": false, "error": "no such scheduler"}\\n[1]\\n{"ok": true, "x": 1}\\n'; """
                    """echo 'iosched: the device vanished' >&2; exit 2""")
     with pytest.raises(LinkLost, match="not an answer"):
-        link.ask(None)
+        link.exchange(None)
     with pytest.raises(LinkLost, match="refused: no such scheduler"):
-        link.ask(None)
+        link.exchange(None)
     with pytest.raises(LinkLost, match="not an answer"):
-        link.ask(None)
-    assert link.ask(None) == {"ok": True, "x": 1}
+        link.exchange(None)
+    assert link.exchange(None) == {"ok": True, "x": 1}
     with pytest.raises(LinkLost, match="exited with status 2: the device vanished"):
-        link.ask(None)
+        link.exchange(None)
 
 
 def test_a_host_that_says_nothing_in_time_is_lost():
     link = link_to("sleep 5")
     with pytest.raises(LinkLost, match="no answer"):
-        link.ask(None, timeout=0.2)
+        link.exchange(None, timeout=0.2)
     link.proc.kill()
     link.proc.wait()
 
@@ -153,7 +154,7 @@ def test_a_host_that_says_nothing_in_time_is_lost():
 def test_a_cut_answer_loses_the_host():
     link = link_to("printf '{\"ok\": true'; exit 255")
     with pytest.raises(LinkLost, match="SSH session was lost"):
-        link.ask(None)
+        link.exchange(None)
 
 
 @pytest.mark.parametrize("name", sorted(n for n, j in CATALOG.items() if not j.cgroup_weights))
@@ -192,7 +193,7 @@ def test_a_runs_window_is_the_span_its_device_was_busy(monkeypatch):
 
 def test_an_answer_of_the_wrong_shape_fails_its_host_only():
     link = link_to("""printf '{"ok": true}\\n'; sleep 5""")
-    _each([link], lambda lk: lk.ask(None)["config"])
+    _each([link], lambda lk: lk.ask(None, Applied).config)
     assert link.run.status == "failed" and "not understood" in link.run.reason
     link.proc.kill()
     link.proc.wait()
@@ -265,3 +266,46 @@ def test_resume_watches_the_metric_the_saved_boundaries_watched():
         fleet_cli.resumed(args, copy.deepcopy(doc))
     args.metric = None
     assert fleet_cli.resumed(args, copy.deepcopy(doc)) == 2 and args.metric == "mb_s"
+
+
+def test_what_a_real_host_end_says_decodes_as_its_declared_answer():
+    """The host end's answers (fleet_host.py) and the controller's declared answers (host_answers.py) agree: a
+    window of this machine's own sampler, a ready answer as HostEnd.held() makes it, and a bye, each sent through
+    the host end's encoder."""
+    import time
+
+    from iosched.core.experiment.fleet_host import encode
+    from iosched.core.experiment.host_answers import Bye, Ready, Window, read_answer
+    from iosched.core.experiment.runner import sysinfo, window_metrics
+    from iosched.core.live.sampler import Sampler
+    from iosched.core.load.targets import Target
+
+    sampler = Sampler()
+    s0 = sampler.take()
+    time.sleep(0.05)
+    s1 = sampler.take()
+    device = next(iter(s1.disks), "loop0")
+    window = {"ok": True, "start": 0.25, "end": 1.5, "metrics": window_metrics(device, s0, s1, 100), "drift": None}
+    assert window["metrics"]  # the CPU's figures at least
+    ready = {"ok": True, **sysinfo(device, "/"), "original": {"scheduler": "none"},
+             "target": Target(device, f"/dev/{device}", "device").to_json(), "started": time.time()}
+    bye = {"ok": True, "bye": True, "switches": [(0.1, "bfq"), (3.0, "none")]}
+    for tp, answer in ((Window, window), (Ready, ready), (Bye, bye)):
+        got = read_answer(tp, json.loads(encode(answer)))
+        assert isinstance(got, tp), got
+
+
+def test_any_fault_in_a_hosts_thread_fails_that_host_and_no_other():
+    # What used to end a thread in a traceback (OverflowError from a 400-digit number) and leave its host "done".
+    bad, good = link_to("sleep 5"), link_to("sleep 5")
+
+    def work(lk: Link) -> None:
+        if lk is bad:
+            float(10**400)
+
+    _each([bad, good], work)
+    assert bad.run.status == "failed" and "OverflowError" in bad.run.reason
+    assert good.run.status == "running"
+    for lk in (bad, good):
+        lk.proc.kill()
+        lk.proc.wait()

@@ -194,3 +194,20 @@ def test_the_job_file_never_goes_through_a_link_another_user_planted(others_dir,
     with pytest.raises(BadInput, match=r"job\.fio is a symlink, not a regular file"):
         command(jf, Target("loop9", "/dev/loop9", "device"), str(others_dir), runtime=2)
     assert digest(victim) == before and temporaries(others_dir) == []
+
+
+def test_fios_output_is_read_within_its_bounds(monkeypatch, tmp_path):
+    """What fio prints is outside input too (a fleet's client prints what a host's fio server sends): a report past
+    its bound ends the run with that reason; stderr of any length is read to its end and only its start kept."""
+    from iosched.core.load import fio
+
+    monkeypatch.setattr(fio, "MAX_REPORT", 1 << 16)
+    endless = fio.FioRun(["sh", "-c", "echo '{'; yes '  \"x\": 1,'; echo '}'"])
+    with pytest.raises(FioFailed, match=r"fio wrote a report larger than .*\(the bound on a report\)"):
+        endless.run(timeout=30)
+    report = json.dumps(job_json(), indent=1)
+    script = tmp_path / "fio.sh"
+    script.write_text(f"head -c 50000000 /dev/zero | tr '\\\\0' x >&2\ncat <<'EOF'\n{report}\nEOF\n")
+    loud = fio.FioRun(["sh", str(script)])
+    assert loud.run(timeout=30).total_ios == 1000
+    assert len(loud.stderr_text) == fio.MAX_STDERR_KEPT
