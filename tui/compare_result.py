@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from iosched.cli.report import text_report
+from iosched.core.present.report import text_report
 
 if TYPE_CHECKING:
     from textual.screen import Screen
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 def result_text(doc: dict, saved: Path | None) -> str:
     """The report of a finished experiment or matrix, and where it was saved."""
     if doc.get("kind") == "matrix":
-        from iosched.cli.matrix import matrix_text
+        from iosched.core.present.matrix import matrix_text
 
         report = matrix_text(doc, doc["judgement"])
     else:
