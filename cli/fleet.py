@@ -16,7 +16,6 @@ from typing import Any
 
 from iosched.cli.matrix import plot_result
 from iosched.cli.pooled import pooled_verdict
-from iosched.cli.report import hosts_runs_csv
 from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.experiment.document import FleetDoc, FleetMatrixDoc
@@ -30,6 +29,7 @@ from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.experiment.stats import holm
 from iosched.core.experiment.variants import parse_variants
 from iosched.core.load.jobs import CATALOG
+from iosched.core.present.report import hosts_runs_csv
 
 
 def check_fleet_args(args: argparse.Namespace, jobs: list[str]) -> None:

@@ -29,7 +29,6 @@ from iosched.cli.fleet import (
     save_and_show,
 )
 from iosched.cli.matrix import plot_result
-from iosched.cli.report import hosts_runs_csv
 from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput
 from iosched.core.experiment.fleet import parse_hosts
@@ -39,6 +38,7 @@ from iosched.core.experiment.saved import load_saved, read_fleet_matrix
 from iosched.core.experiment.schema_version import SCHEMA_VERSION
 from iosched.core.experiment.stats import holm
 from iosched.core.load.jobs import Job, resolve_jobs
+from iosched.core.present.report import hosts_runs_csv
 
 
 def matrix_pooled(fleets: list[dict[str, Any]], alpha: float, metric: str | None) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
-from iosched.cli.report import runs_csv, text_report
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
 from iosched.core.base.units import human_size, si
@@ -34,6 +33,7 @@ from iosched.core.load.replay import ReplayRequest
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.targets import Target, choose_target
+from iosched.core.present.report import runs_csv, text_report
 from iosched.core.settings.device_lock import load_lock
 
 # --- jobs ---------------------------------------------------------------------------------------------------

@@ -140,7 +140,7 @@ class IoschedApp(App[int]):
 
     async def action_quit(self) -> None:
         self.stop_children()
-        changed = set(self.live.changed) if self.live is not None else set()
+        changed = set(self.live.settings.changed) if self.live is not None else set()
         # The demo's sandbox is put back and deleted on the way out: asking about it would ask about nothing.
         changed = {(device, attr) for device, attr in changed if device != self.sandbox}
         if not changed:

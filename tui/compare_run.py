@@ -1,5 +1,6 @@
-"""The compare screen while an experiment runs: the messages its worker posts, and what they draw (the progress
-bar, a matrix's time left, the live fio line, each finished run, the interim estimates)."""
+"""The compare screen while an experiment runs and after: the messages its worker posts, and ``RunView``, the
+widget they are drawn in (the progress bar, a matrix's time left, the live fio line, each finished run, the
+interim estimates, then the result with its charts)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
@@ -18,10 +21,9 @@ from iosched.core.experiment.runner import Event
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.targets import Refused
+from iosched.tui.compare_result import result_text
 
 if TYPE_CHECKING:
-    from textual.screen import Screen
-
     from iosched.core.live.monitor import Monitor
 
 
@@ -53,11 +55,23 @@ def _own_figure(key: str, value: object) -> bool:
     return isinstance(value, (int, float)) and not is_metric(key) and check_name(key) is None
 
 
-class RunView:
-    """Draws the service's events into the screen's progress row, live line, interim lines and run list."""
+class RunView(Vertical):
+    """The progress row, the live line, the interim lines and the results pane: the service's events drawn as they
+    come (``show``), then the result (``show_result``)."""
 
-    def __init__(self, screen: Screen, monitor: Monitor, device: str) -> None:
-        self.screen = screen
+    # Every row counts at 80x24: the status lines one row each, the results take what is left.
+    DEFAULT_CSS = """
+    RunView { height: 1fr; }
+    RunView #progress-row { height: 1; padding: 0 1; }
+    RunView ProgressBar, RunView ProgressBar Bar { width: 1fr; }
+    RunView #eta { width: auto; padding-left: 1; color: $text-muted; display: none; }
+    RunView #live { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    RunView #so-far { height: auto; padding: 0 1; color: $accent; display: none; }
+    RunView #results { height: 1fr; padding: 0 1; }
+    """
+
+    def __init__(self, monitor: Monitor, device: str) -> None:
+        super().__init__(id="run")
         self.monitor = monitor
         self.device = device
         self.fio_iops: float | None = None
@@ -65,10 +79,19 @@ class RunView:
         self.done_at_start = 0
         self.done = 0
 
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="progress-row"):
+            yield ProgressBar(total=1, show_eta=False, id="progress")
+            yield Static("", id="eta")  # a matrix's own estimate, corrected by the runs so far
+        yield Static("", id="live")
+        yield Static("", id="so-far")
+        with VerticalScroll(id="results"):
+            yield Static("", id="report", markup=False)  # plain text: a model or path may hold "["
+
     def start(self, total: int, done: int = 0) -> None:
         self.began, self.done_at_start, self.done = time.monotonic(), done, done
-        self.screen.query_one(ProgressBar).update(total=total, progress=done)
-        self.screen.query_one("#report", Static).update("")
+        self.query_one(ProgressBar).update(total=total, progress=done)
+        self.query_one("#report", Static).update("")
         self.so_far([])
 
     def show(self, e: Event) -> None:
@@ -79,7 +102,7 @@ class RunView:
             self.live(e)
         elif e.kind == "run-end" and e.run is not None:
             self.done += 1
-            self.screen.query_one(ProgressBar).advance(1)
+            self.query_one(ProgressBar).advance(1)
             m = e.run["metrics"]
             bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
             # A command has no IOPS of its own: its wall time, and its own figures (--cmd-metric) first.
@@ -89,12 +112,12 @@ class RunView:
             if m.get(REPLAY_LAG) is not None:  # a timed replay: how far behind the capture's timing it ended
                 main += f"  replay lag {seconds_text(m[REPLAY_LAG])}"
             line = f"run {e.index + 1}: {e.variant}  {main}  CPU/IO {m.get('cpu_us_per_io') or 0:.1f} µs{bad}"
-            rep = self.screen.query_one("#report", Static)
+            rep = self.query_one("#report", Static)
             rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
             if e.lines:  # a compare's interim estimates (a matrix is judged at the end)
                 self.so_far(e.lines)
         elif e.kind == "note" and e.text:  # e.g. a busy machine, said once
-            rep = self.screen.query_one("#report", Static)
+            rep = self.query_one("#report", Static)
             rep.update(f"{rep.content}\nnote: {e.text}" if str(rep.content) else f"note: {e.text}")
 
     def where(self, e: Event) -> str:
@@ -111,18 +134,18 @@ class RunView:
 
     def eta(self, text: str) -> None:
         """A matrix's time left beside the progress bar; no room taken from the bar otherwise."""
-        eta = self.screen.query_one("#eta", Static)
+        eta = self.query_one("#eta", Static)
         eta.update(text)
         eta.display = bool(text)
 
     def so_far(self, lines: list[str]) -> None:
         """The interim estimates while the run goes on; hidden (not left above the verdict) when it ends."""
-        so_far = self.screen.query_one("#so-far", Static)
+        so_far = self.query_one("#so-far", Static)
         so_far.update("\n".join(f"so far: {t}" for t in lines))
         so_far.display = bool(lines)
 
     def status(self, text: str) -> None:
-        self.screen.query_one("#live", Static).update(text)
+        self.query_one("#live", Static).update(text)
 
     def live(self, e: Event) -> None:
         rates = self.monitor.last_rates
@@ -133,3 +156,19 @@ class RunView:
         p = e.progress
         assert p is not None
         self.status(f"now: {e.variant}   fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs{dev}")
+
+    def show_result(self, doc: dict, saved: Path | None) -> None:
+        """The result in the scrolling results pane, from its top (a second run's verdict too)."""
+        self.query_one("#report", Static).update(result_text(doc, saved))
+        from iosched.tui.result_charts import ResultCharts  # plotext loads with the first result
+
+        results = self.query_one("#results", VerticalScroll)
+        results.query(ResultCharts).remove()
+        results.mount(ResultCharts(doc))
+        results.scroll_home(animate=False)
+
+    def page(self, pages: int) -> None:
+        """The results a page down (or up: ``pages`` < 0)."""
+        results = self.query_one("#results", VerticalScroll)
+        results.scroll_to(y=results.scroll_y + pages * max(1, results.scrollable_content_region.height - 1),
+                          animate=False)

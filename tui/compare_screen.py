@@ -1,8 +1,8 @@
 """The experiment screen: pick schedulers, job and repeats (or live alternation), watch it run, read the verdict.
 
 The experiment itself runs in core's experiment service on a worker thread; this screen reads its form
-(compare_form.py) into a plan, shows the events it gets back (compare_run.py) and the result
-(compare_result.py), and cancels (at once: fio is signalled, the worker waits for it). Cancelling or leaving
+(compare_form.py) into a plan, hands the events it gets back and the result to its ``RunView`` (compare_run.py),
+and cancels (at once: fio is signalled, the worker waits for it). Cancelling or leaving
 puts the device back as it was (core does that). It gets the monitor and the device when it is made and
 reports back to the screen that opened it with typed messages; while it is shown, the live screen's keys
 (switch, job, tune) are simply not active.
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
 from textual.message import Message
 from textual.message_pump import MessagePump
+from textual.reactive import reactive, var
 from textual.screen import Screen
-from textual.widgets import ProgressBar, Static
+from textual.widgets import Static
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.experiment import service
@@ -33,7 +33,6 @@ from iosched.core.kernel.devices import BlockDevice
 from iosched.core.load.jobs import Job
 from iosched.core.load.targets import Refused
 from iosched.tui.compare_form import SERVED_NOTICE, CompareForm, tui_target
-from iosched.tui.compare_result import page, show_result
 from iosched.tui.compare_run import ExperimentEnded, ExperimentEvent, RunView
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.footer import KeysFooter
@@ -88,8 +87,8 @@ class CompareScreen(Screen[None]):
         Binding("pageup", "page_results(-1)", "Results up", show=False, priority=True,
                 tooltip="scroll the results up"),
     ]
-    # Every row counts at 80x24: the form takes 7 rows (borderless list and select), the status lines one row
-    # each, so the verdict of a three-variant comparison has 13 rows below the progress bar.
+    # Every row counts at 80x24: the form takes 7 rows (borderless list and select), the run view's status lines
+    # one row each, so the verdict of a three-variant comparison has 13 rows below the progress bar.
     DEFAULT_CSS = """
     CompareScreen { layout: vertical; }
     CompareScreen #form { height: auto; padding: 0 1; }
@@ -102,18 +101,20 @@ class CompareScreen(Screen[None]):
     CompareScreen #job-info { padding: 0 1; color: $text-muted; max-height: 3; }
     CompareScreen #right Input#spec { width: 1fr; }
     CompareScreen Input#cmd-metric { width: 1fr; }
-    CompareScreen ProgressBar Bar { width: 1fr; }
-    CompareScreen ProgressBar { width: 1fr; }
     CompareScreen Input { width: 8; height: 1; border: none; padding: 0 1; }
     CompareScreen Checkbox, CompareScreen Checkbox:focus { height: 1; border: none; padding: 0; }
     CompareScreen Input:focus { border: none; }
     CompareScreen #form Label { padding: 0 1; }
-    CompareScreen #progress-row { height: 1; padding: 0 1; }
-    CompareScreen #eta { width: auto; padding-left: 1; color: $text-muted; display: none; }
-    CompareScreen #live { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
-    CompareScreen #so-far { height: auto; padding: 0 1; color: $accent; display: none; }
-    CompareScreen #results { height: 1fr; padding: 0 1; }
     """
+
+    running: reactive[bool] = reactive(False, repaint=False, bindings=True, init=False)
+    """An experiment runs: Esc cancels it, ctrl+r and ctrl+e start nothing; the title says so."""
+    resumable: reactive[tuple[Path, dict, MatrixPlan] | None] = reactive(None, repaint=False, bindings=True,
+                                                                        init=False)
+    """The unfinished matrix last saved for this device (file, document, plan), which ctrl+e resumes: the key is
+    shown only while there is one."""
+    doc: var[dict | None] = var(None)
+    """The last finished experiment's document, judged (the result shown)."""
 
     def __init__(self, monitor: Monitor, device: BlockDevice, listener: MessagePump, served: bool = False,
                  spec: str = "") -> None:
@@ -125,25 +126,18 @@ class CompareScreen(Screen[None]):
         self.device = device.name
         self.current = device.scheduler
         self.available = list(device.schedulers)
+        # What the experiment's worker and whoever may stop it share (not shown: no reactives).
         self.ctl: Control | None = None
         self.thread: threading.Thread | None = None
-        self.running = False
-        self.leave_when_done = False
+        self.leave_when_done = False  # Esc cancelled: go back once the device is put back
         self.resuming = False  # the running (or refused) experiment continues a saved matrix
-        self.doc: dict | None = None
         self.results_dir = default_results_dir(monitor.root)
-        self.resumable: tuple[Path, dict, MatrixPlan] | None = None
+        self.view = RunView(monitor, self.device)
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="title")
         yield CompareForm(self.device, self.current, self.available, self.served, self.spec)
-        with Horizontal(id="progress-row"):
-            yield ProgressBar(total=1, show_eta=False, id="progress")
-            yield Static("", id="eta")  # a matrix's own estimate, corrected by the runs so far
-        yield Static("", id="live")
-        yield Static("", id="so-far")
-        with VerticalScroll(id="results"):
-            yield Static("", id="report", markup=False)  # plain text: a model or path may hold "["
+        yield self.view
         yield KeysFooter()
 
     def _title(self) -> str:
@@ -152,8 +146,10 @@ class CompareScreen(Screen[None]):
         return f"[b]Compare schedulers on {self.device}[/b] · {keys}"
 
     def on_mount(self) -> None:
-        self.view = RunView(self, self.monitor, self.device)
         self._look_for_resumable()
+
+    def watch_running(self) -> None:
+        self.query_one("#title", Static).update(self._title())
 
     class ResumableFound(Message):
         def __init__(self, found: tuple[Path, dict, MatrixPlan] | None, announce: bool) -> None:
@@ -174,14 +170,13 @@ class CompareScreen(Screen[None]):
             _, doc, plan = self.resumable
             jobs = ", ".join(j.name for j in plan.jobs[:3]) + (" …" if len(plan.jobs) > 3 else "")
             self.view.status(f"unfinished matrix: {len(doc['runs'])} of {plan.runs} runs ({jobs}) · ctrl+e resumes it")
-        self.refresh_bindings()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The resume key is shown only when there is something to resume.
         return not (action == "resume" and (self.resumable is None or self.running))
 
     def action_page_results(self, pages: int) -> None:
-        page(self, pages)
+        self.view.page(pages)
 
     def _read_only(self) -> bool:
         """The live screen was opened read-only: a second guard behind its own refusal of `c`."""
@@ -208,10 +203,8 @@ class CompareScreen(Screen[None]):
     def _started(self, resuming: bool = False) -> None:
         self.view.eta("")
         self.resumable = None  # the offer is taken or stale; a look after the run offers what is left then
-        self.running = True
         self.resuming = resuming
-        self.query_one("#title", Static).update(self._title())
-        self.refresh_bindings()
+        self.running = True
 
     def action_resume(self, destroy: bool = False) -> None:
         """Continue the unfinished matrix on offer, into the same file: finished runs are kept."""
@@ -278,9 +271,7 @@ class CompareScreen(Screen[None]):
     def on_experiment_ended(self, message: ExperimentEnded) -> None:
         self.view.eta("")
         self.running = False
-        self.query_one("#title", Static).update(self._title())
         self.thread = None
-        self.refresh_bindings()
         if message.refused is not None and message.refused.confirmable:
             def confirmed(yes: bool | None) -> None:
                 if yes:
@@ -305,7 +296,7 @@ class CompareScreen(Screen[None]):
             self.view.so_far([])  # the final verdict replaces the interim lines
             # The verdict comes first; the rest (secondary metrics, tables, charts) is further down.
             self.view.status("done; the device is back as it was · PgDn/PgUp scroll the results")
-            show_result(self, message.doc, message.saved)
+            self.view.show_result(message.doc, message.saved)
             self._look_for_resumable(announce=False)  # a finished matrix is no longer on offer
         if message.save_error:
             self.notify(f"results are not saved: {message.save_error}", severity="warning", timeout=10)

@@ -1,9 +1,12 @@
 """The live view: a Monitor stepped on a timer, the inventory kept fresh (udev events and a slow poll),
 and the keys that act on the selected device.
 
-The screen holds the keys, the actions, the message handlers and the state it shows (reactives); the work is
-done by parts it owns: ``settings`` (switch, tunables, persist: live_settings.py), ``jobs`` (the background
-fio job: live_jobs.py) and ``tracing`` (the latency pane: live_tracing.py). Compare is compare_screen.py."""
+The screen holds the keys, the actions, its own messages and the state it shows (reactives); the work is done by
+parts, widgets it composes that own their workers, messages, state and panes (live_part.py): ``settings``
+(switch, tunables, persist: live_settings.py), ``jobs`` (the background fio job: live_jobs.py), ``tracing`` (the
+latency pane: live_tracing.py) and ``capturing`` (live_capture.py). Each action resolves the device it acts on
+and hands it to its part; a part tells the screen when its piece of the status line changed. Compare is
+compare_screen.py."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, work
+from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import reactive
@@ -22,18 +26,11 @@ from iosched.core.kernel.devices import BlockDevice, inventory_signature
 from iosched.core.live.monitor import Marker, Monitor
 from iosched.core.settings.journal import journal_problem
 from iosched.core.settings.persist import DEFAULT_RULES
-from iosched.tui.live_capture import CAPTURE_KEYS, CaptureEnded, CaptureProgressed, Capturing
-from iosched.tui.live_jobs import JOB_KEYS, BackgroundJob, JobEnded, JobProgressed
-from iosched.tui.live_settings import (
-    SWITCH_KEYS,
-    TUNING_KEYS,
-    RuleWritten,
-    SettingWrites,
-    SwitchDone,
-    TunableDone,
-    WriteFailed,
-)
-from iosched.tui.live_tracing import TRACE_KEYS, Tracing, TracingNotStarted, TracingStarted
+from iosched.tui.live_capture import CAPTURE_KEYS, Capturing
+from iosched.tui.live_jobs import JOB_KEYS, BackgroundJob
+from iosched.tui.live_part import READ_ONLY_NOTICE, DevicesChanged, StatusChanged
+from iosched.tui.live_settings import SWITCH_KEYS, TUNING_KEYS, SettingWrites
+from iosched.tui.live_tracing import TRACE_KEYS, Tracing
 from iosched.tui.monitor_screen import MonitorScreen
 from iosched.tui.status_line import EXTRA, KEEP, SPARE, USEFUL, fit_parts
 from iosched.tui.widgets.device_table import DeviceTable
@@ -41,7 +38,6 @@ from iosched.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from iosched.tui.compare_screen import CompareScreen
-    from iosched.tui.job_run import JobState
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
 INVENTORY_POLL_S = 2.0  # an outside scheduler change shows within this
@@ -51,8 +47,6 @@ INVENTORY_GAP_S = 1.0  # at most one full inventory read per this, however many 
 GRAPH_PERIOD_S = 0.5
 SANDBOX_HINT = "sandbox: j job, s switch while it runs, c compare"
 SANDBOX_NOTICE_S = 8  # the start-up notice covers part of the graphs; the status line keeps its advice
-READ_ONLY_NOTICE = ("This is a read-only view: switching, jobs, experiments, tunables, persist and tracing are "
-                    "off. Writes need the TUI in a terminal, or `iosched serve --allow-writes`.")
 
 
 class InventoryRead(Message):
@@ -62,10 +56,6 @@ class InventoryRead(Message):
         super().__init__()
         self.devices = devices
         self.token = token
-
-
-class DevicesChanged(Message):
-    """A block uevent arrived (attach, detach, change): re-read the inventory."""
 
 
 class LiveScreen(MonitorScreen):
@@ -86,9 +76,6 @@ class LiveScreen(MonitorScreen):
     # active and say why they cannot act), so none refreshes the bindings.
     paused: reactive[bool] = reactive(False, repaint=False)
     """Sampling stands still (space): the timer is paused and the status line says so."""
-    job: reactive[JobState | None] = reactive(None, repaint=False)
-    """The background fio job now running (j starts it, x stops it), or None: the status line shows its
-    progress instead of the settings line."""
     tracing_on: reactive[bool] = reactive(False, repaint=False, toggle_class="-latency")
     """The latency pane is open (l): bpftrace, or the /proc/PID/io fallback, feeds it each tick. The screen's
     ``-latency`` class makes room for it."""
@@ -105,10 +92,8 @@ class LiveScreen(MonitorScreen):
         self.interval = min(INTERVALS, key=lambda i: abs(i - interval))
         self.auto_tick = auto_tick
         self.watch_udev = watch_udev
-        self.rules_file = rules_file
         self.focus_device = focus  # select this device at start (the demo sandbox)
         self.sandbox_notice_until = 0.0  # monotonic time the demo's start-up notice shows until
-        self.changed: set[tuple[str, str]] = set()  # (device, attribute) this session wrote: restored on quit
         self.compare: CompareScreen | None = None
         self._timer: Timer | None = None
         self._inventory_signature: tuple = ()
@@ -116,10 +101,17 @@ class LiveScreen(MonitorScreen):
         self._inventory_timer: Timer | None = None
         self._since_graphs = 0.0  # sampling time since the graphs were last drawn
         self._markers_drawn = 0  # markers ever made when the graphs were last drawn: a new one draws at once
-        self.settings = SettingWrites(self)
-        self.jobs = BackgroundJob(self)
-        self.tracing = Tracing(self)
-        self.capturing = Capturing(self)
+        self.settings = SettingWrites(monitor, read_only, rules_file)
+        self.jobs = BackgroundJob(monitor, read_only, demo=focus is not None)
+        self.tracing = Tracing(monitor, read_only)
+        self.capturing = Capturing(monitor, read_only)
+
+    def compose_parts(self) -> ComposeResult:
+        # Under the graphs: a role job's chart, then the latency pane (each mounted inside its part on first use).
+        yield self.jobs
+        yield self.tracing
+        yield self.settings
+        yield self.capturing
 
     def on_mount(self) -> None:
         super().on_mount()
@@ -163,7 +155,8 @@ class LiveScreen(MonitorScreen):
         if graphs:
             self._since_graphs, self._markers_drawn = 0.0, marked
         self.redraw(graphs=graphs)
-        self.tracing.draw()
+        dev = self.selected_device()
+        self.tracing.draw(dev.name if dev else "")  # nothing while its pane is hidden
 
     def status_text(self, width: int | None = None) -> str:
         """The status line fitted to ``width`` (default: the status bar's): what is left out first when it
@@ -174,7 +167,7 @@ class LiveScreen(MonitorScreen):
         dev = self.selected_device()
         where = "no device" if dev is None else f"{dev.name} [{dev.scheduler or 'no scheduler'}]"
         state = "❚❚ paused" if self.paused else "● live"
-        if self.job is not None:  # the job's figures matter more than the settings line
+        if self.jobs.job is not None:  # the job's figures matter more than the settings line
             tick = (f"{state[0]} {self.interval:g}s", USEFUL if self.paused else SPARE)
             return fit_parts([("iosched", SPARE), (where, KEEP), (self.capturing.status(), KEEP), tick,
                               *self.jobs.status_parts()], width, sep=" ")
@@ -270,7 +263,11 @@ class LiveScreen(MonitorScreen):
         self.redraw()
 
     def on_devices_changed(self, _: DevicesChanged) -> None:
+        """A uevent, or a part wrote a device's settings."""
         self.refresh_inventory()
+
+    def on_status_changed(self, _: StatusChanged) -> None:
+        self.render_status()
 
     @work(thread=True, exclusive=True, group="udev", exit_on_error=False)
     def _watch_udev(self) -> None:
@@ -310,46 +307,29 @@ class LiveScreen(MonitorScreen):
             return None
         return dev
 
-    # ---- the parts' keys and messages ------------------------------------------------------------
-    # Textual reads bindings from the screen and routes the workers' messages to it: each is handed on.
+    # ---- the parts' keys ----------------------------------------------------------------------
+    # Textual reads bindings from the screen: each action names the device its part acts on.
     def action_switch(self) -> None:
-        self.settings.pick_scheduler()
+        if (dev := self.device_to_write()) is not None:
+            self.settings.pick_scheduler(dev)
 
     def action_tunables(self) -> None:
-        self.settings.edit_tunables()
+        if (dev := self.device_to_write()) is not None:
+            self.settings.edit_tunables(dev)
 
     def action_persist(self) -> None:
-        self.settings.persist()
-
-    def on_switch_done(self, message: SwitchDone) -> None:
-        self.settings.switch_done(message)
-
-    def on_tunable_done(self, message: TunableDone) -> None:
-        self.settings.tunable_done(message)
-
-    def on_rule_written(self, message: RuleWritten) -> None:
-        self.settings.rule_written(message)
-
-    def on_write_failed(self, message: WriteFailed) -> None:
-        self.settings.write_failed(message)
+        if (dev := self.device_to_write()) is not None:
+            self.settings.persist(dev)
 
     def action_job(self) -> None:
-        self.jobs.pick()
+        if (dev := self.device_to_write(needs_scheduler=False)) is not None:
+            self.jobs.pick(dev)
 
     def action_stop_job(self) -> None:
         self.jobs.stop()
 
-    def on_job_progressed(self, message: JobProgressed) -> None:
-        self.jobs.progressed(message)
-
-    def on_job_ended(self, message: JobEnded) -> None:
-        self.jobs.ended(message)
-
-    def watch_job(self) -> None:
-        self.render_status()
-
     def draw_extra_charts(self, dev: BlockDevice | None, times: list[float], marks: list[Marker]) -> None:
-        self.jobs.draw_chart(dev, times, marks)
+        self.roles_shown = self.jobs.draw_chart(dev, times, marks)
 
     def watch_roles_shown(self, shown: bool) -> None:
         if shown:  # the chart has no size until the layout makes room for it
@@ -362,34 +342,22 @@ class LiveScreen(MonitorScreen):
 
     def watch_tracing_on(self, on: bool) -> None:
         if on:
-            self.tracing.open()
+            dev = self.selected_device()
+            self.tracing.open(self.interval, dev.name if dev else "")
         else:
             self.tracing.close()
             self.render_status()
 
-    def on_tracing_started(self, message: TracingStarted) -> None:
-        self.tracing.started(message)
-
-    def on_tracing_not_started(self, message: TracingNotStarted) -> None:
-        self.tracing.not_started(message)
-
     def action_capture(self) -> None:
-        # The capture's tracer runs as root and the file it writes is the user's: refused when read-only.
-        if self.capturing.running or not self.refused_read_only():
-            self.capturing.toggle()
-
-    def on_capture_progressed(self, message: CaptureProgressed) -> None:
-        self.capturing.progressed(message)
-
-    def on_capture_ended(self, message: CaptureEnded) -> None:
-        self.capturing.ended(message)
+        # The capture's tracer runs as root and the file it writes is the user's: the part refuses when read-only.
+        self.capturing.toggle(self.selected_device())
 
     # ---- compare ------------------------------------------------------------------------------
     def action_compare(self) -> None:
         dev = self.device_to_write()
         if dev is None:
             return
-        if self.job is not None:
+        if self.jobs.job is not None:
             self.notify("Stop the running job first (x).", severity="warning")
             return
         if self.compare is not None and self.compare.running:
@@ -414,8 +382,8 @@ class LiveScreen(MonitorScreen):
     # ---- the way out --------------------------------------------------------------------------
     def stop_children(self) -> None:
         """Quit, SIGTERM, SIGHUP: fio is told to die and experiments are cancelled; returns at once."""
-        if self.job is not None:
-            self.job.kill(self.monitor.root, wait=False)
+        if self.jobs.job is not None:
+            self.jobs.job.kill(self.monitor.root, wait=False)
         if self.compare is not None:
             self.compare.cancel()
         if self.capturing.run is not None:
@@ -425,8 +393,8 @@ class LiveScreen(MonitorScreen):
         """After the UI is gone: fio reaped, scratch files removed, an experiment's device put back."""
         self.tracing.stop_now()
         self.capturing.stop_now()
-        if self.job is not None:
-            self.job.kill(self.monitor.root, wait=True)
-            self.job.finished.wait(timeout)
+        if (job := self.jobs.job) is not None:
+            job.kill(self.monitor.root, wait=True)
+            job.finished.wait(timeout)
         if self.compare is not None:
             self.compare.wait(timeout)

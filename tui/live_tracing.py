@@ -2,9 +2,9 @@
 program loads in about 0.1 s; bpftrace, its fallback, compiles for seconds), the probes added to the Monitor and
 taken out again, and the /proc/PID/io fallback.
 
-``Tracing`` is owned by the live screen (``screen.tracing``): the screen keeps the key, the action and the
-message handlers (Textual reads bindings from screens and routes messages to them) and delegates here. Whether
-the pane is open is the screen's ``tracing_on`` reactive.
+``Tracing`` is a part of the live screen (``screen.tracing``, a widget: live_part.py) that owns the pane, mounted
+inside it on first use, its workers and their messages. The screen keeps the key; whether the pane is open is the
+screen's ``tracing_on`` reactive, whose watcher opens and closes it here.
 """
 
 from __future__ import annotations
@@ -12,17 +12,19 @@ from __future__ import annotations
 from functools import partial
 from typing import TYPE_CHECKING
 
+from textual import on
 from textual.binding import Binding, BindingType
 from textual.message import Message
 
+from iosched.tui.live_part import LivePart
 from iosched.tui.widgets.latency_pane import LatencyPane
 
 if TYPE_CHECKING:
     # The tracer, its parser and psutil load when the pane first opens: about 3 MB and 40 ms of start-up
     # that most sessions never use.
+    from iosched.core.live.monitor import Monitor
     from iosched.core.trace.probe import ProcIOProbe, TraceProbe
     from iosched.core.trace.tracer import Tracer
-    from iosched.tui.live_screen import LiveScreen
 
 # Listed in LiveScreen.BINDINGS.
 TRACE_KEYS: list[BindingType] = [
@@ -35,46 +37,53 @@ TRACE_KEYS: list[BindingType] = [
 class TracingStarted(Message):
     """A started tracer for the UI thread to keep (its ``generation`` still current) or stop."""
 
+    bubble = False  # the part's own: it keeps or stops the tracer
+
     def __init__(self, tracer: Tracer, generation: int) -> None:
         super().__init__()
         self.tracer, self.generation = tracer, generation
 
 
 class TracingNotStarted(Message):
+    bubble = False
+
     def __init__(self, reason: str, generation: int) -> None:
         super().__init__()
         self.reason, self.generation = reason, generation
 
 
-class Tracing:
-    """The latency pane's data sources for one live screen: open, close, the pane's redraw and the status."""
+class Tracing(LivePart):
+    """The latency pane and its data sources for one live screen: open, close, the pane's redraw and the status."""
 
-    def __init__(self, screen: LiveScreen) -> None:
-        self.screen = screen
+    def __init__(self, monitor: Monitor, read_only: bool) -> None:
+        super().__init__(monitor, read_only, id="tracing-part")
+        self.opened = False  # the pane is open (the screen's tracing_on)
+        self.device = ""  # the device the pane shows (the screen's selected one at its last draw)
         self.probe: TraceProbe | None = None
         self.procio: ProcIOProbe | None = None
         self.note = ""  # what the pane says instead of figures (starting, why tracing is off)
         # Bumped by every open and close: a start worker whose token is no longer current stops what it started.
         self.generation = 0
 
-    def open(self) -> None:
+    def open(self, interval: float, device: str) -> None:
+        """Show the pane for ``device`` and start the tracer, sampled every ``interval`` s, in a worker."""
         self.generation += 1
-        screen = self.screen
+        self.opened = True
         self.pane().display = True
         if self.probe is None:
             from iosched.core.trace.probe import TraceProbe
 
-            self.probe = TraceProbe(interval=screen.interval, root=str(screen.monitor.root))
+            self.probe = TraceProbe(interval=interval, root=str(self.monitor.root))
         # The CO-RE tracer loads in about 0.1 s; bpftrace, where it falls back, compiles for seconds.
         self.note = "starting the block-layer tracer (bpftrace, where it falls back, takes a few seconds)…"
-        self.draw()
-        screen.run_worker(partial(self._start, self.probe, self.generation), name="start tracing", group="trace",
-                          exit_on_error=False, thread=True)
+        self.draw(device)
+        self.run_thread(partial(self._start, self.probe, self.generation), name="start tracing", group="trace")
 
     def close(self) -> None:
         self.generation += 1
+        self.opened = False
         self.pane().display = False
-        monitor = self.screen.monitor
+        monitor = self.monitor
         for probe in (self.probe, self.procio):
             if probe is not None and probe in monitor.probes:
                 monitor.probes.remove(probe)
@@ -89,46 +98,48 @@ class Tracing:
         monitor.extras.pop("procio", None)
 
     def pane(self) -> LatencyPane:
-        """The pane, mounted hidden on first use."""
-        found = self.screen.query(LatencyPane)
+        """The pane, mounted inside this part, hidden, on first use."""
+        found = self.query(LatencyPane)
         if found:
             return found.first()
         pane = LatencyPane(id="latency")
         pane.display = False
-        self.screen.mount(pane, before=self.screen.query_one("#cpu"))
+        self.mount(pane)
         return pane
 
     def _start(self, probe: TraceProbe, generation: int) -> None:
         """In a worker thread: bpftrace compiles its program before the first frame."""
-        if self.screen.read_only:
+        if self.read_only:
             return
         from iosched.core.trace.tracer import TracingFailed, TracingUnavailable
 
         try:
             tracer = probe.start()
         except (TracingUnavailable, TracingFailed) as e:
-            self.screen.post_message(TracingNotStarted(str(e), generation))
+            self.post_message(TracingNotStarted(str(e), generation))
             return
         if generation != self.generation:  # toggled meanwhile: an int read, no widget touched
             tracer.stop()
             return
-        self.screen.post_message(TracingStarted(tracer, generation))
+        self.post_message(TracingStarted(tracer, generation))
 
+    @on(TracingStarted)
     def started(self, message: TracingStarted) -> None:
         # The token is checked again here, on the UI thread, where it cannot change under us: a start that
         # lost the race (pane closed, or reopened by a newer start) is stopped, never kept running hidden.
         probe = self.probe
-        if message.generation != self.generation or probe is None or not self.screen.tracing_on:
+        if message.generation != self.generation or probe is None or not self.opened:
             self._stop_tracer(message.tracer)
             return
         old = probe.attach(message.tracer)
         if old is not None:
             self._stop_tracer(old)
-        if probe not in self.screen.monitor.probes:
-            self.screen.monitor.probes.append(probe)
+        if probe not in self.monitor.probes:
+            self.monitor.probes.append(probe)
         self.note = ""
-        self.screen.render_status()
+        self.status_changed()
 
+    @on(TracingNotStarted)
     def not_started(self, message: TracingNotStarted) -> None:
         if message.generation != self.generation:
             return
@@ -136,7 +147,7 @@ class Tracing:
             self.probe.fail(message.reason)
         self.note = message.reason
         self._fall_back_to_procio()
-        self.screen.notify(message.reason, title="Block-layer tracing", severity="warning", timeout=8)
+        self.notify(message.reason, title="Block-layer tracing", severity="warning", timeout=8)
         self.draw()
 
     def _fall_back_to_procio(self) -> None:
@@ -144,23 +155,23 @@ class Tracing:
             from iosched.core.trace.probe import ProcIOProbe
 
             self.procio = ProcIOProbe()
-            self.screen.monitor.probes.append(self.procio)
+            self.monitor.probes.append(self.procio)
 
     def _stop_tracer(self, tracer: Tracer) -> None:
         # Stopping kills bpftrace and joins its reader thread: off the UI thread.
-        self.screen.run_worker(tracer.stop, name="stop tracing", group="trace-stop", exit_on_error=False,
-                               thread=True)
+        self.run_thread(tracer.stop, name="stop tracing", group="trace-stop")
 
-    def draw(self) -> None:
-        """Feed the pane the selected device's latest traces, if it is shown."""
-        found = self.screen.query(LatencyPane)
+    def draw(self, device: str | None = None) -> None:
+        """Feed the pane ``device``'s latest traces (by default the device it shows), if it is shown."""
+        found = self.query(LatencyPane)
         if not found or not found.first().display:
             return
-        dev = self.screen.selected_device()
-        name = dev.name if dev else ""
+        if device is not None:
+            self.device = device
+        name = self.device
         from iosched.core.trace.probe import ProcIOView, TraceView
 
-        monitor = self.screen.monitor
+        monitor = self.monitor
         view = monitor.extras.get("trace")
         procio = monitor.extras.get("procio")
         note = self.note
@@ -176,7 +187,7 @@ class Tracing:
 
     def status(self) -> str:
         """The status line's tracing part: empty unless a tracer runs."""
-        view = self.screen.monitor.extras.get("trace")
+        view = self.monitor.extras.get("trace")
         if view is None:  # every tick: no import while tracing was never started
             return ""
         from iosched.core.trace.probe import TraceView

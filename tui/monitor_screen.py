@@ -55,8 +55,13 @@ class MonitorScreen(Screen[None]):
             yield LineChart("Device latency ms", ["r_await", "w_await"], id="chart-latency")
             yield LineChart("MB/s", ["read", "write"], id="chart-throughput")
             yield LineChart("Queue", ["aqu-sz", "%util"], id="chart-queue")
+        yield from self.compose_parts()
         yield CpuPane(id="cpu")
         yield KeysFooter()
+
+    def compose_parts(self) -> ComposeResult:
+        """What a subclass composes between the graphs and the CPU pane (the live screen: its parts)."""
+        yield from ()
 
     def on_mount(self) -> None:
         self._apply_size_classes(*self.app.size)

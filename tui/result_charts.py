@@ -12,7 +12,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from iosched.cli.charts import (
+from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
+from iosched.core.present.charts import (
     bars_data,
     cpu_data,
     draw_bars,
@@ -24,7 +25,6 @@ from iosched.cli.charts import (
     percentile_lines,
     sweeps_data,
 )
-from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
 
 
 class ResultChart(PlotextPlot):

@@ -23,7 +23,7 @@ async def test_the_tui_refuses_a_job_and_an_experiment_on_a_device_under_load_el
             await pilot.press("j")
             assert isinstance(app.screen, JobPicker)
             await pilot.press("enter")
-            assert await wait_until(pilot, lambda: app.live.job is None, 10)
+            assert await wait_until(pilot, lambda: app.live.jobs.job is None, 10)
             assert any("already under load" in n.message for n in app._notifications)
             screen = await open_compare(app, pilot, loopdev)
             await pilot.press("ctrl+r")

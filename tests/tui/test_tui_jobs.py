@@ -49,8 +49,8 @@ async def test_job_runs_beside_the_live_graphs_switch_marks_and_x_stops(tmp_path
         await pilot.press("j")
         assert isinstance(app.screen, JobPicker) and "raw /dev/" + loop.name in app.screen.target_hint
         await pilot.press("enter")  # the first suggestion: randread-q16t2
-        assert app.live.job is not None and app.live.job.job.name == "randread-q16t2"
-        assert await wait_until(pilot, lambda: app.live.job is not None and app.live.job.progress is not None)
+        assert app.live.jobs.job is not None and app.live.jobs.job.job.name == "randread-q16t2"
+        assert await wait_until(pilot, lambda: app.live.jobs.job is not None and app.live.jobs.job.progress is not None)
         assert await wait_until(pilot, lambda: "fio" in app.query_one(StatusBar).plain_text())
         assert fio_procs(loop.path)
         status = app.query_one(StatusBar).plain_text()
@@ -61,7 +61,7 @@ async def test_job_runs_beside_the_live_graphs_switch_marks_and_x_stops(tmp_path
         assert await wait_until(pilot, lambda: any(m.label == "bfq" for m in app.monitor.markers_of(loop.name)))
         assert loop.current() == "bfq"
         await pilot.press("x")
-        assert await wait_until(pilot, lambda: app.live.job is None)
+        assert await wait_until(pilot, lambda: app.live.jobs.job is None)
         assert [m.label for m in app.monitor.markers_of(loop.name)] == ["job", "bfq", "end"]
         assert fio_procs(loop.path) == []
         await pilot.press("q")
@@ -82,15 +82,15 @@ async def test_write_job_on_a_device_with_data_needs_its_name_typed_and_quit_kil
         await pilot.press("j")
         await pilot.press("down", "down", "down", "down", "enter")  # 4k-randwrite
         assert await wait_until(pilot, lambda: isinstance(app.screen, TypeNameScreen))
-        assert "ext4 signature" in app.screen.reason and app.live.job is None
+        assert "ext4 signature" in app.screen.reason and app.live.jobs.job is None
         app.screen.query_one(Input).value = "vda"
         await pilot.press("enter")
         await pilot.pause()
-        assert isinstance(app.screen, TypeNameScreen) and app.live.job is None and fio_procs(loop.path) == []
+        assert isinstance(app.screen, TypeNameScreen) and app.live.jobs.job is None and fio_procs(loop.path) == []
         app.screen.query_one(Input).value = loop.name
         await pilot.press("enter")
-        assert await wait_until(pilot, lambda: app.live.job is not None and app.live.job.progress is not None)
-        assert app.live.job.job.writes and fio_procs(loop.path)
+        assert await wait_until(pilot, lambda: app.live.jobs.job is not None and app.live.jobs.job.progress is not None)
+        assert app.live.jobs.job.job.writes and fio_procs(loop.path)
         await pilot.press("q")  # nothing else changed: quits at once, and fio goes with it
         await pilot.pause(0.2)
     assert fio_procs(loop.path) == []

@@ -74,7 +74,7 @@ async def test_status_line_keeps_device_scheduler_progress_and_stop_key_whole_at
     async with app.run_test(size=(80, 24)) as pilot:
         await busy(app, tree, pilot)
         live = app.live
-        live.job = running_job("sda")
+        live.jobs.job = running_job("sda")
         try:
             live.render_status()
             await pilot.pause()
@@ -92,7 +92,7 @@ async def test_status_line_keeps_device_scheduler_progress_and_stop_key_whole_at
             await pilot.pause()
             assert bar.plain_text() == "sda [bfq] ▶ randread-q16t2 3/60s fio 146k IOPS · x stops"
         finally:
-            live.job = None
+            live.jobs.job = None
 
 
 # ---- 2. marker labels of close switches ------------------------------------------------------------------
@@ -171,11 +171,11 @@ async def test_sandbox_notice_is_short_and_its_advice_stays_in_the_status_line(t
         assert notices and notices[0].timeout == SANDBOX_NOTICE_S <= 8
         status = app.query_one(StatusBar).plain_text()
         assert "sda [bfq]" in status and SANDBOX_HINT in status and len(status) <= 78
-        app.live.job = running_job("sda")  # while a job runs the line is the job's
+        app.live.jobs.job = running_job("sda")  # while a job runs the line is the job's
         try:
             assert SANDBOX_HINT not in app.live.status_text()
         finally:
-            app.live.job = None
+            app.live.jobs.job = None
         await pilot.press("down")  # another device: no sandbox advice
         await pilot.pause()
         assert SANDBOX_HINT not in app.query_one(StatusBar).plain_text()

@@ -96,9 +96,10 @@ async def test_quit_restores_only_the_entries_this_process_made(tmp_path, privat
             await select(app, pilot, mine.name)
             for device in (theirs.name, mine.name):
                 app.live.settings.start_switch(device, "bfq")
-                assert await wait_until(pilot, lambda device=device: (device, "queue/scheduler") in app.live.changed)
+                assert await wait_until(pilot, lambda device=device: (device, "queue/scheduler")
+                                        in app.live.settings.changed)
             app.live.settings.write_tunable(mine.name, ("read_ahead_kb", "64"))
-            assert await wait_until(pilot, lambda: (mine.name, "queue/read_ahead_kb") in app.live.changed)
+            assert await wait_until(pilot, lambda: (mine.name, "queue/read_ahead_kb") in app.live.settings.changed)
             capfd.readouterr()
             await pilot.press("q")
             await pilot.pause()

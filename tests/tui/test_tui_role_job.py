@@ -47,7 +47,7 @@ async def test_the_foreground_latency_is_charted_under_the_graphs_of_its_device_
         live.select("sda")
         state = running("interactive-under-writes")
         live.jobs.history = RoleHistory("sda", "fg", chart_title(state.job, "fg"))
-        live.job = state
+        live.jobs.job = state
         for step in range(1, 31):
             set_counters(tree, step)
             live.tick()
@@ -79,7 +79,7 @@ async def test_the_foreground_latency_is_charted_under_the_graphs_of_its_device_
         await pilot.press("down")
         await pilot.pause()
         assert live.roles_shown
-        live.job = None
+        live.jobs.job = None
 
 
 async def test_a_job_of_one_section_mounts_no_chart(tmp_path):
@@ -89,7 +89,7 @@ async def test_a_job_of_one_section_mounts_no_chart(tmp_path):
         await pilot.press("down")
         live = app.live
         state = running("randread-q16t2")
-        live.job = state
+        live.jobs.job = state
         for step in range(1, 6):
             set_counters(tree, step)
             live.tick()
@@ -98,7 +98,7 @@ async def test_a_job_of_one_section_mounts_no_chart(tmp_path):
         await pilot.pause()
         assert not app.query("#role-chart") and not live.roles_shown
         assert "fio 1.0k IOPS" in app.query_one(StatusBar).plain_text()
-        live.job = None
+        live.jobs.job = None
 
 
 async def test_the_demo_suggests_the_role_job_first_and_its_foreground_latency_is_charted(make_loop):
@@ -115,7 +115,7 @@ async def test_the_demo_suggests_the_role_job_first_and_its_foreground_latency_i
         assert any(shows in line for line in screen_text(app))
         await pilot.press("enter")
         live = app.live
-        assert live.job is not None and live.job.job.name == "interactive-under-writes"
+        assert live.jobs.job is not None and live.jobs.job.job.name == "interactive-under-writes"
         bar = app.query_one(StatusBar)
         assert await wait_until(pilot, lambda: " · bg " in bar.plain_text())
         status = bar.plain_text()
@@ -133,7 +133,7 @@ async def test_the_demo_suggests_the_role_job_first_and_its_foreground_latency_i
         times = app.monitor.history.recent_times()
         assert any(v is not None for t, v in zip(times, history.series(times)) if t > switched)
         await pilot.press("x")
-        assert await wait_until(pilot, lambda: live.job is None)
+        assert await wait_until(pilot, lambda: live.jobs.job is None)
         assert not history.running and live.roles_shown  # the picture stays to be looked at
         assert fio_procs(loop.path) == []
         await pilot.press("q")
@@ -170,6 +170,6 @@ async def test_the_title_stays_in_the_status_line_while_a_job_runs_where_there_i
         await pilot.pause()
         live = app.live
         live.select("sda")
-        live.job = running("interactive-under-writes")
+        live.jobs.job = running("interactive-under-writes")
         assert live.status_text(200).startswith("iosched")
         assert not live.status_text(60).startswith("iosched")  # where room is short it goes first

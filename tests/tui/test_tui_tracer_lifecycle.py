@@ -109,7 +109,7 @@ async def test_a_started_message_arriving_after_the_close_stops_its_tracer(tmp_p
     async with app.run_test(size=(120, 40)) as pilot:
         live = app.live
         posted = threading.Event()
-        post = live.post_message
+        post = live.tracing.post_message
 
         def spy(message):
             ok = post(message)
@@ -117,7 +117,7 @@ async def test_a_started_message_arriving_after_the_close_stops_its_tracer(tmp_p
                 posted.set()
             return ok
 
-        live.post_message = spy
+        live.tracing.post_message = spy
         await pilot.press("l")
         await until(pilot, lambda: len(gated) == 1, "the start worker made its tracer")
         gated[0].gate.set()

@@ -65,3 +65,22 @@ def test_iosched_list_runs_without_ever_importing_textual(tmp_path):
     assert "iosched.cli.main" in loaded and "iosched.core.kernel.devices" in loaded  # the trace is real
     assert [m for m in loaded if m.split(".")[0] in ("textual", "textual_plotext") or
             m.startswith("iosched.tui")] == []
+
+
+def test_no_module_reaches_into_plotexts_private_modules():
+    """plotext's public functions and textual-plotext's widget plot are the surface we draw on: its private modules
+    (``plotext._figure``, ``plotext._utility``) change without notice."""
+    import ast
+    from pathlib import Path
+
+    import iosched.tui as tui
+
+    files = [f for package in (core, cli, tui) for f in Path(package.__path__[0]).rglob("*.py")]
+    assert any(f.name == "charts.py" and f.parent.name == "present" for f in files)
+    private = []
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text())):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            private += [f"{f.name}: {n}" for n in names if n.startswith(("plotext._", "textual_plotext.plotext"))]
+    assert private == []

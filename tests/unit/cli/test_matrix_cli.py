@@ -7,7 +7,7 @@ import argparse
 import pytest
 from link_support import digest, make_victim, plant, temporaries
 
-from iosched.cli import charts
+from iosched.core.present import charts
 from iosched.cli.matrix import check_plot_file, plot_result
 from iosched.core.base.errors import BadInput
 

@@ -94,7 +94,7 @@ async def test_read_only_app_refuses_every_write_with_a_notice(tmp_path: Path):
         assert app.live.tracing.probe is None and not app.live.has_class("-latency")  # no root bpftrace
         app.live.settings.start_switch("sda", "none")  # the command palette's way in
         await pilot.pause()
-        assert app.live.job is None and not app.live.changed
+        assert app.live.jobs.job is None and not app.live.settings.changed
         # The compare screen refuses to start on its own too, should it ever be reached.
         compare = CompareScreen(app.monitor, app.live.selected_device(), app.live)
         await app.push_screen(compare)

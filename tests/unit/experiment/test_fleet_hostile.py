@@ -339,13 +339,14 @@ def test_any_number_from_a_host_is_a_run_a_failed_host_or_a_refusal(fleet, raw, 
     host's compare), the fleet ends in a result (the host done with all its runs, or failed with its reason) and
     never a traceback."""
     verb, path = place
-    code, doc, _err = fleet({"h1": {}, "h2": {verb: {path: raw}}}, *(["--independent"] if verb == "result" else []))
+    code, doc, err = fleet({"h1": {}, "h2": {verb: {path: raw}}}, *(["--independent"] if verb == "result" else []))
     assert doc is not None and code in (0, 1)
     state, reason = status(doc)["h2"]
     if state == "failed":
         assert reason and not any(w in reason for w in PYTHON_WORDS) and code == 1, reason
         assert doc["pooled"] is None  # one host left: nothing to pool, and the exit says so
     else:
-        assert state == "done" and code == 0, reason
+        # A figure a ratio cannot take (a zero IOPS) leaves the host done and the fleet unjudged: exit 1, said first.
+        assert state == "done" and (code == 0 or "iosched: cannot judge" in err), (reason, err)
         host = next(h for h in doc["hosts"] if h["host"] == "h2")
         assert len(host["result"]["runs"]) == 4  # every run kept

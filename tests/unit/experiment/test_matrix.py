@@ -190,7 +190,7 @@ def test_aa_matrix_is_not_significant_anywhere_in_95_percent_of_runs():
 
 
 def test_every_cell_reaches_json_and_csv():
-    from iosched.cli.matrix import CSV_FIELDS, matrix_csv
+    from iosched.core.present.matrix import CSV_FIELDS, matrix_csv
 
     wls = ["a", "b"]
     vals = {(w, v): [100.0 + i + (v == "bfq") * 3 for i in range(3)] for w in wls for v in ("none", "bfq")}
@@ -212,8 +212,8 @@ def test_single_runs_cannot_be_judged_and_say_why():
 
 
 def test_undecided_cells_say_how_many_runs_a_ten_percent_difference_needs():
-    from iosched.cli.matrix import matrix_text
     from iosched.core.experiment.stats import log_ratio_welch, runs_needed
+    from iosched.core.present.matrix import matrix_text
 
     # 4k: bfq 40% slower, clearly decided; 64k: within the noise, undecided at 2 runs.
     vals = {("4k", "none"): [1000.0, 1010.0], ("4k", "bfq"): [600.0, 603.0],

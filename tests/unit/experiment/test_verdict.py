@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iosched.cli.report import runs_csv, text_report
 from iosched.core.experiment.runner import RunningVerdict, judge, plan_order
 from iosched.core.experiment.verdict import relative_text, sequential_plan
+from iosched.core.present.report import runs_csv, text_report
 
 
 def doc_with(iops: dict[str, list[float]], invalid: int | None = None) -> dict:

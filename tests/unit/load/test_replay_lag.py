@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from iosched.cli.report import replay_timing
+from iosched.core.present.report import replay_timing
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.experiment.document import RunDoc
 from iosched.core.kernel.device_doc import DeviceDoc

@@ -8,15 +8,16 @@ import io
 from iosched.core.base.textcharts import error_bar, log_bar
 from iosched.core.base.units import si
 from iosched.core.experiment.metrics import METRICS, metric_label, metric_words, ordered_metrics, roles_of
+from iosched.core.experiment.schema_version import Doc
 from iosched.core.experiment.verdict import cmd_metrics_of, relative_text
 from iosched.core.load.replay_lag import seconds_text
 
 
-def runs_csv(doc: dict) -> str:
+def runs_csv(doc: Doc) -> str:
     return hosts_runs_csv([(None, doc)])
 
 
-def hosts_runs_csv(docs: list[tuple[str | None, dict]], jobs: list[str] | None = None) -> str:
+def hosts_runs_csv(docs: list[tuple[str | None, Doc]], jobs: list[str] | None = None) -> str:
     """Every run of each document, one row each; with host names (a fleet), a host column first, and with
     ``jobs`` (each document's job: a fleet matrix), a job column before it."""
     keys = ordered_metrics((k for _, d in docs for r in d["runs"] for k in r["metrics"]),
@@ -39,7 +40,7 @@ def _csv_num(x: float | None) -> str:
     return "" if x is None else f"{x:.6g}"
 
 
-def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
+def text_report(doc: Doc, verdict: Doc, verdict_first: bool = False) -> str:
     """The whole result: what ran, a table of means with their 95% CI, charts and the verdict in words."""
     dev = doc.get("device") or {}
     wl = doc.get("workload") or {}
@@ -113,7 +114,7 @@ def text_report(doc: dict, verdict: dict, verdict_first: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def replay_timing(doc: dict) -> str | None:
+def replay_timing(doc: Doc) -> str | None:
     """A timed replay's runs against the capture's timing in one line (None for anything else): how far behind
     they fell, and how many fell past the bound that makes a run invalid."""
     lags = [r["replay"] for r in doc.get("runs") or [] if isinstance(r.get("replay"), dict)]
@@ -142,7 +143,7 @@ def _column_label(key: str) -> str:
     return f"{label} ({unit})" if unit else label
 
 
-def relative_cells(verdict: dict) -> dict[tuple[str, str], str]:
+def relative_cells(verdict: Doc) -> dict[tuple[str, str], str]:
     """(variant, metric) -> its difference from the baseline as the verdict has it, e.g. "-37% (-43 … -30)"."""
     cells = {}
     for c in verdict["comparisons"]:
@@ -156,7 +157,7 @@ def relative_cells(verdict: dict) -> dict[tuple[str, str], str]:
     return cells
 
 
-def verdict_text(doc: dict, verdict: dict) -> list[str]:
+def verdict_text(doc: Doc, verdict: Doc) -> list[str]:
     """The primary metric's verdict first, then every secondary metric (significant or not), then notes."""
     status = verdict.get("status", "final")
     head = {"final": "Verdict", "interim": "Interim estimate", "cancelled": "Verdict (cancelled: partial runs)"}
@@ -182,9 +183,9 @@ def verdict_text(doc: dict, verdict: dict) -> list[str]:
     return lines
 
 
-def bar_charts(verdict: dict, width: int = 78) -> list[str]:
+def bar_charts(verdict: Doc, width: int = 78) -> list[str]:
     """Per variant, the headline metrics as bars with their 95% CI, and latency percentiles on a log scale."""
-    summaries: dict[str, dict] = verdict["summaries"]
+    summaries: dict[str, Doc] = verdict["summaries"]
     if not summaries:
         return []
     name_w = max(len(lb) for lb in summaries) + 1

@@ -4,13 +4,15 @@ import os
 import random
 from pathlib import Path
 
+import plotext
 import pytest
 from matrix_support import fake_matrix
 
-from iosched.cli import charts
-from iosched.cli.matrix import matrix_text
+from iosched.cli.chart_page import charts_html
 from iosched.core.base.units import si
 from iosched.core.experiment.matrix_judge import judge_matrix
+from iosched.core.present import charts
+from iosched.core.present.matrix import matrix_text
 
 # Kept outside __snapshots__: that folder belongs to the SVG snapshot plugin, which fails on files it does not own.
 SNAPSHOT = Path(__file__).resolve().parents[2] / "expected" / "matrix_bars_80x20.txt"
@@ -26,18 +28,17 @@ def judged(workloads=("4k", "16k", "64k"), labels=("none", "bfq"), seed=5):
 
 
 class Recorder:
-    """Stands in for plotext's figure methods that take data, and keeps what they were given."""
+    """Stands in for plotext's public functions that take data, and keeps what they were given."""
 
     def __init__(self, monkeypatch):
         self.calls = []
-        fig = charts.PlotextFigure
         for name in ("bar", "error", "plot", "stacked_bar", "scatter"):
-            real = getattr(fig, name)
+            real = getattr(plotext, name)
 
-            def record(self_, *args, _name=name, _real=real, **kw):
+            def record(*args, _name=name, _real=real, **kw):
                 self.calls.append((_name, args, kw))
-                return _real(self_, *args, **kw)
-            monkeypatch.setattr(fig, name, record)
+                return _real(*args, **kw)
+            monkeypatch.setattr(plotext, name, record)
 
 
 def test_bars_hand_plotext_the_table_numbers(monkeypatch):
@@ -147,7 +148,7 @@ def test_colour_and_html():
     _, j = judged()
     coloured = charts.render_bars(charts.bars_data(j), 80, 20, color=True)
     assert "\x1b[" in coloured
-    html = charts.charts_html([coloured], 80)
+    html = charts_html([coloured], 80)
     assert html.startswith("<!DOCTYPE html>") and "IOPS" in html
 
 

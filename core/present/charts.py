@@ -1,22 +1,27 @@
 """Result charts with plotext, drawn once per result: grouped bars, request-size sweeps, latency, CPU.
 
 Each chart is two steps: a pure function picks the numbers out of the judged result (what tests check
-against the table), and a renderer hands them to a plotext figure of its own (no global plotext state,
-so two charts never share axes, data or size).
+against the table), and a ``draw_*`` function puts them on a plot it is given: a textual-plotext widget's own
+plot in the TUI, or, for the command line's text (``render_*``), plotext's figure through plotext's public
+functions, one chart at a time (cleared before and after under a lock, so two charts never share axes, data or
+size). The command line and the TUI both draw with these.
 """
 
 from __future__ import annotations
 
-import io
 import math
 import re
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any, Protocol
 
-from plotext._figure import _figure_class as PlotextFigure
-from plotext._utility import uncolorize
+import plotext
 
 from iosched.core.base.units import si
 from iosched.core.experiment.metrics import metric_words
+from iosched.core.experiment.schema_version import Doc
 from iosched.core.load.fio import latency_bins
 
 # Plain-character markers so variants stay apart without colour (NO_COLOR, a pipe, a .txt file).
@@ -52,7 +57,7 @@ def _metric_title(metric: str) -> str:
     return f"{label} ({unit})" if unit else label
 
 
-def _cell_value(cell: dict, metric: str) -> tuple[float, float, float]:
+def _cell_value(cell: Doc, metric: str) -> tuple[float, float, float]:
     if metric == cell["metric"]:
         mean, ci = cell.get("mean"), cell.get("mean_ci95")
     else:
@@ -64,7 +69,7 @@ def _cell_value(cell: dict, metric: str) -> tuple[float, float, float]:
     return float(mean), float(lo), float(hi)
 
 
-def bars_data(judgement: dict, metric: str | None = None) -> BarsData:
+def bars_data(judgement: Doc, metric: str | None = None) -> BarsData:
     """Per workload (group) one bar per variant: the mean and its 95% CI, exactly as the table shows them."""
     metric = metric or judgement["primary_metric"]
     cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
@@ -87,9 +92,9 @@ def _bytes(bs: str) -> float | None:
     return float(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
 
 
-def sweeps_data(doc: dict, judgement: dict, metric: str) -> list[BarsData]:
+def sweeps_data(doc: Doc, judgement: Doc, metric: str) -> list[BarsData]:
     """Workloads that differ only in request size, as lines against it (one chart per sweep)."""
-    families: dict[tuple, list[tuple[float, str]]] = {}
+    families: dict[tuple[tuple[str, Any], ...], list[tuple[float, str]]] = {}
     for w in doc["workloads"]:
         opts = w.get("options")
         size = _bytes(opts.get("bs", "")) if isinstance(opts, dict) else None
@@ -145,7 +150,7 @@ def percentile_from_bins(bins: dict[int, int], q: float) -> float | None:
     return float(max(bins))
 
 
-def latency_data(doc: dict) -> dict[str, list[LatencyCurve]]:
+def latency_data(doc: Doc) -> dict[str, list[LatencyCurve]]:
     """Per workload, each variant's completion-latency distribution over its valid runs (fio json+ bins)."""
     merged: dict[str, dict[str, dict[int, int]]] = {}
     for r in doc["runs"]:
@@ -184,7 +189,7 @@ class CpuData:
     per_io: Series  # CPU µs per IO, mean and CI per variant
 
 
-def cpu_data(judgement: dict) -> list[CpuData]:
+def cpu_data(judgement: Doc) -> list[CpuData]:
     cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
     out = []
     for w in judgement["workloads"]:
@@ -202,16 +207,43 @@ def cpu_data(judgement: dict) -> list[CpuData]:
 # --- drawing ------------------------------------------------------------------------------------------------
 
 
-def _figure(width: int, height: int, color: bool) -> PlotextFigure:
-    fig = PlotextFigure()
-    fig.plot_size(width, height)
-    fig.theme("pro" if color else "clear")
-    return fig
+class PlotextFigure(Protocol):
+    """What a chart draws on: plotext's calls, as plotext's module functions and a textual-plotext plot have them."""
+
+    def bar(self, *args: Any, **kw: Any) -> Any: ...
+    def multiple_bar(self, *args: Any, **kw: Any) -> Any: ...
+    def stacked_bar(self, *args: Any, **kw: Any) -> Any: ...
+    def error(self, *args: Any, **kw: Any) -> Any: ...
+    def plot(self, *args: Any, **kw: Any) -> Any: ...
+    def scatter(self, *args: Any, **kw: Any) -> Any: ...
+    def xscale(self, *args: Any, **kw: Any) -> Any: ...
+    def xticks(self, *args: Any, **kw: Any) -> Any: ...
+    def yticks(self, *args: Any, **kw: Any) -> Any: ...
+    def ylim(self, *args: Any, **kw: Any) -> Any: ...
+    def title(self, *args: Any, **kw: Any) -> Any: ...
 
 
-def _finish(fig: PlotextFigure, color: bool) -> str:
-    text = fig.build()
-    return text if color else uncolorize(text)
+# plotext's public functions draw on one figure of its own: one chart at a time holds it.
+_PLOTEXT = threading.Lock()
+
+
+@contextmanager
+def _figure(width: int, height: int, color: bool) -> Iterator[PlotextFigure]:
+    """plotext's figure, cleared, sized and themed for one chart, and cleared again after it (a chart left on it
+    would be drawn under the next)."""
+    with _PLOTEXT:
+        plotext.clear_figure()
+        try:
+            plotext.plot_size(width, height)
+            plotext.theme("pro" if color else "clear")
+            yield plotext
+        finally:
+            plotext.clear_figure()
+
+
+def _finish(color: bool) -> str:
+    text = str(plotext.build())
+    return text if color else str(plotext.uncolorize(text))
 
 
 def _y_from_zero(fig: PlotextFigure, series: list[Series]) -> None:
@@ -254,9 +286,9 @@ def draw_bars(fig: PlotextFigure, data: BarsData, color: bool = False) -> None:
 
 
 def render_bars(data: BarsData, width: int = 100, height: int = 20, color: bool = False) -> str:
-    fig = _figure(width, height, color)
-    draw_bars(fig, data, color)
-    return _finish(fig, color)
+    with _figure(width, height, color) as fig:
+        draw_bars(fig, data, color)
+        return _finish(color)
 
 
 SWEEP_HEADROOM = 1.25  # a sweep's y axis: the largest mean and a quarter more
@@ -287,9 +319,9 @@ def draw_sweep(fig: PlotextFigure, data: BarsData, color: bool = False) -> None:
 
 
 def render_sweep(data: BarsData, width: int = 100, height: int = 18, color: bool = False) -> str:
-    fig = _figure(width, height, color)
-    draw_sweep(fig, data, color)
-    return _finish(fig, color)
+    with _figure(width, height, color) as fig:
+        draw_sweep(fig, data, color)
+        return _finish(color)
 
 
 def draw_latency(fig: PlotextFigure, workload: str, curves: list[LatencyCurve], color: bool = False) -> None:
@@ -315,9 +347,9 @@ def percentile_lines(curves: list[LatencyCurve]) -> list[str]:
 
 def render_latency(workload: str, curves: list[LatencyCurve], width: int = 100, height: int = 18,
                    color: bool = False) -> str:
-    fig = _figure(width, height, color)
-    draw_latency(fig, workload, curves, color)
-    return _finish(fig, color) + "\n" + "\n".join(percentile_lines(curves))
+    with _figure(width, height, color) as fig:
+        draw_latency(fig, workload, curves, color)
+        return _finish(color) + "\n" + "\n".join(percentile_lines(curves))
 
 
 def _us(x: float | None) -> str:
@@ -346,10 +378,12 @@ def draw_cpu_per_io(fig: PlotextFigure, data: CpuData, color: bool = False) -> N
 
 
 def render_cpu(data: CpuData, width: int = 100, height: int = 16, color: bool = False) -> str:
-    left, right = _figure(width // 2, height, color), _figure(width - width // 2, height, color)
-    draw_cpu_stack(left, data, color)
-    draw_cpu_per_io(right, data, color)
-    a, b = _finish(left, color).splitlines(), _finish(right, color).splitlines()
+    with _figure(width // 2, height, color) as left:
+        draw_cpu_stack(left, data, color)
+        a = _finish(color).splitlines()
+    with _figure(width - width // 2, height, color) as right:
+        draw_cpu_per_io(right, data, color)
+        b = _finish(color).splitlines()
     return "\n".join([x + y for x, y in zip(a, b)] + a[len(b):])
 
 
@@ -366,7 +400,7 @@ class TraceHistogram:
 TRACE_PARTS = (("sched_us", "time in the scheduler"), ("device_us", "device time"))
 
 
-def trace_data(doc: dict) -> list[TraceHistogram]:
+def trace_data(doc: Doc) -> list[TraceHistogram]:
     """Per traced time, each variant's buckets summed over its valid runs (block-layer tracing, --trace)."""
     labels = [v["label"] for v in doc["variants"]]
     out = []
@@ -410,13 +444,13 @@ def draw_trace(fig: PlotextFigure, data: TraceHistogram, color: bool = False) ->
 
 
 def render_trace(data: TraceHistogram, width: int = 100, height: int = 16, color: bool = False) -> str:
-    fig = _figure(width, height, color)
-    draw_trace(fig, data, color)
     ios = "  ".join(f"{v}: {si(n)} IOs traced" for v, n in data.ios.items())
-    return _finish(fig, color) + "\n  " + ios
+    with _figure(width, height, color) as fig:
+        draw_trace(fig, data, color)
+        return _finish(color) + "\n  " + ios
 
 
-def all_charts(doc: dict, judgement: dict, width: int = 100, color: bool = False) -> list[str]:
+def all_charts(doc: Doc, judgement: Doc, width: int = 100, color: bool = False) -> list[str]:
     """Every chart the result supports, in reading order."""
     width = max(60, width)
     out = [render_bars(bars_data(judgement), width, color=color)]
@@ -429,14 +463,3 @@ def all_charts(doc: dict, judgement: dict, width: int = 100, color: bool = False
     out += [render_trace(t, width, color=color) for t in trace_data(doc)]
     return out
 
-
-def charts_html(charts: list[str], width: int) -> str:
-    """The charts as one HTML page (colours kept; text escaped)."""
-    from rich.console import Console
-    from rich.text import Text
-
-    con = Console(record=True, file=io.StringIO(), width=width + 2, color_system="truecolor")
-    for c in charts:
-        con.print(Text.from_ansi(c))
-        con.print()
-    return con.export_html(inline_styles=True)
