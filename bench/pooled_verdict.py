@@ -22,8 +22,8 @@ import random
 
 from iosched.cli import pooled as pooled_cli
 from iosched.core.experiment.pooled import HostEffect, pool
-from iosched.core.experiment.runner import plan_order
 from iosched.core.experiment.stats import log_ratio_welch, t_ppf
+from iosched.core.experiment.variants import plan_order
 from iosched.core.experiment.verdict import RunningVerdict, at_last_look, estimates, sequential_plan
 
 

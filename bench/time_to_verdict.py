@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from bench.common import extra_loop_devices
-from iosched.core.experiment.runner import Event, Workload, parse_variants, run_alternation, run_experiment
+from iosched.core.experiment.runner import Event, Workload, run_alternation, run_experiment
+from iosched.core.experiment.variants import parse_variants
 from iosched.core.experiment.verdict import RunningVerdict, judge, sequential_plan
 from iosched.core.load.jobs import CATALOG
 from iosched.core.load.targets import Target

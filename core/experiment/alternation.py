@@ -8,9 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.runner import (
-    Cancelled,
-    Control,
     Event,
     Workload,
     _mark_cancelled,
@@ -24,9 +23,6 @@ from iosched.core.experiment.runner import (
 )
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.variants import Configurator, Variant, alternation_order, check_variants
-from iosched.core.experiment.verdict import METRICS as METRICS  # these three re-exported: judging moved there
-from iosched.core.experiment.verdict import RunningVerdict as RunningVerdict
-from iosched.core.experiment.verdict import judge as judge
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.fio import FioHandle, FioProgress
 from iosched.core.load.fio_group import run_fio

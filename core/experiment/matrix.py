@@ -22,6 +22,7 @@ from pathlib import Path
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
+from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.document import (
     CatalogJobSpec,
     CmdJobSpec,
@@ -41,22 +42,12 @@ from iosched.core.experiment.params import (
     parse_size,
 )
 from iosched.core.experiment.results import saved_matrices
-from iosched.core.experiment.runner import (
-    Cancelled,
-    Configurator,
-    Control,
-    Event,
-    Variant,
-    Workload,
-    _one_run,
-    check_variants,
-    puts_back,
-    sysinfo,
-)
+from iosched.core.experiment.runner import Event, Workload, _one_run, puts_back, sysinfo
 from iosched.core.experiment.saved import Bad, check_matrix, decode_json, need, saved_variants, through
 from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.sequential import look_schedule
 from iosched.core.experiment.study import CmdJob, command_workload
+from iosched.core.experiment.variants import Configurator, Variant, check_variants
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file

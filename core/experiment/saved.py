@@ -45,8 +45,8 @@ from iosched.core.experiment.params import (
     parse_settle,
     parse_size,
 )
-from iosched.core.experiment.runner import Variant, parse_variants
 from iosched.core.experiment.schema_version import Doc
+from iosched.core.experiment.variants import Variant, parse_variants
 
 MAX_DEPTH = 32  # fio's own JSON inside a run is about 10 levels deep
 MAX_INDEX = 10**6  # a run's place in its order: more runs than any experiment makes

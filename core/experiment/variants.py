@@ -10,9 +10,6 @@ from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError, shown
 from iosched.core.experiment.schema_version import Doc
-from iosched.core.experiment.verdict import METRICS as METRICS  # these three re-exported: judging moved there
-from iosched.core.experiment.verdict import RunningVerdict as RunningVerdict
-from iosched.core.experiment.verdict import judge as judge
 from iosched.core.settings.scheduler import (
     available_schedulers,
     read_knobs,

@@ -21,8 +21,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from iosched.core.experiment.metrics import METRIC_NAMES as METRIC_NAMES  # the table lives there; re-exported
-from iosched.core.experiment.metrics import METRICS as METRICS
 from iosched.core.experiment.metrics import metric_label, metric_words, ordered_metrics
 from iosched.core.experiment.schema_version import Doc
 from iosched.core.experiment.stats import (

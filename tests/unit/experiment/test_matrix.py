@@ -20,8 +20,8 @@ from iosched.core.experiment.matrix import (
     plan_order,
 )
 from iosched.core.experiment.matrix_judge import judge_matrix
-from iosched.core.experiment.runner import parse_variants
-from iosched.core.load.fio import latency_bins
+from iosched.core.experiment.variants import parse_variants
+from iosched.core.load.fio_result import latency_bins
 from iosched.core.load.jobs import CATALOG, GROUPS, resolve_jobs
 
 

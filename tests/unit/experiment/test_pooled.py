@@ -16,8 +16,8 @@ from scipy import stats as sps
 
 from iosched.cli.pooled import pooled_verdict
 from iosched.core.experiment.pooled import HostEffect, agreement, pool
-from iosched.core.experiment.runner import plan_order
 from iosched.core.experiment.stats import log_ratio_welch
+from iosched.core.experiment.variants import plan_order
 from iosched.core.experiment.verdict import RunningVerdict, sequential_plan
 
 from conftest import one_sentence_exit_2, run_cli

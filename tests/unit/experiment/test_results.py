@@ -22,8 +22,8 @@ from iosched.core.experiment.results import (
     save_result,
     saved_matrices,
 )
-from iosched.core.experiment.runner import parse_variants
 from iosched.core.experiment.service import ResultFile
+from iosched.core.experiment.variants import parse_variants
 from iosched.core.load.jobs import resolve_jobs
 
 from conftest import run_cli

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iosched.core.experiment.runner import RunningVerdict, judge, plan_order
-from iosched.core.experiment.verdict import relative_text, sequential_plan
+from iosched.core.experiment.variants import plan_order
+from iosched.core.experiment.verdict import RunningVerdict, judge, relative_text, sequential_plan
 from iosched.core.present.report import runs_csv, text_report
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 import pytest
 from scipy.stats import ttest_ind
 
-from iosched.core.experiment.runner import alternation_order, plan_order
+from iosched.core.experiment.variants import alternation_order, plan_order
 from iosched.core.experiment.verdict import RunningVerdict, judge, sequential_plan
 
 ALPHA = 0.05
