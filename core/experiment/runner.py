@@ -19,11 +19,12 @@ from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.figures import figure_fault
+from iosched.core.documents.params import Variant
+from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import run_cmd_reading, run_cmd_under
 from iosched.core.experiment.control import Cancelled, Control
-from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
-from iosched.core.experiment.variants import Configurator, Variant, check_variants, drifted, plan_order
+from iosched.core.experiment.variants import Configurator, check_variants, drifted, plan_order
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.live.sampler import Sample, compute_rates

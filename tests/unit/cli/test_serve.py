@@ -159,9 +159,9 @@ async def test_a_served_app_still_takes_catalog_jobs_and_groups(tmp_path: Path):
 
 
 async def test_the_served_compare_worker_refuses_a_command_that_got_past_the_form(tmp_path: Path):
+    from iosched.core.documents.params import parse_variants
     from iosched.core.experiment.control import Control
     from iosched.core.experiment.service import ExperimentPlan
-    from iosched.core.experiment.variants import parse_variants
 
     tree = populated_tree(tmp_path / "root")
     marker = tmp_path / "ran"
