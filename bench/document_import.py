@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What the declared documents cost at import, as dataclasses (core/experiment/document.py) and as the same shape
+"""What the declared documents cost at import, as dataclasses (core/documents/document.py) and as the same shape
 in msgspec Structs, and what reading a saved matrix into them costs.
 
 Each figure is the median over fresh interpreters (``python -X importtime``, the module's own time and its
@@ -30,7 +30,7 @@ from iosched.core.base.schema import NON_FINITE, Keywords
 
 ROOT = Path(__file__).resolve().parent.parent
 SAVED = ROOT / "tests/data/saved"
-DOCUMENT = "iosched.core.experiment.document"
+DOCUMENT = "iosched.core.documents.document"
 
 
 def importtime(statement: str, modules: list[str], runs: int,
@@ -138,7 +138,7 @@ def main() -> None:
     print(f"  dataclasses  wall time of `import {DOCUMENT}`: {wall_ms(f'import {DOCUMENT}', args.runs):.1f} ms")
 
     from iosched.core.base.decode import decode
-    from iosched.core.experiment.document import ExperimentDoc, MatrixDoc, published_schemas  # noqa: F401
+    from iosched.core.documents.document import ExperimentDoc, MatrixDoc, published_schemas  # noqa: F401
 
     matrix = json.loads((SAVED / "matrix.json").read_text())
     t = time.perf_counter()

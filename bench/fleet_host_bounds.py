@@ -2,9 +2,9 @@
 """What a hostile host costs the controller: peak RSS of `compare --hosts` when one of three hosts sends a gigabyte.
 
 Each case runs the real command line in a child process against three hosts reached through the tests' ssh
-stand-in (tests/unit/experiment/fake_host.py, the fleet's real protocol); host 3 sends 1 GiB where the case says
+stand-in (tests/unit/fleet/fake_host.py, the fleet's real protocol); host 3 sends 1 GiB where the case says
 (its device list, its stderr without a newline, its stderr in lines, an independent host's result, a lockstep
-answer). fio's client is played (as in tests/unit/experiment/test_fleet_hostile.py): what is measured is the
+answer). fio's client is played (as in tests/unit/fleet/test_fleet_hostile.py): what is measured is the
 reading of the hosts. The figure is the child's peak RSS (ru_maxrss), with the time the case took and how host 3
 ended. Before the bounds, the device list took the controller to 6.3 GB and the stderr line to 3.2 GB.
 
@@ -28,13 +28,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-FAKE = ROOT / "tests/unit/experiment/fake_host.py"
+FAKE = ROOT / "tests/unit/fleet/fake_host.py"
 
 # The child: the fleet's command line in-process, fio's client played, --json on stdout.
 CHILD = r"""
 import itertools, sys
 from types import SimpleNamespace
-from iosched.core.experiment import lockstep
+from iosched.core.fleet import lockstep
 from iosched.cli.main import main
 
 class PlayedFio:

@@ -15,8 +15,8 @@ import random
 import time
 
 from iosched.core.experiment.matrix import simulate_matrix as simulate
-from iosched.core.experiment.matrix_judge import judge_matrix
-from iosched.core.experiment.matrix_sequential import matrix_sequential_plan, state
+from iosched.core.statistics.matrix_judge import judge_matrix
+from iosched.core.statistics.matrix_sequential import matrix_sequential_plan, state
 
 
 def main() -> None:

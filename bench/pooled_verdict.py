@@ -4,7 +4,7 @@ fleet-wide effect.
 
 Each host: 5 runs per arm, 10% run-to-run noise on the log scale, its true log ratio drawn around the fleet's
 with a between-host spread of 5%; each host judged by Welch on logs as `compare` does, then pooled
-(core/experiment/pooled.py).
+(core/statistics/pooled.py).
 
 Then hosts that each run until a verdict (`--until-verdict --max-runs 12`, 15% noise per run) and stop at their
 own boundary, pooled as `report` pools them (cli/pooled.py: each host at its last planned look, its plain
@@ -21,10 +21,10 @@ import math
 import random
 
 from iosched.cli import pooled as pooled_cli
-from iosched.core.experiment.pooled import HostEffect, pool
-from iosched.core.experiment.runner import plan_order
-from iosched.core.experiment.stats import log_ratio_welch, t_ppf
-from iosched.core.experiment.verdict import RunningVerdict, at_last_look, estimates, sequential_plan
+from iosched.core.experiment.variants import plan_order
+from iosched.core.statistics.pooled import HostEffect, pool
+from iosched.core.statistics.stats import log_ratio_welch, t_ppf
+from iosched.core.statistics.verdict import RunningVerdict, at_last_look, estimates, sequential_plan
 
 
 def fleet(rng: random.Random, hosts: int, effect: float, tau: float) -> list[HostEffect]:

@@ -1,6 +1,6 @@
 """Runs that disagree: the detector's false-alarm rate on unimodal runs and its detection rate on two groups.
 
-Seeded simulation through core/experiment/run_groups.py ``split_runs``. False alarms: n = 3..20 log-normal runs
+Seeded simulation through core/statistics/run_groups.py ``split_runs``. False alarms: n = 3..20 log-normal runs
 of one variant at several run-to-run CVs, the share that the detector calls an outlier or two groups. Detection:
 runs in two groups (sizes and separations like the bfq runs of the issue: 2 of 3 at 0.19-0.24 ms with one at
 2.4 ms; 2 of 6 at 0.06-0.1 ms with 4 at 4.7-5 ms), each group log-normal at a CV, the share called disagreeing.
@@ -18,7 +18,7 @@ import math
 import random
 import time
 
-from iosched.core.experiment import run_groups as rg
+from iosched.core.statistics import run_groups as rg
 
 CVS = (0.05, 0.10, 0.20, 0.30, 0.50)
 SEPARATIONS = (2.0, 3.0, 5.0, 10.0, 50.0)

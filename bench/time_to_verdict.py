@@ -4,7 +4,7 @@ On a loop device over a sparse, never-written file, random 4k reads are CPU-boun
 shows as ~30-40% fewer IOPS than none. Each method runs `--until-verdict` with the variants
 none, bfq, none: the second `none` is an A/A control judged beside bfq (Holm across both), which must come
 out "no significant difference". The time is the wall time from the start of the experiment to the run or
-turn at which the sequential boundary (core/experiment/sequential.py) was crossed; "-" means it never was.
+turn at which the sequential boundary (core/statistics/sequential.py) was crossed; "-" means it never was.
 
 Run as root: python3 -m bench.time_to_verdict [--runtime 2] [--max-runs 12] [--every 1.6] [--duration 60]
   [--repeat 3] [--methods batch,alternation] [--no-control]  (--no-control: none, bfq only)
@@ -18,10 +18,12 @@ import time
 from pathlib import Path
 
 from bench.common import extra_loop_devices
-from iosched.core.experiment.runner import Event, Workload, parse_variants, run_alternation, run_experiment
-from iosched.core.experiment.verdict import RunningVerdict, judge, sequential_plan
+from iosched.core.documents.params import parse_variants
+from iosched.core.experiment.alternation import run_alternation
+from iosched.core.experiment.runner import Event, Workload, run_experiment
 from iosched.core.load.jobs import CATALOG
 from iosched.core.load.targets import Target
+from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
 
 
 class Watch:

@@ -15,9 +15,9 @@ import argparse
 import math
 import random
 
-from iosched.core.experiment.runner import alternation_order, plan_order
-from iosched.core.experiment.stats import t_test_power
-from iosched.core.experiment.verdict import RunningVerdict, judge, sequential_plan
+from iosched.core.experiment.variants import alternation_order, plan_order
+from iosched.core.statistics.stats import t_test_power
+from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
 
 RATIO = 0.7
 

@@ -1,5 +1,5 @@
 """`iosched compare --hosts FILE|h1,h2 DEV --schedulers A,B --job NAME`: the compare on every host at once over SSH,
-in lockstep (core/experiment/lockstep.py) or each host by itself (`--independent`, core/experiment/fleet.py), then
+in lockstep (core/fleet/lockstep.py) or each host by itself (`--independent`, core/fleet/fleet.py), then
 judged per host and pooled (cli/pooled.py); `--save` keeps the whole fleet in one file, `report` reads it again.
 `--jobs GROUP` runs one such fleet per job (cli/fleet_matrix.py, which also picks between the two)."""
 
@@ -18,18 +18,18 @@ from iosched.cli.matrix import plot_result
 from iosched.cli.pooled import pooled_verdict
 from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput, IoschedError
-from iosched.core.experiment.document import FleetDoc, FleetMatrixDoc
-from iosched.core.experiment.fleet import Host, HostRun, check_host_result, parse_hosts, run_fleet
-from iosched.core.experiment.lockstep import Lockstep, job_file_text, run_lockstep
-from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
-from iosched.core.experiment.metrics import METRIC_NAMES, check_roles, is_metric, metric_label
+from iosched.core.documents.document import FleetDoc, FleetMatrixDoc
+from iosched.core.documents.metrics import METRIC_NAMES, check_roles, is_metric, metric_label
+from iosched.core.documents.params import parse_variants
+from iosched.core.documents.saved import check_experiment, read_fleet
+from iosched.core.documents.schema_version import SCHEMA_VERSION
 from iosched.core.experiment.results import check_save_path, save_result
-from iosched.core.experiment.saved import check_experiment, read_fleet
-from iosched.core.experiment.schema_version import SCHEMA_VERSION
-from iosched.core.experiment.stats import holm
-from iosched.core.experiment.variants import parse_variants
+from iosched.core.fleet.fleet import Host, HostRun, check_host_result, parse_hosts, run_fleet
+from iosched.core.fleet.lockstep import Lockstep, job_file_text, run_lockstep
 from iosched.core.load.jobs import CATALOG
 from iosched.core.present.report import hosts_runs_csv
+from iosched.core.statistics.matrix_judge import as_matrix, judge_matrix
+from iosched.core.statistics.stats import holm
 
 
 def check_fleet_args(args: argparse.Namespace, jobs: list[str]) -> None:

@@ -1,5 +1,5 @@
 """`iosched fleet-host DEV --schedulers A,B --job NAME --session HEX`: the host end of a lockstep `compare --hosts`,
-started by the controller over SSH (core/experiment/fleet_host.py). Its input is the controller's lines, its output
+started by the controller over SSH (core/fleet/fleet_host.py). Its input is the controller's lines, its output
 one JSON answer a line; the end of its input, a signal, `bye` or `--idle-s` seconds without a line puts the device
 back."""
 
@@ -9,8 +9,8 @@ import argparse
 import sys
 
 from iosched.core.base.errors import BadInput
-from iosched.core.experiment.fleet_host import HostEnd, encode, serve_lines
-from iosched.core.experiment.variants import parse_variants
+from iosched.core.documents.params import parse_variants
+from iosched.core.fleet.fleet_host import HostEnd, encode, serve_lines
 from iosched.core.load.jobs import CATALOG
 
 

@@ -31,14 +31,14 @@ from iosched.cli.fleet import (
 from iosched.cli.matrix import plot_result
 from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput
-from iosched.core.experiment.fleet import parse_hosts
-from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
+from iosched.core.documents.saved import load_saved, read_fleet_matrix
+from iosched.core.documents.schema_version import SCHEMA_VERSION
 from iosched.core.experiment.results import check_save_path
-from iosched.core.experiment.saved import load_saved, read_fleet_matrix
-from iosched.core.experiment.schema_version import SCHEMA_VERSION
-from iosched.core.experiment.stats import holm
+from iosched.core.fleet.fleet import parse_hosts
 from iosched.core.load.jobs import Job, resolve_jobs
 from iosched.core.present.report import hosts_runs_csv
+from iosched.core.statistics.matrix_judge import as_matrix, judge_matrix
+from iosched.core.statistics.stats import holm
 
 
 def matrix_pooled(fleets: list[dict[str, Any]], alpha: float, metric: str | None) -> dict[str, Any]:

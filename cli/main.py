@@ -72,7 +72,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
         print(f"{verb} a fio work directory a killed run left: {d}")
         leftovers += 1
     if str(args.root) == "/":  # a fleet session's folder has one fixed place, not under a test's root
-        from iosched.core.experiment.fleet_host import (  # the experiment's imports: only here
+        from iosched.core.fleet.fleet_host import (  # the experiment's imports: only here
             clean_stale_sessions,
             kept_sessions,
         )

@@ -13,17 +13,20 @@ from pathlib import Path
 from iosched.core.base.errors import BadInput
 from iosched.core.base.outfile import write_file
 from iosched.core.base.units import si
+from iosched.core.documents.params import Variant, parse_variants
 from iosched.core.experiment import service
+from iosched.core.experiment.control import Cancelled
 from iosched.core.experiment.matrix import MatrixPlan, check_resumable, done_slots, format_duration, load_matrix
-from iosched.core.experiment.matrix_sequential import matrix_sequential_plan
 from iosched.core.experiment.results import check_save_path
-from iosched.core.experiment.runner import Cancelled, Event, Variant, check_variants, parse_variants
+from iosched.core.experiment.runner import Event
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
 from iosched.core.experiment.study import CmdJob, read_study
+from iosched.core.experiment.variants import check_variants
 from iosched.core.load.fio import fio_binary
 from iosched.core.load.jobs import Job, JobFile, JobGroup, resolve_jobs, space_needed
 from iosched.core.load.targets import Target
 from iosched.core.present.matrix import matrix_csv, matrix_text
+from iosched.core.statistics.matrix_sequential import matrix_sequential_plan
 
 # --- the command --------------------------------------------------------------------------------------------
 

@@ -8,14 +8,14 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
-from iosched.core.experiment import params
-from iosched.core.experiment.params import BadValue
+from iosched.core.documents import params
+from iosched.core.documents.params import BadValue
 
 T = TypeVar("T")
 
 
 def flag_type(parse: Callable[[object], T]) -> Callable[[str], T]:
-    """A parser of core/experiment/params.py as an argparse type: its reason becomes argparse's one sentence."""
+    """A parser of core/documents/params.py as an argparse type: its reason becomes argparse's one sentence."""
 
     def typed(text: str) -> T:
         try:

@@ -2,7 +2,7 @@
 
 Each file is a saved compare (`compare --save`), one per host, with the same variants (the baseline first) and
 primary metric. Per host: its own verdict. Pooled: each variant against the baseline as a random-effects mean of
-the hosts' log ratios (core/experiment/pooled.py), Holm-corrected over the variants, with the heterogeneity, and a
+the hosts' log ratios (core/statistics/pooled.py), Holm-corrected over the variants, with the heterogeneity, and a
 sentence on whether the hosts agree.
 """
 
@@ -18,11 +18,11 @@ from typing import Any
 
 from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput
-from iosched.core.experiment.metrics import metric_label
-from iosched.core.experiment.pooled import METHOD, HostEffect, Pooled, agreement, pool
-from iosched.core.experiment.saved import check_experiment, load_saved
-from iosched.core.experiment.stats import CannotJudge, RatioEstimate, holm, t_ppf
-from iosched.core.experiment.verdict import (
+from iosched.core.documents.metrics import metric_label
+from iosched.core.documents.saved import check_experiment, load_saved
+from iosched.core.statistics.pooled import METHOD, HostEffect, Pooled, agreement, pool
+from iosched.core.statistics.stats import CannotJudge, RatioEstimate, holm, t_ppf
+from iosched.core.statistics.verdict import (
     at_last_look,
     default_primary,
     effect_words,
@@ -69,7 +69,7 @@ def host_effects(doc: dict[str, Any], metric: str) -> dict[str, RatioEstimate | 
     Its plain interval, not its repeated one: a host that stopped early leans away from 1, but the pool's
     Hartung-Knapp interval (t with hosts - 1 df, never narrower than the hosts' own noise) keeps its coverage
     all the same (97.7-99.8% in bench/pooled_verdict.py), and the repeated intervals would cost it power (a 20%
-    effect on 3 hosts found in 48% of fleets, not 74%). tests/unit/experiment/test_pooled.py holds the pool's
+    effect on 3 hosts found in 48% of fleets, not 74%). tests/unit/statistics/test_pooled.py holds the pool's
     coverage and false-positive rate to seeded simulation of hosts that stop at their own boundaries."""
     return estimates(at_last_look(doc, metric), metric)
 

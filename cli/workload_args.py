@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 
 from iosched.cli.numbers import flag_type, lazy_command
-from iosched.core.experiment import params
-from iosched.core.experiment.metrics import METRIC_NAMES
+from iosched.core.documents import params
+from iosched.core.documents.metrics import METRIC_NAMES
 
-# The flags' parsers are those of core/experiment/params.py: a saved file's values go through the same ones.
+# The flags' parsers are those of core/documents/params.py: a saved file's values go through the same ones.
 ALPHA = flag_type(params.parse_alpha)
 parse_size = flag_type(params.parse_size)
 parse_seconds = flag_type(params.parse_seconds)

@@ -13,17 +13,17 @@ from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_res
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
 from iosched.core.base.units import human_size, si
-from iosched.core.experiment import planning, service
+from iosched.core.documents.metrics import METRIC_NAMES, is_metric, metric_label, roles_of
+from iosched.core.documents.params import Variant, parse_variants
+from iosched.core.documents.saved import MAX_SAVED_BYTES, check_experiment, decode_json
+from iosched.core.experiment import service
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
+from iosched.core.experiment.control import Cancelled
 from iosched.core.experiment.matrix import decode_matrix
-from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
-from iosched.core.experiment.metrics import is_metric, metric_label, roles_of
-from iosched.core.experiment.planning import PILOT_RUNS
 from iosched.core.experiment.results import check_save_path
-from iosched.core.experiment.runner import Cancelled, Event, Variant, Workload, check_variants, parse_variants
-from iosched.core.experiment.saved import MAX_SAVED_BYTES, check_experiment, decode_json
+from iosched.core.experiment.runner import Event, Workload
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
-from iosched.core.experiment.verdict import METRIC_NAMES, cmd_metrics_of, judge
+from iosched.core.experiment.variants import check_variants
 from iosched.core.live.sampler import Sampler, compute_rates
 from iosched.core.load.fio import FioProgress, fio_binary
 from iosched.core.load.fio_group import check_cgroup_jobs, run_fio
@@ -35,6 +35,10 @@ from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.present.report import runs_csv, text_report
 from iosched.core.settings.device_lock import load_lock
+from iosched.core.statistics import planning
+from iosched.core.statistics.matrix_judge import as_matrix, judge_matrix
+from iosched.core.statistics.planning import PILOT_RUNS
+from iosched.core.statistics.verdict import cmd_metrics_of, judge
 
 # --- jobs ---------------------------------------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
 """Write docs/schema/: the JSON Schema of saved experiments and matrices, `--json` output, recordings and the
-journal, made from the types that declare them (core/experiment/document.py and the modules it names).
+journal, made from the types that declare them (core/documents/document.py and the modules it names).
 
     python3 docs/make_schema.py          (after `pip install .`: the installed package is what is described)
 
@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from iosched.core.experiment.document import published_schemas
+from iosched.core.documents.document import published_schemas
 
 HERE = Path(__file__).resolve().parent / "schema"
 

@@ -12,9 +12,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Select, SelectionList, Static
 
 from iosched.core.base.errors import IoschedError
+from iosched.core.documents.params import parse_variants
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.matrix import MatrixPlan
-from iosched.core.experiment.runner import parse_variants
 from iosched.core.experiment.service import ExperimentPlan, Kind, TargetRequest
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
 from iosched.core.load.replay import ReplayRequest

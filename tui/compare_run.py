@@ -14,9 +14,9 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from iosched.core.base.units import short_number
-from iosched.core.experiment.cmd_metrics import check_name
+from iosched.core.documents.metrics import is_metric
+from iosched.core.documents.params import check_name
 from iosched.core.experiment.matrix import format_duration
-from iosched.core.experiment.metrics import is_metric
 from iosched.core.experiment.runner import Event
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import seconds_text

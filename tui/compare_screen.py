@@ -25,9 +25,10 @@ from textual.widgets import Static
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.experiment import service
+from iosched.core.experiment.control import Control
 from iosched.core.experiment.matrix import MatrixPlan, find_resumable
 from iosched.core.experiment.results import default_results_dir
-from iosched.core.experiment.runner import Control, Event
+from iosched.core.experiment.runner import Event
 from iosched.core.experiment.service import ExperimentPlan, ResultFile
 from iosched.core.kernel.devices import BlockDevice
 from iosched.core.load.jobs import Job

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from iosched.core.base.units import short_number
-from iosched.core.experiment.metrics import ROLE_WORDS, split_metric
+from iosched.core.documents.metrics import ROLE_WORDS, split_metric
 from iosched.tui.status_line import KEEP, USEFUL
 
 if TYPE_CHECKING:

@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iosched.core.load.fio import FioHandle, FioProgress, FioResult
+from iosched.core.load.fio import FioHandle, FioProgress
 from iosched.core.load.fio_group import run_fio
+from iosched.core.load.fio_result import FioResult
 from iosched.core.load.jobs import CATALOG, Job
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock

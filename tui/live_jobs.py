@@ -37,7 +37,8 @@ if TYPE_CHECKING:  # the workload modules load on first use: a faster first fram
 
     from iosched.core.kernel.devices import BlockDevice
     from iosched.core.live.monitor import Marker, Monitor
-    from iosched.core.load.fio import FioProgress, FioResult
+    from iosched.core.load.fio import FioProgress
+    from iosched.core.load.fio_result import FioResult
     from iosched.tui.job_roles import RoleHistory
     from iosched.tui.job_run import JobState
 

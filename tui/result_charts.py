@@ -12,7 +12,6 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
-from iosched.core.experiment.matrix_judge import as_matrix, judge_matrix
 from iosched.core.present.charts import (
     bars_data,
     cpu_data,
@@ -25,6 +24,7 @@ from iosched.core.present.charts import (
     percentile_lines,
     sweeps_data,
 )
+from iosched.core.statistics.matrix_judge import as_matrix, judge_matrix
 
 
 class ResultChart(PlotextPlot):

@@ -1,1 +1,1 @@
-"""Comparing: experiments and matrices, verdicts and their statistics, saved results."""
+"""Running experiments on this machine: runs, alternations, matrices, studies, commands, and the one service."""

@@ -1,5 +1,5 @@
 """Live alternation: one continuous fio run while the variants take turns every few seconds; each turn is one
-sample, the first second of it discarded, and the verdict pairs adjacent turns (core/experiment/verdict.py)."""
+sample, the first second of it discarded, and the verdict pairs adjacent turns (core/statistics/verdict.py)."""
 
 
 import threading
@@ -8,9 +8,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.documents.params import Variant
+from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
+from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.runner import (
-    Cancelled,
-    Control,
     Event,
     Workload,
     _mark_cancelled,
@@ -22,11 +23,7 @@ from iosched.core.experiment.runner import (
     sysinfo,
     window_metrics,
 )
-from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
-from iosched.core.experiment.variants import Configurator, Variant, alternation_order, check_variants
-from iosched.core.experiment.verdict import METRICS as METRICS  # these three re-exported: judging moved there
-from iosched.core.experiment.verdict import RunningVerdict as RunningVerdict
-from iosched.core.experiment.verdict import judge as judge
+from iosched.core.experiment.variants import Configurator, alternation_order, check_variants
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.fio import FioHandle, FioProgress
 from iosched.core.load.fio_group import run_fio
@@ -47,7 +44,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
 
     Turns go in balanced order (`alternation_order`: A B B A B A A B ...) and only whole blocks of two
     passes are run. Each turn is one sample (its mean over the turn, after discarding the first
-    ``discard`` seconds); the verdict pairs the turns within each pass (core/experiment/verdict.py), so drift the
+    ``discard`` seconds); the verdict pairs the turns within each pass (core/statistics/verdict.py), so drift the
     variants share cancels. ``stop`` and ``sequential`` as in `run_experiment`.
     """
     with _released_on_error(workload, root):

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from iosched.core.experiment.schema_version import Doc
+from iosched.core.documents.schema_version import Doc
 from iosched.core.kernel.procfs import read_proc_stat
 from iosched.core.settings.journal import default_run_dir
 

@@ -15,20 +15,15 @@ experiment; and the flag refuses one that does so on a few short probe lines bef
 from __future__ import annotations
 
 import math
-import re
 import threading
 from dataclasses import dataclass
 from typing import Literal
 
 from iosched.core.base.errors import BadInput, shown
 from iosched.core.base.figures import figure_fault
-from iosched.core.experiment.metrics import CMD_METRIC, METRIC_NAMES, ROLE_METRIC_NAMES
+from iosched.core.documents.params import MAX_METRICS, check_name, check_pattern
 from iosched.core.experiment.pattern_child import MAX_TEXT
 
-# Prefixes of the figures iosched writes into each run itself (dev_iops, cpu_irq, cmd_usr_s, …).
-_OURS = ("dev_", "cpu_", "cmd_", "bg_", "tracer_")
-MAX_PATTERN = 500
-MAX_METRICS = 8
 OUTPUT_TAIL = 1 << 20  # what is searched: the last MiB of the output (the figures come at the end)
 
 Better = Literal["higher", "lower"]
@@ -64,15 +59,6 @@ class CmdMetric:
         return value if why is None else f"the command's {self.name} {why}"
 
 
-def check_name(name: str) -> str | None:
-    """Why ``name`` cannot name a command's figure, or None."""
-    if not CMD_METRIC.fullmatch(name):
-        return "a name is a lower-case letter then up to 31 letters, digits or _"
-    if name in METRIC_NAMES or name in ROLE_METRIC_NAMES or name.startswith(_OURS):
-        return "iosched measures a figure of that name itself"
-    return None
-
-
 def parse_cmd_metric(text: str) -> CmdMetric:
     """``NAME=REGEX[:higher|lower]`` as given to --cmd-metric; BadInput with one sentence otherwise."""
     name, sep, rest = text.partition("=")
@@ -90,21 +76,6 @@ def parse_cmd_metric(text: str) -> CmdMetric:
     if why:
         raise BadInput(f"--cmd-metric {text!r}: {why}")
     return CmdMetric(name, rest, better)
-
-
-def check_pattern(pattern: str) -> str | None:
-    """Why ``pattern`` cannot read a figure, or None."""
-    if not pattern:
-        return "the regular expression is empty"
-    if len(pattern) > MAX_PATTERN:
-        return f"the regular expression is longer than {MAX_PATTERN} characters"
-    try:
-        compiled = re.compile(pattern, re.MULTILINE)
-    except re.error as e:
-        return f"{pattern!r} is not a regular expression ({e})"
-    if compiled.groups > 1:
-        return f"{pattern!r} has {compiled.groups} groups: keep one, around the number (others as (?:…))"
-    return None
 
 
 def parse_cmd_metrics(texts: list[str] | None, probe: bool = True) -> list[CmdMetric]:

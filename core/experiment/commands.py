@@ -29,9 +29,9 @@ from iosched.core.experiment.cmd_metrics import OUTPUT_TAIL, CmdMetric, read_fig
 from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.kernel.processes import kill_session
 from iosched.core.load.children import Child
-from iosched.core.load.fio import FioHandle, FioProgress, FioResult, dies_with_us
+from iosched.core.load.fio import FioHandle, FioProgress, dies_with_us
 from iosched.core.load.fio_group import run_fio
-from iosched.core.load.fio_result import FIGURES
+from iosched.core.load.fio_result import FIGURES, FioResult
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.targets import Target
 from iosched.core.settings.cgroups import joined

@@ -7,7 +7,7 @@ import threading
 from dataclasses import dataclass, field
 
 from iosched.core.base.errors import IoschedError
-from iosched.core.experiment.schema_version import Doc
+from iosched.core.documents.schema_version import Doc
 from iosched.core.load.children import Child
 from iosched.core.load.fio import FioHandle
 

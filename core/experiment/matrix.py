@@ -22,17 +22,16 @@ from pathlib import Path
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
-from iosched.core.experiment.document import (
+from iosched.core.documents.document import (
     CatalogJobSpec,
     CmdJobSpec,
     FileJobSpec,
     MatrixSequentialDoc,
     VariantDoc,
 )
-from iosched.core.experiment.matrix_judge import primaries
-from iosched.core.experiment.matrix_sequential import State, look_line, state
-from iosched.core.experiment.params import (
+from iosched.core.documents.params import (
     BadValue,
+    Variant,
     brief,
     parse_metric,
     parse_repeat,
@@ -40,28 +39,21 @@ from iosched.core.experiment.params import (
     parse_settle,
     parse_size,
 )
+from iosched.core.documents.saved import Bad, check_matrix, decode_json, need, saved_variants, through
+from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
+from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.results import saved_matrices
-from iosched.core.experiment.runner import (
-    Cancelled,
-    Configurator,
-    Control,
-    Event,
-    Variant,
-    Workload,
-    _one_run,
-    check_variants,
-    puts_back,
-    sysinfo,
-)
-from iosched.core.experiment.saved import Bad, check_matrix, decode_json, need, saved_variants, through
-from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
-from iosched.core.experiment.sequential import look_schedule
+from iosched.core.experiment.runner import Event, Workload, _one_run, puts_back, sysinfo
 from iosched.core.experiment.study import CmdJob, command_workload
+from iosched.core.experiment.variants import Configurator, check_variants
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
 from iosched.core.load.targets import Target
 from iosched.core.settings.writes import drop_caches as drop_page_cache
+from iosched.core.statistics.matrix_judge import primaries
+from iosched.core.statistics.matrix_sequential import State, look_line, state
+from iosched.core.statistics.sequential import look_schedule
 
 # Seconds a run costs beyond its runtime: fio's start and file layout, the switch, the samples.
 RUN_OVERHEAD_S = 1.0
@@ -159,7 +151,7 @@ class MatrixPlan:
     runtime: float | None = None  # applies to job files (catalog jobs carry their own, scaled)
     primary: str | None = None  # None: each job's own (a contention job names one), else IOPS
     order: list[tuple[int, int]] = field(default_factory=list)
-    sequential: Doc | None = None  # --until-verdict: the boundary (core/experiment/matrix_sequential.py); repeat is
+    sequential: Doc | None = None  # --until-verdict: the boundary (core/statistics/matrix_sequential.py); repeat is
     # then the most runs per cell
 
     def __post_init__(self) -> None:

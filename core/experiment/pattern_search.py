@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from iosched.core.experiment.control import Cancelled
-from iosched.core.experiment.pattern_child import MAX_TEXT as MAX_TEXT
 from iosched.core.load.fio import dies_with_us
 
 RUN_DEADLINE_S = 5.0  # every pattern of a run together, over the command's output

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import check_target, replacing
-from iosched.core.experiment.schema_version import Doc
+from iosched.core.documents.schema_version import Doc
 from iosched.core.settings.journal import default_run_dir
 from iosched.core.settings.pidlock import Held, holding
 

@@ -19,28 +19,18 @@ from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.figures import figure_fault
+from iosched.core.documents.params import Variant
+from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import run_cmd_reading, run_cmd_under
-from iosched.core.experiment.control import Cancelled as Cancelled  # re-exported: the experiment's names
-from iosched.core.experiment.control import Control as Control
-from iosched.core.experiment.schema_version import SCHEMA_VERSION, Doc
-
-# Variants live in variants.py; these names are re-exported for the modules that import them from here.
-from iosched.core.experiment.variants import Configurator as Configurator
-from iosched.core.experiment.variants import Variant as Variant
-from iosched.core.experiment.variants import alternation_order as alternation_order
-from iosched.core.experiment.variants import check_variants as check_variants
-from iosched.core.experiment.variants import drifted
-from iosched.core.experiment.variants import parse_variants as parse_variants
-from iosched.core.experiment.variants import plan_order as plan_order
-from iosched.core.experiment.verdict import METRICS as METRICS  # these three re-exported: judging moved there
-from iosched.core.experiment.verdict import RunningVerdict as RunningVerdict
-from iosched.core.experiment.verdict import judge as judge
+from iosched.core.experiment.control import Cancelled, Control
+from iosched.core.experiment.variants import Configurator, check_variants, drifted, plan_order
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.live.sampler import Sample, compute_rates
-from iosched.core.load.fio import FioHandle, FioProgress, FioResult, FioUnfinished
+from iosched.core.load.fio import FioHandle, FioProgress
 from iosched.core.load.fio_group import run_fio
+from iosched.core.load.fio_result import FioResult, FioUnfinished
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.replay import ReplayJob
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG

@@ -20,26 +20,17 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.documents.metrics import check_roles, split_metric
+from iosched.core.documents.params import Variant
+from iosched.core.documents.schema_version import Doc
 from iosched.core.experiment.alternation import ROLE_TURN_METRICS, run_alternation
 from iosched.core.experiment.busy import BusyWatch
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import BACKGROUND
+from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
-from iosched.core.experiment.matrix_judge import judge_matrix
-from iosched.core.experiment.matrix_sequential import matrix_sequential_plan
-from iosched.core.experiment.metrics import check_roles, split_metric
 from iosched.core.experiment.results import new_result_path, result_lock, save_result
-from iosched.core.experiment.runner import (
-    Cancelled,
-    Control,
-    Event,
-    Variant,
-    Workload,
-    run_experiment,
-    why_ended,
-)
-from iosched.core.experiment.schema_version import Doc
-from iosched.core.experiment.verdict import RunningVerdict, judge, sequential_plan
+from iosched.core.experiment.runner import Event, Workload, run_experiment, why_ended
 from iosched.core.kernel.devices import read_device
 from iosched.core.load.fio_group import check_cgroup_jobs
 from iosched.core.load.jobs import Job, JobFile, space_needed
@@ -47,6 +38,9 @@ from iosched.core.load.replay import PRIMARY as REPLAY_PRIMARY
 from iosched.core.load.replay import ReplayJob, ReplayRequest, prepare_replay
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
+from iosched.core.statistics.matrix_judge import judge_matrix
+from iosched.core.statistics.matrix_sequential import matrix_sequential_plan
+from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
 
 Kind = Literal["compare", "alternate", "matrix"]
 Status = Literal["final", "cancelled", "failed"]

@@ -31,8 +31,8 @@ from typing import Any
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
 from iosched.core.base.nesting import toml_nesting
+from iosched.core.documents.params import BadValue, brief, parse_repeat
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
-from iosched.core.experiment.params import BadValue, brief, parse_repeat
 from iosched.core.load.jobs import Job, JobFile, resolve_jobs
 
 MAX_FILE = 64 << 10

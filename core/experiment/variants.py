@@ -5,14 +5,10 @@ first puts its variant's whole configuration in place)."""
 
 
 import contextlib
-from dataclasses import dataclass
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError, shown
-from iosched.core.experiment.schema_version import Doc
-from iosched.core.experiment.verdict import METRICS as METRICS  # these three re-exported: judging moved there
-from iosched.core.experiment.verdict import RunningVerdict as RunningVerdict
-from iosched.core.experiment.verdict import judge as judge
+from iosched.core.documents.params import Variant
 from iosched.core.settings.scheduler import (
     available_schedulers,
     read_knobs,
@@ -24,38 +20,6 @@ from iosched.core.settings.tunables import validate
 from iosched.core.settings.writes import QUEUE_KNOBS, forget_unchanged, write_attr
 
 # --- variants ---------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Variant:
-    label: str  # exactly as the user wrote it, made unique ("none", "none#2" for an A/A check)
-    scheduler: str
-    settings: tuple[tuple[str, str], ...] = ()
-
-    def to_json(self) -> Doc:
-        return {"label": self.label, "scheduler": self.scheduler, "settings": dict(self.settings)}
-
-
-def parse_variants(text: str) -> list[Variant]:
-    """"none,mq-deadline:read_expire=100:fifo_batch=8,bfq" -> variants; the same one twice is an A/A check."""
-    out: list[Variant] = []
-    parts = [p.strip() for p in text.split(",")]
-    if len(parts) < 2 or not all(parts):
-        raise BadInput(f"--schedulers needs at least two comma-separated variants, got {text!r}")
-    for part in parts:
-        sched, *settings = part.split(":")
-        pairs = []
-        for s in settings:
-            key, eq, value = s.partition("=")
-            if not eq or not key or not value:
-                raise BadInput(f"setting {s!r} in variant {part!r} is not KEY=VALUE")
-            pairs.append((key.strip(), value.strip()))
-        label = part
-        n = sum(1 for v in out if v.label.split("#")[0] == part)
-        if n:
-            label = f"{part}#{n + 1}"
-        out.append(Variant(label, sched.strip(), tuple(pairs)))
-    return out
 
 
 def check_variants(device: str, variants: list[Variant], root: str | Path = "/") -> None:

@@ -25,13 +25,7 @@ from typing import Any, Protocol
 from iosched.core.base.errors import IoschedError
 from iosched.core.base.outfile import write_file
 from iosched.core.load.children import Child
-from iosched.core.load.fio_result import FioFailed as FioFailed  # the runner's errors and results: re-exported
-from iosched.core.load.fio_result import FioRefused as FioRefused
-from iosched.core.load.fio_result import FioResult as FioResult
-from iosched.core.load.fio_result import FioUnfinished as FioUnfinished
-from iosched.core.load.fio_result import job_seconds
-from iosched.core.load.fio_result import latency_bins as latency_bins
-from iosched.core.load.fio_result import parse_result as parse_result
+from iosched.core.load.fio_result import FioFailed, FioRefused, FioResult, FioUnfinished, job_seconds, parse_result
 from iosched.core.load.fiopath import fio_filename
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.targets import Target

@@ -20,10 +20,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched.core.load.fio import (
-    FioFailed,
     FioHandle,
     FioProgress,
-    FioResult,
     FioRun,
     RoleProgress,
     command,
@@ -31,7 +29,7 @@ from iosched.core.load.fio import (
     run_one_fio,
     timeout_of,
 )
-from iosched.core.load.fio_result import parse_result
+from iosched.core.load.fio_result import FioFailed, FioResult, parse_result
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.targets import Target
 from iosched.core.load.workdirs import workdir_prefix

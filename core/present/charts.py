@@ -20,9 +20,9 @@ from typing import Any, Protocol
 import plotext
 
 from iosched.core.base.units import si
-from iosched.core.experiment.metrics import metric_words
-from iosched.core.experiment.schema_version import Doc
-from iosched.core.load.fio import latency_bins
+from iosched.core.documents.metrics import metric_words
+from iosched.core.documents.schema_version import Doc
+from iosched.core.load.fio_result import latency_bins
 
 # Plain-character markers so variants stay apart without colour (NO_COLOR, a pipe, a .txt file).
 BAR_MARKERS = ("█", "▒", "░", "▓", "#", "=")

@@ -8,8 +8,8 @@ import io
 import math
 
 from iosched.core.base.units import si
-from iosched.core.experiment.metrics import metric_words
-from iosched.core.experiment.schema_version import Doc
+from iosched.core.documents.metrics import metric_words
+from iosched.core.documents.schema_version import Doc
 
 
 def _cell_parts(c: Doc) -> tuple[str, str]:

@@ -7,10 +7,10 @@ import io
 
 from iosched.core.base.textcharts import error_bar, log_bar
 from iosched.core.base.units import si
-from iosched.core.experiment.metrics import METRICS, metric_label, metric_words, ordered_metrics, roles_of
-from iosched.core.experiment.schema_version import Doc
-from iosched.core.experiment.verdict import cmd_metrics_of, relative_text
+from iosched.core.documents.metrics import METRICS, metric_label, metric_words, ordered_metrics, roles_of
+from iosched.core.documents.schema_version import Doc
 from iosched.core.load.replay_lag import seconds_text
+from iosched.core.statistics.verdict import cmd_metrics_of, relative_text
 
 
 def runs_csv(doc: Doc) -> str:

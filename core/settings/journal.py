@@ -21,7 +21,6 @@ from iosched.core.base.errors import IoschedError, NotPermitted
 from iosched.core.base.outfile import replacing
 from iosched.core.base.schema import Keywords
 from iosched.core.settings.owners import Owner
-from iosched.core.settings.owners import pid_alive as pid_alive  # re-exported: where its users found it
 
 JOURNAL_VERSION = 1  # the journal file's "version"
 Name = Annotated[str, Keywords(minLength=1)]

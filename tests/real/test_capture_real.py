@@ -201,8 +201,8 @@ def test_a_capture_reaching_past_the_target_is_refused_and_fio_doing_no_io_is_in
     """Lines at 500 GiB under metadata that says 1 MiB once replayed onto 256 MiB as four "valid" runs at 0 IOPS:
     the lines are checked against the target; and a run whose fio moved no data is invalid, whatever the job."""
     need_real("fio", "setpriv")
+    from iosched.core.documents.params import parse_variants
     from iosched.core.experiment import service
-    from iosched.core.experiment.runner import parse_variants
     from iosched.core.load.iolog import copy_for_replay
     from iosched.core.load.replay import ReplayJob, replay_options
 

@@ -350,7 +350,7 @@ def test_command_cpu_time_is_its_own_rusage(tmp_path):
     """Another child of iosched reaped while the command runs must not count in the command's CPU time."""
     need_real("setpriv")
     from iosched.core.experiment.commands import run_cmd
-    from iosched.core.experiment.runner import Control
+    from iosched.core.experiment.control import Control
 
     flag = tmp_path / "go"
     other: dict[str, float] = {}

@@ -12,8 +12,9 @@ import pytest
 from fio_support import fio_procs
 
 from iosched.core.base.errors import BadInput
-from iosched.core.load.fio import FioFailed, FioRun, command
+from iosched.core.load.fio import FioRun, command
 from iosched.core.load.fio_group import run_fio
+from iosched.core.load.fio_result import FioFailed
 from iosched.core.load.jobs import CATALOG, parse_job_file
 from iosched.core.load.targets import Target, choose_target
 

@@ -148,7 +148,7 @@ def test_bad_matrices_change_nothing(loopdev, private_journal, tmp_path):
 def test_until_verdict_matrix_stops_the_cells_that_decided(loopdev, private_journal, tmp_path):
     """bfq's cost at queue depth 16 decides at an early look and the matrix stops there: fewer runs than its
     maximum, the decided cell none after its look, and the saved file re-judges to the same. (A decided cell
-    beside an undecided one, its baseline going on: tests/unit/experiment/test_matrix_sequential.py.)"""
+    beside an undecided one, its baseline going on: tests/unit/statistics/test_matrix_sequential.py.)"""
     need_real("fio")
     save = tmp_path / "seq.json"
     r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--jobs", "randread-q16t2",

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from iosched.core.documents.params import parse_variants
 from iosched.core.experiment import service
-from iosched.core.experiment.runner import Control, Event, parse_variants
+from iosched.core.experiment.control import Control
+from iosched.core.experiment.runner import Event
 from iosched.core.experiment.service import ExperimentPlan, ResultFile
 from iosched.core.load.jobs import CATALOG
 from iosched.core.settings.device_lock import DeviceBusy, load_lock

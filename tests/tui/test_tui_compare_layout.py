@@ -12,7 +12,9 @@ import random
 import pytest
 from tui_support import SteppedSampler, populated_tree, screen_text, set_counters
 
-from iosched.core.experiment.runner import Event, RunningVerdict, judge, plan_order
+from iosched.core.experiment.runner import Event
+from iosched.core.experiment.variants import plan_order
+from iosched.core.statistics.verdict import RunningVerdict, judge
 from iosched.tui.app import IoschedApp
 from iosched.tui.checklist import SchedulerChecklist
 from iosched.tui.compare_run import ExperimentEnded, ExperimentEvent

@@ -41,13 +41,13 @@ def test_the_tui_start_loads_no_command_and_no_tracer():
     # The TUI's own modules too: the latency pane loads the tracer and psutil when it first opens.
     code = ("import sys, iosched.cli.main, iosched.tui.app\n"
             "heavy = ('iosched.core.trace.tracer', 'iosched.core.trace.parse', 'iosched.core.trace.probe',"
-            " 'iosched.core.experiment.runner', 'iosched.core.experiment.stats', 'iosched.core.experiment.verdict',"
+            " 'iosched.core.experiment.runner', 'iosched.core.statistics.stats', 'iosched.core.statistics.verdict',"
             " 'iosched.core.load.fio', 'psutil', 'plotext', 'prometheus_client')\n"
             "print(','.join(m for m in heavy if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert r.stdout.strip() == ""
     loaded = subprocess.run([sys.executable, "-c", "import iosched.cli.workloads, sys; "
-                             "print('iosched.core.experiment.stats' in sys.modules)"],
+                             "print('iosched.core.statistics.stats' in sys.modules)"],
                             capture_output=True, text=True, check=True)
     assert loaded.stdout.strip() == "True"  # the check sees a loaded module
 

@@ -19,7 +19,7 @@ from schema_support import SAVED
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.schema import NON_FINITE, JsonObject, Keywords
-from iosched.core.experiment.document import CompareDoc, ExperimentDoc, FleetDoc, FleetMatrixDoc, MatrixDoc
+from iosched.core.documents.document import CompareDoc, ExperimentDoc, FleetDoc, FleetMatrixDoc, MatrixDoc
 from iosched.core.live.recording_lines import RecordingLine
 from iosched.core.settings.journal import JournalFile
 

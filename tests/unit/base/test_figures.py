@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.figures import FIGURE_MAX, FIGURE_MIN, figure_fault, is_figure
-from iosched.core.experiment.document import RunDoc
+from iosched.core.documents.document import RunDoc
 
 SCHEMA = Path(__file__).parents[3] / "docs" / "schema" / "experiment.schema.json"
 

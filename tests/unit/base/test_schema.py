@@ -14,7 +14,7 @@ from jsonschema import Draft202012Validator
 from schema_support import SAVED, SCHEMA_DIR, problems, valid
 
 from iosched.core.base.schema import DRAFT, JsonObject, Keywords, json_schema
-from iosched.core.experiment.document import SCHEMA_VERSION, published_schemas
+from iosched.core.documents.document import SCHEMA_VERSION, published_schemas
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.devices import BlockDevice
 

@@ -159,7 +159,8 @@ async def test_a_served_app_still_takes_catalog_jobs_and_groups(tmp_path: Path):
 
 
 async def test_the_served_compare_worker_refuses_a_command_that_got_past_the_form(tmp_path: Path):
-    from iosched.core.experiment.runner import Control, parse_variants
+    from iosched.core.documents.params import parse_variants
+    from iosched.core.experiment.control import Control
     from iosched.core.experiment.service import ExperimentPlan
 
     tree = populated_tree(tmp_path / "root")

@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 
 from iosched.cli.main import main
 from iosched.core.base.figures import figure_fault
+from iosched.core.documents.saved import check_experiment
 from iosched.core.experiment.cmd_metrics import CmdMetric, read_figures
 from iosched.core.experiment.results import save_result
 from iosched.core.experiment.runner import hold_to_range
-from iosched.core.experiment.saved import check_experiment
-from iosched.core.experiment.verdict import judge
+from iosched.core.statistics.verdict import judge
 
 SAVED = Path(__file__).parents[2] / "data" / "saved"  # tests/data/saved
 V = CmdMetric("v", r"^v=(\S*)$", "higher")

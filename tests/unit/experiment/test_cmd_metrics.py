@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from iosched.core.base.errors import BadInput
+from iosched.core.documents.saved import read_experiment
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metric, parse_cmd_metrics, read_figures
-from iosched.core.experiment.saved import read_experiment
-from iosched.core.experiment.verdict import judge
 from iosched.core.present.report import runs_csv, text_report
+from iosched.core.statistics.verdict import judge
 
 from conftest import one_sentence_exit_2
 

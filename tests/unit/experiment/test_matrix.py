@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from matrix_support import fake_matrix
 
 from iosched.core.base.errors import BadInput
+from iosched.core.documents.params import parse_variants
 from iosched.core.experiment.matrix import (
     MatrixPlan,
     eta_seconds,
@@ -19,10 +20,9 @@ from iosched.core.experiment.matrix import (
     plan_from_doc,
     plan_order,
 )
-from iosched.core.experiment.matrix_judge import judge_matrix
-from iosched.core.experiment.runner import parse_variants
-from iosched.core.load.fio import latency_bins
+from iosched.core.load.fio_result import latency_bins
 from iosched.core.load.jobs import CATALOG, GROUPS, resolve_jobs
+from iosched.core.statistics.matrix_judge import judge_matrix
 
 
 def test_groups_are_the_published_studies():
@@ -168,7 +168,7 @@ def test_matrix_verdict_per_cell_and_sentence():
     assert w1["mean"] == pytest.approx(sum(vals[("w1", "bfq")]) / 4)
     assert w1["p_adjusted"] >= w1["p_value"] and w1["verdict"].startswith("w1: bfq: 37% fewer IOPS than none (95% CI")
     # Holm over the whole matrix: the adjusted p-values are Holm's of the five raw ones.
-    from iosched.core.experiment.stats import holm
+    from iosched.core.statistics.stats import holm
 
     bfq = [c for c in j["cells"] if c["variant"] == "bfq"]
     assert [c["p_adjusted"] for c in bfq] == pytest.approx(holm([c["p_value"] for c in bfq]))
@@ -212,8 +212,8 @@ def test_single_runs_cannot_be_judged_and_say_why():
 
 
 def test_undecided_cells_say_how_many_runs_a_ten_percent_difference_needs():
-    from iosched.core.experiment.stats import log_ratio_welch, runs_needed
     from iosched.core.present.matrix import matrix_text
+    from iosched.core.statistics.stats import log_ratio_welch, runs_needed
 
     # 4k: bfq 40% slower, clearly decided; 64k: within the noise, undecided at 2 runs.
     vals = {("4k", "none"): [1000.0, 1010.0], ("4k", "bfq"): [600.0, 603.0],

@@ -11,6 +11,7 @@ import pytest
 from link_support import digest, make_victim, plant, temporaries
 
 from iosched.core.base.errors import BadInput
+from iosched.core.documents.params import parse_variants
 from iosched.core.experiment import results
 from iosched.core.experiment.matrix import MatrixPlan, find_resumable, load_matrix, new_document
 from iosched.core.experiment.results import (
@@ -22,7 +23,6 @@ from iosched.core.experiment.results import (
     save_result,
     saved_matrices,
 )
-from iosched.core.experiment.runner import parse_variants
 from iosched.core.experiment.service import ResultFile
 from iosched.core.load.jobs import resolve_jobs
 

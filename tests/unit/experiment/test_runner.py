@@ -4,7 +4,8 @@
 import pytest
 
 from iosched.core.base.errors import BadInput
-from iosched.core.experiment.runner import alternation_order, parse_variants, plan_order
+from iosched.core.documents.params import parse_variants
+from iosched.core.experiment.variants import alternation_order, plan_order
 
 
 def test_variants_with_settings_and_a_a_labels():

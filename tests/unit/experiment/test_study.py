@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from iosched.core.base.errors import BadInput
+from iosched.core.documents.params import parse_variants
 from iosched.core.experiment.matrix import MatrixPlan, check_resumable, job_spec, plan_from_doc
-from iosched.core.experiment.runner import parse_variants
 from iosched.core.experiment.study import CmdJob, parse_study, read_study
 from iosched.core.load.jobs import Job
 

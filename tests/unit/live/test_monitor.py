@@ -8,7 +8,7 @@ import threading
 from tui_support import SteppedSampler, populated_tree, set_counters
 
 from iosched.core.experiment.alternation import _sleep_until
-from iosched.core.experiment.runner import Control
+from iosched.core.experiment.control import Control
 from iosched.core.live.monitor import (
     InventoryDiff,
     Monitor,

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from link_support import digest, make_victim, plant, temporaries
 
 from iosched.core.base.errors import BadInput
-from iosched.core.load.fio import FioFailed, FioRefused, FioUnfinished, command, dies_with_us, parse_result
-from iosched.core.load.fio_result import FioDidNoIO
+from iosched.core.load.fio import command, dies_with_us
+from iosched.core.load.fio_result import FioDidNoIO, FioFailed, FioRefused, FioUnfinished, parse_result
 from iosched.core.load.jobs import CATALOG, parse_job_file
 from iosched.core.load.targets import Target
 

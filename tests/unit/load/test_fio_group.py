@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from iosched.core.load import fio_group
-from iosched.core.load.fio import FioFailed, FioProgress, command
+from iosched.core.load.fio import FioProgress, command
 from iosched.core.load.fio_group import FioGroup, check_cgroup_jobs, combined, role_target, run_fio
-from iosched.core.load.fio_result import parse_result
+from iosched.core.load.fio_result import FioFailed, parse_result
 from iosched.core.load.jobs import CATALOG, GROUPS, space_needed
 from iosched.core.load.targets import Target
 from iosched.core.settings.cgroups import CgroupsUnavailable

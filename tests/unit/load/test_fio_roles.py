@@ -6,8 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from iosched.core.base.errors import BadInput
-from iosched.core.experiment.metrics import check_roles, metric_label, metric_words, ordered_metrics, roles_of
-from iosched.core.experiment.params import BadValue, parse_metric
+from iosched.core.documents.metrics import check_roles, metric_label, metric_words, ordered_metrics, roles_of
+from iosched.core.documents.params import BadValue, parse_metric
 from iosched.core.load.fio_result import bin_percentile, parse_result
 from iosched.core.load.jobs import CATALOG, GROUPS, parse_job_file
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from iosched.core.base.decode import DecodeError, decode
-from iosched.core.experiment.document import RunDoc
+from iosched.core.documents.document import RunDoc
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.load.iolog import CaptureWriter, SeriesDoc, write_meta
 from iosched.core.load.replay import first_timed_us, prepare_replay

@@ -10,9 +10,9 @@ from matrix_support import fake_matrix
 
 from iosched.cli.chart_page import charts_html
 from iosched.core.base.units import si
-from iosched.core.experiment.matrix_judge import judge_matrix
 from iosched.core.present import charts
 from iosched.core.present.matrix import matrix_text
+from iosched.core.statistics.matrix_judge import judge_matrix
 
 # Kept outside __snapshots__: that folder belongs to the SVG snapshot plugin, which fails on files it does not own.
 SNAPSHOT = Path(__file__).resolve().parents[2] / "expected" / "matrix_bars_80x20.txt"

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from iosched.core.experiment.fleet_host import clean_stale_sessions, kept_sessions
+from iosched.core.fleet.fleet_host import clean_stale_sessions, kept_sessions
 from iosched.core.kernel.processes import parse_session, parse_start, process_start
 from iosched.core.load.workdirs import clean_stale_workdirs, workdir_prefix
 from iosched.core.settings.owners import Owner

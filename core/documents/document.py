@@ -1,0 +1,504 @@
+"""The experiment documents as declared types: what `compare --save`, a matrix's file and `--json` hold.
+
+Field names are the JSON keys. A field without a default is one every writer of this schema version writes
+(core/experiment/runner.py, matrix.py ``new_document`` and service.py, core/statistics/verdict.py ``judge`` and
+matrix_judge.py); a field with a default may be absent (a file from an older iosched, a matrix saved while it
+runs) and its default says what absence means. fio's own JSON stays an open ``JsonObject``: its keys are fio's,
+not ours.
+
+Declaring them costs about 35 ms at import (a dataclass is built at run time), so the writers take
+``SCHEMA_VERSION`` from core/documents/schema_version.py and only what generates or checks documents imports this.
+``published_schemas()`` makes docs/schema/ from these types (docs/make_schema.py writes the files;
+tests/test_schema.py fails when they differ, and validates real output against them). A saved file is read back
+into them by core/base/decode.py (core/documents/saved.py): a list field's ``"item"`` metadata and a map's
+``"flat"`` name the place of a fault in its messages ("run 3's iops is not a number").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from iosched.core.base.figures import FIGURE
+from iosched.core.base.schema import NON_FINITE, JsonObject, Keywords, Schema, json_schema
+from iosched.core.documents.schema_version import SCHEMA_VERSION
+from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
+from iosched.core.live.recording_lines import RecordingLine
+from iosched.core.load.iolog import CaptureDoc
+from iosched.core.load.replay_lag import ReplayLag
+from iosched.core.settings.journal import JournalFile
+
+Status = Literal["running", "interim", "final", "cancelled"]
+Count = Annotated[int, Keywords(minimum=0)]
+# A time in seconds: anything larger is not one iosched wrote.
+Measured = Annotated[float, Keywords(minimum=-1e15, maximum=1e15)]
+# A run's figure: 0, or between 1e-12 and 1e15 in size (core/base/figures.py, the one rule wherever it comes from).
+Figure = Annotated[float, FIGURE]
+# A statistic of the runs: judged again on every read, and NaN or Infinity where Python's writer put one.
+Statistic = Annotated[float, NON_FINITE]
+Pair = tuple[Statistic, Statistic]  # an interval: low, high
+
+
+# --- parts ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class VariantDoc:
+    """A scheduler with the settings put in place for it, as `--schedulers` names it."""
+
+    label: str = field(metadata={"doc": 'as the user wrote it, made unique ("none#2" for an A/A check)'})
+    scheduler: str
+    settings: dict[str, str] = field(default_factory=dict, metadata={"doc": "tunables and queue knobs set"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CatalogJobDoc:
+    """A job of the catalog, as scaled for this experiment."""
+
+    name: str
+    group: str
+    description: str
+    writes: bool
+    options: dict[str, str] = field(metadata={"doc": "the job in fio's own option names (with roles: [global])"})
+    roles: dict[str, dict[str, str]] | None = field(
+        default=None, metadata={"doc": "a contention job's roles: section name -> its fio options"})
+    primary: str | None = field(default=None, metadata={"doc": "the metric it is judged on unless one is named"})
+    tradeoff: str | None = field(default=None, metadata={"doc": "the secondary metric that pays for the primary"})
+    cgroup_weights: dict[str, int] | None = field(
+        default=None, metadata={"doc": "role -> the bfq weight of the cgroup iosched ran it in"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class JobFileDoc:
+    """A user's fio job file, as checked against the allow-list."""
+
+    name: str
+    path: str
+    writes: bool
+    text: str = field(metadata={"doc": "the job file as run, without the target and output options"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetDoc:
+    """Where fio wrote: the raw device or a scratch file on its filesystem."""
+
+    device: str
+    path: str
+    kind: Literal["device", "file"]
+    note: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class CmdMetricDoc:
+    """A figure read from the command's output after each run (`--cmd-metric NAME=REGEX[:higher|lower]`)."""
+
+    name: str
+    pattern: str = field(metadata={"doc": "the regular expression; its last match's group (else the match)"})
+    better: Literal["higher", "lower"] | None = field(metadata={"doc": "which way is better, when the user said"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReplayDoc:
+    """A capture replayed as the workload (`compare --replay FILE`): what it holds and how it was replayed."""
+
+    capture: str = field(metadata={"doc": "the capture's iolog, as given"})
+    mode: Literal["fast", "timed"] = field(
+        metadata={"doc": "fast: in order, as fast as the device takes it; timed: each request at its time"})
+    device: str = field(metadata={"doc": "the device it was captured on"})
+    scheduler: str | None = field(metadata={"doc": "the scheduler it was captured under"})
+    duration_s: float
+    requests: int
+    bytes: int = field(metadata={"doc": "read and written"})
+    writes: bool = field(metadata={"doc": "whether it writes or discards (replayed only where writes may go)"})
+    iodepth: int
+    fitted: bool = field(default=False, metadata={
+        "doc": "its offsets folded into a smaller target (--replay-fit: modulo the target's size)"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class WorkloadDoc:
+    """What ran under each variant: a fio job on a target, or a command (timed), maybe under a background job."""
+
+    job: CatalogJobDoc | JobFileDoc | None
+    target: TargetDoc | None
+    runtime: float | None = field(metadata={"doc": "seconds, for a job file (a catalog job carries its own)"})
+    cmd: str | None
+    background: CatalogJobDoc | JobFileDoc | None = field(
+        default=None, metadata={"doc": "with cmd: the job loading the target while the command ran (bg:METRIC)"})
+    cmd_metrics: list[CmdMetricDoc] | None = field(
+        default=None, metadata={"doc": "with cmd: figures read from its output, each a metric of the runs",
+                                "item": "command metric"})
+    replay: ReplayDoc | None = field(default=None, metadata={"doc": "with a replayed capture: what it holds"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class SequentialDoc:
+    """The boundary of `--until-verdict`, fixed before the first run."""
+
+    looks: list[Annotated[int, Keywords(minimum=2)]] = field(
+        metadata={"doc": "runs per variant (or blocks) at each look"})
+    max_per_arm: int
+    alpha: float
+    level: float = field(metadata={"doc": "the per-look level a p-value must fall below"})
+    ci_level: float = 0.95
+    design: Literal["two-sample", "paired"]
+    method: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixSequentialDoc:
+    """The boundary of a matrix's `--until-verdict`, fixed before the first run (group-sequential Holm)."""
+
+    looks: list[Annotated[int, Keywords(minimum=2)]] = field(metadata={"doc": "runs per cell at each look"})
+    max_per_arm: int
+    alpha: float
+    levels: list[float] = field(
+        metadata={"doc": "the per-look level a cell's p-value must fall below once N cells have decided (index N)"})
+    ci_level: float = 0.95
+    method: str
+
+
+Bucket = tuple[float, float, Count]  # a log2 histogram's non-empty bucket: low µs, high µs (exclusive), count
+
+
+@dataclass(frozen=True, kw_only=True)
+class TraceDoc:
+    """A run's block-layer histograms (`--trace`)."""
+
+    ios: Count
+    sched_us: list[Bucket]
+    device_us: list[Bucket]
+    total_us: list[Bucket]
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunDoc:
+    """One run of the workload under one variant (in an alternation: one turn)."""
+
+    index: Count = field(metadata={"doc": "its place in the run order, from 0"})
+    variant: str = field(metadata={"doc": "the label of its variant"})
+    start: Measured = field(metadata={"doc": "seconds from the experiment's first run (monotonic)"})
+    end: Measured
+    valid: bool = field(metadata={"doc": "false: left out of the statistics (invalid_reason says why)"})
+    invalid_reason: str | None
+    config: dict[str, str] = field(metadata={"doc": 'every setting read back: "scheduler", tunables, "knob:NAME"'})
+    metrics: dict[str, Figure | None] = field(
+        metadata={"doc": "metric name -> value (see the metric table)", "flat": True})
+    fio: JsonObject | None = field(default=None, metadata={"doc": "fio's own JSON output of the run, if any"})
+    trace: TraceDoc | None = None
+    replay: ReplayLag | None = field(default=None, metadata={
+        "doc": "a timed replay's run: how far it fell behind the capture's timing (also its metric replay_lag_s); "
+               "past bound_s the run is invalid"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixRunDoc(RunDoc):
+    """One run of a matrix: a run, with the slot of the order it fills."""
+
+    slot: Count
+    workload: str = field(metadata={"doc": "the name of its job"})
+
+
+# --- the judgement ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class SummaryDoc:
+    """One metric of one variant over its valid runs."""
+
+    n: Count
+    mean: Statistic
+    stdev: Statistic
+    ci95: Pair = field(metadata={"doc": "95% confidence interval of the mean"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComparisonDoc:
+    """One metric, one variant against the baseline, as a ratio (variant / baseline) on the log scale."""
+
+    metric: str
+    baseline: str
+    variant: str
+    ratio: Statistic | None = field(metadata={"doc": "null: cannot judge (cannot_judge says why)"})
+    ci95: Pair | None
+    p_value: Statistic | None
+    p_adjusted: Statistic | None = field(metadata={"doc": "Holm-adjusted (secondary: behind the primary's gate)"})
+    significant: bool
+    primary: bool
+    verdict: str = field(metadata={"doc": "the comparison in one sentence"})
+    cannot_judge: str | None
+    n: tuple[Count, Count] | None = field(metadata={"doc": "runs (baseline, variant), or pairs, judged"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class JudgementDoc:
+    """The verdict of an experiment: summaries and every variant against the baseline (judged again on read)."""
+
+    alpha: float
+    primary_metric: str
+    status: Status
+    method: str = field(metadata={"doc": "the test, in words"})
+    summaries: dict[str, dict[str, SummaryDoc]] = field(metadata={"doc": "variant -> metric -> summary"})
+    comparisons: list[ComparisonDoc] = field(metadata={"item": "comparison"})
+    invalid: list[str]
+    notes: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SecondaryDoc:
+    """A matrix cell's other metric: its mean and, off the baseline, its ratio to the baseline."""
+
+    mean: Statistic
+    mean_ci95: Pair | None
+    n: Count
+    ratio: Statistic | None = None
+    ci95: Pair | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellDoc:
+    """One workload under one variant: the primary metric's mean and, off the baseline, the comparison."""
+
+    workload: str
+    variant: str
+    baseline: str
+    metric: str
+    primary: bool
+    n: Count
+    mean: Statistic | None
+    mean_ci95: Pair | None
+    secondary: dict[str, SecondaryDoc]
+    ratio: Statistic | None = None
+    ci95: Pair | None = None
+    p_value: Statistic | None = None
+    p_adjusted: Statistic | None = None
+    significant: bool = False
+    cannot_judge: str | None = None
+    decided_at: Count | None = field(
+        default=None, metadata={"doc": "--until-verdict: runs per cell at the look where it crossed the boundary"})
+    verdict: str | None = field(default=None, metadata={"doc": "absent on the baseline's cells"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixJudgementDoc:
+    """The verdict of a matrix: every cell against its workload's baseline, Holm over the whole matrix."""
+
+    alpha: float
+    primary_metric: str
+    baseline: str
+    comparisons: Count = field(metadata={"doc": "how many comparisons the correction covers"})
+    correction: Literal["holm", "sequential holm"]
+    method: str | None = field(default=None, metadata={"doc": "how a sequential matrix was judged"})
+    workloads: list[str]
+    variants: list[str]
+    cells: list[CellDoc] = field(metadata={"item": "cell"})
+    summary: list[str] = field(metadata={"doc": "one sentence per variant"})
+    invalid: list[str]
+    planning: list[str] | None = field(
+        default=None, metadata={"doc": "the runs undecided cells would need for a 10% difference at their noise"})
+
+
+# --- the documents ------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Document:
+    """What an experiment and a matrix share."""
+
+    version: Annotated[int, Keywords(const=SCHEMA_VERSION)] = SCHEMA_VERSION
+    started: float = field(metadata={"doc": "wall clock (Unix seconds)"})
+    finished: float | None = None
+    kernel: str
+    machine: str
+    host: str
+    device: DeviceDoc | DeviceNameDoc | None = field(metadata={"doc": "null: not known (the report still reads)"})
+    variants: list[VariantDoc] = field(metadata={"doc": "the first is the baseline", "item": "variant"})
+    notes: list[str]
+    status: Status | None = None
+    cancelled: bool = field(default=False, metadata={"doc": "older files' way of saying status cancelled"})
+    switches: list[tuple[Measured, str]] | None = field(
+        default=None, metadata={"doc": "(seconds, scheduler) of every switch made, on the runs' clock"})
+    primary_metric: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Experiment(_Document):
+    workload: WorkloadDoc
+    original: dict[str, str] = field(metadata={"doc": "the device's settings at the start, put back at the end"})
+    order: list[str] = field(metadata={"doc": "the variants' labels in run order (so far, in an alternation)"})
+    sequential: SequentialDoc | None = None
+    runs: list[RunDoc] = field(metadata={"item": "run"})
+    judgement: JudgementDoc | None = None
+    comparisons: list[ComparisonDoc] | None = field(
+        default=None, metadata={"doc": "`--json` output only: the judgement's comparisons again", "item": "comparison"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CompareDoc(_Experiment):
+    """An A/B/n experiment: repeated runs of one workload under each variant, in interleaved order."""
+
+    kind: Literal["compare"] = "compare"
+    repeat: Annotated[int, Keywords(minimum=1)]
+    drop_caches: bool
+    settle_s: float
+    traced: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class AlternationDoc(_Experiment):
+    """Live alternation: one continuous fio run while the variants take turns."""
+
+    kind: Literal["alternate"]
+    every_s: float
+    duration_s: float
+    discard_s: float
+    fio: JsonObject | None = field(default=None, metadata={"doc": "fio's own JSON output of the whole run"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CatalogJobSpec:
+    """A matrix's job from the catalog, with its scaling."""
+
+    catalog: str
+    runtime: float
+    size: int
+
+
+@dataclass(frozen=True, kw_only=True)
+class FileJobSpec:
+    """A matrix's job from a job file: its sections and options."""
+
+    file: str
+    sections: list[tuple[str, list[tuple[str, str | None]]]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CmdJobSpec:
+    """A study's command (`--study`): read back to compare with the study file given again, never run from here."""
+
+    name: str
+    cmd: str
+    cmd_metrics: list[CmdMetricDoc] = field(metadata={"item": "command metric"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class MatrixDoc(_Document):
+    """A matrix: several workloads x several variants in a drift-balanced order, saved after every run."""
+
+    kind: Literal["matrix"]
+    jobs: list[CatalogJobSpec | FileJobSpec | CmdJobSpec] = field(
+        metadata={"doc": "the plan's jobs, read back on --resume", "item": "job"})
+    workloads: list[CatalogJobDoc | JobFileDoc | CmdJobSpec] = field(metadata={"item": "workload"})
+    repeat: Annotated[int, Keywords(minimum=1)]
+    drop_caches: bool
+    settle_s: float
+    job_runtime_s: float | None
+    primary_metric: str  # always set in a matrix
+    primary_metrics: dict[str, str] | None = field(
+        default=None, metadata={"doc": "workload -> its own primary metric, when none was named (contention jobs)"})
+    order: list[tuple[str, str]] = field(metadata={"doc": "[workload, variant] of every slot, in run order"})
+    sequential: MatrixSequentialDoc | None = field(
+        default=None, metadata={"doc": "--until-verdict: the boundary; repeat is then the most runs per cell"})
+    target: TargetDoc | None
+    original: dict[str, str] | None = None
+    runs: list[MatrixRunDoc] = field(metadata={"item": "run"})
+    judgement: MatrixJudgementDoc | None = None
+
+
+ExperimentDoc = CompareDoc | AlternationDoc
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetHostDoc:
+    """One host of a fleet compare: how it ended, its device before and after as the controller read it, and its
+    own compare."""
+
+    host: str
+    device: str
+    status: Literal["done", "failed", "cancelled", "running"]
+    reason: str | None = field(metadata={"doc": "why it failed (null: it did not)"})
+    scheduler_before: str | None = field(metadata={"doc": "null: not read"})
+    scheduler_after: str | None = field(metadata={"doc": "null: not read (the host could not be reached)"})
+    put_back: str = field(metadata={"doc": "what the controller found of the device afterwards, in words"})
+    result: CompareDoc | None = field(metadata={"doc": "the host's compare, judged as one made there (null: none)"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetDoc:
+    """A compare on many hosts (`compare --hosts … --save` and `--json`): each host's compare, then the pooled
+    verdict (which `report` makes again from the hosts' runs)."""
+
+    version: Annotated[int, Keywords(const=SCHEMA_VERSION)] = SCHEMA_VERSION
+    kind: Literal["fleet"]
+    mode: Literal["lockstep", "independent"] = field(
+        metadata={"doc": "lockstep: each variant on every host together, fio's client driving a server on each; "
+                         "independent: each host's own iosched ran the whole compare"})
+    started: float = field(metadata={"doc": "wall clock (Unix seconds), on the controller"})
+    finished: float | None = None
+    job: str
+    schedulers: str = field(metadata={"doc": "the variants as given, the baseline first"})
+    repeat: Annotated[int, Keywords(minimum=1)] = field(
+        metadata={"doc": "runs per variant and host (with until_verdict: the most)"})
+    until_verdict: bool = field(
+        default=False, metadata={"doc": "each host's compare carries the boundary; the fleet stops once all cross"})
+    runtime_s: float | None = field(metadata={"doc": "each run's length (null: the job's own)"})
+    size: int | None = field(metadata={"doc": "bytes the job covers (null: the job's own)"})
+    settle_s: float
+    hosts: list[FleetHostDoc] = field(metadata={"item": "host"})
+    pooled: JsonObject | None = field(default=None, metadata={"doc": "the verdict per host and pooled, as shown"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetMatrixDoc:
+    """A group of jobs on many hosts (`compare --hosts … --jobs GROUP --save` and `--json`): one fleet compare per
+    job, one job after another, each pooled over its hosts; the verdicts Holm-corrected over every job and
+    variant."""
+
+    version: Annotated[int, Keywords(const=SCHEMA_VERSION)] = SCHEMA_VERSION
+    kind: Literal["fleet_matrix"]
+    mode: Literal["lockstep", "independent"]
+    started: float = field(metadata={"doc": "wall clock (Unix seconds), on the controller"})
+    finished: float | None = None
+    jobs_spec: str = field(metadata={"doc": "--jobs as given"})
+    jobs: list[str] = field(metadata={"item": "job", "doc": "the catalog jobs, in the order they run"})
+    schedulers: str = field(metadata={"doc": "the variants as given, the baseline first"})
+    repeat: Annotated[int, Keywords(minimum=1)] = field(
+        metadata={"doc": "runs per variant, job and host (with until_verdict: the most)"})
+    until_verdict: bool = False
+    metric: str | None = field(
+        default=None, metadata={"doc": "--metric as given: what every job's boundary watches (null: each job's own "
+                                       "primary metric)"})
+    runtime_s: float | None = field(metadata={"doc": "each run's length (null: each job's own)"})
+    size: int | None = field(metadata={"doc": "bytes each job covers (null: each job's own)"})
+    settle_s: float
+    fleets: list[FleetDoc] = field(metadata={"item": "job's fleet",
+                                             "doc": "one per job begun, in the order of jobs"})
+    pooled: JsonObject | None = field(
+        default=None, metadata={"doc": "each cell (job, variant) pooled over the hosts, Holm over the cells"})
+
+
+def published_schemas() -> dict[str, Schema]:
+    """docs/schema/'s files: name -> JSON Schema."""
+    return {
+        "experiment.schema.json": json_schema(
+            ExperimentDoc, "iosched experiment",
+            "A saved experiment (`compare --save`) and `compare --json` / `report --json` output."),
+        "matrix.schema.json": json_schema(
+            MatrixDoc, "iosched matrix",
+            "A saved matrix (`compare --jobs … --save`) and its `--json` output."),
+        "recording-line.schema.json": json_schema(
+            RecordingLine, "iosched recording line",
+            "One line of a recording (`iosched record`): JSON Lines, the first line the header."),
+        "journal.schema.json": json_schema(
+            JournalFile, "iosched journal",
+            "The journal of original values (journal.json under /run/iosched)."),
+        "fleet.schema.json": json_schema(
+            FleetDoc, "iosched fleet compare",
+            "A compare on many hosts (`compare --hosts … --save`) and its `--json` output."),
+        "fleet-matrix.schema.json": json_schema(
+            FleetMatrixDoc, "iosched fleet matrix",
+            "A group of jobs on many hosts (`compare --hosts … --jobs GROUP --save`) and its `--json` output."),
+        "capture-meta.schema.json": json_schema(
+            CaptureDoc, "iosched capture metadata",
+            "A capture's metadata (`iosched capture DEV -o FILE` writes FILE.meta.json beside fio's iolog v3)."),
+    }

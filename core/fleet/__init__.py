@@ -1,0 +1,1 @@
+"""Experiments over several hosts: SSH, the host end, fio client and server in lockstep or independently."""

@@ -1,0 +1,1 @@
+"""Pure maths and the judges: estimates, tests, sequential looks, pooling and Holm; no IO."""

@@ -1,0 +1,154 @@
+"""A matrix that stops when it can decide (`--jobs … --until-verdict`): a group-sequential Holm over its cells.
+
+Each cell (a variant against the baseline on one workload) is one hypothesis with its own Pocock-style boundary
+(core/statistics/sequential.py): the matrix looks at complete rounds (every workload under every variant once
+more), from 4 runs per cell on, and a cell crosses when its Welch p-value falls below the per-look level that
+gives that single comparison, over all its looks, a false-positive rate of alpha / k, where k is the number of
+cells not yet decided. A cell that decides hands its share of alpha to the others: Holm's step-down, in the
+sequentially rejective form of Maurer & Bretz (2013), which keeps the matrix-wide rate at alpha whatever the
+correlation between cells (variants of one workload share its baseline runs).
+
+A decided cell takes no more runs; a workload whose cells have all decided stops, baseline included; the rest
+go on to `--max-runs`. Decisions are a pure function of the saved runs and the boundary, so `--resume` and
+`report` find the same ones. The per-look levels are read from one seeded simulation per look schedule and
+saved with the matrix.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from iosched.core.documents.schema_version import Doc
+from iosched.core.statistics.sequential import look_schedule, quantile_level
+from iosched.core.statistics.stats import CannotJudge, RatioEstimate, log_ratio_welch
+
+METHOD = ("group-sequential Holm over the cells (Maurer & Bretz): each cell a Pocock constant per-look level for "
+          "alpha / (cells undecided), calibrated by seeded simulation of the look schedule")
+
+
+def matrix_sequential_plan(max_per_arm: int, alpha: float, comparisons: int) -> Doc:
+    """The boundary of a sequential matrix, fixed before the first run: looks (runs per cell) and ``levels[r]``,
+    the per-look level once ``r`` cells have decided."""
+    looks = look_schedule(max_per_arm)
+    if not looks or comparisons < 1:
+        raise ValueError("a sequential matrix needs at least 2 runs per cell and one comparison")
+    levels = [quantile_level(looks, alpha / (comparisons - r)) for r in range(comparisons)]
+    return {"looks": list(looks), "max_per_arm": max_per_arm, "alpha": alpha, "levels": levels,
+            "ci_level": 1.0 - quantile_level(looks, 0.05), "method": METHOD}
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A cell that crossed: at which look (runs per cell), with which p-value, under which level."""
+
+    look: int
+    p_value: float
+    level: float
+
+
+@dataclass(frozen=True)
+class State:
+    """Where a sequential matrix stands: its decided cells and the last look reached (0: none yet)."""
+
+    decided: dict[tuple[str, str], Decided]
+    last_look: int
+
+    def skips(self, workload: str, variant: str, labels: list[str], round_: int) -> bool:
+        """Whether the slot of round ``round_`` (0-based) for this cell is left out: its cell decided at a look
+        before that round (the baseline: every cell of its workload did)."""
+        if variant != labels[0]:
+            d = self.decided.get((workload, variant))
+            return d is not None and d.look <= round_
+        return all((d := self.decided.get((workload, v))) is not None and d.look <= round_ for v in labels[1:])
+
+
+def _valid(run: Doc, metric: str) -> float | None:
+    x = run.get("metrics", {}).get(metric)
+    if not run.get("valid", True) or isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        return None
+    return float(x)
+
+
+def cell_values(doc: Doc, workload: str, variant: str, metric: str, before_round: int | None) -> list[float]:
+    """The valid values of one cell from rounds before ``before_round`` (all rounds: None)."""
+    per_round = len(doc["workloads"]) * len(doc["variants"])
+    out = []
+    for r in doc["runs"]:
+        if r.get("workload") != workload or r.get("variant") != variant:
+            continue
+        if before_round is not None and int(r["slot"]) // per_round >= before_round:
+            continue
+        x = _valid(r, metric)
+        if x is not None:
+            out.append(x)
+    return out
+
+
+def cell_estimate(doc: Doc, workload: str, variant: str, metric: str, before_round: int | None,
+                  level: float = 0.95) -> RatioEstimate | CannotJudge:
+    base = doc["variants"][0]["label"]
+    return log_ratio_welch(cell_values(doc, workload, base, metric, before_round),
+                           cell_values(doc, workload, variant, metric, before_round), level,
+                           (f"{base} on {workload}", f"{variant} on {workload}"))
+
+
+def state(doc: Doc, metric_of: dict[str, str]) -> State:
+    """Replay the looks over the finished runs: which cells have decided, and the last look reached."""
+    seq = doc["sequential"]
+    workloads = [w["name"] for w in doc["workloads"]]
+    labels = [v["label"] for v in doc["variants"]]
+    per_round = len(workloads) * len(labels)
+    done = {int(r["slot"]) for r in doc["runs"]}
+    order = doc["order"]
+    by_cell: dict[tuple[str, str, str], list[tuple[int, float]]] = {}  # (workload, variant, metric): (round, value)
+    for r in doc["runs"]:
+        w = r.get("workload")
+        if w in metric_of:
+            x = _valid(r, metric_of[w])
+            if x is not None:
+                by_cell.setdefault((w, r.get("variant"), metric_of[w]), []).append((int(r["slot"]) // per_round, x))
+
+    def upto(w: str, v: str, look: int) -> list[float]:
+        return [x for rnd, x in by_cell.get((w, v, metric_of[w]), []) if rnd < look]
+
+    decided: dict[tuple[str, str], Decided] = {}
+    last = 0
+    cells = len(workloads) * (len(labels) - 1)
+    for look in seq["looks"]:
+        if len(decided) == cells:  # every later slot is skipped: no further look is ever reached
+            break
+        partial = State(decided, last)
+        complete = all(s in done or partial.skips(w, v, labels, s // per_round)
+                       for s, (w, v) in enumerate(order[: look * per_round]))
+        if not complete:
+            break
+        last = look
+        open_ = {}
+        for w in workloads:
+            for v in labels[1:]:
+                if (w, v) not in decided:
+                    e = log_ratio_welch(upto(w, labels[0], look), upto(w, v, look))
+                    if isinstance(e, RatioEstimate):
+                        open_[(w, v)] = e.p_value
+        # Holm's step-down at this look: the smallest p first, each against the level its rank earns.
+        for cell, p in sorted(open_.items(), key=lambda kv: kv[1]):
+            level = float(seq["levels"][len(decided)])
+            if p >= level:
+                break
+            decided[cell] = Decided(look, p, level)
+    return State(decided, last)
+
+
+def look_line(doc: Doc, st: State) -> str:
+    """What a look found, for the progress stream: "look at 4 runs per cell: 3 of 6 cells decided (…)"."""
+    cells = len(doc["workloads"]) * (len(doc["variants"]) - 1)
+    now = [f"{w} · {v}" for (w, v), d in st.decided.items() if d.look == st.last_look]
+    text = f"look at {st.last_look} runs per cell: {len(st.decided)} of {cells} cells decided"
+    if now:
+        text += f" (now: {', '.join(now)})"
+    if len(st.decided) == cells:
+        return text + "; stopping"
+    nxt = [x for x in doc["sequential"]["looks"] if x > st.last_look]
+    return text + (f"; next look at {nxt[0]}" if nxt else "; last look passed")
+

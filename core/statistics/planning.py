@@ -1,0 +1,91 @@
+"""Plan before running (`compare --plan`): a short pilot's noise, and the runs a difference of 10%, 20% or 30%
+would need at it.
+
+The pilot is two runs per variant in the usual balanced order: the smallest number that shows run-to-run
+noise. Its noise is the pooled standard deviation of the primary metric's log values within each variant (the
+scale the verdict's test works on); the runs needed are ``runs_needed`` at that noise, at the first step of
+Holm's correction (alpha over the comparisons with the baseline), for 80% power. A pilot of two runs estimates
+noise loosely (a 95% interval for a standard deviation from a few degrees of freedom spans several times), so
+the figures are a first guess to choose by, said as such, and ``--until-verdict`` is the way to stop once the
+data allow.
+"""
+
+from __future__ import annotations
+
+import math
+
+from iosched.core.documents.metrics import metric_label
+from iosched.core.documents.schema_version import Doc
+from iosched.core.statistics.stats import runs_needed
+
+PILOT_RUNS = 2  # per variant
+DIFFERENCES = (0.10, 0.20, 0.30)
+
+
+def pilot_noise(doc: Doc, metric: str) -> tuple[float | None, int]:
+    """The pooled within-variant standard deviation of log(metric) over the valid runs, and its degrees of
+    freedom; None when no variant has two positive values."""
+    by_variant: dict[str, list[float]] = {}
+    for r in doc["runs"]:
+        x = (r.get("metrics") or {}).get(metric)
+        if r.get("valid", True) and isinstance(x, (int, float)) and x > 0 and math.isfinite(x):
+            by_variant.setdefault(r["variant"], []).append(math.log(x))
+    ss, df = 0.0, 0
+    for xs in by_variant.values():
+        if len(xs) >= 2:
+            mean = sum(xs) / len(xs)
+            ss += sum((x - mean) ** 2 for x in xs)
+            df += len(xs) - 1
+    if df == 0:
+        return None, 0
+    return math.sqrt(ss / df), df
+
+
+def seconds_per_run(doc: Doc) -> float | None:
+    """What one run took in the pilot, settling and switching included."""
+    runs = doc["runs"]
+    if not runs:
+        return None
+    span = float(runs[-1]["end"]) - float(runs[0]["start"])
+    return span / len(runs) if span > 0 else None
+
+
+def plan(doc: Doc, metric: str, alpha: float = 0.05) -> Doc:
+    """The pilot's noise and, per difference, the runs per variant, all runs and minutes it would take."""
+    sd, df = pilot_noise(doc, metric)
+    k = len(doc["variants"])
+    per_run = seconds_per_run(doc)
+    rows = []
+    for d in DIFFERENCES:
+        n = runs_needed(sd, 1.0 + d, alpha / max(1, k - 1)) if sd is not None else None
+        rows.append({"difference": d, "runs_per_variant": n, "runs": None if n is None else n * k,
+                     "minutes": None if n is None or per_run is None else n * k * per_run / 60.0})
+    return {"metric": metric, "noise_sd_log": sd, "df": df, "variants": k, "alpha": alpha,
+            "seconds_per_run": per_run, "rows": rows}
+
+
+def plan_lines(p: Doc) -> list[str]:
+    label = metric_label(p["metric"])
+    sd = p["noise_sd_log"]
+    if sd is None:
+        return [f"the pilot has no two valid runs of a variant with a positive {label}: no noise to plan from"]
+    lines = [f"pilot: noise {sd * 100:.1f}% per run in {label} (log scale, {p['df']} degrees of freedom: a first "
+             "guess; a pilot this short can be off by a factor of two)"]
+    for row in p["rows"]:
+        what = f"to detect a {row['difference'] * 100:.0f}% difference"
+        if row["runs_per_variant"] is None:
+            lines.append(f"  {what}: no practical number of runs at this noise")
+            continue
+        minutes = "" if row["minutes"] is None else f", about {_minutes(row['minutes'])}"
+        lines.append(f"  {what}: {row['runs_per_variant']} runs per variant ({row['runs']} runs{minutes})")
+    holm = f", alpha {p['alpha']:g}" + (f" over {p['variants'] - 1} comparisons (Holm)" if p["variants"] > 2 else "")
+    lines.append(f"  (80% power{holm}; --until-verdict stops as soon as the data allow)")
+    return lines
+
+
+def _minutes(m: float) -> str:
+    if m < 1:
+        return f"{m * 60:.0f} s"
+    if m < 120:
+        return f"{m:.0f} min"
+    return f"{m / 60:.1f} h"
