@@ -42,7 +42,8 @@ BACKGROUND_RUNTIME_S = 24 * 3600.0  # outlasts any command: the job is ended whe
 BACKGROUND_START_S = 120.0  # the longest wait for the job's first IO (a scratch file is laid out first)
 SETTLE_S = 1.0  # the job's load settles this long after its first IO before the command starts
 
-TAIL_WAIT_S = 0.5  # the longest wait for the end of a command's output once its tree is killed
+TAIL_WAIT_S = 0.5  # how long a command's output may give nothing, once its tree is killed, before it is let go
+TAIL_MAX_WAIT_S = 10.0  # the longest wait for the rest of it
 
 _GROUP_DIES = 'trap "kill -KILL 0" TERM; /bin/sh -c "$1" <&0 & wait $!'
 
@@ -54,6 +55,7 @@ class _Tail:
     def __init__(self, pipe: IO[bytes]) -> None:
         self.chunks: collections.deque[bytes] = collections.deque()
         self.size = 0
+        self.seen = 0  # bytes read in all: whether the reader still gets somewhere
         self._lock = threading.Lock()
         self.thread = threading.Thread(target=self._read, args=(pipe,), name="iosched-cmd-output", daemon=True)
         self.thread.start()
@@ -64,13 +66,21 @@ class _Tail:
                 with self._lock:
                     self.chunks.append(chunk)
                     self.size += len(chunk)
+                    self.seen += len(chunk)
                     while self.size - len(self.chunks[0]) >= OUTPUT_TAIL:
                         self.size -= len(self.chunks.popleft())
 
     def text(self) -> str:
-        # The command's tree is dead: the pipe ends at once. Only a process that left both the cgroup (or where
-        # there is none) and the session could still hold it: the output so far, without waiting for it.
-        self.thread.join(timeout=TAIL_WAIT_S)
+        # The command's tree is dead: what is left in the pipe comes, then its end. Only a process that left both
+        # the cgroup (or where there is none) and the session could still hold it open: a pipe that gives nothing for
+        # TAIL_WAIT_S ends the wait with the output so far. A reader that still gets somewhere (a busy machine) is
+        # waited for, up to a bound.
+        deadline = time.monotonic() + TAIL_MAX_WAIT_S
+        while self.thread.is_alive() and time.monotonic() < deadline:
+            before = self.seen
+            self.thread.join(timeout=TAIL_WAIT_S)
+            if self.seen == before:
+                break
         with self._lock:
             return b"".join(self.chunks)[-OUTPUT_TAIL:].decode(errors="replace")
 
