@@ -7,9 +7,9 @@ import argparse
 import pytest
 from link_support import digest, make_victim, plant, temporaries
 
-from iosched.core.present import charts
 from iosched.cli.matrix import check_plot_file, plot_result
 from iosched.core.base.errors import BadInput
+from iosched.core.present import charts
 
 
 @pytest.mark.parametrize("name", ["p.html", "p.txt"])

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from iosched.core.present.report import replay_timing
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.experiment.document import RunDoc
 from iosched.core.kernel.device_doc import DeviceDoc
@@ -23,6 +22,7 @@ from iosched.core.load.replay_lag import (
     seconds_text,
     span_lag,
 )
+from iosched.core.present.report import replay_timing
 
 DEV_SIZE = 64 << 20
 T0 = 10**12
