@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import plotext
 
+from iosched.core.base.cells import cut_at_word
 from iosched.core.base.units import si
 from iosched.core.experiment.metrics import metric_words
 from iosched.core.experiment.schema_version import Doc
@@ -310,15 +311,7 @@ def fit_title(title: str, notes: tuple[str, ...] = (), width: int | None = None)
         shown, k = f"{shown}, {notes[k]}", k + 1
     if len(shown) <= room:
         return shown, ", ".join(notes[k:])
-    cut = title[: room - 1]
-    if title[room - 1] != " " and " " in cut.strip():  # a word cut in two goes whole
-        cut = cut[: cut.rstrip().rfind(" ")]
-    if cut.count("(") > cut.count(")"):  # "(µs…" would say less than nothing: the bracket goes whole
-        cut = cut[: cut.rfind("(")]
-    cut = cut.rstrip(" ,:;(")
-    if len(cut) < room // 2:  # one long word (a command's path): cut in it rather than lose it
-        cut = title[: room - 1]
-    return cut + "…", whole
+    return cut_at_word(title, room), whole
 
 
 def _title(fig: PlotextFigure, title: str, notes: tuple[str, ...], width: int | None) -> str:
