@@ -21,15 +21,25 @@ if TYPE_CHECKING:
     from iosched.core.trace.tracer import Tracer
 
 
+# What traces, said where a user looks first (`latency --help`): the first choice, then the fallback.
+TRACING_WORDS = ("Block-layer tracing (root): iosched's CO-RE BPF program (iosched-blktrace, built at install "
+                 "against this kernel's BTF), else bpftrace where it cannot run (not built, no BTF, kernel older "
+                 "than 5.11), said on stderr with why. Each interval names the tracer and its cost: µs of CPU per "
+                 "IO for the CO-RE program, bpftrace's share of a CPU.")
+
+
 def add_arguments(sub: argparse._SubParsersAction, interval_type: Callable[[str], float]) -> None:
-    s = sub.add_parser("latency", help="time in the IO scheduler vs device time, per interval (bpftrace)")
+    s = sub.add_parser("latency", help="time in the IO scheduler vs device time, per interval (block-layer "
+                                       "tracing)", description=TRACING_WORDS)
     s.add_argument("devices", nargs="*", metavar="DEV", help="only these devices (default: every device with IO)")
     s.add_argument("-i", "--interval", type=interval_type, default=1.0, help="seconds (default 1)")
     s.add_argument("-c", "--count", type=number(1, 10**9, integer=True), default=None, help="stop after N intervals")
     s.add_argument("--json", action="store_true", help="one JSON object per interval and line")
     s.set_defaults(func=cmd_latency)
 
-    s = sub.add_parser("top", help="IO per process (block-layer tracing, else /proc/PID/io)")
+    s = sub.add_parser("top", help="IO per process (block-layer tracing, else /proc/PID/io)",
+                       description=TRACING_WORDS + " Without it (not root, no tracer, --no-trace): bytes per "
+                                                   "process from /proc/PID/io, every device together.")
     s.add_argument("device", nargs="?", metavar="DEV", help="only IO to this device (needs tracing)")
     s.add_argument("-i", "--interval", type=interval_type, default=1.0, help="seconds (default 1)")
     s.add_argument("-c", "--count", type=number(1, 10**9, integer=True), default=None, help="stop after N intervals")

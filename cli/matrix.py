@@ -58,6 +58,8 @@ def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, dict | None]:
             raise BadInput(f"{args.resume} was planned with --repeat {plan.repeat}, not {args.repeat}")
         if getattr(args, "until_verdict", False) and plan.sequential is None:
             raise BadInput(f"{args.resume} was planned with --repeat {plan.repeat}, not --until-verdict")
+        if getattr(args, "trace", False) and not plan.trace:
+            raise BadInput(f"{args.resume} was planned without --trace: its runs so far were not traced")
         return plan, doc
     study = read_study(args.study) if getattr(args, "study", None) else None
     if variants is None and study is not None and study.schedulers:
@@ -74,7 +76,8 @@ def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, dict | None]:
     if getattr(args, "until_verdict", False):
         repeat = args.max_runs
         seq = matrix_sequential_plan(repeat, args.alpha, len(jobs) * (len(variants) - 1))
-    return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime, primary, sequential=seq), None
+    return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime, primary, sequential=seq,
+                      trace=bool(getattr(args, "trace", False))), None
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
@@ -119,6 +122,8 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     else:
         what = (f"{len(plan.jobs)} workload(s) x {len(plan.variants)} variants x {plan.repeat} repeat(s) = "
                 f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
+    if plan.trace:
+        what += ", block-layer tracing over every run"
     eta = "unknown (a command, or a job file without runtime)" if est is None else f"about {format_duration(est)}"
     if plan.sequential and est is not None:
         eta = f"at most {format_duration(est)}"

@@ -71,7 +71,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--repeat", type=REPEAT, default=None, help="runs per variant (default 3)")
     s.add_argument("--trace", action=argparse.BooleanOptionalAction, default=False,
                    help="block-layer tracing over every run: time in the scheduler and device time per variant "
-                        "(iosched's CO-RE tracer, else bpftrace; root; adds CPU per IO, so it is off by default)")
+                        "(per workload and variant in a matrix; `report --plot` draws them) (iosched's CO-RE "
+                        "tracer, else bpftrace; root; adds CPU per IO, so it is off by default)")
     s.add_argument("--drop-caches", action=argparse.BooleanOptionalAction, default=None,
                    help="sync and drop caches before each run (a group may turn it on: --no-drop-caches)")
     s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")

@@ -220,8 +220,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not 0 < args.alpha < 0.5:
         raise BadInput("--alpha must lie between 0 and 0.5")
     check_plot_file(args.plot_file)
-    if args.trace and (args.jobs or args.resume or args.alternate or args.study):
-        raise BadInput("--trace applies to repeated runs, not to a matrix or live alternation")
+    if args.trace and args.alternate:
+        raise BadInput("--trace applies to repeated runs and matrices, not to live alternation")
     if args.resume:
         # The whole file (and its fit to this device) is checked before the device is locked or anything runs;
         # it is read again under the locks, so a file changed meanwhile is checked again.

@@ -19,13 +19,22 @@ from iosched.core.experiment.service import ExperimentPlan, Kind, TargetRequest
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
 from iosched.core.load.replay import ReplayRequest
 from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
-from iosched.tui.job_run import SUGGESTED, TUI_MAX_SIZE
+from iosched.tui.job_run import DEMO_FIRST, SUGGESTED, TUI_MAX_SIZE
 
 CMD_METRIC_START = re.compile(r"[a-z][a-z0-9_]{0,31}=")  # where the next NAME=REGEX of the figure field begins
 SERVED_NOTICE = ("a browser view runs catalog jobs and groups only: commands (cmd:), replays (replay:) and job files "
                  "are refused, even with --allow-writes; run those with `iosched compare` in a terminal")
 # "replay: FILE" or "replay timed: FILE": a capture replayed as the workload (`compare --replay`).
 REPLAY_SPEC = re.compile(r"replay(?:\s+(fast|timed))?:\s*(\S.*)")
+# The job field's hint fits the field at 80 columns (45 wide; the groups are in the list above); its tooltip says
+# it in words.
+SPEC_HINT = "or: jobs, job files, cmd: CMD, replay: FILE"
+SPEC_TOOLTIP = ("Instead of the job above: a catalog group or jobs (comma-separated, `iosched jobs` lists them), "
+                "fio job files, cmd: COMMAND (a command timed under each scheduler), or replay: CAPTURE (a capture "
+                "replayed; replay timed: CAPTURE keeps its timing)")
+# The demo's preset: its contention job (what schedulers are for) at its own runtime, until a verdict, looks at
+# 4 and 6 runs per variant.
+DEMO_RUNTIME_S, DEMO_REPEATS = 10, 6
 
 
 def catalog_only(spec: str) -> bool:
@@ -52,35 +61,40 @@ class CompareForm(Vertical):
     """The form; `plan()` reads it. A browser tab (``served``) takes catalog jobs and groups only."""
 
     def __init__(self, device: str, current: str | None, available: list[str], served: bool,
-                 spec: str = "") -> None:
+                 spec: str = "", demo: bool = False) -> None:
         super().__init__(id="form")
         self.device = device
         self.current = current
         self.available = available
         self.served = served
         self.spec = spec  # the job field's first text (the live screen's last capture: "replay: FILE")
+        self.demo = demo  # `iosched demo`'s sandbox: its contention job preset, until a verdict
 
     def compose(self) -> ComposeResult:
         other = next((s for s in ("bfq", "mq-deadline", "kyber", "none") if s != self.current
                       and s in self.available), None)
         picks = {self.current, other}
-        jobs = [(n, n) for n in SUGGESTED if not CATALOG[n].writes]
+        first = (DEMO_FIRST,) if self.demo else ()
+        jobs = [(n, n) for n in (*first, *SUGGESTED) if n == DEMO_FIRST or not CATALOG[n].writes]
         jobs += [(f"group {g.name} ({len(g.jobs)} jobs)", g.name) for g in GROUPS.values()]
-        jobs += [(j.name, j.name) for j in CATALOG.values() if j.name not in SUGGESTED]
+        jobs += [(j.name, j.name) for j in CATALOG.values() if j.name not in (*first, *SUGGESTED)]
+        preset = jobs[0][1]
         with Horizontal():
             with Vertical(id="left"):
                 yield SchedulerChecklist(self.available, picks, id="schedulers")
                 yield Static("", id="baseline")
             with Vertical(id="right"):
-                yield Select(jobs, value=SUGGESTED[0], allow_blank=False, compact=True, id="job")
-                yield Static(CATALOG[SUGGESTED[0]].description, id="job-info")
-                yield Input(self.spec, placeholder="or: a group or catalog jobs" if self.served
-                            else "or: a group, jobs, job files, cmd: COMMAND or replay: CAPTURE", id="spec")
+                yield Select(jobs, value=preset, allow_blank=False, compact=True, id="job")
+                yield Static(CATALOG[preset].description, id="job-info")
+                spec = Input(self.spec, placeholder="or: a group or catalog jobs" if self.served else SPEC_HINT,
+                             id="spec")
+                spec.tooltip = None if self.served else SPEC_TOOLTIP
+                yield spec
         with Horizontal():
             yield Label("repeats")
-            yield Input("3", id="repeat")
+            yield Input(str(DEMO_REPEATS) if self.demo else "3", id="repeat")
             yield Label("runtime s")
-            yield Input("5", id="runtime")
+            yield Input(str(DEMO_RUNTIME_S) if self.demo else "5", id="runtime")
             if not self.served:  # a browser tab runs no command, so it reads no command's figure
                 yield Label("cmd figure")
                 yield Input(placeholder="NAME=REGEX[:higher|lower]", id="cmd-metric")
@@ -91,7 +105,7 @@ class CompareForm(Vertical):
             yield Label("for s")
             yield Input("30", id="duration")
             # Stop when the verdict is reached, the repeats (or the duration's blocks) being the most it runs.
-            yield MarkedCheckbox("until a verdict", id="until-verdict")
+            yield MarkedCheckbox("until a verdict", self.demo, id="until-verdict")
 
     def on_mount(self) -> None:
         self.name_baseline()

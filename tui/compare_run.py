@@ -22,6 +22,7 @@ from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.targets import Refused
 from iosched.tui.compare_result import result_text
+from iosched.tui.status_line import EXTRA, USEFUL, FittedLine
 
 if TYPE_CHECKING:
     from iosched.core.live.monitor import Monitor
@@ -65,7 +66,7 @@ class RunView(Vertical):
     RunView #progress-row { height: 1; padding: 0 1; }
     RunView ProgressBar, RunView ProgressBar Bar { width: 1fr; }
     RunView #eta { width: auto; padding-left: 1; color: $text-muted; display: none; }
-    RunView #live { height: 1; padding: 0 1; text-wrap: nowrap; text-overflow: ellipsis; }
+    RunView #live { height: 1; padding: 0 1; }
     RunView #so-far { height: auto; padding: 0 1; color: $accent; display: none; }
     RunView #results { height: 1fr; padding: 0 1; }
     """
@@ -83,7 +84,7 @@ class RunView(Vertical):
         with Horizontal(id="progress-row"):
             yield ProgressBar(total=1, show_eta=False, id="progress")
             yield Static("", id="eta")  # a matrix's own estimate, corrected by the runs so far
-        yield Static("", id="live")
+        yield FittedLine(id="live", sep=" · ")  # one row at 80x24: parts left out whole, words never cut
         yield Static("", id="so-far")
         with VerticalScroll(id="results"):
             yield Static("", id="report", markup=False)  # plain text: a model or path may hold "["
@@ -144,18 +145,20 @@ class RunView(Vertical):
         so_far.update("\n".join(f"so far: {t}" for t in lines))
         so_far.display = bool(lines)
 
-    def status(self, text: str) -> None:
-        self.query_one("#live", Static).update(text)
+    def status(self, *parts: str | tuple[str, int]) -> None:
+        """The status row: each part a text that stays (cut after a word if it must) or (text, priority), a part
+        of a higher priority number left out first when the row is short (tui/status_line.py)."""
+        self.query_one("#live", FittedLine).show(*parts)
 
     def live(self, e: Event) -> None:
         rates = self.monitor.last_rates
-        dev = ""
+        dev: list[tuple[str, int]] = []
         if rates is not None and self.device in rates.disks:
             d = rates.disks[self.device]
-            dev = f"   device (sampler) {short_number(d.r_s + d.w_s)} IOPS, r_await {d.r_await:.2f} ms"
+            dev = [(f"device {short_number(d.r_s + d.w_s)} IOPS", USEFUL), (f"r_await {d.r_await:.2f} ms", EXTRA)]
         p = e.progress
         assert p is not None
-        self.status(f"now: {e.variant}   fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs{dev}")
+        self.status(f"now: {e.variant}", f"fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs", *dev)
 
     def show_result(self, doc: dict, saved: Path | None) -> None:
         """The result in the scrolling results pane, from its top (a second run's verdict too)."""

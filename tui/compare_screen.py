@@ -37,6 +37,7 @@ from iosched.tui.compare_form import SERVED_NOTICE, CompareForm, tui_target
 from iosched.tui.compare_run import ExperimentEnded, ExperimentEvent, RunView
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.footer import KeysFooter
+from iosched.tui.status_line import EXTRA
 
 if TYPE_CHECKING:
     from iosched.core.live.monitor import Monitor
@@ -118,9 +119,10 @@ class CompareScreen(Screen[None]):
     """The last finished experiment's document, judged (the result shown)."""
 
     def __init__(self, monitor: Monitor, device: BlockDevice, listener: MessagePump, served: bool = False,
-                 spec: str = "") -> None:
+                 spec: str = "", demo: bool = False) -> None:
         super().__init__()
         self.spec = spec  # the job field's first text
+        self.demo = demo  # the demo's sandbox: the form presets its contention job, until a verdict
         self.monitor = monitor
         self.listener = listener  # gets RunStarted and Finished
         self.served = served  # a browser tab: catalog jobs and groups only, never a command or a file by path
@@ -137,7 +139,7 @@ class CompareScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="title")
-        yield CompareForm(self.device, self.current, self.available, self.served, self.spec)
+        yield CompareForm(self.device, self.current, self.available, self.served, self.spec, self.demo)
         yield self.view
         yield KeysFooter()
 
@@ -170,7 +172,9 @@ class CompareScreen(Screen[None]):
         if self.resumable is not None and message.announce and not self.running:
             _, doc, plan = self.resumable
             jobs = ", ".join(j.name for j in plan.jobs[:3]) + (" …" if len(plan.jobs) > 3 else "")
-            self.view.status(f"unfinished matrix: {len(doc['runs'])} of {plan.runs} runs ({jobs}) · ctrl+e resumes it")
+            # The key stays whatever the width; the jobs go first when the row is short.
+            self.view.status(f"unfinished matrix: {len(doc['runs'])} of {plan.runs} runs", (jobs, EXTRA),
+                             "ctrl+e resumes it")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         # The resume key is shown only when there is something to resume.

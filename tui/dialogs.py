@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import ClassVar, TypeVar
 
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -12,7 +15,24 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from iosched.core.base.cells import cut_at_word
+
 ResultType = TypeVar("ResultType")
+
+
+class CutRow:
+    """A row of fixed columns, then a text cut after a whole word to the width it is drawn at (a resize too),
+    where a plain row would be cut inside a word."""
+
+    def __init__(self, head: str, tail: str) -> None:
+        self.head, self.tail = head, tail
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        room = options.max_width - cell_len(self.head)
+        yield Text(self.head + cut_at_word(self.tail, room), no_wrap=True, overflow="crop")
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(cell_len(self.head) + 12, cell_len(self.head) + cell_len(self.tail))
 
 
 class Dialog(ModalScreen[ResultType]):
@@ -21,10 +41,14 @@ class Dialog(ModalScreen[ResultType]):
     Textual's ModalScreen dims the screen behind it with a translucent background: the live graphs' braille
     and the CPU pane's blocks then show through around the box as stray characters, moving every tick. The
     box is what matters while it is open, so the screen behind it is plain.
+
+    Notifications wait behind a dialog too: at 80x24 a toast (a switch just made before `j`) covered the job
+    picker's bottom rows. They show again on the screen below when the dialog closes, unless they ran out.
     """
 
     DEFAULT_CSS = """
     Dialog { align: center middle; background: $background; }
+    Dialog ToastRack Toast { display: none; }
     """
 
 
@@ -121,8 +145,7 @@ class JobPicker(Dialog[str | None]):
     DEFAULT_CSS = """
     JobPicker > Vertical { width: auto; min-width: 76; max-width: 100%; height: auto; max-height: 90%;
                            border: thick $accent; background: $surface; padding: 0 1; }
-    JobPicker OptionList { width: auto; min-width: 100%; max-width: 100%; height: auto; max-height: 16;
-                           text-wrap: nowrap; text-overflow: ellipsis; }
+    JobPicker OptionList { width: auto; min-width: 100%; max-width: 100%; height: auto; max-height: 16; }
     JobPicker Label { width: auto; max-width: 100%; }
     JobPicker #shows { width: auto; max-width: 100%; color: $text-muted; }
     """
@@ -138,8 +161,8 @@ class JobPicker(Dialog[str | None]):
 
     def compose(self) -> ComposeResult:
         # A name longer than its column (the contention jobs') keeps a space before the W.
-        options = [Option(Text(f"{name:<16} {'W' if writes else ' '} {desc}", no_wrap=True, overflow="ellipsis"),
-                          id=name) for name, desc, writes, _shows in self.jobs]
+        options = [Option(CutRow(f"{name:<16} {'W' if writes else ' '} ", desc), id=name)
+                   for name, desc, writes, _shows in self.jobs]
         with Vertical():
             yield Label(f"[b]{self.device}[/b]: run a job for {self.runtime:g} s (Enter starts, Esc cancels)")
             yield Label(self.target_hint)
@@ -202,9 +225,11 @@ class TunablesScreen(Dialog[tuple[str, str] | None]):
     DEFAULT_CSS = """
     TunablesScreen > Vertical { width: auto; min-width: 60; max-width: 100%; height: auto; max-height: 90%;
                                 border: thick $accent; background: $surface; padding: 0 1; }
-    TunablesScreen OptionList { width: auto; min-width: 100%; max-width: 100%; height: auto; max-height: 20;
-                                text-wrap: nowrap; text-overflow: ellipsis; }
+    /* At 80x24 the list leaves the title and two rows of meaning room inside the box (in rows: a height in vh
+       made the box as tall as the list unbounded). */
+    TunablesScreen OptionList { width: auto; min-width: 100%; max-width: 100%; height: auto; max-height: 16; }
     TunablesScreen Label { width: auto; max-width: 100%; }
+    TunablesScreen #meaning { width: 100%; height: 2; color: $text-muted; }
     TunablesScreen Input { display: none; }
     TunablesScreen Input.-editing { display: block; }
     /* While a value is edited the list gives up rows, so the box stays on a 24-line screen. */
@@ -222,15 +247,19 @@ class TunablesScreen(Dialog[tuple[str, str] | None]):
         for s in self.settings:
             value = f"{s.value} {s.unit}".strip()
             scope = "queue" if s.scope == "queue" else "sched"
-            options.append(Option(Text(f"{s.name:<18} {value:<12} {scope:<6} {s.meaning}", no_wrap=True,
-                                       overflow="ellipsis"), id=s.name))
+            options.append(Option(CutRow(f"{s.name:<18} {value:<12} {scope:<6} ", s.meaning), id=s.name))
         with Vertical():
             yield Label(f"[b]{self.device}[/b]: settings (Enter edits, Esc closes); changes are journaled")
             yield OptionList(*options, id="settings")
+            yield Static("", id="meaning", markup=False)  # the highlighted one's meaning, whole
             yield Input(id="value")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        setting = next((s for s in self.settings if s.name == event.option.id), None)
+        self.query_one("#meaning", Static).update(f"{setting.name}: {setting.meaning}" if setting else "")
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.editing = event.option.id

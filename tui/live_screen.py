@@ -370,7 +370,8 @@ class LiveScreen(MonitorScreen):
 
         from iosched.tui.compare_screen import CompareScreen
 
-        self.compare = CompareScreen(self.monitor, dev, self, served=self.served, spec=self.capturing.spec())
+        self.compare = CompareScreen(self.monitor, dev, self, served=self.served, spec=self.capturing.spec(),
+                                     demo=self.jobs.demo and dev.name == self.focus_device)
         self.app.push_screen(self.compare, closed)
 
     def on_compare_screen_run_started(self, message: CompareScreen.RunStarted) -> None:

@@ -193,12 +193,14 @@ class Tracing(LivePart):
         from iosched.core.trace.probe import TraceView
 
         if isinstance(view, TraceView) and view.running:
-            latest = view.latest
-            cost = ""
-            if latest is not None and latest.cost_us_per_io is not None:
-                cost = f" {latest.cost_us_per_io:.1f}µs/IO"
-            elif view.tracer_cpu is not None:
-                cost = f" {view.tracer_cpu:.1f}%"
+            # What tracing costs: the CO-RE tracer's µs of CPU per IO as last measured (an idle interval has no
+            # figure: it said "0.0%" then); bpftrace's own process's share of one CPU.
+            latest, cost = view.latest, ""
+            if latest is not None and latest.tracer == "libbpf":
+                per_io = view.cost_us_per_io
+                cost = "" if per_io is None else f" {per_io:.1f} µs/IO"
+            elif latest is not None and latest.tracer_cpu is not None:
+                cost = f" (bpftrace {latest.tracer_cpu:.1f}% of a CPU)"
             return f"  ● tracing{cost}"
         return ""
 

@@ -13,38 +13,45 @@ from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
 from iosched.core.present.charts import (
-    bars_data,
-    cpu_data,
+    BarsData,
+    CpuData,
+    LatencyChart,
+    SweepData,
     draw_bars,
     draw_cpu_per_io,
     draw_cpu_stack,
     draw_latency,
     draw_sweep,
-    latency_data,
+    draw_trace,
     percentile_lines,
-    sweeps_data,
+    result_charts,
 )
 from iosched.core.statistics.matrix_judge import as_matrix, judge_matrix
 
 
 class ResultChart(PlotextPlot):
-    """One chart: ``draw`` puts it on this widget's own plot object."""
+    """One chart: ``draw`` puts it on this widget's own plot object, its title fitted to the widget's width (what
+    the title leaves out is the widget's tooltip)."""
 
     DEFAULT_CSS = "ResultChart { height: 18; }"
 
-    def __init__(self, draw: Callable[..., None], *args: object) -> None:
+    def __init__(self, draw: Callable[..., str], *args: object) -> None:
         super().__init__()
         self.draw, self.args = draw, args
+        self.left_out = ""
 
     def render(self) -> RenderResult:
         # plotext 5.3 cannot build a log-scale figure twice: start from a clean figure at each (rare) render.
         self.plt.clear_figure()
-        self.draw(self.plt, *self.args, True)
+        left_out = self.draw(self.plt, *self.args, True, width=self.size.width)
+        if left_out != self.left_out:
+            self.left_out = left_out
+            self.tooltip = left_out or None
         return super().render()
 
 
 class ResultCharts(Vertical):
-    """Every chart a saved experiment or matrix supports, in reading order."""
+    """Every chart a saved experiment or matrix supports, in reading order (core/present/charts.py's)."""
 
     DEFAULT_CSS = "ResultCharts { height: auto; } ResultCharts Horizontal { height: 16; }"
 
@@ -54,15 +61,18 @@ class ResultCharts(Vertical):
         self.judgement = judge_matrix(self.doc, alpha)
 
     def compose(self) -> ComposeResult:
-        j, doc = self.judgement, self.doc
-        yield ResultChart(draw_bars, bars_data(j))
-        for metric in dict.fromkeys([j["primary_metric"], "mb_s"]):
-            for sweep in sweeps_data(doc, j, metric):
-                yield ResultChart(draw_sweep, sweep)
-        for workload, curves in latency_data(doc).items():
-            yield ResultChart(draw_latency, workload, curves)
-            yield Static("\n".join(percentile_lines(curves)))
-        for cpu in cpu_data(j):
-            with Horizontal():
-                yield ResultChart(draw_cpu_stack, cpu)
-                yield ResultChart(draw_cpu_per_io, cpu)
+        for chart in result_charts(self.doc, self.judgement):
+            if isinstance(chart, SweepData):
+                yield ResultChart(draw_sweep, chart)
+            elif isinstance(chart, BarsData):
+                yield ResultChart(draw_bars, chart)
+            elif isinstance(chart, LatencyChart):
+                yield ResultChart(draw_latency, chart.workload, chart.curves)
+                yield Static("\n".join(percentile_lines(chart.curves)))
+            elif isinstance(chart, CpuData):
+                with Horizontal():
+                    yield ResultChart(draw_cpu_stack, chart)
+                    if chart.has_ios:
+                        yield ResultChart(draw_cpu_per_io, chart)
+            else:
+                yield ResultChart(draw_trace, chart)

@@ -47,3 +47,27 @@ def printable(text: str) -> str:
     """Text from outside (a remote host, a saved file) as it may reach a terminal: control characters, escape
     sequences included, shown escaped, never acted on."""
     return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def cut_at_word(text: str, width: int, mark: str = "…") -> str:
+    """``text`` in at most ``width`` columns: whole, or cut after a whole word and ended with ``mark``.
+
+    A bracket the cut would leave open goes with what follows it ("(µs…" says less than nothing); a text
+    whose first words fill less than half the room (one long word: a path) is cut inside that word instead.
+    """
+    if cell_width(text) <= width:
+        return text
+    room = width - cell_width(mark)
+    if room <= 0:
+        return head_cells(mark, width)
+    head = head_cells(text, room)
+    rest = text[len(head):]
+    cut = head
+    if not rest.startswith(" ") and not head.endswith(" ") and " " in head.strip():  # a word cut in two goes
+        cut = head[: head.rstrip().rfind(" ")]
+    if cut.count("(") > cut.count(")"):
+        cut = cut[: cut.rfind("(")]
+    cut = cut.rstrip(" ,;:(·-—")
+    if cell_width(cut) < room // 2:
+        cut = head
+    return cut + mark

@@ -399,6 +399,7 @@ class MatrixDoc(_Document):
     order: list[tuple[str, str]] = field(metadata={"doc": "[workload, variant] of every slot, in run order"})
     sequential: MatrixSequentialDoc | None = field(
         default=None, metadata={"doc": "--until-verdict: the boundary; repeat is then the most runs per cell"})
+    traced: bool = field(default=False, metadata={"doc": "--trace: each run carries its block-layer histograms"})
     target: TargetDoc | None
     original: dict[str, str] | None = None
     runs: list[MatrixRunDoc] = field(metadata={"item": "run"})

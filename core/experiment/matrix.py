@@ -43,7 +43,7 @@ from iosched.core.documents.saved import Bad, check_matrix, decode_json, need, s
 from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.results import saved_matrices
-from iosched.core.experiment.runner import Event, Workload, _one_run, puts_back, sysinfo
+from iosched.core.experiment.runner import Event, Workload, _add_trace, _one_run, puts_back, shielded, sysinfo
 from iosched.core.experiment.study import CmdJob, command_workload
 from iosched.core.experiment.variants import Configurator, check_variants
 from iosched.core.kernel.devices import read_device
@@ -54,6 +54,7 @@ from iosched.core.settings.writes import drop_caches as drop_page_cache
 from iosched.core.statistics.matrix_judge import primaries
 from iosched.core.statistics.matrix_sequential import State, look_line, state
 from iosched.core.statistics.sequential import look_schedule
+from iosched.core.trace.runs import RunTracer
 
 # Seconds a run costs beyond its runtime: fio's start and file layout, the switch, the samples.
 RUN_OVERHEAD_S = 1.0
@@ -153,6 +154,7 @@ class MatrixPlan:
     order: list[tuple[int, int]] = field(default_factory=list)
     sequential: Doc | None = None  # --until-verdict: the boundary (core/statistics/matrix_sequential.py); repeat is
     # then the most runs per cell
+    trace: bool = False  # --trace: block-layer tracing over every run, as a compare's (a resume traces on)
 
     def __post_init__(self) -> None:
         if not self.jobs:
@@ -192,7 +194,7 @@ class MatrixPlan:
                 "drop_caches": self.drop_caches, "settle_s": self.settle, "job_runtime_s": self.runtime,
                 "primary_metric": self.primary or "iops", **self._own_primaries(),
                 "order": [[self.jobs[w].name, self.variants[v].label] for w, v in self.order],
-                **({"sequential": self.sequential} if self.sequential else {})}
+                **({"sequential": self.sequential} if self.sequential else {}), "traced": self.trace}
 
     @property
     def fio_jobs(self) -> list[Job | JobFile]:
@@ -258,9 +260,10 @@ def _plan(doc: object) -> MatrixPlan:
     seq = d.get("sequential")
     if seq is not None:
         seq = _boundary(decode(MatrixSequentialDoc, seq, "sequential"), repeat, len(jobs) * (len(variants) - 1))
+    traced = decode(bool, d.get("traced", False), "traced")
     try:
         plan = MatrixPlan(variants, jobs, repeat, drop, settle, runtime, None if own is not None else str(primary),
-                          order, seq)
+                          order, seq, traced)
     except BadInput as e:
         raise Bad(str(e)) from None
     need(sorted(plan.order) == sorted(plan_order(len(jobs), len(variants), plan.repeat)),
@@ -371,11 +374,13 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | 
     the document after each run.
 
     The device gets its starting configuration back at the end, on cancel and on a signal; the target's
-    scratch files are removed.
+    scratch files are removed. A traced plan has one tracer over the whole matrix, each run's window cut from it
+    (core/trace/runs.py), as a compare's.
     """
     ctl = ctl or Control()
     emit = on_event or (lambda e: None)
     saved = on_saved or (lambda d: None)
+    tracer: RunTracer | None = None
     try:
         check_variants(device, plan.variants, root)
         if doc is None:
@@ -383,6 +388,9 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | 
         ctl.doc = doc
         cfg = Configurator(device, plan.variants, root)
         monitor = Monitor(root=root, capacity=1)  # the run windows' edges
+        if plan.trace:
+            tracer = RunTracer(device, root)
+            tracer.start()  # TracingUnavailable/TracingFailed: one sentence, nothing changed yet
     except BaseException:
         if target is not None:
             target.release(root)  # the matrix owns its target from the call on, even when it cannot start
@@ -428,6 +436,8 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | 
                 emit(Event("run-start", slot, plan.runs, label, text=_eta_text(plan, left(todo[k:]), spent)))
                 # Progress events name the cell (workload and variant), not the variant alone.
                 run = _one_run(device, v, config, wl, monitor, ctl, root, _naming(emit, label), slot, plan.runs)
+                if tracer is not None:
+                    _add_trace(run, tracer, doc)
                 run["start"] = run["start"] - t_origin + offset
                 run["end"] = run["end"] - t_origin + offset
                 run["slot"], run["workload"] = slot, job.name
@@ -447,6 +457,9 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | 
                     break
             doc["status"] = "final"
     finally:
+        if tracer is not None:
+            with shielded():
+                tracer.stop()
         saved(doc)
     emit(Event("done"))
     return doc

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import textwrap
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from typing import Any, Protocol
 
 import plotext
 
+from iosched.core.base.cells import cut_at_word
 from iosched.core.base.units import si
 from iosched.core.documents.metrics import metric_words
 from iosched.core.documents.schema_version import Doc
@@ -31,6 +33,7 @@ COLORS = ("blue+", "orange+", "green+", "magenta+", "cyan+", "red+")
 CPU_PARTS = (("cpu_usr", "usr"), ("cpu_sys", "sys"), ("cpu_iowait", "iowait"), ("cpu_irq", "irq"),
              ("cpu_soft", "soft"))
 PERCENTILES = ((50.0, "p50"), (99.0, "p99"), (99.9, "p99.9"))
+WHISKERS = "whiskers the 95% CI"
 
 
 # --- the numbers --------------------------------------------------------------------------------------------
@@ -47,9 +50,15 @@ class Series:
 
 @dataclass(frozen=True)
 class BarsData:
-    title: str
+    title: str  # what the chart shows: kept whole when the plot is wide enough for it alone
     groups: list[str]
     series: list[Series]
+    notes: tuple[str, ...] = ()  # how to read it: after the title where there is room, else under the chart
+
+
+@dataclass(frozen=True)
+class SweepData(BarsData):
+    """A sweep: the groups are request sizes (``Series.x`` in bytes), drawn as lines on a log axis."""
 
 
 def _metric_title(metric: str) -> str:
@@ -69,17 +78,37 @@ def _cell_value(cell: Doc, metric: str) -> tuple[float, float, float]:
     return float(mean), float(lo), float(hi)
 
 
-def bars_data(judgement: Doc, metric: str | None = None) -> BarsData:
+def bars_data(judgement: Doc, metric: str | None = None, workloads: list[str] | None = None) -> BarsData:
     """Per workload (group) one bar per variant: the mean and its 95% CI, exactly as the table shows them."""
     metric = metric or judgement["primary_metric"]
+    names = judgement["workloads"] if workloads is None else workloads
     cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
     series = []
     for v in judgement["variants"]:
-        vals = [_cell_value(cells[(w, v)], metric) for w in judgement["workloads"]]
+        vals = [_cell_value(cells[(w, v)], metric) for w in names]
         series.append(Series(v, [float(i + 1) for i in range(len(vals))], [m for m, _, _ in vals],
                              [lo for _, lo, _ in vals], [hi for _, _, hi in vals]))
-    return BarsData(f"{_metric_title(metric)}: mean per workload, whiskers the 95% CI", judgement["workloads"],
-                    series)
+    return BarsData(f"{_metric_title(metric)}: mean per workload", list(names), series, (WHISKERS,))
+
+
+def bars_charts(judgement: Doc) -> list[BarsData]:
+    """One bar chart per metric the workloads are judged on, each over the workloads judged on it and measured
+    (a study's fio jobs on IOPS, its commands on wall time or a figure of their own: no empty slots), and the
+    commands' wall time when a figure of their own is what they are judged on."""
+    cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
+    variants = judgement["variants"]
+
+    def measured(w: str, metric: str) -> bool:
+        return any(not math.isnan(_cell_value(cells[(w, v)], metric)[0]) for v in variants)
+
+    by_metric: dict[str, list[str]] = {}
+    for w in judgement["workloads"]:
+        metric = cells[(w, variants[0])]["metric"]
+        if measured(w, metric):
+            by_metric.setdefault(metric, []).append(w)
+    timed = by_metric.setdefault("wall_s", [])
+    timed += [w for w in judgement["workloads"] if w not in timed and measured(w, "wall_s")]
+    return [bars_data(judgement, m, ws) for m, ws in by_metric.items() if ws]
 
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmg]?)i?b?$", re.IGNORECASE)
@@ -92,7 +121,7 @@ def _bytes(bs: str) -> float | None:
     return float(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
 
 
-def sweeps_data(doc: Doc, judgement: Doc, metric: str) -> list[BarsData]:
+def sweeps_data(doc: Doc, judgement: Doc, metric: str) -> list[SweepData]:
     """Workloads that differ only in request size, as lines against it (one chart per sweep)."""
     families: dict[tuple[tuple[str, Any], ...], list[tuple[float, str]]] = {}
     for w in doc["workloads"]:
@@ -116,8 +145,8 @@ def sweeps_data(doc: Doc, judgement: Doc, metric: str) -> list[BarsData]:
                                  [hi for _, _, hi in vals]))
         if all(math.isnan(y) for s in series for y in s.y):
             continue  # the metric was not measured: no chart rather than empty axes
-        out.append(BarsData(f"{rw}: {_metric_title(metric)} against request size (log), whiskers the 95% CI",
-                            [_size_label(s) for s, _ in members], series))
+        out.append(SweepData(f"{rw}: {_metric_title(metric)} against request size (log)",
+                             [_size_label(s) for s, _ in members], series, (WHISKERS,)))
     return out
 
 
@@ -182,11 +211,24 @@ def latency_data(doc: Doc) -> dict[str, list[LatencyCurve]]:
 
 
 @dataclass(frozen=True)
+class LatencyChart:
+    """One workload's completion-latency curves, one per variant."""
+
+    workload: str
+    curves: list[LatencyCurve]
+
+
+@dataclass(frozen=True)
 class CpuData:
     workload: str
     variants: list[str]
     parts: dict[str, list[float]]  # "usr" -> per variant mean %
     per_io: Series  # CPU µs per IO, mean and CI per variant
+
+    @property
+    def has_ios(self) -> bool:
+        """False for a command (it counts no IOs): its chart is the CPU stack alone, no empty per-IO bars."""
+        return any(not math.isnan(y) for y in self.per_io.y)
 
 
 def cpu_data(judgement: Doc) -> list[CpuData]:
@@ -234,6 +276,9 @@ def _figure(width: int, height: int, color: bool) -> Iterator[PlotextFigure]:
     with _PLOTEXT:
         plotext.clear_figure()
         try:
+            # plotext shrinks a figure to the terminal it runs in: a chart written to a file, or into a pipe
+            # (where the "terminal" is 80 columns), keeps the width it was asked for.
+            plotext.limit_size(False, False)
             plotext.plot_size(width, height)
             plotext.theme("pro" if color else "clear")
             yield plotext
@@ -244,6 +289,40 @@ def _figure(width: int, height: int, color: bool) -> Iterator[PlotextFigure]:
 def _finish(color: bool) -> str:
     text = str(plotext.build())
     return text if color else str(plotext.uncolorize(text))
+
+
+# A title is centred on the canvas, which is the plot less its y axis (tick labels and line): ours are at most
+# 8 columns, so a title this much narrower than the plot always fits.
+TITLE_MARGIN = 10
+
+
+def fit_title(title: str, notes: tuple[str, ...] = (), width: int | None = None) -> tuple[str, str]:
+    """The title to give plotext for a plot ``width`` columns wide, and what it leaves out (said under the chart).
+
+    plotext leaves out, whole, a title wider than its canvas. So the title goes with as many of its notes as fit;
+    a title too wide alone is cut at a word and ends in "…", and what is left out then is the whole title.
+    """
+    whole = ", ".join((title, *notes))
+    if width is None:
+        return whole, ""
+    room = max(width - TITLE_MARGIN, 8)
+    shown, k = title, 0
+    while k < len(notes) and len(shown) + 2 + len(notes[k]) <= room:
+        shown, k = f"{shown}, {notes[k]}", k + 1
+    if len(shown) <= room:
+        return shown, ", ".join(notes[k:])
+    return cut_at_word(title, room), whole
+
+
+def _title(fig: PlotextFigure, title: str, notes: tuple[str, ...], width: int | None) -> str:
+    shown, rest = fit_title(title, notes, width)
+    fig.title(shown)
+    return rest
+
+
+def _under(text: str, rest: str, width: int) -> str:
+    """A rendered chart, with what its title left out under it (wrapped at words to the chart's width)."""
+    return text + ("\n" + textwrap.fill(rest, width, initial_indent="  ", subsequent_indent="  ") if rest else "")
 
 
 def _y_from_zero(fig: PlotextFigure, series: list[Series]) -> None:
@@ -268,10 +347,11 @@ def _whiskers(fig: PlotextFigure, xs: list[float], s: Series, color: str | None)
 
 
 # Each draw_* puts one chart on a plot object it is given (a figure of its own here, a textual-plotext
-# widget's plot in the TUI); each render_* gives it a fresh figure and returns the text.
+# widget's plot in the TUI), its title fitted to ``width`` when given, and returns what the title left out;
+# each render_* gives it a fresh figure and returns the text, with that under the chart.
 
 
-def draw_bars(fig: PlotextFigure, data: BarsData, color: bool = False) -> None:
+def draw_bars(fig: PlotextFigure, data: BarsData, color: bool = False, width: int | None = None) -> str:
     n = len(data.series)
     w = 0.8 / max(n, 1)
     for i, s in enumerate(data.series):
@@ -282,13 +362,13 @@ def draw_bars(fig: PlotextFigure, data: BarsData, color: bool = False) -> None:
         _whiskers(fig, xs, s, "red+" if color else None)
     _y_from_zero(fig, data.series)
     fig.xticks([float(i + 1) for i in range(len(data.groups))], data.groups)
-    fig.title(data.title)
+    return _title(fig, data.title, data.notes, width)
 
 
 def render_bars(data: BarsData, width: int = 100, height: int = 20, color: bool = False) -> str:
     with _figure(width, height, color) as fig:
-        draw_bars(fig, data, color)
-        return _finish(color)
+        rest = draw_bars(fig, data, color, width)
+        return _under(_finish(color), rest, width)
 
 
 SWEEP_HEADROOM = 1.25  # a sweep's y axis: the largest mean and a quarter more
@@ -302,7 +382,7 @@ def sweep_top(series: list[Series]) -> tuple[float, bool]:
     return top, any(h > top for s in series for h in s.high if not math.isnan(h))
 
 
-def draw_sweep(fig: PlotextFigure, data: BarsData, color: bool = False) -> None:
+def draw_sweep(fig: PlotextFigure, data: BarsData, color: bool = False, width: int | None = None) -> str:
     fig.xscale("log")
     top, clipped = sweep_top(data.series)
     for i, s in enumerate(data.series):
@@ -315,28 +395,33 @@ def draw_sweep(fig: PlotextFigure, data: BarsData, color: bool = False) -> None:
     ticks = [top * i / 4 for i in range(5)]
     fig.yticks(ticks, ["0" if t == 0 else si(t) for t in ticks])
     fig.xticks(data.series[0].x, data.groups)
-    fig.title(data.title + (" (95% CI whiskers clipped at the top)" if clipped else ""))
+    notes = tuple(f"{n}, clipped at the top" if clipped and n == WHISKERS else n for n in data.notes)
+    if clipped and WHISKERS not in data.notes:
+        notes += ("whiskers clipped at the top",)
+    return _title(fig, data.title, notes, width)
 
 
 def render_sweep(data: BarsData, width: int = 100, height: int = 18, color: bool = False) -> str:
     with _figure(width, height, color) as fig:
-        draw_sweep(fig, data, color)
-        return _finish(color)
+        rest = draw_sweep(fig, data, color, width)
+        return _under(_finish(color), rest, width)
 
 
-def draw_latency(fig: PlotextFigure, workload: str, curves: list[LatencyCurve], color: bool = False) -> None:
+def draw_latency(fig: PlotextFigure, workload: str, curves: list[LatencyCurve], color: bool = False,
+                 width: int | None = None) -> str:
     fig.xscale("log")
     for i, c in enumerate(curves):
         c_color = COLORS[i % len(COLORS)] if color else None
         fig.plot(c.us, c.cdf, label=c.label, marker=LINE_MARKERS[i % len(LINE_MARKERS)], color=c_color)
         pts = [(c.marks[name], q) for q, name in PERCENTILES if c.marks.get(name)]
         fig.scatter([p[0] for p in pts], [p[1] for p in pts], marker="◆" if color else "@", color=c_color)
-    fig.title(f"{workload}: completion latency CDF (µs, log), {'◆' if color else '@'} at p50 / p99 / p99.9")
     fig.ylim(0, 100)
     lo = min(c.us[0] for c in curves)
     hi = max(c.us[-1] for c in curves)
     decades = [10.0**k for k in range(math.floor(math.log10(max(lo, 1e-3))), math.ceil(math.log10(hi)) + 1)]
     fig.xticks(decades, [_us(d) for d in decades])
+    return _title(fig, f"{workload}: completion latency CDF (µs, log)",
+                  (f"{'◆' if color else '@'} at p50 / p99 / p99.9",), width)
 
 
 def percentile_lines(curves: list[LatencyCurve]) -> list[str]:
@@ -348,8 +433,8 @@ def percentile_lines(curves: list[LatencyCurve]) -> list[str]:
 def render_latency(workload: str, curves: list[LatencyCurve], width: int = 100, height: int = 18,
                    color: bool = False) -> str:
     with _figure(width, height, color) as fig:
-        draw_latency(fig, workload, curves, color)
-        return _finish(color) + "\n" + "\n".join(percentile_lines(curves))
+        rest = draw_latency(fig, workload, curves, color, width)
+        return _under(_finish(color), rest, width) + "\n" + "\n".join(percentile_lines(curves))
 
 
 def _us(x: float | None) -> str:
@@ -360,68 +445,79 @@ def _us(x: float | None) -> str:
     return f"{x / 1000:.3g} ms" if x >= 1000 else f"{x:.3g} µs"
 
 
-def draw_cpu_stack(fig: PlotextFigure, data: CpuData, color: bool = False) -> None:
+def draw_cpu_stack(fig: PlotextFigure, data: CpuData, color: bool = False, width: int | None = None) -> str:
     names = [name for _, name in CPU_PARTS]
     stacks = [[0.0 if math.isnan(x) else x for x in data.parts[name]] for name in names]
     fig.stacked_bar(data.variants, stacks, labels=names,
                     color=list(COLORS[: len(names)]) if color else None,
                     marker=None if color else list(BAR_MARKERS[: len(names)]))
-    fig.title(f"{data.workload}: CPU % (usr sys iowait irq soft)")
+    return _title(fig, f"{data.workload}: CPU %", (), width)  # its legend names the parts
 
 
-def draw_cpu_per_io(fig: PlotextFigure, data: CpuData, color: bool = False) -> None:
+def draw_cpu_per_io(fig: PlotextFigure, data: CpuData, color: bool = False, width: int | None = None) -> str:
     ys = [0.0 if math.isnan(y) else y for y in data.per_io.y]
     fig.bar(data.variants, ys, marker=None if color else BAR_MARKERS[1])
     _whiskers(fig, data.per_io.x, data.per_io, "red+" if color else None)
     _y_from_zero(fig, [data.per_io])
-    fig.title("CPU µs per IO, whiskers the 95% CI")
+    return _title(fig, "CPU µs per IO", (WHISKERS,), width)  # beside the stack, which names the workload
 
 
 def render_cpu(data: CpuData, width: int = 100, height: int = 16, color: bool = False) -> str:
+    """The CPU stack beside CPU time per IO; a command's stack alone, the whole width (it counts no IOs)."""
+    if not data.has_ios:
+        with _figure(width, height, color) as whole:
+            rest = draw_cpu_stack(whole, data, color, width)
+            return _under(_finish(color), rest, width)
     with _figure(width // 2, height, color) as left:
-        draw_cpu_stack(left, data, color)
+        rest_a = draw_cpu_stack(left, data, color, width // 2)
         a = _finish(color).splitlines()
     with _figure(width - width // 2, height, color) as right:
-        draw_cpu_per_io(right, data, color)
+        rest_b = draw_cpu_per_io(right, data, color, width - width // 2)
         b = _finish(color).splitlines()
-    return "\n".join([x + y for x, y in zip(a, b)] + a[len(b):])
+    rest = "; ".join(r for r in (rest_a, rest_b and f"CPU µs per IO: {rest_b}") if r)
+    return _under("\n".join([x + y for x, y in zip(a, b)] + a[len(b):]), rest, width)
 
 
 @dataclass(frozen=True)
 class TraceHistogram:
-    """One traced time's distribution per variant (``--trace``): the share of IOs in each log2 bucket."""
+    """One traced time's distribution per variant (``--trace``) in one workload: the share of IOs in each log2
+    bucket."""
 
     part: str  # "sched_us" or "device_us"
     lows: list[int]  # each bucket's lower bound, µs (0: under 1 µs)
     shares: dict[str, list[float]]  # variant -> % of its traced IOs in each bucket
     ios: dict[str, int]
+    workload: str = ""
 
 
 TRACE_PARTS = (("sched_us", "time in the scheduler"), ("device_us", "device time"))
+TRACE_BUCKETS = [0, *(1 << k for k in range(24))]  # µs: under 1, then powers of two to 8 s
 
 
 def trace_data(doc: Doc) -> list[TraceHistogram]:
-    """Per traced time, each variant's buckets summed over its valid runs (block-layer tracing, --trace)."""
+    """Per workload and traced time, each variant's buckets summed over its valid runs (block-layer tracing,
+    --trace): a compare's one workload, or each of a matrix's."""
     labels = [v["label"] for v in doc["variants"]]
+    names = [w["name"] for w in doc.get("workloads") or []] or [""]
     out = []
-    for part, _title in TRACE_PARTS:
-        counts: dict[str, dict[int, int]] = {}
-        for r in doc["runs"]:
-            rows = (r.get("trace") or {}).get(part) if r.get("valid", True) else None
-            for row in rows or []:
-                low, _high, n = row
-                into = counts.setdefault(r["variant"], {})
-                into[int(low)] = into.get(int(low), 0) + int(n)
-        if not counts:
-            continue
-        lows = sorted({low for c in counts.values() for low in c})
-        # Every bucket between the first and the last, empty ones too: the x axis is a log scale.
-        lows = [0, *(1 << k for k in range(24))]
-        used = [low for low in lows if any(c.get(low) for c in counts.values())]
-        lows = lows[lows.index(used[0]): lows.index(used[-1]) + 1]
-        shares = {v: [100.0 * counts[v].get(low, 0) / max(1, sum(counts[v].values())) for low in lows]
-                  for v in labels if v in counts}
-        out.append(TraceHistogram(part, lows, shares, {v: sum(counts[v].values()) for v in shares}))
+    for workload in names:
+        runs = [r for r in doc["runs"] if r.get("workload", "") == workload or len(names) == 1]
+        for part, _title in TRACE_PARTS:
+            counts: dict[str, dict[int, int]] = {}
+            for r in runs:
+                rows = (r.get("trace") or {}).get(part) if r.get("valid", True) else None
+                for row in rows or []:
+                    low, _high, n = row
+                    into = counts.setdefault(r["variant"], {})
+                    into[int(low)] = into.get(int(low), 0) + int(n)
+            used = [low for low in TRACE_BUCKETS if any(c.get(low) for c in counts.values())]
+            if not used:
+                continue
+            # Every bucket between the first and the last, empty ones too: the x axis is a log scale.
+            lows = TRACE_BUCKETS[TRACE_BUCKETS.index(used[0]): TRACE_BUCKETS.index(used[-1]) + 1]
+            shares = {v: [100.0 * counts[v].get(low, 0) / max(1, sum(counts[v].values())) for low in lows]
+                      for v in labels if v in counts}
+            out.append(TraceHistogram(part, lows, shares, {v: sum(counts[v].values()) for v in shares}, workload))
     return out
 
 
@@ -432,34 +528,54 @@ def _bucket_label(low: int) -> str:
     return str(low) if low < 1024 else f"{low >> 10}k" if low < 1 << 20 else f"{low >> 20}M"
 
 
-def draw_trace(fig: PlotextFigure, data: TraceHistogram, color: bool = False) -> None:
+def draw_trace(fig: PlotextFigure, data: TraceHistogram, color: bool = False, width: int | None = None) -> str:
     labels = [_bucket_label(low) for low in data.lows]
     variants = list(data.shares)
     fig.multiple_bar(labels, [data.shares[v] for v in variants], labels=variants,
                      marker=None if color else [BAR_MARKERS[i % len(BAR_MARKERS)] for i in range(len(variants))],
                      color=[COLORS[i % len(COLORS)] for i in range(len(variants))] if color else None)
-    title = dict(TRACE_PARTS)[data.part]
-    fig.title(f"{title} (block-layer tracing): % of IOs per log2 bucket, µs")
     fig.ylim(0, max((x for s in data.shares.values() for x in s), default=1.0) * 1.08 or 1.0)
+    title = f"{dict(TRACE_PARTS)[data.part]} (block-layer tracing)"
+    return _title(fig, f"{data.workload}: {title}" if data.workload else title, ("% of IOs per log2 µs bucket",),
+                  width)
 
 
 def render_trace(data: TraceHistogram, width: int = 100, height: int = 16, color: bool = False) -> str:
     ios = "  ".join(f"{v}: {si(n)} IOs traced" for v, n in data.ios.items())
     with _figure(width, height, color) as fig:
-        draw_trace(fig, data, color)
-        return _finish(color) + "\n  " + ios
+        rest = draw_trace(fig, data, color, width)
+        return _under(_finish(color), rest, width) + "\n  " + ios
+
+
+# --- every chart of a result --------------------------------------------------------------------------------
+
+Chart = BarsData | LatencyChart | CpuData | TraceHistogram  # a SweepData is a BarsData drawn as a sweep
+
+
+def result_charts(doc: Doc, judgement: Doc) -> list[Chart]:
+    """Every chart the result supports, in reading order: what both front ends draw."""
+    out: list[Chart] = list(bars_charts(judgement))
+    for metric in dict.fromkeys([judgement["primary_metric"], "mb_s"]):
+        out += sweeps_data(doc, judgement, metric)
+    out += [LatencyChart(w, curves) for w, curves in latency_data(doc).items()]
+    out += cpu_data(judgement)
+    out += trace_data(doc)
+    return out
+
+
+def render_chart(chart: Chart, width: int = 100, color: bool = False) -> str:
+    if isinstance(chart, SweepData):
+        return render_sweep(chart, width, color=color)
+    if isinstance(chart, BarsData):
+        return render_bars(chart, width, color=color)
+    if isinstance(chart, LatencyChart):
+        return render_latency(chart.workload, chart.curves, width, color=color)
+    if isinstance(chart, CpuData):
+        return render_cpu(chart, width, color=color)
+    return render_trace(chart, width, color=color)
 
 
 def all_charts(doc: Doc, judgement: Doc, width: int = 100, color: bool = False) -> list[str]:
-    """Every chart the result supports, in reading order."""
+    """Every chart the result supports, in reading order, as text ``width`` columns wide (at least 60)."""
     width = max(60, width)
-    out = [render_bars(bars_data(judgement), width, color=color)]
-    primary = judgement["primary_metric"]
-    for metric in dict.fromkeys([primary, "mb_s"]):
-        out += [render_sweep(s, width, color=color) for s in sweeps_data(doc, judgement, metric)]
-    for w, curves in latency_data(doc).items():
-        out.append(render_latency(w, curves, width, color=color))
-    out += [render_cpu(c, width, color=color) for c in cpu_data(judgement)]
-    out += [render_trace(t, width, color=color) for t in trace_data(doc)]
-    return out
-
+    return [render_chart(c, width, color) for c in result_charts(doc, judgement)]

@@ -321,10 +321,11 @@ class TraceSample:
     cost_us_per_io: float | None = None
 
     def cost_text(self) -> str:
-        """Which tracer runs and what it costs, for a header: "CO-RE tracer 1.3 µs/IO", "bpftrace 0.4% CPU"."""
+        """Which tracer runs and what it costs, for a header: "CO-RE tracer 1.3 µs/IO", "bpftrace 0.4% of a CPU"
+        (bpftrace's process alone: the time its programs run in the kernel is not known)."""
         if self.tracer == "libbpf":
             return "CO-RE tracer" + ("" if self.cost_us_per_io is None else f" {self.cost_us_per_io:.1f} µs/IO")
-        return "bpftrace" + ("" if self.tracer_cpu is None else f" {self.tracer_cpu:.1f}% CPU")
+        return "bpftrace" + ("" if self.tracer_cpu is None else f" {self.tracer_cpu:.1f}% of a CPU")
 
     def to_json(self, wall_time: float, only: set[str] | None = None) -> dict[str, Any]:
         return {"time": round(wall_time, 3), "interval": round(self.interval, 4), "tracer": self.tracer,

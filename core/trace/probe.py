@@ -34,6 +34,23 @@ class TraceView:
         return self.samples[-1] if self.samples else None
 
     @property
+    def cost_us_per_io(self) -> float | None:
+        """The CO-RE tracer's cost per IO as last measured: an idle interval issues no request to spread its CPU
+        over, so it has no figure of its own (None before the first interval with IO, and for bpftrace)."""
+        return next((s.cost_us_per_io for s in reversed(self.samples) if s.cost_us_per_io is not None), None)
+
+    def cost_text(self) -> str:
+        """Which tracer runs and what it costs, for a header: "CO-RE tracer 1.3 µs/IO" (the last measured),
+        "bpftrace 0.4% of a CPU"; "" before the first interval."""
+        latest = self.latest
+        if latest is None:
+            return ""
+        if latest.tracer == "libbpf":
+            cost = self.cost_us_per_io
+            return "CO-RE tracer" + ("" if cost is None else f" {cost:.1f} µs/IO")
+        return latest.cost_text()
+
+    @property
     def dropped_requests(self) -> int:
         """Requests the tracer could not time, over the samples kept."""
         return sum(s.dropped_requests for s in self.samples)

@@ -305,6 +305,38 @@ def test_compare_with_trace_records_scheduler_and_device_time_per_run(loopdev, t
     assert loopdev.current() == loopdev.initial_scheduler  # put back
 
 
+def test_a_traced_matrix_keeps_each_runs_histograms_and_plots_them_per_workload(loopdev, tmp_path):
+    """`compare --jobs … --trace`: each run carries its block-layer figures as a compare's do, and `report --plot`
+    draws the histograms per workload and variant."""
+    need_tracing()
+    saved = tmp_path / "matrix.json"
+    r = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", loopdev.name, "--schedulers", "none,bfq",
+                        "--jobs", "4k-randread,4k-read", "--runtime", "1", "--size", "16M", "--repeat", "2",
+                        "--settle", "0.2", "--trace", "--save", str(saved)], capture_output=True, text=True,
+                       timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert "block-layer tracing over every run" in r.stderr
+    doc = json.loads(saved.read_text())
+    assert doc["traced"] is True and not [n for n in doc["notes"] if not n.startswith("busy machine")]
+    assert len(doc["runs"]) == 8
+    for run in doc["runs"]:
+        assert run["valid"] and run["trace"]["ios"] > 0 and run["trace"]["device_us"]
+        assert run["trace"]["ios"] == pytest.approx(run["metrics"]["dev_ios"], rel=0.05)
+        assert run["metrics"]["device_p50_us"] > 0 and "tracer_cpu" in run["metrics"]
+        if run["variant"] == "none":
+            assert run["metrics"]["sched_p99_us"] == 0.0
+    assert any(run["metrics"]["sched_p99_us"] > 0 for run in doc["runs"] if run["variant"] == "bfq")
+    assert loopdev.current() == loopdev.initial_scheduler  # put back
+    plot = subprocess.run([sys.executable, "-m", "iosched.cli", "report", str(saved), "--plot"],
+                          capture_output=True, text=True, timeout=60, env={**os.environ, "COLUMNS": "100"})
+    assert plot.returncode == 0, plot.stderr
+    for workload in ("4k-randread", "4k-read"):
+        assert f"{workload}: time in the scheduler (block-layer tracing)" in plot.stdout
+        assert f"{workload}: device time (block-layer tracing)" in plot.stdout
+    traced = [line for line in plot.stdout.splitlines() if "IOs traced" in line]
+    assert len(traced) == 4 and all("none: " in line and "bfq: " in line for line in traced)
+
+
 def test_trace_refused_with_live_alternation(loopdev):
     need_real()
     r = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", loopdev.name, "--schedulers", "none,bfq",

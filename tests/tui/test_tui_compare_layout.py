@@ -10,13 +10,16 @@ from __future__ import annotations
 import random
 
 import pytest
+from textual.widgets import Input, Select
 from tui_support import SteppedSampler, populated_tree, screen_text, set_counters
 
 from iosched.core.experiment.runner import Event
 from iosched.core.experiment.variants import plan_order
+from iosched.core.load.fio import FioProgress
 from iosched.core.statistics.verdict import RunningVerdict, judge
 from iosched.tui.app import IoschedApp
-from iosched.tui.checklist import SchedulerChecklist
+from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
+from iosched.tui.compare_form import CompareForm
 from iosched.tui.compare_run import ExperimentEnded, ExperimentEvent
 from iosched.tui.compare_screen import CompareScreen
 from iosched.tui.dialogs import HelpScreen
@@ -176,3 +179,58 @@ async def test_help_is_the_same_key_on_the_main_and_compare_screens(tmp_path):
         assert isinstance(app.screen, HelpScreen)
         # What the compare screen's figures mean, not the main screen's.
         assert "The verdict" in help_text(app) and "as iostat -x" not in help_text(app)
+
+
+# ---- what a newcomer reads at 80 columns ----------------------------------------------------------------
+async def test_the_job_field_hint_and_the_progress_line_keep_whole_words_at_80x24(tmp_path):
+    """The job field's hint was cut ("… cmd: COMMAND or"), the progress line mid-figure ("r_await 0.…"): the
+    hint fits, and the line leaves out whole parts, never cutting one."""
+    app = fixture_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_compare(tmp_path, pilot, app)
+        assert "or: jobs, job files, cmd: CMD, replay: FILE" in rows(app)
+        progress = FioProgress(elapsed=2.0, iops=156e3, read_iops=156e3, write_iops=0.0, mb_s=610.0,
+                               clat_mean_us=225.0)
+        screen.view.show(Event("progress", 0, 6, "mq-deadline", progress=progress))
+        await pilot.pause()
+        (line,) = [r for r in screen_text(app) if "now: mq-deadline" in r]
+        assert line.strip() == "now: mq-deadline · fio 156k IOPS, clat 225 µs · device 100 IOPS", line
+        await pilot.resize_terminal(120, 24)
+        await pilot.pause()
+        (line,) = [r for r in screen_text(app) if "now: mq-deadline" in r]
+        assert line.strip().endswith("device 100 IOPS · r_await 8.00 ms")  # room again: every part
+
+
+async def test_the_demo_presets_its_contention_job_until_a_verdict(tmp_path):
+    """`iosched demo`: `c` offers what the demo is about, the interactive reader under a write flood, until a
+    verdict, at the job's own runtime; elsewhere the form is as before."""
+    tree = populated_tree(tmp_path / "root")
+    for focus in ("sda", None):
+        app = IoschedApp(root=tree.root, sampler=SteppedSampler(tree.root), auto_tick=False, watch_udev=False,
+                         focus=focus, sandbox=focus)
+        app._tree = tree
+        async with app.run_test(size=(80, 24)) as pilot:
+            screen = await open_compare(tmp_path, pilot, app) if focus is None else await open_demo(pilot, app)
+            form = screen.query_one(CompareForm)
+            values = (form.query_one("#job", Select).value, form.query_one("#until-verdict", MarkedCheckbox).value,
+                      form.query_one("#repeat", Input).value, form.query_one("#runtime", Input).value)
+            if focus:
+                assert values == ("interactive-under-writes", True, "6", "10")
+                assert "bursts of 50 4k random reads" in rows(app)
+                plan, total = form.plan(tree.root, destroy=False)
+                assert plan.job is not None and plan.job.name == "interactive-under-writes"
+                assert plan.until_verdict == 6 and plan.primary == "fg:clat_p50_us" and total == 12
+            else:
+                assert values == ("randread-q16t2", False, "3", "5")
+
+
+async def open_demo(pilot, app: IoschedApp) -> CompareScreen:
+    """`c` on the demo's sandbox, selected at the start as `iosched demo` opens it."""
+    await pilot.pause()
+    for step in range(1, 4):
+        set_counters(app._tree, step)
+        app.live.tick()
+    await pilot.press("c")
+    await pilot.pause()
+    assert isinstance(app.screen, CompareScreen)
+    return app.screen

@@ -116,7 +116,8 @@ async def test_a_cancelled_matrix_is_kept_and_resumed_with_ctrl_e(loopdev):
         assert isinstance(screen, CompareScreen)
         assert await wait_until(pilot, lambda: screen.check_action("resume", ()) is True, 10)  # read in a worker
         live = str(screen.query_one("#live", Static).content)
-        assert f"unfinished matrix: {len(saved['runs'])} of 8 runs (4k-read, 4k-randread)" in live, live
+        assert f"unfinished matrix: {len(saved['runs'])} of 8 runs · 4k-read, 4k-randread · ctrl+e resumes it" \
+            in live, live
         screen.query_one("#repeat", Input).focus()  # a text field's own ctrl+e (end of line) must not take it
         await pilot.pause()
         await pilot.press("ctrl+e")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import queue
 import subprocess
+from dataclasses import replace
 
 from test_tui_jobs import select
 from tui_support import SteppedSampler, populated_tree, set_counters
@@ -95,7 +96,7 @@ async def test_traced_samples_draw_heatmaps_markers_and_processes(tmp_path):
         live.tick()
         await pilot.pause()
         text = pane.plain_text()
-        assert "Latency sda" in text and "tracing on, bpftrace 0.4% CPU" in text
+        assert "Latency sda" in text and "tracing on, bpftrace 0.4% of a CPU" in text
         assert "device p50" in text and "sched p50" in text
         assert "device time" in text and "time in the scheduler" in text
         assert "█" in text
@@ -106,7 +107,35 @@ async def test_traced_samples_draw_heatmaps_markers_and_processes(tmp_path):
         assert fast.endswith("████│   ")  # newest at the right; the marker on the first sample after it
         assert slow.endswith("    ████")
         assert "fio" in text and "4242" in text
-        assert "● tracing 0.4%" in live.status_text()
+        assert "● tracing (bpftrace 0.4% of a CPU)" in live.status_text()
+
+
+async def test_the_co_re_tracer_says_its_cost_per_io_through_idle_intervals(tmp_path):
+    """The CO-RE tracer measures µs of CPU per IO; an interval without IO has no figure, and the status line said
+    "● tracing 0.0%" then. It keeps the last measured cost, as the pane's header does."""
+    app, tree = fixture_app(tmp_path)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("down")  # nvme0n1 -> sda
+        live = app.live
+        busy = [replace(traced(1001.0 + i, 64, 0), tracer="libbpf", tracer_cpu=0.0, cost_us_per_io=1.3 + i / 10)
+                for i in range(3)]
+        idle = [TraceSample(1004.0 + i, 1.0, {}, (), tracer="libbpf", tracer_cpu=0.0) for i in range(2)]
+        probe = TraceProbe()
+        probe.tracer = FeedTracer(busy + idle)
+        live.tracing.probe = probe
+        live.monitor.probes.append(probe)
+        pane = live.tracing.pane()
+        pane.display = True
+        set_counters(tree, 1)
+        live.tick()
+        await pilot.pause()
+        assert "● tracing 1.5 µs/IO" in live.status_text() and "%" not in live.status_text()
+        assert "tracing on, CO-RE tracer 1.5 µs/IO" in pane.plain_text()
+        probe.samples.clear()
+        probe.tracer = FeedTracer(idle)  # nothing measured yet: no figure rather than a made-up one
+        live.tick()
+        await pilot.pause()
+        assert "● tracing" in live.status_text() and "µs/IO" not in live.status_text()
 
 
 def start_fio(path: str) -> subprocess.Popen:

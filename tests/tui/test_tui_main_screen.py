@@ -7,20 +7,23 @@ import io
 
 import pytest
 from rich.console import Console
+from test_tui_jobs import select, wait_until
 from textual.app import App, ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from tui_support import SteppedSampler, populated_tree, set_counters
+from tui_support import SteppedSampler, populated_tree, set_counters, wait_for_exit
 
 from iosched.core.base.textcharts import marker_labels
 from iosched.core.live.monitor import Marker
 from iosched.core.load.fio import FioProgress
 from iosched.tui.app import IoschedApp
-from iosched.tui.dialogs import HelpScreen, JobPicker, SchedulerPicker
+from iosched.tui.dialogs import HelpScreen, JobPicker, SchedulerPicker, TunablesScreen
 from iosched.tui.job_run import JobState, tui_job
 from iosched.tui.live_screen import SANDBOX_HINT, SANDBOX_NOTICE_S
 from iosched.tui.status_line import EXTRA, KEEP, SPARE, USEFUL, fit_parts
 from iosched.tui.widgets.line_chart import LineChart
 from iosched.tui.widgets.status_bar import StatusBar
+
+from conftest import need_real
 
 BLOCKS = set("▁▂▃▄▅▆▇█") | {chr(c) for c in range(0x2801, 0x2900)}  # bars and non-empty braille
 
@@ -162,6 +165,63 @@ async def test_nothing_of_the_busy_graphs_shows_around_a_dialog_at_80x24(tmp_pat
         assert set(outside) <= {" "}, "".join(outside).split()
 
 
+async def test_a_switch_notice_waits_behind_the_job_picker_at_80x24(make_loop):
+    """`s`, a scheduler, then `j`, on a real loop device: the switch's toast covered the picker's bottom rows. It
+    waits behind the dialog and shows again on the screen below when the dialog closes."""
+    need_real()
+    loop = make_loop("64M")
+    app = IoschedApp(interval=0.25, watch_udev=False)
+    async with app.run_test(size=(80, 24), notifications=True) as pilot:  # toasts drawn, as on a terminal
+        await select(app, pilot, loop.name)
+        await pilot.press("s")
+        await pilot.pause()
+        assert isinstance(app.screen, SchedulerPicker)
+        await pilot.press("down", "enter")
+        assert await wait_until(pilot, lambda: any(" -> " in n.message for n in app._notifications))
+        await pilot.pause()
+        switched = "none -> mq-deadline in"  # the toast's first row (it wraps at 80 columns)
+        assert switched in "\n".join(screen_lines(app))
+        await pilot.press("j")
+        await pilot.pause()
+        assert isinstance(app.screen, JobPicker)
+        lines = screen_lines(app)
+        box = app.screen.query_one(Vertical).region
+        assert switched not in "\n".join(lines)
+        assert set(lines[box.bottom - 1].strip()) <= set("▄█"), lines[box.bottom - 1]  # its bottom edge, whole
+        await pilot.press("escape")
+        await pilot.pause()
+        assert switched in "\n".join(screen_lines(app))  # still within its time: shown again
+        await pilot.press("q")
+        await pilot.pause()
+        await pilot.press("y")
+        await wait_for_exit(app)
+    assert loop.current() == loop.initial_scheduler
+
+
+async def test_tunables_rows_end_at_a_word_and_the_highlighted_one_says_it_whole_at_80x24(tmp_path):
+    app, tree = fixture_app(tmp_path)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await busy(app, tree, pilot, 3)
+        await pilot.press("u")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, TunablesScreen)
+        meanings = {s.name: s.meaning for s in screen.settings}
+        lines = screen_lines(app)
+        rows = [line for line in lines if any(f" {name} " in line for name in meanings)]
+        assert rows
+        for row in rows:
+            name = next(n for n in meanings if f" {n} " in row)
+            shown = row.split(" queue  " if " queue  " in row else " sched  ", 1)[1].rstrip(" ▎█▁▂▃▄▅▆▇")
+            if shown.endswith("…"):  # a cut meaning: a start of it that ends with a whole word
+                words = shown[:-1].split()
+                assert meanings[name].split()[: len(words)] == words, (shown, meanings[name])
+            else:
+                assert shown == meanings[name]
+        first = screen.settings[0]
+        assert f"{first.name}: {first.meaning}" in " ".join(" ".join(line.strip("█ ").split()) for line in lines)
+
+
 # ---- 4. the sandbox notice ------------------------------------------------------------------------------
 async def test_sandbox_notice_is_short_and_its_advice_stays_in_the_status_line(tmp_path):
     app, _ = fixture_app(tmp_path, focus="sda")
@@ -203,4 +263,4 @@ async def test_job_descriptions_are_cut_inside_the_box_at_80x24(tmp_path):
         box = app.screen.query_one(Vertical)
         assert box.region.right <= 80
         line = next(line for line in screen_lines(app) if "randread-q16t2" in line)
-        assert "CPU-bound" in line and "…" in line
+        assert "CPU-bound…" in line  # cut after a whole word

@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from matrix_support import fake_matrix
 from textual.app import App, ComposeResult
 
+from iosched.core.documents.saved import check_matrix
 from iosched.tui.result_charts import ResultChart, ResultCharts
+
+SAVED = Path(__file__).resolve().parents[1] / "data" / "saved"  # written by `compare --save` on a loop device
 
 
 def doc_with_bins() -> dict:
@@ -39,3 +45,21 @@ async def test_result_charts_draw_each_chart_on_its_own_plot():
         assert "completion latency CDF" in charts[2].render().plain
         # Rendering again (a resize) draws the same chart again.
         assert charts[1].render().plain == charts[1].render().plain
+
+
+async def test_a_study_in_the_tui_charts_the_commands_wall_time_and_every_title_fits():
+    """The saved study (a fio job and a command): at 80 columns each chart keeps a title, what it leaves out is
+    the chart's tooltip, and the command has its wall time charted and no CPU-per-IO chart."""
+    doc = check_matrix(json.loads((SAVED / "study.json").read_text()), "study.json")
+    app = ChartsApp(doc)
+    async with app.run_test(size=(80, 60)) as pilot:
+        await pilot.pause()
+        charts = list(app.query(ResultChart))
+        firsts = [c.render().plain.splitlines()[0] for c in charts]
+        assert all(first.strip() for first in firsts), firsts
+        assert [f.strip() for f in firsts[:3]] == ["IOPS: mean per workload, whiskers the 95% CI",
+                                                   "value: mean per workload, whiskers the 95% CI",
+                                                   "wall time (s): mean per workload, whiskers the 95% CI"]
+        assert sum("CPU µs per IO" in f for f in firsts) == 1  # the fio job's; the command counts no IOs
+        per_io = next(c for c, f in zip(charts, firsts) if "CPU µs per IO" in f)
+        assert per_io.tooltip == "whiskers the 95% CI"  # a half-width chart: said on hover

@@ -201,4 +201,4 @@ async def test_the_pane_title_counts_untimed_requests(tmp_path):
         pane.display = True
         live.tick()
         await pilot.pause()
-        assert "tracing on, bpftrace 0.4% CPU, 6 untimed" in pane.plain_text()
+        assert "tracing on, bpftrace 0.4% of a CPU, 6 untimed" in pane.plain_text()

@@ -115,7 +115,7 @@ class LatencyPane(RowsWidget):
         if wide:
             title.add(f"Latency {self.device or '-'}", title_style)
             dropped = self.view.dropped_requests
-            cost = f", {samples[-1].cost_text()}" if samples else ""
+            cost = f", {self.view.cost_text()}" if samples else ""
             title.add(f"  tracing on{cost}{f', {dropped} untimed' if dropped else ''}  ", plain)
         else:
             title.add(self.device or "-", title_style)

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 
 from iosched.cli.devtable import shorten, table_lines
-from iosched.core.base.cells import cell_width, head_cells, pad_cells, tail_cells
+from iosched.core.base.cells import cell_width, cut_at_word, head_cells, pad_cells, tail_cells
 from iosched.core.kernel.devices import list_devices
 
 from fixtree import FixTree
@@ -60,3 +60,22 @@ def test_a_wide_model_name_keeps_rows_within_the_width_and_columns_aligned(tmp_p
         # The scheduler column starts at the same column on every row.
         starts = {cell_width(line[:line.index(key)]) for line, key in zip(lines, ("SCHEDULERS", "[", "["))}
         assert len(starts) == 1, lines
+
+
+@given(st.text(alphabet=st.sampled_from("ab (),:-é漢 "), max_size=60), st.integers(0, 70))
+def test_a_cut_at_a_word_fits_and_keeps_a_start_of_the_text(text, width):
+    cut = cut_at_word(text, width)
+    assert cell_width(cut) <= width
+    if cell_width(text) <= width:
+        assert cut == text
+    elif width >= 1:
+        assert cut.endswith("…") and text.startswith(cut[:-1])
+
+
+def test_a_cut_ends_after_a_whole_word_and_never_in_an_open_bracket():
+    meaning = "requests the scheduler may hold (reset by a switch)"
+    assert cut_at_word(meaning, 51) == meaning
+    assert cut_at_word(meaning, 40) == "requests the scheduler may hold…"  # not "(reset…"
+    assert cut_at_word("4 KiB random read, 2 jobs x iodepth 16: CPU-bound on", 51) == \
+        "4 KiB random read, 2 jobs x iodepth 16: CPU-bound…"  # the cut falls on a space: the word stays
+    assert cut_at_word("cmd: tar-xzf-/a/very/long/path", 20) == "cmd: tar-xzf-/a/ver…"  # one long word: cut in it

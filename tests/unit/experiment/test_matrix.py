@@ -4,6 +4,7 @@ import json
 import math
 import random
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -105,6 +106,7 @@ def test_a_saved_plan_reads_back_the_same(tmp_path):
     assert [job_spec(j) for j in back.jobs] == [job_spec(j) for j in plan.jobs]
     assert [v.to_json() for v in back.variants] == [v.to_json() for v in plan.variants]
     assert back.order == plan.order and back.repeat == 2 and back.runtime == 3.0
+    assert back.trace is False and plan_from_doc(_doc_for(replace(plan, trace=True))).trace is True
 
 
 @pytest.mark.parametrize("tamper", [
@@ -114,6 +116,7 @@ def test_a_saved_plan_reads_back_the_same(tmp_path):
     lambda d: d["order"].pop(),
     lambda d: d.pop("variants"),
     lambda d: d.__setitem__("repeat", "many"),
+    lambda d: d.__setitem__("traced", "yes"),
 ])
 def test_a_tampered_plan_is_bad_input(tmp_path, tamper):
     f = tmp_path / "mine.fio"

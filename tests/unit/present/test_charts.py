@@ -1,7 +1,10 @@
 """plotext charts of a matrix: the numbers handed to plotext are the numbers in the table; one fixed snapshot."""
 
+import json
+import math
 import os
 import random
+import statistics
 from pathlib import Path
 
 import plotext
@@ -10,6 +13,7 @@ from matrix_support import fake_matrix
 
 from iosched.cli.chart_page import charts_html
 from iosched.core.base.units import si
+from iosched.core.documents.saved import check_matrix
 from iosched.core.present import charts
 from iosched.core.present.matrix import matrix_text
 from iosched.core.statistics.matrix_judge import judge_matrix
@@ -92,7 +96,7 @@ def test_a_sweeps_axis_follows_the_means_and_says_when_whiskers_are_clipped():
     top, clipped = charts.sweep_top([means, wide])
     assert top == 125.0 and clipped  # the lines keep their height; the whisker is cut
     text = charts.render_sweep(charts.BarsData("IOPS by request size", ["4K", "64K"], [means, wide]), 90)
-    assert "(95% CI whiskers clipped at the top)" in text and "900" not in text
+    assert "IOPS by request size, whiskers clipped at the top" in text and "900" not in text
 
 
 def test_latency_curves_and_percentiles_from_bins():
@@ -191,3 +195,82 @@ def test_traced_times_become_one_histogram_per_part_with_every_bucket_between():
     text = charts.render_trace(sched, 80)
     assert "time in the scheduler (block-layer tracing)" in text and "bfq: 200 IOs traced" in text
     assert charts.trace_data({"variants": [{"label": "none"}], "runs": [{"variant": "none", "metrics": {}}]}) == []
+
+
+# --- real saved results: every chart's title at every width; a study's charts -----------------------------
+
+SAVED = Path(__file__).resolve().parents[2] / "data" / "saved"  # written by `compare --save` on a loop device
+
+
+def saved_judged(name: str) -> tuple[dict, dict]:
+    """A saved matrix as `report` reads and judges it."""
+    doc = check_matrix(json.loads((SAVED / name).read_text()), name)
+    return doc, judge_matrix(doc)
+
+
+@pytest.mark.parametrize("width", [60, 72, 79, 99, 120, 180])
+def test_every_chart_of_a_size_sweep_has_its_title_at_any_width(width):
+    """plotext leaves out a title wider than its canvas: 3 of 8 sweep charts had none at 99 columns, and every one
+    in a file (drawn at the terminal's width, not the file's)."""
+    doc, j = saved_judged("sweep.json")
+    drawn = charts.all_charts(doc, j, width)
+    sweeps = [c for c in drawn if "against request size" in c.splitlines()[0]]
+    assert len(sweeps) == 8  # IOPS and MB/s for randread, read, randwrite, write
+    for text in drawn:
+        first = text.splitlines()[0]
+        halves = [first[: width // 2], first[width // 2:]] if "CPU µs per IO" in first else [first]
+        assert all(h.strip() for h in halves), text
+        assert len(first) == width  # drawn at the width asked
+    # What a narrow title left out is said under its chart, never lost.
+    if width < 80:
+        assert any("\n  whiskers the 95% CI" in c for c in sweeps)
+    assert max(len(line) for c in drawn for line in c.splitlines()) <= width
+
+
+def test_charts_keep_the_width_asked_for_whatever_the_terminal(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "50")  # plotext shrank every figure to the terminal: a file's charts too
+    doc, j = saved_judged("sweep.json")
+    (bars, *_) = charts.all_charts(doc, j, 120)
+    assert max(len(line) for line in bars.splitlines()) == 120
+    html = charts_html(charts.all_charts(doc, j, 120, color=True), 120)
+    assert html.count("against request size") == 8
+
+
+def test_a_title_too_wide_is_cut_at_a_word_and_said_whole_under_the_chart():
+    title = "sweep-randread-128k: completion latency CDF (µs, log)"
+    assert charts.fit_title(title, ("@ at p50",), 100) == (f"{title}, @ at p50", "")
+    assert charts.fit_title(title, ("@ at p50",), 70) == (title, "@ at p50")
+    shown, rest = charts.fit_title(title, ("@ at p50",), 60)
+    assert shown == "sweep-randread-128k: completion latency CDF…" and rest == f"{title}, @ at p50"
+    assert charts.fit_title("cmd: tar-xzf-/a/very/long/path", (), 30)[0] == "cmd: tar-xzf-/a/ver…"
+
+
+def test_a_study_charts_each_workload_on_its_own_metric_and_the_commands_wall_time():
+    """A study of a fio job (judged on IOPS) and a command (judged on a figure it prints): no empty IOPS slot
+    for the command, and its wall time charted."""
+    doc, j = saved_judged("study.json")
+    bars = charts.bars_charts(j)
+    assert [(b.title, b.groups) for b in bars] == [("IOPS: mean per workload", ["4k-randread"]),
+                                                  ("value: mean per workload", ["urandom"]),
+                                                  ("wall time (s): mean per workload", ["urandom"])]
+    assert not [y for b in bars for s in b.series for y in s.y if math.isnan(y)]
+    runs = [r["metrics"]["wall_s"] for r in doc["runs"] if r["workload"] == "urandom" and r["variant"] == "bfq"
+            and r["valid"]]
+    assert bars[2].series[1].y == [pytest.approx(statistics.mean(runs))]
+    drawn = charts.all_charts(doc, j, 79)
+    assert "wall time (s): mean per workload" in drawn[2]
+    (command_cpu,) = [c for c in drawn if c.splitlines()[0].strip().startswith("urandom: CPU %")]
+    assert "CPU µs per IO" not in command_cpu  # a command counts no IOs: its CPU stack alone
+    (job_cpu,) = [c for c in drawn if "4k-randread: CPU %" in c.splitlines()[0]]
+    assert "CPU µs per IO" in job_cpu
+
+
+def test_a_traced_matrix_has_its_histograms_per_workload():
+    doc = _traced_doc()
+    doc["workloads"] = [{"name": "a"}, {"name": "b"}]
+    for r in doc["runs"]:
+        r["workload"] = "a" if r["index"] < 2 else "b"
+    got = [(t.workload, t.part, t.ios) for t in charts.trace_data(doc)]
+    assert got == [("a", "sched_us", {"none": 100, "bfq": 100}), ("a", "device_us", {"none": 100, "bfq": 100}),
+                   ("b", "sched_us", {"none": 100, "bfq": 100}), ("b", "device_us", {"none": 100, "bfq": 100})]
+    assert "b: device time (block-layer tracing)" in charts.render_trace(charts.trace_data(doc)[3], 100)
