@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from iosched.core.base.cells import cell_width, head_cells, pad_cells, printable, tail_cells
 from iosched.core.base.units import human_size
-from iosched.core.kernel.devices import BlockDevice
+from iosched.core.kernel.device_doc import DeviceDoc
 
 GAP = "  "
 ELLIPSIS = "…"
@@ -40,20 +40,20 @@ SCHEDULERS = 5  # index of the column shortened to the current scheduler as a la
 _printable = printable  # a cell on one line: a newline in a backing file's name shown escaped
 
 
-def sched_text(d: BlockDevice) -> str:
+def sched_text(d: DeviceDoc) -> str:
     if not d.schedulers:
         return "(no scheduler)"
     return " ".join(f"[{s}]" if s == d.scheduler else s for s in d.schedulers)
 
 
-def _short_sched(d: BlockDevice) -> str:
+def _short_sched(d: DeviceDoc) -> str:
     if not d.schedulers:
         return "-"
     others = len(d.schedulers) - 1
     return f"[{d.scheduler}]" + (f" +{others}" if others else "")
 
 
-def device_cells(d: BlockDevice) -> list[str]:
+def device_cells(d: DeviceDoc) -> list[str]:
     kind = "HDD" if d.rotational else "SSD"
     used = ", ".join(d.mountpoints + [f"holder {h}" for h in d.holders])
     if d.backing_file:
@@ -97,7 +97,7 @@ def _fit(rows: list[list[str]], cols: list[int], width: int) -> dict[int, int] |
     return widths
 
 
-def table_lines(devices: list[BlockDevice], width: int | None) -> list[str]:
+def table_lines(devices: list[DeviceDoc], width: int | None) -> list[str]:
     """The header and one line per device; ``width`` None: every column at its natural width."""
     rows = [[c.header for c in COLUMNS], *(device_cells(d) for d in devices)]
     cols = list(range(len(COLUMNS)))

@@ -9,6 +9,7 @@ import shutil
 import signal
 import sys
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from iosched import __version__
@@ -38,7 +39,7 @@ from iosched.themes import THEME_NAMES
 def cmd_list(args: argparse.Namespace) -> int:
     devices = list_devices(args.root, include_empty=args.all)
     if args.json:
-        print(json.dumps([d.to_json() for d in devices], indent=1))
+        print(json.dumps([asdict(d) for d in devices], indent=1))
         return 0
     from iosched.cli.devtable import table_lines
 

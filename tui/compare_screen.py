@@ -30,7 +30,7 @@ from iosched.core.experiment.matrix import MatrixPlan, find_resumable
 from iosched.core.experiment.results import default_results_dir
 from iosched.core.experiment.runner import Event
 from iosched.core.experiment.service import ExperimentPlan, ResultFile
-from iosched.core.kernel.devices import BlockDevice
+from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.load.jobs import Job
 from iosched.core.load.targets import Refused
 from iosched.tui.compare_form import SERVED_NOTICE, CompareForm, tui_target
@@ -118,7 +118,7 @@ class CompareScreen(Screen[None]):
     doc: var[dict | None] = var(None)
     """The last finished experiment's document, judged (the result shown)."""
 
-    def __init__(self, monitor: Monitor, device: BlockDevice, listener: MessagePump, served: bool = False,
+    def __init__(self, monitor: Monitor, device: DeviceDoc, listener: MessagePump, served: bool = False,
                  spec: str = "", demo: bool = False) -> None:
         super().__init__()
         self.spec = spec  # the job field's first text

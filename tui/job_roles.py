@@ -18,7 +18,7 @@ from iosched.tui.status_line import KEEP, USEFUL
 
 if TYPE_CHECKING:
     from iosched.core.load.fio import RoleProgress
-    from iosched.core.load.fio_result import Figures
+    from iosched.core.load.fio_result import FioResult
     from iosched.core.load.jobs import Job
 
 POINTS = 600  # fio reports once a second: ten minutes, longer than any job the TUI runs
@@ -61,7 +61,7 @@ def role_parts(roles: Mapping[str, RoleProgress], first: str | None) -> list[tup
             for i, r in enumerate(order)]
 
 
-def role_summary(roles: Mapping[str, Figures], first: str | None) -> str:
+def role_summary(roles: Mapping[str, FioResult], first: str | None) -> str:
     """The end notice's figures over the whole run, role by role: "fg 100 IOPS p99 29 ms · bg 2.1k IOPS p99 80 ms"."""
     out = []
     for r in sorted(roles, key=lambda r: r != first):

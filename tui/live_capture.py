@@ -23,7 +23,7 @@ from iosched.core.experiment.results import default_results_dir
 from iosched.tui.live_part import LivePart
 
 if TYPE_CHECKING:
-    from iosched.core.kernel.devices import BlockDevice
+    from iosched.core.kernel.device_doc import DeviceDoc
     from iosched.core.live.monitor import Monitor
     from iosched.core.trace.capture import CaptureProgress, CaptureRun
 
@@ -78,7 +78,7 @@ class Capturing(LivePart):
     def running(self) -> bool:
         return self.run is not None
 
-    def toggle(self, dev: BlockDevice | None) -> None:
+    def toggle(self, dev: DeviceDoc | None) -> None:
         """Stop the running capture, or start one of ``dev`` (the selected device)."""
         if self.run is not None:
             self.run.stop("interrupted")  # ended by the user, as Ctrl-C ends `iosched capture`

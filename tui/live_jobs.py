@@ -35,7 +35,7 @@ from iosched.tui.widgets.line_chart import LineChart
 if TYPE_CHECKING:  # the workload modules load on first use: a faster first frame
     from collections.abc import Sequence
 
-    from iosched.core.kernel.devices import BlockDevice
+    from iosched.core.kernel.device_doc import DeviceDoc
     from iosched.core.live.monitor import Marker, Monitor
     from iosched.core.load.fio import FioProgress
     from iosched.core.load.fio_result import FioResult
@@ -95,7 +95,7 @@ class BackgroundJob(LivePart):
     def watch_job(self) -> None:
         self.status_changed()
 
-    def pick(self, dev: BlockDevice) -> None:
+    def pick(self, dev: DeviceDoc) -> None:
         """The job picker for ``dev``, unless a job runs already."""
         if self.job is not None:
             self.notify(f"{self.job.job.name} is still running on {self.job.device}: x stops it.",
@@ -211,7 +211,7 @@ class BackgroundJob(LivePart):
             parts.append((f"· dev {short_number(d.r_s + d.w_s)}", SPARE))
         return [*parts, stop]
 
-    def draw_chart(self, dev: BlockDevice | None, times: Sequence[float], marks: Sequence[Marker]) -> bool:
+    def draw_chart(self, dev: DeviceDoc | None, times: Sequence[float], marks: Sequence[Marker]) -> bool:
         """The role chart beside the device's graphs, on their times and markers, while the device of the last role
         job is selected (the picture stays after the job ends, until the next job starts); whether it is shown."""
         history = self.history

@@ -22,7 +22,8 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.worker import get_current_worker
 
-from iosched.core.kernel.devices import BlockDevice, inventory_signature
+from iosched.core.kernel.device_doc import DeviceDoc
+from iosched.core.kernel.devices import inventory_signature
 from iosched.core.live.monitor import Marker, Monitor
 from iosched.core.settings.journal import journal_problem
 from iosched.core.settings.persist import DEFAULT_RULES
@@ -52,7 +53,7 @@ SANDBOX_NOTICE_S = 8  # the start-up notice covers part of the graphs; the statu
 class InventoryRead(Message):
     """A fresh inventory from a worker; ``token`` lets a late, older read be dropped."""
 
-    def __init__(self, devices: list[BlockDevice], token: int) -> None:
+    def __init__(self, devices: list[DeviceDoc], token: int) -> None:
         super().__init__()
         self.devices = devices
         self.token = token
@@ -293,7 +294,7 @@ class LiveScreen(MonitorScreen):
             self.notify(READ_ONLY_NOTICE, title="Read-only", severity="warning", timeout=6)
         return self.read_only
 
-    def device_to_write(self, needs_scheduler: bool = True) -> BlockDevice | None:
+    def device_to_write(self, needs_scheduler: bool = True) -> DeviceDoc | None:
         """The selected device for a write action, or None after saying why not (read-only view, no device
         selected, a device whose driver has no IO scheduler)."""
         if self.refused_read_only():
@@ -328,7 +329,7 @@ class LiveScreen(MonitorScreen):
     def action_stop_job(self) -> None:
         self.jobs.stop()
 
-    def draw_extra_charts(self, dev: BlockDevice | None, times: list[float], marks: list[Marker]) -> None:
+    def draw_extra_charts(self, dev: DeviceDoc | None, times: list[float], marks: list[Marker]) -> None:
         self.roles_shown = self.jobs.draw_chart(dev, times, marks)
 
     def watch_roles_shown(self, shown: bool) -> None:

@@ -34,7 +34,7 @@ from iosched.tui.live_part import DevicesChanged, LivePart
 from iosched.tui.rule_dialog import RuleChangeScreen
 
 if TYPE_CHECKING:
-    from iosched.core.kernel.devices import BlockDevice
+    from iosched.core.kernel.device_doc import DeviceDoc
     from iosched.core.live.monitor import Monitor
 
 # Listed in LiveScreen.BINDINGS.
@@ -110,7 +110,7 @@ class SettingWrites(LivePart):
         self.post_message(DevicesChanged())
 
     # ---- scheduler ----------------------------------------------------------------------------
-    def pick_scheduler(self, dev: BlockDevice) -> None:
+    def pick_scheduler(self, dev: DeviceDoc) -> None:
         """The scheduler picker for ``dev``, unless a switch is still being written."""
         if self.switching:
             return  # debounce: one switch at a time
@@ -150,7 +150,7 @@ class SettingWrites(LivePart):
         self.notify(f"{r.device}: {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
 
     # ---- tunables -----------------------------------------------------------------------------
-    def edit_tunables(self, dev: BlockDevice) -> None:
+    def edit_tunables(self, dev: DeviceDoc) -> None:
         """The tunables of ``dev``, with their meanings; the one edited is written in a worker."""
         try:
             settings = list_settings(dev.name, self.monitor.root)
@@ -192,7 +192,7 @@ class SettingWrites(LivePart):
         self.notify(f"{r.device}: {name} {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
 
     # ---- persistence --------------------------------------------------------------------------
-    def persist(self, dev: BlockDevice) -> None:
+    def persist(self, dev: DeviceDoc) -> None:
         """A udev rule that keeps ``dev``'s scheduler (and the tunables set here): the match chosen, the change
         shown, then written in a worker."""
         root = self.monitor.root

@@ -12,7 +12,7 @@ from textual.containers import Grid
 from textual.screen import Screen
 from textual.widgets import DataTable
 
-from iosched.core.kernel.devices import BlockDevice
+from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.live.monitor import Marker, Monitor
 from iosched.tui.footer import KeysFooter
 from iosched.tui.widgets.cpu_pane import CpuPane
@@ -44,7 +44,7 @@ class MonitorScreen(Screen[None]):
         self._selected: str | None = None
 
     @property
-    def devices(self) -> list[BlockDevice]:
+    def devices(self) -> list[DeviceDoc]:
         return self.monitor.devices
 
     def compose(self) -> ComposeResult:
@@ -102,7 +102,7 @@ class MonitorScreen(Screen[None]):
         """Only what the widest graph can show: copying the whole window each tick costs more."""
         return max(2, self.size.width * 2)
 
-    def graph_window(self) -> tuple[BlockDevice | None, list[float], list[Marker]]:
+    def graph_window(self) -> tuple[DeviceDoc | None, list[float], list[Marker]]:
         """The selected device, the sample times the widest graph can show and that device's markers."""
         dev = self.selected_device()
         times = self.monitor.history.recent_times(self.graph_points())
@@ -134,17 +134,17 @@ class MonitorScreen(Screen[None]):
             last_rates = self.monitor.last_rates
             cpu.set_data(history.cpu_rates("all", max(1, cpu.size.width)), last_rates.cpus if last_rates else {})
 
-    def draw_extra_charts(self, dev: BlockDevice | None, times: list[float], marks: list[Marker]) -> None:
+    def draw_extra_charts(self, dev: DeviceDoc | None, times: list[float], marks: list[Marker]) -> None:
         """What a subclass draws beside the device's charts, on the same times and markers (the live screen: a
         role job's latency)."""
 
     # ---- table --------------------------------------------------------------------------------
-    def _sorted_devices(self) -> list[BlockDevice]:
+    def _sorted_devices(self) -> list[DeviceDoc]:
         rates = self.monitor.last_rates
         if self.sort_key == "name" or rates is None:
             return sorted(self.devices, key=lambda d: d.name)
 
-        def key(d: BlockDevice) -> tuple[float, str]:
+        def key(d: DeviceDoc) -> tuple[float, str]:
             r = rates.disks.get(d.name)
             return (-(getattr(r, self.sort_key) if r else 0.0), d.name)
 
@@ -158,7 +158,7 @@ class MonitorScreen(Screen[None]):
             table.update_rates(self.devices, self.monitor.last_rates.disks)
         self._selected = table.selected_name()
 
-    def selected_device(self) -> BlockDevice | None:
+    def selected_device(self) -> DeviceDoc | None:
         return self.monitor.device(self._selected)
 
     def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:

@@ -16,7 +16,7 @@ import random
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from iosched.core.base.decode import DecodeError, decode
@@ -316,7 +316,7 @@ def check_resumable(doc: Doc, device: str, variants: list[Variant] | None,
     saved_dev = doc.get("device")
     if not isinstance(saved_dev, dict):
         saved_dev = {}
-    if dev is None or _identity(dev.to_json()) != _identity(saved_dev):
+    if dev is None or _identity(asdict(dev)) != _identity(saved_dev):
         raise BadInput(f"{path} was saved for another device ({saved_dev.get('name')}), not {device}")
     if jobs is not None and ([job_spec(j) for j in jobs] != [job_spec(j) for j in saved.jobs]
                              or runtime != saved.runtime):

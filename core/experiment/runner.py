@@ -131,7 +131,7 @@ def sysinfo(device: str, root: str | Path) -> Doc:
     dev = read_device(device, root)
     u = platform.uname()
     return {"kernel": u.release, "machine": u.machine, "host": u.node,
-            "device": dev.to_json() if dev else {"name": device}}
+            "device": asdict(dev) if dev else {"name": device}}
 
 
 @contextlib.contextmanager

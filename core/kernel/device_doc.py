@@ -1,8 +1,9 @@
-"""A block device as saved files and recordings hold it (``BlockDevice.to_json()``): the declared type of that
-object, from which its JSON Schema is made (core/base/schema.py).
+"""A whole-disk block device: what core/kernel/devices.py reads from the running system and what saved files,
+recordings and ``list --json`` hold of it (``dataclasses.asdict`` writes it, core/base/decode.py reads it back).
+Its JSON Schema is made from this declaration (core/base/schema.py).
 
 The fields without a default are the ones a recording's reader requires; the others may be left out by an
-older writer. tests/test_schema.py fails when ``BlockDevice`` gains a field this type lacks.
+older writer. Apart from the readers in devices.py, so the documents that hold a device import no sysfs code.
 """
 
 from __future__ import annotations
@@ -42,7 +43,18 @@ class DeviceDoc:
     multi_queue: bool = False
     iostats: bool = True
     multipath_paths: list[str] = field(default_factory=list)
+    # %util means "saturated" only where one request is served at a time (rotational, single-queue): a multi-queue
+    # SSD at 100% util may still have plenty of headroom. read_device sets it from those two fields.
     util_is_saturation: bool = field(default=False, metadata={"doc": "whether %util near 100 means saturated"})
+
+    @property
+    def has_scheduler(self) -> bool:
+        return bool(self.schedulers)
+
+    @property
+    def in_use(self) -> bool:
+        """Mounted, holding partitions, stacked under dm/md, or carrying a signature: not a scratch device."""
+        return bool(self.mountpoints or self.partitions or self.holders or self.fs_type or self.part_table)
 
 
 @dataclass(frozen=True, kw_only=True)

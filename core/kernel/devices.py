@@ -1,4 +1,5 @@
-"""Inventory of whole-disk block devices: what each one is, how it is stacked and where it is mounted.
+"""Inventory of whole-disk block devices: what each one is, how it is stacked and where it is mounted, as the
+``DeviceDoc`` a saved file holds (core/kernel/device_doc.py).
 
 Read from sysfs, procfs and the udev database under a movable root, so fixture trees can stand in.
 Costs about 50 µs per device: call it at start, on device events and on a slow poll, not every tick.
@@ -8,62 +9,10 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
+from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.sysfs import multipath_head, parse_scheduler, read_attr, read_int
-
-
-@dataclass(frozen=True)
-class BlockDevice:
-    name: str
-    maj_min: str
-    size_bytes: int
-    rotational: bool
-    removable: bool
-    read_only: bool
-    scheduler: str | None
-    schedulers: list[str]
-    nr_requests: int | None
-    read_ahead_kb: int | None
-    model: str | None = None
-    vendor: str | None = None
-    serial: str | None = None
-    transport: str | None = None
-    diskseq: int | None = None
-    partitions: list[str] = field(default_factory=list)
-    mountpoints: list[str] = field(default_factory=list)
-    holders: list[str] = field(default_factory=list)
-    sits_on: list[str] = field(default_factory=list)
-    backing_file: str | None = None
-    fs_type: str | None = None
-    part_table: str | None = None
-    multi_queue: bool = False
-    iostats: bool = True
-    multipath_paths: list[str] = field(default_factory=list)
-
-    @property
-    def has_scheduler(self) -> bool:
-        return bool(self.schedulers)
-
-    @property
-    def util_is_saturation(self) -> bool:
-        """%util means "saturated" only where one request is served at a time (rotational, single-queue).
-
-        A multi-queue SSD at 100% util may still have plenty of headroom.
-        """
-        return self.rotational or not self.multi_queue
-
-    @property
-    def in_use(self) -> bool:
-        """Mounted, holding partitions, stacked under dm/md, or carrying a signature: not a scratch device."""
-        return bool(self.mountpoints or self.partitions or self.holders or self.fs_type or self.part_table)
-
-    def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
-        d["util_is_saturation"] = self.util_is_saturation
-        return d
 
 
 def udev_properties(root: str | Path, maj_min: str) -> dict[str, str]:
@@ -128,7 +77,7 @@ def _list_dir(path: Path) -> list[str]:
 
 
 def read_device(name: str, root: str | Path = "/", mounts: dict[str, list[str]] | None = None,
-                swaps: list[str] | None = None, block_names: list[str] | None = None) -> BlockDevice | None:
+                swaps: list[str] | None = None, block_names: list[str] | None = None) -> DeviceDoc | None:
     """One whole disk, or None when it vanished while being read. ``block_names``: /sys/block, if listed."""
     root = Path(root)
     sysdir = root / "sys/block" / name
@@ -166,11 +115,12 @@ def read_device(name: str, root: str | Path = "/", mounts: dict[str, list[str]] 
     if block_names is None:
         block_names = _list_dir(root / "sys/block")
     paths = [p for p in block_names if p.startswith("nvme") and multipath_head(p) == name]
-    return BlockDevice(
+    rotational, multi_queue = read_attr(q / "rotational") == "1", (sysdir / "mq").is_dir()
+    return DeviceDoc(
         name=name,
         maj_min=maj_min,
         size_bytes=(read_int(sysdir / "size", 0) or 0) * 512,
-        rotational=read_attr(q / "rotational") == "1",
+        rotational=rotational,
         removable=read_attr(sysdir / "removable") == "1",
         read_only=read_attr(sysdir / "ro") == "1",
         scheduler=current,
@@ -189,13 +139,14 @@ def read_device(name: str, root: str | Path = "/", mounts: dict[str, list[str]] 
         backing_file=read_attr(sysdir / "loop/backing_file") or None,
         fs_type=fs_type,
         part_table=props.get("ID_PART_TABLE_TYPE") or None,
-        multi_queue=(sysdir / "mq").is_dir(),
+        multi_queue=multi_queue,
         iostats=read_attr(q / "iostats", "1") != "0",
         multipath_paths=paths,
+        util_is_saturation=rotational or not multi_queue,
     )
 
 
-def list_devices(root: str | Path = "/", include_empty: bool = False) -> list[BlockDevice]:
+def list_devices(root: str | Path = "/", include_empty: bool = False) -> list[DeviceDoc]:
     """Every whole disk under ``root``; hidden multipath paths and (unless asked) zero-size devices left out.
 
     Unattached loop devices and empty zram slots have size 0: listing them only adds noise.

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from iosched.core.kernel.devices import BlockDevice
+from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.sysfs import parse_scheduler, read_attr
 from iosched.core.live.monitor import Monitor
 from iosched.core.live.rates import DiskRates
@@ -24,7 +24,7 @@ INVENTORY_EVERY = 10
 
 @dataclass(frozen=True)
 class DeviceState:
-    device: BlockDevice
+    device: DeviceDoc
     rates: DiskRates | None  # None before the first interval
 
 
@@ -49,7 +49,7 @@ class ExportState:
         # Before the first interval: the devices, without rates.
         self._snapshot = Snapshot({d.name: DeviceState(d, None) for d in self._devices()})
 
-    def _devices(self) -> list[BlockDevice]:
+    def _devices(self) -> list[DeviceDoc]:
         return [d for d in self.monitor.devices if self.only is None or d.name in self.only]
 
     def _inventory(self) -> None:

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from iosched.core.base.errors import IoschedError
-from iosched.core.kernel.devices import BlockDevice, list_devices
+from iosched.core.kernel.device_doc import DeviceDoc
+from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import parse_scheduler, read_attr
 from iosched.core.live.sampler import History, Rates, Sample, Sampler, compute_rates
 from iosched.core.settings.scheduler import read_knobs, read_tunables
@@ -74,7 +75,7 @@ class InventoryDiff:
         return bool(self.added or self.removed or self.schedulers)
 
 
-def diff_inventory(before: Sequence[BlockDevice], after: Sequence[BlockDevice]) -> InventoryDiff:
+def diff_inventory(before: Sequence[DeviceDoc], after: Sequence[DeviceDoc]) -> InventoryDiff:
     old = {d.name: d for d in before}
     new = {d.name: d for d in after}
     sched = tuple((n, old[n].scheduler, d.scheduler) for n, d in sorted(new.items())
@@ -154,7 +155,7 @@ class Monitor:
         self.history = History(capacity)
         self.markers: deque[Marker] = deque(maxlen=MARKERS_KEPT)
         self.marks_made = 0  # markers ever added: a view tells a new one by this (the deque stops growing)
-        self.devices: list[BlockDevice] = []
+        self.devices: list[DeviceDoc] = []
         self.probes = list(probes)
         self.extras: dict[str, object] = {}
         self.last_sample: Sample | None = None
@@ -219,11 +220,11 @@ class Monitor:
         self._inventory_asked += 1
         return self._inventory_asked
 
-    def read_inventory(self) -> list[BlockDevice]:
+    def read_inventory(self) -> list[DeviceDoc]:
         """The devices under root now: sysfs and udev reads, milliseconds; run it off the UI thread."""
         return list_devices(self.root)
 
-    def apply_inventory(self, devices: list[BlockDevice], token: int | None = None) -> InventoryDiff | None:
+    def apply_inventory(self, devices: list[DeviceDoc], token: int | None = None) -> InventoryDiff | None:
         """Take a fresh inventory; None when it is older than one already applied (a late worker).
 
         A scheduler that changed without our switch (another `iosched`, udev, tuned) gets an "outside" marker.
@@ -242,7 +243,7 @@ class Monitor:
         self._disk_names = frozenset(self.last_sample.disks) if self.last_sample else self._disk_names
         return diff
 
-    def device(self, name: str | None) -> BlockDevice | None:
+    def device(self, name: str | None) -> DeviceDoc | None:
         return next((d for d in self.devices if d.name == name), None)
 
     # ---- replay -------------------------------------------------------------------------------
@@ -278,7 +279,7 @@ class ReplayMonitor(Monitor):
         self.pos = 0
         self._cursor: Cursor | None = None  # reads on from the shown moment
 
-    def read_inventory(self) -> list[BlockDevice]:
+    def read_inventory(self) -> list[DeviceDoc]:
         return list(self.devices)
 
     def step(self) -> Rates | None:

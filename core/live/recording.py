@@ -16,6 +16,7 @@ import os
 import platform
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,7 @@ class Recorder:
         self._next_inventory = self.t0 + INVENTORY_EVERY_S
         self._write({"t": "header", "version": VERSION, "start_wall": time.time(), "interval": interval,
                      "devices": devices, "kernel": platform.uname().release, "host": platform.uname().node,
-                     "inventory": [d.to_json() for d in inventory]})
+                     "inventory": [asdict(d) for d in inventory]})
 
     def _write(self, obj: dict[str, Any]) -> None:
         os.write(self.fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
@@ -120,7 +121,7 @@ class Recorder:
                 self._seq[name] = dev.diskseq
                 self.settings.forget(name)  # another device under a known name: a new baseline
                 self.settings.watch(name)
-                self._write({"t": "dev", "m": m, "device": dev.to_json()})
+                self._write({"t": "dev", "m": m, "device": asdict(dev)})
         # A detached device leaves the watch list, so the same name attached again is announced again.
         for name in [n for n in self.settings.devices if n not in current]:
             self.settings.forget(name)

@@ -33,7 +33,6 @@ from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import open_regular
 from iosched.core.kernel.device_doc import DeviceDoc
-from iosched.core.kernel.devices import BlockDevice
 from iosched.core.kernel.procfs import CpuCounters, DiskCounters
 from iosched.core.live.recording_lines import DeviceLine, EventLine, HeaderLine, SampleLine
 from iosched.core.live.sampler import Rates, Sample, compute_rates
@@ -110,15 +109,7 @@ def _counters(values: object, n: int) -> list[int]:
 
 _DISK_N = len(DiskCounters._fields)
 _CPU_N = len(CpuCounters._fields)
-_DEVICE_FIELDS = set(BlockDevice.__dataclass_fields__)
 _SAMPLE_KEYS = frozenset(SampleLine.__dataclass_fields__)
-
-
-def _block_device(d: DeviceDoc) -> None:
-    try:
-        BlockDevice(**{k: v for k, v in vars(d).items() if k in _DEVICE_FIELDS})  # anything else it cannot take
-    except (TypeError, ValueError):
-        raise _Damaged("has a device iosched cannot read") from None
 
 
 def _event(obj: dict[str, Any]) -> SettingEvent:
@@ -139,8 +130,6 @@ def check_header(h: object, path: str | Path) -> dict[str, Any]:
         header = decode(HeaderLine, h, max_depth=4)
         _num(header.interval, "the interval")
         _num(header.start_wall, "the start time")
-        for d in header.inventory:
-            _block_device(d)
     except (_Damaged, DecodeError) as e:
         raise refuse(path, str(e)) from None
     return h
@@ -260,7 +249,7 @@ class Recording:
     t0: float = 0.0  # the first sample's time
     t_end: float = 0.0  # the last sample's
     truncated: bool = False
-    attached: list[dict[str, Any]] = field(default_factory=list)  # devices attached while recording, as first seen
+    attached: list[DeviceDoc] = field(default_factory=list)  # devices attached while recording, as first seen
     end: int = 0  # bytes of whole lines read: reads never go further (the file may still be growing)
     every: int = CHECKPOINT_EVERY
     checkpoints: list[_Checkpoint] = field(default_factory=list)
@@ -268,12 +257,13 @@ class Recording:
     held: tuple[list[Sample], list[SettingEvent]] | None = None  # what ``load`` read into memory
 
     @property
-    def inventory(self) -> list[BlockDevice]:
+    def inventory(self) -> list[DeviceDoc]:
         """The devices at the start and those attached later (one row per name, the first one seen)."""
-        out: dict[str, BlockDevice] = {}
-        for d in [*self.header["inventory"], *self.attached]:
-            if d["name"] not in out:
-                out[d["name"]] = BlockDevice(**{k: v for k, v in d.items() if k in _DEVICE_FIELDS})
+        # The header's were decoded as DeviceDoc when it was checked (check_header): each one's fields are its keys.
+        at_start = [DeviceDoc(**d) for d in self.header["inventory"]]
+        out: dict[str, DeviceDoc] = {}
+        for d in [*at_start, *self.attached]:
+            out.setdefault(d.name, d)
         return list(out.values())
 
     @property
@@ -466,11 +456,9 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                 elif kind == "dev":
                     line = decode(DeviceLine, obj, max_depth=3)
                     _num(line.m, "the time")
-                    _block_device(line.device)
-                    d = obj["device"]
-                    if d["name"] not in state.names or len(rec.attached) < MAX_DEVICES:
-                        state.know(d["name"])
-                        rec.attached.append(d)
+                    if line.device.name not in state.names or len(rec.attached) < MAX_DEVICES:
+                        state.know(line.device.name)
+                        rec.attached.append(line.device)
             except (KeyError, TypeError, ValueError, AttributeError, DecodeError) as e:
                 raise _damaged(path, line_no, e) from None
             rec.end = end

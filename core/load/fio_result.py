@@ -12,7 +12,7 @@ from __future__ import annotations
 import errno
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from iosched.core.base.errors import IoschedError
@@ -41,26 +41,10 @@ class FioDidNoIO(FioUnfinished):
 
 
 @dataclass(frozen=True)
-class Figures:
-    """One role's (or the whole workload's) figures over the run."""
-
-    iops: float
-    read_iops: float
-    write_iops: float
-    mb_s: float
-    total_ios: int
-    clat_mean_us: float | None
-    clat_p50_us: float | None
-    clat_p99_us: float | None
-    clat_p999_us: float | None
-
-    def metrics(self) -> dict[str, float | None]:
-        return {k: getattr(self, k) for k in FIGURES}
-
-
-@dataclass
 class FioResult:
-    raw: dict[str, Any]  # fio's full JSON
+    """What fio's output says of a workload over its run: pooled over every job entry, and, for two or more job
+    sections, each role's the same way (``roles``: each one a FioResult of that role's entries, without roles)."""
+
     iops: float
     read_iops: float
     write_iops: float
@@ -70,10 +54,11 @@ class FioResult:
     clat_p50_us: float | None
     clat_p99_us: float | None
     clat_p999_us: float | None
-    runtime_s: float
-    usr_cpu: float
-    sys_cpu: float
-    roles: dict[str, Figures] = field(default_factory=dict)  # two or more job sections: each one's figures
+    runtime_s: float = 0.0
+    usr_cpu: float = 0.0
+    sys_cpu: float = 0.0
+    roles: dict[str, FioResult] = field(default_factory=dict)
+    raw: dict[str, Any] = field(default_factory=dict)  # fio's JSON these figures come from (a role's: its entries)
 
     def metrics(self) -> dict[str, float | None]:
         """The pooled figures; with roles, each role's as ROLE:METRIC, its share of the IOs, and how evenly
@@ -123,7 +108,7 @@ def _parse_result(obj: dict[str, Any]) -> FioResult:
     runtime = job_seconds(obj)
     if not (isinstance(runtime, (int, float)) and math.isfinite(runtime) and runtime >= 0):
         raise FioFailed("fio's JSON output holds negative or non-finite figures")
-    pooled = figures(jobs)
+    pooled = figures(obj)
     if pooled.total_ios == 0:
         raise FioDidNoIO("fio did no IO: it completed no request")
     if _bytes_moved(jobs) == 0:
@@ -134,13 +119,9 @@ def _parse_result(obj: dict[str, Any]) -> FioResult:
     idle = next((name for name, entries in by_name.items() if len(by_name) > 1 and _bytes_moved(entries) == 0), None)
     if idle is not None:
         raise FioDidNoIO(f"fio did no IO for the role {idle[:40]!r}: its figures would measure nothing")
-    roles = {name: figures(entries) for name, entries in by_name.items()} if len(by_name) > 1 else {}
-    return FioResult(
-        raw=obj, iops=pooled.iops, read_iops=pooled.read_iops, write_iops=pooled.write_iops, mb_s=pooled.mb_s,
-        total_ios=pooled.total_ios, clat_mean_us=pooled.clat_mean_us, clat_p50_us=pooled.clat_p50_us,
-        clat_p99_us=pooled.clat_p99_us, clat_p999_us=pooled.clat_p999_us, runtime_s=runtime,
-        usr_cpu=sum(j.get("usr_cpu", 0.0) for j in jobs) / len(jobs),
-        sys_cpu=sum(j.get("sys_cpu", 0.0) for j in jobs) / len(jobs), roles=roles)
+    if len(by_name) < 2:
+        return pooled
+    return replace(pooled, roles={name: figures({**obj, "jobs": entries}) for name, entries in by_name.items()})
 
 
 def _bytes_moved(entries: list[dict[str, Any]]) -> int:
@@ -156,8 +137,10 @@ def _errno_words(code: object) -> str:
     return str(code)
 
 
-def figures(entries: list[dict[str, Any]]) -> Figures:
-    """The figures of fio job entries taken together (sums; latency from the busiest direction)."""
+def figures(obj: dict[str, Any]) -> FioResult:
+    """The figures of the job entries of fio's output ``obj`` taken together (sums; latency from the busiest
+    direction; CPU the entries' mean), without roles."""
+    entries: list[dict[str, Any]] = obj["jobs"]
     r_iops = sum(j["read"]["iops"] for j in entries)
     w_iops = sum(j["write"]["iops"] for j in entries)
     bw = sum(j[d]["bw_bytes"] for j in entries for d in ("read", "write"))
@@ -178,10 +161,12 @@ def figures(entries: list[dict[str, Any]]) -> Figures:
     ios = {d: sum(side["total_ios"] for side in sides) for d, sides in per_dir.items()}
     busiest = max(per_dir, key=lambda d: ios[d])
     pcts = _percentiles(per_dir[busiest]) if ios[busiest] else dict.fromkeys(k for k, *_ in PERCENTILES)
-    return Figures(iops=r_iops + w_iops, read_iops=r_iops, write_iops=w_iops, mb_s=bw / 1e6,
-                   total_ios=int(sum(counts)), clat_mean_us=lat_sum / lat_n / 1000.0 if lat_n else None,
-                   clat_p50_us=pcts["clat_p50_us"], clat_p99_us=pcts["clat_p99_us"],
-                   clat_p999_us=pcts["clat_p999_us"])
+    return FioResult(iops=r_iops + w_iops, read_iops=r_iops, write_iops=w_iops, mb_s=bw / 1e6,
+                     total_ios=int(sum(counts)), clat_mean_us=lat_sum / lat_n / 1000.0 if lat_n else None,
+                     clat_p50_us=pcts["clat_p50_us"], clat_p99_us=pcts["clat_p99_us"],
+                     clat_p999_us=pcts["clat_p999_us"], runtime_s=job_seconds(obj),
+                     usr_cpu=sum(j.get("usr_cpu", 0.0) for j in entries) / len(entries),
+                     sys_cpu=sum(j.get("sys_cpu", 0.0) for j in entries) / len(entries), raw=obj)
 
 
 def _percentiles(sides: list[dict[str, Any]]) -> dict[str, float | None]:

@@ -21,7 +21,8 @@ from typing import Any
 
 from iosched.core.base.errors import BadInput, IoschedError, NotPermitted, UnknownDevice
 from iosched.core.base.outfile import write_file
-from iosched.core.kernel.devices import BlockDevice, read_device
+from iosched.core.kernel.device_doc import DeviceDoc
+from iosched.core.kernel.devices import read_device
 from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.load.fiopath import check_target_path
 from iosched.core.settings.journal import default_run_dir, kept_registrations, stale_registrations
@@ -86,7 +87,7 @@ def signature(dev_path: str | Path) -> str | None:
     return props.get("TYPE") or props.get("PTTYPE") or props.get("USAGE") or "unknown signature"
 
 
-def why_not_writable(dev: BlockDevice, root: str | Path = "/") -> str | None:
+def why_not_writable(dev: DeviceDoc, root: str | Path = "/") -> str | None:
     """Why a raw write workload would destroy data on ``dev``, or None when it looks blank and unused."""
     if dev.mountpoints:
         return f"it is mounted or in use ({', '.join(dev.mountpoints[:3])})"
@@ -100,7 +101,7 @@ def why_not_writable(dev: BlockDevice, root: str | Path = "/") -> str | None:
     return None
 
 
-def _device(name: str, root: str | Path) -> BlockDevice:
+def _device(name: str, root: str | Path) -> DeviceDoc:
     check_device_name(name, root)
     dev = read_device(name, root)
     if dev is None:
@@ -108,7 +109,7 @@ def _device(name: str, root: str | Path) -> BlockDevice:
     return dev
 
 
-def _on_device(directory: Path, dev: BlockDevice, root: str | Path) -> bool:
+def _on_device(directory: Path, dev: DeviceDoc, root: str | Path) -> bool:
     st = os.stat(directory)
     mm = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
     if mm == dev.maj_min:
@@ -157,7 +158,7 @@ def scratch_target(device: str, directory: str | Path, size: int, root: str | Pa
     return Target(device, str(Path(sdir, "iosched.dat")), "file", sdir, note)
 
 
-def target_hint(dev: BlockDevice) -> str:
+def target_hint(dev: DeviceDoc) -> str:
     """Where a job on ``dev`` will run, said before anything is probed (for pickers)."""
     fs_mounts = [m for m in dev.mountpoints if m.startswith("/")]
     if fs_mounts:

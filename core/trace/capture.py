@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from iosched.core.base.decode import decode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import WriteRefused, check_target, create_new, discard, same_file
 from iosched.core.kernel.device_doc import DeviceDoc
@@ -118,7 +117,7 @@ class CaptureRun:
             raise CaptureFailed(f"cannot capture: {e} (capture needs the CO-RE tracer; bpftrace cannot)") from None
         check_output(self.out)
         major, minor = (int(x) for x in dev.maj_min.split(":"))
-        return loader, decode(DeviceDoc, dev.to_json(), "the device"), kernel_dev(major, minor)
+        return loader, dev, kernel_dev(major, minor)
 
     def run(self) -> CaptureResult:
         loader, device, devt = self.check()

@@ -16,7 +16,6 @@ from schema_support import problems
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.kernel.cgroupfs import io_hierarchy
-from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.devices import read_device
 from iosched.core.load.iolog import CaptureWriter, write_meta
 from iosched.core.load.replay_lag import LAG_FLOOR_S
@@ -59,9 +58,8 @@ def throttled(loopdev) -> Iterator[list[str]]:
 
 def capture(path: Path, device: str, count: int, span_s: float) -> Path:
     """A capture of ``count`` 1 MiB reads at depth 1, evenly over ``span_s`` seconds from 0.1 s, ending 0.1 s after."""
-    dev = read_device(device)
-    assert dev is not None
-    doc = DeviceDoc(**{k: v for k, v in dev.to_json().items() if k in DeviceDoc.__dataclass_fields__})
+    doc = read_device(device)
+    assert doc is not None
     with open(path, "w") as out:
         w = CaptureWriter(out, f"/dev/{device}", 0)
         for i in range(count):

@@ -4,7 +4,7 @@ which role the chart follows, and its latency laid on the device graphs' sample 
 from __future__ import annotations
 
 from iosched.core.load.fio import RoleProgress
-from iosched.core.load.fio_result import Figures
+from iosched.core.load.fio_result import FioResult
 from iosched.core.load.jobs import CATALOG
 from iosched.tui.job_roles import (
     RoleHistory,
@@ -41,8 +41,8 @@ def test_the_charts_role_leads_the_status_line_and_the_others_go_first_when_shor
 
 
 def test_the_end_notice_gives_each_roles_figures_over_the_run():
-    def figures(iops: float, p99: float | None) -> Figures:
-        return Figures(iops, iops, 0.0, 1.0, 100, 100.0, 50.0, p99, None)
+    def figures(iops: float, p99: float | None) -> FioResult:
+        return FioResult(iops, iops, 0.0, 1.0, 100, 100.0, 50.0, p99, None)
 
     assert role_summary({"bg": figures(2134.0, 80_000.0), "fg": figures(99.9, 29_000.0)}, "fg") == \
         "fg 100 IOPS p99 29 ms · bg 2.1k IOPS p99 80 ms"

@@ -10,7 +10,7 @@ from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
 from iosched.core.base.units import human_size, short_number
-from iosched.core.kernel.devices import BlockDevice
+from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.live.rates import DiskRates
 
 # Ordered by importance: at 80 columns the later ones scroll off to the right.
@@ -56,7 +56,7 @@ class DeviceTable(DataTable):
         self.add_column("Size", key="size", width=7)
         self.add_column("Model", key="model", width=16)
 
-    def sync_rows(self, devices: Sequence[BlockDevice]) -> None:
+    def sync_rows(self, devices: Sequence[DeviceDoc]) -> None:
         """Add and remove rows so the table lists exactly ``devices``, in that order; keep the cursor."""
         selected = self.selected_name()
         wanted = [d.name for d in devices]
@@ -77,11 +77,11 @@ class DeviceTable(DataTable):
             self.set_row_cells({d.name: dict(zip(("type", "sched"), self._static_cells(d)[1:])) for d in devices})
 
     @staticmethod
-    def _static_cells(d: BlockDevice) -> tuple[Text, str, Text]:
+    def _static_cells(d: DeviceDoc) -> tuple[Text, str, Text]:
         sched = Text(d.scheduler or "—") if d.has_scheduler else Text("no sched", style="italic")
         return Text(d.name), ("HDD" if d.rotational else "SSD"), sched
 
-    def update_rates(self, devices: Sequence[BlockDevice], rates: dict[str, DiskRates]) -> None:
+    def update_rates(self, devices: Sequence[DeviceDoc], rates: dict[str, DiskRates]) -> None:
         dim = Style(dim=True)
         shown = self._shown
         changed: dict[str, dict[str, object]] = {}

@@ -10,6 +10,7 @@ nothing and changes no file.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
@@ -207,7 +208,7 @@ def resumable(loop) -> dict:
     doc = saved("matrix")
     dev = read_device(loop.name)
     assert dev is not None
-    doc["device"] = dev.to_json()
+    doc["device"] = asdict(dev)
     doc["runs"] = doc["runs"][:3]
     doc["status"] = "running"
     return doc

@@ -2,6 +2,7 @@
 commands read back from a saved matrix only to be compared, never to be run from it."""
 
 import json
+from dataclasses import dataclass
 
 import pytest
 from hypothesis import given, settings
@@ -141,9 +142,9 @@ def test_a_study_is_resumed_only_with_its_file_given_again(monkeypatch):
     doc = {**plan.to_json(), "device": {"name": "loop9"}, "status": "cancelled", "runs": []}
     from iosched.core.experiment import matrix as m
 
+    @dataclass
     class Dev:
-        def to_json(self):
-            return {"name": "loop9"}
+        name: str = "loop9"
 
     monkeypatch.setattr(m, "read_device", lambda name, root: Dev())
     with pytest.raises(BadInput, match="resume it with --study"):
