@@ -180,12 +180,13 @@ def disk_facts(name: str, root: str | Path = "/") -> DiskFacts:
     root = Path(root)
     sysdir = root / "sys/block" / name
     maj_min = read_attr(sysdir / "dev") or ""
-    props = {"SUBSYSTEM": "block", "DEVNAME": f"/dev/{name}"}
+    props: dict[str, str] = {}
     for line in (read_attr(sysdir / "uevent") or "").splitlines():
         key, eq, value = line.partition("=")
         if eq:
             props[key] = value
     props.setdefault("DEVTYPE", "disk")
+    props.update(SUBSYSTEM="block", DEVNAME=f"/dev/{name}")  # the kernel's uevent says "sda", udev "/dev/sda"
     props.update(udev_properties(root, maj_min))
     tags = frozenset(line[2:] for line in (read_attr(root / "run/udev/data" / f"b{maj_min}") or "").splitlines()
                      if line.startswith(("G:", "Q:")))

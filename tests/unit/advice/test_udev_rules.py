@@ -144,7 +144,8 @@ def test_parent_keys_must_match_on_one_parent(tree):
         'ATTRS{model}=="WDC*", KERNELS=="host0", ATTR{queue/scheduler}="kyber"',  # not on one device
         'DRIVERS=="sd", SUBSYSTEMS=="scsi_device", ATTR{queue/scheduler}="none"',
         'SUBSYSTEMS=="block", KERNELS=="sda", TAG=="systemd", ATTR{queue/nr_requests}="64"',
-        'ENV{ID_SERIAL}=="WDC_WD40EFRX_WD-1", DEVPATH=="*/block/sda", ATTR{queue/scheduler}="mq-deadline"',
+        'ENV{ID_SERIAL}=="WDC_WD40EFRX_WD-1", ENV{DEVNAME}=="/dev/sda", DEVPATH=="*/block/sda", '
+        'ATTR{queue/scheduler}="mq-deadline"',
     ]) + "\n"
     rules(tree, "etc/udev/rules.d/61-parents.rules", text)
     hits, _ = queue_rules("sda", tree.root)
