@@ -1,0 +1,358 @@
+"""What `advise` will run, how long it takes and what it changes on the device, decided before anything changes.
+
+The candidates: every scheduler the device offers, plus the few tunings that matter for its class
+(core/advice/tunings.py), each against the current setting (the baseline, with the tunables it has now). The tests,
+per goal:
+
+- throughput: the workload at full speed (a capture replayed as fast as it goes, a job as written, a command timed);
+- latency: the workload at its own pace (a capture at its captured timing, a job at its own rate and depth), judged
+  on the tail (p99); a command has only its wall time, so it has no latency test;
+- interactive: the workload as the foreground (fg) beside a write flood (bg), judged per role: the foreground's
+  latency (a command's wall time), the writers' throughput stated as what it costs. A contention job from the
+  catalog is such a test already and runs as it is, judged on its own primary metric and trade-off.
+
+With no workload named, each goal's test is the catalog's: a saturating 4k random read, a depth-1 4k random read,
+the interactive reader beside a write flood.
+
+Each test's time is variants x runs x (one run + settle + the per-run overhead), plus a pilot at the current
+setting (which changes nothing) when the noise is not known yet. Over the budget, the tunings go first (the one
+that matters least first), then runs per variant, two at a time (the A B B A order needs whole pairs), down to the
+first look of the sequential schedule; what was cut is said. Pure: the callers read the device and the workload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+
+from iosched.core.advice.device_class import DeviceClass
+from iosched.core.advice.tunings import Tuning, class_tunings, non_default
+from iosched.core.base.errors import BadInput
+from iosched.core.documents.metrics import metric_label, split_metric
+from iosched.core.documents.params import Variant
+from iosched.core.load.jobs import CATALOG, Job
+from iosched.core.statistics.advice_rule import GOAL_WORDS, GOALS, Goal
+from iosched.core.statistics.sequential import FIRST_LOOK
+from iosched.core.statistics.stats import runs_needed
+
+SourceKind = Literal["capture", "replay", "job", "cmd"]
+Pace = Literal["full", "own", "foreground"]
+
+DEFAULT_JOBS: dict[Goal, str] = {"throughput": "4k-randread", "latency": "rnd4k-q1t1-read",
+                                 "interactive": "interactive-under-writes"}
+FLOOD = "2 x 1M sequential writes, depth 16"  # the catalog's write flood (interactive-under-writes, role bg)
+MIN_RUNS = FIRST_LOOK  # fewer leave the t-test a handful of degrees of freedom
+DEFAULT_RUNS = 8  # per variant, without a pilot's noise: looks at 4, 6 and 8
+MAX_RUNS = 16
+TARGET_EFFECT = 0.10  # the difference the runs are planned to see, with a pilot's noise
+PILOT_RUNS = 3  # at the current setting, per test: the noise, without changing anything
+RUN_OVERHEAD_S = 1.5  # per run: the switch, tunables written and read back, fio's start and its result
+MAX_RUN_S = 60.0  # a longer capture replays its first minute
+CMD_GUESS_S = 10.0  # a command's length before a pilot has timed it
+
+
+@dataclass(frozen=True)
+class WorkloadSource:
+    """Where the load comes from: a capture taken by --observe, --replay FILE, --job NAME or --cmd CMD."""
+
+    kind: SourceKind
+    ref: str  # the capture's path, the job's name, the command
+    seconds: float | None  # one run at its own pace, when known (a capture's duration, a job's runtime)
+    writes: bool = False  # running it writes to the target
+    job: Job | None = None
+
+    @property
+    def name(self) -> str:
+        return Path(self.ref).name if self.kind in ("capture", "replay") else self.ref
+
+
+def job_source(job: Job) -> WorkloadSource:
+    return WorkloadSource("job", job.name, job.runtime, job.writes, job)
+
+
+def capture_source(path: str | Path, duration_s: float, writes: bool, observed: bool = True) -> WorkloadSource:
+    return WorkloadSource("capture" if observed else "replay", str(path), duration_s, writes)
+
+
+def cmd_source(cmd: str, seconds: float | None = None) -> WorkloadSource:
+    return WorkloadSource("cmd", cmd, seconds, True)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    variant: Variant
+    why: str
+    source: str | None  # the kernel document behind a tuning
+    goals: tuple[Goal, ...]  # the tests it is part of
+    keep: int  # a tuning's rank when the budget is short (plain schedulers are never cut)
+
+    @property
+    def tuning(self) -> bool:
+        return bool(self.variant.settings)
+
+
+@dataclass(frozen=True)
+class PlannedTest:
+    goal: Goal
+    how: str  # what runs, in words
+    source: WorkloadSource
+    pace: Pace
+    metric: str  # what the goal is judged on
+    costs: tuple[str, ...]  # the other figures stated beside it (the other roles')
+    variants: tuple[str, ...]  # labels, the current setting first
+    runs: int  # per variant
+    run_s: float
+    writes: bool
+    estimated: bool = False  # run_s is a guess (a command not yet timed) or an upper bound (a fast replay)
+    settle_s: float = 1.0
+
+    @property
+    def seconds(self) -> float:
+        return len(self.variants) * self.runs * self.run_s_with_overhead
+
+    @property
+    def run_s_with_overhead(self) -> float:
+        return self.run_s + self.settle_s + RUN_OVERHEAD_S
+
+
+@dataclass(frozen=True)
+class Plan:
+    device: str
+    goals: tuple[Goal, ...]
+    baseline: Variant
+    candidates: tuple[Candidate, ...]  # those tested, after any cut
+    tests: tuple[PlannedTest, ...]
+    pilot_s: float  # 0 when the noise is known
+    budget_s: float | None
+    cuts: tuple[str, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def seconds(self) -> float:
+        return self.pilot_s + sum(t.seconds for t in self.tests)
+
+    @property
+    def fits(self) -> bool:
+        return self.budget_s is None or self.seconds <= self.budget_s
+
+    @property
+    def variants(self) -> list[Variant]:
+        """Every variant any test runs, the current setting first."""
+        return [self.baseline, *(c.variant for c in self.candidates)]
+
+    def changes(self) -> list[str]:
+        """What changes on the device, in words."""
+        schedulers = sorted({c.variant.scheduler for c in self.candidates} - {self.baseline.scheduler})
+        settings = sorted({f"{c.variant.scheduler} {k}" for c in self.candidates for k, _ in c.variant.settings})
+        out = [f"{self.device}'s scheduler switches among {', '.join([self.baseline.scheduler, *schedulers])}"
+               + (f"; tunables written: {', '.join(settings)}" if settings else "")]
+        out.append(f"a switch resets the scheduler's tunables and nr_requests; at the end, and on Ctrl-C, SIGTERM or "
+                   f"a lost session, everything is put back to {self.baseline.label} (journaled)")
+        writers = list(dict.fromkeys(GOAL_WORDS[t.goal] for t in self.tests if t.writes))
+        out.append("the tests run on a test target (a scratch file on the device's filesystem, an unmounted device "
+                   "confirmed by name, or --on a spare disk), never on your files"
+                   + (f"; the {', '.join(writers)} test{'s write' if len(writers) > 1 else ' writes'} there" if writers
+                      else ""))
+        return out
+
+
+def _label(scheduler: str, settings: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> str:
+    return ":".join([scheduler, *(f"{k}={v}" for k, v in settings)])
+
+
+def baseline_variant(scheduler: str, tunables: dict[str, str]) -> Variant:
+    """What the device has now, as a variant: its scheduler with the tunables that differ from the defaults."""
+    settings = non_default(scheduler, tunables)
+    return Variant(_label(scheduler, settings), scheduler, tuple(settings))
+
+
+def candidates_for(dev: DeviceClass, schedulers: tuple[str, ...] | list[str], baseline: Variant,
+                   goals: tuple[Goal, ...]) -> list[Candidate]:
+    """Every scheduler offered (its defaults) and the class's tunings for the goals, the baseline left out."""
+    seen = {(baseline.scheduler, tuple(sorted(baseline.settings)))}
+    out = []
+    for s in schedulers:
+        if (s, ()) not in seen:
+            seen.add((s, ()))
+            out.append(Candidate(Variant(s, s), "the scheduler with its defaults", None, goals, 1_000))
+    tunings: list[Tuning] = class_tunings(dev, schedulers)
+    for t in tunings:
+        key = (t.scheduler, tuple(sorted(t.settings)))
+        mine = tuple(g for g in goals if g in t.goals)
+        if key in seen or not mine:
+            continue
+        seen.add(key)
+        out.append(Candidate(Variant(t.label, t.scheduler, t.settings), t.why, t.source, mine, t.keep))
+    return out
+
+
+def _latency_of(metric: str) -> str | None:
+    """A role's p99 latency for a contention job's primary metric, when that is a latency."""
+    role, base = split_metric(metric)
+    if not base.startswith("clat_"):
+        return None
+    return f"{role}:clat_p99_us" if role else "clat_p99_us"
+
+
+def _tests_for(goal: Goal, src: WorkloadSource, notes: list[str]) -> list[tuple[str, Pace, str, tuple[str, ...]]]:
+    """(how, pace, metric, costs) of the test a goal needs with this workload; empty when it has none."""
+    name = src.name
+    if src.kind in ("capture", "replay"):
+        what = "the observed capture" if src.kind == "capture" else name
+        if goal == "throughput":
+            return [(f"{what} replayed as fast as it goes", "full", "mb_s", ("iops",))]
+        if goal == "latency":
+            return [(f"{what} replayed at its captured timing", "own", "clat_p99_us", ("mb_s",))]
+        return [(f"{what} at its captured timing as the foreground (fg) beside a write flood (bg: {FLOOD})",
+                 "foreground", "fg:clat_p99_us", ("bg:mb_s",))]
+    if src.kind == "cmd":
+        if goal == "throughput":
+            return [(f"`{name}` timed", "full", "wall_s", ())]
+        if goal == "latency":
+            notes.append("a command has only its wall time, no per-request latency: no latency test (its wall "
+                         "time is the throughput test)")
+            return []
+        return [(f"`{name}` timed beside a write flood (--background: {FLOOD})", "foreground", "wall_s",
+                 ("bg:mb_s",))]
+    job = src.job
+    assert job is not None
+    if job.roles:
+        primary = job.primary or "iops"
+        tradeoff = (job.tradeoff,) if job.tradeoff else ()
+        if goal == "interactive":
+            return [(f"{name} as it is ({job.description})", "foreground", primary, tradeoff)]
+        if goal == "throughput" and job.tradeoff:
+            return [(f"{name} as it is, judged on its {metric_label(job.tradeoff)}", "full", job.tradeoff,
+                     (primary,))]
+        latency = _latency_of(primary)
+        if goal == "latency" and latency:
+            return [(f"{name} as it is, judged on its {metric_label(latency)}", "own", latency, tradeoff)]
+        notes.append(f"{name} has no figure for {GOAL_WORDS[goal]}: no test for it")
+        return []
+    if goal == "throughput":
+        return [(f"{name} at full speed ({job.description})", "full", job.primary or "iops", ("clat_p99_us",))]
+    if goal == "latency":
+        return [(f"{name} as written, at its own rate and depth", "own", "clat_p99_us", ("iops",))]
+    return [(f"{name} as the foreground (fg) beside a write flood (bg: {FLOOD})", "foreground", "fg:clat_p99_us",
+             ("bg:mb_s",))]
+
+
+def _run_s(src: WorkloadSource, notes: list[str]) -> tuple[float, bool]:
+    if src.seconds is None:
+        notes.append(f"one run of `{src.name}` is guessed at {CMD_GUESS_S:.0f} s until the pilot times it")
+        return CMD_GUESS_S, True
+    if src.kind in ("capture", "replay") and src.seconds > MAX_RUN_S:
+        notes.append(f"{src.name} lasts {src.seconds:.0f} s: each run replays its first {MAX_RUN_S:.0f} s")
+        return MAX_RUN_S, False
+    return max(src.seconds, 0.5), False
+
+
+def _runs_for(noise: float | None, variants: int, alpha: float, max_runs: int) -> int:
+    if noise is None:
+        return min(DEFAULT_RUNS, max_runs)
+    n = runs_needed(noise, 1.0 + TARGET_EFFECT, alpha / max(1, variants - 1))
+    n = max_runs if n is None else n
+    n += n % 2
+    return max(MIN_RUNS, min(max_runs, n))
+
+
+def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: tuple[str, ...] | list[str],
+                tunables: dict[str, str], goals: tuple[Goal, ...] | list[Goal], source: WorkloadSource | None = None,
+                budget_s: float | None = None, noise: Mapping[Goal, float] | None = None, settle_s: float = 1.0,
+                alpha: float = 0.05, max_runs: int = MAX_RUNS) -> Plan:
+    """The plan for ``device`` (its class ``dev``, its scheduler and tunables now) and ``goals``: candidates, tests,
+    time, cut to ``budget_s`` where it can be. ``noise``: a pilot's per-run noise (log scale) per goal."""
+    goals = tuple(g for g in GOALS if g in goals)
+    if not goals:
+        raise BadInput("no goal: throughput, latency, interactive or all")
+    if current is None or len(schedulers) < 2:
+        raise BadInput(f"{device} has {'no IO scheduler' if current is None else 'one scheduler only'}: there is "
+                       "nothing to choose")
+    if budget_s is not None and not budget_s > 0:
+        raise BadInput("the budget must be a positive duration")
+    baseline = baseline_variant(current, tunables)
+    notes: list[str] = []
+    if source is not None and source.kind == "cmd" and goals == ("latency",):
+        raise BadInput("a command has only its wall time, so --goal latency cannot judge it: use --goal "
+                       "throughput or interactive")
+    cands = candidates_for(dev, schedulers, baseline, goals)
+    tests: list[PlannedTest] = []
+    for goal in goals:
+        src = source or job_source(CATALOG[DEFAULT_JOBS[goal]])
+        for how, pace, metric, costs in _tests_for(goal, src, notes):
+            run_s, guessed = _run_s(src, notes)
+            labels = tuple([baseline.label, *(c.variant.label for c in cands if goal in c.goals)])
+            runs = _runs_for((noise or {}).get(goal), len(labels), alpha, max_runs)
+            writes = src.writes or pace == "foreground"
+            tests.append(PlannedTest(goal, how, src, pace, metric, costs, labels, runs, run_s, writes,
+                                     guessed or (pace == "full" and src.kind in ("capture", "replay")), settle_s))
+    if not tests:
+        raise BadInput("no test can judge these goals with this workload")
+    notes = list(dict.fromkeys(notes))
+    pilot_s = 0.0 if noise else sum(PILOT_RUNS * (t.run_s + settle_s) for t in tests)
+    plan = Plan(device, goals, baseline, tuple(cands), tuple(tests), pilot_s, budget_s, (), tuple(notes))
+    return fit_budget(plan)
+
+
+def fit_budget(plan: Plan) -> Plan:
+    """The plan cut to its budget: the tunings first (lowest keep first), then runs per variant, two at a time,
+    down to MIN_RUNS; each cut said. A plan that cannot fit comes back over budget (``fits`` False)."""
+    if plan.fits:
+        return plan
+    cuts: list[str] = list(plan.cuts)
+    for cand in sorted((c for c in plan.candidates if c.tuning), key=lambda c: c.keep):
+        if plan.fits:
+            break
+        kept = tuple(c for c in plan.candidates if c is not cand)
+        tests = tuple(replace(t, variants=tuple(v for v in t.variants if v != cand.variant.label))
+                      for t in plan.tests)
+        plan = replace(plan, candidates=kept, tests=tests)
+        cuts.append(f"left out {cand.variant.label} ({cand.why})")
+    runs = max((t.runs for t in plan.tests), default=MIN_RUNS)
+    start = runs
+    while not plan.fits and runs > MIN_RUNS:
+        runs -= 2
+        plan = replace(plan, tests=tuple(replace(t, runs=min(t.runs, max(runs, MIN_RUNS))) for t in plan.tests))
+    if runs < start:
+        cuts.append(f"at most {max(runs, MIN_RUNS)} runs per variant instead of {start}")
+    return replace(plan, cuts=tuple(cuts))
+
+
+def _duration(s: float) -> str:
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def plan_lines(plan: Plan) -> list[str]:
+    """The plan as `advise` prints it before anything changes: time first, then the tests, then the changes."""
+    budget = "" if plan.budget_s is None else f" of a {_duration(plan.budget_s)} budget"
+    over = "" if plan.fits else (f" (over budget by {_duration(plan.seconds - (plan.budget_s or 0))}: give a "
+                                 "larger --budget, fewer goals or a shorter workload)")
+    lines = [f"plan for {plan.device} ({', '.join(GOAL_WORDS[g] for g in plan.goals)}): at most about "
+             f"{_duration(plan.seconds)}{budget}{over}",
+             f"  baseline: {plan.baseline.label} (what {plan.device} has now)"]
+    for c in plan.candidates:
+        cite = f"; {c.source}" if c.source else ""
+        lines.append(f"  candidate {c.variant.label}: {c.why}{cite}")
+    if plan.pilot_s:
+        lines.append(f"  pilot: {PILOT_RUNS} runs of each test at {plan.baseline.label} to measure the noise "
+                     f"(nothing changes), about {_duration(plan.pilot_s)}")
+    for t in plan.tests:
+        costs = f"; also stated: {', '.join(metric_label(c) for c in t.costs)}" if t.costs else ""
+        guess = " (at most: a guess until the pilot)" if t.estimated else ""
+        lines.append(f"  {GOAL_WORDS[t.goal]}: {t.how}; judged on {metric_label(t.metric)}{costs}")
+        lines.append(f"    {len(t.variants)} variants x {t.runs} runs x {t.run_s_with_overhead:.0f} s = "
+                     f"{_duration(t.seconds)}{guess}; a clearly worse variant leaves early")
+    lines += [f"  cut to fit: {c}" for c in plan.cuts]
+    lines += [f"  on the device: {c}" for c in plan.changes()]
+    lines += [f"  note: {n}" for n in plan.notes]
+    return lines
+
+
+def runs_total(plan: Plan) -> int:
+    return sum(len(t.variants) * t.runs for t in plan.tests)

@@ -1,0 +1,87 @@
+"""A simulated runner for `advise`'s rule: the tests run without a device, for the rule's checks (tests,
+bench/advise_rule.py). Each goal's test is its own experiment: the current setting and the candidates, runs
+log-normal around each one's true value at a chosen noise, looked at on the group-sequential schedule
+(core/statistics/sequential.py) with clearly worse candidates dropped at the looks (``drop_at_look``), then the
+survivors judged at the last look, and the rule decides over every goal (core/statistics/advice_rule.py).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from iosched.core.statistics.advice_rule import (
+    Advice,
+    Estimate,
+    Goal,
+    GoalEvidence,
+    Rule,
+    decide,
+    drop_at_look,
+    estimates_of,
+)
+from iosched.core.statistics.sequential import look_schedule, pocock_level
+from iosched.core.statistics.stats import CannotJudge, RatioEstimate, log_ratio_welch
+
+BASELINE = "now"
+
+
+@dataclass(frozen=True)
+class SimulatedGoal:
+    goal: Goal
+    metric: str
+    effects: Mapping[str, float]  # each candidate's true value over the current setting's (1.0: the same)
+
+
+@dataclass(frozen=True)
+class SimulatedAdvice:
+    advice: Advice
+    runs: int  # every run the tests took, drops counted
+    dropped: tuple[str, ...]  # "goal: variant" dropped at a look
+
+
+def _test(rng: random.Random, sim: SimulatedGoal, noise: float, runs: int, alpha: float,
+          sequential: bool) -> tuple[GoalEvidence, int, list[str]]:
+    labels = list(sim.effects)
+    looks = look_schedule(runs) if sequential else (runs,)
+    level = pocock_level(looks, alpha, len(labels) + 1) if len(looks) > 1 else alpha
+    values: dict[str, list[float]] = {v: [] for v in [BASELINE, *labels]}
+    active = list(labels)
+    left: dict[str, Estimate] = {}
+    dropped: list[str] = []
+    estimates: tuple[Estimate, ...] = ()
+    n = 0
+    for look in looks:
+        while n < look:
+            for v in [BASELINE, *active]:
+                values[v].append(1000.0 * sim.effects.get(v, 1.0) * math.exp(rng.gauss(0.0, noise)))
+            n += 1
+        judged: dict[str, RatioEstimate | CannotJudge] = {
+            v: log_ratio_welch(values[BASELINE], values[v], 0.95, (BASELINE, v)) for v in active}
+        estimates = estimates_of(judged, level)
+        if look == looks[-1]:
+            break
+        for v in drop_at_look(estimates, sim.metric, level):
+            left[v] = next(e for e in estimates if e.variant == v)
+            active.remove(v)
+            dropped.append(f"{sim.goal}: {v}")
+        if not active:
+            break
+    final = {e.variant: e for e in estimates if e.variant in active}
+    ordered = tuple(final.get(v) or left[v] for v in labels if v in final or v in left)
+    used = sum(len(xs) for xs in values.values())
+    return GoalEvidence(sim.goal, sim.metric, BASELINE, ordered, n, "two-sample", level), used, dropped
+
+
+def simulate_advice(rng: random.Random, goals: Sequence[SimulatedGoal], noise: float, runs: int,
+                    alpha: float = 0.05, rule: Rule | None = None, sequential: bool = True) -> SimulatedAdvice:
+    """One advice from simulated tests: ``runs`` per variant at most, log-normal noise ``noise`` per run."""
+    evidence, used, dropped = [], 0, []
+    for sim in goals:
+        ev, n, d = _test(rng, sim, noise, runs, alpha, sequential)
+        evidence.append(ev)
+        used += n
+        dropped += d
+    return SimulatedAdvice(decide(evidence, rule or Rule(alpha=alpha)), used, tuple(dropped))

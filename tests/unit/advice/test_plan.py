@@ -1,0 +1,149 @@
+"""The plan: candidates by class, tests by goal and workload, time against the budget and what is cut first."""
+
+from __future__ import annotations
+
+import pytest
+
+from iosched.core.advice.device_class import DeviceClass
+from iosched.core.advice.plan import (
+    MIN_RUNS,
+    RUN_OVERHEAD_S,
+    baseline_variant,
+    capture_source,
+    cmd_source,
+    job_source,
+    plan_advice,
+    plan_lines,
+    runs_total,
+)
+from iosched.core.advice.tunings import DOCS, class_tunings
+from iosched.core.base.errors import BadInput
+from iosched.core.load.jobs import CATALOG
+
+ALL = ("none", "mq-deadline", "kyber", "bfq")
+GOALS = ("throughput", "latency", "interactive")
+
+
+def device(kind: str = "nvme", rotational: bool = False) -> DeviceClass:
+    return DeviceClass(name="d0", kind=kind, rotational=rotational, model=None, vendor=None, serial=None,
+                       transport=None, size_bytes=1 << 30, hw_queues=1, hw_depth=32, nr_requests=64, partitions=(),
+                       holders=(), sits_on=(), backing_file=None, mountpoints=(), notes=())
+
+
+def labels(plan):
+    return [c.variant.label for c in plan.candidates]
+
+
+def test_every_tuning_cites_its_kernel_document_and_fits_its_class():
+    nonrot = {t.label: t for t in class_tunings(device(), ALL)}
+    assert set(nonrot) == {"kyber:read_lat_nsec=500000:write_lat_nsec=2500000",
+                           "kyber:read_lat_nsec=8000000:write_lat_nsec=40000000", "mq-deadline:read_expire=100",
+                           "bfq:slice_idle=0", "bfq:low_latency=0:slice_idle=0"}
+    assert all(t.source == DOCS[t.scheduler] for t in nonrot.values())
+    rot = {t.label for t in class_tunings(device("hdd", True), ALL)}
+    assert rot == {"kyber:read_lat_nsec=8000000:write_lat_nsec=40000000", "mq-deadline:read_expire=100",
+                   "bfq:low_latency=0"}  # no tight kyber target and no slice_idle=0 on a disk that seeks
+    assert class_tunings(device(), ("none", "mq-deadline")) == [class_tunings(device(), ALL)[2]]
+
+
+def test_default_tests_per_goal_and_the_baseline_first(tree):
+    plan = plan_advice("d0", device(), "none", ALL, {}, GOALS)
+    assert [(t.goal, t.source.ref, t.metric, t.costs) for t in plan.tests] == [
+        ("throughput", "4k-randread", "iops", ("clat_p99_us",)),
+        ("latency", "rnd4k-q1t1-read", "clat_p99_us", ("iops",)),
+        ("interactive", "interactive-under-writes", "fg:clat_p50_us", ("bg:mb_s",))]
+    thr = plan.tests[0]
+    assert thr.variants[0] == "none" and "none" not in thr.variants[1:]
+    assert "bfq:low_latency=0:slice_idle=0" in thr.variants and "mq-deadline:read_expire=100" not in thr.variants
+    assert "mq-deadline:read_expire=100" in plan.tests[2].variants
+    assert thr.runs == 8 and thr.seconds == len(thr.variants) * 8 * (10.0 + 1.0 + RUN_OVERHEAD_S)
+    assert plan.pilot_s > 0 and plan.fits and plan.cuts == ()
+    assert plan.seconds == plan.pilot_s + sum(t.seconds for t in plan.tests)
+    assert runs_total(plan) == sum(len(t.variants) * t.runs for t in plan.tests)
+
+
+def test_a_baseline_with_its_own_tunables_keeps_them_and_the_plain_scheduler_is_a_candidate():
+    base = baseline_variant("mq-deadline", {"read_expire": "100", "fifo_batch": "16", "async_depth": "48"})
+    assert base.label == "mq-deadline:read_expire=100" and base.settings == (("read_expire", "100"),)
+    plan = plan_advice("d0", device(), "mq-deadline", ALL, {"read_expire": "100"}, ("latency",))
+    assert plan.baseline.label == "mq-deadline:read_expire=100"
+    assert "mq-deadline" in labels(plan) and "mq-deadline:read_expire=100" not in labels(plan)
+
+
+def test_workload_sources_make_their_tests(tmp_path):
+    cap = capture_source(tmp_path / "live.iolog", 20.0, writes=True)
+    plan = plan_advice("d0", device(), "none", ALL, {}, GOALS, cap)
+    assert [(t.pace, t.metric) for t in plan.tests] == [("full", "mb_s"), ("own", "clat_p99_us"),
+                                                        ("foreground", "fg:clat_p99_us")]
+    assert plan.tests[0].estimated and not plan.tests[1].estimated  # as fast as it goes: at most its length
+    assert "the observed capture at its captured timing as the foreground" in plan.tests[2].how
+    long = plan_advice("d0", device(), "none", ALL, {}, ("latency",), capture_source("/x/l.iolog", 600.0, False,
+                                                                                       observed=False))
+    assert long.tests[0].run_s == 60.0 and any("first 60 s" in n for n in long.notes)
+    cmd = plan_advice("d0", device(), "none", ALL, {}, GOALS, cmd_source("make -j4"))
+    assert [(t.goal, t.metric) for t in cmd.tests] == [("throughput", "wall_s"), ("interactive", "wall_s")]
+    assert any("no latency test" in n for n in cmd.notes) and any("guessed" in n for n in cmd.notes)
+    with pytest.raises(BadInput, match="wall time"):
+        plan_advice("d0", device(), "none", ALL, {}, ("latency",), cmd_source("make"))
+
+
+def test_a_contention_job_is_its_own_interactive_test():
+    src = job_source(CATALOG["reads-vs-writeback"])
+    plan = plan_advice("d0", device(), "none", ALL, {}, GOALS, src)
+    got = {t.goal: (t.metric, t.costs) for t in plan.tests}
+    assert got == {"throughput": ("bg:mb_s", ("fg:clat_p99_us",)), "latency": ("fg:clat_p99_us", ("bg:mb_s",)),
+                   "interactive": ("fg:clat_p99_us", ("bg:mb_s",))}
+    fair = plan_advice("d0", device(), "none", ALL, {}, GOALS, job_source(CATALOG["fair-share"]))
+    assert [t.goal for t in fair.tests] == ["throughput", "interactive"]
+
+
+def test_over_budget_the_tunings_go_first_then_runs_two_at_a_time():
+    full = plan_advice("d0", device(), "none", ALL, {}, GOALS)
+    order = [line.split(" (")[0].removeprefix("left out ") for line in
+             plan_advice("d0", device(), "none", ALL, {}, GOALS, budget_s=60).cuts if line.startswith("left out")]
+    assert order == ["kyber:read_lat_nsec=8000000:write_lat_nsec=40000000", "bfq:low_latency=0:slice_idle=0",
+                     "kyber:read_lat_nsec=500000:write_lat_nsec=2500000", "mq-deadline:read_expire=100",
+                     "bfq:slice_idle=0"]
+    some = plan_advice("d0", device(), "none", ALL, {}, GOALS, budget_s=full.seconds - 1)
+    assert some.fits and some.cuts == ("left out kyber:read_lat_nsec=8000000:write_lat_nsec=40000000 (a looser "
+                                       "target (8 ms, writes 40 ms): a deeper queue for throughput)",)
+    tight = plan_advice("d0", device(), "none", ALL, {}, GOALS, budget_s=900)
+    assert not any(c.tuning for c in tight.candidates) and tight.fits
+    assert all(t.runs % 2 == 0 and t.runs >= MIN_RUNS for t in tight.tests)
+    assert tight.cuts[-1].startswith("at most ") and tight.cuts[-1].endswith("instead of 8")
+    hopeless = plan_advice("d0", device(), "none", ALL, {}, GOALS, budget_s=60)
+    assert not hopeless.fits and all(t.runs == MIN_RUNS for t in hopeless.tests)
+    assert "over budget by" in plan_lines(hopeless)[0]
+
+
+def test_a_pilots_noise_sets_the_runs_and_drops_the_pilot():
+    quiet = plan_advice("d0", device(), "none", ALL, {}, ("throughput",), noise={"throughput": 0.01})
+    noisy = plan_advice("d0", device(), "none", ALL, {}, ("throughput",), noise={"throughput": 0.08})
+    assert quiet.pilot_s == 0 and quiet.tests[0].runs == MIN_RUNS
+    assert MIN_RUNS < noisy.tests[0].runs <= 16 and noisy.tests[0].runs % 2 == 0
+
+
+def test_nothing_to_choose_or_no_goal_is_refused():
+    with pytest.raises(BadInput, match="nothing to choose"):
+        plan_advice("d0", device(), None, (), {}, GOALS)
+    with pytest.raises(BadInput, match="one scheduler only"):
+        plan_advice("d0", device(), "none", ("none",), {}, GOALS)
+    with pytest.raises(BadInput, match="no goal"):
+        plan_advice("d0", device(), "none", ALL, {}, ())
+    with pytest.raises(BadInput, match="budget"):
+        plan_advice("d0", device(), "none", ALL, {}, GOALS, budget_s=0)
+
+
+def test_the_printed_plan_says_time_tests_and_changes():
+    plan = plan_advice("d0", device(), "mq-deadline", ALL, {}, ("interactive",), budget_s=3600)
+    text = "\n".join(plan_lines(plan))
+    assert text.startswith("plan for d0 (interactive use): at most about ")
+    assert "of a 60 min budget" in plan_lines(plan)[0]
+    assert "baseline: mq-deadline (what d0 has now)" in text
+    assert "candidate mq-deadline:read_expire=100: reads served within 100 ms" in text
+    assert "Documentation/block/deadline-iosched.rst" in text
+    assert "pilot: 3 runs of each test at mq-deadline" in text
+    assert "judged on foreground p50 latency; also stated: background MB/s" in text
+    assert "on the device: d0's scheduler switches among mq-deadline, bfq, kyber, none" in text
+    assert "put back to mq-deadline (journaled)" in text
+    assert "the interactive use test writes there" in text
