@@ -101,6 +101,7 @@ class CaptureRun:
         self._child: Child | None = None
         self._iolog: os.stat_result | None = None  # the iolog this capture made (its identity)
         self._device: DeviceDoc | None = None
+        self._cpu0 = resource.getrusage(resource.RUSAGE_SELF)  # iosched's CPU when the capture's cost began
         self._meta_written = False
         # A Ctrl-C or signal that ended the capture: the files are written whole first, then the caller may
         # raise it again (a SIGTERM still ends iosched with its status).
@@ -136,14 +137,14 @@ class CaptureRun:
     def _run(self, loader_argv: list[str]) -> CaptureResult:
         argv = dies_with_us([*loader_argv, "--interval-ms", str(self.status_ms)])
         started = datetime.now(UTC).isoformat(timespec="seconds")
-        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        self._cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         try:
             fd = create_new(self.out)  # never a name that exists: a link planted there since the check is refused
         except OSError as e:
             raise CaptureFailed(f"cannot create {self.out}: {e.strerror or e}") from None
         self._iolog = os.fstat(fd)
         try:
-            return self._capture(fd, argv, started, cpu0)
+            return self._capture(fd, argv, started)
         except BaseException:
             # A failed capture, or a second Ctrl-C: no iolog without its metadata is left behind (and only ours
             # is removed: whatever another put at the name stays).
@@ -151,7 +152,7 @@ class CaptureRun:
                 discard(self.out, self._iolog)
             raise
 
-    def _capture(self, fd: int, argv: list[str], started: str, cpu0: resource.struct_rusage) -> CaptureResult:
+    def _capture(self, fd: int, argv: list[str], started: str) -> CaptureResult:
         with os.fdopen(fd, "w", buffering=1 << 20) as out:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     start_new_session=True)
@@ -183,6 +184,7 @@ class CaptureRun:
         self._meta_written = True
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         child_cpu = self._child.rusage if self._child is not None else None
+        cpu0 = self._cpu0
         used = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
         if child_cpu is not None:
             used += child_cpu.ru_utime + child_cpu.ru_stime
