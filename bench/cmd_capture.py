@@ -83,7 +83,8 @@ def cost(rounds: int, where: Path) -> str:
     med = statistics.median
     return (f"cost: the bundled start-up's command cold, {rounds} runs each way: {med(alone):.3f} s alone "
             f"(min {min(alone):.3f}), {med(captured):.3f} s captured (min {min(captured):.3f}), "
-            f"{med(captured) / med(alone) - 1:+.1%} by the medians; capture CPU {med(per_io):.1f} µs a request (the tracer's start included)")
+            f"{med(captured) / med(alone) - 1:+.1%} by the medians; capture CPU {med(per_io):.1f} µs a request "
+            "(the tracer's start included)")
 
 
 def main() -> int:

@@ -124,7 +124,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the iolog to write (a new file); its metadata goes to FILE.meta.json")
     s.add_argument("--cmd", metavar="CMD",
-                   help="run this shell command line (as the user who ran sudo) and record only the IO its own "
+                   help="run this shell command line (as the user who ran sudo; its output on stderr, its stdin "
+                        "/dev/null) and record only the IO its own "
                         "processes submit, on whichever disks, each line naming its disk: the reads, readahead, page "
                         "faults and direct IO of its start, say. Writes it leaves in the page cache reach the disk "
                         "later from the kernel's writeback threads and are not its lines (the metadata sets what was "
