@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
 
+from iosched.core.base.errors import BadInput
 from iosched.core.base.textcharts import braille_grid, nice_ceiling
 from iosched.core.base.units import count, human_size, si
 from iosched.core.load.capture_summary import CaptureSummary, summarize
@@ -19,6 +21,12 @@ CHART_HEIGHT = 4
 
 
 def cmd_capture(args: argparse.Namespace) -> int:
+    if args.cmd is not None:
+        return _cmd_capture(args)
+    if args.device is None:
+        raise BadInput("name a device to capture, or a command with --cmd CMD")
+    if args.cold:
+        raise BadInput("--cold goes with --cmd: it drops the page cache before the command starts")
     from iosched.core.trace.capture import CaptureProgress, CaptureRun
 
     out = Path(args.output)
@@ -57,6 +65,57 @@ def cmd_capture(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_capture(args: argparse.Namespace) -> int:
+    """`capture --cmd CMD`: the command's own IO. Its output goes to stderr: stdout carries iosched's answer."""
+    from iosched.core.load.cmd_tree import invoking_user
+    from iosched.core.trace.cmd_capture import CmdCaptureRun
+
+    run = CmdCaptureRun(args.cmd, Path(args.output), args.duration, args.max_size, device=args.device,
+                        cold=args.cold, run_as=invoking_user(os.environ, os.geteuid()), root=args.root)
+    sys.stdout.flush()
+    try:
+        result = run.run()
+    except KeyboardInterrupt:
+        print("iosched: interrupted: the command was ended with every process it started, and nothing was written",
+              file=sys.stderr)
+        return 130
+    finally:
+        if run.left_behind:
+            print(f"iosched: warning: a process the command started did not end ({run.left_behind}): `iosched "
+                  "restore` ends it", file=sys.stderr)
+    m = result.meta
+    if args.json:
+        print(json.dumps({"iolog": str(result.iolog), "meta": str(result.meta_file),
+                          "cpu_us_per_io": result.cpu_us_per_io, **asdict(m)}, indent=1))
+        return 0
+    print("\n".join(command_lines(m)))
+    print(f"  {result.iolog}  (fio iolog v3)\n  {result.meta_file}  (metadata)")
+    print(f"next: iosched report {result.iolog}")
+    return 0
+
+
+def command_lines(m: CaptureDoc) -> list[str]:
+    """What a command's capture holds, answer first: its IO, then how it compares with what the kernel charged it."""
+    c = m.command
+    if c is None:
+        return []
+    where = ", ".join(f"{f.device.name} {human_size(f.read_bytes + f.write_bytes)}" for f in m.files)
+    status = "" if c.exit_status == 0 else f", exit status {c.exit_status}"
+    out = [f"captured {c.cmd!r}{' cold' if c.cold else ''}: {count(m.requests)} requests, "
+           f"{human_size(m.read_bytes)} read, {human_size(m.write_bytes)} written ({where}) in {c.wall_s:.2f} s"
+           f"{status}"]
+    out.append(f"  reads: {human_size(m.read_bytes)} seen of the {human_size(c.accounted_read_bytes)} the kernel "
+               "charged to it")
+    if c.accounted_write_bytes or m.write_bytes:
+        out.append(f"  writes: {human_size(m.write_bytes)} seen of the {human_size(c.accounted_write_bytes)} it wrote "
+                   "or dirtied; the rest reaches the disk later from the kernel's writeback threads, not its lines")
+    if m.lost:
+        out.append(f"  warning: {m.lost} requests were lost (the reader fell behind the tracer's buffer)")
+    if c.exit_status:
+        out.append(f"  note: the command exited with status {c.exit_status}: the capture holds the IO it did")
+    return out
+
+
 def _clock(s: float) -> str:
     s = int(s)
     return f"{s // 3600:d}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60:02d}:{s % 60:02d}"
@@ -64,7 +123,7 @@ def _clock(s: float) -> str:
 
 def _ended(why: str) -> str:
     return {"duration": "its duration reached", "interrupted": "ended early (what was captured is kept)",
-            "max-size": "stopped at --max-size",
+            "max-size": "stopped at --max-size", "command": "the command's whole run",
             "stopped": "stopped by a signal (what was captured is kept)"}.get(why, why)
 
 
@@ -92,7 +151,16 @@ def report_lines(m: CaptureDoc, s: CaptureSummary, name: str, width: int = 60) -
            f"kernel {m.kernel}",
            f"  started {m.started}, {m.duration_s:.1f} s, {_ended(m.ended)}",
            f"  {m.requests} requests ({si(rate)}/s), {human_size(m.read_bytes + m.write_bytes)} moved"
-           + (f"; {m.lost} lost" if m.lost else ""), "", "IO mix:"]
+           + (f"; {m.lost} lost" if m.lost else "")]
+    c = m.command
+    if c is not None:
+        out.insert(1, f"  command {c.cmd!r}{', cold' if c.cold else ''}, as uid {c.uid}: {c.wall_s:.2f} s, "
+                      f"exit status {c.exit_status}")
+        out += command_lines(m)[1:]
+        if m.devices is not None and len(m.devices) > 1:
+            out.append("  devices, laid end to end on a replay's one target: " + ", ".join(
+                f"{f.device.name} at {human_size(f.base)}" for f in m.devices))
+    out += ["", "IO mix:"]
     for a, label in (("read", "reads"), ("write", "writes"), ("trim", "discards"), ("sync", "flushes")):
         n = s.counts[a]
         if n:
@@ -112,8 +180,9 @@ def report_lines(m: CaptureDoc, s: CaptureSummary, name: str, width: int = 60) -
         for k in sorted(h):
             bar = "█" * max(1, round(h[k] / top * 30))
             out.append(f"  {a:<5} {human_size(1 << k):>7}  {h[k]:>9}  {bar}")
-    out += ["", f"queue depth: median {m.depth_p50}, 95th percentile {m.depth_p95}, max {m.depth_max} "
-            "(requests begun and not completed, at each issue)"]
+    depth = ("the command's requests submitted and not completed, at each submission" if m.command is not None
+             else "requests begun and not completed, at each issue")
+    out += ["", f"queue depth: median {m.depth_p50}, 95th percentile {m.depth_p95}, max {m.depth_max} ({depth})"]
     series = m.series
     for label, values in (("requests/s", series.iops), ("depth", series.depth)):
         per = _per_dot(len(values), width)

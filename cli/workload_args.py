@@ -118,12 +118,25 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     plot_opts(s)
     s.set_defaults(func=lazy_command("iosched.cli.workloads", "cmd_compare"))
 
-    s = sub.add_parser("capture", help="record a device's requests into a capture to replay (fio iolog v3)")
-    s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
+    s = sub.add_parser("capture", help="record a device's requests, or the IO one command does, into a capture to "
+                                      "replay (fio iolog v3)")
+    s.add_argument("device", nargs="?",
+                   help="whole-disk name, e.g. sda or nvme0n1; with --cmd, the one disk to keep to (else every disk)")
     s.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the iolog to write (a new file); its metadata goes to FILE.meta.json")
+    s.add_argument("--cmd", metavar="CMD",
+                   help="run this shell command line (as the user who ran sudo; its output on stderr, its stdin "
+                        "/dev/null) and record only the IO its own "
+                        "processes submit, on whichever disks, each line naming its disk: the reads, readahead, page "
+                        "faults and direct IO of its start, say. Writes it leaves in the page cache reach the disk "
+                        "later from the kernel's writeback threads and are not its lines (the metadata sets what was "
+                        "seen beside what the kernel charged it). Its whole run or nothing: a command still running at "
+                        "--duration, or whose IO outgrows --max-size, is ended with every process it started and "
+                        "nothing is written (exit 2), as for one that did no IO")
+    s.add_argument("--cold", action="store_true",
+                   help="with --cmd: sync and drop the page cache first, so the command starts cold")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="seconds to capture (default 60; Ctrl-C "
-                   "ends it sooner and keeps what was captured)")
+                   "ends it sooner and keeps what was captured); with --cmd, the longest the command may run")
     s.add_argument("--max-size", type=parse_size, default=parse_size("1G"),
                    help="stop when the iolog reaches this size (default 1G, about 25 million requests)")
     s.add_argument("--json", action="store_true", help="the capture's metadata as JSON")

@@ -19,7 +19,7 @@ class CaptureSummary:
     # log2 size buckets per action: bucket k holds sizes in [2^k, 2^(k+1)) bytes
     sizes: dict[str, dict[int, int]] = field(default_factory=lambda: {a: {} for a in ACTIONS})
     sequential: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ACTIONS, 0))
-    _ends: dict[str, int] = field(default_factory=dict)
+    _ends: dict[str, tuple[int, int]] = field(default_factory=dict)  # per action: the last one's device and end
 
     def add(self, line: IologLine) -> None:
         a = line.action
@@ -29,10 +29,11 @@ class CaptureSummary:
         self.nbytes[a] += line.length
         k = line.length.bit_length() - 1
         self.sizes[a][k] = self.sizes[a].get(k, 0) + 1
-        # Sequential: it starts where the last request of its kind ended (a stream of one direction).
-        if self._ends.get(a) == line.offset:
+        # Sequential: it starts where the last request of its kind ended, on the same device (a stream of one
+        # direction).
+        if self._ends.get(a) == (line.file, line.offset):
             self.sequential[a] += 1
-        self._ends[a] = line.offset + line.length
+        self._ends[a] = (line.file, line.offset + line.length)
 
     @property
     def requests(self) -> int:

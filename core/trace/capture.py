@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import IO
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import WriteRefused, check_target, create_new, discard, same_file
@@ -78,7 +79,13 @@ def check_output(path: Path) -> None:
 
 
 class CaptureRun:
-    """One capture. ``run()`` blocks in the calling thread (which owns the tracer); ``stop()`` from any thread."""
+    """One capture. ``run()`` blocks in the calling thread (which owns the tracer); ``stop()`` from any thread.
+
+    A kind of capture (core/trace/cmd_capture.py) changes the loader's arguments (``run``), what starts when the
+    loader is ready (``_ready``), what each status looks at (``_look``) and what is written at the end
+    (``_finish``)."""
+
+    status_ms = STATUS_MS
 
     def __init__(self, device: str, out: Path, duration: float | None, max_bytes: int, root: str | Path = "/",
                  on_progress: Callable[[CaptureProgress], object] | None = None) -> None:
@@ -92,6 +99,8 @@ class CaptureRun:
         self._why: Ended = "stopped"
         self._child: Child | None = None
         self._iolog: os.stat_result | None = None  # the iolog this capture made (its identity)
+        self._device: DeviceDoc | None = None
+        self._cpu0 = resource.getrusage(resource.RUSAGE_SELF)  # iosched's CPU when the capture's cost began
         self._meta_written = False
         # A Ctrl-C or signal that ended the capture: the files are written whole first, then the caller may
         # raise it again (a SIGTERM still ends iosched with its status).
@@ -121,16 +130,20 @@ class CaptureRun:
 
     def run(self) -> CaptureResult:
         loader, device, devt = self.check()
-        argv = dies_with_us([str(loader), "--capture", str(devt), "--interval-ms", str(STATUS_MS)])
+        self._device = device
+        return self._run([str(loader), "--capture", str(devt)])
+
+    def _run(self, loader_argv: list[str]) -> CaptureResult:
+        argv = dies_with_us([*loader_argv, "--interval-ms", str(self.status_ms)])
         started = datetime.now(UTC).isoformat(timespec="seconds")
-        cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+        self._cpu0 = resource.getrusage(resource.RUSAGE_SELF)
         try:
             fd = create_new(self.out)  # never a name that exists: a link planted there since the check is refused
         except OSError as e:
             raise CaptureFailed(f"cannot create {self.out}: {e.strerror or e}") from None
         self._iolog = os.fstat(fd)
         try:
-            return self._capture(fd, argv, device, started, cpu0)
+            return self._capture(fd, argv, started)
         except BaseException:
             # A failed capture, or a second Ctrl-C: no iolog without its metadata is left behind (and only ours
             # is removed: whatever another put at the name stays).
@@ -138,8 +151,7 @@ class CaptureRun:
                 discard(self.out, self._iolog)
             raise
 
-    def _capture(self, fd: int, argv: list[str], device: DeviceDoc, started: str,
-                 cpu0: resource.struct_rusage) -> CaptureResult:
+    def _capture(self, fd: int, argv: list[str], started: str) -> CaptureResult:
         with os.fdopen(fd, "w", buffering=1 << 20) as out:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                     start_new_session=True)
@@ -150,7 +162,7 @@ class CaptureRun:
             err = threading.Thread(target=lambda: errors.extend(proc.stderr or []), daemon=True)
             err.start()
             try:
-                state = self._read(proc, out, f"/dev/{self.device}")
+                state = self._read(proc, out)
             finally:
                 self._child.signal_group(signal.SIGTERM)
                 if self._child.wait(5) is None:
@@ -159,13 +171,11 @@ class CaptureRun:
                 err.join(timeout=2)
             writer, t_end, lost, full, io_start = state
             if writer is None:
+                if self.interrupted is not None:
+                    raise self.interrupted
                 tail = b"".join(errors[-3:]).decode(errors="replace").strip()
                 raise CaptureFailed(f"the CO-RE tracer did not start its capture{': ' + tail if tail else ''}")
-            end_us = writer.finish(t_end)
-        duration_s = end_us / 1e6
-        meta = writer.meta(iolog=self.out.name, device=device, kernel=os.uname().release, started=started,
-                           duration_s=duration_s, ended=self._why, timestamps="begin" if io_start else "issue",
-                           lost=lost, untracked=full)
+            meta = self._finish(writer, out, started, t_end, lost, full, io_start)
         if self._iolog is None or not same_file(self.out, self._iolog):
             raise WriteRefused(f"{self.out} was moved or replaced while the capture ran: its metadata was not "
                                "written beside another file")
@@ -173,14 +183,26 @@ class CaptureRun:
         self._meta_written = True
         cpu1 = resource.getrusage(resource.RUSAGE_SELF)
         child_cpu = self._child.rusage if self._child is not None else None
+        cpu0 = self._cpu0
         used = cpu1.ru_utime + cpu1.ru_stime - cpu0.ru_utime - cpu0.ru_stime
         if child_cpu is not None:
             used += child_cpu.ru_utime + child_cpu.ru_stime
         per_io = used / meta.requests * 1e6 if meta.requests else None
         return CaptureResult(meta, self.out, meta_file, per_io, writer.late)
 
-    def _read(self, proc: subprocess.Popen[bytes], out: object,
-              path: str) -> tuple[CaptureWriter | None, int, int, int, bool]:
+    def _ready(self, out: IO[str], t: int) -> CaptureWriter:
+        """The loader is ready (at ``t``, its clock): the writer its records go to."""
+        return CaptureWriter(out, f"/dev/{self.device}", t)
+
+    def _finish(self, writer: CaptureWriter, out: IO[str], started: str, t_end: int, lost: int, full: int,
+                io_start: bool) -> CaptureDoc:
+        """The loader has ended: the rest of the iolog written, and its metadata."""
+        end_us = writer.finish(t_end)
+        return writer.meta(iolog=self.out.name, device=self._device, kernel=os.uname().release, started=started,
+                           duration_s=end_us / 1e6, ended=self._why, timestamps="begin" if io_start else "issue",
+                           lost=lost, untracked=full)
+
+    def _read(self, proc: subprocess.Popen[bytes], out: IO[str]) -> tuple[CaptureWriter | None, int, int, int, bool]:
         assert proc.stdout is not None
         stdout = proc.stdout
         writer: CaptureWriter | None = None
@@ -205,11 +227,11 @@ class CaptureRun:
                         t_end = int(status.get("t", t_end))
                         if status.get("ready"):
                             io_start, began = bool(status.get("io_start")), time.monotonic()
-                            writer = CaptureWriter(out, path, t_end)  # type: ignore[arg-type]
+                            writer = self._ready(out, t_end)
                             continue
                         lost, full = int(status.get("lost", lost)), int(status.get("full", full))
                         if writer is not None:
-                            writer.flush()
+                            writer.flush(now_ns=t_end)
                             self._look(writer, time.monotonic() - began, lost)
                     if writer is not None:
                         writer.add_lines(records)

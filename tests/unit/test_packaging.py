@@ -23,7 +23,9 @@ def test_wheel_holds_only_the_iosched_package(tmp_path: Path) -> None:
     assert top == {"iosched"}
     for module in ("iosched/__init__.py", "iosched/__main__.py", "iosched/cli/__main__.py", "iosched/cli/main.py",
                    "iosched/core/live/sampler.py", "iosched/tui/app.py", "iosched/themes/base.tcss",
-                   "iosched/cli/web/app_index.html", "iosched/core/py.typed"):
+                   "iosched/cli/web/app_index.html", "iosched/core/py.typed",
+                   "iosched/core/load/startup/python-imports.iolog",
+                   "iosched/core/load/startup/python-imports.iolog.meta.json"):
         assert module in names
     # The CO-RE tracer: its sources, and its loader built by the install step, executable (tests/run installs
     # clang, bpftool and libbpf-dev first, so here it must have been built).

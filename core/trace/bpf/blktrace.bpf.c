@@ -24,11 +24,14 @@ const volatile __u32 n_filter_devs = 0;
 const volatile bool has_io_start = false;
 /* Capture mode (the loader's --capture): the one device whose requests are written to `events`. */
 const volatile __u32 capture_dev = 0;
+/* A command's capture (--capture-cgroup): the cgroup v2 id whose bios are written to `events`. */
+const volatile __u64 capture_cgroup = 0;
 
 /* Records waiting in the ring buffer beyond which the loader is woken at once. */
 #define CAP_WAKE_BYTES (4 << 20)
 
-/* Requests begun on the captured device and not yet completed (or merged away). */
+/* Requests begun on the captured device and not yet completed (or merged away); in a command's capture, the
+ * command's bios submitted and not yet completed. */
 static __u64 cap_inflight;
 
 struct {
@@ -69,9 +72,13 @@ struct {
 static struct bt_op_stats zero_stats;
 static struct bt_proc_stats zero_proc;
 
-/* Older kernels kept the disk in the request itself. */
+/* Older kernels kept the disk in the request itself, and in the bio (before 5.12). */
 struct request___old {
 	struct gendisk *rq_disk;
+} __attribute__((preserve_access_index));
+
+struct bio___old {
+	struct gendisk *bi_disk;
 } __attribute__((preserve_access_index));
 
 /* tp_btf arguments are typed kernel pointers: fields are read by plain (fault-safe) loads, no helper call. */
@@ -326,6 +333,7 @@ int BPF_PROG(cap_rq_issue, struct request *rq)
 	e->t = r->start ? r->start : now;
 	e->sector = rq->__sector;
 	e->bytes = rq->__data_len;
+	e->dev = capture_dev;
 	e->depth = depth > 65535 ? 65535 : depth;
 	e->op = op_of(rq);
 	e->pad = 0;
@@ -358,6 +366,102 @@ int BPF_PROG(cap_rq_merge, struct request *rq)
 {
 	if (dev_of(rq) == capture_dev)
 		cap_end(rq);
+	return 0;
+}
+
+/* A command's capture: these two programs alone are loaded. A bio is attributed where it is submitted, in the
+ * submitter's context: the command's own reads, the readahead its reads start and its page faults are submitted by
+ * its tasks; at issue or completion the current task is often another's or a kernel thread. Only bios to request
+ * based (blk-mq) disks are written: a bio-based device (dm, md) passes its bios down to one, in the same context
+ * when it remaps them synchronously, so a stack is counted once, on the disk that has a scheduler. */
+static __always_inline struct gendisk *disk_of_bio(struct bio *bio)
+{
+	if (bpf_core_field_exists(((struct bio___old *)bio)->bi_disk))
+		return ((struct bio___old *)bio)->bi_disk;
+	return bio->bi_bdev ? bio->bi_bdev->bd_disk : NULL;
+}
+
+static __always_inline __u32 op_of_bio(struct bio *bio)
+{
+	switch (bio->bi_opf & REQ_OP_MASK) {
+	case 0: return BT_READ;
+	case 1: return BT_WRITE;
+	case 2: return BT_FLUSH;
+	case 3: case 5: return BT_DISCARD;
+	default: return BT_OTHER;
+	}
+}
+
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(cmd_bio_queue, struct bio *bio)
+{
+	__u64 key = (__u64)bio, now;
+	struct bt_req r = {};
+	struct gendisk *disk;
+	struct bt_event *e;
+	__u32 dev, op, bytes;
+	__u64 depth;
+
+	if (bpf_get_current_cgroup_id() != capture_cgroup)
+		return 0;
+	disk = disk_of_bio(bio);
+	if (!disk || !disk->queue || !disk->queue->mq_ops)
+		return 0;
+	dev = ((__u32)disk->major << 20) | (__u32)disk->first_minor;
+	if (!traced(dev))
+		return 0;
+	op = op_of_bio(bio);
+	bytes = bio->bi_iter.bi_size;
+	if (!bytes && op != BT_FLUSH)
+		return 0;
+	now = bpf_ktime_get_ns();
+	r.start = now;
+	r.dev = dev;
+	/* An address already there was a bio of the command's that ended unseen: this one takes its place. */
+	if (bpf_map_lookup_elem(&reqs, &key))
+		bpf_map_update_elem(&reqs, &key, &r, BPF_EXIST);
+	else if (bpf_map_update_elem(&reqs, &key, &r, BPF_NOEXIST) == 0)
+		__sync_fetch_and_add(&cap_inflight, 1);
+	else
+		count(BT_FULL);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(BT_LOST);
+		return 0;
+	}
+	depth = cap_inflight;
+	e->t = now;
+	e->sector = bio->bi_iter.bi_sector;
+	e->bytes = bytes;
+	e->dev = dev;
+	e->depth = depth > 65535 ? 65535 : depth;
+	e->op = op;
+	e->pad = 0;
+	bpf_ringbuf_submit(e, bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) > CAP_WAKE_BYTES ? BPF_RB_FORCE_WAKEUP
+											   : BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+/* The command's bios end with the request they went into (blk-mq clears the mark that would trace each one at
+ * block_bio_complete): each of its bios, up to CMD_RQ_BIOS, leaves the depth. One left in the map (a longer merge)
+ * counts until its address is submitted again, which means it ended. */
+#define CMD_RQ_BIOS 256
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(cmd_rq_complete, struct request *rq)
+{
+	struct bio *bio;
+
+	if (!cap_inflight)
+		return 0; /* nothing of the command's in flight: the usual case for everyone else's requests */
+	bio = rq->bio;
+	for (int i = 0; i < CMD_RQ_BIOS && bio; i++) {
+		__u64 key = (__u64)bio;
+
+		if (bpf_map_delete_elem(&reqs, &key) == 0)
+			__sync_fetch_and_sub(&cap_inflight, 1);
+		bio = bio->bi_next;
+	}
 	return 0;
 }
 

@@ -26,6 +26,14 @@
  *   T OP SECTOR BYTES DEPTH        (T: ns, CLOCK_MONOTONIC, when the request began; OP as enum bt_op)
  *   {"t":NS,"lost":N,"full":N}     (records the ring buffer had no room for; requests the map refused)
  *
+ * A command's capture writes every bio the processes of one cgroup (v2, by its id) submit, on any request-based
+ * disk (or those --dev names), one line each as it is submitted:
+ *
+ *   iosched-blktrace --capture-cgroup CGROUP_ID [--dev DEV_T]... [--interval-ms N]
+ *   {"ready":1,"t":NS,"io_start":B,"capture":true,"cgroup":true}
+ *   T OP SECTOR BYTES DEPTH DEV    (T: when it was submitted; DEV: the whole disk's dev_t)
+ *   {"t":NS,"lost":N,"full":N}
+ *
  * It ends on SIGTERM, SIGINT or SIGHUP, or when stdout closes; its programs go with it (nothing is pinned). */
 #include <errno.h>
 #include <signal.h>
@@ -257,7 +265,8 @@ static bool kernel_has(const char *typedef_name)
 static int usage(void)
 {
 	fprintf(stderr, "usage: iosched-blktrace [--interval-ms N] [--dev DEV_T]... [--stats-every N | --no-stats]\n"
-		"       iosched-blktrace --capture DEV_T [--interval-ms N]\n");
+		"       iosched-blktrace --capture DEV_T [--interval-ms N]\n"
+		"       iosched-blktrace --capture-cgroup CGROUP_ID [--dev DEV_T]... [--interval-ms N]\n");
 	return 2;
 }
 
@@ -273,10 +282,23 @@ static int print_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Capture mode's loop: drain the ring buffer into stdout, a status object every interval. */
-static int capture_loop(struct blktrace_bpf *skel, long interval_ms, int ncpus)
+static int print_cmd_event(void *ctx, void *data, size_t size)
 {
-	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(skel->maps.events), print_event, NULL, NULL);
+	const struct bt_event *e = data;
+
+	(void)ctx;
+	if (size < sizeof(*e))
+		return 0;
+	printf("%llu %u %llu %u %u %u\n", (unsigned long long)e->t, e->op, (unsigned long long)e->sector, e->bytes,
+	       e->depth, e->dev);
+	return 0;
+}
+
+/* Capture mode's loop: drain the ring buffer into stdout, a status object every interval. */
+static int capture_loop(struct blktrace_bpf *skel, long interval_ms, int ncpus, bool by_cgroup)
+{
+	struct ring_buffer *rb = ring_buffer__new(bpf_map__fd(skel->maps.events),
+						  by_cgroup ? print_cmd_event : print_event, NULL, NULL);
 	unsigned long long next = now_ns() + interval_ms * 1000000ULL;
 	int counts = bpf_map__fd(skel->maps.counts);
 
@@ -309,18 +331,23 @@ static int capture_loop(struct blktrace_bpf *skel, long interval_ms, int ncpus)
 	return 0;
 }
 
-/* Which programs load: the statistics' or capture mode's (block_io_start and block_rq_merge where they exist). */
-static void choose_programs(struct blktrace_bpf *skel, bool capture, bool io_start, bool rq_merge)
+/* Which programs load: the statistics', capture mode's (block_io_start and block_rq_merge where they exist) or a
+ * command's capture's. */
+static void choose_programs(struct blktrace_bpf *skel, bool capture, bool by_cgroup, bool io_start, bool rq_merge)
 {
-	bpf_program__set_autoload(skel->progs.block_io_start, !capture && io_start);
-	bpf_program__set_autoload(skel->progs.block_rq_insert, !capture);
-	bpf_program__set_autoload(skel->progs.block_rq_issue, !capture);
-	bpf_program__set_autoload(skel->progs.block_rq_complete, !capture);
+	bool stats = !capture && !by_cgroup;
+
+	bpf_program__set_autoload(skel->progs.block_io_start, stats && io_start);
+	bpf_program__set_autoload(skel->progs.block_rq_insert, stats);
+	bpf_program__set_autoload(skel->progs.block_rq_issue, stats);
+	bpf_program__set_autoload(skel->progs.block_rq_complete, stats);
 	bpf_program__set_autoload(skel->progs.cap_io_start, capture && io_start);
 	bpf_program__set_autoload(skel->progs.cap_rq_insert, capture && !io_start);
 	bpf_program__set_autoload(skel->progs.cap_rq_issue, capture);
 	bpf_program__set_autoload(skel->progs.cap_rq_complete, capture);
 	bpf_program__set_autoload(skel->progs.cap_rq_merge, capture && rq_merge);
+	bpf_program__set_autoload(skel->progs.cmd_bio_queue, by_cgroup);
+	bpf_program__set_autoload(skel->progs.cmd_rq_complete, by_cgroup);
 }
 
 int main(int argc, char **argv)
@@ -334,6 +361,7 @@ int main(int argc, char **argv)
 	unsigned long long swept = 0, last_sweep;
 	bool want_stats = true;
 	unsigned long capture_dev = 0;
+	unsigned long long capture_cgroup = 0;
 	struct blktrace_bpf *skel;
 	struct timespec next;
 	bool io_start;
@@ -359,6 +387,10 @@ int main(int argc, char **argv)
 			capture_dev = strtoul(argv[++i], &end, 10);
 			if (*end || !capture_dev || capture_dev > 0xffffffffUL)
 				return usage();
+		} else if (!strcmp(argv[i], "--capture-cgroup")) {
+			capture_cgroup = strtoull(argv[++i], &end, 10);
+			if (*end || !capture_cgroup)
+				return usage();
 		} else if (!strcmp(argv[i], "--dev") && ndevs < MAX_DEVS) {
 			unsigned long dev = strtoul(argv[++i], &end, 10);
 
@@ -369,6 +401,8 @@ int main(int argc, char **argv)
 			return usage();
 		}
 	}
+	if (capture_dev && capture_cgroup)
+		return usage();
 	libbpf_set_print(print_libbpf);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
@@ -392,9 +426,10 @@ int main(int argc, char **argv)
 		skel->rodata->n_filter_devs = ndevs;
 	}
 	skel->rodata->capture_dev = (__u32)capture_dev;
-	choose_programs(skel, capture_dev != 0, io_start, kernel_has("btf_trace_block_rq_merge"));
-	/* 16 MiB holds about 400k records: a burst's worth while the reader is busy. */
-	if (capture_dev)
+	skel->rodata->capture_cgroup = (__u64)capture_cgroup;
+	choose_programs(skel, capture_dev != 0, capture_cgroup != 0, io_start, kernel_has("btf_trace_block_rq_merge"));
+	/* 16 MiB holds about 500k records: a burst's worth while the reader is busy. */
+	if (capture_dev || capture_cgroup)
 		bpf_map__set_max_entries(skel->maps.events, 16 << 20);
 	err = blktrace_bpf__load(skel);
 	if (err) {
@@ -406,11 +441,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cannot attach the BPF programs: %s\n", strerror(-err));
 		goto out;
 	}
-	if (capture_dev) {
+	if (capture_dev || capture_cgroup) {
 		setvbuf(stdout, NULL, _IOFBF, 1 << 20);
-		printf("{\"ready\":1,\"t\":%llu,\"io_start\":%s,\"capture\":true}\n", now_ns(),
-		       io_start ? "true" : "false");
-		err = capture_loop(skel, interval_ms, ncpus);
+		printf("{\"ready\":1,\"t\":%llu,\"io_start\":%s,\"capture\":true%s}\n", now_ns(),
+		       io_start ? "true" : "false", capture_cgroup ? ",\"cgroup\":true" : "");
+		err = capture_loop(skel, interval_ms, ncpus, capture_cgroup != 0);
 		goto out;
 	}
 	/* The kernel times BPF programs (all of them) only while someone holds this descriptor. */

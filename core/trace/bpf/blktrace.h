@@ -56,11 +56,14 @@ enum bt_count { BT_UNTIMED, BT_FULL, BT_ISSUED, BT_LOST, BT_COUNTS };
 
 /* Capture mode: one record per request of the captured device, written at issue into a ring buffer. t is when
  * the request began (block_io_start, what the submitter did), else when it was first seen; depth is the
- * device's requests begun and not yet completed, this one included. */
+ * device's requests begun and not yet completed, this one included.
+ * A command's capture: one record per bio its cgroup submits, written at submission; t is then, dev the whole
+ * disk's dev_t, depth the cgroup's bios submitted and not yet completed, this one included. */
 struct bt_event {
 	__u64 t;
 	__u64 sector;
 	__u32 bytes;
+	__u32 dev;
 	__u16 depth;
 	__u8 op;
 	__u8 pad;

@@ -34,3 +34,16 @@ def test_capture_bounds_are_checked_by_the_parser(tmp_path):
     err = one_sentence_exit_2("compare", "loop0", "--replay", "x.iolog", "--schedulers", "none,bfq",
                               "--replay-mode", "slow")
     assert "replay-mode" in err
+
+
+@pytest.mark.parametrize(("args", "said"), [
+    ([], "name a device to capture, or a command with --cmd CMD"),
+    (["loop0", "--cold"], "--cold goes with --cmd"),
+    (["--cmd", " "], "--cmd is empty"),
+    (["--cmd", "x" * 70_000], "--cmd is longer than 64 KiB"),
+    (["../sda", "--cmd", "true"], "sda"),
+])
+def test_capture_of_a_command_refuses_before_anything_starts(tmp_path, args, said):
+    out = tmp_path / "c.iolog"
+    err = one_sentence_exit_2("capture", *args, "-o", str(out))
+    assert said in err and not out.exists()

@@ -25,6 +25,7 @@ from iosched.core.load.iolog import (
     MAX_SERIES,
     BadCapture,
     CaptureWriter,
+    CommandDoc,
     check_iolog,
     copy_for_replay,
     fitted,
@@ -379,3 +380,126 @@ def test_the_replays_copy_is_made_new_never_through_a_link(others_dir, tmp_path)
     assert digest(victim) == before and os.path.islink(dest)
     os.unlink(dest)
     assert copy_for_replay(cap, dest, "/dev/loop9") == 10 and not dest.is_symlink()
+
+
+# --- a command's capture: several devices, laid end to end on one target ---------------------------------------
+
+LOOP8 = 8 << 20 | 8
+
+
+def devices_capture(path: Path, records: list[tuple[int, int, int, int, int, int]],
+                    names: dict[int, str | None] | None = None) -> Path:
+    """A capture written as `capture --cmd` writes it, from (t_ns, op, sector, bytes, depth, dev) records: dev 7:7
+    is loop7 (64 MiB), 8:8 loop8 (3 MiB and a sector); the lines wait in a body until every device is known."""
+    names = names if names is not None else {7 << 20 | 7: "/dev/loop7", LOOP8: "/dev/loop8"}
+    docs = {"/dev/loop7": device(), "/dev/loop8": device("loop8", (3 << 20) + 512)}
+    body = io.StringIO()
+    w = CaptureWriter(body, None, T0, name_of=names.get)
+    for r in records:
+        w.add(*r)
+    with open(path, "w") as out:
+        end_us = w.finish(max(r[0] for r in records) + 10**6, dest=out)
+    write_meta(w.meta(iolog=path.name, kernel="6.1.0", started="2026-11-25T00:00:00+00:00", duration_s=end_us / 1e6,
+                      ended="command", timestamps="submit", lost=0, untracked=0,
+                      devices={p: docs[p] for p in {f.path for f in w.files}},
+                      command=CommandDoc(cmd="cat a b", uid=1000, gid=1000, cold=True, wall_s=end_us / 1e6,
+                                         exit_status=0, ios=len(records), accounted_read_bytes=0,
+                                         accounted_write_bytes=0)), path)
+    return path
+
+
+TWO = [(T0 - 5, 0, 0, 4096, 1, 7 << 20 | 7),  # before the start (the command's wrapper): left out
+       (T0 + 1_000, 0, 8, 4096, 1, LOOP8), (T0 + 2_000, 0, 16, 8192, 2, LOOP8),
+       (T0 + 3_000, 0, 0, 4096, 1, 7 << 20 | 7), (T0 + 4_000, 1, 6144, 512, 1, LOOP8),
+       (T0 + 5_000, 2, 0, 0, 1, 7 << 20 | 7), (T0 + 6_000, 0, 100, 4096, 1, 9 << 20)]  # 9:0 is gone: not written
+
+
+def test_a_capture_of_several_devices_names_each_and_lays_them_end_to_end(tmp_path):
+    log = devices_capture(tmp_path / "c.iolog", TWO, {7 << 20 | 7: "/dev/loop7", LOOP8: "/dev/loop8", 9 << 20: None})
+    lines = log.read_text().splitlines()
+    # The device most bytes went to first: fio's add and open lines for each, then the lines, then each closed.
+    assert lines[:5] == ["fio version 3 iolog", "0 /dev/loop8 add", "0 /dev/loop7 add", "0 /dev/loop8 open",
+                         "0 /dev/loop7 open"]
+    assert lines[5:10] == ["1 /dev/loop8 read 4096 4096", "2 /dev/loop8 read 8192 8192", "3 /dev/loop7 read 0 4096",
+                           "4 /dev/loop8 write 3145728 512", "5 /dev/loop7 sync 0 0"]
+    assert lines[10:] == ["1006 /dev/loop8 close", "1006 /dev/loop7 close"]
+    m = read_capture(log).meta
+    assert m.path == "/dev/loop8" and m.device.name == "loop8" and m.command is not None
+    (b, a) = m.files
+    assert (b.base, b.max_extent, b.requests, b.read_bytes, b.write_bytes) == (0, (3 << 20) + 512, 3, 12288, 512)
+    assert (a.base, a.max_extent, a.requests) == (4 << 20, 4096, 2)  # the MiB after loop8's end
+    assert m.max_extent == (4 << 20) + 4096 and (m.requests, m.reads, m.writes, m.flushes) == (5, 3, 1, 1)
+    assert check_iolog(read_capture(log)) == 5
+    s = summarize(read_capture(log))
+    assert s.sequential["read"] == 1  # loop8's second read follows its first; loop7's 0 is another device's
+
+
+def test_a_replay_of_several_devices_puts_each_at_its_base_on_the_one_target(tmp_path):
+    cap = read_capture(devices_capture(tmp_path / "c.iolog", TWO[1:6]))
+    dest = tmp_path / "copy.iolog"
+    assert copy_for_replay(cap, dest, "/dev/loop9", target_size=8 << 20) == 5
+    body = dest.read_text().splitlines()
+    assert body[:3] == ["fio version 3 iolog", "0 /dev/loop9 add", "0 /dev/loop9 open"]
+    assert [line.split()[2:] for line in body[3:-1]] == [["read", "4096", "4096"], ["read", "8192", "8192"],
+                                                          ["read", str(4 << 20), "4096"], ["write", "3145728", "512"],
+                                                          ["sync", "0", "0"]]
+    dest.unlink()
+    # Too small for the layout: refused naming the target; folded into it with --replay-fit.
+    with pytest.raises(BadCapture, match="past the end of loop9"):
+        copy_for_replay(cap, dest, "/dev/loop9", target_size=4 << 20)
+    assert copy_for_replay(cap, dest, "/dev/loop9", fit_into=4 << 20, target_size=4 << 20) == 5
+    assert [int(line.split()[3]) for line in dest.read_text().splitlines()[3:6]] == [4096, 8192, 0]
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    (lambda d: d["devices"][1].update(base=0), "laid end to end"),
+    (lambda d: d["devices"][0].update(path="/dev/loop7"), "first device is not its device"),
+    (lambda d: d["devices"].append(d["devices"][1]), "names a device twice"),
+    (lambda d: d["devices"][1]["device"].update(size_bytes=512), "past that device's"),
+    (lambda d: d["devices"][1].update(requests=9), "request counts"),
+    (lambda d: d["devices"][1].update(read_bytes=1), "bytes do not add up"),
+    (lambda d: d.update(max_extent=1 << 20), "where its last device ends"),
+    (lambda d: d.update(devices=[]), "names 0 devices"),
+    (lambda d: d["command"].update(exit_status=256), "exit_status"),
+    (lambda d: d["command"].update(uid=-1), "uid"),
+])
+def test_hostile_metadata_of_several_devices_is_refused(tmp_path, change, why):
+    log = devices_capture(tmp_path / "c.iolog", TWO[1:6])
+    doc = json.loads(meta_path(log).read_text())
+    change(doc)
+    meta_path(log).write_text(json.dumps(doc))
+    with pytest.raises(BadInput, match=why):
+        read_capture(log)
+
+
+@pytest.mark.parametrize(("line", "text", "why"), [
+    (2, "0 /dev/loop7 add\n", "expected the add line of /dev/loop8"),
+    (5, "0 /dev/loop8 open\n", "expected the open line of /dev/loop7"),
+    (6, "1 /dev/loop9 read 4096 4096\n", r"not the capture's devices \(/dev/loop8, /dev/loop7\)"),
+    (8, "3 /dev/loop7 read 8192 4096\n", "past the 4096 bytes its metadata says its requests on /dev/loop7 reach"),
+    (12, "1006 /dev/loop8 read 0 512\n", "a request among the close lines"),
+])
+def test_a_hostile_line_of_several_devices_is_refused_naming_it(tmp_path, line, text, why):
+    log = devices_capture(tmp_path / "c.iolog", TWO[1:6])
+    replace_line(log, line, text)
+    with pytest.raises(BadCapture, match=why) as e:
+        check_iolog(read_capture(log))
+    assert f"line {line}" in str(e.value)
+
+
+def test_lines_moved_between_devices_do_not_match_their_metadata(tmp_path):
+    log = devices_capture(tmp_path / "c.iolog", TWO[1:6])
+    replace_line(log, 8, "3 /dev/loop8 read 0 4096\n")  # loop7's read said to be loop8's
+    with pytest.raises(BadCapture, match="its lines on /dev/loop8 do not match its metadata"):
+        check_iolog(read_capture(log))
+    cut = devices_capture(tmp_path / "d.iolog", TWO[1:6])
+    cut.write_text("".join(cut.read_text().splitlines(keepends=True)[:-1]))
+    with pytest.raises(BadCapture, match="without its close lines"):
+        check_iolog(read_capture(cut))
+
+
+def test_a_command_capture_meets_its_schema(tmp_path):
+    log = devices_capture(tmp_path / "c.iolog", TWO[1:6])
+    doc = json.loads(meta_path(log).read_text())
+    assert doc == asdict(read_capture(log).meta) and doc["command"]["cmd"] == "cat a b"
+    assert problems("capture-meta.schema.json", doc) == []

@@ -1,0 +1,131 @@
+"""A shell command line run as its user, in a cgroup of its own, held at a gate until it may start, and ended with
+its whole process tree (`capture --cmd`).
+
+Who it runs as: the user who typed it. Under sudo that is ``SUDO_UID``/``SUDO_GID``, not root: a command line the
+user gave runs with the user's rights (a slip in it cannot do what only root may), reads the user's own files and
+caches (``HOME``, ``USER`` and ``LOGNAME`` from the user's passwd entry, the supplementary groups too), and leaves
+no root-owned file in the user's folders. Run by root itself (no sudo, or sudo from root), it stays root.
+
+How it starts: ``setpriv --pdeathsig`` (it dies with the thread that started it), a shell that joins the cgroup
+(root may write its ``cgroup.procs``; the user cannot, so nothing it starts leaves the group), ``setpriv`` to the
+user (with its own ``--pdeathsig``: a change of user clears the first), then a shell that says it is ready on its
+stdout, a pipe, and waits for a line on its stdin, another (the gate), before it runs ``/bin/sh -c CMD``:
+everything before the command itself, and the page cache dropped for a cold start, happens before the gate opens.
+The command's stdout and stderr are both iosched's stderr (iosched's stdout carries its own answer, JSON with
+``--json``), its stdin /dev/null. The outer shell's trap kills the command's process group on SIGTERM.
+
+How it ends (``end_tree``): the cgroup killed whole (whatever the command started, setsid or not), then its
+process group and session while the outer shell is still an unreaped zombie (their ids are still its own).
+"""
+
+from __future__ import annotations
+
+import pwd
+import signal
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from iosched.core.kernel.processes import kill_session
+from iosched.core.load.children import Child
+from iosched.core.settings.cmd_cgroup import CmdCgroup, close_cmd_cgroup
+
+MAX_CMD = 64 << 10  # bytes of a command line: what a shell would take in one argument, and more
+# Says it is ready on stdout, which then becomes stderr, waits for a line on stdin (the gate: no line, no command),
+# then runs the command with stdin from /dev/null; TERM kills its process group.
+GATED = ('trap "kill -KILL 0" TERM; printf x; exec >&2; read _ || exit 125; '
+         '/bin/sh -c "$1" </dev/null & wait $!')
+NOT_STARTED = 125  # the gate closed without a line: the command never ran
+
+
+@dataclass(frozen=True)
+class RunAs:
+    """A user a command runs as: ids, and from the passwd entry (when there is one) the name and home."""
+
+    uid: int
+    gid: int
+    name: str | None = None
+    home: str | None = None
+
+
+def invoking_user(env: Mapping[str, str], euid: int,
+                  lookup: Callable[[int], tuple[str, str] | None] | None = None) -> RunAs | None:
+    """The user who ran iosched through sudo, when iosched runs as root and that user is not root; else None (the
+    command runs as iosched does). ``lookup`` gives a uid's name and home (the passwd entry)."""
+    uid_s, gid_s = env.get("SUDO_UID", ""), env.get("SUDO_GID", "")
+    if euid != 0 or not uid_s.isascii() or not uid_s.isdigit() or len(uid_s) > 10:
+        return None
+    uid = int(uid_s)
+    if uid == 0 or uid >= 2**32 - 1:
+        return None
+    found = (lookup or passwd_entry)(uid)
+    gid = int(gid_s) if gid_s.isascii() and gid_s.isdigit() and len(gid_s) <= 10 and int(gid_s) < 2**32 - 1 else uid
+    return RunAs(uid, gid, *(found or (None, None)))
+
+
+def passwd_entry(uid: int) -> tuple[str, str] | None:
+    try:
+        p = pwd.getpwuid(uid)
+    except KeyError:
+        return None
+    return p.pw_name, p.pw_dir
+
+
+def command_argv(cmd: str, procs: Path, run_as: RunAs | None, setpriv: str = "setpriv") -> list[str]:
+    """The argv that joins the cgroup whose ``cgroup.procs`` is ``procs``, becomes ``run_as`` (with its groups when
+    it has a passwd entry, else none), says it is ready on its stdout and waits at the gate (its stdin) to run
+    ``cmd``. Every value is an argument, never part of a script."""
+    join = 'echo $$ > "$1" || { echo "iosched: could not join the cgroup $1" >&2; exit 111; }; shift; exec "$@"'
+    become: list[str] = []
+    if run_as is not None:
+        become = [setpriv, f"--reuid={run_as.uid}", f"--regid={run_as.gid}",
+                  "--init-groups" if run_as.name is not None else "--clear-groups", "--pdeathsig", "TERM", "--"]
+    return ["/bin/sh", "-c", join, "iosched-cgroup", str(procs), *become,
+            "/bin/sh", "-c", GATED, "iosched-cmd", cmd]
+
+
+def user_env(env: Mapping[str, str], run_as: RunAs | None) -> dict[str, str] | None:
+    """The command's environment: iosched's, with the user's HOME, USER and LOGNAME when it runs as another user
+    (None: iosched's own, unchanged)."""
+    if run_as is None or run_as.name is None:
+        return None
+    return {**env, "HOME": run_as.home or "/", "USER": run_as.name, "LOGNAME": run_as.name}
+
+
+def end_tree(child: Child, group: CmdCgroup | None, root: str | Path = "/") -> str | None:
+    """End whatever the command left running, without reaping its outer shell: its cgroup whole (the group and its
+    registration removed), then its process group and session. Why a process it started would not end (the
+    group stays, for `iosched restore`), or None."""
+    why = close_cmd_cgroup(group, root)
+    child.signal_group(signal.SIGKILL)  # a no-op once it was reaped
+    if not child.reaped:
+        kill_session(child.proc.pid)
+    return why
+
+
+def exit_status(code: int) -> int:
+    """A child's exit code as a shell reports it: 128 + N for one a signal N ended."""
+    return code if code >= 0 else 128 + min(-code, 127)
+
+
+def check_cmd(cmd: str) -> str | None:
+    """Why ``cmd`` cannot be run as a command line, or None."""
+    if not cmd.strip():
+        return "--cmd is empty: give the command line to run"
+    if "\0" in cmd:
+        return "--cmd holds a NUL byte, which no command line can"
+    if len(cmd.encode(errors="surrogateescape")) > MAX_CMD:
+        return f"--cmd is longer than {MAX_CMD // 1024} KiB"
+    return None
+
+
+def io_bytes(text: str) -> tuple[int, int]:
+    """/proc/PID/io's ``read_bytes`` and ``write_bytes`` (the counters getrusage's blocks count in 512s); 0 for one
+    missing."""
+    got = {}
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        value = value.strip()
+        if key in ("read_bytes", "write_bytes") and value.isascii() and value.isdigit():
+            got[key] = int(value)
+    return got.get("read_bytes", 0), got.get("write_bytes", 0)
