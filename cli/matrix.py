@@ -10,7 +10,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from iosched.core.base.errors import BadInput
+from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
 from iosched.core.base.units import si
 from iosched.core.documents.params import Variant, parse_variants
@@ -234,7 +234,10 @@ def plot_result(doc: dict, judgement: dict, args: argparse.Namespace) -> None:
         path = args.plot_file
         html = path.endswith(".html")
         charts = all_charts(doc, judgement, 120, html)
-        write_file(path, charts_html(charts, 120) if html else "\n\n".join(charts) + "\n")  # looked at now too
+        try:
+            write_file(path, charts_html(charts, 120) if html else "\n\n".join(charts) + "\n")  # looked at now too
+        except OSError as e:  # a full or read-only disk: the result itself was shown (and saved) already
+            raise IoschedError(f"the charts could not be written to {path}: {e.strerror or e}") from None
         print(f"iosched: charts saved to {path}", file=sys.stderr)
 
 

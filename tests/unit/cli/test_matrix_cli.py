@@ -8,7 +8,7 @@ import pytest
 from link_support import digest, make_victim, plant, temporaries
 
 from iosched.cli.matrix import check_plot_file, plot_result
-from iosched.core.base.errors import BadInput
+from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.present import charts
 
 
@@ -35,3 +35,18 @@ def test_charts_go_to_a_new_or_regular_file(tmp_path, monkeypatch):
         plot_result({}, {}, argparse.Namespace(plot=False, plot_file=str(tmp_path / name)))
     assert (tmp_path / "p.txt").read_text() == "IOPS chart\n"
     assert "IOPS chart" in (tmp_path / "p.html").read_text()
+
+
+def test_charts_on_a_full_disk_are_one_sentence(tmp_path, monkeypatch):
+    """A full (or read-only) filesystem under --plot-file: the command's own sentence, never a traceback."""
+    import errno
+
+    import iosched.cli.matrix as cli_matrix
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(charts, "all_charts", lambda *a, **k: ["IOPS chart"])
+    monkeypatch.setattr(cli_matrix, "write_file", full)
+    with pytest.raises(IoschedError, match=r"^the charts could not be written to .*p\.txt: No space left on device$"):
+        plot_result({}, {}, argparse.Namespace(plot=False, plot_file=str(tmp_path / "p.txt")))
