@@ -12,7 +12,9 @@ import random
 import pytest
 from tui_support import SteppedSampler, populated_tree, screen_text, set_counters
 
-from iosched.core.experiment.runner import Event
+from iosched.core.base.decode import decode
+from iosched.core.documents.document import RunDoc
+from iosched.core.experiment.events import RunEnded
 from iosched.core.experiment.variants import plan_order
 from iosched.core.statistics.verdict import RunningVerdict, judge
 from iosched.tui.app import IoschedApp
@@ -120,8 +122,8 @@ async def test_the_verdict_replaces_the_interim_lines_and_fits(tmp_path, size):
         screen.running = True
         for r in doc["runs"]:
             verdict.add(r)
-            screen.post_message(ExperimentEvent(Event("run-end", index=r["index"], variant=r["variant"], run=r,
-                                                      lines=verdict.lines())))
+            screen.post_message(ExperimentEvent(RunEnded(r["index"], 0, r["variant"], decode(RunDoc, r),
+                                                         tuple(verdict.lines()))))
             await pilot.pause()
             if r["index"] == 6:
                 assert "so far: interim, 2 runs per variant: " in flat(rows(app))
