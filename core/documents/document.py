@@ -470,11 +470,101 @@ class MatrixDoc(_Document):
 
     JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "variants",
                                  "jobs", "workloads", "repeat", "drop_caches", "settle_s", "job_runtime_s",
-                                 "primary_metric", "primary_metrics", "order", "sequential", "traced", "target", "runs", "notes",
+                                 "primary_metric", "primary_metrics", "order", "sequential", "traced", "target",
+                                 "runs", "notes",
                                  "status", "cancelled", "original", "switches", "finished", "judgement")
 
 
 ExperimentDoc = CompareDoc | AlternationDoc
+
+
+def _not_pooled(row: PooledRowDoc, outer: tuple[Any, ...]) -> bool:
+    return row.ratio is None  # a variant fewer than two hosts could be judged on says why in its sentence alone
+
+
+@dataclass(frozen=True, kw_only=True)
+class PooledHostDoc:
+    """One host's own verdict, as the pool took its runs."""
+
+    host: str
+    judgement: JudgementDoc
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostRatioDoc:
+    """One host's estimate as it entered the pool."""
+
+    host: str
+    ratio: Statistic
+    se_log: Statistic = field(metadata={"doc": "the standard error of its log ratio, from its own interval"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class PooledRowDoc:
+    """One variant against the baseline over the hosts: a random-effects mean of their log ratios, or why not."""
+
+    variant: str
+    skipped: list[str] = field(metadata={"doc": "the hosts left out of the pool, each with why"})
+    ratio: Statistic | None = field(default=None, metadata={"absent": _not_pooled})
+    ci_low: Statistic | None = field(default=None, metadata={"absent": _not_pooled})
+    ci_high: Statistic | None = field(default=None, metadata={"absent": _not_pooled})
+    p_value: Statistic | None = field(default=None, metadata={"absent": _not_pooled})
+    p_adjusted: Statistic | None = field(default=None, metadata={"doc": "as the correction said leaves it",
+                                                                 "absent": _not_pooled})
+    significant: bool = field(default=False, metadata={"absent": _not_pooled})
+    i2: Statistic | None = field(default=None, metadata={"doc": "the share of the spread beyond the hosts' noise",
+                                                         "absent": _not_pooled})
+    tau2: Statistic | None = field(default=None, metadata={"doc": "the between-host variance of the log ratio",
+                                                           "absent": _not_pooled})
+    q: Statistic | None = field(default=None, metadata={"doc": "Cochran's Q", "absent": _not_pooled})
+    df: Count | None = field(default=None, metadata={"absent": _not_pooled})
+    hosts_agree: Count | None = field(default=None, metadata={"doc": "hosts whose own estimate goes the pooled way",
+                                                              "absent": _not_pooled})
+    hosts_differ: list[str] | None = field(default=None, metadata={"absent": _not_pooled})
+    per_host: list[HostRatioDoc] | None = field(default=None, metadata={"item": "host", "absent": _not_pooled})
+    sentence: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PooledDoc:
+    """A comparison over many hosts: each host's own verdict, then each variant pooled over them (`report A B C`
+    and a fleet's ``pooled``)."""
+
+    metric: str
+    baseline: str
+    alpha: float
+    method: str
+    correction: str = field(default="Holm-corrected over the variants",
+                            metadata={"doc": "which correction the adjusted p-values carry"})
+    hosts: list[PooledHostDoc] = field(metadata={"item": "host"})
+    pooled: list[PooledRowDoc] = field(metadata={"item": "variant"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellVerdictDoc:
+    """One cell of a fleet matrix (a job and a variant) pooled over the hosts, Holm over the matrix (null: it
+    could not be pooled, and its sentence says why)."""
+
+    job: str
+    metric: str
+    baseline: str
+    variant: str
+    ratio: Statistic | None
+    ci_low: Statistic | None
+    ci_high: Statistic | None
+    p_adjusted: Statistic | None
+    significant: bool | None
+    sentence: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetMatrixPooledDoc:
+    """A fleet matrix's verdicts: every cell pooled over its hosts, the p-values Holm-corrected over the cells."""
+
+    alpha: float
+    cells: Count = field(metadata={"doc": "how many pooled cells the correction covers"})
+    correction: str
+    verdicts: list[CellVerdictDoc] = field(metadata={"item": "cell"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -514,7 +604,7 @@ class FleetDoc:
     size: int | None = field(metadata={"doc": "bytes the job covers (null: the job's own)"})
     settle_s: float
     hosts: list[FleetHostDoc] = field(metadata={"item": "host"})
-    pooled: JsonObject | None = field(default=None, metadata={"doc": "the verdict per host and pooled, as shown"})
+    pooled: PooledDoc | None = field(default=None, metadata={"doc": "the verdict per host and pooled, as shown"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -542,7 +632,7 @@ class FleetMatrixDoc:
     settle_s: float
     fleets: list[FleetDoc] = field(metadata={"item": "job's fleet",
                                              "doc": "one per job begun, in the order of jobs"})
-    pooled: JsonObject | None = field(
+    pooled: FleetMatrixPooledDoc | None = field(
         default=None, metadata={"doc": "each cell (job, variant) pooled over the hosts, Holm over the cells"})
 
 
