@@ -47,9 +47,11 @@ class RunEnded:
 
 @dataclass(frozen=True)
 class Note:
-    """Something to tell the user once (a busy machine, a matrix's look at its boundary)."""
+    """Something to tell the user once (a busy machine, a matrix's look at its boundary); on a fleet, what a host
+    said (``host`` its name, or "fleet" for the controller's own line about a run)."""
 
     text: str
+    host: str | None = None
 
 
 @dataclass(frozen=True)
