@@ -14,9 +14,10 @@ from test_fleet_resume import HOSTS, resume, setup  # a saved fleet's file, host
 # --- going on with a saved one -----------------------------------------------------------------------------
 
 
-def stopped_in_the_second_job() -> dict:
-    """The sample matrix, stopped after the first of the second job's slots."""
-    doc = saved("fleet_matrix")
+def stopped_in_the_second_job(kind: str = "fleet_matrix") -> dict:
+    """The sample matrix (or 0.1.0's: ``kind`` "0.1.0/fleet_matrix"), stopped after the first of the second job's
+    slots."""
+    doc = saved(kind)
     for h in doc["fleets"][1]["hosts"]:
         if h["result"] is not None:
             h["status"], h["result"]["status"] = "cancelled", "cancelled"
@@ -55,8 +56,9 @@ def test_what_cannot_go_on_is_one_sentence_and_reaches_no_host(tmp_path, change,
     assert not (tmp_path / "ssh-called").exists() and matrix.read_bytes() == before
 
 
-def test_it_goes_on_in_the_job_it_stopped_in_and_keeps_every_saved_run(tmp_path):
-    doc = stopped_in_the_second_job()
+@pytest.mark.parametrize("kind", ["fleet_matrix", "0.1.0/fleet_matrix"])
+def test_it_goes_on_in_the_job_it_stopped_in_and_keeps_every_saved_run(tmp_path, kind):
+    doc = stopped_in_the_second_job(kind)
     matrix, hosts, ssh = setup(tmp_path, doc)
     code, err = resume(tmp_path, matrix, hosts, ssh)
     assert code == 1 and "job 2/2: 4k-read" in err and "job 1/2" not in err, err
