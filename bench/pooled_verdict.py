@@ -7,9 +7,9 @@ with a between-host spread of 5%; each host judged by Welch on logs as `compare`
 (core/statistics/pooled.py).
 
 Then hosts that each run until a verdict (`--until-verdict --max-runs 12`, 15% noise per run) and stop at their
-own boundary, pooled as `report` pools them (cli/pooled.py: each host at its last planned look, its plain
-interval): the pooled interval's coverage, its false positives under no effect, and its power beside a pool of
-the hosts' repeated intervals.
+own boundary, pooled as `report` pools them (core/statistics/fleet_verdict.py: each host at its last planned
+look, its plain interval): the pooled interval's coverage, its false positives under no effect, and its power
+beside a pool of the hosts' repeated intervals.
 
     python3 bench/pooled_verdict.py [--fleets 4000]
 """
@@ -20,8 +20,11 @@ import argparse
 import math
 import random
 
-from iosched.cli import pooled as pooled_cli
+from iosched.core.base.decode import decode
+from iosched.core.base.encode import encode
+from iosched.core.documents.document import CompareDoc, RunDoc, SequentialDoc, VariantDoc, WorkloadDoc
 from iosched.core.experiment.variants import plan_order
+from iosched.core.statistics import fleet_verdict
 from iosched.core.statistics.pooled import HostEffect, pool
 from iosched.core.statistics.stats import log_ratio_welch, t_ppf
 from iosched.core.statistics.verdict import RunningVerdict, at_last_look, estimates, sequential_plan
@@ -46,41 +49,47 @@ def fixed_significant(effects: list[HostEffect]) -> bool:
     return abs(mu) * math.sqrt(sum(w)) > 1.96
 
 
-def host_until_verdict(rng: random.Random, plan: dict, true: float) -> dict:
+def host_until_verdict(rng: random.Random, plan: dict, true: float) -> CompareDoc:
     labels = ["none", "bfq"]
     rv = RunningVerdict(labels, 0.05, "iops", "compare", plan)
-    doc = {"kind": "compare", "variants": [{"label": lb} for lb in labels], "runs": [], "sequential": plan}
+    runs = []
     for i, a in enumerate(plan_order(2, plan["max_per_arm"])):
         run = {"index": i, "variant": labels[a], "metrics": {"iops": 1e4 * math.exp(rng.gauss(0, 0.15) + a * true)}}
-        doc["runs"].append(run)
+        runs.append(RunDoc(index=i, variant=labels[a], start=float(i), end=i + 1.0, valid=True, invalid_reason=None,
+                           config={}, metrics=run["metrics"]))
         if rv.should_stop(run):
             break
-    return doc
+    return CompareDoc(started=0.0, kernel="", machine="", host="", device=None,
+                      variants=[VariantDoc(label=lb, scheduler=lb) for lb in labels], notes=[],
+                      workload=WorkloadDoc(job=None, target=None, runtime=None, cmd=None), original={},
+                      order=[r.variant for r in runs], runs=runs, repeat=plan["max_per_arm"], drop_caches=False,
+                      settle_s=0.0, sequential=decode(SequentialDoc, plan))
 
 
-def repeated(doc: dict, metric: str) -> dict:
+def repeated(doc: CompareDoc, metric: str) -> dict:
     """The alternative not taken: each host with its repeated (all-looks) interval."""
-    return estimates(at_last_look(doc, metric), metric, float(doc["sequential"]["ci_level"]))
+    assert doc.sequential is not None
+    return estimates(at_last_look(encode(doc), metric), metric, doc.sequential.ci_level)
 
 
 def until_verdict(fleets: int) -> None:
     plan = sequential_plan(12, 0.05, 2, alternate=False)
-    plain = pooled_cli.host_effects
+    plain = fleet_verdict.host_effects
     for hosts, effect in ((3, 0.0), (3, math.log(0.8)), (6, 0.0), (6, math.log(0.85)), (8, math.log(0.85))):
         rng = random.Random(hosts * 1000 + round(-effect * 100))
         fleets_docs = [[host_until_verdict(rng, plan, rng.gauss(effect, 0.05 if effect == 0 else 0.0))
                         for _h in range(hosts)] for _ in range(fleets)]
-        early = sum(len(d["runs"]) < 24 for f in fleets_docs for d in f) / (fleets * hosts)
+        early = sum(len(d.runs) < 24 for f in fleets_docs for d in f) / (fleets * hosts)
         out = []
         for how in (plain, repeated):
-            pooled_cli.host_effects = how  # type: ignore[assignment]
+            fleet_verdict.host_effects = how  # type: ignore[assignment]
             covered = significant = 0
             for docs in fleets_docs:
-                (row,) = pooled_cli.pooled_verdict([(str(i), d) for i, d in enumerate(docs)], 0.05, "iops")["pooled"]
-                covered += row["ci_low"] <= math.exp(effect) <= row["ci_high"]
-                significant += row["significant"]
+                (row,) = fleet_verdict.hosts_pooled([(str(i), d) for i, d in enumerate(docs)], 0.05, "iops").pooled
+                covered += row.ci_low <= math.exp(effect) <= row.ci_high
+                significant += row.significant
             out.append((covered / fleets, significant / fleets))
-        pooled_cli.host_effects = plain
+        fleet_verdict.host_effects = plain
         (cov, sig), (_rcov, rsig) = out
         what = "false positives" if effect == 0 else f"power for {1 - math.exp(effect):.0%} fewer"
         print(f"{hosts} hosts until a verdict ({early:.0%} of hosts stopped early): coverage {cov:.1%}, "

@@ -16,10 +16,10 @@ from iosched.core.base.units import si
 from iosched.core.documents.params import Variant, parse_variants
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Cancelled
+from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunStarted, SaveFailed
 from iosched.core.experiment.matrix import MatrixPlan, check_resumable, done_slots, format_duration, load_matrix
 from iosched.core.experiment.results import check_save_path
-from iosched.core.experiment.runner import Event
-from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
+from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest, all_invalid
 from iosched.core.experiment.study import CmdJob, read_study
 from iosched.core.experiment.variants import check_variants
 from iosched.core.load.fio import fio_binary
@@ -140,8 +140,9 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     saver = ResultFile(Path(save), keep_empty=True) if save else None
     printer = _printer(args.json or args.csv)
     resumed = args.resume
-    outcome = service.run(experiment, saver, printer, on_target=announce,
-                          reload=(lambda: load_matrix(resumed)) if resumed else None)
+    experiment.on_target = announce
+    experiment.reload = (lambda: load_matrix(resumed)) if resumed else None
+    outcome = service.run(experiment, saver, printer)
     if outcome.save_error and not printer.warned:  # a failed save still shows the result, once
         print(f"iosched: warning: the result could not be saved to {outcome.save_error}", file=sys.stderr)
     if outcome.status != "final":
@@ -149,8 +150,8 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
             print(f"iosched: {outcome.finished_runs} of {plan.runs} runs are saved in {save}; "
                   f"continue with `iosched compare {args.device} --resume {save}`", file=sys.stderr)
         raise outcome.error or Cancelled("cancelled")
-    render_matrix(outcome.doc, outcome.judgement or {}, args)
-    return 2 if outcome.save_refused else 1 if outcome.save_error or outcome.all_invalid else 0
+    render_matrix(outcome.doc, outcome.doc.get("judgement") or {}, args)
+    return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(outcome.doc) else 0
 
 
 class _Printer:
@@ -162,7 +163,7 @@ class _Printer:
         self.on_event = _progress(quiet)
 
     def __call__(self, e: Event) -> None:
-        if e.kind == "save-failed":
+        if isinstance(e, SaveFailed):
             self.warned = True
             print(f"iosched: warning: the result could not be saved to {e.text}; the matrix goes on unsaved",
                   file=sys.stderr)
@@ -186,22 +187,22 @@ def _progress(quiet: bool) -> Callable[[Event], None]:
     eta = [""]  # the matrix's ETA as of the last run start, repeated on the live line
 
     def on_event(e: Event) -> None:
-        if quiet and e.kind != "note":
+        if quiet and not isinstance(e, Note):
             return
-        head = f"run {e.index + 1}/{e.total} {e.variant}"
-        if e.kind == "run-start":
-            eta[0] = f"  ETA {e.text}" if e.text else ""
-            show(f"{head}  starting{eta[0]}", False)
-        elif e.kind == "progress" and e.progress is not None:
+        if isinstance(e, RunStarted):
+            eta[0] = f"  ETA {e.eta}" if e.eta else ""
+            show(f"run {e.index + 1}/{e.total} {e.label}  starting{eta[0]}", False)
+        elif isinstance(e, Progress):
             p = e.progress
-            show(f"{head}  {p.elapsed:4.1f}s  fio {si(p.iops)} IOPS {p.mb_s:.1f} MB/s{eta[0]}", False)
-        elif e.kind == "run-end" and e.run is not None:
-            m = e.run["metrics"]
-            bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
-            left = f"  ETA {e.text}" if e.text else ""
-            show(f"{head}  IOPS {si(m.get('iops'))}  {si(m.get('mb_s'))} MB/s  "
+            show(f"run {e.index + 1}/{e.total} {e.label}  {p.elapsed:4.1f}s  fio {si(p.iops)} IOPS {p.mb_s:.1f} "
+                 f"MB/s{eta[0]}", False)
+        elif isinstance(e, RunEnded):
+            m = e.run.metrics
+            bad = "" if e.run.valid else f"  INVALID: {e.run.invalid_reason}"
+            left = f"  ETA {e.eta}" if e.eta else ""
+            show(f"run {e.index + 1}/{e.total} {e.label}  IOPS {si(m.get('iops'))}  {si(m.get('mb_s'))} MB/s  "
                  f"CPU/IO {si(m.get('cpu_us_per_io'))} µs{bad}{left}", True)
-        elif e.kind == "note":
+        elif isinstance(e, Note):
             print(f"iosched: {e.text}", file=sys.stderr, flush=True)
     return on_event
 

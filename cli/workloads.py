@@ -19,10 +19,11 @@ from iosched.core.documents.saved import MAX_SAVED_BYTES, check_experiment, deco
 from iosched.core.experiment import service
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.control import Cancelled
+from iosched.core.experiment.events import Event, Note, Progress, RunEnded
 from iosched.core.experiment.matrix import decode_matrix
 from iosched.core.experiment.results import check_save_path
-from iosched.core.experiment.runner import Event, Workload
-from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest
+from iosched.core.experiment.runner import Workload
+from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest, all_invalid
 from iosched.core.experiment.variants import check_variants
 from iosched.core.live.sampler import Sampler, compute_rates
 from iosched.core.load.fio import FioProgress, fio_binary
@@ -174,28 +175,28 @@ def _printer(quiet: bool, own: list[CmdMetric] | None = None) -> Callable[[Event
     tty = sys.stderr.isatty()
 
     def on_event(e: Event) -> None:
-        if quiet and e.kind != "note":
+        if quiet and not isinstance(e, Note):
             return
-        if e.kind == "progress" and e.progress is not None:
+        if isinstance(e, Progress):
             total = f"{e.index + 1}/{e.total}" if e.total else f"{e.index + 1}"
-            line = f"run {total} {e.variant:<14} " + _live(e.progress, None)
+            line = f"run {total} {e.label:<14} " + _live(e.progress, None)
             print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
-        elif e.kind == "run-end" and e.run is not None:
-            m = e.run["metrics"]
-            bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
+        elif isinstance(e, RunEnded):
+            m = e.run.metrics
+            bad = "" if e.run.valid else f"  INVALID: {e.run.invalid_reason}"
             main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
             main = "".join(f"{r.name} {si(m.get(r.name))}  " for r in own or []) + main
-            if m.get(REPLAY_LAG) is not None:  # a timed replay: how far behind the capture's timing it ended
-                main += f"  replay lag {seconds_text(m[REPLAY_LAG])}"
+            if (lag := m.get(REPLAY_LAG)) is not None:  # a timed replay: how far behind the capture's timing it ended
+                main += f"  replay lag {seconds_text(lag)}"
             # Each role's rate and tail: what a contention job is about.
             roles = "".join(f"  {r} {si(m.get(f'{r}:iops'))} IOPS p99 {si(m.get(f'{r}:clat_p99_us'))} µs"
                             for r in roles_of(m))
-            line = (f"run {e.index + 1}/{e.total} {e.variant:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs"
+            line = (f"run {e.index + 1}/{e.total} {e.label:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs"
                     f"{roles}{bad}")
             print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, flush=True)
             for text in e.lines:  # the interim estimates, this run included
                 print(f"    so far: {text}", file=sys.stderr, flush=True)
-        elif e.kind == "note":
+        elif isinstance(e, Note):
             print(f"iosched: {e.text}", file=sys.stderr, flush=True)
     return on_event
 
@@ -250,7 +251,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
         return _plan(args)
     plan = _compare_plan(args)
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
-    outcome = service.run(plan, saver, _printer(args.json or args.csv, plan.cmd_metrics), on_target=_say_target)
+    plan.on_target = _say_target
+    outcome = service.run(plan, saver, _printer(args.json or args.csv, plan.cmd_metrics))
     if outcome.status != "final":
         if saver is not None and outcome.saved is not None:
             print(f"iosched: the {outcome.finished_runs} finished run(s) were saved to {args.save} "
@@ -265,7 +267,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.plot or args.plot_file:
         matrix_view = as_matrix(doc)
         plot_result(matrix_view, judge_matrix(matrix_view, args.alpha), args)
-    return 2 if outcome.save_refused else 1 if outcome.save_error or outcome.all_invalid else 0
+    return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(doc) else 0
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -275,7 +277,8 @@ def _plan(args: argparse.Namespace) -> int:
     what = plan.job.name if plan.job else f"the replay of {args.replay}" if args.replay else "the command"
     print(f"iosched: pilot: {PILOT_RUNS} runs per variant of {what}, to "
           "measure the noise", file=sys.stderr)
-    outcome = service.run(plan, None, _printer(args.json, plan.cmd_metrics), on_target=_say_target)
+    plan.on_target = _say_target
+    outcome = service.run(plan, None, _printer(args.json, plan.cmd_metrics))
     if outcome.status != "final":
         raise outcome.error or Cancelled("cancelled")
     table = planning.plan(outcome.doc, plan.primary, args.alpha)

@@ -16,8 +16,8 @@ from textual.widgets import ProgressBar, Static
 from iosched.core.base.units import short_number
 from iosched.core.documents.metrics import is_metric
 from iosched.core.documents.params import check_name
+from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunStarted
 from iosched.core.experiment.matrix import format_duration
-from iosched.core.experiment.runner import Event
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.targets import Refused
@@ -35,8 +35,8 @@ class ExperimentEvent(Message):
 
     def can_replace(self, message: Message) -> bool:
         # A newer fio status replaces a stale one still queued; run boundaries are never dropped.
-        return (isinstance(message, ExperimentEvent) and message.event.kind == "progress"
-                and self.event.kind == "progress")
+        return (isinstance(message, ExperimentEvent) and isinstance(message.event, Progress)
+                and isinstance(self.event, Progress))
 
 
 class ExperimentEnded(Message):
@@ -96,37 +96,37 @@ class RunView(Vertical):
         self.so_far([])
 
     def show(self, e: Event) -> None:
-        if e.kind == "run-start":
+        if isinstance(e, RunStarted):
             self.eta(self.where(e))
-        if e.kind == "progress" and e.progress is not None:
+        if isinstance(e, Progress):
             self.fio_iops = e.progress.iops
             self.live(e)
-        elif e.kind == "run-end" and e.run is not None:
+        elif isinstance(e, RunEnded):
             self.done += 1
             self.query_one(ProgressBar).advance(1)
-            m = e.run["metrics"]
-            bad = "" if e.run["valid"] else f"  INVALID: {e.run['invalid_reason']}"
+            m = e.run.metrics
+            bad = "" if e.run.valid else f"  INVALID: {e.run.invalid_reason}"
             # A command has no IOPS of its own: its wall time, and its own figures (--cmd-metric) first.
-            main = (f"{short_number(m['iops'])} IOPS" if "iops" in m else
-                    "  ".join([*(f"{k} {short_number(v)}" for k, v in m.items() if _own_figure(k, v)),
+            main = (f"{short_number(m['iops'] or 0.0)} IOPS" if "iops" in m else
+                    "  ".join([*(f"{k} {short_number(v)}" for k, v in m.items() if v is not None and _own_figure(k, v)),
                                f"wall {m.get('wall_s', 0):.2f} s"]))
-            if m.get(REPLAY_LAG) is not None:  # a timed replay: how far behind the capture's timing it ended
-                main += f"  replay lag {seconds_text(m[REPLAY_LAG])}"
-            line = f"run {e.index + 1}: {e.variant}  {main}  CPU/IO {m.get('cpu_us_per_io') or 0:.1f} µs{bad}"
+            if (lag := m.get(REPLAY_LAG)) is not None:  # a timed replay: how far behind the capture's timing it ended
+                main += f"  replay lag {seconds_text(lag)}"
+            line = f"run {e.index + 1}: {e.label}  {main}  CPU/IO {m.get('cpu_us_per_io') or 0:.1f} µs{bad}"
             rep = self.query_one("#report", Static)
             rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
             if e.lines:  # a compare's interim estimates (a matrix is judged at the end)
-                self.so_far(e.lines)
-        elif e.kind == "note" and e.text:  # e.g. a busy machine, said once
+                self.so_far(list(e.lines))
+        elif isinstance(e, Note) and e.text:  # e.g. a busy machine, said once
             rep = self.query_one("#report", Static)
             rep.update(f"{rep.content}\nnote: {e.text}" if str(rep.content) else f"note: {e.text}")
 
-    def where(self, e: Event) -> str:
+    def where(self, e: RunStarted) -> str:
         """"run 3 of 8 · bfq · about 40 s left": a matrix says its own estimate (from its plan, corrected by the
         runs so far); a compare's comes from the runs it has finished."""
-        text = f"run {e.index + 1} of {e.total} · {e.variant}"
-        if e.text:
-            return f"{text} · about {e.text} left"
+        text = f"run {e.index + 1} of {e.total} · {e.label}"
+        if e.eta:
+            return f"{text} · about {e.eta} left"
         finished = self.done - self.done_at_start
         if finished > 0 and e.total > self.done:
             left = (time.monotonic() - self.began) / finished * (e.total - self.done)
@@ -150,7 +150,7 @@ class RunView(Vertical):
         of a higher priority number left out first when the row is short (tui/status_line.py)."""
         self.query_one("#live", FittedLine).show(*parts)
 
-    def live(self, e: Event) -> None:
+    def live(self, e: Progress) -> None:
         rates = self.monitor.last_rates
         dev: list[tuple[str, int]] = []
         if rates is not None and self.device in rates.disks:
@@ -158,7 +158,7 @@ class RunView(Vertical):
             dev = [(f"device {short_number(d.r_s + d.w_s)} IOPS", USEFUL), (f"r_await {d.r_await:.2f} ms", EXTRA)]
         p = e.progress
         assert p is not None
-        self.status(f"now: {e.variant}", f"fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs", *dev)
+        self.status(f"now: {e.label}", f"fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs", *dev)
 
     def show_result(self, doc: dict, saved: Path | None) -> None:
         """The result in the scrolling results pane, from its top (a second run's verdict too)."""

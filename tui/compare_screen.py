@@ -26,9 +26,9 @@ from textual.widgets import Static
 from iosched.core.base.errors import IoschedError
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Control
+from iosched.core.experiment.events import Event, RunEnded, RunStarted
 from iosched.core.experiment.matrix import MatrixPlan, find_resumable
 from iosched.core.experiment.results import default_results_dir
-from iosched.core.experiment.runner import Event
 from iosched.core.experiment.service import ExperimentPlan, ResultFile
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.load.jobs import Job
@@ -241,9 +241,10 @@ class CompareScreen(Screen[None]):
         def emit(e: Event) -> None:
             self.post_message(ExperimentEvent(e))
 
+        if resume:
+            plan.reload = lambda: self._saved_matrix(resume)
         try:
-            outcome = service.run(plan, saver, emit, self.ctl,
-                                  reload=(lambda: self._saved_matrix(resume)) if resume else None)
+            outcome = service.run(plan, saver, emit, self.ctl)
         except Refused as e:  # nothing ran: maybe the device's name, typed, allows it
             self.post_message(ExperimentEnded(None, str(e), e))
             return
@@ -266,10 +267,10 @@ class CompareScreen(Screen[None]):
     # ---- progress -----------------------------------------------------------------------------
     def on_experiment_event(self, message: ExperimentEvent) -> None:
         e = message.event
-        if e.kind == "run-start":
-            sched = e.variant.split(" · ")[-1].split(":")[0].split("#")[0]  # a matrix names "job · variant"
+        if isinstance(e, RunStarted):
+            sched = e.label.split(" · ")[-1].split(":")[0].split("#")[0]  # a matrix names "job · variant"
             self.listener.post_message(self.RunStarted(self.device, sched))
-        elif e.kind == "run-end" and e.run is not None and self.doc is None:
+        elif isinstance(e, RunEnded) and self.doc is None:
             self.doc = {"runs": []}
         self.view.show(e)
 

@@ -17,7 +17,7 @@ into them by core/base/decode.py (core/documents/saved.py): a list field's ``"it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from iosched.core.base.figures import FIGURE
 from iosched.core.base.schema import NON_FINITE, JsonObject, Keywords, Schema, json_schema
@@ -37,6 +37,36 @@ Figure = Annotated[float, FIGURE]
 # A statistic of the runs: judged again on every read, and NaN or Infinity where Python's writer put one.
 Statistic = Annotated[float, NON_FINITE]
 Pair = tuple[Statistic, Statistic]  # an interval: low, high
+
+
+# --- how the writers leave fields out (core/base/encode.py) --------------------------------------------------------
+
+
+def _without_roles(job: CatalogJobDoc, outer: tuple[Any, ...]) -> bool:
+    return job.roles is None  # a job with roles says its primary and trade-off, null or not
+
+
+def _run_order(outer: tuple[Any, ...]) -> tuple[str, ...]:
+    """A run's keys in its writer's order: a turn of a live alternation says why it is invalid last."""
+    if outer and isinstance(outer[-1], AlternationDoc):
+        return ("index", "variant", "start", "end", "valid", "config", "metrics", "fio", "invalid_reason", "trace",
+                "replay")
+    return ("index", "variant", "start", "end", "valid", "invalid_reason", "config", "metrics", "fio", "replay",
+            "trace")
+
+
+def _baseline_cell(cell: CellDoc, outer: tuple[Any, ...]) -> bool:
+    return cell.is_baseline  # the baseline's cell compares with nothing
+
+
+def _in_baseline_cell(entry: SecondaryDoc, outer: tuple[Any, ...]) -> bool:
+    return bool(outer) and isinstance(outer[-1], CellDoc) and outer[-1].is_baseline
+
+
+def _not_sequential_cell(cell: CellDoc, outer: tuple[Any, ...]) -> bool:
+    """``decided_at`` is written on every compared cell of a sequential matrix (null: undecided), on none else."""
+    return cell.is_baseline or not any(isinstance(o, MatrixJudgementDoc) and o.correction == "sequential holm"
+                                       for o in outer)
 
 
 # --- parts ------------------------------------------------------------------------------------------------------
@@ -61,11 +91,13 @@ class CatalogJobDoc:
     writes: bool
     options: dict[str, str] = field(metadata={"doc": "the job in fio's own option names (with roles: [global])"})
     roles: dict[str, dict[str, str]] | None = field(
-        default=None, metadata={"doc": "a contention job's roles: section name -> its fio options"})
-    primary: str | None = field(default=None, metadata={"doc": "the metric it is judged on unless one is named"})
-    tradeoff: str | None = field(default=None, metadata={"doc": "the secondary metric that pays for the primary"})
+        default=None, metadata={"doc": "a contention job's roles: section name -> its fio options", "absent": True})
+    primary: str | None = field(default=None, metadata={"doc": "the metric it is judged on unless one is named",
+                                                        "absent": _without_roles})
+    tradeoff: str | None = field(default=None, metadata={"doc": "the secondary metric that pays for the primary",
+                                                         "absent": _without_roles})
     cgroup_weights: dict[str, int] | None = field(
-        default=None, metadata={"doc": "role -> the bfq weight of the cgroup iosched ran it in"})
+        default=None, metadata={"doc": "role -> the bfq weight of the cgroup iosched ran it in", "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,11 +156,13 @@ class WorkloadDoc:
     runtime: float | None = field(metadata={"doc": "seconds, for a job file (a catalog job carries its own)"})
     cmd: str | None
     background: CatalogJobDoc | JobFileDoc | None = field(
-        default=None, metadata={"doc": "with cmd: the job loading the target while the command ran (bg:METRIC)"})
+        default=None, metadata={"doc": "with cmd: the job loading the target while the command ran (bg:METRIC)",
+                                "absent": True})
     cmd_metrics: list[CmdMetricDoc] | None = field(
         default=None, metadata={"doc": "with cmd: figures read from its output, each a metric of the runs",
-                                "item": "command metric"})
-    replay: ReplayDoc | None = field(default=None, metadata={"doc": "with a replayed capture: what it holds"})
+                                "item": "command metric", "absent": True})
+    replay: ReplayDoc | None = field(default=None, metadata={"doc": "with a replayed capture: what it holds",
+                                                             "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -158,7 +192,7 @@ class MatrixSequentialDoc:
     method: str
 
 
-Bucket = tuple[float, float, Count]  # a log2 histogram's non-empty bucket: low µs, high µs (exclusive), count
+Bucket = tuple[Count, Count, Count]  # a log2 histogram's non-empty bucket: low µs, high µs (exclusive), count
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -185,10 +219,12 @@ class RunDoc:
     metrics: dict[str, Figure | None] = field(
         metadata={"doc": "metric name -> value (see the metric table)", "flat": True})
     fio: JsonObject | None = field(default=None, metadata={"doc": "fio's own JSON output of the run, if any"})
-    trace: TraceDoc | None = None
+    trace: TraceDoc | None = field(default=None, metadata={"absent": True})
     replay: ReplayLag | None = field(default=None, metadata={
         "doc": "a timed replay's run: how far it fell behind the capture's timing (also its metric replay_lag_s); "
-               "past bound_s the run is invalid"})
+               "past bound_s the run is invalid", "absent": True})
+
+    JSON_ORDER: ClassVar[Any] = _run_order
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -197,6 +233,9 @@ class MatrixRunDoc(RunDoc):
 
     slot: Count
     workload: str = field(metadata={"doc": "the name of its job"})
+
+    JSON_ORDER: ClassVar[Any] = ("index", "variant", "start", "end", "valid", "invalid_reason", "config", "metrics",
+                                 "fio", "replay", "trace", "slot", "workload")
 
 
 # --- the judgement ------------------------------------------------------------------------------------------------
@@ -251,8 +290,8 @@ class SecondaryDoc:
     mean: Statistic
     mean_ci95: Pair | None
     n: Count
-    ratio: Statistic | None = None
-    ci95: Pair | None = None
+    ratio: Statistic | None = field(default=None, metadata={"absent": _in_baseline_cell})
+    ci95: Pair | None = field(default=None, metadata={"absent": _in_baseline_cell})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -268,15 +307,20 @@ class CellDoc:
     mean: Statistic | None
     mean_ci95: Pair | None
     secondary: dict[str, SecondaryDoc]
-    ratio: Statistic | None = None
-    ci95: Pair | None = None
-    p_value: Statistic | None = None
-    p_adjusted: Statistic | None = None
-    significant: bool = False
-    cannot_judge: str | None = None
+    ratio: Statistic | None = field(default=None, metadata={"absent": _baseline_cell})
+    ci95: Pair | None = field(default=None, metadata={"absent": _baseline_cell})
+    p_value: Statistic | None = field(default=None, metadata={"absent": _baseline_cell})
+    p_adjusted: Statistic | None = field(default=None, metadata={"absent": _baseline_cell})
+    significant: bool = field(default=False, metadata={"absent": _baseline_cell})
+    cannot_judge: str | None = field(default=None, metadata={"absent": _baseline_cell})
     decided_at: Count | None = field(
-        default=None, metadata={"doc": "--until-verdict: runs per cell at the look where it crossed the boundary"})
-    verdict: str | None = field(default=None, metadata={"doc": "absent on the baseline's cells"})
+        default=None, metadata={"doc": "--until-verdict: runs per cell at the look where it crossed the boundary",
+                                "absent": _not_sequential_cell})
+    verdict: str | None = field(default=None, metadata={"doc": "absent on the baseline's cells", "absent": True})
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.variant == self.baseline
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -297,6 +341,9 @@ class MatrixJudgementDoc:
     planning: list[str] | None = field(
         default=None, metadata={"doc": "the runs undecided cells would need for a 10% difference at their noise"})
 
+    JSON_ORDER: ClassVar[Any] = ("alpha", "primary_metric", "baseline", "comparisons", "correction", "method",
+                                 "workloads", "variants", "cells", "summary", "planning", "invalid")
+
 
 # --- the documents ------------------------------------------------------------------------------------------------
 
@@ -307,18 +354,19 @@ class _Document:
 
     version: Annotated[int, Keywords(const=SCHEMA_VERSION)] = SCHEMA_VERSION
     started: float = field(metadata={"doc": "wall clock (Unix seconds)"})
-    finished: float | None = None
+    finished: float | None = field(default=None, metadata={"absent": True})
     kernel: str
     machine: str
     host: str
     device: DeviceDoc | DeviceNameDoc | None = field(metadata={"doc": "null: not known (the report still reads)"})
     variants: list[VariantDoc] = field(metadata={"doc": "the first is the baseline", "item": "variant"})
     notes: list[str]
-    status: Status | None = None
-    cancelled: bool = field(default=False, metadata={"doc": "older files' way of saying status cancelled"})
+    status: Status | None = field(default=None, metadata={"absent": True})
+    cancelled: bool = field(default=False, metadata={"doc": "older files' way of saying status cancelled",
+                                                     "absent": True})
     switches: list[tuple[Measured, str]] | None = field(
-        default=None, metadata={"doc": "(seconds, scheduler) of every switch made, on the runs' clock"})
-    primary_metric: str | None = None
+        default=None, metadata={"doc": "(seconds, scheduler) of every switch made, on the runs' clock", "absent": True})
+    primary_metric: str | None = field(default=None, metadata={"absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -326,11 +374,12 @@ class _Experiment(_Document):
     workload: WorkloadDoc
     original: dict[str, str] = field(metadata={"doc": "the device's settings at the start, put back at the end"})
     order: list[str] = field(metadata={"doc": "the variants' labels in run order (so far, in an alternation)"})
-    sequential: SequentialDoc | None = None
+    sequential: SequentialDoc | None = field(default=None, metadata={"absent": True})
     runs: list[RunDoc] = field(metadata={"item": "run"})
-    judgement: JudgementDoc | None = None
+    judgement: JudgementDoc | None = field(default=None, metadata={"absent": True})
     comparisons: list[ComparisonDoc] | None = field(
-        default=None, metadata={"doc": "`--json` output only: the judgement's comparisons again", "item": "comparison"})
+        default=None, metadata={"doc": "`--json` output only: the judgement's comparisons again", "item": "comparison",
+                                "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -343,6 +392,11 @@ class CompareDoc(_Experiment):
     settle_s: float
     traced: bool = False
 
+    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "variants",
+                                 "order", "repeat", "drop_caches", "settle_s", "workload", "original", "runs", "notes",
+                                 "sequential", "traced", "status", "cancelled", "switches", "finished",
+                                 "primary_metric", "judgement", "comparisons")
+
 
 @dataclass(frozen=True, kw_only=True)
 class AlternationDoc(_Experiment):
@@ -352,7 +406,13 @@ class AlternationDoc(_Experiment):
     every_s: float
     duration_s: float
     discard_s: float
-    fio: JsonObject | None = field(default=None, metadata={"doc": "fio's own JSON output of the whole run"})
+    fio: JsonObject | None = field(default=None, metadata={"doc": "fio's own JSON output of the whole run",
+                                                           "absent": True})
+
+    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "variants",
+                                 "every_s", "duration_s", "discard_s", "workload", "original", "runs", "notes",
+                                 "order", "sequential", "status", "cancelled", "switches", "finished", "fio",
+                                 "primary_metric", "judgement", "comparisons")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -395,18 +455,116 @@ class MatrixDoc(_Document):
     job_runtime_s: float | None
     primary_metric: str  # always set in a matrix
     primary_metrics: dict[str, str] | None = field(
-        default=None, metadata={"doc": "workload -> its own primary metric, when none was named (contention jobs)"})
+        default=None, metadata={"doc": "workload -> its own primary metric, when none was named (contention jobs)",
+                                "absent": True})
     order: list[tuple[str, str]] = field(metadata={"doc": "[workload, variant] of every slot, in run order"})
     sequential: MatrixSequentialDoc | None = field(
-        default=None, metadata={"doc": "--until-verdict: the boundary; repeat is then the most runs per cell"})
-    traced: bool = field(default=False, metadata={"doc": "--trace: each run carries its block-layer histograms"})
+        default=None, metadata={"doc": "--until-verdict: the boundary; repeat is then the most runs per cell",
+                                "absent": True})
+    traced: bool = field(default=False, metadata={"doc": "--trace: each run carries its block-layer histograms",
+                                                  "absent": True})
     target: TargetDoc | None
-    original: dict[str, str] | None = None
+    original: dict[str, str] | None = field(default=None, metadata={"absent": True})
     runs: list[MatrixRunDoc] = field(metadata={"item": "run"})
-    judgement: MatrixJudgementDoc | None = None
+    judgement: MatrixJudgementDoc | None = field(default=None, metadata={"absent": True})
+
+    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "variants",
+                                 "jobs", "workloads", "repeat", "drop_caches", "settle_s", "job_runtime_s",
+                                 "primary_metric", "primary_metrics", "order", "sequential", "traced", "target",
+                                 "runs", "notes",
+                                 "status", "cancelled", "original", "switches", "finished", "judgement")
 
 
 ExperimentDoc = CompareDoc | AlternationDoc
+
+
+def _not_pooled(row: PooledRowDoc, outer: tuple[Any, ...]) -> bool:
+    return row.ratio is None  # a variant fewer than two hosts could be judged on says why in its sentence alone
+
+
+@dataclass(frozen=True, kw_only=True)
+class PooledHostDoc:
+    """One host's own verdict, as the pool took its runs."""
+
+    host: str
+    judgement: JudgementDoc
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostRatioDoc:
+    """One host's estimate as it entered the pool."""
+
+    host: str
+    ratio: Statistic
+    se_log: Statistic = field(metadata={"doc": "the standard error of its log ratio, from its own interval"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class PooledRowDoc:
+    """One variant against the baseline over the hosts: a random-effects mean of their log ratios, or why not."""
+
+    variant: str
+    skipped: list[str] = field(metadata={"doc": "the hosts left out of the pool, each with why"})
+    ratio: Statistic | None = field(default=None, metadata={"absent": _not_pooled})
+    ci_low: Statistic | None = field(default=None, metadata={"absent": _not_pooled})
+    ci_high: Statistic | None = field(default=None, metadata={"absent": _not_pooled})
+    p_value: Statistic | None = field(default=None, metadata={"absent": _not_pooled})
+    p_adjusted: Statistic | None = field(default=None, metadata={"doc": "as the correction said leaves it",
+                                                                 "absent": _not_pooled})
+    significant: bool = field(default=False, metadata={"absent": _not_pooled})
+    i2: Statistic | None = field(default=None, metadata={"doc": "the share of the spread beyond the hosts' noise",
+                                                         "absent": _not_pooled})
+    tau2: Statistic | None = field(default=None, metadata={"doc": "the between-host variance of the log ratio",
+                                                           "absent": _not_pooled})
+    q: Statistic | None = field(default=None, metadata={"doc": "Cochran's Q", "absent": _not_pooled})
+    df: Count | None = field(default=None, metadata={"absent": _not_pooled})
+    hosts_agree: Count | None = field(default=None, metadata={"doc": "hosts whose own estimate goes the pooled way",
+                                                              "absent": _not_pooled})
+    hosts_differ: list[str] | None = field(default=None, metadata={"absent": _not_pooled})
+    per_host: list[HostRatioDoc] | None = field(default=None, metadata={"item": "host", "absent": _not_pooled})
+    sentence: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class PooledDoc:
+    """A comparison over many hosts: each host's own verdict, then each variant pooled over them (`report A B C`
+    and a fleet's ``pooled``)."""
+
+    metric: str
+    baseline: str
+    alpha: float
+    method: str
+    correction: str = field(default="Holm-corrected over the variants",
+                            metadata={"doc": "which correction the adjusted p-values carry"})
+    hosts: list[PooledHostDoc] = field(metadata={"item": "host"})
+    pooled: list[PooledRowDoc] = field(metadata={"item": "variant"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class CellVerdictDoc:
+    """One cell of a fleet matrix (a job and a variant) pooled over the hosts, Holm over the matrix (null: it
+    could not be pooled, and its sentence says why)."""
+
+    job: str
+    metric: str
+    baseline: str
+    variant: str
+    ratio: Statistic | None
+    ci_low: Statistic | None
+    ci_high: Statistic | None
+    p_adjusted: Statistic | None
+    significant: bool | None
+    sentence: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetMatrixPooledDoc:
+    """A fleet matrix's verdicts: every cell pooled over its hosts, the p-values Holm-corrected over the cells."""
+
+    alpha: float
+    cells: Count = field(metadata={"doc": "how many pooled cells the correction covers"})
+    correction: str
+    verdicts: list[CellVerdictDoc] = field(metadata={"item": "cell"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -446,7 +604,7 @@ class FleetDoc:
     size: int | None = field(metadata={"doc": "bytes the job covers (null: the job's own)"})
     settle_s: float
     hosts: list[FleetHostDoc] = field(metadata={"item": "host"})
-    pooled: JsonObject | None = field(default=None, metadata={"doc": "the verdict per host and pooled, as shown"})
+    pooled: PooledDoc | None = field(default=None, metadata={"doc": "the verdict per host and pooled, as shown"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -474,7 +632,7 @@ class FleetMatrixDoc:
     settle_s: float
     fleets: list[FleetDoc] = field(metadata={"item": "job's fleet",
                                              "doc": "one per job begun, in the order of jobs"})
-    pooled: JsonObject | None = field(
+    pooled: FleetMatrixPooledDoc | None = field(
         default=None, metadata={"doc": "each cell (job, variant) pooled over the hosts, Holm over the cells"})
 
 

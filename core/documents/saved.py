@@ -299,3 +299,9 @@ def check_matrix(doc: object, path: object) -> Doc:
     read_matrix(doc, path)
     assert isinstance(doc, dict)
     return doc
+
+
+def kind_of(doc: object) -> object:
+    """The kind a parsed file says it is ("compare", "fleet", …; None: it says none), before it is read whole by
+    the reader of that kind."""
+    return doc.get("kind") if isinstance(doc, dict) else None

@@ -11,8 +11,8 @@ from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.documents.params import Variant
 from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.control import Cancelled, Control
+from iosched.core.experiment.events import Done, Event, Progress, RunEnded
 from iosched.core.experiment.runner import (
-    Event,
     Workload,
     _mark_cancelled,
     _put_back,
@@ -21,6 +21,7 @@ from iosched.core.experiment.runner import (
     hold_to_range,
     shielded,
     sysinfo,
+    typed_run,
     window_metrics,
 )
 from iosched.core.experiment.variants import Configurator, alternation_order, check_variants
@@ -84,7 +85,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
 
     def progress(p: FioProgress) -> None:
         seen.append((time.monotonic(), p))
-        emit(Event("progress", len(doc["runs"]), 0, cur[0], progress=p))
+        emit(Progress(len(doc["runs"]), 0, cur[0], p))
 
     def fio_thread() -> None:
         try:
@@ -129,7 +130,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
             doc["runs"].append(hold_to_range(run))
             doc["order"].append(v.label)
             done = stop is not None and stop(run)
-            emit(Event("run-end", k, turns, v.label, run=run))
+            emit(RunEnded(k, turns, v.label, typed_run(run)))
             if done:
                 doc["notes"].append(f"stopped after turn {k + 1} of at most {turns}: the boundary was crossed")
                 break
@@ -152,7 +153,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
         raise result["error"]
     if "fio" in result:
         doc["fio"] = result["fio"].raw
-    emit(Event("done"))
+    emit(Done())
     return doc
 
 

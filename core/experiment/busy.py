@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from iosched.core.documents.schema_version import Doc
+from iosched.core.documents.document import RunDoc
 from iosched.core.kernel.procfs import read_proc_stat
 from iosched.core.settings.journal import default_run_dir
 
@@ -144,11 +144,11 @@ class BusyWatch:
                            "before the first run; runs will vary with that load")
         self._others("before the first run")
 
-    def after_run(self, run: Doc) -> None:
+    def after_run(self, run: RunDoc) -> None:
         self.started()  # a run ended: one began (a live alternation's turns have no start of their own)
-        steal = (run.get("metrics") or {}).get("cpu_steal")
-        if isinstance(steal, (int, float)) and steal > STEAL_PERCENT and not self._steal:
+        steal = run.metrics.get("cpu_steal")
+        if steal is not None and steal > STEAL_PERCENT and not self._steal:
             self._steal = True
-            self._note(f"busy machine: CPU steal was {steal:.0f}% in run {int(run.get('index', 0)) + 1} (the "
+            self._note(f"busy machine: CPU steal was {steal:.0f}% in run {run.index + 1} (the "
                        "hypervisor gave the CPUs to other guests); runs will vary with it")
-        self._others(f"during run {int(run.get('index', 0)) + 1}")
+        self._others(f"during run {run.index + 1}")

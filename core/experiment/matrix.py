@@ -42,8 +42,9 @@ from iosched.core.documents.params import (
 from iosched.core.documents.saved import Bad, check_matrix, decode_json, need, saved_variants, through
 from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.control import Cancelled, Control
+from iosched.core.experiment.events import Done, Event, Note, Progress, RunEnded, RunStarted
 from iosched.core.experiment.results import saved_matrices
-from iosched.core.experiment.runner import Event, Workload, _add_trace, _one_run, puts_back, shielded, sysinfo
+from iosched.core.experiment.runner import Workload, _add_trace, _one_run, puts_back, shielded, sysinfo, typed_run
 from iosched.core.experiment.study import CmdJob, command_workload
 from iosched.core.experiment.variants import Configurator, check_variants
 from iosched.core.kernel.devices import read_device
@@ -433,7 +434,7 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | 
                 else:
                     wl = Workload(job=job, target=target, runtime=None if isinstance(job, Job) else plan.runtime)
                 label = f"{job.name} · {v.label}"
-                emit(Event("run-start", slot, plan.runs, label, text=_eta_text(plan, left(todo[k:]), spent)))
+                emit(RunStarted(slot, plan.runs, label, _eta_text(plan, left(todo[k:]), spent)))
                 # Progress events name the cell (workload and variant), not the variant alone.
                 run = _one_run(device, v, config, wl, monitor, ctl, root, _naming(emit, label), slot, plan.runs)
                 if tracer is not None:
@@ -449,10 +450,9 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | 
                 looked = st.last_look
                 if plan.sequential:
                     st = state(doc, metric_of)
-                emit(Event("run-end", slot, plan.runs, label, run=run,
-                           text=_eta_text(plan, left(todo[k + 1:]), spent)))
+                emit(RunEnded(slot, plan.runs, label, typed_run(run), eta=_eta_text(plan, left(todo[k + 1:]), spent)))
                 if st.last_look != looked:
-                    emit(Event("note", text=look_line(doc, st)))
+                    emit(Note(look_line(doc, st)))
                 if plan.sequential and len(st.decided) == plan.comparisons:
                     break
             doc["status"] = "final"
@@ -461,7 +461,7 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | 
             with shielded():
                 tracer.stop()
         saved(doc)
-    emit(Event("done"))
+    emit(Done())
     return doc
 
 
@@ -485,8 +485,8 @@ def eta_seconds(plan: MatrixPlan, remaining: list[int], spent: list[tuple[float,
 
 
 def _naming(emit: Callable[[Event], None], label: str) -> Callable[[Event], None]:
-    """``emit`` with each event's variant replaced by ``label``, the cell's name."""
-    return lambda e: emit(replace(e, variant=label))
+    """``emit`` with each run's events named by ``label``, the cell's name."""
+    return lambda e: emit(replace(e, label=label) if isinstance(e, (RunStarted, Progress, RunEnded)) else e)
 
 
 def _eta_text(plan: MatrixPlan, remaining: list[int], spent: list[tuple[float, float]]) -> str:

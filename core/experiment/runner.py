@@ -17,13 +17,16 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from iosched.core.base.decode import decode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.figures import figure_fault
+from iosched.core.documents.document import MatrixRunDoc, RunDoc
 from iosched.core.documents.params import Variant
 from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import run_cmd_reading, run_cmd_under
 from iosched.core.experiment.control import Cancelled, Control
+from iosched.core.experiment.events import Done, Event, Progress, RunEnded, RunStarted
 from iosched.core.experiment.variants import Configurator, check_variants, drifted, plan_order
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
@@ -112,19 +115,9 @@ def hold_to_range(run: Doc) -> Doc:
     return run
 
 
-@dataclass
-class Event:
-    """Progress for the front end: ``kind`` is "run-start", "progress", "run-end", "note", "save-failed" or
-    "done"."""
-
-    kind: str
-    index: int = 0
-    total: int = 0
-    variant: str = ""
-    text: str = ""
-    progress: FioProgress | None = None
-    run: Doc | None = None
-    lines: list[str] = field(default_factory=list)  # run-end: the interim estimates, the run included
+def typed_run(run: Doc) -> RunDoc:
+    """A run's dict as its declared type, for the events that carry it."""
+    return decode(MatrixRunDoc if "slot" in run else RunDoc, run, "the run")
 
 
 def sysinfo(device: str, root: str | Path) -> Doc:
@@ -266,7 +259,7 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
                     drop_caches(root)
                 if settle and ctl.cancelled.wait(settle):  # a cancel ends the settle at once
                     raise Cancelled("cancelled")
-                emit(Event("run-start", n, len(order), v.label))
+                emit(RunStarted(n, len(order), v.label))
                 run = _one_run(device, v, config, workload, monitor, ctl, root, emit, n, len(order))
                 if tracer is not None:
                     _add_trace(run, tracer, doc)
@@ -274,7 +267,7 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
                 run["end"] -= t_origin
                 doc["runs"].append(run)
                 done = stop is not None and stop(run)
-                emit(Event("run-end", n, len(order), v.label, run=run))
+                emit(RunEnded(n, len(order), v.label, typed_run(run)))
                 if done:
                     doc["notes"].append(f"stopped after run {n + 1} of at most {len(order)}: "
                                         "the boundary was crossed")
@@ -284,7 +277,7 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
         if tracer is not None:
             with shielded():
                 tracer.stop()
-    emit(Event("done"))
+    emit(Done())
     return doc
 
 
@@ -316,7 +309,7 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
 
     def progress(p: FioProgress) -> None:
         check_drift()
-        emit(Event("progress", n, total, v.label, progress=p))
+        emit(Progress(n, total, v.label, p))
 
     def hold(run: FioHandle) -> None:
         ctl.fio = run

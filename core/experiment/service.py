@@ -1,9 +1,12 @@
 """The one experiment service: a plan in, events while it runs, an outcome out.
 
-Every front end (the command line's compare and matrix, the TUI's compare screen, and whatever comes next) builds
-an `ExperimentPlan` and calls `run()`; it only renders the events and the `Outcome` it gets. The service holds the
-device's load lock (and a saved matrix's file lock), chooses where fio may write, runs the experiment (A/B/n runs,
-live alternation or a matrix), judges it as it goes and at the end, and saves it.
+Every front end builds a plan and calls `run()`; it only renders the events (core/experiment/events.py) and the
+`Outcome` it gets. A kind of experiment is a `Plan`: what differs between kinds (its checks, what it holds while it
+runs, how it runs and goes on from a saved document, how its document is judged); the service does what every kind
+shares, once: the checks before anything changes, the hold, saving (after every run a plan keeps, and at the end; a
+failed save said once as an event while the experiment goes on), cancellation (the runs that finished judged and
+saved) and the final judgement. `ExperimentPlan` is this machine's kinds: A/B/n runs, a replay, a command, live
+alternation, a matrix or study (a fleet, a layer above, brings plans of its own).
 
 What happens before the first run is refused with an exception (bad input, a device under load elsewhere, a target
 that needs the user to type the device's name): nothing ran, nothing changed. Once runs start, the answer is an
@@ -15,10 +18,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Generic, Literal, Protocol, TypeVar
 
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.documents.metrics import check_roles, split_metric
 from iosched.core.documents.params import Variant
@@ -28,9 +33,10 @@ from iosched.core.experiment.busy import BusyWatch
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import BACKGROUND
 from iosched.core.experiment.control import Cancelled, Control
+from iosched.core.experiment.events import Event, Note, RunEnded, RunStarted, SaveFailed
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
 from iosched.core.experiment.results import new_result_path, result_lock, save_result
-from iosched.core.experiment.runner import Event, Workload, run_experiment, why_ended
+from iosched.core.experiment.runner import Workload, run_experiment, why_ended
 from iosched.core.kernel.devices import read_device
 from iosched.core.load.fio_group import check_cgroup_jobs
 from iosched.core.load.jobs import Job, JobFile, space_needed
@@ -83,6 +89,23 @@ class ExperimentPlan:
     trace: bool = False  # block-layer tracing over every run
     target: TargetRequest = field(default_factory=TargetRequest)
     root: str | Path = "/"
+    on_target: Callable[[Target], None] | None = None  # hears where fio will write (its note) before the first run
+    reload: Callable[[], Doc] | None = None  # a resumed matrix's file, read again once its lock is held
+
+    def check(self) -> None:
+        _check(self)
+
+    def hold(self, saver: Saver[Doc] | None) -> AbstractContextManager[ExperimentPlan]:
+        return _hold(self, saver)
+
+    def go(self, run: Running[Doc]) -> Doc:
+        return _go(self, run)
+
+    def judged(self, doc: Doc) -> Doc:
+        return _judged(self, doc)
+
+    def finished(self, doc: Doc) -> int:
+        return len(doc.get("runs") or [])
 
     @property
     def jobs(self) -> list[Job | JobFile]:
@@ -112,13 +135,19 @@ class ExperimentPlan:
         return self.repeat * len(self.variants)
 
 
-class Saver(Protocol):
+D = TypeVar("D")
+D_in = TypeVar("D_in", contravariant=True)
+
+
+class Saver(Protocol[D_in]):
     """Where the result goes; a failed save is said (``error``) and never stops the experiment."""
 
     path: Path | None
     error: str
 
-    def save(self, doc: Doc) -> bool: ...
+    def save(self, doc: D_in, empty: bool = False) -> bool:
+        """Write ``doc``; ``empty``: no run of it finished yet. False when it could not be written."""
+        ...
 
 
 class ResultFile:
@@ -141,13 +170,13 @@ class ResultFile:
         except OSError as e:
             return cls(None, f"{directory}: {e.strerror or e}")
 
-    def save(self, doc: Doc) -> bool:
+    def save(self, doc: object, empty: bool = False) -> bool:
         if self.path is None or self.failed:
             return False
-        if not doc.get("runs") and not self.keep_empty and not self.path.exists():  # no run finished: no file
+        if empty and not self.keep_empty and not self.path.exists():  # no run finished: no file
             return True
         try:
-            save_result(doc, self.path)
+            save_result(encode(doc), self.path)
         except (OSError, IoschedError) as e:
             self.error = f"{self.path}: {e.strerror or e}" if isinstance(e, OSError) else f"{self.path}: {e}"
             self.failed, self.refused = True, isinstance(e, BadInput)
@@ -160,29 +189,96 @@ class ResultFile:
         return self.path if self.path is not None and not self.failed and self.path.exists() else None
 
 
+class Plan(Protocol[D]):
+    """What a kind of experiment supplies to `run()`; its document type is ``D``. The service calls, in order:
+    ``check()``, then ``hold(saver)`` around the rest, ``go()`` on the plan that yields, and ``judged()`` on
+    the document it returns (or on the last one it kept, when it ends early)."""
+
+    def check(self) -> None:
+        """Refuse what cannot run (an exception: BadInput, Refused, …) before anything is locked or changed."""
+        ...
+
+    def hold(self, saver: Saver[D] | None) -> AbstractContextManager[Plan[D]]:
+        """What it runs under (a device's load lock, a saved file's lock; a fleet: nothing here), as a context that
+        yields the plan to run: itself, or as it goes on from its saved document read again under the lock."""
+        ...
+
+    def go(self, run: Running[D]) -> D:
+        """Run, or go on from the saved document it holds: events to ``run.emit``, the document as it grows to
+        ``run.keep`` (so what finished is judged and saved however it ends); the finished document."""
+        ...
+
+    def judged(self, doc: D) -> D:
+        """``doc`` with its final judgement, of every run it holds."""
+        ...
+
+    def finished(self, doc: D) -> int:
+        """How many runs ``doc`` holds (none: the experiment ended as if refused before it began)."""
+        ...
+
+
+class Running(Generic[D]):
+    """What `run()` hands a plan's ``go()``: where events go, the control a cancel comes through, and ``keep()``."""
+
+    def __init__(self, plan: Plan[D], saver: Saver[D] | None, emit: Callable[[Event], None], ctl: Control) -> None:
+        self.plan, self.saver, self.emit, self.ctl = plan, saver, emit, ctl
+        self.doc: D | None = None  # the document last kept
+        self.warned = False
+
+    def keep(self, doc: D, save: bool = True) -> None:
+        """``doc`` is the experiment as it stands (judged and saved if it ends now); ``save``: saved now too (a
+        matrix after every run). A failed save is said once, as a SaveFailed event; the experiment goes on."""
+        self.doc = doc
+        saved = not save or self.saver is None or self.saver.save(doc, empty=self.plan.finished(doc) == 0)
+        if not saved and self.saver is not None and self.saver.error and not self.warned:
+            self.warned = True
+            self.emit(SaveFailed(self.saver.error))
+
+
 @dataclass
-class Outcome:
+class Outcome(Generic[D]):
     """How an experiment ended: its document (the runs that finished, judged) and why it ended."""
 
-    doc: Doc
+    doc: D
     status: Status  # final: every planned run (or the sequential boundary); cancelled: stopped; failed: an error
+    finished_runs: int = 0
     reason: str = ""  # why it ended early, in a few words ("Ctrl-C", "cancelled", "FioFailed: …")
     error: BaseException | None = None  # the error that ended it (failed), or KeyboardInterrupt (Ctrl-C)
     saved: Path | None = None
     save_error: str = ""
     save_refused: bool = False  # the save was refused as bad input (WriteRefused): the command exits 2
 
-    @property
-    def judgement(self) -> Doc | None:
-        return self.doc.get("judgement")
 
-    @property
-    def finished_runs(self) -> int:
-        return len(self.doc.get("runs", []))
+def run(plan: Plan[D], saver: Saver[D] | None = None, on_event: Callable[[Event], None] | None = None,
+        ctl: Control | None = None) -> Outcome[D]:
+    """Run ``plan``; see the module's docstring. Anything raised before its first run finished is raised as it is
+    (nothing ran, nothing changed); after that the answer is an Outcome."""
+    emit = on_event or (lambda e: None)
+    plan.check()
+    with plan.hold(saver) as held:
+        running = Running(held, saver, emit, ctl or Control())
+        try:
+            doc = held.go(running)
+        except BaseException as e:  # cancel, Ctrl-C, a failed run: the device is back; what finished is kept
+            kept = running.doc
+            if kept is None or held.finished(kept) == 0:  # nothing finished: as if refused before the first run
+                raise
+            cancelled = isinstance(e, (Cancelled, KeyboardInterrupt, SystemExit)) or running.ctl.cancelled.is_set()
+            outcome = Outcome(held.judged(kept), "cancelled" if cancelled else "failed", held.finished(kept),
+                              why_ended(e), None if isinstance(e, Cancelled) else e)
+        else:
+            outcome = Outcome(held.judged(doc), "final", held.finished(doc))
+        if saver is not None:
+            saver.save(outcome.doc, empty=outcome.finished_runs == 0)
+            outcome.saved, outcome.save_error = getattr(saver, "saved", saver.path), saver.error
+            outcome.save_refused = bool(getattr(saver, "refused", False))
+    return outcome
 
-    @property
-    def all_invalid(self) -> bool:
-        return bool(self.doc.get("runs")) and not any(r.get("valid", True) for r in self.doc["runs"])
+
+def all_invalid(doc: Doc) -> bool:
+    """Every run that finished is invalid (the command exits 1)."""
+    runs = doc.get("runs") or []
+    return bool(runs) and not any(r.get("valid", True) for r in runs)
 
 
 def interim_verdict(plan: ExperimentPlan) -> tuple[RunningVerdict | None, Callable[[Doc], bool] | None, Doc | None]:
@@ -216,46 +312,15 @@ def choose(plan: ExperimentPlan) -> Target | None:
                          destroy_data=t.destroy_data, root=plan.root, scratch_ok=not replay)
 
 
-@contextlib.contextmanager
-def _held(plan: ExperimentPlan, saver: Saver | None) -> Iterator[None]:
-    with contextlib.ExitStack() as stack:
-        stack.enter_context(load_lock(plan.device, plan.kind, plan.root))  # one load per device, across processes
-        if plan.kind == "matrix" and saver is not None and saver.path is not None:
-            stack.enter_context(result_lock(saver.path, plan.root))  # one iosched at a time goes on with the file
-        yield
-
-
-def run(plan: ExperimentPlan, saver: Saver | None = None, on_event: Callable[[Event], None] | None = None,
-        ctl: Control | None = None, on_target: Callable[[Target], None] | None = None,
-        reload: Callable[[], Doc] | None = None) -> Outcome:
-    """Run ``plan``; see the module's docstring. ``on_target`` hears where fio will write (its note) before the
-    first run; ``reload`` reads a resumed matrix again once its file lock is held (it may have moved on)."""
-    replay = _replay_job(plan)
-    if replay is None:
-        return _run(plan, saver, on_event, ctl, on_target, reload)
-    try:
-        return _run(replace(plan, job=replay, target=replace(plan.target, raw=True, dir=None)), saver, on_event, ctl,
-                    on_target, reload)
-    finally:
-        replay.release()
-
-
-def _replay_job(plan: ExperimentPlan) -> ReplayJob | None:
-    """The plan's replay, its capture checked whole and copied for fio: before anything is locked or changed."""
-    if plan.replay is None or plan.job is not None:
-        return None
-    if plan.kind != "compare":
+def _check(plan: ExperimentPlan) -> None:
+    if plan.replay is not None and plan.job is None and plan.kind != "compare":
         raise BadInput("a replay is compared in repeated runs, not in a matrix or live alternation")
-    dev = read_device(plan.device, plan.root)
-    if dev is None:
-        raise BadInput(f"{plan.device} is not a whole-disk block device")
-    return prepare_replay(plan.replay.path, plan.replay.mode, plan.device, dev.size_bytes, plan.replay.fit)
+    _check_roles(plan)
+    check_cgroup_jobs(plan.jobs, plan.root)  # a job this system cannot give its cgroups: refused, nothing changed
+    make_boundary(plan)
 
 
-def _run(plan: ExperimentPlan, saver: Saver | None, on_event: Callable[[Event], None] | None, ctl: Control | None,
-         on_target: Callable[[Target], None] | None, reload: Callable[[], Doc] | None) -> Outcome:
-    emit = on_event or (lambda e: None)
-    ctl = ctl or Control()
+def _check_roles(plan: ExperimentPlan) -> None:
     if plan.cmd:
         check_roles(plan.metric, [("the command", [BACKGROUND] if plan.background is not None else [])])
     else:
@@ -265,61 +330,66 @@ def _run(plan: ExperimentPlan, saver: Saver | None, on_event: Callable[[Event], 
         raise BadInput(f"--metric {plan.metric}: live alternation measures each role's "
                        f"{' and '.join(ROLE_TURN_METRICS)} per turn (fio's status reports); "
                        f"use {role}:clat_mean_us, or repeated runs for percentiles")
-    check_cgroup_jobs(plan.jobs, plan.root)  # a job this system cannot give its cgroups: refused, nothing changed
-    make_boundary(plan)
-    with _held(plan, saver):
-        if reload is not None:
-            again = reload()
+
+
+@contextlib.contextmanager
+def _hold(plan: ExperimentPlan, saver: Saver[Doc] | None) -> Iterator[ExperimentPlan]:
+    replay = _replay_job(plan)  # the capture checked whole and copied for fio, before anything is locked
+    with contextlib.ExitStack() as stack:
+        if replay is not None:
+            stack.callback(replay.release)
+            plan = replace(plan, job=replay, target=replace(plan.target, raw=True, dir=None))
+            _check_roles(plan)  # a replay has no roles: a metric of one is refused as for any job
+        stack.enter_context(load_lock(plan.device, plan.kind, plan.root))  # one load per device, across processes
+        if plan.kind == "matrix" and saver is not None and saver.path is not None:
+            stack.enter_context(result_lock(saver.path, plan.root))  # one iosched at a time goes on with the file
+        if plan.reload is not None:
+            again = plan.reload()
             if again.get("status") == "final":
                 raise BadInput(f"{saver.path if saver else 'the matrix'} was finished meanwhile: nothing to resume")
             plan = replace(plan, resume=again)
-        target = choose(plan)
-        if target is not None and on_target is not None:
-            on_target(target)
-        return _run_held(plan, saver, emit, ctl, target)
+        yield plan
 
 
-def _run_held(plan: ExperimentPlan, saver: Saver | None, emit: Callable[[Event], None], ctl: Control,
-              target: Target | None) -> Outcome:
+def _replay_job(plan: ExperimentPlan) -> ReplayJob | None:
+    """The plan's replay, its capture checked whole and copied for fio: before anything is locked or changed."""
+    if plan.replay is None or plan.job is not None:
+        return None
+    dev = read_device(plan.device, plan.root)
+    if dev is None:
+        raise BadInput(f"{plan.device} is not a whole-disk block device")
+    return prepare_replay(plan.replay.path, plan.replay.mode, plan.device, dev.size_bytes, plan.replay.fit)
+
+
+def _go(plan: ExperimentPlan, run: Running[Doc]) -> Doc:
+    target = choose(plan)
+    if target is not None and plan.on_target is not None:
+        plan.on_target(target)
     running, stop, seq = interim_verdict(plan)
-    busy = BusyWatch(plan.device, plan.root, lambda text: emit(Event("note", text=text)))
+    busy = BusyWatch(plan.device, plan.root, lambda text: run.emit(Note(text)))
     busy.before()
 
     def relay(e: Event) -> None:
-        if e.kind == "run-end" and running is not None:
-            e = replace(e, lines=running.lines())  # stop() has seen the run: the estimates include it
-        if e.kind == "run-start":
+        if isinstance(e, RunEnded) and running is not None:
+            e = replace(e, lines=tuple(running.lines()))  # stop() has seen the run: the estimates include it
+        if isinstance(e, RunStarted):
             busy.started()  # what was seen before: said once the first run starts
-        emit(e)
-        if e.kind == "run-end" and e.run is not None:
+        run.emit(e)
+        if isinstance(e, RunEnded):
             busy.after_run(e.run)
 
     def save(doc: Doc) -> None:
-        if saver is not None and not saver.save(doc) and saver.error and not warned:
-            warned.append(True)
-            emit(Event("save-failed", text=saver.error))  # said once; the experiment goes on
+        run.keep(doc)
 
-    warned: list[bool] = []
     try:
-        doc = _dispatch(plan, target, relay, ctl, stop, seq, save)
-    except BaseException as e:  # cancel, Ctrl-C, a failed run: the device is back; what finished is kept
-        kept = ctl.doc
-        if kept is None or not kept.get("runs"):  # nothing finished: as if refused before the first run
-            raise
-        cancelled = isinstance(e, (Cancelled, KeyboardInterrupt, SystemExit)) or ctl.cancelled.is_set()
-        outcome = Outcome(kept, "cancelled" if cancelled else "failed", why_ended(e),
-                          None if isinstance(e, Cancelled) else e)
-    else:
-        outcome = Outcome(doc, "final")
-    busy.started()
-    notes = outcome.doc.setdefault("notes", [])
-    notes += [line for line in busy.lines if line not in notes]  # the result keeps what was said
-    _judge(plan, outcome.doc)
-    if saver is not None:
-        saver.save(outcome.doc)
-        outcome.saved, outcome.save_error = getattr(saver, "saved", saver.path), saver.error
-        outcome.save_refused = bool(getattr(saver, "refused", False))
-    return outcome
+        return _dispatch(plan, target, relay, run.ctl, stop, seq, save)
+    finally:
+        busy.started()
+        kept = run.ctl.doc
+        if kept is not None:
+            notes = kept.setdefault("notes", [])
+            notes += [line for line in busy.lines if line not in notes]  # the result keeps what was said
+            run.keep(kept, save=False)
 
 
 def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event], None], ctl: Control,
@@ -341,13 +411,13 @@ def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event
                           emit, ctl, stop=stop, sequential=seq, trace=plan.trace)
 
 
-def _judge(plan: ExperimentPlan, doc: Doc) -> None:
+def _judged(plan: ExperimentPlan, doc: Doc) -> Doc:
     """The final judgement into the document: of every finished run, whether the experiment finished or not."""
     if not doc.get("runs"):
-        return
+        return doc
     if plan.kind == "matrix":
         doc["judgement"] = judge_matrix(doc, plan.alpha, plan.metric)
     else:
         doc["primary_metric"] = plan.primary
         doc["judgement"] = judge(doc, plan.alpha, plan.primary)
-
+    return doc

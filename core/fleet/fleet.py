@@ -8,7 +8,7 @@ and devices are checked before they reach a command line, and the remote command
 only, each word quoted.
 
 A host that fails (cannot connect, refuses, loses its session) is marked failed with the reason; the others go on.
-The controller judges each host's result and pools them (core/statistics/pooled.py via cli/pooled.py).
+The controller judges each host's result and pools them (core/fleet/fleet_plan.py, core/statistics/fleet_verdict.py).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, Literal, NamedTuple
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.infile import open_regular
@@ -200,10 +200,13 @@ def check_host_result(doc: dict[str, Any]) -> None:
         raise IoschedError("a switch's time is before its clock's zero")
 
 
+HostStatus = Literal["running", "done", "failed", "cancelled"]
+
+
 @dataclass
 class HostRun:
     host: Host
-    status: str = "running"  # running, done, failed, cancelled
+    status: HostStatus = "running"
     reason: str = ""
     doc: dict[str, Any] | None = None
     stderr_tail: list[str] = field(default_factory=list)

@@ -11,7 +11,7 @@ import pytest
 from iosched.core.documents.params import parse_variants
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Control
-from iosched.core.experiment.runner import Event
+from iosched.core.experiment.events import Event, RunEnded
 from iosched.core.experiment.service import ExperimentPlan, ResultFile
 from iosched.core.load.jobs import CATALOG
 from iosched.core.settings.device_lock import DeviceBusy, load_lock
@@ -32,14 +32,14 @@ def test_a_cancelled_experiment_is_an_outcome_with_its_finished_runs(loopdev: Lo
 
     def on_event(e: Event) -> None:
         events.append(e)
-        if e.kind == "run-end" and e.index == 3:
+        if isinstance(e, RunEnded) and e.index == 3:
             ctl.cancel()  # as Esc in the TUI does: after two runs of each
 
     outcome = service.run(small_plan(loopdev, tmp_path), ResultFile(save), on_event, ctl)
     assert outcome.status == "cancelled" and outcome.reason == "cancelled" and outcome.error is None
-    assert outcome.finished_runs == 4 and outcome.judgement is not None  # judged, not thrown away
+    assert outcome.finished_runs == 4 and outcome.doc["judgement"] is not None  # judged, not thrown away
     assert outcome.saved == save and json.loads(save.read_text())["status"] == "cancelled"
-    ends = [e for e in events if e.kind == "run-end"]
+    ends = [e for e in events if isinstance(e, RunEnded)]
     assert ends[-1].lines and "interim" in ends[-1].lines[0]  # the interim estimates ride on the event
     assert loopdev.current() == loopdev.initial_scheduler
 

@@ -13,7 +13,9 @@ import pytest
 from textual.widgets import Input, Select
 from tui_support import SteppedSampler, populated_tree, screen_text, set_counters
 
-from iosched.core.experiment.runner import Event
+from iosched.core.base.decode import decode
+from iosched.core.documents.document import RunDoc
+from iosched.core.experiment.events import Progress, RunEnded
 from iosched.core.experiment.variants import plan_order
 from iosched.core.load.fio import FioProgress
 from iosched.core.statistics.verdict import RunningVerdict, judge
@@ -123,8 +125,8 @@ async def test_the_verdict_replaces_the_interim_lines_and_fits(tmp_path, size):
         screen.running = True
         for r in doc["runs"]:
             verdict.add(r)
-            screen.post_message(ExperimentEvent(Event("run-end", index=r["index"], variant=r["variant"], run=r,
-                                                      lines=verdict.lines())))
+            screen.post_message(ExperimentEvent(RunEnded(r["index"], 0, r["variant"], decode(RunDoc, r),
+                                                         tuple(verdict.lines()))))
             await pilot.pause()
             if r["index"] == 6:
                 assert "so far: interim, 2 runs per variant: " in flat(rows(app))
@@ -191,7 +193,7 @@ async def test_the_job_field_hint_and_the_progress_line_keep_whole_words_at_80x2
         assert "or: jobs, job files, cmd: CMD, replay: FILE" in rows(app)
         progress = FioProgress(elapsed=2.0, iops=156e3, read_iops=156e3, write_iops=0.0, mb_s=610.0,
                                clat_mean_us=225.0)
-        screen.view.show(Event("progress", 0, 6, "mq-deadline", progress=progress))
+        screen.view.show(Progress(0, 6, "mq-deadline", progress))
         await pilot.pause()
         (line,) = [r for r in screen_text(app) if "now: mq-deadline" in r]
         assert line.strip() == "now: mq-deadline · fio 156k IOPS, clat 225 µs · device 100 IOPS", line

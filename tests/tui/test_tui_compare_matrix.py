@@ -11,7 +11,8 @@ from test_tui_compare import open_compare
 from test_tui_jobs import wait_until
 from textual.widgets import Input, ProgressBar, SelectionList, Static
 
-from iosched.core.experiment.runner import Event
+from iosched.core.documents.document import RunDoc
+from iosched.core.experiment.events import RunEnded
 from iosched.tui.app import IoschedApp
 from iosched.tui.compare_screen import CompareScreen
 from iosched.tui.result_charts import ResultChart
@@ -58,9 +59,10 @@ async def test_compare_screen_runs_a_matrix_and_a_command(loopdev):
         assert screen.doc["workload"]["cmd_metrics"][0]["pattern"] == "copied, [0-9.]+ s, ([0-9.]+) [kMG]?B/s"
         assert screen.doc["primary_metric"] == "rate"
         # A command's run line says its wall time (and its own figures), not "0 IOPS".
-        screen.view.show(Event("run-end", 0, 4, "none", run={"metrics": {"wall_s": 1.5, "tps": 2200.0,
-                                                                          "cpu_us_per_io": 3.0, "dev_util": 5.0},
-                                                              "valid": True, "invalid_reason": None}))
+        screen.view.show(RunEnded(0, 4, "none", RunDoc(index=0, variant="none", start=0.0, end=1.5, valid=True,
+                                                       invalid_reason=None, config={},
+                                                       metrics={"wall_s": 1.5, "tps": 2200.0, "cpu_us_per_io": 3.0,
+                                                                "dev_util": 5.0})))
         report = str(screen.query_one("#report", Static).content)
         assert report.endswith("run 1: none  tps 2.2k  wall 1.50 s  CPU/IO 3.0 µs"), report
 

@@ -5,6 +5,7 @@ tests/real/test_busy_real.py)."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from iosched.core.documents.document import RunDoc
 from iosched.core.experiment import busy
 from iosched.core.experiment.busy import BusyWatch, parse_proc_locks
 
@@ -61,16 +62,21 @@ def test_cpu_busy_reads_proc_stat_twice(tree):
     assert busy.cpu_busy(tree.root, 0.0) is None  # no time passed in the counters: no figure
 
 
+def _run(index: int, metrics: dict) -> RunDoc:
+    return RunDoc(index=index, variant="none", start=0.0, end=1.0, valid=True, invalid_reason=None, config={},
+                  metrics=metrics)
+
+
 def test_cpu_steal_is_said_once_with_its_run(tree):
     _tree(tree, "0.10", 2)
     w = BusyWatch("sda", tree.root)
-    w.after_run({"index": 0, "metrics": {"cpu_steal": 2.0}})
+    w.after_run(_run(0, {"cpu_steal": 2.0}))
     assert w.lines == []
-    w.after_run({"index": 1, "metrics": {"cpu_steal": 12.4}})
-    w.after_run({"index": 2, "metrics": {"cpu_steal": 30.0}})
+    w.after_run(_run(1, {"cpu_steal": 12.4}))
+    w.after_run(_run(2, {"cpu_steal": 30.0}))
     assert w.lines == ["busy machine: CPU steal was 12% in run 2 (the hypervisor gave the CPUs to other guests); "
                        "runs will vary with it"]
-    w.after_run({"index": 3, "metrics": {}})  # a run without CPU figures (a failed one): nothing to say
+    w.after_run(_run(3, {}))  # a run without CPU figures (a failed one): nothing to say
     assert len(w.lines) == 1
 
 

@@ -155,10 +155,10 @@ def test_the_tui_writes_no_file_until_a_run_has_finished(tmp_path):
 
     result = ResultFile.new_in(tmp_path / "results", "sdb", "matrix")
     assert result.path is not None and result.error == ""
-    result.save({"kind": "matrix", "runs": []})  # cancelled before the first run ended: nothing to keep
+    result.save({"kind": "matrix", "runs": []}, empty=True)  # cancelled before the first run ended: nothing to keep
     assert not result.path.exists()
     result.save({"kind": "matrix", "runs": [{"slot": 0}]})
-    result.save({"kind": "matrix", "runs": []})  # an existing file is kept up to date, even when emptied
+    result.save({"kind": "matrix", "runs": []}, empty=True)  # an existing file is kept up to date, even when emptied
     assert json.loads(result.path.read_text())["runs"] == []
     (tmp_path / "file").write_text("")
     unwritable = ResultFile.new_in(tmp_path / "file" / "results", "sdb", "matrix")

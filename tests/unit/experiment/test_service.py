@@ -1,5 +1,6 @@
-"""The experiment service is the only way the front ends run experiments: they build a plan and render what comes
-back (the service itself runs on real devices in tests/real/test_service_real.py)."""
+"""The experiment service is the only way the front ends run experiments, on this machine or on a fleet: they build
+a plan and render what comes back (the service itself runs on real devices in tests/real/test_service_real.py, with
+fleets in tests/real/test_fleet_real.py)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,12 @@ from pathlib import Path
 import iosched.cli
 import iosched.tui
 from iosched.core.experiment import service
+from iosched.core.fleet import fleet_matrix, fleet_plan
 
-# What only the service may call: running, locking a result file, putting a device back.
-ORCHESTRATION = {"run_experiment", "run_alternation", "run_matrix", "result_lock", "puts_back", "Configurator"}
+# What only the service (and the plans it runs) may call: running, on this machine or on a fleet's hosts, saving,
+# locking a result file, putting a device back.
+ORCHESTRATION = {"run_experiment", "run_alternation", "run_matrix", "result_lock", "puts_back", "Configurator",
+                 "run_lockstep", "run_fleet", "run_job", "Lockstep", "read_scheduler", "save_result"}
 
 
 def imported_names(package) -> dict[str, set[str]]:
@@ -36,6 +40,11 @@ def test_the_front_ends_reach_experiments_only_through_the_service():
     assert any(p.endswith("workloads.py") for p in cli) and any(p.endswith("compare_screen.py") for p in tui)
     for path, names in {**cli, **tui}.items():
         assert not names & ORCHESTRATION, f"{path} orchestrates: {sorted(names & ORCHESTRATION)}"
-    # The check sees what it looks for: the service itself does call them.
+    # The check sees what it looks for: the service itself does call them, and so do the fleet's plans.
     own = imported_names(service)
     assert any({"run_experiment", "run_matrix", "result_lock"} <= names for names in own.values())
+    assert any({"run_lockstep", "run_fleet", "Lockstep"} <= names for names in imported_names(fleet_plan).values())
+    assert any("run_job" in names for names in imported_names(fleet_matrix).values())
+    assert any(p.endswith("fleet.py") for p in cli) and any(p.endswith("fleet_matrix.py") for p in cli)
+    # Nor does any of them save a result itself: the service's one saver (ResultFile) does.
+    assert any("save_result" in names for names in own.values())

@@ -45,17 +45,6 @@ def test_bad_host_lines(tmp_path, line, why):
     assert "line 1" in str(e.value)
 
 
-def test_what_hosts_said_reaches_the_terminal_without_escape_codes():
-    from iosched.cli.fleet import fleet_lines
-
-    doc = {"hosts": [{"host": "db1", "device": "sdb", "status": "failed", "reason": "lost: \x1b[2J\x1b]0;owned\x07",
-                      "put_back": "sdb left on \x1b[31mbfq"}], "pooled": None}
-    lines = fleet_lines(doc)
-    assert not any("\x1b" in line or "\x07" in line for line in lines)
-    assert lines[0].startswith("cannot judge: 0 of 1 hosts finished runs to pool")  # the answer first
-    assert "\\x1b[2J" in lines[2] and "\\x1b[31mbfq" in lines[2]  # shown escaped, not acted on
-
-
 def test_the_ssh_command_line_quotes_every_remote_word():
     argv = Host("db1", "sdb", 2222, "ops").ssh_argv(["iosched", "compare", "sdb", "--schedulers", "none,bfq x"])
     assert argv[:2] == ["ssh", "-T"] and "BatchMode=yes" in argv and argv[argv.index("-p") + 1] == "2222"
@@ -76,17 +65,3 @@ def test_the_remote_command_ends_when_its_session_does():
     start = time.monotonic()
     p.stdin.close()  # type: ignore[union-attr]
     assert p.wait(timeout=10) != 0 and time.monotonic() - start < 5
-
-
-def test_a_fleet_none_of_whose_variants_two_hosts_could_be_judged_on_cannot_judge():
-    from iosched.cli.fleet import fleet_lines, unjudged
-
-    row = {"variant": "bfq", "skipped": ["db1 (no valid run)"], "sentence": "bfq vs none: fewer than two hosts could "
-           "be judged"}
-    doc = {"hosts": [{"host": "db1", "device": "sdb", "status": "done", "reason": None, "put_back": "sdb back on none",
-                      "result": {"runs": [{}]}}],
-           "pooled": {"metric": "iops", "baseline": "none", "hosts": [], "pooled": [row], "method": "m", "alpha": 0.05}}
-    assert unjudged(doc) == "cannot judge: fewer than two hosts could be judged on IOPS"
-    assert fleet_lines(doc)[0] == "cannot judge: fewer than two hosts could be judged on IOPS"
-    row["ratio"] = 0.9
-    assert unjudged(doc) is None

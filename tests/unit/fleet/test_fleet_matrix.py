@@ -1,10 +1,9 @@
-"""`compare --hosts … --jobs GROUP`: a matrix on a fleet. Its verdicts are Holm-corrected over every pooled cell;
-a saved one is read whole and checked against the command line before any host is reached, and goes on in the
-job it stopped in."""
+"""`compare --hosts … --jobs GROUP`: a matrix on a fleet. A saved one is read whole and checked against the command
+line before any host is reached, and goes on in the job it stopped in (its verdicts, Holm-corrected over every
+pooled cell: tests/unit/statistics/test_fleet_verdict.py; its lines: tests/unit/present/test_fleet_report.py)."""
 
 from __future__ import annotations
 
-import copy
 import json
 
 import pytest
@@ -12,58 +11,13 @@ from hypothesis import HealthCheck, given, settings
 from saved_support import assert_one_sentence, call, mutate, saved
 from test_fleet_resume import HOSTS, resume, setup  # a saved fleet's file, hosts and refusing ssh
 
-from iosched.cli.fleet import pooled_fleet
-from iosched.cli.fleet_matrix import matrix_lines, matrix_pooled
-
-
-def holm(ps: list[float]) -> list[float]:
-    """Holm's step-down adjustment, written out from its definition."""
-    order = sorted(range(len(ps)), key=lambda i: ps[i])
-    out, running = [0.0] * len(ps), 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (len(ps) - rank) * ps[i]))
-        out[i] = running
-    return out
-
-
-def test_each_cell_is_pooled_over_its_hosts_and_corrected_over_the_whole_matrix():
-    doc = saved("fleet_matrix")
-    doc["fleets"].append(copy.deepcopy(doc["fleets"][0]) | {"job": "4k-write"})
-    doc["jobs"].append("4k-write")
-    raw = [row["p_value"] for f in doc["fleets"] for row in pooled_fleet(copy.deepcopy(f), 0.05, None)["pooled"]]
-    out = matrix_pooled(doc["fleets"], 0.05, None)
-    assert out["cells"] == 3 and "3 pooled cells" in out["correction"]
-    assert [v["p_adjusted"] for v in out["verdicts"]] == pytest.approx(holm(raw))
-    assert [v["job"] for v in out["verdicts"]] == doc["jobs"]
-    for f, v in zip(doc["fleets"], out["verdicts"], strict=True):  # each job's own lines say the same
-        (row,) = f["pooled"]["pooled"]
-        assert row["p_adjusted"] == v["p_adjusted"] and row["p_value"] == pytest.approx(raw[doc["fleets"].index(f)])
-        assert f["pooled"]["correction"] == out["correction"]
-    assert out["verdicts"][0]["p_adjusted"] > raw[0]  # three cells cost each its share
-
-
-def test_one_job_is_judged_as_a_fleet_of_it_would_be():
-    doc = saved("fleet_matrix")
-    alone = pooled_fleet(copy.deepcopy(doc["fleets"][0]), 0.05, None)
-    out = matrix_pooled(doc["fleets"][:1], 0.05, None)
-    assert out["verdicts"][0]["p_adjusted"] == alone["pooled"][0]["p_adjusted"]
-
-
-def test_the_lines_name_each_job_and_what_was_not_run():
-    doc = saved("fleet_matrix")
-    doc["jobs"].append("4k-write")
-    doc["pooled"] = matrix_pooled(doc["fleets"], 0.05, None)
-    lines = matrix_lines(doc)
-    assert lines[0] == "4k-randread:" and "4k-read:" in lines and "not run: 4k-write" in lines
-    assert sum(line.startswith("  4k-read: mq-deadline vs none: no significant difference") for line in lines) == 1
-
-
 # --- going on with a saved one -----------------------------------------------------------------------------
 
 
-def stopped_in_the_second_job() -> dict:
-    """The sample matrix, stopped after the first of the second job's slots."""
-    doc = saved("fleet_matrix")
+def stopped_in_the_second_job(kind: str = "fleet_matrix") -> dict:
+    """The sample matrix (or 0.1.0's: ``kind`` "0.1.0/fleet_matrix"), stopped after the first of the second job's
+    slots."""
+    doc = saved(kind)
     for h in doc["fleets"][1]["hosts"]:
         if h["result"] is not None:
             h["status"], h["result"]["status"] = "cancelled", "cancelled"
@@ -102,8 +56,9 @@ def test_what_cannot_go_on_is_one_sentence_and_reaches_no_host(tmp_path, change,
     assert not (tmp_path / "ssh-called").exists() and matrix.read_bytes() == before
 
 
-def test_it_goes_on_in_the_job_it_stopped_in_and_keeps_every_saved_run(tmp_path):
-    doc = stopped_in_the_second_job()
+@pytest.mark.parametrize("kind", ["fleet_matrix", "0.1.0/fleet_matrix"])
+def test_it_goes_on_in_the_job_it_stopped_in_and_keeps_every_saved_run(tmp_path, kind):
+    doc = stopped_in_the_second_job(kind)
     matrix, hosts, ssh = setup(tmp_path, doc)
     code, err = resume(tmp_path, matrix, hosts, ssh)
     assert code == 1 and "job 2/2: 4k-read" in err and "job 1/2" not in err, err
@@ -158,18 +113,6 @@ def test_a_job_no_host_finished_ends_the_matrix_and_resume_goes_on_with_it(tmp_p
     assert code == 1 and "job 1/2: 4k-randread" in err, err
     code, err = resume(tmp_path, saved_to, hosts, ssh, "--job", "4k-read")
     assert code == 2 and "goes on with its own jobs: leave out --job" in err, err
-
-
-def test_a_cell_significant_alone_but_not_once_corrected_says_so():
-    from iosched.cli.pooled import pooled_row
-    from iosched.core.statistics.pooled import HostEffect, Pooled
-
-    hosts = (HostEffect("db1", -0.4, 0.1), HostEffect("db2", -0.35, 0.1))
-    p = Pooled(0.68, 0.47, 0.97, 0.04, 1, 0.0, 0.0, 0.2, hosts)
-    row = pooled_row(p, "none", "bfq", "iops", 0.09, 0.05)
-    assert not row["significant"] and "no significant difference" in row["sentence"]
-    assert "(alone p=0.04: not significant once corrected for the other comparisons)" in row["sentence"]
-    assert "alone" not in pooled_row(p, "none", "bfq", "iops", 0.04, 0.05)["sentence"]  # significant: no aside
 
 
 def test_a_saved_fleet_given_to_a_one_machine_resume_names_hosts(tmp_path):

@@ -14,9 +14,9 @@ from saved_support import assert_one_sentence, call, mutate, saved
 HOSTS = "db1 sdb\ndb2 sdb\ndb3 nvme0n1\n"
 
 
-def resumable() -> dict:
-    """The sample fleet, stopped after two of its four slots."""
-    doc = saved("fleet")
+def resumable(kind: str = "fleet") -> dict:
+    """The sample fleet (or 0.1.0's: ``kind`` "0.1.0/fleet"), stopped after two of its four slots."""
+    doc = saved(kind)
     for h in doc["hosts"]:
         if h["result"] is not None:
             h["status"], h["result"]["status"] = "cancelled", "cancelled"
@@ -79,8 +79,9 @@ def test_a_hostile_saved_fleet_is_refused_before_any_host(tmp_path_factory, doc)
             len(h["result"]["runs"]) if h["result"] else 0 for h in doc["hosts"]]
 
 
-def test_unreachable_hosts_on_resume_keep_their_saved_runs(tmp_path):
-    fleet, hosts, ssh = setup(tmp_path, resumable())
+@pytest.mark.parametrize("kind", ["fleet", "0.1.0/fleet"])
+def test_unreachable_hosts_on_resume_keep_their_saved_runs(tmp_path, kind):
+    fleet, hosts, ssh = setup(tmp_path, resumable(kind))
     code, err = resume(tmp_path, fleet, hosts, ssh)
     assert code == 1, err
     after = json.loads(fleet.read_text())

@@ -1,0 +1,240 @@
+"""A compare on many hosts as a plan of the experiment service (core/experiment/service.py ``run``): one catalog job
+on every host, in lockstep (lockstep.py) or each host by itself (`--independent`, fleet.py). The service saves it
+after every slot and at the end, goes on from a saved fleet, and judges what finished when it is stopped; the plan
+says what differs: its checks, how it runs, and its document, a ``FleetDoc`` made from every host's run, each
+host's compare read as one saved there, judged per host and pooled (core/statistics/fleet_verdict.py). A fleet
+matrix (fleet_matrix.py) runs one per job, through ``run_job`` here.
+
+What a fleet says while it runs is a ``Note`` with the host it comes from ("fleet" for the controller's line
+about each run); its first line is the plan's own.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Literal
+
+from iosched.core.base.cells import printable
+from iosched.core.base.encode import encode
+from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.documents.document import CompareDoc, FleetDoc, FleetHostDoc, RunDoc
+from iosched.core.documents.metrics import METRIC_NAMES, check_roles, is_metric
+from iosched.core.documents.params import parse_variants
+from iosched.core.documents.saved import read_experiment
+from iosched.core.documents.schema_version import Doc
+from iosched.core.experiment.events import Event, Note
+from iosched.core.fleet.fleet import Host, HostRun, check_host_result, run_fleet
+from iosched.core.fleet.lockstep import Lockstep, job_file_text, run_lockstep
+from iosched.core.load.jobs import CATALOG
+from iosched.core.statistics.fleet_verdict import fleet_pooled
+
+if TYPE_CHECKING:
+    from iosched.core.experiment.service import Running, Saver
+
+
+@dataclass(frozen=True)
+class FleetSettings:
+    """What every job of a fleet compare runs with, as the command line gave it (a resumed fleet's: as saved)."""
+
+    schedulers: str  # the variants as given, the baseline first ("" : none given, refused by ``check``)
+    repeat: int | None = None  # --repeat as given (each independent host's compare is told it)
+    until_verdict: bool = False
+    max_runs: int = 20  # with until_verdict: the most runs per variant
+    runtime: float | None = None
+    size: int | None = None
+    settle: float = 1.0
+    alpha: float = 0.05
+    metric: str | None = None  # --metric (None: each job's own primary metric)
+    independent: bool = False
+    drop_caches: bool | None = None  # independent hosts only (None: each job's own)
+    ssh: str = "ssh"  # this machine's ssh client
+    iosched: str = "iosched"  # the iosched command on the hosts
+
+    @property
+    def runs(self) -> int:
+        """Runs per variant and host (with until_verdict: the most)."""
+        return self.max_runs if self.until_verdict else (self.repeat or 3)
+
+    @property
+    def mode(self) -> Literal["lockstep", "independent"]:
+        return "independent" if self.independent else "lockstep"
+
+    @property
+    def how(self) -> str:
+        """The fleet's mode, in words, for its first line."""
+        return ("each by its own iosched over SSH" if self.independent else
+                "in lockstep: each variant on every host together, fio's client driving a fio server on each")
+
+    def check(self, jobs: Sequence[str]) -> None:
+        """What a fleet compare of ``jobs`` (one, or a group's) cannot take, refused in one sentence before any host
+        is reached: a refusal never comes after a host has changed."""
+        if not self.schedulers:
+            raise BadInput("--schedulers is required (e.g. none,bfq)")
+        parse_variants(self.schedulers)  # each host checks them against its device; the words are checked here
+        if not jobs or any(j not in CATALOG for j in jobs):
+            raise BadInput("--hosts runs catalog jobs (`iosched jobs` lists them): a job file lies on this machine "
+                           "only")
+        if self.metric is not None:
+            if not is_metric(self.metric):
+                raise BadInput(f"unknown --metric {self.metric!r}; one of: {', '.join(METRIC_NAMES)}, or ROLE:METRIC")
+            check_roles(self.metric, [(j, CATALOG[j].role_names) for j in jobs])
+        if self.until_verdict and not 4 <= self.max_runs <= 200:
+            raise BadInput("--max-runs must be between 4 and 200")
+        if self.independent:
+            return
+        if self.drop_caches:
+            raise BadInput("--drop-caches is for hosts that go at their own pace: add --independent")
+        for job in jobs:
+            if CATALOG[job].cgroup_weights:
+                raise BadInput(f"{job} runs one fio per role, each in its own cgroup, which fio's server cannot: "
+                               "add --independent")
+            job_file_text(CATALOG[job].scaled(size=self.size), self.runtime, "/dev/sdx")  # what each server runs
+
+    def remote_argv(self, host: Host, job: str) -> list[str]:
+        """The compare an independent host's iosched runs, from the checked values only."""
+        argv = [self.iosched, "compare", host.device, "--schedulers", self.schedulers, "--job", job,
+                "--json", "--settle", repr(self.settle), "--alpha", repr(self.alpha)]
+        if self.repeat is not None:
+            argv += ["--repeat", str(self.repeat)]
+        if self.runtime is not None:
+            argv += ["--runtime", repr(self.runtime)]
+        if self.size is not None:
+            argv += ["--size", str(self.size)]
+        if self.until_verdict:
+            argv += ["--until-verdict", "--max-runs", str(self.max_runs)]
+        if self.metric:
+            argv += ["--metric", self.metric]
+        if self.drop_caches is not None:
+            argv.append("--drop-caches" if self.drop_caches else "--no-drop-caches")
+        return argv
+
+
+def check_remote(iosched: str, ssh: str) -> None:
+    """The hosts' iosched command (one word, quoted on their command line) and this machine's ssh client."""
+    if not iosched or len(iosched) > 1024 or iosched.startswith("-") or not iosched.isprintable():
+        raise BadInput("--remote-iosched takes the iosched command on the hosts: a path or a name, printable, not "
+                       "an option")
+    if shutil.which(ssh) is None:
+        raise BadInput(f"{printable(ssh[:60])}: no such command here (the fleet reaches its hosts with OpenSSH's "
+                       "client: apt install openssh-client)")
+
+
+def next_slot(fleet: FleetDoc) -> int | None:
+    """The slot a saved fleet goes on from (None: it has ended, every slot run or every host decided). Every slot
+    up to the last any host finished is done: a host that missed some (it was lost) joins after them."""
+    first = max((r.index + 1 for h in fleet.hosts if h.result is not None for r in h.result.runs), default=0)
+    ended = [h.result.status for h in fleet.hosts if h.result is not None]
+    if first >= fleet.repeat * len(parse_variants(fleet.schedulers)) or (ended and set(ended) == {"final"}):
+        return None
+    return first
+
+
+class HostResults:
+    """Each host's run as its entry in the fleet's document: its compare read as `report` reads one saved there
+    (core/documents/saved.py), with the variants the fleet asked for; a host whose result does not read back
+    fails with why. A host's runs are read once: each slot reads only the ones it added."""
+
+    def __init__(self, schedulers: str) -> None:
+        self.schedulers = schedulers
+        self.labels = [v.label for v in parse_variants(schedulers)]
+        self._read: dict[str, tuple[object, list[RunDoc]]] = {}  # host -> its runs' list as last read, and them
+
+    def entry(self, r: HostRun) -> FleetHostDoc:
+        status, reason, result = r.status, r.reason, None
+        if r.doc is not None:
+            try:
+                result = self._result(r.host.name, r.doc)
+            except IoschedError as e:
+                if status != "failed":  # a failed host keeps the reason it failed for
+                    status, reason = "failed", f"its result did not read back: {e}"
+        return FleetHostDoc(host=r.host.name, device=r.host.device, status=status, reason=reason or None,
+                            scheduler_before=r.before, scheduler_after=r.after, put_back=r.put_back, result=result)
+
+    def _result(self, host: str, doc: Doc) -> CompareDoc:
+        """``doc``, the host's compare as its iosched writes it (the JSON that came over SSH, or the one the
+        controller keeps for it in lockstep, which only ever adds runs), as its declared type."""
+        runs = doc.get("runs")
+        seen, before = self._read.get(host, (None, []))
+        if seen is runs and isinstance(runs, list) and len(runs) >= len(before):
+            whole = {**doc, "runs": runs[len(before):]}  # the runs read at an earlier slot stay as they were read
+        else:
+            whole, before = doc, []
+        read = read_experiment(whole, host)
+        check_host_result(whole)
+        labels = [v.label for v in read.variants]
+        if labels != self.labels:  # an iosched of another version there, say
+            raise IoschedError(f"it compared {','.join(labels)[:200]}, not {self.schedulers}")
+        if not isinstance(read, CompareDoc):
+            raise IoschedError("it ran a live alternation, not a compare")
+        typed = [*before, *read.runs]
+        self._read[host] = (runs, typed)
+        return replace(read, runs=typed)
+
+
+def run_job(settings: FleetSettings, hosts: Sequence[Host], job: str, started: float, resume: FleetDoc | None,
+            emit: Callable[[Event], None], keep: Callable[[FleetDoc], None]) -> FleetDoc:
+    """One catalog job's compare on every host, in lockstep or each by itself; ``resume``: a saved fleet of this job
+    to go on with (lockstep). ``keep`` hears the document after every slot; the finished one is returned, not yet
+    pooled. Ctrl-C (any exception) ends every host's session and is raised, once ``keep`` has heard what finished."""
+    results = HostResults(settings.schedulers)
+
+    def document(runs: Sequence[HostRun]) -> FleetDoc:
+        return FleetDoc(kind="fleet", mode=settings.mode, started=started, finished=time.time(), job=job,
+                        schedulers=settings.schedulers, repeat=settings.runs, until_verdict=settings.until_verdict,
+                        runtime_s=settings.runtime, size=settings.size, settle_s=settings.settle,
+                        hosts=[results.entry(r) for r in runs])
+
+    def said(host: str, line: str) -> None:
+        emit(Note(line, host=host))
+
+    if settings.independent:
+        runs = run_fleet(hosts, lambda h: settings.remote_argv(h, job), said, settings.ssh, settings.iosched)
+    else:
+        catalog_job = CATALOG[job].scaled(size=settings.size)
+        first = (next_slot(resume) or 0) if resume is not None else 0
+        kept = {h.host: encode(h.result) for h in resume.hosts if h.result is not None} if resume else {}
+        plan = Lockstep(parse_variants(settings.schedulers), settings.schedulers, catalog_job, settings.runtime,
+                        settings.runs, settings.settle, settings.iosched, settings.ssh, first, kept,
+                        settings.until_verdict, settings.alpha, settings.metric or catalog_job.primary or "iops")
+        runs = run_lockstep(hosts, plan, said, lambda runs: keep(document(runs)))
+    return document(runs)
+
+
+def finished_runs(fleets: Sequence[FleetDoc]) -> int:
+    """Runs the hosts' compares hold, over ``fleets``."""
+    return sum(len(h.result.runs) for f in fleets for h in f.hosts if h.result is not None)
+
+
+@dataclass
+class FleetPlan:
+    """One job on every host: the service's plan (check, hold, go, judged, finished)."""
+
+    settings: FleetSettings
+    hosts: list[Host]
+    job: str
+    started: float = field(default_factory=time.time)
+    resume: FleetDoc | None = None  # a saved fleet in lockstep to go on with, from the slot it stopped at
+
+    def check(self) -> None:
+        self.settings.check([self.job])
+        check_remote(self.settings.iosched, self.settings.ssh)
+
+    def hold(self, saver: Saver[FleetDoc] | None) -> AbstractContextManager[FleetPlan]:
+        return contextlib.nullcontext(self)  # no device here: each host holds its own
+
+    def go(self, run: Running[FleetDoc]) -> FleetDoc:
+        s = self.settings
+        run.emit(Note(f"{self.job} under {s.schedulers} on {len(self.hosts)} hosts, {s.how}"))
+        return run_job(s, self.hosts, self.job, self.started, self.resume, run.emit,
+                       lambda doc: run.keep(self.judged(doc)))
+
+    def judged(self, doc: FleetDoc) -> FleetDoc:
+        return replace(doc, pooled=fleet_pooled(doc, self.settings.alpha, self.settings.metric))
+
+    def finished(self, doc: FleetDoc) -> int:
+        return finished_runs([doc])
