@@ -20,7 +20,10 @@ import argparse
 import math
 import random
 
+from bench.sim_docs import as_json, compare, run
 from iosched.cli import pooled as pooled_cli
+from iosched.core.documents.document import SequentialDoc
+from iosched.core.documents.saved import read_experiment
 from iosched.core.experiment.variants import plan_order
 from iosched.core.statistics.pooled import HostEffect, pool
 from iosched.core.statistics.stats import log_ratio_welch, t_ppf
@@ -46,21 +49,22 @@ def fixed_significant(effects: list[HostEffect]) -> bool:
     return abs(mu) * math.sqrt(sum(w)) > 1.96
 
 
-def host_until_verdict(rng: random.Random, plan: dict, true: float) -> dict:
+def host_until_verdict(rng: random.Random, plan: SequentialDoc, true: float) -> dict:
     labels = ["none", "bfq"]
     rv = RunningVerdict(labels, 0.05, "iops", "compare", plan)
-    doc = {"kind": "compare", "variants": [{"label": lb} for lb in labels], "runs": [], "sequential": plan}
-    for i, a in enumerate(plan_order(2, plan["max_per_arm"])):
-        run = {"index": i, "variant": labels[a], "metrics": {"iops": 1e4 * math.exp(rng.gauss(0, 0.15) + a * true)}}
-        doc["runs"].append(run)
-        if rv.should_stop(run):
+    runs = []
+    for i, a in enumerate(plan_order(2, plan.max_per_arm)):
+        runs.append(run(i, labels[a], {"iops": 1e4 * math.exp(rng.gauss(0, 0.15) + a * true)}))
+        if rv.should_stop(runs[-1]):
             break
-    return doc
+    return as_json(compare(labels, runs, plan.max_per_arm, plan))
 
 
 def repeated(doc: dict, metric: str) -> dict:
     """The alternative not taken: each host with its repeated (all-looks) interval."""
-    return estimates(at_last_look(doc, metric), metric, float(doc["sequential"]["ci_level"]))
+    typed = read_experiment(doc, "a host")
+    assert typed.sequential is not None
+    return estimates(at_last_look(typed, metric), metric, typed.sequential.ci_level)
 
 
 def until_verdict(fleets: int) -> None:

@@ -21,7 +21,7 @@ from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.documents.document import FleetDoc, FleetMatrixDoc
 from iosched.core.documents.metrics import METRIC_NAMES, check_roles, is_metric, metric_label
 from iosched.core.documents.params import parse_variants
-from iosched.core.documents.saved import check_experiment, read_fleet
+from iosched.core.documents.saved import read_experiment, read_fleet
 from iosched.core.documents.schema_version import SCHEMA_VERSION
 from iosched.core.experiment.results import check_save_path, save_result
 from iosched.core.fleet.fleet import Host, HostRun, check_host_result, parse_hosts, run_fleet
@@ -234,7 +234,7 @@ def run_job(args: argparse.Namespace, hosts: list[Host], job: str, started: floa
     for r in runs:
         if r.doc is not None:
             try:
-                check_experiment(r.doc, r.host.name)
+                read_experiment(r.doc, r.host.name)
                 check_host_result(r.doc)
                 labels = [v["label"] for v in r.doc["variants"]]
                 if labels != [v.label for v in variants]:  # an iosched of another version there, say
@@ -338,12 +338,13 @@ def report_fleet(doc: object, args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(doc, indent=1))
     elif args.csv:
-        sys.stdout.write(hosts_runs_csv([(h["host"], h["result"]) for h in doc["hosts"] if h["result"] is not None]))
+        sys.stdout.write(hosts_runs_csv([(h["host"], read_experiment(h["result"], h["host"])) for h in doc["hosts"]
+                                         if h["result"] is not None]))
     else:
         sys.stdout.write("\n".join(fleet_lines(doc)) + "\n")
     for h in doc["hosts"] if args.plot else ():
         if h["result"] is not None:
-            view = as_matrix(h["result"])
+            view = as_matrix(read_experiment(h["result"], h["host"]))
             print("\n" + printable(f"{h['host']}:"), flush=True)
             plot_result(view, judge_matrix(view, args.alpha, args.metric), args)
 

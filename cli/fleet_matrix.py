@@ -31,7 +31,7 @@ from iosched.cli.fleet import (
 from iosched.cli.matrix import plot_result
 from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput
-from iosched.core.documents.saved import load_saved, read_fleet_matrix
+from iosched.core.documents.saved import load_saved, read_experiment, read_fleet_matrix
 from iosched.core.documents.schema_version import SCHEMA_VERSION
 from iosched.core.experiment.results import check_save_path
 from iosched.core.fleet.fleet import parse_hosts
@@ -226,8 +226,8 @@ def report_fleet_matrix(doc: object, args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(doc, indent=1))
     elif args.csv:
-        sys.stdout.write(hosts_runs_csv([(h["host"], h["result"]) for f in doc["fleets"] for h in f["hosts"]
-                                         if h["result"] is not None],
+        sys.stdout.write(hosts_runs_csv([(h["host"], read_experiment(h["result"], h["host"]))
+                                         for f in doc["fleets"] for h in f["hosts"] if h["result"] is not None],
                                         jobs=[f["job"] for f in doc["fleets"] for h in f["hosts"]
                                               if h["result"] is not None]))
     else:
@@ -235,6 +235,6 @@ def report_fleet_matrix(doc: object, args: argparse.Namespace) -> None:
     for f in doc["fleets"] if args.plot else ():
         for h in f["hosts"]:
             if h["result"] is not None:
-                view = as_matrix(h["result"])
+                view = as_matrix(read_experiment(h["result"], h["host"]))
                 print("\n" + printable(f"{f['job']} on {h['host']}:"), flush=True)
                 plot_result(view, judge_matrix(view, args.alpha, args.metric), args)

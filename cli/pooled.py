@@ -13,13 +13,16 @@ import json
 import math
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from iosched.core.base.cells import printable
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
+from iosched.core.documents.document import ExperimentDoc, RunDoc
 from iosched.core.documents.metrics import metric_label
-from iosched.core.documents.saved import check_experiment, load_saved
+from iosched.core.documents.saved import load_saved, read_experiment
 from iosched.core.statistics.pooled import METHOD, HostEffect, Pooled, agreement, pool
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, holm, t_ppf
 from iosched.core.statistics.verdict import (
@@ -49,7 +52,7 @@ def read_hosts(paths: list[str]) -> list[tuple[str, dict[str, Any]]]:
         doc = load_saved(path, "experiment")
         if not isinstance(doc, dict) or doc.get("kind") not in ("compare", "alternate"):
             raise BadInput(f"{path}: pooling takes saved compares (compare --save), one per host")
-        doc = check_experiment(doc, path)
+        read_experiment(doc, path)
         out.append((_host_name(doc, path, seen), doc))
     labels = [[v["label"] for v in d["variants"]] for _, d in out]
     if any(lb != labels[0] for lb in labels):
@@ -71,7 +74,15 @@ def host_effects(doc: dict[str, Any], metric: str) -> dict[str, RatioEstimate | 
     all the same (97.7-99.8% in bench/pooled_verdict.py), and the repeated intervals would cost it power (a 20%
     effect on 3 hosts found in 48% of fleets, not 74%). tests/unit/statistics/test_pooled.py holds the pool's
     coverage and false-positive rate to seeded simulation of hosts that stop at their own boundaries."""
-    return estimates(at_last_look(doc, metric), metric)
+    typed = _typed(doc)
+    return estimates(at_last_look(typed, metric), metric)
+
+
+def _typed(doc: dict[str, Any]) -> ExperimentDoc:
+    """A host's compare (read whole before it came here: its figures were held to their range then) as the judges
+    take it."""
+    shell = read_experiment({**doc, "runs": []}, "a host's compare")
+    return replace(shell, runs=[RunDoc(**{**r, "trace": None, "replay": None}) for r in doc["runs"]])
 
 
 def pooled_verdict(hosts: list[tuple[str, dict[str, Any]]], alpha: float, metric: str | None,
@@ -80,10 +91,10 @@ def pooled_verdict(hosts: list[tuple[str, dict[str, Any]]], alpha: float, metric
     """Per host and pooled; ``adjust`` turns the pooled p-values into the ones judged (a fleet matrix's Holm over
     all its cells), ``correction`` says which it was."""
     docs = [d for _, d in hosts]
-    metric = metric or default_primary(docs[0])
+    metric = metric or default_primary(_typed(docs[0]))
     labels = [v["label"] for v in docs[0]["variants"]]
     base, others = labels[0], labels[1:]
-    per_host = [{"host": h, "judgement": judge(d, alpha, metric, planning=False)} for h, d in hosts]
+    per_host = [{"host": h, "judgement": encode(judge(_typed(d), alpha, metric, planning=False))} for h, d in hosts]
     rows: list[dict[str, Any]] = []
     pooled: list[Pooled | None] = []
     for v in others:

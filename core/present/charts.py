@@ -20,8 +20,8 @@ from typing import Any, Protocol
 import plotext
 
 from iosched.core.base.units import si
+from iosched.core.documents.document import Bucket, CellDoc, MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.metrics import metric_words
-from iosched.core.documents.schema_version import Doc
 from iosched.core.load.fio_result import latency_bins
 
 # Plain-character markers so variants stay apart without colour (NO_COLOR, a pipe, a .txt file).
@@ -57,28 +57,28 @@ def _metric_title(metric: str) -> str:
     return f"{label} ({unit})" if unit else label
 
 
-def _cell_value(cell: Doc, metric: str) -> tuple[float, float, float]:
-    if metric == cell["metric"]:
-        mean, ci = cell.get("mean"), cell.get("mean_ci95")
+def _cell_value(cell: CellDoc, metric: str) -> tuple[float, float, float]:
+    if metric == cell.metric:
+        mean, ci = cell.mean, cell.mean_ci95
     else:
-        s = cell["secondary"].get(metric) or {}
-        mean, ci = s.get("mean"), s.get("mean_ci95")
+        s = cell.secondary.get(metric)
+        mean, ci = (s.mean, s.mean_ci95) if s is not None else (None, None)
     if mean is None:
         return math.nan, math.nan, math.nan
     lo, hi = ci if ci else (mean, mean)
     return float(mean), float(lo), float(hi)
 
 
-def bars_data(judgement: Doc, metric: str | None = None) -> BarsData:
+def bars_data(judgement: MatrixJudgementDoc, metric: str | None = None) -> BarsData:
     """Per workload (group) one bar per variant: the mean and its 95% CI, exactly as the table shows them."""
-    metric = metric or judgement["primary_metric"]
-    cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
+    metric = metric or judgement.primary_metric
+    cells = {(c.workload, c.variant): c for c in judgement.cells}
     series = []
-    for v in judgement["variants"]:
-        vals = [_cell_value(cells[(w, v)], metric) for w in judgement["workloads"]]
+    for v in judgement.variants:
+        vals = [_cell_value(cells[(w, v)], metric) for w in judgement.workloads]
         series.append(Series(v, [float(i + 1) for i in range(len(vals))], [m for m, _, _ in vals],
                              [lo for _, lo, _ in vals], [hi for _, _, hi in vals]))
-    return BarsData(f"{_metric_title(metric)}: mean per workload, whiskers the 95% CI", judgement["workloads"],
+    return BarsData(f"{_metric_title(metric)}: mean per workload, whiskers the 95% CI", judgement.workloads,
                     series)
 
 
@@ -92,17 +92,17 @@ def _bytes(bs: str) -> float | None:
     return float(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
 
 
-def sweeps_data(doc: Doc, judgement: Doc, metric: str) -> list[BarsData]:
+def sweeps_data(doc: MatrixDoc, judgement: MatrixJudgementDoc, metric: str) -> list[BarsData]:
     """Workloads that differ only in request size, as lines against it (one chart per sweep)."""
     families: dict[tuple[tuple[str, Any], ...], list[tuple[float, str]]] = {}
-    for w in doc["workloads"]:
-        opts = w.get("options")
-        size = _bytes(opts.get("bs", "")) if isinstance(opts, dict) else None
-        if size is None:
+    for w in doc.workloads:
+        opts: dict[str, str] | None = getattr(w, "options", None)  # a catalog job's fio options
+        size = _bytes(opts.get("bs", "")) if opts is not None else None
+        if opts is None or size is None:
             continue
         key = tuple(sorted((k, v) for k, v in opts.items() if k not in ("bs", "size")))
-        families.setdefault(key, []).append((size, w["name"]))
-    cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
+        families.setdefault(key, []).append((size, w.name))
+    cells = {(c.workload, c.variant): c for c in judgement.cells}
     out = []
     for key, members in families.items():
         if len(members) < 3:
@@ -110,7 +110,7 @@ def sweeps_data(doc: Doc, judgement: Doc, metric: str) -> list[BarsData]:
         members.sort()
         rw = dict(key).get("rw", "")
         series = []
-        for v in judgement["variants"]:
+        for v in judgement.variants:
             vals = [_cell_value(cells[(name, v)], metric) for _, name in members]
             series.append(Series(v, [s for s, _ in members], [m for m, _, _ in vals], [lo for _, lo, _ in vals],
                                  [hi for _, _, hi in vals]))
@@ -150,19 +150,19 @@ def percentile_from_bins(bins: dict[int, int], q: float) -> float | None:
     return float(max(bins))
 
 
-def latency_data(doc: Doc) -> dict[str, list[LatencyCurve]]:
+def latency_data(doc: MatrixDoc) -> dict[str, list[LatencyCurve]]:
     """Per workload, each variant's completion-latency distribution over its valid runs (fio json+ bins)."""
     merged: dict[str, dict[str, dict[int, int]]] = {}
-    for r in doc["runs"]:
-        if not r.get("valid", True) or not isinstance(r.get("fio"), dict):
+    for r in doc.runs:
+        if not r.valid or r.fio is None:
             continue
-        bins = latency_bins(r["fio"])
-        into = merged.setdefault(r.get("workload", ""), {}).setdefault(r["variant"], {})
+        bins = latency_bins(r.fio)
+        into = merged.setdefault(r.workload, {}).setdefault(r.variant, {})
         for ns, n in bins.items():
             into[ns] = into.get(ns, 0) + n
     out: dict[str, list[LatencyCurve]] = {}
-    labels = [v["label"] for v in doc["variants"]]
-    for w in [w["name"] for w in doc["workloads"]]:
+    labels = [v.label for v in doc.variants]
+    for w in [w.name for w in doc.workloads]:
         curves = []
         for v in labels:
             cell_bins = merged.get(w, {}).get(v)
@@ -189,11 +189,11 @@ class CpuData:
     per_io: Series  # CPU µs per IO, mean and CI per variant
 
 
-def cpu_data(judgement: Doc) -> list[CpuData]:
-    cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
+def cpu_data(judgement: MatrixJudgementDoc) -> list[CpuData]:
+    cells = {(c.workload, c.variant): c for c in judgement.cells}
     out = []
-    for w in judgement["workloads"]:
-        vs = judgement["variants"]
+    for w in judgement.workloads:
+        vs = judgement.variants
         parts = {name: [_cell_value(cells[(w, v)], key)[0] for v in vs] for key, name in CPU_PARTS}
         if all(math.isnan(x) for xs in parts.values() for x in xs):
             continue
@@ -400,17 +400,17 @@ class TraceHistogram:
 TRACE_PARTS = (("sched_us", "time in the scheduler"), ("device_us", "device time"))
 
 
-def trace_data(doc: Doc) -> list[TraceHistogram]:
+def trace_data(doc: MatrixDoc) -> list[TraceHistogram]:
     """Per traced time, each variant's buckets summed over its valid runs (block-layer tracing, --trace)."""
-    labels = [v["label"] for v in doc["variants"]]
+    labels = [v.label for v in doc.variants]
     out = []
     for part, _title in TRACE_PARTS:
         counts: dict[str, dict[int, int]] = {}
-        for r in doc["runs"]:
-            rows = (r.get("trace") or {}).get(part) if r.get("valid", True) else None
-            for row in rows or []:
+        for r in doc.runs:
+            rows: list[Bucket] = getattr(r.trace, part) if r.valid and r.trace is not None else []
+            for row in rows:
                 low, _high, n = row
-                into = counts.setdefault(r["variant"], {})
+                into = counts.setdefault(r.variant, {})
                 into[int(low)] = into.get(int(low), 0) + int(n)
         if not counts:
             continue
@@ -450,11 +450,11 @@ def render_trace(data: TraceHistogram, width: int = 100, height: int = 16, color
         return _finish(color) + "\n  " + ios
 
 
-def all_charts(doc: Doc, judgement: Doc, width: int = 100, color: bool = False) -> list[str]:
+def all_charts(doc: MatrixDoc, judgement: MatrixJudgementDoc, width: int = 100, color: bool = False) -> list[str]:
     """Every chart the result supports, in reading order."""
     width = max(60, width)
     out = [render_bars(bars_data(judgement), width, color=color)]
-    primary = judgement["primary_metric"]
+    primary = judgement.primary_metric
     for metric in dict.fromkeys([primary, "mb_s"]):
         out += [render_sweep(s, width, color=color) for s in sweeps_data(doc, judgement, metric)]
     for w, curves in latency_data(doc).items():

@@ -2,23 +2,25 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from matrix_support import fake_matrix
 from textual.app import App, ComposeResult
 
+from iosched.core.documents.document import MatrixDoc
 from iosched.tui.result_charts import ResultChart, ResultCharts
 
 
-def doc_with_bins() -> dict:
+def doc_with_bins() -> MatrixDoc:
     vals = {(w, v): [1000.0 * (1 + 0.1 * i) * (1.3 if v == "bfq" else 1) for i in range(3)]
             for w in ("4k", "16k", "64k") for v in ("none", "bfq")}
     doc = fake_matrix(vals, ["4k", "16k", "64k"], ["none", "bfq"])
-    for r in doc["runs"]:
-        r["fio"] = {"jobs": [{"read": {"clat_ns": {"bins": {"100000": 90, "1000000": 10}}}}]}
-    return doc
+    bins = {"jobs": [{"read": {"clat_ns": {"bins": {"100000": 90, "1000000": 10}}}}]}
+    return replace(doc, runs=[replace(r, fio=bins) for r in doc.runs])
 
 
 class ChartsApp(App[None]):
-    def __init__(self, doc: dict) -> None:
+    def __init__(self, doc: MatrixDoc) -> None:
         super().__init__()
         self.doc = doc
 

@@ -10,11 +10,14 @@ import random
 from pathlib import Path
 
 import pytest
+from doc_support import experiment_doc, run_doc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
 from iosched.cli.pooled import pooled_verdict
+from iosched.core.base.encode import encode
+from iosched.core.documents.document import SequentialDoc
 from iosched.core.experiment.variants import plan_order
 from iosched.core.statistics.pooled import HostEffect, agreement, pool
 from iosched.core.statistics.stats import log_ratio_welch
@@ -60,7 +63,8 @@ def test_ratios_beyond_a_floats_range_are_not_pooled_and_said_so():
     for h, f in (("a", 60.0), ("b", -60.0)):
         runs = [{"index": i, "variant": v, "metrics": {"iops": 1e30 * math.exp(f * (v == "bfq") + 0.01 * i)}}
                 for i, v in enumerate(["none", "bfq", "bfq", "none"] * 2)]
-        docs.append((h, {"kind": "compare", "variants": [{"label": "none"}, {"label": "bfq"}], "runs": runs}))
+        docs.append((h, encode(experiment_doc({"kind": "compare", "variants": [{"label": "none"}, {"label": "bfq"}],
+                                                "runs": runs}))))
     (row,) = pooled_verdict(docs, 0.05, "iops")["pooled"]
     assert row["sentence"] == "bfq vs none: the hosts' ratios are too far apart to pool" and "why" not in row
 
@@ -123,17 +127,17 @@ def test_the_pooled_verdict_finds_a_real_fleet_wide_effect():
     assert power > 0.8, power
 
 
-def host_until_verdict(rng: random.Random, plan: dict, true: float, cv: float = 0.15) -> dict:
+def host_until_verdict(rng: random.Random, plan: SequentialDoc, true: float, cv: float = 0.15) -> dict:
     """One host's compare run until its own boundary is crossed (or its maximum), as `--independent` runs it."""
     labels = ["none", "bfq"]
     rv = RunningVerdict(labels, 0.05, "iops", "compare", plan)
     doc = {"kind": "compare", "variants": [{"label": lb} for lb in labels], "runs": [], "sequential": plan}
-    for i, a in enumerate(plan_order(2, plan["max_per_arm"])):
+    for i, a in enumerate(plan_order(2, plan.max_per_arm)):
         run = {"index": i, "variant": labels[a], "metrics": {"iops": 1e4 * math.exp(rng.gauss(0, cv) + a * true)}}
         doc["runs"].append(run)
-        if rv.should_stop(run):
+        if rv.should_stop(run_doc(run)):
             break
-    return doc
+    return encode(experiment_doc(doc))
 
 
 @pytest.mark.parametrize(("hosts", "effect", "tau"), [(3, 0.0, 0.0), (6, 0.0, 0.05), (6, -0.15, 0.0), (8, -0.15, 0.05)])
