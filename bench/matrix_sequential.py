@@ -34,8 +34,8 @@ def main() -> None:
     cells = args.workloads * (args.variants - 1)
     t0 = time.monotonic()
     seq = matrix_sequential_plan(args.max_runs, 0.05, cells)
-    print(f"{args.workloads} workloads x {args.variants} variants = {cells} cells, looks at {seq['looks']} "
-          f"runs per cell, levels {seq['levels'][0]:.4f}..{seq['levels'][-1]:.4f} "
+    print(f"{args.workloads} workloads x {args.variants} variants = {cells} cells, looks at {seq.looks} "
+          f"runs per cell, levels {seq.levels[0]:.4f}..{seq.levels[-1]:.4f} "
           f"(boundary in {time.monotonic() - t0:.1f} s)")
     rng = random.Random(1)
     hits = 0

@@ -11,7 +11,7 @@ own boundary, pooled as `report` pools them (cli/pooled.py: each host at its las
 interval): the pooled interval's coverage, its false positives under no effect, and its power beside a pool of
 the hosts' repeated intervals.
 
-    python3 bench/pooled_verdict.py [--fleets 4000]
+    python3 -m bench.pooled_verdict [--fleets 4000]
 """
 
 from __future__ import annotations
