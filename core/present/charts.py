@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import plotext
 
 from iosched.core.base.units import si
-from iosched.core.documents.document import Bucket, CellDoc, MatrixDoc, MatrixJudgementDoc
+from iosched.core.documents.document import Bucket, CatalogJobDoc, CellDoc, MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.metrics import metric_words
 from iosched.core.load.fio_result import latency_bins
 
@@ -96,7 +96,7 @@ def sweeps_data(doc: MatrixDoc, judgement: MatrixJudgementDoc, metric: str) -> l
     """Workloads that differ only in request size, as lines against it (one chart per sweep)."""
     families: dict[tuple[tuple[str, Any], ...], list[tuple[float, str]]] = {}
     for w in doc.workloads:
-        opts: dict[str, str] | None = getattr(w, "options", None)  # a catalog job's fio options
+        opts = w.options if isinstance(w, CatalogJobDoc) else None  # a catalog job's fio options
         size = _bytes(opts.get("bs", "")) if opts is not None else None
         if opts is None or size is None:
             continue

@@ -10,6 +10,7 @@ from iosched.core.base.textcharts import error_bar, log_bar
 from iosched.core.base.units import si
 from iosched.core.documents.document import (
     AlternationDoc,
+    CatalogJobDoc,
     ComparisonDoc,
     ExperimentDoc,
     JudgementDoc,
@@ -191,7 +192,8 @@ def verdict_text(doc: ExperimentDoc, verdict: JudgementDoc) -> list[str]:
     left_out = 0
     if roles_of(c.metric for c in secondary):
         # Roles multiply the metrics: the trade-off the job names and every significant difference are shown.
-        tradeoff = getattr(doc.workload.job, "tradeoff", None)
+        job = doc.workload.job
+        tradeoff = job.tradeoff if isinstance(job, CatalogJobDoc) else None
         keep = [c for c in secondary if c.significant or c.metric == tradeoff]
         left_out, secondary = len(secondary) - len(keep), keep
     if secondary or left_out:

@@ -14,8 +14,10 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from iosched.core.documents.document import (
+    CatalogJobDoc,
     CellDoc,
     CmdJobSpec,
+    CompareDoc,
     ExperimentDoc,
     MatrixDoc,
     MatrixJudgementDoc,
@@ -259,7 +261,9 @@ def as_matrix(doc: ExperimentDoc) -> MatrixDoc:
     wl = doc.workload
     name = wl.job.name if wl.job is not None else f"cmd: {wl.cmd}"
     workload = wl.job if wl.job is not None else CmdJobSpec(name=name, cmd=wl.cmd or "", cmd_metrics=[])
-    primary = doc.primary_metric or ("wall_s" if wl.cmd else getattr(wl.job, "primary", None) or "iops")
+    own = wl.job.primary if isinstance(wl.job, CatalogJobDoc) else None
+    primary = doc.primary_metric or ("wall_s" if wl.cmd else own or "iops")
+    batch = doc if isinstance(doc, CompareDoc) else None  # a live alternation has no repeats of its own
     runs = [MatrixRunDoc(index=r.index, variant=r.variant, start=r.start, end=r.end, valid=r.valid,
                          invalid_reason=r.invalid_reason, config=r.config, metrics=r.metrics, fio=r.fio,
                          trace=r.trace, replay=r.replay, slot=r.index, workload=name) for r in doc.runs]
@@ -267,6 +271,6 @@ def as_matrix(doc: ExperimentDoc) -> MatrixDoc:
     return MatrixDoc(started=doc.started, finished=doc.finished, kernel=doc.kernel, machine=doc.machine,
                      host=doc.host, device=doc.device, variants=doc.variants, notes=doc.notes, status=doc.status,
                      switches=doc.switches, kind="matrix", jobs=[], workloads=[workload],
-                     repeat=getattr(doc, "repeat", 1), drop_caches=getattr(doc, "drop_caches", False),
-                     settle_s=getattr(doc, "settle_s", 0.0), job_runtime_s=wl.runtime, primary_metric=primary,
+                     repeat=batch.repeat if batch else 1, drop_caches=batch.drop_caches if batch else False,
+                     settle_s=batch.settle_s if batch else 0.0, job_runtime_s=wl.runtime, primary_metric=primary,
                      order=[(name, label) for label in doc.order], target=wl.target, original=doc.original, runs=runs)
