@@ -3,7 +3,6 @@ neutral values, then read through the decoder into the declared types the judges
 
 from __future__ import annotations
 
-import copy
 from dataclasses import replace
 from typing import Any
 
@@ -36,7 +35,7 @@ def _plain(value: Any) -> Any:
 
 def _typed_run(r: dict, cls: type[RunDoc] = RunDoc) -> RunDoc:
     """A run built as the runner builds one, not decoded: a test may give a figure no saved file holds (NaN)."""
-    return cls(**{**r, "trace": decode(TraceDoc, r["trace"]) if r.get("trace") else None,
+    return cls(**{**r, "metrics": dict(r["metrics"]), "trace": decode(TraceDoc, r["trace"]) if r.get("trace") else None,
                   "replay": decode(ReplayLag, r["replay"]) if r.get("replay") else None})
 
 
@@ -47,7 +46,7 @@ def run_doc(run: dict) -> RunDoc:
 
 def experiment_doc(doc: dict) -> ExperimentDoc:
     """A compare (or, with ``kind: alternate``, a live alternation) from the fields a test names."""
-    d = copy.deepcopy({k: _plain(v) for k, v in doc.items()})
+    d = {k: _plain(v) for k, v in doc.items()}  # each part is made anew where it is filled
     labels = [v["label"] for v in d.get("variants") or []]
     runs = [_run(r, i, labels) for i, r in enumerate(d.get("runs") or [])]
     labels = labels or list(dict.fromkeys(r["variant"] for r in runs))
@@ -65,7 +64,7 @@ def experiment_doc(doc: dict) -> ExperimentDoc:
 
 def matrix_doc(doc: dict) -> MatrixDoc:
     """A matrix from the fields a test names (runs with their slot, workload and variant)."""
-    d = copy.deepcopy({k: _plain(v) for k, v in doc.items()})
+    d = {k: _plain(v) for k, v in doc.items()}  # each part is made anew where it is filled
     labels = [v["label"] for v in d.get("variants") or []]
     runs = [{"index": int(r.get("slot", i)), "workload": "", **_run(r, i, labels), "slot": int(r.get("slot", i))}
             for i, r in enumerate(d.get("runs") or [])]
