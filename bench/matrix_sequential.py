@@ -34,8 +34,8 @@ def main() -> None:
     cells = args.workloads * (args.variants - 1)
     t0 = time.monotonic()
     seq = matrix_sequential_plan(args.max_runs, 0.05, cells)
-    print(f"{args.workloads} workloads x {args.variants} variants = {cells} cells, looks at {seq['looks']} "
-          f"runs per cell, levels {seq['levels'][0]:.4f}..{seq['levels'][-1]:.4f} "
+    print(f"{args.workloads} workloads x {args.variants} variants = {cells} cells, looks at {seq.looks} "
+          f"runs per cell, levels {seq.levels[0]:.4f}..{seq.levels[-1]:.4f} "
           f"(boundary in {time.monotonic() - t0:.1f} s)")
     rng = random.Random(1)
     hits = 0
@@ -46,15 +46,15 @@ def main() -> None:
     decided_all, runs = 0, 0
     for _ in range(args.sims):
         doc = simulate(rng, seq, args.max_runs, wls, labels, args.effect, args.cv)
-        runs += len(doc["runs"])
+        runs += len(doc.runs)
         decided_all += len(state(doc, {w: "iops" for w in wls}).decided) == cells
     power = decided_all / args.sims
     print(f"effect x{args.effect} at noise {args.cv:.0%}: every cell decided in {power:.1%} of matrices, "
           f"{runs / args.sims:.0f} runs on average (at most {args.max_runs * args.workloads * args.variants})")
     for n in range(2, 4 * args.max_runs + 1):
-        hit = sum(all(c.get("significant") for c in judge_matrix(
-            simulate(rng, None, n, wls, labels, args.effect, args.cv), 0.05, planning=False)["cells"]
-            if c["variant"] != labels[0]) for _ in range(args.sims // 2))
+        hit = sum(all(c.significant for c in judge_matrix(
+            simulate(rng, None, n, wls, labels, args.effect, args.cv), 0.05, planning=False).cells
+            if c.variant != labels[0]) for _ in range(args.sims // 2))
         if hit / (args.sims // 2) >= power:
             print(f"fixed --repeat {n} reaches that power: {n * args.workloads * args.variants} runs "
                   f"({hit / (args.sims // 2):.1%})")

@@ -18,9 +18,11 @@ import time
 from pathlib import Path
 
 from bench.common import extra_loop_devices
+from iosched.core.documents.document import JudgementDoc, RunDoc
 from iosched.core.documents.params import parse_variants
 from iosched.core.experiment.alternation import run_alternation
-from iosched.core.experiment.runner import Event, Workload, run_experiment
+from iosched.core.experiment.events import Event, RunEnded
+from iosched.core.experiment.runner import Workload, run_experiment
 from iosched.core.load.jobs import CATALOG
 from iosched.core.load.targets import Target
 from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
@@ -34,19 +36,19 @@ class Watch:
         self.t0 = time.monotonic()
         self.at: float | None = None
 
-    def stop(self, run: dict) -> bool:
+    def stop(self, run: RunDoc) -> bool:
         decided = self.rv.should_stop(run)
         if decided and self.at is None:
             self.at = time.monotonic() - self.t0
         return decided
 
     def event(self, e: Event) -> None:
-        if e.kind == "run-end":
+        if isinstance(e, RunEnded):
             for line in self.rv.lines():
                 print(f"    {time.monotonic() - self.t0:6.1f}s  {line}", flush=True)
 
 
-def one(dev: str, path: str, args: argparse.Namespace, alternate: bool) -> tuple[float | None, dict]:
+def one(dev: str, path: str, args: argparse.Namespace, alternate: bool) -> tuple[float | None, JudgementDoc]:
     variants = parse_variants("none,bfq" if args.no_control else "none,bfq,none")
     labels = [v.label for v in variants]
     if alternate:
@@ -93,11 +95,12 @@ def main() -> None:
     print(f"{'method':<12} {'verdict after':>14}  bfq vs none (primary, IOPS)             A/A control")
     for name, rows in results.items():
         for at, j in rows:
-            prim = {c["variant"]: c for c in j["comparisons"] if c["primary"]}
+            prim = {c.variant: c for c in j.comparisons if c.primary}
             bfq, ctl = prim["bfq"], prim.get("none#2")
             when = f"{at:.1f} s" if at is not None else "-"
-            ci = f"ratio {bfq['ratio']:.2f} (CI {bfq['ci95'][0]:.2f}-{bfq['ci95'][1]:.2f})" if bfq["ratio"] else "-"
-            aa = "-" if ctl is None else "SIGNIFICANT" if ctl["significant"] else "no difference"
+            ci = (f"ratio {bfq.ratio:.2f} (CI {bfq.ci95[0]:.2f}-{bfq.ci95[1]:.2f})"
+                  if bfq.ratio and bfq.ci95 else "-")
+            aa = "-" if ctl is None else "SIGNIFICANT" if ctl.significant else "no difference"
             print(f"{name:<12} {when:>14}  {ci:<38}  {aa}")
         times = [at for at, _ in rows if at is not None]
         if times:

@@ -15,6 +15,8 @@ import argparse
 import math
 import random
 
+from bench.sim_docs import compare, run
+from iosched.core.documents.document import AlternationDoc, CompareDoc
 from iosched.core.experiment.variants import alternation_order, plan_order
 from iosched.core.statistics.stats import t_test_power
 from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
@@ -22,15 +24,14 @@ from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_pl
 RATIO = 0.7
 
 
-def batch_doc(rng: random.Random, n: int, cv: float) -> dict:
-    runs = [{"index": i, "variant": "ab"[a],
-             "metrics": {"iops": 1000 * math.exp(rng.gauss(0, cv)) * (RATIO if a else 1)}}
+def batch_doc(rng: random.Random, n: int, cv: float) -> CompareDoc | AlternationDoc:
+    runs = [run(i, "ab"[a], {"iops": 1000 * math.exp(rng.gauss(0, cv)) * (RATIO if a else 1)})
             for i, a in enumerate(plan_order(2, n))]
-    return {"variants": [{"label": "a"}, {"label": "b"}], "runs": runs, "repeat": n}
+    return compare(["a", "b"], runs, n)
 
 
 def fixed(rng: random.Random, n: int, cv: float, sims: int) -> float:
-    return sum(judge(batch_doc(rng, n, cv), planning=False)["comparisons"][0]["significant"]
+    return sum(judge(batch_doc(rng, n, cv), planning=False).comparisons[0].significant
                for _ in range(sims)) / sims
 
 
@@ -43,7 +44,7 @@ def sequential(rng: random.Random, cv: float, sims: int, alternate: bool, most: 
         n_runs = len(order)
         for i, a in enumerate(order):
             x = 1000 * math.exp(rng.gauss(0, cv)) * (RATIO if a else 1)
-            if rv.should_stop({"index": i, "variant": "ab"[a], "metrics": {"iops": x}}):
+            if rv.should_stop(run(i, "ab"[a], {"iops": x})):
                 n_runs = i + 1
                 break
         stopped += rv.decided

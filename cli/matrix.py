@@ -8,11 +8,14 @@ import os
 import shutil
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
 from iosched.core.base.units import si
+from iosched.core.documents.document import MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.params import Variant, parse_variants
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Cancelled
@@ -43,7 +46,7 @@ def _requested_jobs(args: argparse.Namespace) -> tuple[list[Job | JobFile | CmdJ
     return jobs, group
 
 
-def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, dict | None]:
+def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, MatrixDoc | None]:
     """The plan (new, or read back from --resume) and the saved document when resuming; BadInput otherwise."""
     variants: list[Variant] | None = parse_variants(args.schedulers) if args.schedulers else None
     if args.resume:
@@ -115,7 +118,7 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
                                 target=TargetRequest(args.dir, args.raw, args.destroy_data,
                                                      size=space_needed(plan.fio_jobs, args.size or 1 << 30)))
     if plan.sequential:
-        looks = plan.sequential["looks"]
+        looks = plan.sequential.looks
         what = (f"{len(plan.jobs)} workload(s) x {len(plan.variants)} variants until a verdict: looks at "
                 f"{', '.join(map(str, looks[:4]))}{', …' if len(looks) > 4 else ''} runs per cell, at most "
                 f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
@@ -150,7 +153,8 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
             print(f"iosched: {outcome.finished_runs} of {plan.runs} runs are saved in {save}; "
                   f"continue with `iosched compare {args.device} --resume {save}`", file=sys.stderr)
         raise outcome.error or Cancelled("cancelled")
-    render_matrix(outcome.doc, outcome.doc.get("judgement") or {}, args)
+    assert isinstance(outcome.doc, MatrixDoc) and outcome.doc.judgement is not None  # runs made: judged
+    render_matrix(outcome.doc, outcome.doc.judgement, args)
     return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(outcome.doc) else 0
 
 
@@ -210,9 +214,9 @@ def _progress(quiet: bool) -> Callable[[Event], None]:
 # --- output -------------------------------------------------------------------------------------------------
 
 
-def render_matrix(doc: dict, judgement: dict, args: argparse.Namespace) -> None:
+def render_matrix(doc: MatrixDoc, judgement: MatrixJudgementDoc, args: argparse.Namespace) -> None:
     if args.json:
-        print(json.dumps({k: v for k, v in doc.items() if k != "judgement"} | {"judgement": judgement}, indent=1))
+        print(json.dumps(encode(replace(doc, judgement=judgement)), indent=1))
     elif args.csv:
         sys.stdout.write(matrix_csv(judgement))
     else:
@@ -220,7 +224,7 @@ def render_matrix(doc: dict, judgement: dict, args: argparse.Namespace) -> None:
     plot_result(doc, judgement, args)
 
 
-def plot_result(doc: dict, judgement: dict, args: argparse.Namespace) -> None:
+def plot_result(doc: MatrixDoc, judgement: MatrixJudgementDoc, args: argparse.Namespace) -> None:
     """--plot to the terminal (plain characters under NO_COLOR or into a pipe), --plot-file to .txt/.html."""
     if not (getattr(args, "plot", False) or getattr(args, "plot_file", None)):
         return

@@ -7,15 +7,18 @@ import functools
 import json
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
 from iosched.core.base.units import human_size, si
+from iosched.core.documents.document import ExperimentDoc, JudgementDoc, MatrixDoc
 from iosched.core.documents.metrics import METRIC_NAMES, is_metric, metric_label, roles_of
 from iosched.core.documents.params import Variant, parse_variants
-from iosched.core.documents.saved import MAX_SAVED_BYTES, check_experiment, decode_json
+from iosched.core.documents.saved import MAX_SAVED_BYTES, decode_json, kind_of, read_experiment
 from iosched.core.experiment import service
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.control import Cancelled
@@ -34,7 +37,7 @@ from iosched.core.load.replay import ReplayRequest
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.targets import Target, choose_target
-from iosched.core.present.report import runs_csv, text_report
+from iosched.core.present.report import experiment_json, runs_csv, text_report
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics import planning
 from iosched.core.statistics.matrix_judge import as_matrix, judge_matrix
@@ -263,7 +266,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if outcome.save_error:
         _save_warning(outcome.save_error)  # a failed save still shows the result
     doc = outcome.doc
-    _render(doc, doc["judgement"], args)
+    assert not isinstance(doc, MatrixDoc) and doc.judgement is not None  # a compare with runs is judged
+    _render(doc, doc.judgement, args)
     if args.plot or args.plot_file:
         matrix_view = as_matrix(doc)
         plot_result(matrix_view, judge_matrix(matrix_view, args.alpha), args)
@@ -281,9 +285,10 @@ def _plan(args: argparse.Namespace) -> int:
     outcome = service.run(plan, None, _printer(args.json, plan.cmd_metrics))
     if outcome.status != "final":
         raise outcome.error or Cancelled("cancelled")
+    assert not isinstance(outcome.doc, MatrixDoc)
     table = planning.plan(outcome.doc, plan.primary, args.alpha)
     if args.json:
-        print(json.dumps(table, indent=1))
+        print(json.dumps(encode(table), indent=1))
     else:
         print("\n".join(planning.plan_lines(table)))
     return 0
@@ -365,43 +370,40 @@ def cmd_report(args: argparse.Namespace) -> int:
     check_plot_file(args.plot_file)
     data = read_bounded(args.file, MAX_SAVED_BYTES, "experiment (--save) or recording")
     doc = decode_json(data, args.file, "experiment")
-    if isinstance(doc, dict) and doc.get("kind") == "fleet":
+    kind = kind_of(doc)
+    if kind == "fleet":
         from iosched.cli.fleet import report_fleet
 
         _check_metric(args.metric)
         report_fleet(doc, args)
         return 0
-    if isinstance(doc, dict) and doc.get("kind") == "fleet_matrix":
+    if kind == "fleet_matrix":
         from iosched.cli.fleet_matrix import report_fleet_matrix
 
         _check_metric(args.metric)
         report_fleet_matrix(doc, args)
         return 0
-    if isinstance(doc, dict) and doc.get("kind") == "matrix":
-        doc = decode_matrix(doc, args.file)  # the whole file checked: what follows cannot meet a bad field
+    if kind == "matrix":
+        matrix = decode_matrix(doc, args.file)  # the whole file checked: what follows cannot meet a bad field
         _check_metric(args.metric)
-        render_matrix(doc, judge_matrix(doc, args.alpha, args.metric), args)
+        render_matrix(matrix, judge_matrix(matrix, args.alpha, args.metric), args)
         return 0
-    doc = check_experiment(doc, args.file)
-    reads = [CmdMetric(name, "") for name in cmd_metrics_of(doc)]  # its command's own figures may be named too
+    experiment = read_experiment(doc, args.file)
+    reads = [CmdMetric(name, "") for name in cmd_metrics_of(experiment)]  # its command's own figures may be named
     _check_metric(args.metric, reads)
-    verdict = judge(doc, args.alpha, args.metric)
-    _render(doc, verdict, args)
+    verdict = judge(experiment, args.alpha, args.metric)
+    _render(experiment, verdict, args)
     if args.plot or args.plot_file:
-        matrix_view = as_matrix(doc)
+        matrix_view = as_matrix(experiment)
         plot_result(matrix_view, judge_matrix(matrix_view, args.alpha, args.metric), args)
     return 0
 
 
-def _render(doc: dict, verdict: dict, args: argparse.Namespace) -> None:
+def _render(doc: ExperimentDoc, verdict: JudgementDoc, args: argparse.Namespace) -> None:
     if args.json:
-        out = {k: v for k, v in doc.items() if k != "runs"}
-        out["primary_metric"] = verdict["primary_metric"]
-        out["status"] = verdict["status"]
-        out["comparisons"] = verdict["comparisons"]
-        out["runs"] = doc["runs"]
-        out["judgement"] = verdict
-        print(json.dumps(out, indent=1))
+        shown = replace(doc, primary_metric=verdict.primary_metric, status=verdict.status,
+                        comparisons=verdict.comparisons, judgement=verdict)
+        print(json.dumps(experiment_json(shown, verdict_last=doc.judgement is None), indent=1))
     elif args.csv:
         sys.stdout.write(runs_csv(doc))
     else:

@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
 from iosched.core.base.units import short_number
+from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDoc
 from iosched.core.documents.metrics import is_metric
 from iosched.core.documents.params import check_name
 from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunStarted
@@ -40,8 +41,9 @@ class ExperimentEvent(Message):
 
 
 class ExperimentEnded(Message):
-    def __init__(self, doc: dict | None, error: str = "", refused: Refused | None = None,
-                 saved: Path | None = None, save_error: str = "", kind: str = "") -> None:
+    def __init__(self, doc: CompareDoc | AlternationDoc | MatrixDoc | None, error: str = "",
+                 refused: Refused | None = None, saved: Path | None = None, save_error: str = "",
+                 kind: str = "") -> None:
         super().__init__()
         self.kind = kind  # compare, alternate or matrix
         self.doc = doc
@@ -160,7 +162,7 @@ class RunView(Vertical):
         assert p is not None
         self.status(f"now: {e.label}", f"fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs", *dev)
 
-    def show_result(self, doc: dict, saved: Path | None) -> None:
+    def show_result(self, doc: CompareDoc | AlternationDoc | MatrixDoc, saved: Path | None) -> None:
         """The result in the scrolling results pane, from its top (a second run's verdict too)."""
         self.query_one("#report", Static).update(result_text(doc, saved))
         from iosched.tui.result_charts import ResultCharts  # plotext loads with the first result

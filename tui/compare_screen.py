@@ -24,9 +24,10 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from iosched.core.base.errors import IoschedError
+from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDoc
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Control
-from iosched.core.experiment.events import Event, RunEnded, RunStarted
+from iosched.core.experiment.events import Event, RunStarted
 from iosched.core.experiment.matrix import MatrixPlan, find_resumable
 from iosched.core.experiment.results import default_results_dir
 from iosched.core.experiment.service import ExperimentPlan, ResultFile
@@ -111,11 +112,11 @@ class CompareScreen(Screen[None]):
 
     running: reactive[bool] = reactive(False, repaint=False, bindings=True, init=False)
     """An experiment runs: Esc cancels it, ctrl+r and ctrl+e start nothing; the title says so."""
-    resumable: reactive[tuple[Path, dict, MatrixPlan] | None] = reactive(None, repaint=False, bindings=True,
-                                                                        init=False)
+    resumable: reactive[tuple[Path, MatrixDoc, MatrixPlan] | None] = reactive(None, repaint=False, bindings=True,
+                                                                             init=False)
     """The unfinished matrix last saved for this device (file, document, plan), which ctrl+e resumes: the key is
     shown only while there is one."""
-    doc: var[dict | None] = var(None)
+    doc: var[CompareDoc | AlternationDoc | MatrixDoc | None] = var(None)
     """The last finished experiment's document, judged (the result shown)."""
 
     def __init__(self, monitor: Monitor, device: DeviceDoc, listener: MessagePump, served: bool = False,
@@ -155,7 +156,7 @@ class CompareScreen(Screen[None]):
         self.query_one("#title", Static).update(self._title())
 
     class ResumableFound(Message):
-        def __init__(self, found: tuple[Path, dict, MatrixPlan] | None, announce: bool) -> None:
+        def __init__(self, found: tuple[Path, MatrixDoc, MatrixPlan] | None, announce: bool) -> None:
             super().__init__()
             self.found = found
             self.announce = announce
@@ -173,7 +174,7 @@ class CompareScreen(Screen[None]):
             _, doc, plan = self.resumable
             jobs = ", ".join(j.name for j in plan.jobs[:3]) + (" …" if len(plan.jobs) > 3 else "")
             # The key stays whatever the width; the jobs go first when the row is short.
-            self.view.status(f"unfinished matrix: {len(doc['runs'])} of {plan.runs} runs", (jobs, EXTRA),
+            self.view.status(f"unfinished matrix: {len(doc.runs)} of {plan.runs} runs", (jobs, EXTRA),
                              "ctrl+e resumes it")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -220,7 +221,7 @@ class CompareScreen(Screen[None]):
             return
         # The worker reads the file again under its lock: it may have moved on since it was offered.
         path, doc, plan = self.resumable
-        self.view.start(plan.runs, len(doc["runs"]))
+        self.view.start(plan.runs, len(doc.runs))
         self.view.status(f"resuming {path.name}…")
         self.ctl = Control()
         self._started(resuming=True)
@@ -257,7 +258,7 @@ class CompareScreen(Screen[None]):
         self.post_message(ExperimentEnded(outcome.doc if final else None, why, saved=outcome.saved,
                                           save_error=outcome.save_error, kind=plan.kind))
 
-    def _saved_matrix(self, path: Path) -> dict:
+    def _saved_matrix(self, path: Path) -> MatrixDoc:
         """The saved matrix at ``path``, read again under its lock (it may have moved on since it was offered)."""
         again = find_resumable(self.device, self.results_dir, self.monitor.root, only=path)
         if again is None:
@@ -270,8 +271,6 @@ class CompareScreen(Screen[None]):
         if isinstance(e, RunStarted):
             sched = e.label.split(" · ")[-1].split(":")[0].split("#")[0]  # a matrix names "job · variant"
             self.listener.post_message(self.RunStarted(self.device, sched))
-        elif isinstance(e, RunEnded) and self.doc is None:
-            self.doc = {"runs": []}
         self.view.show(e)
 
     def on_experiment_ended(self, message: ExperimentEnded) -> None:

@@ -12,6 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static
 from textual_plotext import PlotextPlot
 
+from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDoc
 from iosched.core.present.charts import (
     BarsData,
     CpuData,
@@ -55,9 +56,9 @@ class ResultCharts(Vertical):
 
     DEFAULT_CSS = "ResultCharts { height: auto; } ResultCharts Horizontal { height: 16; }"
 
-    def __init__(self, doc: dict, alpha: float = 0.05) -> None:
+    def __init__(self, doc: CompareDoc | AlternationDoc | MatrixDoc, alpha: float = 0.05) -> None:
         super().__init__()
-        self.doc = doc if doc.get("kind") == "matrix" else as_matrix(doc)
+        self.doc = doc if isinstance(doc, MatrixDoc) else as_matrix(doc)
         self.judgement = judge_matrix(self.doc, alpha)
 
     def compose(self) -> ComposeResult:

@@ -14,11 +14,13 @@ import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.metrics import CMD_METRIC, METRIC_NAMES, ROLE_METRIC_NAMES, is_metric
-from iosched.core.documents.schema_version import Doc
 
+if TYPE_CHECKING:
+    from iosched.core.documents.document import VariantDoc
 
 class BadValue(BadInput):
     """A value out of its range or of the wrong kind; the message is the reason, without the value's name."""
@@ -142,8 +144,11 @@ class Variant:
     scheduler: str
     settings: tuple[tuple[str, str], ...] = ()
 
-    def to_json(self) -> Doc:
-        return {"label": self.label, "scheduler": self.scheduler, "settings": dict(self.settings)}
+    def doc(self) -> VariantDoc:
+        """As a saved experiment holds it (document.py loads only here: the flags' parsers stay light)."""
+        from iosched.core.documents.document import VariantDoc
+
+        return VariantDoc(label=self.label, scheduler=self.scheduler, settings=dict(self.settings))
 
 
 def parse_variants(text: str) -> list[Variant]:

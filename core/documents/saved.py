@@ -7,9 +7,8 @@ decoded strictly by core/base/decode.py: no key a type does not declare, no fiel
 no NaN or 10**400. Last, what a type cannot say: the variants read back as `--schedulers` gives them, every run
 names a variant of the file, a matrix's runs fill distinct slots of its order.
 
-``read_experiment`` / ``read_matrix`` return the typed documents; ``check_experiment`` / ``check_matrix`` the same
-file as the dict the judges read (core/experiment/matrix.py ``decode_matrix`` adds a matrix's plan). Anything wrong
-is one sentence that says what the file is not and why:
+``read_experiment`` / ``read_matrix`` return the typed documents the judges take (core/experiment/matrix.py
+``decode_matrix`` adds a matrix's plan). Anything wrong is one sentence that says what the file is not and why:
 "m.json is not a saved iosched matrix: settle_s: must be at least 0 and at most 3600, not 1e+09".
 """
 
@@ -49,7 +48,6 @@ from iosched.core.documents.params import (
     parse_size,
     parse_variants,
 )
-from iosched.core.documents.schema_version import Doc
 
 MAX_DEPTH = 32  # fio's own JSON inside a run is about 10 levels deep
 MAX_INDEX = 10**6  # a run's place in its order: more runs than any experiment makes
@@ -81,6 +79,13 @@ def decode_json(data: bytes, path: object, what: str) -> object:
             from None
     except ValueError:  # an integer of more than 4300 digits
         raise BadInput(f"{path} is not a saved iosched {what}: a number too long to read") from None
+
+
+def kind_of(doc: object) -> str | None:
+    """The kind a parsed saved file says it is ("compare", "matrix", "fleet", …), to choose its reader; None when
+    it says none (an older compare) or is not an object."""
+    kind = doc.get("kind") if isinstance(doc, dict) else None
+    return kind if isinstance(kind, str) else None
 
 
 def need(ok: bool, why: str) -> None:
@@ -197,13 +202,6 @@ def read_experiment(doc: object, path: object) -> ExperimentDoc:
         raise BadInput(f"{path} is not a saved iosched experiment: {e}") from None
 
 
-def check_experiment(doc: object, path: object) -> Doc:
-    """``doc`` itself once ``read_experiment`` has read it whole: the dict the judge reads."""
-    read_experiment(doc, path)
-    assert isinstance(doc, dict)
-    return doc
-
-
 def read_fleet(doc: object, path: object) -> FleetDoc:
     """A saved fleet compare, read whole: its own fields as their declared types, then each host's compare as
     `report` reads one saved there; BadInput with one sentence otherwise."""
@@ -293,15 +291,3 @@ def read_matrix(doc: object, path: object) -> MatrixDoc:
     except (Bad, DecodeError) as e:
         raise BadInput(f"{path} is not a saved iosched matrix: {e}") from None
 
-
-def check_matrix(doc: object, path: object) -> Doc:
-    """``doc`` itself once ``read_matrix`` has read it whole: the dict the matrix judge and a resume read."""
-    read_matrix(doc, path)
-    assert isinstance(doc, dict)
-    return doc
-
-
-def kind_of(doc: object) -> object:
-    """The kind a parsed file says it is ("compare", "fleet", …; None: it says none), before it is read whole by
-    the reader of that kind."""
-    return doc.get("kind") if isinstance(doc, dict) else None

@@ -6,22 +6,24 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.documents.document import AlternationDoc, RunDoc, SequentialDoc
 from iosched.core.documents.params import Variant
-from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.events import Done, Event, Progress, RunEnded
 from iosched.core.experiment.runner import (
+    Keep,
+    Kept,
     Workload,
-    _mark_cancelled,
-    _put_back,
-    _raise_undone,
     _released_on_error,
     hold_to_range,
+    mark_cancelled,
+    put_back,
+    raise_undone,
     shielded,
     sysinfo,
-    typed_run,
     window_metrics,
 )
 from iosched.core.experiment.variants import Configurator, alternation_order, check_variants
@@ -37,8 +39,9 @@ from iosched.core.settings.scheduler import (
 
 def run_alternation(device: str, variants: list[Variant], workload: Workload, every: float, duration: float,
                     discard: float = 1.0, root: str | Path = "/", on_event: Callable[[Event], None] | None = None,
-                    ctl: Control | None = None, stop: Callable[[Doc], bool] | None = None,
-                    sequential: Doc | None = None) -> Doc:
+                    ctl: Control | None = None, stop: Callable[[RunDoc], bool] | None = None,
+                    sequential: SequentialDoc | None = None,
+                    keep: Keep[AlternationDoc] | None = None) -> AlternationDoc:
     """One continuous fio run while the variants take turns every ``every`` seconds.
 
     The job's runtime must exceed ``duration`` (fio is stopped when the last turn ends).
@@ -64,17 +67,13 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
     ctl = ctl or Control()
     emit = on_event or (lambda e: None)
     monitor = Monitor(root=root, capacity=1)  # the run windows' edges
-    doc: Doc = {
-        "version": SCHEMA_VERSION, "kind": "alternate", "started": time.time(), **sysinfo(device, root),
-        "variants": [v.to_json() for v in variants], "every_s": every, "duration_s": duration,
-        "discard_s": discard, "workload": workload.to_json(), "original": cfg.snapshot(), "runs": [], "notes": [],
-        "order": [],
-    }
-    ctl.doc = doc
-    if sequential is not None:
-        doc["sequential"] = sequential
+    info = sysinfo(device, root)
+    kept = Kept(AlternationDoc(kind="alternate", started=time.time(), kernel=info.kernel, machine=info.machine,
+                               host=info.host, device=info.device, variants=[v.doc() for v in variants],
+                               every_s=every, duration_s=duration, discard_s=discard, workload=workload.doc(),
+                               original=cfg.snapshot(), runs=[], notes=[], order=[], sequential=sequential), keep)
     configs = {v.label: cfg.apply(v) for v in variants}  # captures each scheduler's defaults before the load
-    result: Doc = {}
+    result: dict[str, Any] = {}  # what the fio thread ended with: its result or its error
 
     def hold(run: FioHandle) -> None:
         ctl.fio = run
@@ -85,7 +84,7 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
 
     def progress(p: FioProgress) -> None:
         seen.append((time.monotonic(), p))
-        emit(Progress(len(doc["runs"]), 0, cur[0], p))
+        emit(Progress(len(kept.doc.runs), 0, cur[0], p))
 
     def fio_thread() -> None:
         try:
@@ -124,37 +123,36 @@ def run_alternation(device: str, variants: list[Variant], workload: Workload, ev
             m: dict[str, float | None] = {**window_metrics(device, s0, s1, None)}
             m["iops"] = m.pop("dev_iops", 0.0)
             m.update(role_turn_metrics([p for t, p in seen if s0.time < t <= s1.time + 0.5]))
-            run = {"index": k, "variant": v.label, "start": s0.time - t_origin, "end": s1.time - t_origin,
-                   "valid": now == config["scheduler"], "config": config, "metrics": m, "fio": None,
-                   "invalid_reason": None if now == config["scheduler"] else f"scheduler changed to {now}"}
-            doc["runs"].append(hold_to_range(run))
-            doc["order"].append(v.label)
+            run = hold_to_range(RunDoc(
+                index=k, variant=v.label, start=s0.time - t_origin, end=s1.time - t_origin,
+                valid=now == config["scheduler"], config=config, metrics=m, fio=None,
+                invalid_reason=None if now == config["scheduler"] else f"scheduler changed to {now}"))
+            kept.update(runs=[*kept.doc.runs, run], order=[*kept.doc.order, v.label])
             done = stop is not None and stop(run)
-            emit(RunEnded(k, turns, v.label, typed_run(run)))
+            emit(RunEnded(k, turns, v.label, run))
             if done:
-                doc["notes"].append(f"stopped after turn {k + 1} of at most {turns}: the boundary was crossed")
+                kept.note(f"stopped after turn {k + 1} of at most {turns}: the boundary was crossed")
                 break
-        doc["status"] = "final"
+        kept.update(status="final")
     except BaseException as e:  # as in run_experiment: the turns that finished can still be saved
         early = True
-        _mark_cancelled(doc, e, "results cover the turns that finished")
+        mark_cancelled(kept, e, "results cover the turns that finished")
         raise
     finally:
         with shielded():
             if worker.is_alive():
                 ctl.cancel()
             worker.join(timeout=10)
-            undone = _put_back(cfg, doc)
+            undone = put_back(cfg, kept)
             target.release(root)
-        doc["switches"] = [(t - t_origin, s) for t, s in cfg.switches]
-        doc["finished"] = time.time()
-        _raise_undone(undone, early, doc, lambda: "results cover the turns that finished")
-    if "error" in result and not doc["runs"]:
+        kept.update(switches=[(t - t_origin, s) for t, s in cfg.switches], finished=time.time())
+        raise_undone(undone, early, kept, lambda: "results cover the turns that finished")
+    if "error" in result and not kept.doc.runs:
         raise result["error"]
     if "fio" in result:
-        doc["fio"] = result["fio"].raw
+        kept.update(fio=result["fio"].raw)
     emit(Done())
-    return doc
+    return kept.doc
 
 
 ROLE_TURN_METRICS = ("iops", "clat_mean_us")  # what fio's status reports give per role and interval

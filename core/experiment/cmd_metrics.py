@@ -21,6 +21,7 @@ from typing import Literal
 
 from iosched.core.base.errors import BadInput, shown
 from iosched.core.base.figures import figure_fault
+from iosched.core.documents.document import CmdMetricDoc
 from iosched.core.documents.params import MAX_METRICS, check_name, check_pattern
 from iosched.core.experiment.pattern_child import MAX_TEXT
 
@@ -35,8 +36,8 @@ class CmdMetric:
     pattern: str
     better: Better | None = None
 
-    def to_json(self) -> dict[str, str | None]:
-        return {"name": self.name, "pattern": self.pattern, "better": self.better}
+    def doc(self) -> CmdMetricDoc:
+        return CmdMetricDoc(name=self.name, pattern=self.pattern, better=self.better)
 
     def read(self, output: str) -> float | str:
         """The value in ``output`` (its last match), or why there is none, in words."""

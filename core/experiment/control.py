@@ -7,7 +7,6 @@ import threading
 from dataclasses import dataclass, field
 
 from iosched.core.base.errors import IoschedError
-from iosched.core.documents.schema_version import Doc
 from iosched.core.load.children import Child
 from iosched.core.load.fio import FioHandle
 
@@ -23,7 +22,6 @@ class Control:
     cancelled: threading.Event = field(default_factory=threading.Event)
     fio: FioHandle | None = None  # the running workload (a --cmd's background job too)
     child: Child | None = None  # a running --cmd
-    doc: Doc | None = None  # the experiment's document from its first run on: what finished, however it ends
 
     def cancel(self) -> None:
         self.cancelled.set()

@@ -16,17 +16,22 @@ import random
 import re
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
 from iosched.core.documents.document import (
+    CatalogJobDoc,
     CatalogJobSpec,
     CmdJobSpec,
     FileJobSpec,
+    JobFileDoc,
+    MatrixDoc,
+    MatrixRunDoc,
     MatrixSequentialDoc,
+    TargetDoc,
     VariantDoc,
 )
 from iosched.core.documents.params import (
@@ -39,14 +44,26 @@ from iosched.core.documents.params import (
     parse_settle,
     parse_size,
 )
-from iosched.core.documents.saved import Bad, check_matrix, decode_json, need, saved_variants, through
-from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
+from iosched.core.documents.saved import Bad, decode_json, kind_of, need, read_matrix, saved_variants, through
 from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.events import Done, Event, Note, Progress, RunEnded, RunStarted
 from iosched.core.experiment.results import saved_matrices
-from iosched.core.experiment.runner import Workload, _add_trace, _one_run, puts_back, shielded, sysinfo, typed_run
+from iosched.core.experiment.runner import (
+    HostInfo,
+    Keep,
+    Kept,
+    Workload,
+    _add_trace,
+    _one_run,
+    job_doc,
+    puts_back,
+    shielded,
+    sysinfo,
+    target_doc,
+)
 from iosched.core.experiment.study import CmdJob, command_workload
 from iosched.core.experiment.variants import Configurator, check_variants
+from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
@@ -105,14 +122,19 @@ def job_runtime(job: Job | JobFile | CmdJob, runtime: float | None) -> float | N
     return runtime if runtime is not None else job_file_runtime(job)
 
 
-def job_spec(job: Job | JobFile | CmdJob) -> Doc:
+def job_spec(job: Job | JobFile | CmdJob) -> CatalogJobSpec | FileJobSpec | CmdJobSpec:
     """What identifies a job in a saved matrix: a catalog name with its scaling, a job file's options, or a
     study's command."""
     if isinstance(job, Job):
-        return {"catalog": job.name, "runtime": job.runtime, "size": job.size}
+        return CatalogJobSpec(catalog=job.name, runtime=job.runtime, size=job.size)
     if isinstance(job, CmdJob):
-        return job.to_json()
-    return {"file": job.path, "sections": [[s, [[k, v] for k, v in opts]] for s, opts in job.sections]}
+        return job.spec()
+    return FileJobSpec(file=job.path, sections=[(s, [(k, v) for k, v in opts]) for s, opts in job.sections])
+
+
+def workload_doc(job: Job | JobFile | CmdJob) -> CatalogJobDoc | JobFileDoc | CmdJobSpec:
+    """What a matrix's document says of a workload."""
+    return job.spec() if isinstance(job, CmdJob) else job_doc(job)
 
 
 def job_from_spec(spec: CatalogJobSpec | FileJobSpec | CmdJobSpec) -> Job | JobFile | CmdJob:
@@ -153,8 +175,8 @@ class MatrixPlan:
     runtime: float | None = None  # applies to job files (catalog jobs carry their own, scaled)
     primary: str | None = None  # None: each job's own (a contention job names one), else IOPS
     order: list[tuple[int, int]] = field(default_factory=list)
-    sequential: Doc | None = None  # --until-verdict: the boundary (core/statistics/matrix_sequential.py); repeat is
-    # then the most runs per cell
+    sequential: MatrixSequentialDoc | None = None  # --until-verdict: the boundary (core/statistics/
+    # matrix_sequential.py); repeat is then the most runs per cell
     trace: bool = False  # --trace: block-layer tracing over every run, as a compare's (a resume traces on)
 
     def __post_init__(self) -> None:
@@ -189,13 +211,17 @@ class MatrixPlan:
             total += s
         return total
 
-    def to_json(self) -> Doc:
-        return {"variants": [v.to_json() for v in self.variants], "jobs": [job_spec(j) for j in self.jobs],
-                "workloads": [j.to_json() for j in self.jobs], "repeat": self.repeat,
-                "drop_caches": self.drop_caches, "settle_s": self.settle, "job_runtime_s": self.runtime,
-                "primary_metric": self.primary or "iops", **self._own_primaries(),
-                "order": [[self.jobs[w].name, self.variants[v].label] for w, v in self.order],
-                **({"sequential": self.sequential} if self.sequential else {}), "traced": self.trace}
+    def document(self, info: HostInfo, target: TargetDoc | None, started: float) -> MatrixDoc:
+        """A new matrix's document: the plan, where it runs, no run yet (status running)."""
+        return MatrixDoc(started=started, kernel=info.kernel, machine=info.machine, host=info.host,
+                         device=info.device, variants=[v.doc() for v in self.variants], kind="matrix",
+                         jobs=[job_spec(j) for j in self.jobs], workloads=[workload_doc(j) for j in self.jobs],
+                         repeat=self.repeat, drop_caches=self.drop_caches, settle_s=self.settle,
+                         job_runtime_s=self.runtime, primary_metric=self.primary or "iops",
+                         primary_metrics=self._own_primaries(),
+                         order=[(self.jobs[w].name, self.variants[v].label) for w, v in self.order],
+                         sequential=self.sequential, traced=self.trace, target=target, runs=[], notes=[],
+                         status="running")
 
     @property
     def fio_jobs(self) -> list[Job | JobFile]:
@@ -206,29 +232,46 @@ class MatrixPlan:
     def comparisons(self) -> int:
         return len(self.jobs) * (len(self.variants) - 1)
 
-    def _own_primaries(self) -> Doc:
+    def _own_primaries(self) -> dict[str, str] | None:
         """``primary_metrics``: the jobs that name their own metric, when the user named none."""
         own = {j.name: j.primary for j in self.jobs if isinstance(j, (Job, CmdJob)) and j.primary}
-        return {"primary_metrics": own} if self.primary is None and own else {}
+        return own if self.primary is None and own else None
 
 
 def plan_from_doc(doc: object, path: object = "the file") -> MatrixPlan:
-    """The plan a saved matrix was started with, every value through its flag's parser; BadInput naming
-    ``path`` when the file is not a matrix iosched wrote."""
+    """The plan a saved matrix was started with, from its parsed JSON (the plan's fields alone, each decoded as its
+    declared type: the plan reads back from a document that holds no run yet), every value through its flag's
+    parser; BadInput naming ``path`` when the file is not a matrix iosched wrote."""
     try:
-        return _plan(doc)
+        need(isinstance(doc, dict), "it is not an object")
+        assert isinstance(doc, dict)
+        seq = doc.get("sequential")
+        return _plan(decode(list[VariantDoc], doc.get("variants"), "variants"),
+                     decode(list[CatalogJobSpec | FileJobSpec | CmdJobSpec], doc.get("jobs"), "jobs"),
+                     doc.get("repeat"), doc.get("settle_s"), decode(bool, doc.get("drop_caches"), "drop_caches"),
+                     doc.get("job_runtime_s"), doc.get("primary_metric"),
+                     decode(dict[str, str] | None, doc.get("primary_metrics"), "primary_metrics"),
+                     decode(list[tuple[str, str]], doc.get("order"), "order"),
+                     None if seq is None else decode(MatrixSequentialDoc, seq, "sequential"),
+                     decode(bool, doc.get("traced", False), "traced"))
     except (Bad, DecodeError) as e:
         raise BadInput(f"{path} is not a saved iosched matrix: {e}") from None
 
 
-def _plan(doc: object) -> MatrixPlan:
-    # The plan's fields alone, each decoded as its declared type: the plan reads back from a document that
-    # holds no run yet, and from one checked whole (decode_matrix).
-    need(isinstance(doc, dict), "it is not an object")
-    assert isinstance(doc, dict)
-    d: Doc = doc
-    variants = saved_variants(decode(list[VariantDoc], d.get("variants"), "variants"))
-    specs = decode(list[CatalogJobSpec | FileJobSpec | CmdJobSpec], d.get("jobs"), "jobs")
+def plan_of(doc: MatrixDoc, path: object = "the file") -> MatrixPlan:
+    """The plan a saved matrix (read whole) was started with, every value through its flag's parser; BadInput
+    naming ``path`` when it does not read back."""
+    try:
+        return _plan(doc.variants, doc.jobs, doc.repeat, doc.settle_s, doc.drop_caches, doc.job_runtime_s,
+                     doc.primary_metric, doc.primary_metrics, doc.order, doc.sequential, doc.traced)
+    except Bad as e:
+        raise BadInput(f"{path} is not a saved iosched matrix: {e}") from None
+
+
+def _plan(saved: list[VariantDoc], specs: list[CatalogJobSpec | FileJobSpec | CmdJobSpec], repeat_value: object,
+          settle_value: object, drop: bool, runtime_value: object, primary_value: object, own: dict[str, str] | None,
+          pairs: list[tuple[str, str]], seq: MatrixSequentialDoc | None, traced: bool) -> MatrixPlan:
+    variants = saved_variants(saved)
     need(bool(specs), "it has no jobs")
     try:
         jobs = [job_from_spec(s) for s in specs]
@@ -237,31 +280,24 @@ def _plan(doc: object) -> MatrixPlan:
     names = {j.name: i for i, j in enumerate(jobs)}
     labels = {v.label: i for i, v in enumerate(variants)}
     need(len(names) == len(jobs), "two of its jobs have one name")
-    repeat = int(through(parse_repeat, d.get("repeat"), "repeat"))
-    settle = float(through(parse_settle, d.get("settle_s"), "settle_s"))
-    drop = decode(bool, d.get("drop_caches"), "drop_caches")
-    runtime = d.get("job_runtime_s")
-    if runtime is not None:
-        runtime = float(through(parse_seconds, runtime, "job_runtime_s"))
-    primary = d.get("primary_metric") or "iops"
+    repeat = int(through(parse_repeat, repeat_value, "repeat"))
+    settle = float(through(parse_settle, settle_value, "settle_s"))
+    runtime = None if runtime_value is None else float(through(parse_seconds, runtime_value, "job_runtime_s"))
+    primary = primary_value or "iops"
     through(parse_metric, primary, "primary_metric")
-    own = d.get("primary_metrics")
     if own is not None:  # the jobs' own metrics: the user named none (read back from the jobs themselves)
-        for w, m in decode(dict[str, str], own, "primary_metrics").items():
+        for w, m in own.items():
             job = jobs[names[w]] if w in names else None
             if not (isinstance(job, CmdJob) and m in {c.name for c in job.cmd_metrics}):  # else a figure it reads
                 through(parse_metric, m, "primary_metrics")
-    pairs = decode(list[tuple[str, str]], d.get("order"), "order")
     # Counted before the balanced order is built: a hostile repeat or job list must not make a huge one.
     need(len(pairs) == len(jobs) * len(variants) * repeat <= MAX_RUNS, "its run order does not cover the matrix")
     order = []
     for job_name, label in pairs:
         need(job_name in names and label in labels, "its run order names a job or variant it does not have")
         order.append((names[job_name], labels[label]))
-    seq = d.get("sequential")
     if seq is not None:
-        seq = _boundary(decode(MatrixSequentialDoc, seq, "sequential"), repeat, len(jobs) * (len(variants) - 1))
-    traced = decode(bool, d.get("traced", False), "traced")
+        seq = _boundary(seq, repeat, len(jobs) * (len(variants) - 1))
     try:
         plan = MatrixPlan(variants, jobs, repeat, drop, settle, runtime, None if own is not None else str(primary),
                           order, seq, traced)
@@ -272,7 +308,7 @@ def _plan(doc: object) -> MatrixPlan:
     return plan
 
 
-def _boundary(seq: MatrixSequentialDoc, repeat: int, comparisons: int) -> Doc:
+def _boundary(seq: MatrixSequentialDoc, repeat: int, comparisons: int) -> MatrixSequentialDoc:
     """A saved boundary, checked against the plan: its looks are the schedule of its most runs per cell, and each
     level lies between the Bonferroni split over the looks and a single look's (a file cannot loosen it)."""
     need(seq.max_per_arm == repeat and tuple(seq.looks) == look_schedule(repeat),
@@ -282,50 +318,47 @@ def _boundary(seq: MatrixSequentialDoc, repeat: int, comparisons: int) -> Doc:
         share = seq.alpha / (comparisons - r)
         need(share / (2 * len(seq.looks)) <= level <= share, "its sequential boundary is looser than alpha allows")
     need(0.0 < seq.ci_level < 1.0, "its sequential interval level is not a probability")
-    return {"looks": list(seq.looks), "max_per_arm": seq.max_per_arm, "alpha": seq.alpha,
-            "levels": list(seq.levels), "ci_level": seq.ci_level, "method": seq.method}
+    return seq
 
 
-def decode_matrix(doc: object, path: object) -> Doc:
+def decode_matrix(doc: object, path: object) -> MatrixDoc:
     """A saved matrix checked whole (every field, its plan, its runs against the plan) before any use."""
-    d = check_matrix(doc, path)
-    plan = plan_from_doc(d, path)
-    if [w["name"] for w in d["workloads"]] != [j.name for j in plan.jobs]:
+    d = read_matrix(doc, path)
+    plan = plan_of(d, path)
+    if [w.name for w in d.workloads] != [j.name for j in plan.jobs]:
         raise BadInput(f"{path} is not a saved iosched matrix: its workloads are not its jobs")
     return d
 
 
-def load_matrix(path: str | Path) -> Doc:
+def load_matrix(path: str | Path) -> MatrixDoc:
     """A saved matrix document, size- and shape-checked; BadInput with one sentence otherwise."""
     data = read_bounded(path, SAVE_LIMIT, "matrix")  # a regular file only: /dev/zero or a FIFO is refused at once
     doc = decode_json(data, path, "matrix")
-    if isinstance(doc, dict) and doc.get("kind") in ("fleet", "fleet_matrix"):
+    if kind_of(doc) in ("fleet", "fleet_matrix"):
         raise BadInput(f"{path} is a saved fleet compare: go on with it with --hosts, as it was run")
     return decode_matrix(doc, path)
 
 
-def _identity(dev: Doc) -> Doc:
-    return {k: dev.get(k) for k in ("name", "size_bytes", "model", "serial", "backing_file")}
+def _identity(dev: DeviceDoc | DeviceNameDoc | None) -> tuple[object, ...]:
+    return tuple(getattr(dev, k, None) for k in ("name", "size_bytes", "model", "serial", "backing_file"))
 
 
-def check_resumable(doc: Doc, device: str, variants: list[Variant] | None,
+def check_resumable(doc: MatrixDoc, device: str, variants: list[Variant] | None,
                     jobs: list[Job | JobFile | CmdJob] | None,
                     runtime: float | None, root: str | Path = "/", path: str = "the file") -> MatrixPlan:
     """The saved plan, after checking the file belongs to this device and to the variants and jobs given."""
-    saved = plan_from_doc(doc, path)
+    saved = plan_of(doc, path)
     dev = read_device(device, root)
-    saved_dev = doc.get("device")
-    if not isinstance(saved_dev, dict):
-        saved_dev = {}
-    if dev is None or _identity(asdict(dev)) != _identity(saved_dev):
-        raise BadInput(f"{path} was saved for another device ({saved_dev.get('name')}), not {device}")
+    here = dev  # read_device gives the declared type itself
+    if here is None or _identity(here) != _identity(doc.device):
+        raise BadInput(f"{path} was saved for another device ({getattr(doc.device, 'name', None)}), not {device}")
     if jobs is not None and ([job_spec(j) for j in jobs] != [job_spec(j) for j in saved.jobs]
                              or runtime != saved.runtime):
         raise BadInput(f"{path} holds another job set ({', '.join(j.name for j in saved.jobs)}); "
                        "resume with the same --jobs, --runtime and --size, or leave them out")
-    if variants is not None and [v.to_json() for v in variants] != [v.to_json() for v in saved.variants]:
+    if variants is not None and [v.doc() for v in variants] != [v.doc() for v in saved.variants]:
         raise BadInput(f"{path} compares other variants ({', '.join(v.label for v in saved.variants)})")
-    if doc.get("status") == "final":
+    if doc.status == "final":
         raise BadInput(f"{path} is a finished matrix: nothing to resume")
     if jobs is None and any(isinstance(j, CmdJob) for j in saved.jobs):
         raise BadInput(f"{path} is a study that runs commands: resume it with --study and its file again, so the "
@@ -333,15 +366,15 @@ def check_resumable(doc: Doc, device: str, variants: list[Variant] | None,
     return saved
 
 
-def done_slots(doc: Doc) -> set[int]:
-    return {r["slot"] for r in doc["runs"]}
+def done_slots(doc: MatrixDoc) -> set[int]:
+    return {r.slot for r in doc.runs}
 
 
 # --- saving -------------------------------------------------------------------------------------------------
 
 
 def find_resumable(device: str, directory: str | Path, root: str | Path = "/", look_at: int = 5,
-                   only: Path | None = None) -> tuple[Path, Doc, MatrixPlan] | None:
+                   only: Path | None = None) -> tuple[Path, MatrixDoc, MatrixPlan] | None:
     """The unfinished matrix last saved for ``device`` (among its ``look_at`` most recent, or ``only`` that
     file) that still fits it: the same device (by identity, not name alone) and a readable plan; None when
     there is none."""
@@ -349,12 +382,12 @@ def find_resumable(device: str, directory: str | Path, root: str | Path = "/", l
     for path in paths:
         try:
             doc = load_matrix(path)
-            if doc.get("status") == "final":
+            if doc.status == "final":
                 continue
             plan = check_resumable(doc, device, None, None, None, root, path.name)
         except BadInput:  # another device by this name, a plan that does not read back, or not ours
             continue
-        if len(doc["runs"]) < plan.runs:
+        if len(doc.runs) < plan.runs:
             return path, doc, plan
     return None
 
@@ -362,17 +395,15 @@ def find_resumable(device: str, directory: str | Path, root: str | Path = "/", l
 # --- running ------------------------------------------------------------------------------------------------
 
 
-def new_document(device: str, plan: MatrixPlan, target: Target | None, root: str | Path = "/") -> Doc:
-    return {"version": SCHEMA_VERSION, "kind": "matrix", "started": time.time(), **sysinfo(device, root),
-            **plan.to_json(), "target": target.to_json() if target else None, "runs": [], "notes": [],
-            "status": "running"}
+def new_document(device: str, plan: MatrixPlan, target: Target | None, root: str | Path = "/") -> MatrixDoc:
+    return plan.document(sysinfo(device, root), target_doc(target) if target is not None else None, time.time())
 
 
-def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | None = None, root: str | Path = "/",
-               on_event: Callable[[Event], None] | None = None, on_saved: Callable[[Doc], None] | None = None,
-               ctl: Control | None = None) -> Doc:
-    """Run every slot of ``plan.order`` not yet in ``doc["runs"]`` (a new document when None); ``on_saved`` gets
-    the document after each run.
+def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: MatrixDoc | None = None,
+               root: str | Path = "/", on_event: Callable[[Event], None] | None = None,
+               keep: Keep[MatrixDoc] | None = None, ctl: Control | None = None) -> MatrixDoc:
+    """Run every slot of ``plan.order`` not yet in ``doc.runs`` (a new document when None); ``keep`` gets the
+    document as it grows, to be saved after each run.
 
     The device gets its starting configuration back at the end, on cancel and on a signal; the target's
     scratch files are removed. A traced plan has one tracer over the whole matrix, each run's window cut from it
@@ -380,13 +411,11 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | 
     """
     ctl = ctl or Control()
     emit = on_event or (lambda e: None)
-    saved = on_saved or (lambda d: None)
     tracer: RunTracer | None = None
     try:
         check_variants(device, plan.variants, root)
         if doc is None:
             doc = new_document(device, plan, target, root)
-        ctl.doc = doc
         cfg = Configurator(device, plan.variants, root)
         monitor = Monitor(root=root, capacity=1)  # the run windows' edges
         if plan.trace:
@@ -396,26 +425,25 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | 
         if target is not None:
             target.release(root)  # the matrix owns its target from the call on, even when it cannot start
         raise
-    doc.setdefault("original", cfg.snapshot())
-    doc["status"] = "running"
     # Resumed: the earlier session's "ended early … --resume continues" now says that it was resumed.
-    doc["notes"] = [resumed_note(n) for n in doc.get("notes") or []]
-    todo = [i for i in range(plan.runs) if i not in done_slots(doc)]
+    kept = Kept(replace(doc, original=doc.original if doc.original is not None else cfg.snapshot(), status="running",
+                        notes=[resumed_note(n) for n in doc.notes]), keep)
+    todo = [i for i in range(plan.runs) if i not in done_slots(kept.doc)]
     labels = [v.label for v in plan.variants]
     per_round = len(plan.jobs) * len(labels)
-    metric_of = primaries(doc, plan.primary) if plan.sequential else {}
-    st = state(doc, metric_of) if plan.sequential else State({}, 0)
+    metric_of = primaries(kept.doc, plan.primary) if plan.sequential else {}
+    st = state(kept.doc, metric_of) if plan.sequential else State({}, 0)
 
     def left(slots: list[int]) -> list[int]:  # the slots still to run: a decided cell's are left out
         return [s for s in slots if not st.skips(plan.jobs[plan.order[s][0]].name,
                                                  labels[plan.order[s][1]], labels, s // per_round)]
 
     t_origin = time.monotonic()
-    offset = max((r.get("end", 0.0) for r in doc["runs"]), default=0.0)  # resumed runs continue the timeline
+    offset = max((r.end for r in kept.doc.runs), default=0.0)  # resumed runs continue the timeline
     spent: list[tuple[float, float]] = []  # (estimated, measured) seconds of the runs made now
     try:
-        with puts_back(doc, cfg, ctl, target, root, t_origin=t_origin, offset=offset,
-                       ended=lambda: f"{len(doc['runs'])} of {plan.runs} runs finished; --resume continues"):
+        with puts_back(kept, cfg, ctl, target, root, t_origin=t_origin, offset=offset,
+                       ended=lambda: f"{len(kept.doc.runs)} of {plan.runs} runs finished; --resume continues"):
             for k, slot in enumerate(todo):
                 if ctl.cancelled.is_set():
                     raise Cancelled("cancelled")
@@ -436,33 +464,33 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Doc | 
                 label = f"{job.name} · {v.label}"
                 emit(RunStarted(slot, plan.runs, label, _eta_text(plan, left(todo[k:]), spent)))
                 # Progress events name the cell (workload and variant), not the variant alone.
-                run = _one_run(device, v, config, wl, monitor, ctl, root, _naming(emit, label), slot, plan.runs)
+                one = _one_run(device, v, config, wl, monitor, ctl, root, _naming(emit, label), slot, plan.runs)
                 if tracer is not None:
-                    _add_trace(run, tracer, doc)
-                run["start"] = run["start"] - t_origin + offset
-                run["end"] = run["end"] - t_origin + offset
-                run["slot"], run["workload"] = slot, job.name
-                doc["runs"].append(run)
+                    one = _add_trace(one, tracer, kept)
+                run = MatrixRunDoc(**{f.name: getattr(one, f.name) for f in fields(one)},
+                                   slot=slot, workload=job.name)
+                run = replace(run, start=run.start - t_origin + offset, end=run.end - t_origin + offset)
+                kept.update(runs=[*kept.doc.runs, run])
                 est = plan.run_seconds(w)
                 if est is not None:
                     spent.append((est, time.monotonic() - t0))
-                saved(doc)
+                kept.save()
                 looked = st.last_look
                 if plan.sequential:
-                    st = state(doc, metric_of)
-                emit(RunEnded(slot, plan.runs, label, typed_run(run), eta=_eta_text(plan, left(todo[k + 1:]), spent)))
+                    st = state(kept.doc, metric_of)
+                emit(RunEnded(slot, plan.runs, label, run, eta=_eta_text(plan, left(todo[k + 1:]), spent)))
                 if st.last_look != looked:
-                    emit(Note(look_line(doc, st)))
+                    emit(Note(look_line(kept.doc, st)))
                 if plan.sequential and len(st.decided) == plan.comparisons:
                     break
-            doc["status"] = "final"
+            kept.update(status="final")
     finally:
         if tracer is not None:
             with shielded():
                 tracer.stop()
-        saved(doc)
+        kept.save()
     emit(Done())
-    return doc
+    return kept.doc
 
 
 def resumed_note(note: str) -> str:
@@ -503,29 +531,31 @@ def format_duration(s: float) -> str:
     return f"{s // 3600} h {s % 3600 // 60:02d} min"
 
 
-def simulate_matrix(rng: random.Random, seq: Doc | None, repeat: int, workloads: list[str], labels: list[str],
-                    effect: float, cv: float) -> Doc:
+def simulate_matrix(rng: random.Random, seq: MatrixSequentialDoc | None, repeat: int, workloads: list[str],
+                    labels: list[str], effect: float, cv: float) -> MatrixDoc:
     """One matrix without a device, for calibration checks (tests, bench/matrix_sequential.py): the run loop's
     order and decisions (a decided cell's slots left out, a look after each complete round, the end once every
     cell decided) over log-normal IOPS with noise ``cv`` and ``effect`` times the baseline on every other variant.
     ``seq`` None: a fixed matrix of ``repeat`` runs per cell."""
-    order = plan_order(len(workloads), len(labels), repeat)
-    doc: Doc = {"kind": "matrix", "workloads": [{"name": w} for w in workloads],
-                "variants": [{"label": lb} for lb in labels], "primary_metric": "iops", "repeat": repeat,
-                "order": [[workloads[w], labels[v]] for w, v in order], "runs": [], "notes": []}
-    if seq is not None:
-        doc["sequential"] = seq
+    order = [(workloads[w], labels[v]) for w, v in plan_order(len(workloads), len(labels), repeat)]
+    doc = MatrixDoc(started=0.0, kernel="", machine="", host="", device=None, notes=[], kind="matrix",
+                    variants=[VariantDoc(label=lb, scheduler=lb.split("#")[0]) for lb in labels], jobs=[],
+                    workloads=[JobFileDoc(name=w, path="", writes=False, text="") for w in workloads],
+                    repeat=repeat, drop_caches=False, settle_s=0.0, job_runtime_s=None, primary_metric="iops",
+                    order=order, sequential=seq, target=None, runs=[])
     metric_of = {w: "iops" for w in workloads}
     per_round = len(workloads) * len(labels)
     cells = len(workloads) * (len(labels) - 1)
     st = State({}, 0)
-    for slot, (w, v) in enumerate(doc["order"]):
+    runs: list[MatrixRunDoc] = []
+    for slot, (w, v) in enumerate(order):
         if st.skips(w, v, labels, slot // per_round):
             continue
         value = 1000.0 * math.exp(rng.gauss(0.0, cv)) * (effect if v != labels[0] else 1.0)
-        doc["runs"].append({"slot": slot, "workload": w, "variant": v, "valid": True, "metrics": {"iops": value}})
-        if seq is not None and (slot + 1) % per_round == 0 and (slot + 1) // per_round in seq["looks"]:
-            st = state(doc, metric_of)
+        runs.append(MatrixRunDoc(index=slot, variant=v, start=0.0, end=0.0, valid=True, invalid_reason=None,
+                                 config={}, metrics={"iops": value}, slot=slot, workload=w))
+        if seq is not None and (slot + 1) % per_round == 0 and (slot + 1) // per_round in seq.looks:
+            st = state(replace(doc, runs=runs), metric_of)
             if len(st.decided) == cells:
                 break
-    return doc
+    return replace(doc, runs=runs)

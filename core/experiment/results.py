@@ -19,7 +19,6 @@ from pathlib import Path
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import check_target, replacing
-from iosched.core.documents.schema_version import Doc
 from iosched.core.settings.journal import default_run_dir
 from iosched.core.settings.pidlock import Held, holding
 
@@ -46,10 +45,11 @@ def check_save_path(path: str | Path) -> os.stat_result | None:
         raise BadInput(f"cannot save to {path}: {e.strerror or e}") from None
 
 
-def save_result(doc: Doc, path: str | Path) -> None:
-    """Write atomically (a crash mid-write leaves the previous save, never half a file); a file that is
-    replaced keeps its mode and owner. BadInput for a path that is not a regular file (check_save_path), also
-    when one is planted there while the experiment runs (WriteRefused: nothing written)."""
+def save_result(doc: object, path: str | Path) -> None:
+    """``doc`` (JSON: a document encoded, core/base/encode.py) written atomically (a crash mid-write leaves the
+    previous save, never half a file); a file that is replaced keeps its mode and owner. BadInput for a path that
+    is not a regular file (check_save_path), also when one is planted there while the experiment runs
+    (WriteRefused: nothing written)."""
     check_save_path(path)
     with replacing(path) as f:
         json.dump(doc, f)

@@ -14,20 +14,31 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from iosched.core.base.decode import decode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.figures import figure_fault
-from iosched.core.documents.document import MatrixRunDoc, RunDoc
+from iosched.core.documents.document import (
+    CatalogJobDoc,
+    CompareDoc,
+    JobFileDoc,
+    ReplayDoc,
+    RunDoc,
+    SequentialDoc,
+    TargetDoc,
+    TraceDoc,
+    WorkloadDoc,
+)
 from iosched.core.documents.params import Variant
-from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import run_cmd_reading, run_cmd_under
 from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.events import Done, Event, Progress, RunEnded, RunStarted
 from iosched.core.experiment.variants import Configurator, check_variants, drifted, plan_order
+from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.live.sampler import Sample, compute_rates
@@ -37,6 +48,7 @@ from iosched.core.load.fio_result import FioResult, FioUnfinished
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.replay import ReplayJob
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
+from iosched.core.load.replay_lag import ReplayLag
 from iosched.core.load.targets import Target
 from iosched.core.settings.writes import drop_caches
 from iosched.core.trace.runs import RunTracer
@@ -62,19 +74,26 @@ class Workload:
             return self.job.name
         return f"cmd: {self.cmd}" + (f" under {self.background.name}" if self.background is not None else "")
 
-    def to_json(self) -> Doc:
-        out: Doc = {"job": self.job.to_json() if self.job is not None else None,
-                    "target": self.target.to_json() if self.target else None, "runtime": self.runtime,
-                    "cmd": self.cmd}
-        if self.background is not None:
-            out["background"] = self.background.to_json()
-        if self.cmd_metrics:
-            out["cmd_metrics"] = [m.to_json() for m in self.cmd_metrics]
-        if isinstance(self.job, ReplayJob):
-            out["replay"] = self.job.describe()
-        return out
+    def doc(self) -> WorkloadDoc:
+        """What the saved experiment keeps of it."""
+        return WorkloadDoc(job=job_doc(self.job) if self.job is not None else None,
+                           target=target_doc(self.target) if self.target is not None else None,
+                           runtime=self.runtime, cmd=self.cmd,
+                           background=job_doc(self.background) if self.background is not None else None,
+                           cmd_metrics=[m.doc() for m in self.cmd_metrics] or None,
+                           replay=decode(ReplayDoc, self.job.describe(), "the replay")
+                           if isinstance(self.job, ReplayJob) else None)
 
 
+# What the load layer says of a job and a target, as their declared types.
+def job_doc(job: Job | JobFile) -> CatalogJobDoc | JobFileDoc:
+    if isinstance(job, Job):
+        return decode(CatalogJobDoc, job.to_json(), "the job")
+    return decode(JobFileDoc, job.to_json(), "the job")
+
+
+def target_doc(target: Target) -> TargetDoc:
+    return decode(TargetDoc, target.to_json(), "the target")
 
 
 # --- per-run measurement ------------------------------------------------------------------------------------
@@ -102,29 +121,68 @@ def window_metrics(device: str, s0: Sample, s1: Sample, ios: int | None) -> dict
     return out
 
 
-def hold_to_range(run: Doc) -> Doc:
+R = TypeVar("R", bound=RunDoc)
+
+
+def hold_to_range(run: R) -> R:
     """``run`` with every figure held to a figure's range (core/base/figures.py): one outside it is not kept, and the
     run is invalid with the reason, so that what is saved reads back and no statistic sees it."""
-    metrics = run["metrics"]
+    metrics = dict(run.metrics)
+    valid, reason = run.valid, run.invalid_reason
     for key in [k for k, x in metrics.items() if x is not None]:
         why = figure_fault(metrics[key])
         if why is not None:
             del metrics[key]
-            if run["valid"]:
-                run["valid"], run["invalid_reason"] = False, f"its {key} {why}"
-    return run
+            if valid:
+                valid, reason = False, f"its {key} {why}"
+    if len(metrics) == len(run.metrics):
+        return run
+    return replace(run, metrics=metrics, valid=valid, invalid_reason=reason)
 
 
-def typed_run(run: Doc) -> RunDoc:
-    """A run's dict as its declared type, for the events that carry it."""
-    return decode(MatrixRunDoc if "slot" in run else RunDoc, run, "the run")
+@dataclass(frozen=True)
+class HostInfo:
+    """The machine an experiment runs on, and its device as read at the start."""
+
+    kernel: str
+    machine: str
+    host: str
+    device: DeviceDoc | DeviceNameDoc
 
 
-def sysinfo(device: str, root: str | Path) -> Doc:
+def sysinfo(device: str, root: str | Path) -> HostInfo:
     dev = read_device(device, root)
     u = platform.uname()
-    return {"kernel": u.release, "machine": u.machine, "host": u.node,
-            "device": asdict(dev) if dev else {"name": device}}
+    return HostInfo(u.release, u.machine, u.node,
+                    dev if dev else DeviceNameDoc(name=device))
+
+
+D = TypeVar("D", bound=Any)
+
+
+Keep = Callable[[D, bool], None]  # the service's Running.keep: the document as it stands, and whether to save it
+
+
+class Kept(Generic[D]):
+    """An experiment's document as it grows: each change makes a new frozen document (``dataclasses.replace``),
+    handed to ``keep`` (the service's: what finished is judged and saved however the experiment ends); ``save()``
+    has it saved now too (a matrix after every run)."""
+
+    def __init__(self, doc: D, keep: Keep[D] | None = None) -> None:
+        self.doc = doc
+        self._keep = keep or (lambda d, save: None)
+        self._keep(doc, False)
+
+    def update(self, **changes: Any) -> D:
+        self.doc = replace(self.doc, **changes)
+        self._keep(self.doc, False)
+        return self.doc
+
+    def save(self) -> None:
+        self._keep(self.doc, True)
+
+    def note(self, text: str) -> D:
+        return self.update(notes=[*self.doc.notes, text])
 
 
 @contextlib.contextmanager
@@ -161,70 +219,70 @@ def why_ended(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
-def _mark_cancelled(doc: Doc, error: BaseException, covers: str) -> None:
-    """Note why the experiment ended early; the document stays in ``Control.doc``, to be judged and saved."""
-    doc["notes"].append(f"ended early ({why_ended(error)}): {covers}")
-    doc["status"] = "cancelled"
+def mark_cancelled(kept: Kept[Any], error: BaseException, covers: str) -> None:
+    """Note why the experiment ended early; the document is kept, to be judged and saved."""
+    kept.update(notes=[*kept.doc.notes, f"ended early ({why_ended(error)}): {covers}"], status="cancelled")
 
 
 @contextlib.contextmanager
-def puts_back(doc: Doc, cfg: Configurator, ctl: Control, target: Target | None, root: str | Path,
+def puts_back(kept: Kept[Any], cfg: Configurator, ctl: Control, target: Target | None, root: str | Path,
               ended: Callable[[], str], t_origin: float, offset: float = 0.0) -> Iterator[None]:
     """Around an experiment's runs: whatever ends them, fio is killed, the device gets its starting
     configuration back, the target's scratch files go and the switches made are recorded.
 
     Anything raised marks the document ``status: cancelled`` with a note (``ended()`` says what the results
-    cover); the document stays in ``ctl.doc``, so what finished can still be judged and saved.
+    cover); the document is kept, so what finished can still be judged and saved.
     """
     early = False
     try:
         yield
     except BaseException as e:  # cancel, Ctrl-C, SIGTERM, a failed run
         early = True
-        _mark_cancelled(doc, e, ended())
+        mark_cancelled(kept, e, ended())
         raise
     finally:
         with shielded():
             if ctl.fio is not None:
                 ctl.fio.kill()
-            undone = _put_back(cfg, doc)
+            undone = put_back(cfg, kept)
             if target is not None:
                 target.release(root)
         # A resumed document keeps the switches it had (none when it saved none: null reads as none).
-        doc["switches"] = [*(doc.get("switches") or []), *((t - t_origin + offset, s) for t, s in cfg.switches)]
-        doc["finished"] = time.time()
-        _raise_undone(undone, early, doc, ended)
+        kept.update(switches=[*(kept.doc.switches or []), *((t - t_origin + offset, s) for t, s in cfg.switches)],
+                    finished=time.time())
+        raise_undone(undone, early, kept, ended)
 
 
-def _put_back(cfg: Configurator, doc: Doc) -> IoschedError | None:
+def put_back(cfg: Configurator, kept: Kept[Any]) -> IoschedError | None:
     """``cfg.put_back()``; when the device vanished (or refuses), the error is noted and returned instead of
     raised over the one that ended the runs."""
     try:
         cfg.put_back()
     except IoschedError as e:
-        if not any(str(e) in n for n in doc["notes"]):  # a vanished device: already the reason the runs ended
-            doc["notes"].append(f"the starting configuration could not be put back: {e}")
+        if not any(str(e) in n for n in kept.doc.notes):  # a vanished device: already the reason the runs ended
+            kept.note(f"the starting configuration could not be put back: {e}")
         return e
     return None
 
 
-def _raise_undone(undone: IoschedError | None, early: bool, doc: Doc, ended: Callable[[], str]) -> None:
+def raise_undone(undone: IoschedError | None, early: bool, kept: Kept[Any], ended: Callable[[], str]) -> None:
     """After every run finished, a failed put-back still fails the experiment, with its runs kept."""
     if undone is not None and not early:
-        _mark_cancelled(doc, undone, ended())
+        mark_cancelled(kept, undone, ended())
         raise undone
 
 
 def run_experiment(device: str, variants: list[Variant], workload: Workload, repeat: int = 3,
                    drop: bool = False, settle: float = 1.0, root: str | Path = "/",
                    on_event: Callable[[Event], None] | None = None, ctl: Control | None = None,
-                   stop: Callable[[Doc], bool] | None = None, sequential: Doc | None = None,
-                   trace: bool = False) -> Doc:
+                   stop: Callable[[RunDoc], bool] | None = None, sequential: SequentialDoc | None = None,
+                   trace: bool = False, keep: Keep[CompareDoc] | None = None) -> CompareDoc:
     """Run every variant ``repeat`` times in interleaved order; returns the document `report` judges.
 
     ``stop`` sees each finished run and ends the experiment early when it returns True (the sequential
     boundary); ``sequential`` is that boundary's plan, saved so `report` judges against the same level.
     ``trace``: block-layer tracing over every run (time in the scheduler, device time; see trace_runs.py).
+    ``keep`` gets the document each time it changes (what finished, however it ends).
     """
     with _released_on_error(workload, root):
         if repeat < 1:
@@ -235,20 +293,16 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
     emit = on_event or (lambda e: None)
     monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     order = plan_order(len(variants), repeat)
-    doc: Doc = {
-        "version": SCHEMA_VERSION, "kind": "compare", "started": time.time(), **sysinfo(device, root),
-        "variants": [v.to_json() for v in variants], "order": [variants[i].label for i in order],
-        "repeat": repeat, "drop_caches": drop, "settle_s": settle, "workload": workload.to_json(),
-        "original": cfg.snapshot(), "runs": [], "notes": [],
-    }
-    ctl.doc = doc
-    if sequential is not None:
-        doc["sequential"] = sequential
+    info = sysinfo(device, root)
     tracer = _start_tracing(device, root, workload) if trace else None
-    doc["traced"] = tracer is not None
+    kept = Kept(CompareDoc(started=time.time(), kernel=info.kernel, machine=info.machine, host=info.host,
+                           device=info.device, variants=[v.doc() for v in variants],
+                           order=[variants[i].label for i in order], repeat=repeat, drop_caches=drop, settle_s=settle,
+                           workload=workload.doc(), original=cfg.snapshot(), runs=[], notes=[],
+                           sequential=sequential, traced=tracer is not None), keep)
     t_origin = time.monotonic()
     try:
-        with puts_back(doc, cfg, ctl, workload.target, root, lambda: "results cover the runs that finished",
+        with puts_back(kept, cfg, ctl, workload.target, root, lambda: "results cover the runs that finished",
                        t_origin):
             for n, vi in enumerate(order):
                 if ctl.cancelled.is_set():
@@ -262,23 +316,21 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
                 emit(RunStarted(n, len(order), v.label))
                 run = _one_run(device, v, config, workload, monitor, ctl, root, emit, n, len(order))
                 if tracer is not None:
-                    _add_trace(run, tracer, doc)
-                run["start"] -= t_origin
-                run["end"] -= t_origin
-                doc["runs"].append(run)
+                    run = _add_trace(run, tracer, kept)
+                run = replace(run, start=run.start - t_origin, end=run.end - t_origin)
+                kept.update(runs=[*kept.doc.runs, run])
                 done = stop is not None and stop(run)
-                emit(RunEnded(n, len(order), v.label, typed_run(run)))
+                emit(RunEnded(n, len(order), v.label, run))
                 if done:
-                    doc["notes"].append(f"stopped after run {n + 1} of at most {len(order)}: "
-                                        "the boundary was crossed")
+                    kept.note(f"stopped after run {n + 1} of at most {len(order)}: the boundary was crossed")
                     break
-            doc["status"] = "final"
+            kept.update(status="final")
     finally:
         if tracer is not None:
             with shielded():
                 tracer.stop()
     emit(Done())
-    return doc
+    return kept.doc
 
 
 def _start_tracing(device: str, root: str | Path, workload: Workload) -> RunTracer:
@@ -288,19 +340,19 @@ def _start_tracing(device: str, root: str | Path, workload: Workload) -> RunTrac
     return tracer
 
 
-def _add_trace(run: Doc, tracer: RunTracer, doc: Doc) -> None:
+def _add_trace(run: RunDoc, tracer: RunTracer, kept: Kept[Any]) -> RunDoc:
     """The run's block-layer figures into its metrics; a tracer that died is noted once."""
-    got = tracer.collect(run["start"], run["end"])
+    got = tracer.collect(run.start, run.end)
     if got is not None:
-        run["metrics"].update({k: v for k, v in got["metrics"].items() if v is not None})
-        run["trace"] = got["hists"]
-        hold_to_range(run)
-    if tracer.stopped and not any(n.startswith("tracing stopped") for n in doc["notes"]):
-        doc["notes"].append(f"tracing stopped after run {run['index'] + 1}: {tracer.stopped}")
+        metrics = {**run.metrics, **{k: v for k, v in got["metrics"].items() if v is not None}}
+        run = hold_to_range(replace(run, metrics=metrics, trace=decode(TraceDoc, got["hists"], "the trace")))
+    if tracer.stopped and not any(n.startswith("tracing stopped") for n in kept.doc.notes):
+        kept.note(f"tracing stopped after run {run.index + 1}: {tracer.stopped}")
+    return run
 
 
 def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload, monitor: Monitor,
-             ctl: Control, root: str | Path, emit: Callable[[Event], None], n: int, total: int) -> Doc:
+             ctl: Control, root: str | Path, emit: Callable[[Event], None], n: int, total: int) -> RunDoc:
     drift: list[str] = []
 
     def check_drift() -> None:
@@ -319,7 +371,7 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     s0 = monitor.snapshot()
     fio_res: FioResult | None = None
     metrics: dict[str, float | None] = {}
-    timing: Doc | None = None  # a timed replay's lag (core/load/replay_lag.py)
+    timing: ReplayLag | None = None  # a timed replay's lag (core/load/replay_lag.py)
     try:
         if workload.cmd is not None and workload.background is not None:
             assert workload.target is not None
@@ -341,7 +393,7 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
                 lag = workload.job.lag(fio_res.runtime_s, fio_res.total_ios)  # a timed replay's: None for fast
                 if lag is not None:
                     metrics[REPLAY_LAG] = lag.lag_s
-                    timing = asdict(lag)
+                    timing = lag
                     if lag.behind:  # its requests queued in fio, not in the scheduler: another load
                         drift.insert(0, lag.reason())
                 short = workload.job.short_of(fio_res.total_ios) if workload.runtime is None else None
@@ -361,13 +413,8 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     check_drift()
     # A command's CPU per IO counts the device's IOs (its own and its background's), a job's fio's own.
     metrics.update(window_metrics(device, s0, s1, fio_res.total_ios if fio_res and workload.cmd is None else None))
-    run: Doc = {
-        "index": n, "variant": v.label, "start": s0.time, "end": s1.time, "valid": not drift,
-        "invalid_reason": drift[0] if drift else None, "config": config, "metrics": metrics,
-        "fio": fio_res.raw if fio_res else None,
-    }
-    if timing is not None:
-        run["replay"] = timing
-    return hold_to_range(run)
+    return hold_to_range(RunDoc(index=n, variant=v.label, start=s0.time, end=s1.time, valid=not drift,
+                                invalid_reason=drift[0] if drift else None, config=config, metrics=metrics,
+                                fio=fio_res.raw if fio_res else None, replay=timing))
 
 

@@ -25,9 +25,9 @@ from typing import Generic, Literal, Protocol, TypeVar
 
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDoc, RunDoc, SequentialDoc
 from iosched.core.documents.metrics import check_roles, split_metric
 from iosched.core.documents.params import Variant
-from iosched.core.documents.schema_version import Doc
 from iosched.core.experiment.alternation import ROLE_TURN_METRICS, run_alternation
 from iosched.core.experiment.busy import BusyWatch
 from iosched.core.experiment.cmd_metrics import CmdMetric
@@ -49,6 +49,7 @@ from iosched.core.statistics.matrix_sequential import matrix_sequential_plan
 from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
 
 Kind = Literal["compare", "alternate", "matrix"]
+LocalDoc = CompareDoc | AlternationDoc | MatrixDoc  # what this machine's plans run to
 Status = Literal["final", "cancelled", "failed"]
 
 
@@ -77,7 +78,7 @@ class ExperimentPlan:
     runtime: float | None = None  # seconds, for a job file (catalog jobs carry their own)
     replay: ReplayRequest | None = None  # compare: a capture replayed (made into ``job`` by run())
     matrix: MatrixPlan | None = None  # kind == "matrix"
-    resume: Doc | None = None  # a saved, unfinished matrix to continue (its plan is ``matrix``)
+    resume: MatrixDoc | None = None  # a saved, unfinished matrix to continue (its plan is ``matrix``)
     repeat: int = 3
     drop_caches: bool = False
     settle: float = 1.0
@@ -90,22 +91,22 @@ class ExperimentPlan:
     target: TargetRequest = field(default_factory=TargetRequest)
     root: str | Path = "/"
     on_target: Callable[[Target], None] | None = None  # hears where fio will write (its note) before the first run
-    reload: Callable[[], Doc] | None = None  # a resumed matrix's file, read again once its lock is held
+    reload: Callable[[], MatrixDoc] | None = None  # a resumed matrix's file, read again once its lock is held
 
     def check(self) -> None:
         _check(self)
 
-    def hold(self, saver: Saver[Doc] | None) -> AbstractContextManager[ExperimentPlan]:
+    def hold(self, saver: Saver[LocalDoc] | None) -> AbstractContextManager[ExperimentPlan]:
         return _hold(self, saver)
 
-    def go(self, run: Running[Doc]) -> Doc:
+    def go(self, run: Running[LocalDoc]) -> LocalDoc:
         return _go(self, run)
 
-    def judged(self, doc: Doc) -> Doc:
+    def judged(self, doc: LocalDoc) -> LocalDoc:
         return _judged(self, doc)
 
-    def finished(self, doc: Doc) -> int:
-        return len(doc.get("runs") or [])
+    def finished(self, doc: LocalDoc) -> int:
+        return len(doc.runs)
 
     @property
     def jobs(self) -> list[Job | JobFile]:
@@ -275,13 +276,13 @@ def run(plan: Plan[D], saver: Saver[D] | None = None, on_event: Callable[[Event]
     return outcome
 
 
-def all_invalid(doc: Doc) -> bool:
+def all_invalid(doc: LocalDoc) -> bool:
     """Every run that finished is invalid (the command exits 1)."""
-    runs = doc.get("runs") or []
-    return bool(runs) and not any(r.get("valid", True) for r in runs)
+    return bool(doc.runs) and not any(r.valid for r in doc.runs)
 
 
-def interim_verdict(plan: ExperimentPlan) -> tuple[RunningVerdict | None, Callable[[Doc], bool] | None, Doc | None]:
+def interim_verdict(plan: ExperimentPlan) -> tuple[RunningVerdict | None, Callable[[RunDoc], bool] | None,
+                                                    SequentialDoc | None]:
     """The running verdict of a compare or alternation, its stopping rule, and the sequential plan (if any)."""
     if plan.kind == "matrix":
         return None, None, None
@@ -333,7 +334,7 @@ def _check_roles(plan: ExperimentPlan) -> None:
 
 
 @contextlib.contextmanager
-def _hold(plan: ExperimentPlan, saver: Saver[Doc] | None) -> Iterator[ExperimentPlan]:
+def _hold(plan: ExperimentPlan, saver: Saver[LocalDoc] | None) -> Iterator[ExperimentPlan]:
     replay = _replay_job(plan)  # the capture checked whole and copied for fio, before anything is locked
     with contextlib.ExitStack() as stack:
         if replay is not None:
@@ -345,7 +346,7 @@ def _hold(plan: ExperimentPlan, saver: Saver[Doc] | None) -> Iterator[Experiment
             stack.enter_context(result_lock(saver.path, plan.root))  # one iosched at a time goes on with the file
         if plan.reload is not None:
             again = plan.reload()
-            if again.get("status") == "final":
+            if again.status == "final":
                 raise BadInput(f"{saver.path if saver else 'the matrix'} was finished meanwhile: nothing to resume")
             plan = replace(plan, resume=again)
         yield plan
@@ -361,7 +362,7 @@ def _replay_job(plan: ExperimentPlan) -> ReplayJob | None:
     return prepare_replay(plan.replay.path, plan.replay.mode, plan.device, dev.size_bytes, plan.replay.fit)
 
 
-def _go(plan: ExperimentPlan, run: Running[Doc]) -> Doc:
+def _go(plan: ExperimentPlan, run: Running[LocalDoc]) -> LocalDoc:
     target = choose(plan)
     if target is not None and plan.on_target is not None:
         plan.on_target(target)
@@ -378,25 +379,25 @@ def _go(plan: ExperimentPlan, run: Running[Doc]) -> Doc:
         if isinstance(e, RunEnded):
             busy.after_run(e.run)
 
-    def save(doc: Doc) -> None:
-        run.keep(doc)
-
     try:
-        return _dispatch(plan, target, relay, run.ctl, stop, seq, save)
+        return _said(busy, _dispatch(plan, target, relay, run, stop, seq))
     finally:
-        busy.started()
-        kept = run.ctl.doc
-        if kept is not None:
-            notes = kept.setdefault("notes", [])
-            notes += [line for line in busy.lines if line not in notes]  # the result keeps what was said
-            run.keep(kept, save=False)
+        if run.doc is not None:
+            run.keep(_said(busy, run.doc), False)
 
 
-def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event], None], ctl: Control,
-              stop: Callable[[Doc], bool] | None, seq: Doc | None, save: Callable[[Doc], None]) -> Doc:
+def _said(busy: BusyWatch, doc: LocalDoc) -> LocalDoc:
+    """``doc`` with what the busy watch said among its notes (the result keeps what was said)."""
+    busy.started()
+    new = [line for line in busy.lines if line not in doc.notes]
+    return replace(doc, notes=[*doc.notes, *new]) if new else doc
+
+
+def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event], None], run: Running[LocalDoc],
+              stop: Callable[[RunDoc], bool] | None, seq: SequentialDoc | None) -> LocalDoc:
     if plan.kind == "matrix":
         assert plan.matrix is not None
-        return run_matrix(plan.device, plan.matrix, target, plan.resume, plan.root, emit, save, ctl)
+        return run_matrix(plan.device, plan.matrix, target, plan.resume, plan.root, emit, run.keep, run.ctl)
     if plan.cmd is not None:
         workload = Workload(cmd=plan.cmd, background=plan.background, target=target, cmd_metrics=plan.cmd_metrics)
     else:
@@ -405,19 +406,17 @@ def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event
         workload = Workload(job=plan.job, target=target, runtime=None if isinstance(plan.job, Job) else plan.runtime)
     if plan.kind == "alternate":
         return run_alternation(plan.device, plan.variants, workload, plan.every, plan.duration, root=plan.root,
-                               on_event=emit, ctl=ctl, stop=stop, sequential=seq)
+                               on_event=emit, ctl=run.ctl, stop=stop, sequential=seq, keep=run.keep)
     repeat = plan.until_verdict if plan.until_verdict is not None else plan.repeat
     return run_experiment(plan.device, plan.variants, workload, repeat, plan.drop_caches, plan.settle, plan.root,
-                          emit, ctl, stop=stop, sequential=seq, trace=plan.trace)
+                          emit, run.ctl, stop=stop, sequential=seq, trace=plan.trace, keep=run.keep)
 
 
-def _judged(plan: ExperimentPlan, doc: Doc) -> Doc:
+def _judged(plan: ExperimentPlan, doc: LocalDoc) -> LocalDoc:
     """The final judgement into the document: of every finished run, whether the experiment finished or not."""
-    if not doc.get("runs"):
+    if not doc.runs:
         return doc
-    if plan.kind == "matrix":
-        doc["judgement"] = judge_matrix(doc, plan.alpha, plan.metric)
-    else:
-        doc["primary_metric"] = plan.primary
-        doc["judgement"] = judge(doc, plan.alpha, plan.primary)
-    return doc
+    if isinstance(doc, MatrixDoc):
+        return replace(doc, judgement=judge_matrix(doc, plan.alpha, plan.metric))
+    doc = replace(doc, primary_metric=plan.primary)
+    return replace(doc, judgement=judge(doc, plan.alpha, plan.primary))

@@ -26,11 +26,11 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
 from iosched.core.base.nesting import toml_nesting
+from iosched.core.documents.document import CmdJobSpec
 from iosched.core.documents.params import BadValue, brief, parse_repeat
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.load.jobs import Job, JobFile, resolve_jobs
@@ -65,8 +65,9 @@ class CmdJob:
     def primary(self) -> str:
         return self.cmd_metrics[0].name if self.cmd_metrics else "wall_s"
 
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "cmd": self.cmd, "cmd_metrics": [m.to_json() for m in self.cmd_metrics]}
+    def spec(self) -> CmdJobSpec:
+        """What a saved matrix keeps of it (to compare with the study file given again, never to run)."""
+        return CmdJobSpec(name=self.name, cmd=self.cmd, cmd_metrics=[m.doc() for m in self.cmd_metrics])
 
 
 @dataclass(frozen=True)

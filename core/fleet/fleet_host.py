@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from iosched.core.base import encode as documents
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import create_new
 from iosched.core.documents.params import Variant
@@ -195,7 +196,7 @@ class HostEnd:
                 self._start_server(folder)
                 self.t_origin = time.monotonic()
                 assert self.target is not None
-                yield {"ok": True, **sysinfo(self.device, self.root), "original": self.cfg.snapshot(),
+                yield {"ok": True, **documents.encode(sysinfo(self.device, self.root)), "original": self.cfg.snapshot(),
                        "target": self.target.to_json(), "started": time.time()}
             finally:
                 with shielded():  # a second signal cannot cut the put-back short

@@ -32,10 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
+from iosched.core.base.decode import decode
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import IoschedError
 from iosched.core.base.outfile import write_file
+from iosched.core.documents.document import RunDoc, SequentialDoc
 from iosched.core.documents.params import Variant
-from iosched.core.documents.saved import check_experiment
+from iosched.core.documents.saved import read_experiment
 from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.runner import Workload, hold_to_range, shielded, why_ended
 from iosched.core.experiment.variants import plan_order
@@ -270,7 +273,8 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
         _each(links, lambda lk: _ready(lk, folder, plan))
         order = plan_order(len(plan.variants), plan.repeat)
         # The boundary (a second or so of simulation, made once): each host's compare is judged at its looks.
-        seq = sequential_plan(plan.repeat, plan.alpha, len(plan.variants), False) if plan.until_verdict else None
+        seq = (encode(sequential_plan(plan.repeat, plan.alpha, len(plan.variants), False)) if plan.until_verdict
+               else None)
         for lk in links:
             if lk.live:
                 lk.run.doc = _document(lk, plan, order, [o.run.host.name for o in links if o is not lk], seq)
@@ -338,9 +342,10 @@ class Boundaries:
         for lk in links:
             doc = lk.run.doc
             if doc is not None and isinstance(doc.get("sequential"), dict):
-                verdict = RunningVerdict(labels, plan.alpha, plan.metric, "compare", doc["sequential"])
+                verdict = RunningVerdict(labels, plan.alpha, plan.metric, "compare",
+                                         decode(SequentialDoc, doc["sequential"]))
                 for r in doc["runs"]:  # a resumed host's saved runs first
-                    verdict.add(r)
+                    verdict.add(decode(RunDoc, r))
                 self.verdicts[id(lk)] = verdict
 
     def crossed(self, links: list[Link], n: int, on_line: Callable[[str, str], None]) -> bool:
@@ -351,7 +356,7 @@ class Boundaries:
         for lk in live:
             verdict = self.verdicts[id(lk)]
             run = lk.runs[-1] if lk.runs and lk.runs[-1]["index"] == n else None
-            if run is not None and not verdict.decided and verdict.should_stop(run):
+            if run is not None and not verdict.decided and verdict.should_stop(decode(RunDoc, run)):
                 on_line("fleet", f"{lk.run.host.name}: boundary crossed at {verdict.decided_at} runs per variant")
         return bool(live) and all(self.verdicts[id(lk)].decided for lk in live)
 
@@ -485,11 +490,11 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
         if why is None and window.drift is not None:
             why = window.drift[:300]
         start, end = window.start + lk.offset, window.end + lk.offset
-        run = {"index": n, "variant": v.label, "start": start, "end": end, "valid": why is None,
-               "invalid_reason": why, "config": configs[id(lk)],
-               "metrics": {**(result.metrics() if result is not None else {}), **metrics},
-               "fio": result.raw if result is not None else None}
-        _check_run(lk, hold_to_range(run))  # a figure out of range: the run invalid, not the host failed
+        run = encode(hold_to_range(RunDoc(  # a figure out of range: the run invalid, not the host failed
+            index=n, variant=v.label, start=start, end=end, valid=why is None, invalid_reason=why,
+            config=configs[id(lk)], metrics={**(result.metrics() if result is not None else {}), **metrics},
+            fio=result.raw if result is not None else None)))
+        _check_run(lk, run)
         lk.runs.append(run)
 
     _each(links, close_window)
@@ -510,7 +515,7 @@ def _check_run(link: Link, run: Doc) -> None:
     if doc is None:
         return
     try:
-        check_experiment({**doc, "runs": [run]}, link.run.host.name)
+        read_experiment({**doc, "runs": [run]}, link.run.host.name)
         check_host_run(run, len(doc["runs"]) + 1)
     except IoschedError as e:
         raise LinkLost(f"its answers do not read as a compare: {e}") from None
@@ -549,9 +554,9 @@ def _document(link: Link, plan: Lockstep, order: list[int], others: list[str], s
     return {
         "version": SCHEMA_VERSION, "kind": "compare", "started": ready.get("started"),
         "kernel": ready.get("kernel"), "machine": ready.get("machine"), "host": ready.get("host"),
-        "device": ready.get("device"), "variants": [v.to_json() for v in plan.variants],
+        "device": ready.get("device"), "variants": [encode(v.doc()) for v in plan.variants],
         "order": [plan.variants[i].label for i in order], "repeat": plan.repeat, "drop_caches": False,
-        "settle_s": plan.settle, "workload": Workload(plan.job, target, plan.runtime).to_json(),
+        "settle_s": plan.settle, "workload": encode(Workload(plan.job, target, plan.runtime).doc()),
         "original": ready["original"], "runs": link.runs,
         "notes": [note], "status": "running", "switches": None, "finished": None, "traced": False,
         "primary_metric": plan.metric,  # what the boundary watches: a resumed fleet watches the same

@@ -22,8 +22,8 @@ import plotext
 
 from iosched.core.base.cells import cut_at_word
 from iosched.core.base.units import si
+from iosched.core.documents.document import Bucket, CatalogJobDoc, CellDoc, MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.metrics import metric_words
-from iosched.core.documents.schema_version import Doc
 from iosched.core.load.fio_result import latency_bins
 
 # Plain-character markers so variants stay apart without colour (NO_COLOR, a pipe, a .txt file).
@@ -66,48 +66,49 @@ def _metric_title(metric: str) -> str:
     return f"{label} ({unit})" if unit else label
 
 
-def _cell_value(cell: Doc, metric: str) -> tuple[float, float, float]:
-    if metric == cell["metric"]:
-        mean, ci = cell.get("mean"), cell.get("mean_ci95")
+def _cell_value(cell: CellDoc, metric: str) -> tuple[float, float, float]:
+    if metric == cell.metric:
+        mean, ci = cell.mean, cell.mean_ci95
     else:
-        s = cell["secondary"].get(metric) or {}
-        mean, ci = s.get("mean"), s.get("mean_ci95")
+        s = cell.secondary.get(metric)
+        mean, ci = (s.mean, s.mean_ci95) if s is not None else (None, None)
     if mean is None:
         return math.nan, math.nan, math.nan
     lo, hi = ci if ci else (mean, mean)
     return float(mean), float(lo), float(hi)
 
 
-def bars_data(judgement: Doc, metric: str | None = None, workloads: list[str] | None = None) -> BarsData:
+def bars_data(judgement: MatrixJudgementDoc, metric: str | None = None,
+              workloads: list[str] | None = None) -> BarsData:
     """Per workload (group) one bar per variant: the mean and its 95% CI, exactly as the table shows them."""
-    metric = metric or judgement["primary_metric"]
-    names = judgement["workloads"] if workloads is None else workloads
-    cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
+    metric = metric or judgement.primary_metric
+    names = judgement.workloads if workloads is None else workloads
+    cells = {(c.workload, c.variant): c for c in judgement.cells}
     series = []
-    for v in judgement["variants"]:
+    for v in judgement.variants:
         vals = [_cell_value(cells[(w, v)], metric) for w in names]
         series.append(Series(v, [float(i + 1) for i in range(len(vals))], [m for m, _, _ in vals],
                              [lo for _, lo, _ in vals], [hi for _, _, hi in vals]))
     return BarsData(f"{_metric_title(metric)}: mean per workload", list(names), series, (WHISKERS,))
 
 
-def bars_charts(judgement: Doc) -> list[BarsData]:
+def bars_charts(judgement: MatrixJudgementDoc) -> list[BarsData]:
     """One bar chart per metric the workloads are judged on, each over the workloads judged on it and measured
     (a study's fio jobs on IOPS, its commands on wall time or a figure of their own: no empty slots), and the
     commands' wall time when a figure of their own is what they are judged on."""
-    cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
-    variants = judgement["variants"]
+    cells = {(c.workload, c.variant): c for c in judgement.cells}
+    variants = judgement.variants
 
     def measured(w: str, metric: str) -> bool:
         return any(not math.isnan(_cell_value(cells[(w, v)], metric)[0]) for v in variants)
 
     by_metric: dict[str, list[str]] = {}
-    for w in judgement["workloads"]:
-        metric = cells[(w, variants[0])]["metric"]
+    for w in judgement.workloads:
+        metric = cells[(w, variants[0])].metric
         if measured(w, metric):
             by_metric.setdefault(metric, []).append(w)
     timed = by_metric.setdefault("wall_s", [])
-    timed += [w for w in judgement["workloads"] if w not in timed and measured(w, "wall_s")]
+    timed += [w for w in judgement.workloads if w not in timed and measured(w, "wall_s")]
     return [bars_data(judgement, m, ws) for m, ws in by_metric.items() if ws]
 
 
@@ -121,17 +122,17 @@ def _bytes(bs: str) -> float | None:
     return float(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
 
 
-def sweeps_data(doc: Doc, judgement: Doc, metric: str) -> list[SweepData]:
+def sweeps_data(doc: MatrixDoc, judgement: MatrixJudgementDoc, metric: str) -> list[SweepData]:
     """Workloads that differ only in request size, as lines against it (one chart per sweep)."""
     families: dict[tuple[tuple[str, Any], ...], list[tuple[float, str]]] = {}
-    for w in doc["workloads"]:
-        opts = w.get("options")
-        size = _bytes(opts.get("bs", "")) if isinstance(opts, dict) else None
-        if size is None:
+    for w in doc.workloads:
+        opts = w.options if isinstance(w, CatalogJobDoc) else None  # a catalog job's fio options
+        size = _bytes(opts.get("bs", "")) if opts is not None else None
+        if opts is None or size is None:
             continue
         key = tuple(sorted((k, v) for k, v in opts.items() if k not in ("bs", "size")))
-        families.setdefault(key, []).append((size, w["name"]))
-    cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
+        families.setdefault(key, []).append((size, w.name))
+    cells = {(c.workload, c.variant): c for c in judgement.cells}
     out = []
     for key, members in families.items():
         if len(members) < 3:
@@ -139,7 +140,7 @@ def sweeps_data(doc: Doc, judgement: Doc, metric: str) -> list[SweepData]:
         members.sort()
         rw = dict(key).get("rw", "")
         series = []
-        for v in judgement["variants"]:
+        for v in judgement.variants:
             vals = [_cell_value(cells[(name, v)], metric) for _, name in members]
             series.append(Series(v, [s for s, _ in members], [m for m, _, _ in vals], [lo for _, lo, _ in vals],
                                  [hi for _, _, hi in vals]))
@@ -179,19 +180,19 @@ def percentile_from_bins(bins: dict[int, int], q: float) -> float | None:
     return float(max(bins))
 
 
-def latency_data(doc: Doc) -> dict[str, list[LatencyCurve]]:
+def latency_data(doc: MatrixDoc) -> dict[str, list[LatencyCurve]]:
     """Per workload, each variant's completion-latency distribution over its valid runs (fio json+ bins)."""
     merged: dict[str, dict[str, dict[int, int]]] = {}
-    for r in doc["runs"]:
-        if not r.get("valid", True) or not isinstance(r.get("fio"), dict):
+    for r in doc.runs:
+        if not r.valid or r.fio is None:
             continue
-        bins = latency_bins(r["fio"])
-        into = merged.setdefault(r.get("workload", ""), {}).setdefault(r["variant"], {})
+        bins = latency_bins(r.fio)
+        into = merged.setdefault(r.workload, {}).setdefault(r.variant, {})
         for ns, n in bins.items():
             into[ns] = into.get(ns, 0) + n
     out: dict[str, list[LatencyCurve]] = {}
-    labels = [v["label"] for v in doc["variants"]]
-    for w in [w["name"] for w in doc["workloads"]]:
+    labels = [v.label for v in doc.variants]
+    for w in [w.name for w in doc.workloads]:
         curves = []
         for v in labels:
             cell_bins = merged.get(w, {}).get(v)
@@ -231,11 +232,11 @@ class CpuData:
         return any(not math.isnan(y) for y in self.per_io.y)
 
 
-def cpu_data(judgement: Doc) -> list[CpuData]:
-    cells = {(c["workload"], c["variant"]): c for c in judgement["cells"]}
+def cpu_data(judgement: MatrixJudgementDoc) -> list[CpuData]:
+    cells = {(c.workload, c.variant): c for c in judgement.cells}
     out = []
-    for w in judgement["workloads"]:
-        vs = judgement["variants"]
+    for w in judgement.workloads:
+        vs = judgement.variants
         parts = {name: [_cell_value(cells[(w, v)], key)[0] for v in vs] for key, name in CPU_PARTS}
         if all(math.isnan(x) for xs in parts.values() for x in xs):
             continue
@@ -494,21 +495,21 @@ TRACE_PARTS = (("sched_us", "time in the scheduler"), ("device_us", "device time
 TRACE_BUCKETS = [0, *(1 << k for k in range(24))]  # µs: under 1, then powers of two to 8 s
 
 
-def trace_data(doc: Doc) -> list[TraceHistogram]:
+def trace_data(doc: MatrixDoc) -> list[TraceHistogram]:
     """Per workload and traced time, each variant's buckets summed over its valid runs (block-layer tracing,
     --trace): a compare's one workload, or each of a matrix's."""
-    labels = [v["label"] for v in doc["variants"]]
-    names = [w["name"] for w in doc.get("workloads") or []] or [""]
+    labels = [v.label for v in doc.variants]
+    names = [w.name for w in doc.workloads] or [""]
     out = []
     for workload in names:
-        runs = [r for r in doc["runs"] if r.get("workload", "") == workload or len(names) == 1]
+        runs = [r for r in doc.runs if r.workload == workload or len(names) == 1]
         for part, _title in TRACE_PARTS:
             counts: dict[str, dict[int, int]] = {}
             for r in runs:
-                rows = (r.get("trace") or {}).get(part) if r.get("valid", True) else None
-                for row in rows or []:
+                rows: list[Bucket] = getattr(r.trace, part) if r.valid and r.trace is not None else []
+                for row in rows:
                     low, _high, n = row
-                    into = counts.setdefault(r["variant"], {})
+                    into = counts.setdefault(r.variant, {})
                     into[int(low)] = into.get(int(low), 0) + int(n)
             used = [low for low in TRACE_BUCKETS if any(c.get(low) for c in counts.values())]
             if not used:
@@ -552,10 +553,10 @@ def render_trace(data: TraceHistogram, width: int = 100, height: int = 16, color
 Chart = BarsData | LatencyChart | CpuData | TraceHistogram  # a SweepData is a BarsData drawn as a sweep
 
 
-def result_charts(doc: Doc, judgement: Doc) -> list[Chart]:
+def result_charts(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> list[Chart]:
     """Every chart the result supports, in reading order: what both front ends draw."""
     out: list[Chart] = list(bars_charts(judgement))
-    for metric in dict.fromkeys([judgement["primary_metric"], "mb_s"]):
+    for metric in dict.fromkeys([judgement.primary_metric, "mb_s"]):
         out += sweeps_data(doc, judgement, metric)
     out += [LatencyChart(w, curves) for w, curves in latency_data(doc).items()]
     out += cpu_data(judgement)
@@ -575,7 +576,7 @@ def render_chart(chart: Chart, width: int = 100, color: bool = False) -> str:
     return render_trace(chart, width, color=color)
 
 
-def all_charts(doc: Doc, judgement: Doc, width: int = 100, color: bool = False) -> list[str]:
+def all_charts(doc: MatrixDoc, judgement: MatrixJudgementDoc, width: int = 100, color: bool = False) -> list[str]:
     """Every chart the result supports, in reading order, as text ``width`` columns wide (at least 60)."""
     width = max(60, width)
     return [render_chart(c, width, color) for c in result_charts(doc, judgement)]

@@ -9,7 +9,6 @@ escape codes.
 from __future__ import annotations
 
 from iosched.core.base.cells import printable
-from iosched.core.base.encode import encode
 from iosched.core.documents.document import FleetDoc, FleetMatrixDoc, PooledDoc
 from iosched.core.documents.metrics import metric_label
 from iosched.core.present.report import hosts_runs_csv
@@ -103,11 +102,11 @@ def pooled_lines(doc: PooledDoc) -> list[str]:
 
 def fleet_csv(doc: FleetDoc) -> str:
     """Every run of every host, a host column first."""
-    return hosts_runs_csv([(h.host, encode(h.result)) for h in doc.hosts if h.result is not None])
+    return hosts_runs_csv([(h.host, h.result) for h in doc.hosts if h.result is not None])
 
 
 def fleet_matrix_csv(doc: FleetMatrixDoc) -> str:
     """Every run of every job's hosts, a job and a host column first."""
-    hosts = [(f.job, h) for f in doc.fleets for h in f.hosts if h.result is not None]
-    return hosts_runs_csv([(h.host, encode(h.result)) for _, h in hosts], jobs=[job for job, _ in hosts])
+    hosts = [(f.job, h.host, h.result) for f in doc.fleets for h in f.hosts if h.result is not None]
+    return hosts_runs_csv([(host, result) for _, host, result in hosts], jobs=[job for job, _, _ in hosts])
 

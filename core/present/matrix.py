@@ -8,76 +8,75 @@ import io
 import math
 
 from iosched.core.base.units import si
+from iosched.core.documents.document import CellDoc, MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.metrics import metric_words
-from iosched.core.documents.schema_version import Doc
+from iosched.core.present.report import device_words
 
 
-def _cell_parts(c: Doc) -> tuple[str, str]:
+def _cell_parts(c: CellDoc) -> tuple[str, str]:
     """A cell's mean with half its CI, and its comparison with the baseline ("" for the baseline itself)."""
-    if c["mean"] is None:
+    if c.mean is None:
         return "-", ""
-    ci = c.get("mean_ci95")
-    text = si(c["mean"]) + (f" ± {si((ci[1] - ci[0]) / 2)}" if ci else "")
-    if c["variant"] == c["baseline"]:
+    ci = c.mean_ci95
+    text = si(c.mean) + (f" ± {si((ci[1] - ci[0]) / 2)}" if ci else "")
+    if c.is_baseline:
         return text, ""
-    if c.get("cannot_judge"):
+    if c.cannot_judge or c.ratio is None or c.ci95 is None:
         return text, "(cannot judge)"
-    lo, hi = c["ci95"]
-    return text, f"×{c['ratio']:.2f} ({lo:.2f}–{hi:.2f}){'*' if c['significant'] else ' '}"
+    lo, hi = c.ci95
+    return text, f"×{c.ratio:.2f} ({lo:.2f}–{hi:.2f}){'*' if c.significant else ' '}"
 
 
-def matrix_text(doc: Doc, judgement: Doc) -> str:
+def matrix_text(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> str:
     """One row per workload, one column per variant; then one sentence per variant."""
-    dev = doc.get("device") or {}
-    metric_of = {c["workload"]: c["metric"] for c in judgement["cells"]}
+    metric_of = {c.workload: c.metric for c in judgement.cells}
     mixed = len(set(metric_of.values())) > 1  # a contention group: each workload judged on its own metric
-    label, unit, *_ = metric_words(judgement["primary_metric"])
+    label, unit, *_ = metric_words(judgement.primary_metric)
     what = "each workload's own metric (after its name)" if mixed else f"{label}{' (' + unit + ')' if unit else ''}"
-    sequential = judgement.get("correction") == "sequential holm"
-    runs = (f"until a verdict (at most {doc.get('repeat')} runs per cell)" if sequential
-            else f"{doc.get('repeat')} run(s) each")
-    star = (f"* crossed the sequential boundary (Holm over {judgement['comparisons']} cells as they decide)"
-            if sequential else f"* significant after Holm over {judgement['comparisons']} comparisons")
-    lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): matrix of "
-             f"{len(judgement['workloads'])} workload(s) x {len(judgement['variants'])} variants, "
-             f"{runs}{', caches dropped before each run' if doc.get('drop_caches') else ''}",
-             f"{what}: mean ± half the 95% CI; against {judgement['baseline']}: "
-             f"the ratio and its {'repeated ' if sequential else ''}95% CI, {star} (alpha {judgement['alpha']:g})",
+    sequential = judgement.correction == "sequential holm"
+    runs = (f"until a verdict (at most {doc.repeat} runs per cell)" if sequential
+            else f"{doc.repeat} run(s) each")
+    star = (f"* crossed the sequential boundary (Holm over {judgement.comparisons} cells as they decide)"
+            if sequential else f"* significant after Holm over {judgement.comparisons} comparisons")
+    lines = [f"{device_words(doc)}: matrix of "
+             f"{len(judgement.workloads)} workload(s) x {len(judgement.variants)} variants, "
+             f"{runs}{', caches dropped before each run' if doc.drop_caches else ''}",
+             f"{what}: mean ± half the 95% CI; against {judgement.baseline}: "
+             f"the ratio and its {'repeated ' if sequential else ''}95% CI, {star} (alpha {judgement.alpha:g})",
              ""]
-    parts = {(c["workload"], c["variant"]): _cell_parts(c) for c in judgement["cells"]}
+    parts = {(c.workload, c.variant): _cell_parts(c) for c in judgement.cells}
     cells = {}
-    for v in judgement["variants"]:  # the ratios of a column start at one column, whatever the means' widths
-        column = [parts[(w, v)] for w in judgement["workloads"]]
+    for v in judgement.variants:  # the ratios of a column start at one column, whatever the means' widths
+        column = [parts[(w, v)] for w in judgement.workloads]
         mean_w = max(len(m) for m, _ in column)
-        for w, (mean, against) in zip(judgement["workloads"], column):
+        for w, (mean, against) in zip(judgement.workloads, column):
             cells[(w, v)] = f"{mean:<{mean_w}}  {against}" if against else mean
     ns: dict[str, set[int]] = {}
-    for c in judgement["cells"]:
-        ns.setdefault(c["workload"], set()).add(c["n"])
-    names = {w: f"{w} [{metric_of.get(w, '')}]" if mixed else w for w in judgement["workloads"]}
-    wl_w = max(len("workload"), *(len(names[w]) for w in judgement["workloads"]))
-    widths = [max(len(v), *(len(cells[(w, v)]) for w in judgement["workloads"])) for v in judgement["variants"]]
-    lines.append(f"{'workload':<{wl_w}}  " + "  ".join(f"{v:<{wd}}" for v, wd in zip(judgement["variants"], widths))
+    for c in judgement.cells:
+        ns.setdefault(c.workload, set()).add(c.n)
+    names = {w: f"{w} [{metric_of.get(w, '')}]" if mixed else w for w in judgement.workloads}
+    wl_w = max(len("workload"), *(len(names[w]) for w in judgement.workloads))
+    widths = [max(len(v), *(len(cells[(w, v)]) for w in judgement.workloads)) for v in judgement.variants]
+    lines.append(f"{'workload':<{wl_w}}  " + "  ".join(f"{v:<{wd}}" for v, wd in zip(judgement.variants, widths))
                  + "  n")
-    for w in judgement["workloads"]:
+    for w in judgement.workloads:
         n = "/".join(str(x) for x in sorted(ns[w]))
         lines.append(f"{names[w]:<{wl_w}}  " + "  ".join(f"{cells[(w, v)]:<{wd}}"
-                                                  for v, wd in zip(judgement["variants"], widths)) + f"  {n}")
+                                                  for v, wd in zip(judgement.variants, widths)) + f"  {n}")
     lines.append("")
-    lines += judgement["summary"]
+    lines += judgement.summary
     if sequential:
-        decided = [f"{c['workload']} · {c['variant']} at {c['decided_at']}" for c in judgement["cells"]
-                   if c.get("decided_at")]
+        decided = [f"{c.workload} · {c.variant} at {c.decided_at}" for c in judgement.cells if c.decided_at]
         lines.append(f"  decided (runs per cell): {', '.join(decided)}" if decided else "  no cell decided")
-        lines.append(f"  method: {judgement.get('method')}")
-    planning = judgement.get("planning") or []
+        lines.append(f"  method: {judgement.method}")
+    planning = judgement.planning or []
     lines += [f"  {line}" for line in planning[:1]] + [f"    {line}" for line in planning[1:9]]
     if len(planning) > 9:
         lines.append(f"    … and {len(planning) - 9} more undecided cells (--json has them all)")
-    lines += [f"  invalid: {bad}" for bad in judgement["invalid"]]
-    lines += [f"  note: {note}" for note in doc.get("notes") or []]
-    if doc.get("status") == "cancelled":
-        lines.append(f"  cancelled: {len(doc['runs'])} of {len(doc.get('order') or [])} runs finished")
+    lines += [f"  invalid: {bad}" for bad in judgement.invalid]
+    lines += [f"  note: {note}" for note in doc.notes]
+    if doc.status == "cancelled":
+        lines.append(f"  cancelled: {len(doc.runs)} of {len(doc.order)} runs finished")
     return "\n".join(lines) + "\n"
 
 
@@ -85,19 +84,18 @@ CSV_FIELDS = ["workload", "variant", "baseline", "metric", "n", "mean", "mean_ci
               "ci95_low", "ci95_high", "p_value", "p_adjusted", "significant", "cannot_judge", "verdict", "decided_at"]
 
 
-def matrix_csv(judgement: Doc) -> str:
+def matrix_csv(judgement: MatrixJudgementDoc) -> str:
     """One row per cell with the verdict fields; secondary metrics as mean columns after them."""
-    secondary = sorted({k for c in judgement["cells"] for k in c["secondary"]})
+    secondary = sorted({k for c in judgement.cells for k in c.secondary})
     buf = io.StringIO()
     w = csv.writer(buf)
     w.writerow(CSV_FIELDS + [f"{k}_mean" for k in secondary])
-    for c in judgement["cells"]:
-        ci, rci = c.get("mean_ci95") or (None, None), c.get("ci95") or (None, None)
-        row = [c["workload"], c["variant"], c["baseline"], c["metric"], c["n"], c["mean"], *ci, c.get("ratio"),
-               *rci, c.get("p_value"), c.get("p_adjusted"),
-               "" if c["variant"] == c["baseline"] else int(bool(c.get("significant"))),
-               c.get("cannot_judge"), c.get("verdict"), c.get("decided_at")]
-        row += [(c["secondary"].get(k) or {}).get("mean") for k in secondary]
+    for c in judgement.cells:
+        ci, rci = c.mean_ci95 or (None, None), c.ci95 or (None, None)
+        row = [c.workload, c.variant, c.baseline, c.metric, c.n, c.mean, *ci, c.ratio,
+               *rci, c.p_value, c.p_adjusted, "" if c.is_baseline else int(c.significant),
+               c.cannot_judge, c.verdict, c.decided_at]
+        row += [e.mean if (e := c.secondary.get(k)) is not None else None for k in secondary]
         w.writerow([_csv(x) for x in row])
     return buf.getvalue()
 

@@ -5,22 +5,32 @@ from __future__ import annotations
 import csv
 import io
 
+from iosched.core.base.encode import encode
 from iosched.core.base.textcharts import error_bar, log_bar
 from iosched.core.base.units import si
+from iosched.core.documents.document import (
+    AlternationDoc,
+    CatalogJobDoc,
+    ComparisonDoc,
+    ExperimentDoc,
+    JudgementDoc,
+    MatrixDoc,
+    SummaryDoc,
+)
 from iosched.core.documents.metrics import METRICS, metric_label, metric_words, ordered_metrics, roles_of
-from iosched.core.documents.schema_version import Doc
+from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.load.replay_lag import seconds_text
 from iosched.core.statistics.verdict import cmd_metrics_of, relative_text
 
 
-def runs_csv(doc: Doc) -> str:
+def runs_csv(doc: ExperimentDoc) -> str:
     return hosts_runs_csv([(None, doc)])
 
 
-def hosts_runs_csv(docs: list[tuple[str | None, Doc]], jobs: list[str] | None = None) -> str:
+def hosts_runs_csv(docs: list[tuple[str | None, ExperimentDoc]], jobs: list[str] | None = None) -> str:
     """Every run of each document, one row each; with host names (a fleet), a host column first, and with
     ``jobs`` (each document's job: a fleet matrix), a job column before it."""
-    keys = ordered_metrics((k for _, d in docs for r in d["runs"] for k in r["metrics"]),
+    keys = ordered_metrics((k for _, d in docs for r in d.runs for k in r.metrics),
                            [m for _, d in docs for m in cmd_metrics_of(d)])
     hosts = any(h is not None for h, _ in docs)
     buf = io.StringIO()
@@ -28,46 +38,60 @@ def hosts_runs_csv(docs: list[tuple[str | None, Doc]], jobs: list[str] | None = 
     w.writerow([*(["job"] if jobs else []), *(["host"] if hosts else []), "run", "variant", "scheduler", "valid",
                 "start_s", "end_s", *keys])
     for n, (host, doc) in enumerate(docs):
-        for r in doc["runs"]:
-            w.writerow([*([jobs[n]] if jobs else []), *([host] if hosts else []), r["index"] + 1, r["variant"],
-                        r["config"].get("scheduler"),
-                        int(r.get("valid", True)), f"{r['start']:.3f}", f"{r['end']:.3f}",
-                        *(_csv_num(r["metrics"].get(k)) for k in keys)])
+        for r in doc.runs:
+            w.writerow([*([jobs[n]] if jobs else []), *([host] if hosts else []), r.index + 1, r.variant,
+                        r.config.get("scheduler"), int(r.valid), f"{r.start:.3f}", f"{r.end:.3f}",
+                        *(_csv_num(r.metrics.get(k)) for k in keys)])
     return buf.getvalue()
+
+
+def experiment_json(doc: ExperimentDoc, verdict_last: bool = False) -> dict[str, object]:
+    """An experiment as `--json` prints it: its saved form with the runs last, the verdict before them (after them,
+    ``verdict_last``, for a file saved without one: an older iosched's, a fleet host's)."""
+    out: dict[str, object] = encode(doc)
+    last = ("runs", "judgement") if verdict_last else ("runs",)
+    moved = {k: out.pop(k) for k in last if k in out}
+    return {**out, **moved}
 
 
 def _csv_num(x: float | None) -> str:
     return "" if x is None else f"{x:.6g}"
 
 
-def text_report(doc: Doc, verdict: Doc, verdict_first: bool = False) -> str:
+def device_words(doc: ExperimentDoc | MatrixDoc) -> str:
+    """"loop3 (QEMU HARDDISK, kernel 6.12)": the device a result was made on, as its document says."""
+    dev = doc.device
+    model = dev.model if isinstance(dev, DeviceDoc) else None
+    return f"{dev.name if dev is not None else None} ({model or 'no model'}, kernel {doc.kernel})"
+
+
+def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool = False) -> str:
     """The whole result: what ran, a table of means with their 95% CI, charts and the verdict in words."""
-    dev = doc.get("device") or {}
-    wl = doc.get("workload") or {}
-    what = (wl.get("job") or {}).get("name") or f"cmd: {wl.get('cmd')}"
-    for m in wl.get("cmd_metrics") or []:
-        better = f", {m['better']} is better" if m.get("better") else ""
-        what += f"; {m['name']} read from its output ({m['pattern']}{better})"
-    if wl.get("background"):
-        what += f" under background job {wl['background'].get('name')} (its figures: bg:METRIC)"
-    lines = [f"{dev.get('name')} ({dev.get('model') or 'no model'}, kernel {doc.get('kernel')}): {what}"]
-    if doc.get("kind") == "alternate":
-        lines.append(f"live alternation every {doc['every_s']:g} s for {doc['duration_s']:g} s; "
-                     f"first {doc['discard_s']:g} s after each switch discarded; one sample per segment")
+    wl = doc.workload
+    what = (wl.job.name if wl.job is not None else None) or f"cmd: {wl.cmd}"
+    for m in wl.cmd_metrics or []:
+        better = f", {m.better} is better" if m.better else ""
+        what += f"; {m.name} read from its output ({m.pattern}{better})"
+    if wl.background is not None:
+        what += f" under background job {wl.background.name} (its figures: bg:METRIC)"
+    lines = [f"{device_words(doc)}: {what}"]
+    if isinstance(doc, AlternationDoc):
+        lines.append(f"live alternation every {doc.every_s:g} s for {doc.duration_s:g} s; "
+                     f"first {doc.discard_s:g} s after each switch discarded; one sample per segment")
     else:
-        lines.append(f"{doc.get('repeat')} run(s) per variant, order {' '.join(doc.get('order') or [])}")
+        lines.append(f"{doc.repeat} run(s) per variant, order {' '.join(doc.order)}")
     if (timing := replay_timing(doc)) is not None:
         lines.append(timing)
-    summaries = verdict["summaries"]
+    summaries = verdict.summaries
     own = list(cmd_metrics_of(doc))
     keys = [k for k in ordered_metrics((k for s in summaries.values() for k in s), own)
-            if any(s.get(k, {}).get("mean") for s in summaries.values())]
+            if any((x := s.get(k)) is not None and x.mean for s in summaries.values())]
     shown: list[str] = [k for k in (*own, "iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io",
                                     "cpu_sys", "dev_r_await", "dev_w_await", "sched_p50_us", "sched_p99_us",
                                     "device_p50_us", "device_p99_us") if k in keys]
     roles = roles_of(keys)
     if roles:  # a workload with roles: each role's own figures first, the primary metric before all
-        primary = verdict.get("primary_metric")
+        primary = verdict.primary_metric
         per_role = [f"{r}:{m}" for r in roles for m in ("iops", "mb_s", "clat_p50_us", "clat_p99_us")]
         extra = [k for k in ("fairness_jain", "share_min_max", "cpu_us_per_io") if k in keys]
         shown = [k for k in dict.fromkeys([primary, *per_role, *extra]) if k in keys]
@@ -88,10 +112,10 @@ def text_report(doc: Doc, verdict: Doc, verdict_first: bool = False) -> str:
                 if x is None:
                     cells.append(f"{'-':>{col}}")
                     continue
-                half = (x["ci95"][1] - x["ci95"][0]) / 2
-                spread = " ± " + si(half) if x["n"] >= 2 else " (n=1)"  # one run has no interval
-                cells.append(f"{si(x['mean']) + spread:>{col}}")
-            n = max((s[k]["n"] for k in s), default=0)
+                half = (x.ci95[1] - x.ci95[0]) / 2
+                spread = " ± " + si(half) if x.n >= 2 else " (n=1)"  # one run has no interval
+                cells.append(f"{si(x.mean) + spread:>{col}}")
+            n = max((s[k].n for k in s), default=0)
             lines.append(f"{lb:<{width}}" + "".join(cells) + (f"  n={n}" if i == 0 else ""))
             if lb != base:
                 diffs = [f"{differences.get((lb, k), '-'):>{col}}" for k in block]
@@ -114,19 +138,19 @@ def text_report(doc: Doc, verdict: Doc, verdict_first: bool = False) -> str:
     return "\n".join(lines) + "\n"
 
 
-def replay_timing(doc: Doc) -> str | None:
+def replay_timing(doc: ExperimentDoc) -> str | None:
     """A timed replay's runs against the capture's timing in one line (None for anything else): how far behind
     they fell, and how many fell past the bound that makes a run invalid."""
-    lags = [r["replay"] for r in doc.get("runs") or [] if isinstance(r.get("replay"), dict)]
+    lags = [r.replay for r in doc.runs if r.replay is not None]
     if not lags:
         return None
-    worst = max(x["lag_s"] for x in lags)
-    behind = [x for x in lags if x["lag_s"] > x["bound_s"]]
+    worst = max(x.lag_s for x in lags)
+    behind = [x for x in lags if x.lag_s > x.bound_s]
     if not behind:
         return (f"timed replay: every run kept the capture's timing to within {seconds_text(worst)} "
-                f"(a run more than {seconds_text(max(x['bound_s'] for x in lags))} behind would be invalid)")
+                f"(a run more than {seconds_text(max(x.bound_s for x in lags))} behind would be invalid)")
     return (f"timed replay: {len(behind)} of {len(lags)} run(s) fell behind the capture's timing by more than "
-            f"{seconds_text(min(x['bound_s'] for x in behind))} (up to {seconds_text(worst)}) and are invalid: the "
+            f"{seconds_text(min(x.bound_s for x in behind))} (up to {seconds_text(worst)}) and are invalid: the "
             "device or this machine could not keep the captured pace")
 
 
@@ -143,79 +167,79 @@ def _column_label(key: str) -> str:
     return f"{label} ({unit})" if unit else label
 
 
-def relative_cells(verdict: Doc) -> dict[tuple[str, str], str]:
+def relative_cells(verdict: JudgementDoc) -> dict[tuple[str, str], str]:
     """(variant, metric) -> its difference from the baseline as the verdict has it, e.g. "-37% (-43 … -30)"."""
     cells = {}
-    for c in verdict["comparisons"]:
-        if c.get("ratio") is None or not c.get("ci95"):
+    for c in verdict.comparisons:
+        if c.ratio is None or not c.ci95:
             text = "cannot judge"
         else:
-            text = relative_text(c["ratio"], *c["ci95"])
+            text = relative_text(c.ratio, *c.ci95)
             if len(text) > 19:  # a large effect: keep the column
                 text = text.replace(" … ", "…")
-        cells[(c["variant"], c["metric"])] = text
+        cells[(c.variant, c.metric)] = text
     return cells
 
 
-def verdict_text(doc: Doc, verdict: Doc) -> list[str]:
+def verdict_text(doc: ExperimentDoc, verdict: JudgementDoc) -> list[str]:
     """The primary metric's verdict first, then every secondary metric (significant or not), then notes."""
-    status = verdict.get("status", "final")
     head = {"final": "Verdict", "interim": "Interim estimate", "cancelled": "Verdict (cancelled: partial runs)"}
-    label = metric_label(verdict["primary_metric"])
-    lines = [f"{head.get(status, 'Verdict')} on {label}: {verdict['method']}"]
-    comps = verdict["comparisons"]
-    lines += [f"  {c['verdict']}" for c in comps if c["primary"]]
-    secondary = [c for c in comps if not c["primary"]]
+    label = metric_label(verdict.primary_metric)
+    lines = [f"{head.get(verdict.status, 'Verdict')} on {label}: {verdict.method}"]
+    comps = verdict.comparisons
+    lines += [f"  {c.verdict}" for c in comps if c.primary]
+    secondary: list[ComparisonDoc] = [c for c in comps if not c.primary]
     left_out = 0
-    if roles_of(c["metric"] for c in secondary):
+    if roles_of(c.metric for c in secondary):
         # Roles multiply the metrics: the trade-off the job names and every significant difference are shown.
-        job = ((doc.get("workload") or {}).get("job") or {})
-        keep = [c for c in secondary if c["significant"] or c["metric"] == job.get("tradeoff")]
+        job = doc.workload.job
+        tradeoff = job.tradeoff if isinstance(job, CatalogJobDoc) else None
+        keep = [c for c in secondary if c.significant or c.metric == tradeoff]
         left_out, secondary = len(secondary) - len(keep), keep
     if secondary or left_out:
         lines.append("Secondary metrics (tested only once the primary metric differs; Holm-corrected):")
-        lines += [f"  {c['verdict']}" for c in secondary]
+        lines += [f"  {c.verdict}" for c in secondary]
     if left_out:
         lines.append(f"  {left_out} other comparison(s): no significant difference (all of them: --json or --csv)")
-    lines += [f"  note: {note}" for note in verdict.get("notes", [])]
-    lines += [f"  invalid: {bad}" for bad in verdict["invalid"]]
-    lines += [f"  note: {note}" for note in doc.get("notes") or []]
+    lines += [f"  note: {note}" for note in verdict.notes]
+    lines += [f"  invalid: {bad}" for bad in verdict.invalid]
+    lines += [f"  note: {note}" for note in doc.notes]
     return lines
 
 
-def bar_charts(verdict: Doc, width: int = 78) -> list[str]:
+def bar_charts(verdict: JudgementDoc, width: int = 78) -> list[str]:
     """Per variant, the headline metrics as bars with their 95% CI, and latency percentiles on a log scale."""
-    summaries: dict[str, Doc] = verdict["summaries"]
+    summaries: dict[str, dict[str, SummaryDoc]] = verdict.summaries
     if not summaries:
         return []
     name_w = max(len(lb) for lb in summaries) + 1
     bar_w = max(10, width - name_w - 20)
     lines: list[str] = []
     labels = {k: (lb, unit) for k, lb, unit, *_ in METRICS}
-    primary = verdict.get("primary_metric")
+    primary = verdict.primary_metric
     if primary and primary not in labels:  # a command's own figure (--cmd-metric): its name is its label
         labels[primary] = metric_words(primary)[:2]
     for key in dict.fromkeys([primary, "iops", "wall_s", "cpu_us_per_io"] if primary in labels else
                              ["iops", "wall_s", "cpu_us_per_io"]):
-        stats = {lb: s[key] for lb, s in summaries.items() if key in s and s[key]["n"]}
-        if not stats or not any(x["mean"] for x in stats.values()):
+        stats = {lb: s[key] for lb, s in summaries.items() if key in s and s[key].n}
+        if not stats or not any(x.mean for x in stats.values()):
             continue
-        top = max(max(x["ci95"][1], x["mean"]) for x in stats.values()) * 1.05
+        top = max(max(x.ci95[1], x.mean) for x in stats.values()) * 1.05
         label, unit = labels[key]
         lines.append(f"{label}{' (' + unit + ')' if unit else ''}, bars to the mean, ├─┤ the 95% CI:")
         for lb, x in stats.items():
-            half = (x["ci95"][1] - x["ci95"][0]) / 2
-            bar = error_bar(x["mean"], x["ci95"][0], x["ci95"][1], top, bar_w)
-            lines.append(f"  {lb:<{name_w}}{bar} {si(x['mean'])} ± {si(half)}")
+            half = (x.ci95[1] - x.ci95[0]) / 2
+            bar = error_bar(x.mean, x.ci95[0], x.ci95[1], top, bar_w)
+            lines.append(f"  {lb:<{name_w}}{bar} {si(x.mean)} ± {si(half)}")
         lines.append("")
     # fio's completion latency beside the device's own await: the gap is time spent above the block layer.
     pct = [("p50", "clat_p50_us"), ("p99", "clat_p99_us"), ("p99.9", "clat_p999_us")]
     rows: dict[str, list[tuple[str, float]]] = {}
     for lb, s in summaries.items():
-        rows[lb] = [(name, s[k]["mean"]) for name, k in pct if k in s and s[k]["mean"]]
+        rows[lb] = [(name, s[k].mean) for name, k in pct if k in s and s[k].mean]
         if rows[lb]:
-            rows[lb] += [(f"dev {d[4]}_await", s[d]["mean"] * 1000.0) for d in ("dev_r_await", "dev_w_await")
-                         if d in s and s[d]["mean"]]
+            rows[lb] += [(f"dev {d[4]}_await", s[d].mean * 1000.0) for d in ("dev_r_await", "dev_w_await")
+                         if d in s and s[d].mean]
     values = [v for r in rows.values() for _, v in r]
     if values:
         lo, hi = min(values) / 2, max(values) * 1.2

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from iosched.core.documents.schema_version import Doc
+from iosched.core.documents.document import MatrixDoc, MatrixRunDoc, MatrixSequentialDoc
 from iosched.core.statistics.sequential import look_schedule, quantile_level
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, log_ratio_welch
 
@@ -27,15 +27,15 @@ METHOD = ("group-sequential Holm over the cells (Maurer & Bretz): each cell a Po
           "alpha / (cells undecided), calibrated by seeded simulation of the look schedule")
 
 
-def matrix_sequential_plan(max_per_arm: int, alpha: float, comparisons: int) -> Doc:
+def matrix_sequential_plan(max_per_arm: int, alpha: float, comparisons: int) -> MatrixSequentialDoc:
     """The boundary of a sequential matrix, fixed before the first run: looks (runs per cell) and ``levels[r]``,
     the per-look level once ``r`` cells have decided."""
     looks = look_schedule(max_per_arm)
     if not looks or comparisons < 1:
         raise ValueError("a sequential matrix needs at least 2 runs per cell and one comparison")
     levels = [quantile_level(looks, alpha / (comparisons - r)) for r in range(comparisons)]
-    return {"looks": list(looks), "max_per_arm": max_per_arm, "alpha": alpha, "levels": levels,
-            "ci_level": 1.0 - quantile_level(looks, 0.05), "method": METHOD}
+    return MatrixSequentialDoc(looks=list(looks), max_per_arm=max_per_arm, alpha=alpha, levels=levels,
+                               ci_level=1.0 - quantile_level(looks, 0.05), method=METHOD)
 
 
 @dataclass(frozen=True)
@@ -63,21 +63,21 @@ class State:
         return all((d := self.decided.get((workload, v))) is not None and d.look <= round_ for v in labels[1:])
 
 
-def _valid(run: Doc, metric: str) -> float | None:
-    x = run.get("metrics", {}).get(metric)
-    if not run.get("valid", True) or isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+def _valid(run: MatrixRunDoc, metric: str) -> float | None:
+    x = run.metrics.get(metric)
+    if not run.valid or x is None or not math.isfinite(x):
         return None
     return float(x)
 
 
-def cell_values(doc: Doc, workload: str, variant: str, metric: str, before_round: int | None) -> list[float]:
+def cell_values(doc: MatrixDoc, workload: str, variant: str, metric: str, before_round: int | None) -> list[float]:
     """The valid values of one cell from rounds before ``before_round`` (all rounds: None)."""
-    per_round = len(doc["workloads"]) * len(doc["variants"])
+    per_round = len(doc.workloads) * len(doc.variants)
     out = []
-    for r in doc["runs"]:
-        if r.get("workload") != workload or r.get("variant") != variant:
+    for r in doc.runs:
+        if r.workload != workload or r.variant != variant:
             continue
-        if before_round is not None and int(r["slot"]) // per_round >= before_round:
+        if before_round is not None and r.slot // per_round >= before_round:
             continue
         x = _valid(r, metric)
         if x is not None:
@@ -85,29 +85,30 @@ def cell_values(doc: Doc, workload: str, variant: str, metric: str, before_round
     return out
 
 
-def cell_estimate(doc: Doc, workload: str, variant: str, metric: str, before_round: int | None,
+def cell_estimate(doc: MatrixDoc, workload: str, variant: str, metric: str, before_round: int | None,
                   level: float = 0.95) -> RatioEstimate | CannotJudge:
-    base = doc["variants"][0]["label"]
+    base = doc.variants[0].label
     return log_ratio_welch(cell_values(doc, workload, base, metric, before_round),
                            cell_values(doc, workload, variant, metric, before_round), level,
                            (f"{base} on {workload}", f"{variant} on {workload}"))
 
 
-def state(doc: Doc, metric_of: dict[str, str]) -> State:
+def state(doc: MatrixDoc, metric_of: dict[str, str]) -> State:
     """Replay the looks over the finished runs: which cells have decided, and the last look reached."""
-    seq = doc["sequential"]
-    workloads = [w["name"] for w in doc["workloads"]]
-    labels = [v["label"] for v in doc["variants"]]
+    seq = doc.sequential
+    assert seq is not None
+    workloads = [w.name for w in doc.workloads]
+    labels = [v.label for v in doc.variants]
     per_round = len(workloads) * len(labels)
-    done = {int(r["slot"]) for r in doc["runs"]}
-    order = doc["order"]
+    done = {r.slot for r in doc.runs}
+    order = doc.order
     by_cell: dict[tuple[str, str, str], list[tuple[int, float]]] = {}  # (workload, variant, metric): (round, value)
-    for r in doc["runs"]:
-        w = r.get("workload")
+    for r in doc.runs:
+        w = r.workload
         if w in metric_of:
             x = _valid(r, metric_of[w])
             if x is not None:
-                by_cell.setdefault((w, r.get("variant"), metric_of[w]), []).append((int(r["slot"]) // per_round, x))
+                by_cell.setdefault((w, r.variant, metric_of[w]), []).append((r.slot // per_round, x))
 
     def upto(w: str, v: str, look: int) -> list[float]:
         return [x for rnd, x in by_cell.get((w, v, metric_of[w]), []) if rnd < look]
@@ -115,7 +116,7 @@ def state(doc: Doc, metric_of: dict[str, str]) -> State:
     decided: dict[tuple[str, str], Decided] = {}
     last = 0
     cells = len(workloads) * (len(labels) - 1)
-    for look in seq["looks"]:
+    for look in seq.looks:
         if len(decided) == cells:  # every later slot is skipped: no further look is ever reached
             break
         partial = State(decided, last)
@@ -133,22 +134,22 @@ def state(doc: Doc, metric_of: dict[str, str]) -> State:
                         open_[(w, v)] = e.p_value
         # Holm's step-down at this look: the smallest p first, each against the level its rank earns.
         for cell, p in sorted(open_.items(), key=lambda kv: kv[1]):
-            level = float(seq["levels"][len(decided)])
+            level = seq.levels[len(decided)]
             if p >= level:
                 break
             decided[cell] = Decided(look, p, level)
     return State(decided, last)
 
 
-def look_line(doc: Doc, st: State) -> str:
+def look_line(doc: MatrixDoc, st: State) -> str:
     """What a look found, for the progress stream: "look at 4 runs per cell: 3 of 6 cells decided (…)"."""
-    cells = len(doc["workloads"]) * (len(doc["variants"]) - 1)
+    cells = len(doc.workloads) * (len(doc.variants) - 1)
     now = [f"{w} · {v}" for (w, v), d in st.decided.items() if d.look == st.last_look]
     text = f"look at {st.last_look} runs per cell: {len(st.decided)} of {cells} cells decided"
     if now:
         text += f" (now: {', '.join(now)})"
     if len(st.decided) == cells:
         return text + "; stopping"
-    nxt = [x for x in doc["sequential"]["looks"] if x > st.last_look]
+    assert doc.sequential is not None
+    nxt = [x for x in doc.sequential.looks if x > st.last_look]
     return text + (f"; next look at {nxt[0]}" if nxt else "; last look passed")
-

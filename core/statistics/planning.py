@@ -13,23 +13,47 @@ data allow.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
+from iosched.core.documents.document import ExperimentDoc
 from iosched.core.documents.metrics import metric_label
-from iosched.core.documents.schema_version import Doc
 from iosched.core.statistics.stats import runs_needed
 
 PILOT_RUNS = 2  # per variant
 DIFFERENCES = (0.10, 0.20, 0.30)
 
 
-def pilot_noise(doc: Doc, metric: str) -> tuple[float | None, int]:
+@dataclass(frozen=True, kw_only=True)
+class PlanRow:
+    """What one difference would need: runs per variant, runs in all and minutes (None: no practical number)."""
+
+    difference: float
+    runs_per_variant: int | None
+    runs: int | None
+    minutes: float | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class PilotPlan:
+    """The pilot's noise and what each difference would need at it (`compare --plan`, and its `--json`)."""
+
+    metric: str
+    noise_sd_log: float | None
+    df: int
+    variants: int
+    alpha: float
+    seconds_per_run: float | None
+    rows: list[PlanRow]
+
+
+def pilot_noise(doc: ExperimentDoc, metric: str) -> tuple[float | None, int]:
     """The pooled within-variant standard deviation of log(metric) over the valid runs, and its degrees of
     freedom; None when no variant has two positive values."""
     by_variant: dict[str, list[float]] = {}
-    for r in doc["runs"]:
-        x = (r.get("metrics") or {}).get(metric)
-        if r.get("valid", True) and isinstance(x, (int, float)) and x > 0 and math.isfinite(x):
-            by_variant.setdefault(r["variant"], []).append(math.log(x))
+    for r in doc.runs:
+        x = r.metrics.get(metric)
+        if r.valid and x is not None and x > 0 and math.isfinite(x):
+            by_variant.setdefault(r.variant, []).append(math.log(x))
     ss, df = 0.0, 0
     for xs in by_variant.values():
         if len(xs) >= 2:
@@ -41,44 +65,44 @@ def pilot_noise(doc: Doc, metric: str) -> tuple[float | None, int]:
     return math.sqrt(ss / df), df
 
 
-def seconds_per_run(doc: Doc) -> float | None:
+def seconds_per_run(doc: ExperimentDoc) -> float | None:
     """What one run took in the pilot, settling and switching included."""
-    runs = doc["runs"]
+    runs = doc.runs
     if not runs:
         return None
-    span = float(runs[-1]["end"]) - float(runs[0]["start"])
+    span = runs[-1].end - runs[0].start
     return span / len(runs) if span > 0 else None
 
 
-def plan(doc: Doc, metric: str, alpha: float = 0.05) -> Doc:
+def plan(doc: ExperimentDoc, metric: str, alpha: float = 0.05) -> PilotPlan:
     """The pilot's noise and, per difference, the runs per variant, all runs and minutes it would take."""
     sd, df = pilot_noise(doc, metric)
-    k = len(doc["variants"])
+    k = len(doc.variants)
     per_run = seconds_per_run(doc)
     rows = []
     for d in DIFFERENCES:
         n = runs_needed(sd, 1.0 + d, alpha / max(1, k - 1)) if sd is not None else None
-        rows.append({"difference": d, "runs_per_variant": n, "runs": None if n is None else n * k,
-                     "minutes": None if n is None or per_run is None else n * k * per_run / 60.0})
-    return {"metric": metric, "noise_sd_log": sd, "df": df, "variants": k, "alpha": alpha,
-            "seconds_per_run": per_run, "rows": rows}
+        rows.append(PlanRow(difference=d, runs_per_variant=n, runs=None if n is None else n * k,
+                            minutes=None if n is None or per_run is None else n * k * per_run / 60.0))
+    return PilotPlan(metric=metric, noise_sd_log=sd, df=df, variants=k, alpha=alpha, seconds_per_run=per_run,
+                     rows=rows)
 
 
-def plan_lines(p: Doc) -> list[str]:
-    label = metric_label(p["metric"])
-    sd = p["noise_sd_log"]
+def plan_lines(p: PilotPlan) -> list[str]:
+    label = metric_label(p.metric)
+    sd = p.noise_sd_log
     if sd is None:
         return [f"the pilot has no two valid runs of a variant with a positive {label}: no noise to plan from"]
-    lines = [f"pilot: noise {sd * 100:.1f}% per run in {label} (log scale, {p['df']} degrees of freedom: a first "
+    lines = [f"pilot: noise {sd * 100:.1f}% per run in {label} (log scale, {p.df} degrees of freedom: a first "
              "guess; a pilot this short can be off by a factor of two)"]
-    for row in p["rows"]:
-        what = f"to detect a {row['difference'] * 100:.0f}% difference"
-        if row["runs_per_variant"] is None:
+    for row in p.rows:
+        what = f"to detect a {row.difference * 100:.0f}% difference"
+        if row.runs_per_variant is None:
             lines.append(f"  {what}: no practical number of runs at this noise")
             continue
-        minutes = "" if row["minutes"] is None else f", about {_minutes(row['minutes'])}"
-        lines.append(f"  {what}: {row['runs_per_variant']} runs per variant ({row['runs']} runs{minutes})")
-    holm = f", alpha {p['alpha']:g}" + (f" over {p['variants'] - 1} comparisons (Holm)" if p["variants"] > 2 else "")
+        minutes = "" if row.minutes is None else f", about {_minutes(row.minutes)}"
+        lines.append(f"  {what}: {row.runs_per_variant} runs per variant ({row.runs} runs{minutes})")
+    holm = f", alpha {p.alpha:g}" + (f" over {p.variants - 1} comparisons (Holm)" if p.variants > 2 else "")
     lines.append(f"  (80% power{holm}; --until-verdict stops as soon as the data allow)")
     return lines
 

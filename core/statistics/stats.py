@@ -11,7 +11,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 
 def _betacf(a: float, b: float, x: float) -> float:
@@ -104,9 +104,6 @@ class Summary:
     def cv(self) -> float:
         """Coefficient of variation: run-to-run noise as a fraction of the mean."""
         return self.stdev / abs(self.mean) if self.mean else 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {"n": self.n, "mean": self.mean, "stdev": self.stdev, "ci95": [self.ci_low, self.ci_high]}
 
 
 def summarize(values: Sequence[float], level: float = 0.95) -> Summary:

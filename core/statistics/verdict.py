@@ -19,13 +19,24 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Literal
 
+from iosched.core.documents.document import (
+    AlternationDoc,
+    ComparisonDoc,
+    ExperimentDoc,
+    JudgementDoc,
+    RunDoc,
+    SequentialDoc,
+    Status,
+    SummaryDoc,
+)
 from iosched.core.documents.metrics import metric_label, metric_words, ordered_metrics
-from iosched.core.documents.schema_version import Doc
 from iosched.core.statistics.stats import (
     CannotJudge,
     RatioEstimate,
+    Summary,
     holm,
     log_ratio_paired,
     log_ratio_welch,
@@ -36,54 +47,49 @@ from iosched.core.statistics.stats import (
 PLANNING_RATIO = 1.10  # the difference the planning figure is stated for
 
 
-def default_primary(doc: Doc) -> str:
+def default_primary(doc: ExperimentDoc) -> str:
     """The metric the verdict is about: as chosen at the start, else wall time for a command, else IOPS."""
-    chosen = doc.get("primary_metric")
-    if chosen:
-        return str(chosen)
-    return "wall_s" if (doc.get("workload") or {}).get("cmd") else "iops"
+    if doc.primary_metric:
+        return doc.primary_metric
+    return "wall_s" if doc.workload.cmd else "iops"
+
+
+# --- what a verdict is judged on ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Sample:
+    """The runs a verdict is judged on: the variants' labels (the baseline first), the runs in their order, whether
+    they are a live alternation's turns (judged in pairs) and the boundary they were run under."""
+
+    labels: list[str]
+    runs: Sequence[RunDoc]
+    alternate: bool = False
+    sequential: SequentialDoc | None = None
+
+
+def sample_of(doc: ExperimentDoc) -> Sample:
+    return Sample([v.label for v in doc.variants], doc.runs, isinstance(doc, AlternationDoc), doc.sequential)
 
 
 # --- one comparison -------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class MetricComparison:
-    """One metric, one variant against the baseline: the JSON contract of `--json` is ``to_json``."""
+def comparison(metric: str, baseline: str, variant: str, primary: bool, e: RatioEstimate | CannotJudge,
+               p_adjusted: float | None, significant: bool, verdict: str) -> ComparisonDoc:
+    """One metric, one variant against the baseline, from its estimate; ``p_adjusted`` compares with alpha (None:
+    it cannot be judged)."""
+    if isinstance(e, CannotJudge):
+        return ComparisonDoc(metric=metric, baseline=baseline, variant=variant, ratio=None, ci95=None, p_value=None,
+                             p_adjusted=p_adjusted, significant=significant, primary=primary, verdict=verdict,
+                             cannot_judge=e.reason, n=None)
+    return ComparisonDoc(metric=metric, baseline=baseline, variant=variant, ratio=e.ratio, ci95=(e.ci_low, e.ci_high),
+                         p_value=e.p_value, p_adjusted=p_adjusted, significant=significant, primary=primary,
+                         verdict=verdict, cannot_judge=None, n=e.n)
 
-    metric: str
-    baseline: str
-    variant: str
-    primary: bool
-    estimate: RatioEstimate | CannotJudge
-    p_adjusted: float | None  # compare with alpha; None when it cannot be judged
-    significant: bool
-    verdict: str
 
-    @property
-    def cannot_judge(self) -> str | None:
-        return self.estimate.reason if isinstance(self.estimate, CannotJudge) else None
-
-    @property
-    def ratio(self) -> float | None:
-        return None if isinstance(self.estimate, CannotJudge) else self.estimate.ratio
-
-    @property
-    def ci95(self) -> tuple[float, float] | None:
-        e = self.estimate
-        return None if isinstance(e, CannotJudge) else (e.ci_low, e.ci_high)
-
-    @property
-    def p_value(self) -> float | None:
-        return None if isinstance(self.estimate, CannotJudge) else self.estimate.p_value
-
-    def to_json(self) -> Doc:
-        ci = self.ci95
-        return {"metric": self.metric, "baseline": self.baseline, "variant": self.variant, "ratio": self.ratio,
-                "ci95": list(ci) if ci else None, "p_value": self.p_value, "p_adjusted": self.p_adjusted,
-                "significant": self.significant, "primary": self.primary, "verdict": self.verdict,
-                "cannot_judge": self.cannot_judge,
-                "n": list(self.estimate.n) if isinstance(self.estimate, RatioEstimate) else None}
+def summary_doc(s: Summary) -> SummaryDoc:
+    return SummaryDoc(n=s.n, mean=s.mean, stdev=s.stdev, ci95=(s.ci_low, s.ci_high))
 
 
 def _num(x: float) -> str:
@@ -138,23 +144,22 @@ def _sentence(metric: str, baseline: str, variant: str, e: RatioEstimate | Canno
             f"(95% CI {signed_percent(e.ci_low)} to {signed_percent(e.ci_high)}), {p_text}")
 
 
-# --- values from a document --------------------------------------------------------------------------------
+# --- values from the runs ------------------------------------------------------------------------------------
 
 
-def valid_values(doc: Doc) -> dict[str, dict[str, list[float]]]:
+def valid_values(sample: Sample) -> dict[str, dict[str, list[float]]]:
     """Per variant, per metric: the values of the valid runs, in run order."""
-    labels = [v["label"] for v in doc["variants"]]
-    values: dict[str, dict[str, list[float]]] = {lb: {} for lb in labels}
-    for r in doc["runs"]:
-        if not r.get("valid", True) or r["variant"] not in values:
+    values: dict[str, dict[str, list[float]]] = {lb: {} for lb in sample.labels}
+    for r in sample.runs:
+        if not r.valid or r.variant not in values:
             continue
-        for key, x in r["metrics"].items():
-            if isinstance(x, (int, float)) and not isinstance(x, bool):
-                values[r["variant"]].setdefault(key, []).append(float(x))
+        for key, x in r.metrics.items():
+            if x is not None:
+                values[r.variant].setdefault(key, []).append(float(x))
     return values
 
 
-def block_log_ratios(doc: Doc, metric: str) -> dict[str, list[float]]:
+def block_log_ratios(sample: Sample, metric: str) -> dict[str, list[float]]:
     """Live alternation: per variant, the mean of log(variant) - log(baseline) over each block of two passes.
 
     A pass is one turn of each variant; the turns go A B | B A | B A | A B ... (core/experiment/runner.py
@@ -162,89 +167,92 @@ def block_log_ratios(doc: Doc, metric: str) -> dict[str, list[float]]:
     cancels, and so does anything that flips with every turn. The blocks are the independent units of the
     paired test. A pass with an invalid or non-positive turn is left out, with its block.
     """
-    labels = [v["label"] for v in doc["variants"]]
-    passes, blocks = _passes_and_blocks(doc, metric)
-    base = labels[0]
+    passes, blocks = _passes_and_blocks(sample, metric)
+    base = sample.labels[0]
 
     def diff(p: int, v: str) -> float:
         return math.log(passes[p][v]) - math.log(passes[p][base])
 
-    return {v: [(diff(2 * b, v) + diff(2 * b + 1, v)) / 2.0 for b in blocks] for v in labels[1:]}
+    return {v: [(diff(2 * b, v) + diff(2 * b + 1, v)) / 2.0 for b in blocks] for v in sample.labels[1:]}
 
 
-def _passes_and_blocks(doc: Doc, metric: str) -> tuple[dict[int, dict[str, float]], list[int]]:
+def _passes_and_blocks(sample: Sample, metric: str) -> tuple[dict[int, dict[str, float]], list[int]]:
     """Live alternation: each pass's values by variant, and the blocks whose two passes are both whole."""
-    labels = [v["label"] for v in doc["variants"]]
-    k = len(labels)
+    k = len(sample.labels)
     passes: dict[int, dict[str, float]] = {}
     bad: set[int] = set()
-    for r in doc["runs"]:
-        p = int(r["index"]) // k
-        x = r["metrics"].get(metric)
-        if not r.get("valid", True) or not isinstance(x, (int, float)) or not (x > 0 and math.isfinite(x)):
+    for r in sample.runs:
+        p = r.index // k
+        x = r.metrics.get(metric)
+        if not r.valid or x is None or not (x > 0 and math.isfinite(x)):
             bad.add(p)
             continue
-        passes.setdefault(p, {})[r["variant"]] = float(x)
+        passes.setdefault(p, {})[r.variant] = float(x)
     whole = {p for p in passes if p not in bad and len(passes[p]) == k}
     return passes, [b for b in sorted({p // 2 for p in whole}) if 2 * b in whole and 2 * b + 1 in whole]
 
 
-def at_last_look(doc: Doc, metric: str) -> Doc:
+def _at_last_look(sample: Sample, metric: str) -> Sample:
+    looks = sample.sequential.looks if sample.sequential is not None else None
+    if not looks:
+        return sample
+    labels = sample.labels
+    if sample.alternate:
+        _passes, blocks = _passes_and_blocks(sample, metric)
+        reached = [n for n in looks if n <= len(blocks)]
+        if not reached or reached[-1] == len(blocks):
+            return sample
+        last_pass = 2 * blocks[reached[-1] - 1] + 1
+        return replace(sample, runs=[r for r in sample.runs if r.index // len(labels) <= last_pass])
+
+    def counted(r: RunDoc) -> bool:
+        return r.valid and r.metrics.get(metric) is not None
+
+    counts = {lb: 0 for lb in labels}
+    for r in sample.runs:
+        if r.variant in counts and counted(r):
+            counts[r.variant] += 1
+    n = min(counts.values(), default=0)
+    reached = [x for x in looks if x <= n]
+    if not reached or all(c == reached[-1] for c in counts.values()):
+        return sample
+    keep, seen = reached[-1], {lb: 0 for lb in labels}
+    runs = []
+    for r in sample.runs:
+        if r.variant in seen and counted(r):
+            seen[r.variant] += 1
+            if seen[r.variant] > keep:
+                continue
+        runs.append(r)
+    return replace(sample, runs=runs)
+
+
+def at_last_look(doc: ExperimentDoc, metric: str) -> ExperimentDoc:
     """A sequential document cut to its last planned look reached: its boundary holds only at the looks, so
     runs past the last look (an unbalanced tail, a run after the stop) are left out of the test.
 
     Unchanged when the document is not sequential, ends at a look, or has not reached the first look.
     """
-    seq = doc.get("sequential")
-    looks = seq.get("looks") if isinstance(seq, dict) else None
-    if not looks:
-        return doc
-    labels = [v["label"] for v in doc["variants"]]
-    if doc.get("kind") == "alternate":
-        _passes, blocks = _passes_and_blocks(doc, metric)
-        reached = [n for n in looks if n <= len(blocks)]
-        if not reached or reached[-1] == len(blocks):
-            return doc
-        last_pass = 2 * blocks[reached[-1] - 1] + 1
-        runs = [r for r in doc["runs"] if int(r["index"]) // len(labels) <= last_pass]
-        return {**doc, "runs": runs}
-
-    def counted(r: Doc) -> bool:
-        x = r["metrics"].get(metric)
-        return bool(r.get("valid", True)) and isinstance(x, (int, float)) and not isinstance(x, bool)
-
-    counts = {lb: 0 for lb in labels}
-    for r in doc["runs"]:
-        if r["variant"] in counts and counted(r):
-            counts[r["variant"]] += 1
-    n = min(counts.values(), default=0)
-    reached = [x for x in looks if x <= n]
-    if not reached or all(c == reached[-1] for c in counts.values()):
-        return doc
-    keep, seen = reached[-1], {lb: 0 for lb in labels}
-    runs = []
-    for r in doc["runs"]:
-        if r["variant"] in seen and counted(r):
-            seen[r["variant"]] += 1
-            if seen[r["variant"]] > keep:
-                continue
-        runs.append(r)
-    return {**doc, "runs": runs}
+    cut = _at_last_look(sample_of(doc), metric)
+    return doc if len(cut.runs) == len(doc.runs) else replace(doc, runs=list(cut.runs))
 
 
-def estimates(doc: Doc, metric: str, level: float = 0.95) -> dict[str, RatioEstimate | CannotJudge]:
-    """Each variant against the baseline for one metric (batch: Welch on logs; alternation: paired)."""
-    labels = [v["label"] for v in doc["variants"]]
-    base = labels[0]
+def _estimates(sample: Sample, metric: str, level: float = 0.95) -> dict[str, RatioEstimate | CannotJudge]:
+    base = sample.labels[0]
     out: dict[str, RatioEstimate | CannotJudge] = {}
-    if doc.get("kind") == "alternate":
-        for v, diffs in block_log_ratios(doc, metric).items():
+    if sample.alternate:
+        for v, diffs in block_log_ratios(sample, metric).items():
             out[v] = log_ratio_paired(diffs, level)
         return out
-    values = valid_values(doc)
-    for v in labels[1:]:
+    values = valid_values(sample)
+    for v in sample.labels[1:]:
         out[v] = log_ratio_welch(values[base].get(metric, []), values[v].get(metric, []), level, (base, v))
     return out
+
+
+def estimates(doc: ExperimentDoc, metric: str, level: float = 0.95) -> dict[str, RatioEstimate | CannotJudge]:
+    """Each variant against the baseline for one metric (batch: Welch on logs; alternation: paired)."""
+    return _estimates(sample_of(doc), metric, level)
 
 
 def adjusted_family(p_values: Sequence[float | None]) -> list[float | None]:
@@ -260,94 +268,103 @@ def adjusted_family(p_values: Sequence[float | None]) -> list[float | None]:
 # --- the verdict ------------------------------------------------------------------------------------------------
 
 
-def judge(doc: Doc, alpha: float = 0.05, primary: str | None = None, status: str | None = None,
-          planning: bool = True) -> Doc:
+def judge(doc: ExperimentDoc, alpha: float = 0.05, primary: str | None = None, status: Status | None = None,
+          planning: bool = True) -> JudgementDoc:
     """Summaries per variant and every variant against the baseline, from the valid runs (re-judgeable).
 
     ``planning=False`` leaves out the planning figure (the only costly part; simulations need no words).
     """
-    labels = [v["label"] for v in doc["variants"]]
+    full = sample_of(doc)
+    labels = full.labels
     base, others = labels[0], labels[1:]
     metric = primary or default_primary(doc)
-    full = doc
-    doc = at_last_look(doc, metric)
-    values = valid_values(doc)
-    summaries = {lb: {k: summarize(xs).to_json() for k, xs in m.items()} for lb, m in values.items()}
-
-    comps = primary_comparisons(doc, metric, alpha)
-    gate = max((1.0 if c.p_adjusted is None else c.p_adjusted for c in comps), default=1.0)
+    sample = _at_last_look(full, metric)
+    values = valid_values(sample)
+    summaries = {lb: {k: summary_doc(summarize(xs)) for k, xs in m.items()} for lb, m in values.items()}
 
     better = cmd_metrics_of(doc)
+    prim = _primary_estimates(sample, metric)
+    comps = _primary_comparisons(sample, metric, alpha, prim, better.get(metric))
+    gate = max((1.0 if c.p_adjusted is None else c.p_adjusted for c in comps), default=1.0)
+
     present = [k for k in ordered_metrics((k for lb in labels for k in values[lb]), list(better)) if k != metric]
-    sec = [(k, v, e) for k in present for v, e in estimates(doc, k).items()]
+    sec = [(k, v, e) for k in present for v, e in _estimates(sample, k).items()]
     sec_p = adjusted_family([None if isinstance(e, CannotJudge) else e.p_value for _k, _v, e in sec])
     for (k, v, e), hp in zip(sec, sec_p, strict=True):
         p_adj = None if hp is None else max(gate, hp)
         sig = p_adj is not None and p_adj < alpha
-        comps.append(MetricComparison(k, base, v, False, e, p_adj, sig,
-                                      _sentence(k, base, v, e, p_adj, sig, True, better.get(k))))
+        comps.append(comparison(k, base, v, False, e, p_adj, sig,
+                                _sentence(k, base, v, e, p_adj, sig, True, better.get(k))))
 
-    notes = _notes(doc, metric, alpha, comps[: len(others)]) if planning else []
-    if len(doc["runs"]) < len(full["runs"]):
-        notes.insert(0, f"judged at the last planned look: {len(full['runs']) - len(doc['runs'])} later run(s) "
+    notes = _notes(doc, sample, metric, alpha, comps[: len(others)], prim) if planning else []
+    if len(sample.runs) < len(full.runs):
+        notes.insert(0, f"judged at the last planned look: {len(full.runs) - len(sample.runs)} later run(s) "
                         "left out of the statistics")
-    cancelled = doc.get("status") == "cancelled" or bool(doc.get("cancelled"))  # "cancelled": older saves
-    invalid = [f"run {r['index'] + 1} ({r['variant']}): {r['invalid_reason']}" for r in full["runs"]
-               if not r.get("valid", True)]
-    return {"alpha": alpha, "primary_metric": metric,
-            "status": "cancelled" if cancelled else (status or "final"),
-            "method": method_line(doc, alpha), "summaries": summaries,
-            "comparisons": [c.to_json() for c in comps], "invalid": invalid, "notes": notes}
+    cancelled = doc.status == "cancelled" or doc.cancelled  # "cancelled": older saves
+    invalid = [f"run {r.index + 1} ({r.variant}): {r.invalid_reason}" for r in full.runs if not r.valid]
+    return JudgementDoc(alpha=alpha, primary_metric=metric, status="cancelled" if cancelled else (status or "final"),
+                        method=method_line(doc, alpha), summaries=summaries, comparisons=comps, invalid=invalid,
+                        notes=notes)
 
 
-def primary_comparisons(doc: Doc, metric: str, alpha: float) -> list[MetricComparison]:
+def _primary_estimates(sample: Sample, metric: str) -> dict[str, RatioEstimate | CannotJudge]:
+    seq = sample.sequential
+    return _estimates(sample, metric, seq.ci_level if seq is not None else 0.95)
+
+
+def _primary_comparisons(sample: Sample, metric: str, alpha: float,
+                         prim: dict[str, RatioEstimate | CannotJudge], better: str | None) -> list[ComparisonDoc]:
     """The primary metric, each variant against the baseline, Holm-corrected (at the boundary's level when
-    the document is sequential; the adjusted p-values reported are then scaled by alpha / level so they
+    the runs are sequential; the adjusted p-values reported are then scaled by alpha / level so they
     still compare with alpha)."""
-    labels = [v["label"] for v in doc["variants"]]
-    base, others = labels[0], labels[1:]
-    seq = doc.get("sequential")
-    level = float(seq["level"]) if seq else alpha
-    prim = estimates(doc, metric, float(seq.get("ci_level", 0.95)) if seq else 0.95)
+    base, others = sample.labels[0], sample.labels[1:]
+    seq = sample.sequential
+    level = seq.level if seq is not None else alpha
     holm_p = adjusted_family([None if isinstance(e, CannotJudge) else e.p_value for e in prim.values()])
     adjusted = len(others) > 1 or seq is not None
     out = []
     for v, hp in zip(others, holm_p, strict=True):
         p_adj = None if hp is None else min(1.0, hp * alpha / level)
         sig = hp is not None and hp < level
-        out.append(MetricComparison(metric, base, v, True, prim[v], p_adj, sig,
-                                    _sentence(metric, base, v, prim[v], p_adj, sig, adjusted,
-                                              cmd_metrics_of(doc).get(metric))))
+        out.append(comparison(metric, base, v, True, prim[v], p_adj, sig,
+                              _sentence(metric, base, v, prim[v], p_adj, sig, adjusted, better)))
     return out
 
 
-def cmd_metrics_of(doc: Doc) -> dict[str, str | None]:
+def primary_comparisons(doc: ExperimentDoc, metric: str, alpha: float) -> list[ComparisonDoc]:
+    """The primary metric, each variant against the baseline, Holm-corrected (see ``_primary_comparisons``)."""
+    sample = sample_of(doc)
+    return _primary_comparisons(sample, metric, alpha, _primary_estimates(sample, metric),
+                                cmd_metrics_of(doc).get(metric))
+
+
+def cmd_metrics_of(doc: ExperimentDoc) -> dict[str, str | None]:
     """The figures read from a command's output (--cmd-metric), in order, and which way each is better."""
-    wl = doc.get("workload") or {}
-    return {m["name"]: m.get("better") for m in wl.get("cmd_metrics") or []}
+    return {m.name: m.better for m in doc.workload.cmd_metrics or []}
 
 
-def method_line(doc: Doc, alpha: float) -> str:
-    seq = doc.get("sequential")
-    test = ("paired t-test on log ratios within A B B A blocks of turns" if doc.get("kind") == "alternate"
+def method_line(doc: ExperimentDoc, alpha: float) -> str:
+    seq = doc.sequential
+    test = ("paired t-test on log ratios within A B B A blocks of turns" if isinstance(doc, AlternationDoc)
             else "Welch's t-test on log values")
-    text = f"{test}, each variant against the baseline {doc['variants'][0]['label']}, Holm-corrected, alpha {alpha:g}"
-    if seq:
-        text += (f"; sequential: {len(seq['looks'])} looks, boundary p<{seq['level']:.4f} at each "
+    text = f"{test}, each variant against the baseline {doc.variants[0].label}, Holm-corrected, alpha {alpha:g}"
+    if seq is not None:
+        text += (f"; sequential: {len(seq.looks)} looks, boundary p<{seq.level:.4f} at each "
                  f"(Pocock-style, overall alpha {alpha:g})")
     return text
 
 
-def _notes(doc: Doc, metric: str, alpha: float, primary: list[MetricComparison]) -> list[str]:
+def _notes(doc: ExperimentDoc, sample: Sample, metric: str, alpha: float, primary: list[ComparisonDoc],
+           prim: dict[str, RatioEstimate | CannotJudge]) -> list[str]:
     notes: list[str] = []
-    k = len(doc["variants"])
-    alternate = doc.get("kind") == "alternate"
-    if not alternate and not doc.get("sequential") and int(doc.get("repeat") or 0) % 2 == 1:
+    k = len(doc.variants)
+    alternate = isinstance(doc, AlternationDoc)
+    if not isinstance(doc, AlternationDoc) and doc.sequential is None and doc.repeat % 2 == 1:
         notes.append("an odd number of runs per variant leaves the A B B A order unbalanced against drift")
     label = metric_label(metric)
     if all(c.significant for c in primary):
         return notes
-    sds = [c.estimate.sd_log for c in primary if isinstance(c.estimate, RatioEstimate)]
+    sds = [e.sd_log for c in primary if isinstance(e := prim[c.variant], RatioEstimate)]
     if not sds:
         return notes
     sd = max(sds)
@@ -360,8 +377,8 @@ def _notes(doc: Doc, metric: str, alpha: float, primary: list[MetricComparison])
                      f"{(PLANNING_RATIO - 1) * 100:.0f}% difference in {label}")
     else:
         extra = ""
-        if alternate and doc.get("every_s"):
-            extra = f" (about {n * 2 * k * float(doc['every_s']):.0f} s of alternation)"
+        if isinstance(doc, AlternationDoc) and doc.every_s:
+            extra = f" (about {n * 2 * k * doc.every_s:.0f} s of alternation)"
         notes.append(f"planning: about {n} {unit}{extra} would detect a {(PLANNING_RATIO - 1) * 100:.0f}% "
                      f"difference in {label} with 80% power at the noise seen here ({sd * 100:.1f}% per "
                      f"{per}, on the log scale)")
@@ -379,43 +396,48 @@ class RunningVerdict:
     """
 
     def __init__(self, labels: list[str], alpha: float = 0.05, metric: str = "iops", kind: str = "compare",
-                 sequential: Doc | None = None) -> None:
+                 sequential: SequentialDoc | None = None) -> None:
         self.labels = labels
         self.alpha = alpha
         self.metric = metric
         self.sequential = sequential
-        self.doc: Doc = {"variants": [{"label": lb} for lb in labels], "runs": [], "kind": kind}
+        self.alternate = kind == "alternate"
+        self.runs: list[RunDoc] = []
         self.decided_at: int | None = None
         self._checked: set[int] = set()
-        self._last: list[MetricComparison] = []
+
+    def _sample(self, sequential: SequentialDoc | None = None) -> Sample:
+        return Sample(self.labels, self.runs, self.alternate, sequential)
 
     def _count(self) -> int:
-        if self.doc["kind"] == "alternate":
-            diffs = block_log_ratios(self.doc, self.metric)
+        if self.alternate:
+            diffs = block_log_ratios(self._sample(), self.metric)
             return min((len(d) for d in diffs.values()), default=0)
-        values = valid_values(self.doc)
+        values = valid_values(self._sample())
         return min(len(values[lb].get(self.metric, [])) for lb in self.labels)
 
-    def add(self, run: Doc) -> None:
+    def _looked(self) -> list[ComparisonDoc]:
+        looked = _at_last_look(self._sample(self.sequential), self.metric)
+        return _primary_comparisons(looked, self.metric, self.alpha, _primary_estimates(looked, self.metric), None)
+
+    def add(self, run: RunDoc) -> None:
         if self.decided_at is not None:
             return
-        self.doc["runs"].append(run)
+        self.runs.append(run)
         if self.sequential is None:
             return
         n = self._count()
-        if n in self.sequential["looks"] and n not in self._checked:
+        if n in self.sequential.looks and n not in self._checked:
             self._checked.add(n)
-            looked = at_last_look({**self.doc, "sequential": self.sequential}, self.metric)
-            prim = primary_comparisons(looked, self.metric, self.alpha)
-            if any(c.significant for c in prim):
+            if any(c.significant for c in self._looked()):
                 self.decided_at = n
 
-    def should_stop(self, run: Doc) -> bool:
+    def should_stop(self, run: RunDoc) -> bool:
         """Add a finished run; True once the boundary is crossed (always False in fixed-n mode)."""
         self.add(run)
         return self.decided_at is not None
 
-    def add_and_continue(self, run: Doc) -> bool:
+    def add_and_continue(self, run: RunDoc) -> bool:
         """Fixed-n: record the run for the interim lines; never stops the experiment."""
         self.add(run)
         return False
@@ -429,28 +451,27 @@ class RunningVerdict:
         if n < 2:
             return []
         seq = self.sequential
-        level = float(seq.get("ci_level", 0.95)) if seq else 0.95
-        unit = "blocks" if self.doc["kind"] == "alternate" else "runs per variant"
+        level = seq.ci_level if seq is not None else 0.95
+        unit = "blocks" if self.alternate else "runs per variant"
         base = self.labels[0]
         out = []
         if self.decided_at is not None:
-            looked = at_last_look({**self.doc, "sequential": seq}, self.metric)
-            out = [c.verdict for c in primary_comparisons(looked, self.metric, self.alpha)]
+            out = [c.verdict for c in self._looked()]
             return [*out, f"boundary crossed at {self.decided_at} {unit}: stopping"]
-        for v, e in estimates(self.doc, self.metric, level).items():
+        for v, e in _estimates(self._sample(), self.metric, level).items():
             if isinstance(e, CannotJudge):
                 out.append(f"interim, {n} {unit}: {v} vs {base}: cannot judge yet ({e.reason})")
                 continue
             label = metric_label(self.metric)
             out.append(f"interim, {n} {unit}: {v} vs {base} {label} {signed_percent(e.ratio)} "
                        f"(95% CI {signed_percent(e.ci_low)} to {signed_percent(e.ci_high)})")
-        if seq:
-            nxt = [x for x in seq["looks"] if x > n]
+        if seq is not None:
+            nxt = [x for x in seq.looks if x > n]
             out.append(f"next look at {nxt[0]} {unit}" if nxt else "last look passed: no boundary crossing")
         return out
 
 
-def sequential_plan(max_per_arm: int, alpha: float, arms: int, alternate: bool) -> Doc:
+def sequential_plan(max_per_arm: int, alpha: float, arms: int, alternate: bool) -> SequentialDoc:
     """The boundary for `--until-verdict`, fixed before the first run and saved with the experiment.
 
     ``max_per_arm`` counts runs per variant (batch: looks at 4, 6, 8 ...) or, with ``alternate``, blocks of
@@ -458,13 +479,13 @@ def sequential_plan(max_per_arm: int, alpha: float, arms: int, alternate: bool) 
     """
     from iosched.core.statistics.sequential import look_schedule, pocock_level
 
-    design = "paired" if alternate else "two-sample"
+    design: Literal["paired", "two-sample"] = "paired" if alternate else "two-sample"
     looks = look_schedule(max_per_arm, first=3, step=1) if alternate else look_schedule(max_per_arm)
     if not looks:
         raise ValueError("a sequential experiment needs at least 2 runs per variant")
     level = pocock_level(looks, alpha, arms, design)
     # The interval that goes with one comparison under the same boundary: 95% over all looks together.
     ci_alpha = pocock_level(looks, 0.05, 2, design)
-    return {"looks": list(looks), "max_per_arm": max_per_arm, "alpha": alpha, "level": level,
-            "ci_level": 1.0 - ci_alpha, "design": design, "method": "Pocock constant per-look level, "
-            "calibrated by seeded simulation of the look schedule"}
+    return SequentialDoc(looks=list(looks), max_per_arm=max_per_arm, alpha=alpha, level=level,
+                         ci_level=1.0 - ci_alpha, design=design,
+                         method="Pocock constant per-look level, calibrated by seeded simulation of the look schedule")

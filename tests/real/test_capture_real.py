@@ -226,9 +226,9 @@ def test_a_capture_reaching_past_the_target_is_refused_and_fio_doing_no_io_is_in
         outcome = service.run(plan)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    runs = outcome.doc["runs"]
+    runs = outcome.doc.runs
     assert outcome.status == "final" and service.all_invalid(outcome.doc) and len(runs) == 2, runs
-    assert all("fio did no IO: its 50 requests moved no data" in r["invalid_reason"] for r in runs), runs
+    assert all("fio did no IO: its 50 requests moved no data" in (r.invalid_reason or "") for r in runs), runs
     assert b.current() == "none"
 
 

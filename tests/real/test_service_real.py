@@ -37,7 +37,7 @@ def test_a_cancelled_experiment_is_an_outcome_with_its_finished_runs(loopdev: Lo
 
     outcome = service.run(small_plan(loopdev, tmp_path), ResultFile(save), on_event, ctl)
     assert outcome.status == "cancelled" and outcome.reason == "cancelled" and outcome.error is None
-    assert outcome.finished_runs == 4 and outcome.doc["judgement"] is not None  # judged, not thrown away
+    assert outcome.finished_runs == 4 and outcome.doc.judgement is not None  # judged, not thrown away
     assert outcome.saved == save and json.loads(save.read_text())["status"] == "cancelled"
     ends = [e for e in events if isinstance(e, RunEnded)]
     assert ends[-1].lines and "interim" in ends[-1].lines[0]  # the interim estimates ride on the event

@@ -10,6 +10,7 @@ from pathlib import Path
 from test_tui_jobs import wait_until
 from tui_support import wait_for_exit
 
+from iosched.core.base.encode import encode
 from iosched.core.load.iolog import read_capture
 from iosched.tui.app import IoschedApp
 from iosched.tui.compare_form import CompareForm
@@ -71,13 +72,14 @@ async def test_capture_then_replay_from_the_compare_screen(tmpfs_loop, tmp_path,
         await pilot.pause()
         plan, runs = form.plan("/", destroy=False)
         assert plan.replay is not None and plan.replay.path == str(cap.iolog) and plan.replay.mode == "fast"
-        assert plan.job is None and plan.runtime is None and runs == 6
+        # The focused device is the demo's: its preset (6 runs per variant at most, until a verdict) holds.
+        assert plan.job is None and plan.runtime is None and runs == 12 and plan.until_verdict == 6, plan
         await pilot.press("ctrl+r")
         screen = app.screen
-        assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 90)
-        doc = screen.doc
+        assert await wait_until(pilot, lambda: screen.doc is not None and screen.doc.judgement is not None, 90)
+        doc = encode(screen.doc)
         assert doc["workload"]["replay"]["requests"] == cap.meta.requests and doc["primary_metric"] == "mb_s"
-        assert len(doc["runs"]) == 6 and all(r["valid"] for r in doc["runs"])
+        assert len(doc["runs"]) in (8, 12) and all(r["valid"] for r in doc["runs"])  # at a look, or all
         await pilot.press("escape")
         await pilot.press("q")
         await pilot.pause()

@@ -7,6 +7,7 @@ from test_tui_jobs import select, wait_until
 from textual.widgets import Input, ProgressBar, SelectionList, Static
 from tui_support import screen_text
 
+from iosched.core.base.encode import encode
 from iosched.core.experiment.service import make_boundary
 from iosched.tui.app import IoschedApp
 from iosched.tui.checklist import MarkedCheckbox
@@ -45,13 +46,13 @@ async def test_compare_screen_runs_to_a_verdict_and_puts_the_device_back(tmp_pat
         eta = screen.query_one("#eta", Static)
         assert await wait_until(pilot, lambda: "run 2 of 4 · bfq · about" in str(eta.content), 20), eta.content
         assert str(eta.content).endswith(" s left")
-        assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 40)
+        assert await wait_until(pilot, lambda: screen.doc is not None and screen.doc.judgement is not None, 40)
         assert "ctrl+r starts" in str(title.content)
         # The interim line was there while it ran (a run's end sets it); the verdict has replaced it.
         assert not screen.query_one("#so-far", Static).display
         report = str(screen.query_one("#report", Static).content)
         assert report.index("Verdict") < report.index("IOPS, bars to the mean")
-        assert [r["variant"] for r in screen.doc["runs"]] == ["none", "bfq", "bfq", "none"]
+        assert [r["variant"] for r in encode(screen.doc)["runs"]] == ["none", "bfq", "bfq", "none"]
         assert {m.label for m in app.monitor.markers_of(loop.name)} >= {"none", "bfq"}
         assert loop.current() == loop.initial_scheduler
         await pilot.press("escape")
@@ -109,7 +110,7 @@ async def test_until_a_verdict_in_the_form_plans_a_sequential_compare_and_matrix
         plan, runs = form.plan("/", False)
         assert plan.kind == "matrix" and plan.matrix is not None and runs == 2 * 2 * 6
         make_boundary(plan)  # what the service does first, in the screen's worker
-        assert plan.matrix.sequential is not None and plan.matrix.sequential["looks"] == [4, 6]
+        assert plan.matrix.sequential is not None and plan.matrix.sequential.looks == [4, 6]
         form.query_one("#until-verdict", MarkedCheckbox).value = False
         plan, _ = form.plan("/", False)
         assert plan.matrix is not None and plan.matrix.sequential is None and plan.until_verdict is None
@@ -132,14 +133,14 @@ async def test_three_schedulers_at_80x24_end_on_a_verdict_that_fits(loopdev):
         # After a run's end with two of each, the interim lines show while the last runs go on.
         assert await wait_until(pilot, lambda: screen.query_one("#so-far", Static).display, 60)
         assert "so far: interim, 2 runs per variant: bfq vs none" in str(screen.query_one("#so-far").content)
-        assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 60)
+        assert await wait_until(pilot, lambda: screen.doc is not None and screen.doc.judgement is not None, 60)
         await pilot.pause()
         text = " ".join(" ".join(screen_text(app)).split())
         assert "so far" not in text and "100%" in text and screen.query_one(ProgressBar).percentage == 1
-        for c in screen.doc["judgement"]["comparisons"]:
+        for c in encode(screen.doc)["judgement"]["comparisons"]:
             if c["primary"]:
                 assert " ".join(c["verdict"].split()) in text
-        assert [r["variant"] for r in screen.doc["runs"][:3]] == ["none", "bfq", "mq-deadline"]
+        assert [r["variant"] for r in encode(screen.doc)["runs"][:3]] == ["none", "bfq", "mq-deadline"]
         assert loopdev.current() == loopdev.initial_scheduler
         await pilot.press("escape")
         await pilot.press("q")

@@ -8,13 +8,15 @@ words on screen are known in advance; the real runs are in test_tui_compare.py.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
+from doc_support import experiment_doc
 from textual.widgets import Input, Select
 from tui_support import SteppedSampler, populated_tree, screen_text, set_counters
 
-from iosched.core.base.decode import decode
-from iosched.core.documents.document import RunDoc
+from iosched.core.base.encode import encode
+from iosched.core.documents.document import ExperimentDoc
 from iosched.core.experiment.events import Progress, RunEnded
 from iosched.core.experiment.variants import plan_order
 from iosched.core.load.fio import FioProgress
@@ -55,7 +57,7 @@ def flat(text: str) -> str:
     return " ".join("".join(c for c in text if not 0x2580 <= ord(c) <= 0x259F).split())
 
 
-def judged_doc(labels: list[str]) -> dict:
+def judged_doc(labels: list[str]) -> ExperimentDoc:
     """Three variants, three runs each, in the batch order, with the metrics a fio run has."""
     rnd = random.Random(4)
     base = {"iops": 150e3, "mb_s": 600.0, "clat_mean_us": 210.0, "clat_p50_us": 190.0, "clat_p99_us": 900.0,
@@ -68,9 +70,10 @@ def judged_doc(labels: list[str]) -> dict:
              for k, v in base.items()}
         runs.append({"index": i, "variant": lb, "valid": True, "start": i, "end": i + 1, "invalid_reason": None,
                      "config": {"scheduler": lb}, "fio": None, "metrics": m})
-    return {"variants": [{"label": lb} for lb in labels], "runs": runs, "order": [r["variant"] for r in runs],
-            "repeat": 3, "kind": "compare", "device": {"name": "sda"}, "kernel": "6.18",
-            "workload": {"job": {"name": "randread-q16t2"}}}
+    return experiment_doc({"variants": [{"label": lb} for lb in labels], "runs": runs,
+                           "order": [r["variant"] for r in runs], "repeat": 3, "kind": "compare",
+                           "device": {"name": "sda"}, "kernel": "6.18",
+                           "workload": {"job": {"name": "randread-q16t2"}}})
 
 
 async def test_the_baseline_is_named_marked_and_chosen_with_b(tmp_path):
@@ -120,24 +123,23 @@ async def test_the_verdict_replaces_the_interim_lines_and_fits(tmp_path, size):
         labels = screen.query_one(SchedulerChecklist).order
         doc = judged_doc(labels)
         # What action_start sets up before the worker runs, then the worker's events.
-        screen.query_one("ProgressBar").update(total=len(doc["runs"]), progress=0)
+        screen.query_one("ProgressBar").update(total=len(doc.runs), progress=0)
         verdict = RunningVerdict(labels)  # as the experiment service keeps it: each run-end carries its lines
         screen.running = True
-        for r in doc["runs"]:
+        for r in doc.runs:
             verdict.add(r)
-            screen.post_message(ExperimentEvent(RunEnded(r["index"], 0, r["variant"], decode(RunDoc, r),
-                                                         tuple(verdict.lines()))))
+            screen.post_message(ExperimentEvent(RunEnded(r.index, 0, r.variant, r, tuple(verdict.lines()))))
             await pilot.pause()
-            if r["index"] == 6:
+            if r.index == 6:
                 assert "so far: interim, 2 runs per variant: " in flat(rows(app))
-        doc["judgement"] = judge(doc)
+        doc = replace(doc, judgement=judge(doc))
         screen.post_message(ExperimentEnded(doc))
         await pilot.pause()
         await pilot.pause()
         text = flat(rows(app))
         assert "so far" not in text and "interim" not in text
         assert "100%" in text
-        comps = doc["judgement"]["comparisons"]
+        comps = encode(doc)["judgement"]["comparisons"]
         primary = [c["verdict"] for c in comps if c["primary"]]
         assert len(primary) == 2 and all(flat(v) in text for v in primary)
         assert "against the baseline mq-deadline" in text

@@ -11,6 +11,7 @@ from test_tui_compare import open_compare
 from test_tui_jobs import wait_until
 from textual.widgets import Input, ProgressBar, SelectionList, Static
 
+from iosched.core.base.encode import encode
 from iosched.core.documents.document import RunDoc
 from iosched.core.experiment.events import RunEnded
 from iosched.tui.app import IoschedApp
@@ -39,8 +40,8 @@ async def test_compare_screen_runs_a_matrix_and_a_command(loopdev):
         small_matrix(screen)
         await pilot.press("ctrl+r")
         assert await wait_until(pilot, lambda: fio_procs(loopdev.path) != [], 10)
-        assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 90)
-        doc = screen.doc
+        assert await wait_until(pilot, lambda: screen.doc is not None and screen.doc.judgement is not None, 90)
+        doc = encode(screen.doc)
         assert doc["kind"] == "matrix" and len(doc["runs"]) == 8
         assert len(doc["judgement"]["cells"]) == 4
         report = str(screen.query("#report").first().content)
@@ -53,11 +54,12 @@ async def test_compare_screen_runs_a_matrix_and_a_command(loopdev):
         # Its own figure, read from dd's last line ("… copied, 0.01 s, 700 MB/s"): the regex keeps its commas.
         screen.query_one("#cmd-metric", Input).value = "rate=copied, [0-9.]+ s, ([0-9.]+) [kMG]?B/s:higher"
         await pilot.press("ctrl+r")
-        assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 60)
-        assert all(r["metrics"]["wall_s"] > 0 for r in screen.doc["runs"]) and len(screen.doc["runs"]) == 4
-        assert all(r["valid"] and r["metrics"]["rate"] > 0 for r in screen.doc["runs"])
-        assert screen.doc["workload"]["cmd_metrics"][0]["pattern"] == "copied, [0-9.]+ s, ([0-9.]+) [kMG]?B/s"
-        assert screen.doc["primary_metric"] == "rate"
+        assert await wait_until(pilot, lambda: screen.doc is not None and screen.doc.judgement is not None, 60)
+        doc = encode(screen.doc)
+        assert all(r["metrics"]["wall_s"] > 0 for r in doc["runs"]) and len(doc["runs"]) == 4
+        assert all(r["valid"] and r["metrics"]["rate"] > 0 for r in doc["runs"])
+        assert doc["workload"]["cmd_metrics"][0]["pattern"] == "copied, [0-9.]+ s, ([0-9.]+) [kMG]?B/s"
+        assert doc["primary_metric"] == "rate"
         # A command's run line says its wall time (and its own figures), not "0 IOPS".
         screen.view.show(RunEnded(0, 4, "none", RunDoc(index=0, variant="none", start=0.0, end=1.5, valid=True,
                                                        invalid_reason=None, config={},
@@ -123,7 +125,7 @@ async def test_a_cancelled_matrix_is_kept_and_resumed_with_ctrl_e(loopdev):
         screen.query_one("#repeat", Input).focus()  # a text field's own ctrl+e (end of line) must not take it
         await pilot.pause()
         await pilot.press("ctrl+e")
-        assert await wait_until(pilot, lambda: screen.doc is not None and "judgement" in screen.doc, 90)
+        assert await wait_until(pilot, lambda: screen.doc is not None and screen.doc.judgement is not None, 90)
         assert files_in(results) == [path]  # the same file, finished
         final = read_json(path)
         assert final["status"] == "final" and sorted(r["slot"] for r in final["runs"]) == list(range(8))

@@ -3,28 +3,29 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from matrix_support import fake_matrix
 from textual.app import App, ComposeResult
 
-from iosched.core.documents.saved import check_matrix
+from iosched.core.documents.document import MatrixDoc
+from iosched.core.documents.saved import read_matrix
 from iosched.tui.result_charts import ResultChart, ResultCharts
 
 SAVED = Path(__file__).resolve().parents[1] / "data" / "saved"  # written by `compare --save` on a loop device
 
 
-def doc_with_bins() -> dict:
+def doc_with_bins() -> MatrixDoc:
     vals = {(w, v): [1000.0 * (1 + 0.1 * i) * (1.3 if v == "bfq" else 1) for i in range(3)]
             for w in ("4k", "16k", "64k") for v in ("none", "bfq")}
     doc = fake_matrix(vals, ["4k", "16k", "64k"], ["none", "bfq"])
-    for r in doc["runs"]:
-        r["fio"] = {"jobs": [{"read": {"clat_ns": {"bins": {"100000": 90, "1000000": 10}}}}]}
-    return doc
+    bins = {"jobs": [{"read": {"clat_ns": {"bins": {"100000": 90, "1000000": 10}}}}]}
+    return replace(doc, runs=[replace(r, fio=bins) for r in doc.runs])
 
 
 class ChartsApp(App[None]):
-    def __init__(self, doc: dict) -> None:
+    def __init__(self, doc: MatrixDoc) -> None:
         super().__init__()
         self.doc = doc
 
@@ -50,7 +51,7 @@ async def test_result_charts_draw_each_chart_on_its_own_plot():
 async def test_a_study_in_the_tui_charts_the_commands_wall_time_and_every_title_fits():
     """The saved study (a fio job and a command): at 80 columns each chart keeps a title, what it leaves out is
     the chart's tooltip, and the command has its wall time charted and no CPU-per-IO chart."""
-    doc = check_matrix(json.loads((SAVED / "study.json").read_text()), "study.json")
+    doc = read_matrix(json.loads((SAVED / "study.json").read_text()), "study.json")
     app = ChartsApp(doc)
     async with app.run_test(size=(80, 60)) as pilot:
         await pilot.pause()

@@ -8,6 +8,7 @@ import pytest
 
 from iosched.cli.main import build_parser
 from iosched.cli.workloads import _compare_plan
+from iosched.core.base.encode import encode
 from iosched.core.experiment import service
 from iosched.core.experiment.runner import Workload
 from iosched.core.load.jobs import CATALOG, Job
@@ -35,8 +36,8 @@ def test_a_background_job_is_the_plans_only_fio_job(tree):
 def test_the_workload_says_what_ran_beside_the_command():
     wl = Workload(cmd="make", background=CATALOG["4k-randwrite"])
     assert wl.name == "cmd: make under 4k-randwrite"
-    assert wl.to_json()["background"]["name"] == "4k-randwrite" and wl.to_json()["cmd"] == "make"
-    assert "background" not in Workload(cmd="make").to_json()
+    assert encode(wl.doc())["background"]["name"] == "4k-randwrite" and encode(wl.doc())["cmd"] == "make"
+    assert "background" not in encode(Workload(cmd="make").doc())
 
 
 def test_a_background_needs_a_command(tree):

@@ -273,11 +273,11 @@ def test_a_well_formed_resumable_matrix_passes_the_check_before_the_lock(loopdev
 
 
 def test_the_core_decoders_raise_bad_input_only():
-    from iosched.core.documents.saved import check_experiment
+    from iosched.core.documents.saved import read_experiment
     from iosched.core.experiment.matrix import decode_matrix
 
     for doc in (None, [], {}, {"kind": "matrix"}, {"variants": None}):
         with pytest.raises(BadInput):
-            check_experiment(doc, "x.json")
+            read_experiment(doc, "x.json")
         with pytest.raises(BadInput):
             decode_matrix(doc, "x.json")

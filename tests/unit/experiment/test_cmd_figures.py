@@ -16,8 +16,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from iosched.cli.main import main
+from iosched.core.base.encode import encode
 from iosched.core.base.figures import figure_fault
-from iosched.core.documents.saved import check_experiment
+from iosched.core.documents.document import RunDoc
+from iosched.core.documents.saved import read_experiment
 from iosched.core.experiment.cmd_metrics import CmdMetric, read_figures
 from iosched.core.experiment.results import save_result
 from iosched.core.experiment.runner import hold_to_range
@@ -69,15 +71,18 @@ def test_the_issues_figures():
     assert read_figures([V], "v=12.5\n") == ({"v": 12.5}, None)
 
 
+def _held(**fields) -> dict:
+    return encode(hold_to_range(RunDoc(index=0, variant="none", start=0.0, end=1.0, config={}, **fields)))
+
+
 def test_a_run_is_held_to_the_range_whatever_measured_it():
-    run = {"valid": True, "invalid_reason": None,
-           "metrics": {"iops": 3e19, "clat_p99_us": 5e-13, "mb_s": 100.0, "clat_mean_us": None}}
-    hold_to_range(run)
+    run = _held(valid=True, invalid_reason=None,
+                metrics={"iops": 3e19, "clat_p99_us": 5e-13, "mb_s": 100.0, "clat_mean_us": None})
     assert run["metrics"] == {"mb_s": 100.0, "clat_mean_us": None}
     assert not run["valid"] and run["invalid_reason"] == ("its iops is 3e+19, outside a figure's range (0, or "
                                                           "between 1e-12 and 1e15 in size)")
-    run = {"valid": False, "invalid_reason": "fio was killed", "metrics": {"iops": math.inf}}
-    assert hold_to_range(run)["invalid_reason"] == "fio was killed" and run["metrics"] == {}
+    run = _held(valid=False, invalid_reason="fio was killed", metrics={"iops": math.inf})
+    assert run["invalid_reason"] == "fio was killed" and run["metrics"] == {}
 
 
 def _call(*argv: str) -> tuple[int, str]:
@@ -98,7 +103,7 @@ def _runs_from(texts: list[str], template: dict) -> list[dict]:
                    valid=isinstance(got, float), invalid_reason=None if isinstance(got, float) else got)
         if isinstance(got, float):
             run["metrics"]["v"] = got
-        runs.append(hold_to_range(run))
+        runs.append(encode(hold_to_range(RunDoc(**run))))
     return runs
 
 
@@ -112,12 +117,12 @@ def test_whatever_was_saved_reads_back_and_reports(tmp_path_factory, texts, meas
     template["metrics"].update(measured)  # the sampler's figures too, as odd as they come
     doc["runs"] = _runs_from(texts, template)
     doc["order"] = [r["variant"] for r in doc["runs"]]
-    doc["workload"].update(cmd_metrics=[V.to_json()])
+    doc["workload"].update(cmd_metrics=[encode(V.doc())])
     doc["primary_metric"] = "v"
-    doc["judgement"] = judge(doc, 0.05, "v")
+    doc["judgement"] = encode(judge(read_experiment(doc, "f.json"), 0.05, "v"))
     path = tmp_path_factory.mktemp("rt") / "f.json"
     save_result(doc, path)
-    check_experiment(json.loads(path.read_text()), path)
+    read_experiment(json.loads(path.read_text()), path)
     for flags in ([], ["--json"], ["--csv"], ["--plot"], ["--metric", "wall_s"]):
         code, err = _call("report", str(path), *flags)
         assert code == 0, err

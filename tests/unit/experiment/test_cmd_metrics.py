@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.saved import read_experiment
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metric, parse_cmd_metrics, read_figures
@@ -108,19 +109,23 @@ def _doc(better: str | None = "higher") -> dict:
     return doc
 
 
+def _judged(doc: dict, alpha: float, metric: str | None) -> dict:
+    return encode(judge(read_experiment(doc, "x.json"), alpha, metric))
+
+
 def test_the_verdict_says_better_or_worse_when_told_which_way_is_better():
-    v = judge(_doc("higher"), 0.05, "tps")
+    v = _judged(_doc("higher"), 0.05, "tps")
     (prim,) = [c for c in v["comparisons"] if c["primary"]]
     assert prim["metric"] == "tps" and prim["significant"]
     assert prim["verdict"].startswith("bfq: 20% lower tps than none") and prim["verdict"].endswith(": worse")
-    assert judge(_doc("lower"), 0.05, "tps")["comparisons"][0]["verdict"].endswith(": better")
-    assert not judge(_doc(None), 0.05, "tps")["comparisons"][0]["verdict"].endswith(("better", "worse"))
+    assert _judged(_doc("lower"), 0.05, "tps")["comparisons"][0]["verdict"].endswith(": better")
+    assert not _judged(_doc(None), 0.05, "tps")["comparisons"][0]["verdict"].endswith(("better", "worse"))
     # Judged as the primary by default when the file says so, and wall time stays a secondary metric.
-    assert {c["metric"] for c in judge(_doc(), 0.05, None)["comparisons"]} >= {"tps", "wall_s"}
+    assert {c["metric"] for c in _judged(_doc(), 0.05, None)["comparisons"]} >= {"tps", "wall_s"}
 
 
 def test_the_report_and_csv_show_the_commands_figure_first():
-    doc = _doc()
+    doc = read_experiment(_doc(), "x.json")
     text = text_report(doc, judge(doc, 0.05, "tps"))
     assert "tps read from its output (tps = ([0-9.]+), higher is better)" in text
     assert text.index("tps, bars to the mean") < text.index("wall time (s), bars to the mean")

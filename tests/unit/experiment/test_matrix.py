@@ -9,8 +9,9 @@ from dataclasses import replace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from matrix_support import fake_matrix
+from matrix_support import fake_matrix, judged, plan_document
 
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.params import parse_variants
 from iosched.core.experiment.matrix import (
@@ -93,7 +94,7 @@ def test_plan_refuses_empty_and_estimates():
 
 
 def _doc_for(plan: MatrixPlan) -> dict:
-    return {"kind": "matrix", **plan.to_json(), "runs": []}
+    return encode(plan_document(plan))
 
 
 def test_a_saved_plan_reads_back_the_same(tmp_path):
@@ -104,7 +105,7 @@ def test_a_saved_plan_reads_back_the_same(tmp_path):
     plan = MatrixPlan(parse_variants("none,mq-deadline:read_expire=100,none"), jobs, repeat=2, runtime=3.0)
     back = plan_from_doc(json.loads(json.dumps(_doc_for(plan))))
     assert [job_spec(j) for j in back.jobs] == [job_spec(j) for j in plan.jobs]
-    assert [v.to_json() for v in back.variants] == [v.to_json() for v in plan.variants]
+    assert [v.doc() for v in back.variants] == [v.doc() for v in plan.variants]
     assert back.order == plan.order and back.repeat == 2 and back.runtime == 3.0
     assert back.trace is False and plan_from_doc(_doc_for(replace(plan, trace=True))).trace is True
 
@@ -160,7 +161,7 @@ def test_matrix_verdict_per_cell_and_sentence():
     for w in wls:
         vals[(w, "none")] = [1000 * (1 + rng.gauss(0, 0.004)) for _ in range(4)]
         vals[(w, "bfq")] = [1000 * effect[w] * (1 + rng.gauss(0, 0.004)) for _ in range(4)]
-    j = judge_matrix(fake_matrix(vals, wls, ["none", "bfq"]))
+    j = judged(fake_matrix(vals, wls, ["none", "bfq"]))
     assert len(j["cells"]) == 10 and j["comparisons"] == 5
     sig = {c["workload"] for c in j["cells"] if c.get("significant")}
     assert sig == {"w1", "w2", "w3"}
@@ -187,7 +188,7 @@ def test_aa_matrix_is_not_significant_anywhere_in_95_percent_of_runs():
             cv = rng.choice([0.02, 0.1, 0.3])
             for v in ("none", "none#2"):
                 vals[(f"w{w}", v)] = [5e4 * math.exp(rng.gauss(0, cv)) for _ in range(3)]
-        j = judge_matrix(fake_matrix(vals, [f"w{w}" for w in range(5)], ["none", "none#2"], cpu=False))
+        j = judged(fake_matrix(vals, [f"w{w}" for w in range(5)], ["none", "none#2"], cpu=False))
         clean += not any(c.get("significant") for c in j["cells"])
     assert clean / sims >= 0.95, clean / sims
 
@@ -197,8 +198,8 @@ def test_every_cell_reaches_json_and_csv():
 
     wls = ["a", "b"]
     vals = {(w, v): [100.0 + i + (v == "bfq") * 3 for i in range(3)] for w in wls for v in ("none", "bfq")}
-    j = judge_matrix(fake_matrix(vals, wls, ["none", "bfq"]))
-    rows = matrix_csv(j).splitlines()
+    j = judged(fake_matrix(vals, wls, ["none", "bfq"]))
+    rows = matrix_csv(judge_matrix(fake_matrix(vals, wls, ["none", "bfq"]))).splitlines()
     assert rows[0].split(",")[: len(CSV_FIELDS)] == CSV_FIELDS and len(rows) == 5
     cell = json.loads(json.dumps(j))["cells"][3]
     assert {"metric", "baseline", "variant", "ratio", "ci95", "p_value", "p_adjusted", "significant",
@@ -207,7 +208,7 @@ def test_every_cell_reaches_json_and_csv():
 
 def test_single_runs_cannot_be_judged_and_say_why():
     vals = {(w, v): [100.0] for w in ("a", "b") for v in ("none", "bfq")}
-    j = judge_matrix(fake_matrix(vals, ["a", "b"], ["none", "bfq"]))
+    j = judged(fake_matrix(vals, ["a", "b"], ["none", "bfq"]))
     assert j["comparisons"] == 0
     assert all(c["cannot_judge"] and c["p_value"] is None for c in j["cells"] if c["variant"] == "bfq")
     (sentence,) = j["summary"]
@@ -222,7 +223,7 @@ def test_undecided_cells_say_how_many_runs_a_ten_percent_difference_needs():
     vals = {("4k", "none"): [1000.0, 1010.0], ("4k", "bfq"): [600.0, 603.0],
             ("64k", "none"): [500.0, 540.0], ("64k", "bfq"): [510.0, 470.0]}
     doc = fake_matrix(vals, ["4k", "64k"], ["none", "bfq"])
-    j = judge_matrix(doc)
+    j = judged(doc)
     assert [c["significant"] for c in j["cells"] if c["variant"] == "bfq"] == [True, False]
     first, cell = j["planning"]
     e = log_ratio_welch(vals[("64k", "none")], vals[("64k", "bfq")])
@@ -230,7 +231,7 @@ def test_undecided_cells_say_how_many_runs_a_ten_percent_difference_needs():
     assert first.startswith(f"planning: about {n} runs per variant ({2 * n} per workload) would detect a 10%")
     assert cell.startswith(f"64k, bfq: about {n} runs per variant would detect a 10% difference at its noise")
     assert not any(line.startswith("4k,") for line in j["planning"])  # a decided cell needs nothing more
-    text = matrix_text(doc, j)
+    text = matrix_text(doc, judge_matrix(doc))
     assert f"  planning: about {n} runs per variant" in text and "    64k, bfq:" in text
-    decided = judge_matrix(fake_matrix({k: v for k, v in vals.items() if k[0] == "4k"}, ["4k"], ["none", "bfq"]))
+    decided = judged(fake_matrix({k: v for k, v in vals.items() if k[0] == "4k"}, ["4k"], ["none", "bfq"]))
     assert decided["planning"] == []

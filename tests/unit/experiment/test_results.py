@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from link_support import digest, make_victim, plant, temporaries
 
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.params import parse_variants
 from iosched.core.experiment import results
@@ -89,7 +90,7 @@ def test_the_newest_unfinished_matrix_of_this_very_device_is_offered(tmp_path):
     plan = _plan()
     assert find_resumable("sdb", d, tree.root) is None  # no directory yet
     old = new_result_path("sdb", "matrix", d, NOON)
-    doc = new_document("sdb", plan, None, tree.root)
+    doc = encode(new_document("sdb", plan, None, tree.root))
     doc["runs"] = _runs(plan, range(1))
     save_result(doc, old)
     found = find_resumable("sdb", d, tree.root)
@@ -170,7 +171,7 @@ def test_one_iosched_at_a_time_goes_on_with_a_saved_matrix(tmp_path):
     tree = FixTree(tmp_path / "root")
     tree.add_disk("sdb", "8:16")
     saved = tmp_path / "m.json"
-    save_result(new_document("sdb", _plan(), None, tree.root), saved)  # a matrix to resume, not yet begun
+    save_result(encode(new_document("sdb", _plan(), None, tree.root)), saved)  # a matrix to resume, not yet begun
     with result_lock(saved):
         with pytest.raises(ResultBusy, match=f"pid {os.getpid()}"), result_lock(tmp_path / "." / "m.json"):
             pass  # the same file by another spelling: the same lock

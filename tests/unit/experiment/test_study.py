@@ -2,12 +2,14 @@
 commands read back from a saved matrix only to be compared, never to be run from it."""
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from matrix_support import plan_document
 
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.params import parse_variants
 from iosched.core.experiment.matrix import MatrixPlan, check_resumable, job_spec, plan_from_doc
@@ -126,7 +128,7 @@ def study_plan() -> MatrixPlan:
 
 def test_a_saved_study_reads_back_its_commands_checked_again():
     plan = study_plan()
-    doc = json.loads(json.dumps(plan.to_json()))
+    doc = json.loads(json.dumps(encode(plan_document(plan))))
     again = plan_from_doc(doc)
     assert [job_spec(j) for j in again.jobs] == [job_spec(j) for j in plan.jobs]
     assert again.fio_jobs == [j for j in again.jobs if isinstance(j, Job)]
@@ -139,7 +141,7 @@ def test_a_saved_study_reads_back_its_commands_checked_again():
 
 def test_a_study_is_resumed_only_with_its_file_given_again(monkeypatch):
     plan = study_plan()
-    doc = {**plan.to_json(), "device": {"name": "loop9"}, "status": "cancelled", "runs": []}
+    doc = replace(plan_document(plan, "loop9"), status="cancelled")
     from iosched.core.experiment import matrix as m
 
     @dataclass

@@ -236,6 +236,7 @@ def test_resume_goes_on_after_the_last_slot_any_host_finished():
 def stopped_until_verdict(alpha: float, **result: object) -> tuple[dict, argparse.Namespace]:
     """The sample fleet under --until-verdict (boundaries at ``alpha``), stopped after two of its slots, and the
     arguments of a bare --resume of it."""
+    from iosched.core.base.encode import encode
     from iosched.core.statistics.verdict import sequential_plan
 
     doc = json.loads((Path(__file__).parents[2] / "data/saved/fleet.json").read_text())
@@ -243,7 +244,7 @@ def stopped_until_verdict(alpha: float, **result: object) -> tuple[dict, argpars
     for h in doc["hosts"]:
         if h["result"] is not None:
             del h["result"]["runs"][2:]
-            h["result"].update(status="cancelled", repeat=4, sequential=sequential_plan(4, alpha, 2, False),
+            h["result"].update(status="cancelled", repeat=4, sequential=encode(sequential_plan(4, alpha, 2, False)),
                                order=["none", "mq-deadline", "mq-deadline", "none"] * 2, **result)
     args = argparse.Namespace(resume="f", schedulers=None, job=None, repeat=None, runtime=None, size=None,
                               settle=1.0, until_verdict=False, max_runs=8, alpha=0.05, metric=None)
@@ -274,6 +275,7 @@ def test_what_a_real_host_end_says_decodes_as_its_declared_answer():
     the host end's encoder."""
     import time
 
+    from iosched.core.base import encode as documents
     from iosched.core.experiment.runner import sysinfo, window_metrics
     from iosched.core.fleet.fleet_host import encode
     from iosched.core.fleet.host_answers import Bye, Ready, Window, read_answer
@@ -287,7 +289,7 @@ def test_what_a_real_host_end_says_decodes_as_its_declared_answer():
     device = next(iter(s1.disks), "loop0")
     window = {"ok": True, "start": 0.25, "end": 1.5, "metrics": window_metrics(device, s0, s1, 100), "drift": None}
     assert window["metrics"]  # the CPU's figures at least
-    ready = {"ok": True, **sysinfo(device, "/"), "original": {"scheduler": "none"},
+    ready = {"ok": True, **documents.encode(sysinfo(device, "/")), "original": {"scheduler": "none"},
              "target": Target(device, f"/dev/{device}", "device").to_json(), "started": time.time()}
     bye = {"ok": True, "bye": True, "switches": [(0.1, "bfq"), (3.0, "none")]}
     for tp, answer in ((Window, window), (Ready, ready), (Bye, bye)):

@@ -7,6 +7,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from doc_support import experiment_doc
 
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.documents.document import RunDoc
@@ -120,12 +121,12 @@ def test_a_run_with_its_lag_reads_back_as_its_declared_type_and_odd_values_are_r
 
 
 def test_the_report_says_in_one_line_whether_the_runs_kept_the_timing():
-    assert replay_timing({"runs": [run_doc(None)]}) is None
-    kept = replay_timing({"runs": [run_doc(span_lag(2.003, 100_000, 2_100_000))] * 2})
+    assert replay_timing(experiment_doc({"runs": [run_doc(None)]})) is None
+    kept = replay_timing(experiment_doc({"runs": [run_doc(span_lag(2.003, 100_000, 2_100_000))] * 2}))
     assert kept == "timed replay: every run kept the capture's timing to within 3 ms (a run more than 1.00 s behind " \
                    "would be invalid)"
-    slow = replay_timing({"runs": [run_doc(span_lag(2.003, 100_000, 2_100_000)),
-                                   run_doc(span_lag(3.9, 100_000, 2_100_000))]})
+    slow = replay_timing(experiment_doc({"runs": [run_doc(span_lag(2.003, 100_000, 2_100_000)),
+                                                  run_doc(span_lag(3.9, 100_000, 2_100_000))]}))
     assert slow is not None and slow.startswith("timed replay: 1 of 2 run(s) fell behind the capture's timing by "
                                                 "more than 1.00 s (up to 1.90 s) and are invalid")
     assert seconds_text(0.0004) == "0 ms" and seconds_text(0.9996) == "1.00 s"

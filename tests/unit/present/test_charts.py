@@ -5,15 +5,18 @@ import math
 import os
 import random
 import statistics
+from dataclasses import replace
 from pathlib import Path
 
 import plotext
 import pytest
+from doc_support import matrix_doc
 from matrix_support import fake_matrix
 
 from iosched.cli.chart_page import charts_html
+from iosched.core.base.encode import encode
 from iosched.core.base.units import si
-from iosched.core.documents.saved import check_matrix
+from iosched.core.documents.saved import read_matrix
 from iosched.core.present import charts
 from iosched.core.present.matrix import matrix_text
 from iosched.core.statistics.matrix_judge import judge_matrix
@@ -26,8 +29,7 @@ def judged(workloads=("4k", "16k", "64k"), labels=("none", "bfq"), seed=5):
     rng = random.Random(seed)
     vals = {(w, v): [round(1000 * (i + 1) * (1 + 0.3 * j) * (1 + rng.gauss(0, 0.05)), 1) for _ in range(3)]
             for i, w in enumerate(workloads) for j, v in enumerate(labels)}
-    doc = fake_matrix(vals, list(workloads), list(labels))
-    doc["repeat"] = 3
+    doc = replace(fake_matrix(vals, list(workloads), list(labels)), repeat=3)
     return doc, judge_matrix(doc)
 
 
@@ -50,6 +52,7 @@ def test_bars_hand_plotext_the_table_numbers(monkeypatch):
     rec = Recorder(monkeypatch)
     charts.render_bars(charts.bars_data(j), 100)
     table = matrix_text(doc, j)
+    j = encode(j)
     bars = [(args, kw) for name, args, kw in rec.calls if name == "bar"]
     assert [kw["label"] for _, kw in bars] == ["none", "bfq"]
     for (args, _kw), v in zip(bars, ("none", "bfq")):
@@ -73,7 +76,7 @@ def test_cpu_chart_hands_plotext_the_cell_means(monkeypatch):
     (first, *_) = charts.cpu_data(j)
     charts.render_cpu(first, 100)
     (stack,) = [args for name, args, _ in rec.calls if name == "stacked_bar"]
-    cell = next(c for c in j["cells"] if c["workload"] == "4k" and c["variant"] == "bfq")
+    cell = next(c for c in encode(j)["cells"] if c["workload"] == "4k" and c["variant"] == "bfq")
     assert [row[1] for row in stack[1]] == [cell["secondary"][k]["mean"] for k, _ in charts.CPU_PARTS]
 
 
@@ -82,7 +85,7 @@ def test_sweeps_follow_request_size_on_a_log_axis(monkeypatch):
     (sweep,) = charts.sweeps_data(doc, j, "iops")
     assert sweep.groups == ["4K", "16K", "64K"]
     assert sweep.series[0].x == [4096.0, 16384.0, 65536.0]
-    cells = {(c["workload"], c["variant"]): c for c in j["cells"]}
+    cells = {(c["workload"], c["variant"]): c for c in encode(j)["cells"]}
     assert sweep.series[1].y == [cells[(w, "bfq")]["mean"] for w in ("4k", "16k", "64k")]
     text = charts.render_sweep(sweep, 90)
     assert "request size" in text and "16K" in text
@@ -104,7 +107,7 @@ def test_latency_curves_and_percentiles_from_bins():
     bins = {"100000": 90, "1000000": 9, "10000000": 1}
     doc = {"variants": [{"label": "none"}], "workloads": [{"name": "w"}],
            "runs": [{"workload": "w", "variant": "none", "fio": {"jobs": [{"read": {"clat_ns": {"bins": bins}}}]}}]}
-    ((curve,),) = charts.latency_data(doc).values()
+    ((curve,),) = charts.latency_data(matrix_doc(doc)).values()
     assert curve.us == [100.0, 1000.0, 10000.0] and curve.cdf == pytest.approx([90.0, 99.0, 100.0])
     assert curve.marks == {"p50": 100.0, "p99": 1000.0, "p99.9": 10000.0}
     text = charts.render_latency("w", [curve], 80)
@@ -117,7 +120,7 @@ def test_counts_no_fio_could_write_are_left_out_of_the_curve(count):
     bins = {"100000": 90, "1000000": count, "10000000": 1, "1" + "0" * 400: 5}
     doc = {"variants": [{"label": "none"}], "workloads": [{"name": "w"}],
            "runs": [{"workload": "w", "variant": "none", "fio": {"jobs": [{"read": {"clat_ns": {"bins": bins}}}]}}]}
-    ((curve,),) = charts.latency_data(doc).values()
+    ((curve,),) = charts.latency_data(matrix_doc(doc)).values()
     assert curve.us == [100.0, 10000.0] and curve.cdf == pytest.approx([90 / 91 * 100, 100.0])
     assert "w: completion latency CDF" in charts.render_latency("w", [curve], 80)
 
@@ -126,7 +129,7 @@ def test_the_largest_counts_fio_can_write_are_drawn():
     bins = {"100000": 2**64, "1000000": 2**64, "18446744073709551615": 2**64}
     runs = [{"workload": "w", "variant": "none", "fio": {"jobs": [{"read": {"clat_ns": {"bins": bins}}}]}}] * 50
     doc = {"variants": [{"label": "none"}], "workloads": [{"name": "w"}], "runs": runs}
-    ((curve,),) = charts.latency_data(doc).values()
+    ((curve,),) = charts.latency_data(matrix_doc(doc)).values()
     assert curve.cdf == pytest.approx([100 / 3, 200 / 3, 100.0])
     assert "p50 1 ms" in charts.render_latency("w", [curve], 80)
 
@@ -162,8 +165,7 @@ def test_the_table_aligns_the_ratios_of_a_column_whatever_the_means_widths():
     vals = {(w, v): [scale * (1 + 0.3 * j) * (1 + rng.gauss(0, noise)) for _ in range(3)]
             for w, scale, noise in (("4k", 1000, 0.01), ("1m", 33000, 0.05), ("64k", 210, 0.5))
             for j, v in enumerate(("none", "bfq", "kyber"))}
-    doc = fake_matrix(vals, ["4k", "1m", "64k"], ["none", "bfq", "kyber"])
-    doc["repeat"] = 3
+    doc = replace(fake_matrix(vals, ["4k", "1m", "64k"], ["none", "bfq", "kyber"]), repeat=3)
     rows = [line for line in matrix_text(doc, judge_matrix(doc)).splitlines() if line.split()[:1] in
             (["4k"], ["1m"], ["64k"])]
     assert len(rows) == 3
@@ -186,7 +188,7 @@ def _traced_doc() -> dict:
 
 
 def test_traced_times_become_one_histogram_per_part_with_every_bucket_between():
-    sched, device = charts.trace_data(_traced_doc())
+    sched, device = charts.trace_data(matrix_doc(_traced_doc()))
     assert sched.part == "sched_us" and device.part == "device_us"
     assert sched.lows == [0, 1, 2, 4, 8, 16]  # empty buckets between kept: the axis is log2
     assert sched.shares["none"] == [100.0, 0, 0, 0, 0, 0]
@@ -194,7 +196,8 @@ def test_traced_times_become_one_histogram_per_part_with_every_bucket_between():
     assert sched.ios == {"none": 200, "bfq": 200} and device.lows == [64]
     text = charts.render_trace(sched, 80)
     assert "time in the scheduler (block-layer tracing)" in text and "bfq: 200 IOs traced" in text
-    assert charts.trace_data({"variants": [{"label": "none"}], "runs": [{"variant": "none", "metrics": {}}]}) == []
+    assert charts.trace_data(matrix_doc({"variants": [{"label": "none"}],
+                                         "runs": [{"variant": "none", "metrics": {}}]})) == []
 
 
 # --- real saved results: every chart's title at every width; a study's charts -----------------------------
@@ -202,9 +205,9 @@ def test_traced_times_become_one_histogram_per_part_with_every_bucket_between():
 SAVED = Path(__file__).resolve().parents[2] / "data" / "saved"  # written by `compare --save` on a loop device
 
 
-def saved_judged(name: str) -> tuple[dict, dict]:
+def saved_judged(name: str):
     """A saved matrix as `report` reads and judges it."""
-    doc = check_matrix(json.loads((SAVED / name).read_text()), name)
+    doc = read_matrix(json.loads((SAVED / name).read_text()), name)
     return doc, judge_matrix(doc)
 
 
@@ -254,8 +257,7 @@ def test_a_study_charts_each_workload_on_its_own_metric_and_the_commands_wall_ti
                                                   ("value: mean per workload", ["urandom"]),
                                                   ("wall time (s): mean per workload", ["urandom"])]
     assert not [y for b in bars for s in b.series for y in s.y if math.isnan(y)]
-    runs = [r["metrics"]["wall_s"] for r in doc["runs"] if r["workload"] == "urandom" and r["variant"] == "bfq"
-            and r["valid"]]
+    runs = [r.metrics["wall_s"] for r in doc.runs if r.workload == "urandom" and r.variant == "bfq" and r.valid]
     assert bars[2].series[1].y == [pytest.approx(statistics.mean(runs))]
     drawn = charts.all_charts(doc, j, 79)
     assert "wall time (s): mean per workload" in drawn[2]
@@ -266,11 +268,13 @@ def test_a_study_charts_each_workload_on_its_own_metric_and_the_commands_wall_ti
 
 
 def test_a_traced_matrix_has_its_histograms_per_workload():
-    doc = _traced_doc()
-    doc["workloads"] = [{"name": "a"}, {"name": "b"}]
-    for r in doc["runs"]:
+    plain = _traced_doc()
+    plain["workloads"] = [{"name": "a"}, {"name": "b"}]
+    for r in plain["runs"]:
         r["workload"] = "a" if r["index"] < 2 else "b"
+    doc = matrix_doc(plain)
     got = [(t.workload, t.part, t.ios) for t in charts.trace_data(doc)]
     assert got == [("a", "sched_us", {"none": 100, "bfq": 100}), ("a", "device_us", {"none": 100, "bfq": 100}),
                    ("b", "sched_us", {"none": 100, "bfq": 100}), ("b", "device_us", {"none": 100, "bfq": 100})]
     assert "b: device time (block-layer tracing)" in charts.render_trace(charts.trace_data(doc)[3], 100)
+

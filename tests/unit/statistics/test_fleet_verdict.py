@@ -11,12 +11,14 @@ import random
 from dataclasses import replace
 
 import pytest
+from doc_support import run_doc
 from fleet_support import compare_doc
 from saved_support import saved
 from schema_support import valid
 from scipy import stats as sps
 
 from iosched.core.base.encode import encode
+from iosched.core.documents.document import SequentialDoc
 from iosched.core.documents.saved import read_fleet, read_fleet_matrix
 from iosched.core.experiment.variants import plan_order
 from iosched.core.statistics import fleet_verdict
@@ -102,17 +104,17 @@ def test_ratios_beyond_a_floats_range_are_not_pooled_and_said_so():
     assert row.sentence == "bfq vs none: the hosts' ratios are too far apart to pool" and "why" not in encode(row)
 
 
-def host_until_verdict(rng: random.Random, plan: dict, true: float, cv: float = 0.15):
+def host_until_verdict(rng: random.Random, plan: SequentialDoc, true: float, cv: float = 0.15):
     """One host's compare run until its own boundary is crossed (or its maximum), as `--independent` runs it."""
     labels = ["none", "bfq"]
     rv = RunningVerdict(labels, 0.05, "iops", "compare", plan)
     runs = []
-    for i, a in enumerate(plan_order(2, plan["max_per_arm"])):
+    for i, a in enumerate(plan_order(2, plan.max_per_arm)):
         run = {"index": i, "variant": labels[a], "metrics": {"iops": 1e4 * math.exp(rng.gauss(0, cv) + a * true)}}
         runs.append(run)
-        if rv.should_stop(run):
+        if rv.should_stop(run_doc(run)):
             break
-    return compare_doc(labels, runs, plan)
+    return compare_doc(labels, runs, encode(plan))
 
 
 @pytest.mark.parametrize(("hosts", "effect", "tau"), [(3, 0.0, 0.0), (6, 0.0, 0.05), (6, -0.15, 0.0), (8, -0.15, 0.05)])

@@ -7,11 +7,14 @@ decided in fewer runs than the fixed --repeat that reaches the same power.
 
 import math
 import random
+from dataclasses import replace
 
 import pytest
+from matrix_support import judged as judge_matrix
 
+from iosched.core.documents.document import MatrixDoc, MatrixRunDoc, MatrixSequentialDoc
 from iosched.core.experiment.matrix import simulate_matrix as simulate
-from iosched.core.statistics.matrix_judge import judge_matrix, primaries
+from iosched.core.statistics.matrix_judge import primaries
 from iosched.core.statistics.matrix_sequential import State, matrix_sequential_plan, state
 from iosched.core.statistics.sequential import pocock_level, quantile_level
 
@@ -21,11 +24,17 @@ WORKLOADS = ["w1", "w2", "w3"]
 LABELS = ["none", "bfq", "kyber"]
 
 
-def empty_matrix(repeat: int, seq: dict | None) -> dict:
-    return simulate(random.Random(0), seq, repeat, WORKLOADS, LABELS, 1.0, 0.1) | {"runs": []}
+def empty_matrix(repeat: int, seq: MatrixSequentialDoc | None) -> MatrixDoc:
+    return replace(simulate(random.Random(0), seq, repeat, WORKLOADS, LABELS, 1.0, 0.1), runs=[])
 
 
-def run_matrix_sim(rng: random.Random, seq: dict | None, repeat: int, effect: float, cv: float) -> dict:
+def _run(slot: int, w: str, v: str, value: float) -> MatrixRunDoc:
+    return MatrixRunDoc(index=slot, variant=v, start=0.0, end=0.0, valid=True, invalid_reason=None, config={},
+                        metrics={"iops": value}, slot=slot, workload=w)
+
+
+def run_matrix_sim(rng: random.Random, seq: MatrixSequentialDoc | None, repeat: int, effect: float,
+                   cv: float) -> MatrixDoc:
     """The run loop of core/experiment/matrix.py without a device (core/experiment/matrix.py simulate_matrix)."""
     return simulate(rng, seq, repeat, WORKLOADS, LABELS, effect, cv)
 
@@ -37,9 +46,9 @@ def test_the_quantile_level_is_the_bisected_pocock_level():
 
 def test_the_boundary_rises_as_cells_decide():
     seq = matrix_sequential_plan(12, ALPHA, 6)
-    assert seq["looks"] == [4, 6, 8, 10, 12] and len(seq["levels"]) == 6
-    assert seq["levels"] == sorted(seq["levels"]) and seq["levels"][-1] < ALPHA
-    assert seq["levels"][0] < ALPHA / 6  # the first cell faces alpha / 6 spread over five looks
+    assert seq.looks == [4, 6, 8, 10, 12] and len(seq.levels) == 6
+    assert seq.levels == sorted(seq.levels) and seq.levels[-1] < ALPHA
+    assert seq.levels[0] < ALPHA / 6  # the first cell faces alpha / 6 spread over five looks
 
 
 def test_a_a_matrix_false_positive_rate_of_the_whole_matrix():
@@ -65,7 +74,7 @@ def test_peeking_at_holm_every_round_would_fail_the_same_check():
         doc = run_matrix_sim(rng, None, 12, 1.0, 0.2)
         per_round = len(WORKLOADS) * len(LABELS)
         hits += any(any(c.get("significant") for c in judge_matrix(
-            {**doc, "runs": [r for r in doc["runs"] if r["slot"] < look * per_round]}, ALPHA, planning=False)["cells"])
+            replace(doc, runs=[r for r in doc.runs if r.slot < look * per_round]), ALPHA, planning=False)["cells"])
             for look in (4, 6, 8, 10, 12))
     assert hits / sims > 0.08, hits / sims
 
@@ -77,7 +86,7 @@ def test_a_30_percent_effect_is_decided_in_fewer_runs_than_the_fixed_repeat_of_t
     runs, all_decided = 0, 0
     for _ in range(sims):
         doc = run_matrix_sim(rng, seq, most, effect, cv)
-        runs += len(doc["runs"])
+        runs += len(doc.runs)
         all_decided += len(state(doc, primaries(doc)).decided) == 6
     power, mean_runs = all_decided / sims, runs / sims
     assert power >= 0.8, power
@@ -101,17 +110,17 @@ def test_a_decided_cell_takes_no_more_runs_and_a_decided_workload_stops():
     per_round = 9
     st = State({}, 0)
     effects = {"w1": 0.5, "w2": 1.0, "w3": 1.0}  # w1's cells decide at the first look, the others go on
-    for slot, (w, v) in enumerate(doc["order"]):
+    for slot, (w, v) in enumerate(doc.order):
         if st.skips(w, v, LABELS, slot // per_round):
             continue
         value = 1000.0 * math.exp(rng.gauss(0.0, 0.02)) * (effects[w] if v != "none" else 1.0)
-        doc["runs"].append({"slot": slot, "workload": w, "variant": v, "valid": True, "metrics": {"iops": value}})
+        doc = replace(doc, runs=[*doc.runs, _run(slot, w, v, value)])
         if (slot + 1) % per_round == 0:
             st = state(doc, metric_of)
     assert {k: d.look for k, d in st.decided.items()} == {("w1", "bfq"): 4, ("w1", "kyber"): 4}
-    w1 = [r for r in doc["runs"] if r["workload"] == "w1"]
-    assert len(w1) == 4 * 3 and max(r["slot"] for r in w1) < 4 * per_round  # w1 stopped, baseline too
-    assert sum(r["workload"] == "w2" for r in doc["runs"]) == 12 * 3
+    w1 = [r for r in doc.runs if r.workload == "w1"]
+    assert len(w1) == 4 * 3 and max(r.slot for r in w1) < 4 * per_round  # w1 stopped, baseline too
+    assert sum(r.workload == "w2" for r in doc.runs) == 12 * 3
     j = judge_matrix(doc, ALPHA)
     assert j["correction"] == "sequential holm" and j["comparisons"] == 6
     cell = next(c for c in j["cells"] if (c["workload"], c["variant"]) == ("w1", "bfq"))
@@ -124,9 +133,8 @@ def test_a_decided_cell_takes_no_more_runs_and_a_decided_workload_stops():
 def test_a_matrix_that_has_not_reached_its_first_look_cannot_judge_yet():
     seq = matrix_sequential_plan(12, ALPHA, 6)
     doc = empty_matrix(12, seq)
-    for slot, (w, v) in enumerate(doc["order"][:27]):
-        doc["runs"].append({"slot": slot, "workload": w, "variant": v, "valid": True,
-                            "metrics": {"iops": 1000.0 * (0.5 if v != "none" else 1.0) + slot}})
+    doc = replace(doc, runs=[_run(slot, w, v, 1000.0 * (0.5 if v != "none" else 1.0) + slot)
+                             for slot, (w, v) in enumerate(doc.order[:27])])
     j = judge_matrix(doc, ALPHA)
     off = [c for c in j["cells"] if c["variant"] != "none"]
     assert all(not c["significant"] and "first look (4 runs per cell) was not reached" in c["cannot_judge"]
@@ -137,8 +145,7 @@ def test_another_metric_is_judged_as_a_fixed_matrix_and_says_so():
     seq = matrix_sequential_plan(4, ALPHA, 6)
     rng = random.Random(3)
     doc = run_matrix_sim(rng, seq, 4, 1.0, 0.1)
-    for r in doc["runs"]:
-        r["metrics"]["mb_s"] = r["metrics"]["iops"] / 256
+    doc = replace(doc, runs=[replace(r, metrics={**r.metrics, "mb_s": r.metrics["iops"] / 256}) for r in doc.runs])
     j = judge_matrix(doc, ALPHA, "mb_s")
     assert j["correction"] == "holm" and "another metric" in j["method"]
 

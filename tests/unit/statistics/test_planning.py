@@ -3,11 +3,15 @@ difference needs at it, and the words (the real pilot: tests/real/test_plan_real
 
 import math
 
+from doc_support import experiment_doc
+
+from iosched.core.base.encode import encode
+from iosched.core.documents.document import ExperimentDoc
 from iosched.core.statistics.planning import pilot_noise, plan, plan_lines, seconds_per_run
 from iosched.core.statistics.stats import runs_needed
 
 
-def _doc(values: dict[str, list[float]], invalid: float | None = None) -> dict:
+def _doc(values: dict[str, list[float]], invalid: float | None = None) -> ExperimentDoc:
     runs = []
     t = 0.0
     for v, xs in values.items():
@@ -16,7 +20,7 @@ def _doc(values: dict[str, list[float]], invalid: float | None = None) -> dict:
             t += 5.0
     if invalid is not None:
         runs.append({"variant": "none", "valid": False, "metrics": {"iops": invalid}, "start": t, "end": t + 4})
-    return {"variants": [{"label": v} for v in values], "runs": runs}
+    return experiment_doc({"variants": [{"label": v} for v in values], "runs": runs})
 
 
 def test_the_noise_is_pooled_within_variants_on_the_log_scale():
@@ -31,7 +35,8 @@ def test_the_noise_is_pooled_within_variants_on_the_log_scale():
 
 def test_the_plan_gives_runs_and_minutes_per_difference():
     doc = _doc({"none": [100.0, 110.0], "bfq": [60.0, 63.0], "kyber": [90.0, 99.0]})
-    p = plan(doc, "iops", 0.05)
+    typed = plan(doc, "iops", 0.05)
+    p = encode(typed)
     sd = p["noise_sd_log"]
     assert [r["difference"] for r in p["rows"]] == [0.1, 0.2, 0.3]
     ten = p["rows"][0]
@@ -41,7 +46,7 @@ def test_the_plan_gives_runs_and_minutes_per_difference():
     assert math.isclose(ten["minutes"], ten["runs"] * seconds_per_run(doc) / 60)
     runs = [r["runs_per_variant"] for r in p["rows"]]
     assert runs == sorted(runs, reverse=True)  # a larger difference needs fewer runs
-    text = "\n".join(plan_lines(p))
+    text = "\n".join(plan_lines(typed))
     assert "to detect a 10% difference:" in text and "over 2 comparisons (Holm)" in text and "a first guess" in text
 
 

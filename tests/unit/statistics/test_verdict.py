@@ -5,9 +5,11 @@ import math
 import re
 
 import pytest
+from doc_support import experiment_doc, run_doc
 from hypothesis import given
 from hypothesis import strategies as st
 
+from iosched.core.base.encode import encode
 from iosched.core.experiment.variants import plan_order
 from iosched.core.present.report import runs_csv, text_report
 from iosched.core.statistics.verdict import RunningVerdict, judge, relative_text, sequential_plan
@@ -27,9 +29,19 @@ def doc_with(iops: dict[str, list[float]], invalid: int | None = None) -> dict:
             "repeat": 3, "device": {"name": "loop9"}, "kernel": "6.x", "workload": {"job": {"name": "j"}}}
 
 
+def _judge(doc: dict, *args) -> dict:
+    """The verdict of a document a test wrote, as its JSON."""
+    return encode(judge(experiment_doc(doc), *args))
+
+
+def _report(doc: dict, **kwargs) -> str:
+    typed = experiment_doc(doc)
+    return text_report(typed, judge(typed), **kwargs)
+
+
 def test_judge_leaves_invalid_runs_out_and_says_why():
     doc = doc_with({"none": [220100, 218500, 223900], "bfq": [141000, 139200, 146800, 10]}, invalid=6)
-    v = judge(doc)
+    v = _judge(doc)
     assert v["summaries"]["bfq"]["iops"]["n"] == 3
     (pair,) = [p for p in v["comparisons"] if p["metric"] == "iops"]
     assert pair["primary"] and v["primary_metric"] == "iops" and v["status"] == "final"
@@ -38,22 +50,22 @@ def test_judge_leaves_invalid_runs_out_and_says_why():
     assert set(pair) >= {"metric", "baseline", "variant", "ratio", "ci95", "p_value", "p_adjusted", "significant",
                          "primary", "verdict"}
     assert v["invalid"] == ["run 7 (bfq): scheduler changed to kyber"]
-    text = text_report(doc, v)
+    text = _report(doc)
     assert all(len(line) <= 80 for line in text.splitlines() if "±" in line or "█" in line)
     assert "invalid: run 7 (bfq)" in text
     # The secondary metric is shown although it only restates the primary effect.
     assert "bfq: 55% more CPU µs per IO than none" in text and "Secondary metrics" in text
-    first = text_report(doc, v, verdict_first=True)
+    first = _report(doc, verdict_first=True)
     assert first.index("Verdict") < first.index("IOPS, bars")
-    rows = runs_csv(doc).splitlines()
+    rows = runs_csv(experiment_doc(doc)).splitlines()
     assert rows[0] == "run,variant,scheduler,valid,start_s,end_s,iops,cpu_us_per_io" and rows[7].split(",")[3] == "0"
 
 
 def test_the_table_shows_each_difference_with_the_verdicts_asymmetric_interval():
     # bfq far below none and very noisy: a linear "mean ± half-width" of the difference would reach below -100%.
     doc = doc_with({"none": [220100, 218500, 223900, 221000], "bfq": [41000, 9200, 146800, 30000]})
-    v = judge(doc)
-    text = text_report(doc, v)
+    v = _judge(doc)
+    text = _report(doc)
     (c,) = [c for c in v["comparisons"] if c["primary"]]
     (cpu,) = [c for c in v["comparisons"] if c["metric"] == "cpu_us_per_io"]
     lines = text.splitlines()
@@ -82,10 +94,10 @@ def test_a_relative_interval_never_goes_below_minus_100_percent(ratio, low, high
 def test_interim_lines_never_claim_significance_in_fixed_n_mode():
     rv = RunningVerdict(["none", "bfq"])
     for label, x in (("none", 100.0), ("bfq", 70.0), ("bfq", 71.0)):
-        rv.add({"variant": label, "metrics": {"iops": x}, "index": 0})
+        rv.add(run_doc({"variant": label, "metrics": {"iops": x}, "index": 0}))
     assert rv.lines() == []  # not yet two runs a side
     for label, x in (("none", 101.0), ("none", 99.0), ("bfq", 70.5)):
-        rv.add({"variant": label, "metrics": {"iops": x}})
+        rv.add(run_doc({"variant": label, "metrics": {"iops": x}}))
     (line,) = rv.lines()
     assert line.startswith("interim, 3 runs per variant: bfq vs none IOPS -29% (95% CI -31% to -28%)")
     assert "significant" not in line and not rv.decided
@@ -99,7 +111,7 @@ def test_sequential_stops_only_at_a_planned_look():
     stopped = None
     for i, a in enumerate(order[:12]):
         x = iops[a][sum(1 for b in order[:i] if b == a)]
-        if rv.should_stop({"variant": ["none", "bfq"][a], "metrics": {"iops": x}}):
+        if rv.should_stop(run_doc({"variant": ["none", "bfq"][a], "metrics": {"iops": x}})):
             stopped = i + 1
             break
         assert all("significant" not in line for line in rv.lines())
@@ -111,24 +123,24 @@ def test_sequential_stops_only_at_a_planned_look():
 
 def test_cannot_judge_is_a_verdict_of_its_own():
     one = doc_with({"none": [220100], "bfq": [141000]})
-    (c,) = [c for c in judge(one)["comparisons"] if c["primary"]]
+    (c,) = [c for c in _judge(one)["comparisons"] if c["primary"]]
     assert c["p_value"] is None and not c["significant"] and "cannot judge (fewer than 2 valid runs" in c["verdict"]
-    assert "(n=1)" in text_report(one, judge(one))  # never "± 0.00"
+    assert "(n=1)" in _report(one)  # never "± 0.00"
     flat = doc_with({"none": [100.0, 100.0], "bfq": [90.0, 90.0]})
-    (c,) = [c for c in judge(flat)["comparisons"] if c["primary"]]
+    (c,) = [c for c in _judge(flat)["comparisons"] if c["primary"]]
     assert c["p_value"] is None and "no run-to-run variance" in c["verdict"]
     zero = doc_with({"none": [0.0, 0.0, 0.0], "bfq": [5.0, 6.0, 7.0]})
-    (c,) = [c for c in judge(zero)["comparisons"] if c["primary"]]
+    (c,) = [c for c in _judge(zero)["comparisons"] if c["primary"]]
     assert c["p_value"] is None and "zero or negative" in c["verdict"]
     nan = doc_with({"none": [1.0, math.nan], "bfq": [5.0, 6.0]})
-    (c,) = [c for c in judge(nan)["comparisons"] if c["primary"]]
+    (c,) = [c for c in _judge(nan)["comparisons"] if c["primary"]]
     assert c["p_value"] is None and "not a finite number" in c["verdict"]
 
 
 def test_no_difference_gives_a_planning_figure_and_the_json_contract():
     doc = doc_with({"none": [100.0, 104.0, 97.0, 101.0], "bfq": [99.0, 106.0, 95.0, 102.0]})
     doc["repeat"] = 4
-    v = judge(doc)
+    v = _judge(doc)
     (c,) = [c for c in v["comparisons"] if c["primary"]]
     assert not c["significant"] and c["verdict"].startswith("bfq vs none: no significant difference in IOPS: ")
     assert c["ci95"][0] < 1.0 < c["ci95"][1] and c["p_adjusted"] == pytest.approx(c["p_value"])
@@ -139,7 +151,7 @@ def test_no_difference_gives_a_planning_figure_and_the_json_contract():
 
 def test_three_variants_each_against_the_baseline_holm_adjusted():
     doc = doc_with({"none": [100.0, 102.0, 98.0], "bfq": [70.0, 72.0, 69.0], "kyber": [99.0, 101.0, 103.0]})
-    v = judge(doc)
+    v = _judge(doc)
     prim = {c["variant"]: c for c in v["comparisons"] if c["primary"]}
     assert set(prim) == {"bfq", "kyber"} and all(c["baseline"] == "none" for c in prim.values())
     assert prim["bfq"]["significant"] and not prim["kyber"]["significant"]

@@ -11,10 +11,14 @@ import random
 from collections.abc import Callable
 
 import pytest
+from doc_support import experiment_doc, run_doc
 from scipy.stats import ttest_ind
 
+from iosched.core.base.encode import encode
+from iosched.core.documents.document import SequentialDoc
 from iosched.core.experiment.variants import alternation_order, plan_order
-from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
+from iosched.core.statistics.verdict import RunningVerdict, sequential_plan
+from iosched.core.statistics.verdict import judge as judge_doc
 
 ALPHA = 0.05
 LIMIT = ALPHA + 0.01
@@ -31,6 +35,12 @@ def batch_doc(rng: random.Random, arms: int, n: int, cv: float = 0.15, ratio: fl
             "iops": iops, "cpu_us_per_io": 1e6 / iops * math.exp(rng.gauss(0.0, 0.05)),
             "clat_p99_us": 500.0 * math.exp(rng.gauss(0.0, 0.3))}})
     return {"variants": [{"label": lb} for lb in labels], "runs": runs, "repeat": n}
+
+
+def judge(doc: dict, alpha: float, planning: bool = True) -> dict:
+    """The verdict of a document written here (without what the test notes in it), as its JSON."""
+    mine = {k: v for k, v in doc.items() if k != "stopped_at"}
+    return encode(judge_doc(experiment_doc(mine), alpha, planning=planning))
 
 
 def any_significant(verdict: dict) -> bool:
@@ -58,17 +68,17 @@ def test_secondaries_are_always_reported_but_only_claimed_through_the_primary():
                for c in v["comparisons"])
 
 
-def run_sequential(rng: random.Random, arms: int, plan: dict, make: Callable[[int, int], float]) -> dict:
+def run_sequential(rng: random.Random, arms: int, plan: SequentialDoc, make: Callable[[int, int], float]) -> dict:
     """Feed runs in A B B A order until the boundary stops it or the maximum is reached."""
     labels = [f"v{i}" for i in range(arms)]
     rv = RunningVerdict(labels, ALPHA, "iops", "compare", plan)
     doc = {"variants": [{"label": lb} for lb in labels], "runs": [], "sequential": plan}
-    for i, a in enumerate(plan_order(arms, plan["max_per_arm"])):
+    for i, a in enumerate(plan_order(arms, plan.max_per_arm)):
         iops = make(i, a)
         run = {"index": i, "variant": labels[a], "metrics": {
             "iops": iops, "cpu_us_per_io": 1e6 / iops * math.exp(rng.gauss(0.0, 0.05))}}
         doc["runs"].append(run)
-        if rv.should_stop(run):
+        if rv.should_stop(run_doc(run)):
             break
     doc["stopped_at"] = rv.decided_at
     return doc
@@ -79,7 +89,7 @@ def run_sequential(rng: random.Random, arms: int, plan: dict, make: Callable[[in
 def test_sequential_a_a_false_positive_rate_of_the_whole_verdict(arms, max_per_arm, looks):
     # An odd maximum: its last run per arm is a planned look too, so judging all the runs stays at a look.
     plan = sequential_plan(max_per_arm, ALPHA, arms, alternate=False)
-    assert plan["looks"] == looks and plan["level"] < ALPHA / 2
+    assert plan.looks == looks and plan.level < ALPHA / 2
     rng = random.Random(200 + arms + max_per_arm)
     sims = 1500
     hits = 0
@@ -177,7 +187,7 @@ def test_the_alternating_artefact_fools_a_b_a_b_with_independent_turns():
 
 def test_sequential_alternation_a_a_under_ar1_drift():
     plan = sequential_plan(6, ALPHA, 2, alternate=True)
-    assert plan["looks"] == [3, 4, 5, 6]
+    assert plan.looks == [3, 4, 5, 6]
     rng = random.Random(600)
     sims, hits = 1000, 0
     for _ in range(sims):
@@ -188,7 +198,7 @@ def test_sequential_alternation_a_a_under_ar1_drift():
             iops = 1000.0 * math.exp(drift(t) + rng.gauss(0, 0.02))
             run = {"index": t, "variant": f"v{a}", "metrics": {"iops": iops}}
             doc["runs"].append(run)
-            if rv.should_stop(run):
+            if rv.should_stop(run_doc(run)):
                 break
         hits += any_significant(judge(doc, ALPHA, planning=False))
     assert hits / sims <= LIMIT, hits / sims
