@@ -197,8 +197,9 @@ def cmd_fleet(args: argparse.Namespace, saved_doc: object) -> int:
     return 0 if saved and all(h.status == "done" for h in doc.hosts) else 1
 
 
-def report_fleet(doc: object, args: argparse.Namespace) -> None:
-    """`report FLEET.json`: each host's compare judged again and pooled, as `compare --hosts` showed it."""
+def report_fleet(doc: object, args: argparse.Namespace) -> int:
+    """`report FLEET.json`: each host's compare judged again and pooled, as `compare --hosts` showed it; 1 when
+    the fleet cannot be judged, as `compare --hosts` exits."""
     fleet = read_fleet(doc, args.file)
     if args.plot_file:
         raise BadInput("a fleet is charted host by host in the terminal (--plot); --plot-file takes one compare")
@@ -213,3 +214,4 @@ def report_fleet(doc: object, args: argparse.Namespace) -> None:
         if h.result is not None:
             print("\n" + printable(f"{h.host}:"), flush=True)
             plot_result(*host_matrix(h.result, args.alpha, args.metric), args)
+    return 1 if unjudged(fleet) is not None else 0

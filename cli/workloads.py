@@ -375,8 +375,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         from iosched.cli.fleet import report_fleet
 
         _check_metric(args.metric)
-        report_fleet(doc, args)
-        return 0
+        return report_fleet(doc, args)
     if kind == "fleet_matrix":
         from iosched.cli.fleet_matrix import report_fleet_matrix
 

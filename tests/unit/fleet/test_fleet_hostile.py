@@ -187,14 +187,18 @@ def test_a_figure_the_sampler_never_reports_fails_its_host(fleet):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_fleet_that_cannot_judge_exits_1_and_says_so_first(fleet, mode):
+def test_a_fleet_that_cannot_judge_exits_1_and_says_so_first(fleet, mode, tmp_path):
     hostile = {"end": {"start": BIG}} if not mode else {"result": {"runs.0.end": BIG}}
     code, _doc, out = fleet({"h1": {}, "h2": hostile, "h3": hostile}, *mode, json_out=False)
     assert code == 1
     assert out.startswith("cannot judge: 1 of 3 hosts finished runs to pool, and it takes two (2 failed"), out
-    code, doc, err = fleet({"h1": {}, "h2": hostile, "h3": hostile}, *mode)
+    saved = tmp_path / "fleet.json"
+    code, doc, err = fleet({"h1": {}, "h2": hostile, "h3": hostile}, *mode, "--save", str(saved))
     assert code == 1 and doc["pooled"] is None
-    assert err.splitlines()[-1].startswith("iosched: cannot judge: 1 of 3 hosts"), err  # after the progress
+    said = [line for line in err.splitlines() if not line.startswith("iosched: saved to")]
+    assert said[-1].startswith("iosched: cannot judge: 1 of 3 hosts"), err  # after the progress
+    code, out, err = call("report", str(saved))  # judged again from the file: the same answer, the same exit
+    assert code == 1 and out.startswith("cannot judge: 1 of 3 hosts finished runs to pool"), out + err
 
 
 @pytest.mark.parametrize("mode", MODES)
