@@ -59,6 +59,9 @@ class Bad(Exception):
 
 
 MAX_SAVED_BYTES = 64 << 20  # a saved result of many runs is a few MiB; anything larger is not one of ours
+# A saved file holds a list or object per ~90 bytes or more; 64 MiB of "[]," would be 21 million of them and
+# 1.6 GB once parsed. Counted before parsing (a bracket inside a string counts too: the bound is far above).
+MAX_CONTAINERS = 1_000_000
 
 
 def load_saved(path: str, what: str) -> object:
@@ -68,6 +71,8 @@ def load_saved(path: str, what: str) -> object:
 
 def decode_json(data: bytes, path: object, what: str) -> object:
     """JSON from a file the user named; BadInput saying what the file is not (never the decoder's own words)."""
+    if data.count(b"[") + data.count(b"{") > MAX_CONTAINERS:
+        raise BadInput(f"{path} is not a saved iosched {what}: more than {MAX_CONTAINERS:,} lists and objects")
     try:
         return json.loads(data)
     except RecursionError:

@@ -163,7 +163,9 @@ def test_a_fleet_whose_hosts_compared_different_things_is_one_sentence(tmp_path)
 
 def test_not_json_says_what_the_file_is_not(tmp_path):
     for data, why in ((b'{"runs": [', "not JSON (line 1, column 11)"), (b"{\"a\": \"\xff\xff\"}", "not UTF-8 text"),
-                      (b"[" * 100_000, "nested too deeply"), (b"1" * 5000, "a number too long to read")):
+                      (b"[" * 100_000, "nested too deeply"), (b"1" * 5000, "a number too long to read"),
+                      # a small file that parses into a vast one: counted before it is parsed
+                      (b"[" + b"[]," * 1_000_000 + b"[]]", "more than 1,000,000 lists and objects")):
         path = tmp_path / "x.json"
         path.write_bytes(data)
         code, _out, err = call("report", str(path))
