@@ -9,7 +9,7 @@ from matrix_support import plan_document
 from startup_support import flood_result, replay_entry
 
 from iosched.core.base.encode import encode
-from iosched.core.base.errors import BadInput
+from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.documents.document import RunDoc
 from iosched.core.documents.params import parse_variants
 from iosched.core.experiment import startup
@@ -108,3 +108,28 @@ def test_a_startup_matrix_reads_back_as_planned_and_a_tampered_one_is_refused():
         doc["jobs"][1] = bad
         with pytest.raises(BadInput):
             plan_from_doc(doc)
+
+
+def test_the_time_alone_is_the_median_of_its_replays_each_cold(monkeypatch):
+    job = prepared(startup_job(BUNDLED, CATALOG["seq-writers-1"]))
+    took = iter([0.30, 0.10, 0.20])
+    dropped, limits = [], []
+
+    def fake_run_fio(what, target, cap, progress, hold, root):
+        limits.append(cap)
+        return parse_result({"jobs": [replay_entry(1563, next(took) / 1563 * 1e9, 300)]})
+
+    monkeypatch.setattr(startup, "run_fio", fake_run_fio)
+    monkeypatch.setattr(startup, "drop_caches", lambda root: dropped.append(root))
+    got = startup.measure_alone(job, Target("loop9", "/dev/loop9", "device"), Control(), "/x")
+    assert got == pytest.approx(0.20) and dropped == ["/x"] * 3 and limits == [startup.ALONE_LIMIT_S] * 3
+
+
+def test_a_startup_that_outlives_the_limit_alone_is_one_sentence(monkeypatch):
+    job = prepared(startup_job(BUNDLED, CATALOG["seq-writers-1"]))
+    monkeypatch.setattr(startup, "run_fio", lambda *a: parse_result({"jobs": [replay_entry(400, 1e8, 60_000)]}))
+    monkeypatch.setattr(startup, "drop_caches", lambda root: None)
+    with pytest.raises(IoschedError) as e:
+        startup.measure_alone(job, Target("loop9", "/dev/loop9", "device"), Control(), "/x")
+    assert str(e.value) == ("the start-up python-imports completed 400 of its 1563 requests on loop9 alone in 60 s: it "
+                            "cannot be timed under load there")
