@@ -60,11 +60,12 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "bg:iops, bg:clat_p99_us, ...; with --startup, a group or several jobs make a matrix")
     s.add_argument("--startup", nargs="?", const="bundled", metavar="FILE",
                    help="instead of a job: an application's start-up, a capture of its cold start (`capture --cmd CMD "
-                        "--cold -o FILE`; bundled, or the flag alone: the one iosched ships, a cold Python start), "
-                        "replayed onto the device each run, its requests in order, one at a time, as fast as each "
-                        "completes, beside --background JOB (or --jobs GROUP: startup-under-load is the S suite's "
-                        "table); judged on startup_s, the background's cost as bg:METRIC; caches dropped before each "
-                        "run; its offsets folded into the device; a capture with writes only where writes may go")
+                        "--cold -o FILE`; bundled or python-imports, or the flag alone: the one iosched ships, a cold "
+                        "Python start), replayed onto the device each run, its requests in order, one at a time, as "
+                        "fast as each completes, beside --background JOB (or --jobs GROUP: startup-under-load is the S "
+                        "suite's table); judged on startup_s, the background's cost as bg:METRIC; caches dropped "
+                        "before each run; its offsets folded into the device; a capture with writes only where writes "
+                        "may go")
     s.add_argument("--startup-cap", type=float, default=50.0, metavar="N",
                    help="with --startup: a run whose start-up takes longer than N times its time alone (measured once "
                         "at the start; at least 2 s) is ended there and counted at the cap, a lower bound (default "

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from iosched.core.base.errors import BadInput
-from iosched.core.load.bundled import startup_path
+from iosched.core.load.bundled import STARTUPS, startup_path
 from iosched.core.load.iolog import iolog_path
 from iosched.core.load.jobfile import JobFile
 from iosched.core.load.jobs import Job
@@ -42,9 +42,12 @@ OPTIONS: tuple[tuple[str, str], ...] = (("ioengine", "psync"), ("direct", "1"), 
 
 
 def capture_of(spec: str) -> str:
-    """The iolog a ``--startup`` names: the bundled capture for ``bundled``, else the file (or its metadata)."""
+    """The iolog a ``--startup`` names: the bundled capture for ``bundled`` or its name (``python-imports``), else the
+    file (or its metadata)."""
     if spec == BUNDLED:
         return str(startup_path())
+    if spec in STARTUPS:  # a bundled capture by its own name
+        return str(startup_path(spec))
     if not spec.strip():
         raise BadInput("--startup names no capture: give FILE (a capture), or bundled")
     return str(iolog_path(spec))

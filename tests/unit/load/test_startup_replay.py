@@ -13,7 +13,7 @@ from iosched.core.load.startup_timing import CAP_FLOOR_S, cap_of, requests_time_
 
 
 def test_bundled_names_the_capture_iosched_ships_and_a_file_names_itself(tmp_path):
-    assert capture_of(BUNDLED) == str(startup_path())
+    assert capture_of(BUNDLED) == capture_of("python-imports") == str(startup_path())
     assert capture_of(str(tmp_path / "lo.iolog.meta.json")) == str(tmp_path / "lo.iolog")  # its metadata names it
     with pytest.raises(BadInput, match="names no capture"):
         capture_of("  ")
