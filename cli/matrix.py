@@ -27,6 +27,7 @@ from iosched.core.experiment.study import CmdJob, read_study
 from iosched.core.experiment.variants import check_variants
 from iosched.core.load.fio import fio_binary
 from iosched.core.load.jobs import Job, JobFile, JobGroup, resolve_jobs, space_needed
+from iosched.core.load.startup_replay import startup_job
 from iosched.core.load.targets import Target
 from iosched.core.present.matrix import matrix_csv, matrix_text
 
@@ -39,9 +40,13 @@ def _requested_jobs(args: argparse.Namespace) -> tuple[list[Job | JobFile | CmdJ
         jobs: list[Job | JobFile | CmdJob] = list(study.workloads)
         group = None
     else:
-        found, group = resolve_jobs(args.jobs)
+        found, group = resolve_jobs(args.jobs, startup=getattr(args, "startup", None) is not None)
         jobs = list(found)
     jobs = [j.scaled(runtime=args.runtime, size=args.size) if isinstance(j, Job) else j for j in jobs]
+    if getattr(args, "startup", None) is not None:  # the jobs are the backgrounds of a start-up: a row each
+        loads = [j for j in jobs if not isinstance(j, CmdJob)]
+        alone = [startup_job(args.startup, None, args.startup_cap)] if group is not None and group.startup else []
+        jobs = [*alone, *(startup_job(args.startup, bg, args.startup_cap) for bg in loads)]
     return jobs, group
 
 
@@ -73,6 +78,7 @@ def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, MatrixDoc | None]:
     repeat = args.repeat if args.repeat is not None else (
         group.repeat if group else study.repeat if study is not None and study.repeat else 3)
     drop = args.drop_caches if args.drop_caches is not None else bool(group and group.drop_caches)
+    drop = drop or getattr(args, "startup", None) is not None  # a start-up is replayed cold
     primary = getattr(args, "metric", None)
     if getattr(args, "until_verdict", False):
         repeat = args.max_runs  # the most runs per cell; the service makes the boundary (service.make_boundary)
@@ -204,8 +210,11 @@ def _progress(quiet: bool) -> Callable[[Event], None]:
             m = e.run.metrics
             bad = "" if e.run.valid else f"  INVALID: {e.run.invalid_reason}"
             left = f"  ETA {e.eta}" if e.eta else ""
-            show(f"run {e.index + 1}/{e.total} {e.label}  IOPS {si(m.get('iops'))}  {si(m.get('mb_s'))} MB/s  "
-                 f"CPU/IO {si(m.get('cpu_us_per_io'))} µs{bad}{left}", True)
+            main = f"IOPS {si(m.get('iops'))}  {si(m.get('mb_s'))} MB/s"
+            if e.run.startup is not None:  # a start-up: its time, or that it was ended at the cap
+                main = f"start-up {e.run.startup.sentence()}  bg {si(m.get('bg:mb_s'))} MB/s"
+            show(f"run {e.index + 1}/{e.total} {e.label}  {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{bad}{left}",
+                 True)
         elif isinstance(e, Note):
             print(f"iosched: {e.text}", file=sys.stderr, flush=True)
     return on_event

@@ -55,8 +55,21 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     target_opts(s)
     s.add_argument("--cmd", help="instead of a job: a shell command run and timed once per repeat")
     s.add_argument("--background", metavar="JOB",
-                   help="with --cmd: a catalog job or job file loading the device while the command runs (started "
-                        "before it, ended after it, each run); its figures come out as bg:iops, bg:clat_p99_us, ...")
+                   help="with --cmd or --startup: a catalog job or job file loading the device while the command or "
+                        "the start-up runs (started before it, ended after it, each run); its figures come out as "
+                        "bg:iops, bg:clat_p99_us, ...; with --startup, a group or several jobs make a matrix")
+    s.add_argument("--startup", nargs="?", const="bundled", metavar="FILE",
+                   help="instead of a job: an application's start-up, a capture of its cold start (`capture --cmd CMD "
+                        "--cold -o FILE`; bundled or python-imports, or the flag alone: the one iosched ships, a cold "
+                        "Python start), replayed onto the device each run, its requests in order, one at a time, as "
+                        "fast as each completes, beside --background JOB (or --jobs GROUP: startup-under-load is the S "
+                        "suite's table); judged on startup_s, the background's cost as bg:METRIC; caches dropped "
+                        "before each run; its offsets folded into the device; a capture with writes only where writes "
+                        "may go")
+    s.add_argument("--startup-cap", type=float, default=50.0, metavar="N",
+                   help="with --startup: a run whose start-up takes longer than N times its time alone (measured once "
+                        "at the start; at least 2 s) is ended there and counted at the cap, a lower bound (default "
+                        "50)")
     s.add_argument("--cmd-metric", action="append", metavar="NAME=REGEX[:higher|lower]",
                    help="with --cmd: a figure read from the command's output after each run (the last match; its "
                         "group, else the match), e.g. 'tps=tps = ([0-9.]+):higher' (which way is better); repeatable; "

@@ -36,6 +36,7 @@ from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, load_job, spac
 from iosched.core.load.replay import ReplayRequest
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import seconds_text
+from iosched.core.load.startup_replay import StartupJob, startup_job
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.present.report import experiment_json, runs_csv, text_report
 from iosched.core.settings.device_lock import load_lock
@@ -78,6 +79,13 @@ def _job(args: argparse.Namespace, runtime: float | None) -> tuple[Job | JobFile
         if args.job or getattr(args, "replay", None):
             raise BadInput("give one of --job, --cmd and --replay")
         return None, None
+    if getattr(args, "startup", None) is not None:
+        if args.job:
+            raise BadInput("give either --job or --startup, not both")
+        if args.dir:
+            raise BadInput("a start-up is replayed on the raw device: --dir does not apply")
+        fio_binary()
+        return startup_job(args.startup, _background(args), args.startup_cap), None  # its capture: the service's
     if getattr(args, "replay", None):
         if args.job:
             raise BadInput("give either --job or --replay, not both")
@@ -188,6 +196,8 @@ def _printer(quiet: bool, own: list[CmdMetric] | None = None) -> Callable[[Event
             m = e.run.metrics
             bad = "" if e.run.valid else f"  INVALID: {e.run.invalid_reason}"
             main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
+            if e.run.startup is not None:  # a start-up: its time, or that it was ended at the cap
+                main = f"start-up {e.run.startup.sentence()}"
             main = "".join(f"{r.name} {si(m.get(r.name))}  " for r in own or []) + main
             if (lag := m.get(REPLAY_LAG)) is not None:  # a timed replay: how far behind the capture's timing it ended
                 main += f"  replay lag {seconds_text(lag)}"
@@ -213,6 +223,8 @@ def _check_metric(name: str | None, declared: list[CmdMetric] | None = None) -> 
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
+    if args.hosts and args.startup is not None:
+        raise BadInput("--startup runs on this machine's device: --hosts does not apply")
     if args.hosts:
         from iosched.cli.fleet_matrix import cmd_hosts
 
@@ -230,8 +242,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
         # The whole file (and its fit to this device) is checked before the device is locked or anything runs;
         # it is read again under the locks, so a file changed meanwhile is checked again.
         build_plan(args)
-    if args.background and not args.cmd:
-        raise BadInput("--background loads the device while a command runs: give --cmd too")
+    if args.startup is not None:
+        _check_startup(args)
+        loads = args.jobs or args.background
+        if loads and ("," in loads or loads in GROUPS):  # several backgrounds: a matrix, a row each
+            args.jobs, args.background = loads, None
+    elif args.background and not args.cmd:
+        raise BadInput("--background loads the device while a command or a start-up runs: give --cmd or --startup "
+                       "too")
     if args.plan:
         for flag, given in (("--jobs", args.jobs), ("--study", args.study), ("--resume", args.resume),
                             ("--alternate", args.alternate),
@@ -272,6 +290,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
         matrix_view = as_matrix(doc)
         plot_result(matrix_view, judge_matrix(matrix_view, args.alpha), args)
     return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(doc) else 0
+
+
+def _check_startup(args: argparse.Namespace) -> None:
+    """--startup: what does not go with it, refused before anything runs."""
+    for flag, given in (("--cmd", args.cmd), ("--replay", args.replay), ("--job", args.job), ("--study", args.study),
+                        ("--alternate", args.alternate), ("--dir", args.dir)):
+        if given:
+            raise BadInput(f"--startup replays a start-up beside a background: {flag} does not apply")
+    if args.jobs and args.background:
+        raise BadInput("--startup is replayed beside --background JOB or beside each of --jobs: give one of them")
+    if args.drop_caches is False:
+        raise BadInput("--startup is replayed cold: caches are dropped before each run, --no-drop-caches does not "
+                       "apply")
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -324,10 +355,10 @@ def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
     job, runtime = _job(args, runtime)
     return ExperimentPlan(
         args.device, "alternate" if args.alternate else "compare", variants, job=job, cmd=args.cmd or None,
-        background=_background(args), cmd_metrics=parse_cmd_metrics(args.cmd_metric),
+        background=_background(args) if args.cmd else None, cmd_metrics=parse_cmd_metrics(args.cmd_metric),
         replay=ReplayRequest(args.replay, args.replay_mode, args.replay_fit) if args.replay else None,
         runtime=runtime,
-        repeat=repeat, drop_caches=bool(args.drop_caches), settle=args.settle,
+        repeat=repeat, drop_caches=bool(args.drop_caches) or isinstance(job, StartupJob), settle=args.settle,
         every=args.alternate or 0.0, duration=args.duration, alpha=args.alpha, metric=args.metric,
         until_verdict=most, trace=args.trace, root=args.root,
         target=TargetRequest(args.dir, args.raw or bool(args.replay), args.destroy_data,

@@ -1,6 +1,6 @@
-"""The compare screen's form: schedulers (the baseline first), a job, group, job files or a command (with the figures
-to read from its output), repeats and runtime, or live alternation; read into the experiment service's plan, or a
-sentence saying what is wrong."""
+"""The compare screen's form: schedulers (the baseline first), a job, group, job files, a command (with the figures
+to read from its output) or a start-up beside a load, repeats and runtime, or live alternation; read into the
+experiment service's plan, or a sentence saying what is wrong."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from iosched.core.experiment.matrix import MatrixPlan
 from iosched.core.experiment.service import ExperimentPlan, Kind, TargetRequest
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
 from iosched.core.load.replay import ReplayRequest
+from iosched.core.load.startup_replay import StartupJob, startup_job
 from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
 from iosched.tui.job_run import DEMO_FIRST, SUGGESTED, TUI_MAX_SIZE
 
@@ -30,10 +31,17 @@ REPLAY_SPEC = re.compile(r"replay(?:\s+(fast|timed))?:\s*(\S.*)")
 # it in words.
 SPEC_HINT = "or: jobs, job files, cmd: CMD, replay: FILE"
 SPEC_TOOLTIP = ("Instead of the job above: a catalog group or jobs (comma-separated, `iosched jobs` lists them), "
-                "fio job files, cmd: COMMAND (a command timed under each scheduler), or replay: CAPTURE (a capture "
-                "replayed; replay timed: CAPTURE keeps its timing)")
-# The demo's preset: its contention job (what schedulers are for) at its own runtime, until a verdict, looks at
-# 4 and 6 runs per variant.
+                "fio job files, cmd: COMMAND (a command timed under each scheduler), replay: CAPTURE (a capture "
+                "replayed; replay timed: CAPTURE keeps its timing), or startup: CAPTURE beside JOB (an application's "
+                "start-up beside a load: startup: bundled beside startup-under-load is the S suite's table)")
+# "startup: FILE beside JOB|GROUP" (or "startup: FILE" alone): a start-up replayed beside a load (`compare --startup`).
+STARTUP_SPEC = re.compile(r"startup:\s*(\S+)(?:\s+beside\s+(\S+))?")
+# The demo's preset: its first scene, an application started while the disk is flooded (the bundled start-up beside
+# a write flood, judged on its start-up time), until a verdict, looks at 4 and 6 runs per variant.
+DEMO_STARTUP = "startup: bundled beside seq-writers-1"
+DEMO_STARTUP_LABEL = "start an application while the disk is flooded"
+DEMO_STARTUP_INFO = ("a cold Python start (the bundled start-up's 1563 reads), replayed one read at a time beside a "
+                     "write flood: its start-up time under each scheduler")
 DEMO_RUNTIME_S, DEMO_REPEATS = 10, 6
 
 
@@ -75,8 +83,9 @@ class CompareForm(Vertical):
                       and s in self.available), None)
         picks = {self.current, other}
         first = (DEMO_FIRST,) if self.demo else ()
-        jobs = [(n, n) for n in (*first, *SUGGESTED) if n == DEMO_FIRST or not CATALOG[n].writes]
-        jobs += [(f"group {g.name} ({len(g.jobs)} jobs)", g.name) for g in GROUPS.values()]
+        jobs = [(DEMO_STARTUP_LABEL, DEMO_STARTUP)] if self.demo else []
+        jobs += [(n, n) for n in (*first, *SUGGESTED) if n == DEMO_FIRST or not CATALOG[n].writes]
+        jobs += [(f"group {g.name} ({len(g.jobs)} jobs)", g.name) for g in GROUPS.values() if not g.startup]
         jobs += [(j.name, j.name) for j in CATALOG.values() if j.name not in (*first, *SUGGESTED)]
         preset = jobs[0][1]
         with Horizontal():
@@ -85,7 +94,8 @@ class CompareForm(Vertical):
                 yield Static("", id="baseline")
             with Vertical(id="right"):
                 yield Select(jobs, value=preset, allow_blank=False, compact=True, id="job")
-                yield Static(CATALOG[preset].description, id="job-info")
+                yield Static(DEMO_STARTUP_INFO if preset == DEMO_STARTUP else CATALOG[preset].description,
+                             id="job-info")
                 spec = Input(self.spec, placeholder="or: a group or catalog jobs" if self.served else SPEC_HINT,
                              id="spec")
                 spec.tooltip = None if self.served else SPEC_TOOLTIP
@@ -125,7 +135,9 @@ class CompareForm(Vertical):
         self.query_one("#baseline", Static).update(text)
 
     def on_select_changed(self, event: Select.Changed) -> None:
-        if event.value in CATALOG:
+        if event.value == DEMO_STARTUP:
+            self.query_one("#job-info", Static).update(DEMO_STARTUP_INFO)
+        elif event.value in CATALOG:
             self.query_one("#job-info", Static).update(CATALOG[str(event.value)].description)
         elif event.value in GROUPS:
             self.query_one("#job-info", Static).update("a matrix: " + GROUPS[str(event.value)].description)
@@ -148,12 +160,31 @@ class CompareForm(Vertical):
             if not spec[4:].strip():
                 raise ValueError("cmd: needs a command after it")
             return [], False, spec[4:].strip()
+        if spec.startswith("startup"):
+            return self.startups(spec, runtime), True, None
         try:
             jobs, group = resolve_jobs(spec)
         except IoschedError as e:
             raise ValueError(str(e)) from None
         jobs = [j.scaled(runtime=runtime, size=min(j.size, TUI_MAX_SIZE)) if isinstance(j, Job) else j for j in jobs]
         return jobs, bool(group and group.drop_caches), None
+
+    @staticmethod
+    def startups(spec: str, runtime: float) -> list[Job | JobFile]:
+        """"startup: FILE beside JOB|GROUP": the start-up beside each load (a group's start-up alone first), or
+        alone; its capture is read by the experiment service."""
+        m = STARTUP_SPEC.fullmatch(spec)
+        if m is None:
+            raise ValueError("startup: needs a capture after it (startup: FILE, or startup: bundled beside JOB)")
+        try:
+            if m.group(2) is None:
+                return [startup_job(m.group(1))]
+            loads, group = resolve_jobs(m.group(2), startup=True)
+            alone = [startup_job(m.group(1))] if group is not None and group.startup else []
+            return [*alone, *(startup_job(m.group(1), j.scaled(runtime=runtime, size=min(j.size, TUI_MAX_SIZE))
+                                          if isinstance(j, Job) else j) for j in loads)]
+        except IoschedError as e:
+            raise ValueError(str(e)) from None
 
     def cmd_metrics(self, cmd: str | None) -> list[CmdMetric]:
         """The figures to read from the command's output (as --cmd-metric, comma-separated; a regex keeps its own
@@ -212,9 +243,10 @@ class CompareForm(Vertical):
         # A replay runs whole: the runtime field (5 s unless changed) would cut most captures short.
         plan = ExperimentPlan(self.device, kind, variants, job=jobs[0] if jobs and not matrix else None, cmd=cmd,
                               cmd_metrics=reads, replay=replay,
-                              runtime=None if (jobs and isinstance(jobs[0], Job)) or replay else runtime,
+                              runtime=None if (jobs and isinstance(jobs[0], (Job, StartupJob))) or replay
+                              else runtime,
                               matrix=matrix,
-                              repeat=repeat, settle=0.5, every=every, duration=duration, root=root,
+                              repeat=repeat, drop_caches=drop, settle=0.5, every=every, duration=duration, root=root,
                               until_verdict=most,
                               target=tui_target(self.device, jobs, destroy))
         passes = int(duration // every) // len(variants) // 2 * 2

@@ -112,6 +112,8 @@ class RunView(Vertical):
             main = (f"{short_number(m['iops'] or 0.0)} IOPS" if "iops" in m else
                     "  ".join([*(f"{k} {short_number(v)}" for k, v in m.items() if v is not None and _own_figure(k, v)),
                                f"wall {m.get('wall_s', 0):.2f} s"]))
+            if e.run.startup is not None:  # a start-up: its time (or that it was over the cap), its load's rate
+                main = f"start-up {e.run.startup.sentence()}  bg {short_number(m.get('bg:mb_s') or 0.0)} MB/s"
             if (lag := m.get(REPLAY_LAG)) is not None:  # a timed replay: how far behind the capture's timing it ended
                 main += f"  replay lag {seconds_text(lag)}"
             line = f"run {e.index + 1}: {e.label}  {main}  CPU/IO {m.get('cpu_us_per_io') or 0:.1f} µs{bad}"

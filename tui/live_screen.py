@@ -46,7 +46,7 @@ INVENTORY_GAP_S = 1.0  # at most one full inventory read per this, however many 
 # The graphs and the CPU pane are redrawn at most this often: at 0.25 s sampling every other sample draws
 # two new points at once. Redrawing them is most of a tick's cost, and the table still shows every sample.
 GRAPH_PERIOD_S = 0.5
-SANDBOX_HINT = "sandbox: j job, s switch while it runs, c compare"
+SANDBOX_HINT = "sandbox: c start-up under a flood, j job, s switch"
 SANDBOX_NOTICE_S = 8  # the start-up notice covers part of the graphs; the status line keeps its advice
 
 
@@ -131,9 +131,9 @@ class LiveScreen(MonitorScreen):
         self.query_one(DeviceTable).focus()
         if self.focus_device in [d.name for d in self.devices]:
             self.select(self.focus_device)
-            self.notify(f"Sandbox {self.focus_device}: j runs a job (the first: a reader under a write flood), "
-                        "s switches the scheduler while it runs, c compares. It is removed when you quit.",
-                        timeout=SANDBOX_NOTICE_S)
+            self.notify(f"Sandbox {self.focus_device}: c starts an application while the disk is flooded, under "
+                        "each scheduler; j runs a job live (a reader under a write flood), s switches the scheduler "
+                        "while it runs. It is removed when you quit.", timeout=SANDBOX_NOTICE_S)
             self.sandbox_notice_until = time.monotonic() + SANDBOX_NOTICE_S
 
     def on_screen_suspend(self) -> None:

@@ -26,6 +26,7 @@ from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.live.recording_lines import RecordingLine
 from iosched.core.load.iolog import CaptureDoc
 from iosched.core.load.replay_lag import ReplayLag
+from iosched.core.load.startup_timing import StartupTiming
 from iosched.core.settings.journal import JournalFile
 
 Status = Literal["running", "interim", "final", "cancelled"]
@@ -50,9 +51,9 @@ def _run_order(outer: tuple[Any, ...]) -> tuple[str, ...]:
     """A run's keys in its writer's order: a turn of a live alternation says why it is invalid last."""
     if outer and isinstance(outer[-1], AlternationDoc):
         return ("index", "variant", "start", "end", "valid", "config", "metrics", "fio", "invalid_reason", "trace",
-                "replay")
+                "replay", "startup")
     return ("index", "variant", "start", "end", "valid", "invalid_reason", "config", "metrics", "fio", "replay",
-            "trace")
+            "trace", "startup")
 
 
 def _baseline_cell(cell: CellDoc, outer: tuple[Any, ...]) -> bool:
@@ -223,6 +224,9 @@ class RunDoc:
     replay: ReplayLag | None = field(default=None, metadata={
         "doc": "a timed replay's run: how far it fell behind the capture's timing (also its metric replay_lag_s); "
                "past bound_s the run is invalid", "absent": True})
+    startup: StartupTiming | None = field(default=None, metadata={
+        "doc": "a start-up's run (--startup): its time (also its metric startup_s), its time alone and its cap; "
+               "one over the cap is counted at the cap", "absent": True})
 
     JSON_ORDER: ClassVar[Any] = _run_order
 
@@ -235,7 +239,7 @@ class MatrixRunDoc(RunDoc):
     workload: str = field(metadata={"doc": "the name of its job"})
 
     JSON_ORDER: ClassVar[Any] = ("index", "variant", "start", "end", "valid", "invalid_reason", "config", "metrics",
-                                 "fio", "replay", "trace", "slot", "workload")
+                                 "fio", "replay", "trace", "startup", "slot", "workload")
 
 
 # --- the judgement ------------------------------------------------------------------------------------------------
@@ -442,11 +446,22 @@ class CmdJobSpec:
 
 
 @dataclass(frozen=True, kw_only=True)
+class StartupJobSpec:
+    """A start-up replayed beside a background (`--startup FILE --jobs GROUP`): read back, its capture is checked
+    again before it runs."""
+
+    startup: str = field(metadata={"doc": "the capture as named: bundled, or its iolog's path"})
+    background: CatalogJobSpec | FileJobSpec | None = field(metadata={"doc": "none: the start-up alone"})
+    cap_multiple: Annotated[float, Keywords(minimum=2, maximum=1000)] = field(
+        metadata={"doc": "a run is ended past this many times the start-up's time alone (--startup-cap)"})
+
+
+@dataclass(frozen=True, kw_only=True)
 class MatrixDoc(_Document):
     """A matrix: several workloads x several variants in a drift-balanced order, saved after every run."""
 
     kind: Literal["matrix"]
-    jobs: list[CatalogJobSpec | FileJobSpec | CmdJobSpec] = field(
+    jobs: list[CatalogJobSpec | FileJobSpec | CmdJobSpec | StartupJobSpec] = field(
         metadata={"doc": "the plan's jobs, read back on --resume", "item": "job"})
     workloads: list[CatalogJobDoc | JobFileDoc | CmdJobSpec] = field(metadata={"item": "workload"})
     repeat: Annotated[int, Keywords(minimum=1)]

@@ -17,6 +17,8 @@ METRICS: list[tuple[str, str, str, str, str]] = [
     ("iops", "IOPS", "", "more", "fewer"),
     ("mb_s", "MB/s", "", "more", "fewer"),
     ("wall_s", "wall time", "s", "longer", "shorter"),
+    # A start-up replayed beside a load (`compare --startup`): from its first request to its last (at most its cap).
+    ("startup_s", "start-up time", "s", "longer", "shorter"),
     ("clat_mean_us", "mean latency", "µs", "higher", "lower"),
     ("clat_p50_us", "p50 latency", "µs", "higher", "lower"),
     ("clat_p99_us", "p99 latency", "µs", "higher", "lower"),

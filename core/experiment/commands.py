@@ -1,16 +1,18 @@
 """Timed commands (`compare --cmd`): a shell command in its own session that dies with iosched, timed alone or
 while a background fio job loads the device (`--background`: start-up and wall times under load).
 
-A command's whole process tree ends with its run: where it can, the command runs in a cgroup of its own
-(core/settings/cmd_cgroup.py), which holds whatever it starts, setsid or not, and is killed whole when the command
-ends; its process group (killed while the command is a zombie, so that its id is still its own) and its session
-end the rest everywhere. Nothing it leaves behind holds the output pipe, so the run never waits on it. A command
-that fails (a non-zero exit, a signal) is an invalid run with its reason, not the end of the experiment.
+A command's whole process tree ends with its run (core/load/cmd_tree.py, the one way iosched runs a command): where
+it can, the command runs in a cgroup of its own (core/settings/cmd_cgroup.py), which holds whatever it starts, setsid
+or not, and is killed whole when the command ends; its process group (killed while the command is a zombie, so that
+its id is still its own) and its session end the rest everywhere. Nothing it leaves behind holds the output pipe,
+so the run never waits on it. A command that fails (a non-zero exit, a signal) is an invalid run with its reason, not
+the end of the experiment.
 
-Under a background, each run starts the job, waits for its first IO and a settle, runs and times the command, and
-ends the job, keeping its figures up to then (``bg:iops``, ``bg:clat_p99_us``, ...: the job's pooled figures under
-the role name ``bg``). The job is spawned and waited for by a thread of its own, alive for as long as fio is (the
-death signal follows the spawning thread), so a killed iosched takes it along.
+Under a background (``beside``, which a start-up's replay runs under too: core/experiment/startup.py), each run
+starts the job, waits for its first IO and a settle, runs and times the command, and ends the job, keeping its
+figures up to then (``bg:iops``, ``bg:clat_p99_us``, ...: the job's pooled figures under the role name ``bg``). The
+job is spawned and waited for by a thread of its own, alive for as long as fio is (the death signal follows the
+spawning thread), so a killed iosched takes it along.
 """
 
 from __future__ import annotations
@@ -22,19 +24,18 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, NoReturn
+from typing import IO, NoReturn, TypeVar
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.experiment.cmd_metrics import OUTPUT_TAIL, CmdMetric, read_figures
 from iosched.core.experiment.control import Cancelled, Control
-from iosched.core.kernel.processes import kill_session
 from iosched.core.load.children import Child
+from iosched.core.load.cmd_tree import command_argv, end_tree
 from iosched.core.load.fio import FioHandle, FioProgress, dies_with_us
 from iosched.core.load.fio_group import run_fio
 from iosched.core.load.fio_result import FIGURES, FioResult
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.targets import Target
-from iosched.core.settings.cgroups import joined
 from iosched.core.settings.cmd_cgroup import CmdCgroup, close_cmd_cgroup, open_cmd_cgroup
 
 BACKGROUND = "bg"  # the role name of a command's background job in its metrics
@@ -44,8 +45,6 @@ SETTLE_S = 1.0  # the job's load settles this long after its first IO before the
 
 TAIL_WAIT_S = 0.5  # how long a command's output may give nothing, once its tree is killed, before it is let go
 TAIL_MAX_WAIT_S = 10.0  # the longest wait for the rest of it
-
-_GROUP_DIES = 'trap "kill -KILL 0" TERM; /bin/sh -c "$1" <&0 & wait $!'
 
 
 class _Tail:
@@ -92,14 +91,13 @@ def run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None], root: str |
     last MiB is returned with the figures, for --cmd-metric to read, and why the run is invalid (the command
     failed: a non-zero exit or a signal), or None."""
     group = open_cmd_cgroup(root)  # None: its process group and session alone end what it starts
-    argv = ["/bin/sh", "-c", _GROUP_DIES, "iosched-cmd", cmd]
+    argv = command_argv(cmd, group.procs if group is not None else None, None, gated=False)
     t0 = time.monotonic()
     try:
         # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
         # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
-        proc = subprocess.Popen(dies_with_us(joined(group.procs, argv) if group is not None else argv, "TERM"),
-                                start_new_session=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(dies_with_us(argv, "TERM"), start_new_session=True, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     except BaseException:
         close_cmd_cgroup(group, root)
         raise
@@ -114,7 +112,7 @@ def run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None], root: str |
             check_drift()
         wall = time.monotonic() - t0
     finally:
-        stuck = _end_tree(child, group, root)
+        stuck = _ended(child, group, root)
         ctl.child = None
     output = tail.text()
     if ctl.cancelled.is_set():
@@ -124,14 +122,10 @@ def run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None], root: str |
     return figures, output, _failed(proc.returncode, output) or stuck
 
 
-def _end_tree(child: Child, group: CmdCgroup | None, root: str | Path) -> str | None:
-    """End whatever the command left running, before its shell is reaped (the zombie keeps the ids its group and
-    session go by): the cgroup whole, then the process group and the session; then reap it. Why the run is no
+def _ended(child: Child, group: CmdCgroup | None, root: str | Path) -> str | None:
+    """The command's whole tree ended (core/load/cmd_tree.py ``end_tree``), then its shell reaped. Why the run is no
     sample when a process it started would not end (it could load the next run), or None."""
-    why = close_cmd_cgroup(group, root)
-    child.signal_group(signal.SIGKILL)  # a no-op once it was reaped
-    if not child.reaped:
-        kill_session(child.proc.pid)
+    why = end_tree(child, group, root)
     child.wait()
     if why is None or group is None:
         return None
@@ -188,6 +182,22 @@ def run_cmd_under(cmd: str, job: Job | JobFile, target: Target, ctl: Control, ch
     """Time ``cmd`` while ``job`` loads ``target``: the command's figures with the job's (``bg:…``), the job's
     result, and why the run is invalid (the job ended before the command did, or a figure ``reads`` names is
     missing from the command's output), or None."""
+    (got, missing), result, ended_early = beside(
+        job, target, ctl, on_progress, root, lambda: run_cmd_reading(cmd, ctl, check_drift, reads, root),
+        "the command")
+    figures: dict[str, float | None] = dict(got)
+    figures.update(background_metrics(result))
+    return figures, result, "the background job ended before the command did" if ended_early else missing
+
+
+T = TypeVar("T")
+
+
+def beside(job: Job | JobFile, target: Target, ctl: Control, on_progress: Callable[[FioProgress], object],
+           root: str | Path, foreground: Callable[[], T], what: str) -> tuple[T, FioResult, bool]:
+    """Run ``foreground()`` (``what``: "the command", "the start-up") while ``job`` loads ``target``: the job started
+    first, its first IO and a settle awaited, ended once the foreground returns, its figures up to then kept. What the
+    foreground returned, the job's result, and whether the job ended before the foreground did."""
     bg_job, runtime = background_job(job)
     out: dict[str, FioResult | BaseException] = {}
     first_io, ending = threading.Event(), threading.Event()
@@ -215,9 +225,8 @@ def run_cmd_under(cmd: str, job: Job | JobFile, target: Target, ctl: Control, ch
         if ctl.cancelled.wait(SETTLE_S):
             raise Cancelled("cancelled")
         if not worker.is_alive():
-            _raise_from(out, "the background job ended before the command started")
-        got, missing = run_cmd_reading(cmd, ctl, check_drift, reads, root)
-        figures: dict[str, float | None] = dict(got)
+            _raise_from(out, f"the background job ended before {what} started")
+        got = foreground()
         ended_early = not worker.is_alive()
     finally:
         ending.set()
@@ -230,8 +239,7 @@ def run_cmd_under(cmd: str, job: Job | JobFile, target: Target, ctl: Control, ch
     result = out.get("result")
     if not isinstance(result, FioResult):
         _raise_from(out, "the background job gave no result")
-    figures.update(background_metrics(result))
-    return figures, result, "the background job ended before the command did" if ended_early else missing
+    return got, result, ended_early
 
 
 def _await_io(first_io: threading.Event, worker: threading.Thread, ctl: Control) -> None:

@@ -22,10 +22,13 @@ class Control:
     cancelled: threading.Event = field(default_factory=threading.Event)
     fio: FioHandle | None = None  # the running workload (a --cmd's background job too)
     child: Child | None = None  # a running --cmd
+    foreground: FioHandle | None = None  # a start-up's replay, beside its background (then ``fio``)
 
     def cancel(self) -> None:
         self.cancelled.set()
         if self.fio is not None:
             self.fio.stop()
+        if self.foreground is not None:
+            self.foreground.stop()
         if self.child is not None:
             self.child.signal_group(signal.SIGKILL)

@@ -31,6 +31,7 @@ from iosched.core.documents.document import (
     MatrixDoc,
     MatrixRunDoc,
     MatrixSequentialDoc,
+    StartupJobSpec,
     TargetDoc,
     VariantDoc,
 )
@@ -55,18 +56,21 @@ from iosched.core.experiment.runner import (
     Workload,
     _add_trace,
     _one_run,
+    alone_under,
     job_doc,
     puts_back,
     shielded,
     sysinfo,
     target_doc,
 )
+from iosched.core.experiment.startup import over_cap_note, with_alone
 from iosched.core.experiment.study import CmdJob, command_workload
 from iosched.core.experiment.variants import Configurator, check_variants
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
+from iosched.core.load.startup_replay import StartupJob, startup_job
 from iosched.core.load.targets import Target
 from iosched.core.settings.writes import drop_caches as drop_page_cache
 from iosched.core.statistics.matrix_judge import primaries
@@ -119,16 +123,31 @@ def job_runtime(job: Job | JobFile | CmdJob, runtime: float | None) -> float | N
         return job.runtime
     if isinstance(job, CmdJob):
         return None
+    if isinstance(job, StartupJob):
+        return job.estimate_s()
     return runtime if runtime is not None else job_file_runtime(job)
 
 
-def job_spec(job: Job | JobFile | CmdJob) -> CatalogJobSpec | FileJobSpec | CmdJobSpec:
-    """What identifies a job in a saved matrix: a catalog name with its scaling, a job file's options, or a
-    study's command."""
+JobSpec = CatalogJobSpec | FileJobSpec | CmdJobSpec | StartupJobSpec
+
+
+def job_spec(job: Job | JobFile | CmdJob) -> JobSpec:
+    """What identifies a job in a saved matrix: a catalog name with its scaling, a job file's options, a study's
+    command, or a start-up with its background."""
     if isinstance(job, Job):
         return CatalogJobSpec(catalog=job.name, runtime=job.runtime, size=job.size)
     if isinstance(job, CmdJob):
         return job.spec()
+    if isinstance(job, StartupJob):
+        bg = job.background
+        return StartupJobSpec(startup=job.given, background=None if bg is None else _job_file_spec(bg),
+                              cap_multiple=job.cap_multiple)
+    return _job_file_spec(job)
+
+
+def _job_file_spec(job: Job | JobFile) -> CatalogJobSpec | FileJobSpec:
+    if isinstance(job, Job):
+        return CatalogJobSpec(catalog=job.name, runtime=job.runtime, size=job.size)
     return FileJobSpec(file=job.path, sections=[(s, [(k, v) for k, v in opts]) for s, opts in job.sections])
 
 
@@ -137,12 +156,17 @@ def workload_doc(job: Job | JobFile | CmdJob) -> CatalogJobDoc | JobFileDoc | Cm
     return job.spec() if isinstance(job, CmdJob) else job_doc(job)
 
 
-def job_from_spec(spec: CatalogJobSpec | FileJobSpec | CmdJobSpec) -> Job | JobFile | CmdJob:
+def job_from_spec(spec: JobSpec) -> Job | JobFile | CmdJob:
     """The job a saved spec names, checked again as if typed by the user (a saved file is outside input). A
-    command is read back to be compared with the study file given again, never to be run from the file."""
+    command is read back to be compared with the study file given again, never to be run from the file; a
+    start-up's capture is read and checked whole again before it runs."""
     if isinstance(spec, CmdJobSpec):
         metrics = [f"{m.name}={m.pattern}" + (f":{m.better}" if m.better else "") for m in spec.cmd_metrics]
         return command_workload(spec.name, spec.cmd, metrics, "its command")
+    if isinstance(spec, StartupJobSpec):
+        bg = None if spec.background is None else job_from_spec(spec.background)
+        assert not isinstance(bg, CmdJob)
+        return startup_job(spec.startup, bg, spec.cap_multiple)
     if isinstance(spec, CatalogJobSpec):
         name = spec.catalog
         if name not in CATALOG:
@@ -234,7 +258,7 @@ class MatrixPlan:
 
     def _own_primaries(self) -> dict[str, str] | None:
         """``primary_metrics``: the jobs that name their own metric, when the user named none."""
-        own = {j.name: j.primary for j in self.jobs if isinstance(j, (Job, CmdJob)) and j.primary}
+        own = {j.name: j.primary for j in self.jobs if isinstance(j, (Job, CmdJob, StartupJob)) and j.primary}
         return own if self.primary is None and own else None
 
 
@@ -247,7 +271,7 @@ def plan_from_doc(doc: object, path: object = "the file") -> MatrixPlan:
         assert isinstance(doc, dict)
         seq = doc.get("sequential")
         return _plan(decode(list[VariantDoc], doc.get("variants"), "variants"),
-                     decode(list[CatalogJobSpec | FileJobSpec | CmdJobSpec], doc.get("jobs"), "jobs"),
+                     decode(list[JobSpec], doc.get("jobs"), "jobs"),
                      doc.get("repeat"), doc.get("settle_s"), decode(bool, doc.get("drop_caches"), "drop_caches"),
                      doc.get("job_runtime_s"), doc.get("primary_metric"),
                      decode(dict[str, str] | None, doc.get("primary_metrics"), "primary_metrics"),
@@ -268,7 +292,7 @@ def plan_of(doc: MatrixDoc, path: object = "the file") -> MatrixPlan:
         raise BadInput(f"{path} is not a saved iosched matrix: {e}") from None
 
 
-def _plan(saved: list[VariantDoc], specs: list[CatalogJobSpec | FileJobSpec | CmdJobSpec], repeat_value: object,
+def _plan(saved: list[VariantDoc], specs: list[JobSpec], repeat_value: object,
           settle_value: object, drop: bool, runtime_value: object, primary_value: object, own: dict[str, str] | None,
           pairs: list[tuple[str, str]], seq: MatrixSequentialDoc | None, traced: bool) -> MatrixPlan:
     variants = saved_variants(saved)
@@ -441,14 +465,24 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Matrix
     t_origin = time.monotonic()
     offset = max((r.end for r in kept.doc.runs), default=0.0)  # resumed runs continue the timeline
     spent: list[tuple[float, float]] = []  # (estimated, measured) seconds of the runs made now
+    jobs = plan.jobs
     try:
         with puts_back(kept, cfg, ctl, target, root, t_origin=t_origin, offset=offset,
                        ended=lambda: f"{len(kept.doc.runs)} of {plan.runs} runs finished; --resume continues"):
+            if todo and any(isinstance(j, StartupJob) for j in jobs):  # each start-up's cap: its time alone, now
+                timed, said = with_alone([j for j in jobs if not isinstance(j, CmdJob)],
+                                         lambda j: alone_under(j, cfg, plan.variants[0], target, plan.settle, ctl,
+                                                               root))
+                by_name = {j.name: j for j in timed}
+                jobs = [by_name.get(j.name, j) if not isinstance(j, CmdJob) else j for j in jobs]
+                for text in said:
+                    kept.note(text)
+                    emit(Note(text))
             for k, slot in enumerate(todo):
                 if ctl.cancelled.is_set():
                     raise Cancelled("cancelled")
                 w, vi = plan.order[slot]
-                v, job = plan.variants[vi], plan.jobs[w]
+                v, job = plan.variants[vi], jobs[w]
                 if not left([slot]):
                     continue
                 t0 = time.monotonic()
@@ -483,6 +517,8 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Matrix
                     emit(Note(look_line(kept.doc, st)))
                 if plan.sequential and len(st.decided) == plan.comparisons:
                     break
+            if (capped := over_cap_note([(f"{r.variant} on {r.workload}", r) for r in kept.doc.runs])) is not None:
+                kept.note(capped)
             kept.update(status="final")
     finally:
         if tracer is not None:

@@ -36,7 +36,8 @@ from iosched.core.documents.params import Variant
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import run_cmd_reading, run_cmd_under
 from iosched.core.experiment.control import Cancelled, Control
-from iosched.core.experiment.events import Done, Event, Progress, RunEnded, RunStarted
+from iosched.core.experiment.events import Done, Event, Note, Progress, RunEnded, RunStarted
+from iosched.core.experiment.startup import measure_alone, over_cap_note, run_startup, with_alone
 from iosched.core.experiment.variants import Configurator, check_variants, drifted, plan_order
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.kernel.devices import read_device
@@ -49,6 +50,8 @@ from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.replay import ReplayJob
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import ReplayLag
+from iosched.core.load.startup_replay import StartupJob
+from iosched.core.load.startup_timing import StartupTiming
 from iosched.core.load.targets import Target
 from iosched.core.settings.writes import drop_caches
 from iosched.core.trace.runs import RunTracer
@@ -75,14 +78,16 @@ class Workload:
         return f"cmd: {self.cmd}" + (f" under {self.background.name}" if self.background is not None else "")
 
     def doc(self) -> WorkloadDoc:
-        """What the saved experiment keeps of it."""
+        """What the saved experiment keeps of it (a start-up's: its replay and its background)."""
+        replay = self.job.foreground if isinstance(self.job, StartupJob) else self.job
+        background = self.job.background if isinstance(self.job, StartupJob) else self.background
         return WorkloadDoc(job=job_doc(self.job) if self.job is not None else None,
                            target=target_doc(self.target) if self.target is not None else None,
                            runtime=self.runtime, cmd=self.cmd,
-                           background=job_doc(self.background) if self.background is not None else None,
+                           background=job_doc(background) if background is not None else None,
                            cmd_metrics=[m.doc() for m in self.cmd_metrics] or None,
-                           replay=decode(ReplayDoc, self.job.describe(), "the replay")
-                           if isinstance(self.job, ReplayJob) else None)
+                           replay=decode(ReplayDoc, replay.describe(), "the replay")
+                           if isinstance(replay, ReplayJob) else None)
 
 
 # What the load layer says of a job and a target, as their declared types.
@@ -304,6 +309,13 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
     try:
         with puts_back(kept, cfg, ctl, workload.target, root, lambda: "results cover the runs that finished",
                        t_origin):
+            if isinstance(workload.job, StartupJob):
+                [job], said = with_alone([workload.job], lambda j: alone_under(j, cfg, variants[0], workload.target,
+                                                                               settle, ctl, root))
+                workload = replace(workload, job=job)
+                for text in said:
+                    kept.note(text)
+                    emit(Note(text))
             for n, vi in enumerate(order):
                 if ctl.cancelled.is_set():
                     raise Cancelled("cancelled")
@@ -324,6 +336,8 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
                 if done:
                     kept.note(f"stopped after run {n + 1} of at most {len(order)}: the boundary was crossed")
                     break
+            if (capped := over_cap_note([(r.variant, r) for r in kept.doc.runs])) is not None:
+                kept.note(capped)
             kept.update(status="final")
     finally:
         if tracer is not None:
@@ -331,6 +345,16 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
                 tracer.stop()
     emit(Done())
     return kept.doc
+
+
+def alone_under(job: StartupJob, cfg: Configurator, variant: Variant, target: Target | None, settle: float,
+                ctl: Control, root: str | Path) -> float:
+    """A start-up's time alone, under ``variant`` (the first: its runs' cap is a multiple of it)."""
+    assert target is not None
+    cfg.apply(variant)
+    if settle and ctl.cancelled.wait(settle):
+        raise Cancelled("cancelled")
+    return measure_alone(job, target, ctl, root)
 
 
 def _start_tracing(device: str, root: str | Path, workload: Workload) -> RunTracer:
@@ -373,8 +397,15 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     fio_res: FioResult | None = None
     metrics: dict[str, float | None] = {}
     timing: ReplayLag | None = None  # a timed replay's lag (core/load/replay_lag.py)
+    startup: StartupTiming | None = None  # a start-up's time against its cap (core/load/startup_timing.py)
     try:
-        if workload.cmd is not None and workload.background is not None:
+        if isinstance(workload.job, StartupJob):
+            assert workload.target is not None
+            got, fio_res, why, startup = run_startup(workload.job, workload.target, ctl, progress, root)
+            metrics.update(got)
+            if why is not None:
+                drift.insert(0, why)
+        elif workload.cmd is not None and workload.background is not None:
             assert workload.target is not None
             got, fio_res, why = run_cmd_under(workload.cmd, workload.background, workload.target, ctl, check_drift,
                                               progress, root, workload.cmd_metrics)
@@ -412,10 +443,11 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
         ctl.fio = None
     s1 = monitor.snapshot()
     check_drift()
-    # A command's CPU per IO counts the device's IOs (its own and its background's), a job's fio's own.
-    metrics.update(window_metrics(device, s0, s1, fio_res.total_ios if fio_res and workload.cmd is None else None))
+    # A command's or a start-up's CPU per IO counts the device's IOs (its own and its background's), a job's fio's.
+    ios = fio_res.total_ios if fio_res and workload.cmd is None and startup is None else None
+    metrics.update(window_metrics(device, s0, s1, ios))
     return hold_to_range(RunDoc(index=n, variant=v.label, start=s0.time, end=s1.time, valid=not drift,
                                 invalid_reason=drift[0] if drift else None, config=config, metrics=metrics,
-                                fio=fio_res.raw if fio_res else None, replay=timing))
+                                fio=fio_res.raw if fio_res else None, replay=timing, startup=startup))
 
 

@@ -37,11 +37,13 @@ from iosched.core.experiment.events import Event, Note, RunEnded, RunStarted, Sa
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
 from iosched.core.experiment.results import new_result_path, result_lock, save_result
 from iosched.core.experiment.runner import Workload, run_experiment, why_ended
+from iosched.core.experiment.study import CmdJob
 from iosched.core.kernel.devices import read_device
 from iosched.core.load.fio_group import check_cgroup_jobs
 from iosched.core.load.jobs import Job, JobFile, space_needed
 from iosched.core.load.replay import PRIMARY as REPLAY_PRIMARY
 from iosched.core.load.replay import ReplayJob, ReplayRequest, prepare_replay
+from iosched.core.load.startup_replay import StartupJob, prepare_foreground
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics.matrix_judge import judge_matrix
@@ -127,7 +129,7 @@ class ExperimentPlan:
             return self.cmd_metrics[0].name if self.cmd_metrics else "wall_s"
         if self.replay is not None and self.job is None:
             return REPLAY_PRIMARY.get(self.replay.mode, "mb_s")
-        return (self.job.primary if isinstance(self.job, (Job, ReplayJob)) else None) or "iops"
+        return (self.job.primary if isinstance(self.job, (Job, ReplayJob, StartupJob)) else None) or "iops"
 
     @property
     def total_runs(self) -> int:
@@ -308,7 +310,7 @@ def choose(plan: ExperimentPlan) -> Target | None:
         return None
     t = plan.target
     size = t.size if t.size is not None else space_needed(jobs, t.default_size)
-    replay = any(isinstance(j, ReplayJob) for j in jobs)  # the captured offsets, on the raw device only
+    replay = any(isinstance(j, (ReplayJob, StartupJob)) for j in jobs)  # captured offsets: on the raw device only
     return choose_target(plan.device, any(j.writes for j in jobs), t.dir, size, raw=t.raw,
                          destroy_data=t.destroy_data, root=plan.root, scratch_ok=not replay)
 
@@ -317,7 +319,8 @@ def _check(plan: ExperimentPlan) -> None:
     if plan.replay is not None and plan.job is None and plan.kind != "compare":
         raise BadInput("a replay is compared in repeated runs, not in a matrix or live alternation")
     _check_roles(plan)
-    check_cgroup_jobs(plan.jobs, plan.root)  # a job this system cannot give its cgroups: refused, nothing changed
+    backgrounds = [j.background for j in plan.jobs if isinstance(j, StartupJob) and j.background is not None]
+    check_cgroup_jobs([*plan.jobs, *backgrounds], plan.root)  # cgroups this system cannot make: refused, nothing ran
     make_boundary(plan)
 
 
@@ -341,6 +344,7 @@ def _hold(plan: ExperimentPlan, saver: Saver[LocalDoc] | None) -> Iterator[Exper
             stack.callback(replay.release)
             plan = replace(plan, job=replay, target=replace(plan.target, raw=True, dir=None))
             _check_roles(plan)  # a replay has no roles: a metric of one is refused as for any job
+        plan = _with_startups(plan, stack)
         stack.enter_context(load_lock(plan.device, plan.kind, plan.root))  # one load per device, across processes
         if plan.kind == "matrix" and saver is not None and saver.path is not None:
             stack.enter_context(result_lock(saver.path, plan.root))  # one iosched at a time goes on with the file
@@ -360,6 +364,34 @@ def _replay_job(plan: ExperimentPlan) -> ReplayJob | None:
     if dev is None:
         raise BadInput(f"{plan.device} is not a whole-disk block device")
     return prepare_replay(plan.replay.path, plan.replay.mode, plan.device, dev.size_bytes, plan.replay.fit)
+
+
+def _with_startups(plan: ExperimentPlan, stack: contextlib.ExitStack) -> ExperimentPlan:
+    """The plan with each start-up's capture checked whole and copied for fio (once per capture, removed when the
+    experiment ends), aimed at the raw device: before anything is locked or changed."""
+    jobs = plan.matrix.jobs if plan.matrix is not None else [plan.job] if plan.job is not None else []
+    names = {j.path for j in jobs if isinstance(j, StartupJob) and j.foreground is None}
+    if not names:
+        return plan
+    dev = read_device(plan.device, plan.root)
+    if dev is None:
+        raise BadInput(f"{plan.device} is not a whole-disk block device")
+    ready = {}
+    for path in sorted(names):
+        ready[path] = prepare_foreground(path, plan.device, dev.size_bytes)
+        stack.callback(ready[path].release)
+
+    def prepared(job: Job | JobFile | CmdJob) -> Job | JobFile | CmdJob:
+        if isinstance(job, StartupJob) and job.foreground is None:
+            return replace(job, foreground=ready[job.path])
+        return job
+
+    target = replace(plan.target, raw=True, dir=None)
+    if plan.matrix is not None:
+        return replace(plan, matrix=replace(plan.matrix, jobs=[prepared(j) for j in plan.matrix.jobs]), target=target)
+    job = prepared(plan.job) if plan.job is not None else None
+    assert not isinstance(job, CmdJob)
+    return replace(plan, job=job, target=target)
 
 
 def _go(plan: ExperimentPlan, run: Running[LocalDoc]) -> LocalDoc:

@@ -1,5 +1,6 @@
-"""A shell command line run as its user, in a cgroup of its own, held at a gate until it may start, and ended with
-its whole process tree (`capture --cmd`).
+"""A shell command line run in a cgroup of its own and ended with its whole process tree: the one way iosched runs a
+command, whether it times it (`compare --cmd`, a study's commands: core/experiment/commands.py) or records its IO
+(`capture --cmd`, run as its user and held at a gate until it may start: core/trace/cmd_capture.py).
 
 Who it runs as: the user who typed it. Under sudo that is ``SUDO_UID``/``SUDO_GID``, not root: a command line the
 user gave runs with the user's rights (a slip in it cannot do what only root may), reads the user's own files and
@@ -7,12 +8,13 @@ caches (``HOME``, ``USER`` and ``LOGNAME`` from the user's passwd entry, the sup
 no root-owned file in the user's folders. Run by root itself (no sudo, or sudo from root), it stays root.
 
 How it starts: ``setpriv --pdeathsig`` (it dies with the thread that started it), a shell that joins the cgroup
-(root may write its ``cgroup.procs``; the user cannot, so nothing it starts leaves the group), ``setpriv`` to the
-user (with its own ``--pdeathsig``: a change of user clears the first), then a shell that says it is ready on its
-stdout, a pipe, and waits for a line on its stdin, another (the gate), before it runs ``/bin/sh -c CMD``:
-everything before the command itself, and the page cache dropped for a cold start, happens before the gate opens.
-The command's stdout and stderr are both iosched's stderr (iosched's stdout carries its own answer, JSON with
-``--json``), its stdin /dev/null. The outer shell's trap kills the command's process group on SIGTERM.
+(core/settings/cgroups.py ``joined``: root may write its ``cgroup.procs``; the user cannot, so nothing it starts
+leaves the group), for a capture ``setpriv`` to the user (with its own ``--pdeathsig``: a change of user clears the
+first), then the outer shell, whose trap kills the command's process group on SIGTERM, around ``/bin/sh -c CMD``
+with its stdin /dev/null. A capture's outer shell says it is ready on its stdout, a pipe, and waits for a line on its
+stdin, another (the gate): everything before the command itself, and the page cache dropped for a cold start,
+happens before the gate opens; the command's stdout and stderr are then both iosched's stderr (iosched's stdout
+carries its own answer, JSON with ``--json``). A timed command's output is its runner's to read.
 
 How it ends (``end_tree``): the cgroup killed whole (whatever the command started, setsid or not), then its
 process group and session while the outer shell is still an unreaped zombie (their ids are still its own).
@@ -28,6 +30,7 @@ from pathlib import Path
 
 from iosched.core.kernel.processes import kill_session
 from iosched.core.load.children import Child
+from iosched.core.settings.cgroups import joined
 from iosched.core.settings.cmd_cgroup import CmdCgroup, close_cmd_cgroup
 
 MAX_CMD = 64 << 10  # bytes of a command line: what a shell would take in one argument, and more
@@ -36,6 +39,8 @@ MAX_CMD = 64 << 10  # bytes of a command line: what a shell would take in one ar
 GATED = ('trap "kill -KILL 0" TERM; printf x; exec >&2; read _ || exit 125; '
          '/bin/sh -c "$1" </dev/null & wait $!')
 NOT_STARTED = 125  # the gate closed without a line: the command never ran
+# A timed command: no gate; TERM kills its process group.
+UNGATED = 'trap "kill -KILL 0" TERM; /bin/sh -c "$1" </dev/null & wait $!'
 
 
 @dataclass(frozen=True)
@@ -71,17 +76,18 @@ def passwd_entry(uid: int) -> tuple[str, str] | None:
     return p.pw_name, p.pw_dir
 
 
-def command_argv(cmd: str, procs: Path, run_as: RunAs | None, setpriv: str = "setpriv") -> list[str]:
-    """The argv that joins the cgroup whose ``cgroup.procs`` is ``procs``, becomes ``run_as`` (with its groups when
-    it has a passwd entry, else none), says it is ready on its stdout and waits at the gate (its stdin) to run
-    ``cmd``. Every value is an argument, never part of a script."""
-    join = 'echo $$ > "$1" || { echo "iosched: could not join the cgroup $1" >&2; exit 111; }; shift; exec "$@"'
+def command_argv(cmd: str, procs: Path | None, run_as: RunAs | None, setpriv: str = "setpriv",
+                 gated: bool = True) -> list[str]:
+    """The argv that joins the cgroup whose ``cgroup.procs`` is ``procs`` (None: no cgroup could be made; its process
+    group and session alone end it), becomes ``run_as`` (with its groups when it has a passwd entry, else none) and,
+    ``gated``, says it is ready on its stdout and waits at the gate (its stdin) to run ``cmd``. Every value is an
+    argument, never part of a script."""
     become: list[str] = []
     if run_as is not None:
         become = [setpriv, f"--reuid={run_as.uid}", f"--regid={run_as.gid}",
                   "--init-groups" if run_as.name is not None else "--clear-groups", "--pdeathsig", "TERM", "--"]
-    return ["/bin/sh", "-c", join, "iosched-cgroup", str(procs), *become,
-            "/bin/sh", "-c", GATED, "iosched-cmd", cmd]
+    inner = [*become, "/bin/sh", "-c", GATED if gated else UNGATED, "iosched-cmd", cmd]
+    return joined(procs, inner) if procs is not None else inner
 
 
 def user_env(env: Mapping[str, str], run_as: RunAs | None) -> dict[str, str] | None:

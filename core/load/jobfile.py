@@ -136,6 +136,8 @@ ALLOWED: dict[str, tuple[str, Callable[[str], str]]] = {
     "size": ("size", _size_or_percent),
     "io_size": ("io_size", _size_or_percent),
     "offset": ("offset", _size_or_percent),
+    # Each numjobs clone starts this much further on: readers each from their own part of the target.
+    "offset_increment": ("offset_increment", _size_or_percent),
     "runtime": ("runtime", _duration),
     "ramp_time": ("ramp_time", _duration),
     "startdelay": ("startdelay", _duration),
@@ -252,8 +254,10 @@ class JobFile:
             size = j.get("size") or j.get("io_size")
             if size is None or size.endswith("%"):
                 continue
-            off = j.get("offset", "0")
-            best = max(best or 0, int(size) + (0 if off.endswith("%") else int(off)))
+            off, inc = j.get("offset", "0"), j.get("offset_increment", "0")
+            clones = int(j.get("numjobs", "1")) - 1  # the last clone starts furthest on
+            best = max(best or 0, int(size) + (0 if off.endswith("%") else int(off))
+                       + (0 if inc.endswith("%") else clones * int(inc)))
         return best
 
     def render(self, runtime: float | None, filename: str | None = None) -> str:

@@ -140,6 +140,7 @@ def _catalog() -> dict[str, Job]:
                     "CPU-bound on fast devices, so scheduler cost shows", "randread", "4k", numjobs=2, iodepth=16,
                     size=1 * GiB, runtime=5.0))
     jobs += _contention()
+    jobs += _startup_backgrounds()
     return {j.name: j for j in jobs}
 
 
@@ -194,6 +195,35 @@ def _contention() -> list[Job]:
     ]
 
 
+STARTUP_GROUP = "start-up backgrounds"
+
+
+def _apart(n: int) -> dict[str, str]:
+    """fio's clones of one job each from their own share of the target (a percentage: any device's size)."""
+    return {"offset_increment": f"{100 // n}%"} if n > 1 else {}
+
+
+def _startup_backgrounds() -> list[Job]:
+    """The loads of Paolo Valente's S suite (comm_startup_lat.sh), each the background of a start-up replayed beside
+    it (`compare --startup`): N processes reading at once, one request at a time as a program reading a file does,
+    each from its own part of the device; writers that flood it; random readers and writers. Direct IO, so that every
+    request reaches the device whatever the page cache holds (the S suite's are buffered, on files)."""
+    out = []
+    for n in (1, 5, 10):
+        out.append(Job(f"seq-readers-{n}", STARTUP_GROUP, f"{n} sequential reader(s), 128 KiB a request, one at a "
+                       "time each, each from its own part", "read", "128k", numjobs=n, iodepth=1, ioengine="psync",
+                       extra=_apart(n), shows="a start-up's reads queued behind readers that never pause"))
+    for n in (1, 5):
+        out.append(Job(f"seq-writers-{n}", STARTUP_GROUP, f"{n} sequential writer(s), 1 MiB requests, 8 in flight "
+                       "each: a write flood", "write", "1M", numjobs=n, iodepth=8,
+                       extra=_apart(n), shows="a start-up's reads queued behind a write flood"))
+    out.append(Job("rand-readers-5", STARTUP_GROUP, "5 random readers, 4 KiB, one at a time each", "randread", "4k",
+                   numjobs=5, iodepth=1, ioengine="psync", shows="a start-up's reads among random readers"))
+    out.append(Job("rand-writers-5", STARTUP_GROUP, "5 random writers, 4 KiB, 4 in flight each", "randwrite", "4k",
+                   numjobs=5, iodepth=4, shows="a start-up's reads among random writers"))
+    return out
+
+
 CATALOG: dict[str, Job] = _catalog()
 
 
@@ -219,6 +249,9 @@ class JobGroup:
     repeat: int = 3
     drop_caches: bool = False
     sweep: bool = False  # the jobs differ only in request size: drawn against it
+    # The backgrounds of a start-up (`compare --startup FILE --jobs GROUP`): each job runs beside the start-up's
+    # replay, and the start-up alone comes first; without --startup the group is refused.
+    startup: bool = False
 
 
 def _groups() -> dict[str, JobGroup]:
@@ -238,6 +271,9 @@ def _groups() -> dict[str, JobGroup]:
                  tuple(by_group["desktop presets"])),
         JobGroup("contention", "competing IO: what schedulers are for (each job judged on its own metric)",
                  tuple(by_group["contention"])),
+        JobGroup("startup-under-load", "the S suite's start-up table: a start-up (--startup) alone, then beside "
+                 "1, 5, 10 sequential readers, 1 and 5 writers, 5 random readers, 5 random writers; judged on its "
+                 "start-up time", tuple(by_group[STARTUP_GROUP]), drop_caches=True, startup=True),
     ]
     for rw in ("randread", "read", "randwrite", "write"):
         groups.append(JobGroup(f"size-sweep-{rw}", f"1K to 256K requests, {rw}",
@@ -249,10 +285,11 @@ def _groups() -> dict[str, JobGroup]:
 GROUPS: dict[str, JobGroup] = _groups()
 
 
-def resolve_jobs(spec: str) -> tuple[list[Job | JobFile], JobGroup | None]:
+def resolve_jobs(spec: str, startup: bool = False) -> tuple[list[Job | JobFile], JobGroup | None]:
     """"4k-matrix" / "4k-read,seqread-direct,my.fio" -> the jobs in order (each once), and the group if one.
 
-    A group lends its run conditions (repeats, dropped caches) when it is the whole list.
+    A group lends its run conditions (repeats, dropped caches) when it is the whole list. A start-up's group
+    (``startup-under-load``) is its backgrounds: refused unless they are for a start-up (``startup``).
     """
     parts = [p.strip() for p in spec.split(",")]
     if not any(parts):
@@ -262,6 +299,9 @@ def resolve_jobs(spec: str) -> tuple[list[Job | JobFile], JobGroup | None]:
     jobs: list[Job | JobFile] = []
     for part in parts:
         if part in GROUPS:
+            if GROUPS[part].startup and not startup:
+                raise BadInput(f"{part} is the loads a start-up is replayed beside: give --startup FILE (a capture, "
+                               "or bundled) too")
             jobs += [CATALOG[n] for n in GROUPS[part].jobs]
         elif part in CATALOG or "/" in part or part.endswith((".fio", ".ini")):
             jobs.append(load_job(part))

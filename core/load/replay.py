@@ -123,7 +123,7 @@ class ReplayJob(JobFile):
         return {"capture": str(self.capture.iolog), "mode": self.mode, "device": m.device.name,
                 "scheduler": m.scheduler, "duration_s": m.duration_s, "requests": m.requests,
                 "bytes": m.read_bytes + m.write_bytes, "writes": m.has_writes,
-                "iodepth": int(dict(self.sections[0][1])["iodepth"]), "fitted": self.fitted}
+                "iodepth": int(dict(self.sections[0][1]).get("iodepth", "1")), "fitted": self.fitted}
 
     def release(self) -> None:
         """Remove the checked copy (idempotent)."""
@@ -149,9 +149,11 @@ def check_fits(capture: Capture, device: str, size_bytes: int) -> None:
                        "as large (offsets are replayed as captured), or pass --replay-fit to fold them into it")
 
 
-def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int, fit: bool = False) -> ReplayJob:
+def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int, fit: bool = False,
+                   section: tuple[str, tuple[tuple[str, str], ...]] | None = None) -> ReplayJob:
     """The replay of the capture at ``path`` on ``device``: the capture checked whole and copied for fio; with
-    ``fit``, its offsets scaled into a smaller device.
+    ``fit``, its offsets scaled into a smaller device. ``section``: the job section fio replays it in (its name and
+    options), else the mode's (a start-up's foreground is one of its own: core/load/startup_replay.py).
 
     BadInput (nothing left behind) for a bad capture, a mode that is not fast or timed, or a capture larger than
     the device (unless ``fit``): by its metadata, and by each of its lines, which a metadata file cannot vouch for."""
@@ -168,7 +170,7 @@ def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int, fi
     except BaseException:
         shutil.rmtree(workdir, ignore_errors=True)
         raise
-    return ReplayJob(str(capture.iolog), (("replay", replay_options(capture, mode)),), capture, mode,
+    return ReplayJob(str(capture.iolog), (section or ("replay", replay_options(capture, mode)),), capture, mode,
                      str(Path(workdir, REPLAY_LOG)), workdir, fit and capture.meta.max_extent > size_bytes, start_us)
 
 

@@ -72,7 +72,7 @@ def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool =
     for m in wl.cmd_metrics or []:
         better = f", {m.better} is better" if m.better else ""
         what += f"; {m.name} read from its output ({m.pattern}{better})"
-    if wl.background is not None:
+    if wl.background is not None and wl.background.name not in what:  # a start-up's name says its background
         what += f" under background job {wl.background.name} (its figures: bg:METRIC)"
     lines = [f"{device_words(doc)}: {what}"]
     if isinstance(doc, AlternationDoc):

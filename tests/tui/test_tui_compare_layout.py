@@ -20,6 +20,7 @@ from iosched.core.documents.document import ExperimentDoc
 from iosched.core.experiment.events import Progress, RunEnded
 from iosched.core.experiment.variants import plan_order
 from iosched.core.load.fio import FioProgress
+from iosched.core.load.startup_replay import StartupJob
 from iosched.core.statistics.verdict import RunningVerdict, judge
 from iosched.tui.app import IoschedApp
 from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
@@ -205,9 +206,10 @@ async def test_the_job_field_hint_and_the_progress_line_keep_whole_words_at_80x2
         assert line.strip().endswith("device 100 IOPS · r_await 8.00 ms")  # room again: every part
 
 
-async def test_the_demo_presets_its_contention_job_until_a_verdict(tmp_path):
-    """`iosched demo`: `c` offers what the demo is about, the interactive reader under a write flood, until a
-    verdict, at the job's own runtime; elsewhere the form is as before."""
+async def test_the_demo_presets_an_application_started_under_a_flood_until_a_verdict(tmp_path):
+    """`iosched demo`: `c` offers its first scene, an application started while the disk is flooded (the bundled
+    start-up beside a write flood, judged on its start-up time, caches dropped), until a verdict; the interactive
+    reader under a write flood comes next; elsewhere the form is as before."""
     tree = populated_tree(tmp_path / "root")
     for focus in ("sda", None):
         app = IoschedApp(root=tree.root, sampler=SteppedSampler(tree.root), auto_tick=False, watch_udev=False,
@@ -219,11 +221,17 @@ async def test_the_demo_presets_its_contention_job_until_a_verdict(tmp_path):
             values = (form.query_one("#job", Select).value, form.query_one("#until-verdict", MarkedCheckbox).value,
                       form.query_one("#repeat", Input).value, form.query_one("#runtime", Input).value)
             if focus:
-                assert values == ("interactive-under-writes", True, "6", "10")
-                assert "bursts of 50 4k random reads" in rows(app)
+                assert values == ("startup: bundled beside seq-writers-1", True, "6", "10")
+                assert "a cold Python start" in " ".join(rows(app).split())
                 plan, total = form.plan(tree.root, destroy=False)
+                assert isinstance(plan.job, StartupJob) and plan.job.name == "python-imports beside seq-writers-1"
+                assert plan.until_verdict == 6 and plan.primary == "startup_s" and total == 12
+                assert plan.drop_caches and plan.runtime is None and plan.job.background is not None
+                options = [value for _label, value in form.query_one("#job", Select)._options]
+                assert options[1] == "interactive-under-writes"
+                form.query_one("#job", Select).value = "interactive-under-writes"
+                plan, _ = form.plan(tree.root, destroy=False)
                 assert plan.job is not None and plan.job.name == "interactive-under-writes"
-                assert plan.until_verdict == 6 and plan.primary == "fg:clat_p50_us" and total == 12
             else:
                 assert values == ("randread-q16t2", False, "3", "5")
 

@@ -14,6 +14,7 @@ from textual.widgets import Input, ProgressBar, SelectionList, Static
 from iosched.core.base.encode import encode
 from iosched.core.documents.document import RunDoc
 from iosched.core.experiment.events import RunEnded
+from iosched.core.load.startup_timing import StartupTiming
 from iosched.tui.app import IoschedApp
 from iosched.tui.compare_screen import CompareScreen
 from iosched.tui.result_charts import ResultChart
@@ -67,6 +68,15 @@ async def test_compare_screen_runs_a_matrix_and_a_command(loopdev):
                                                                 "dev_util": 5.0})))
         report = str(screen.query_one("#report", Static).content)
         assert report.endswith("run 1: none  tps 2.2k  wall 1.50 s  CPU/IO 3.0 µs"), report
+        # A start-up's says its time, or that it was over the cap, and what its background moved.
+        timing = StartupTiming(startup_s=7.5, alone_s=0.15, cap_s=7.5, over_cap=True, requests=907, of=1563)
+        screen.view.show(RunEnded(1, 4, "none", RunDoc(index=1, variant="none", start=0.0, end=9.0, valid=True,
+                                                       invalid_reason=None, config={}, startup=timing,
+                                                       metrics={"startup_s": 7.5, "bg:mb_s": 950.0,
+                                                                "cpu_us_per_io": 3.0})))
+        report = str(screen.query_one("#report", Static).content)
+        assert report.endswith("run 2: none  start-up over the cap (7.50 s, 50 x its 0.15 s alone): 907 of 1563 "
+                               "requests  bg 950 MB/s  CPU/IO 3.0 µs"), report
 
         screen.query_one("#spec", Input).value = "4k-read"  # a figure without a command: refused, nothing runs
         await pilot.press("ctrl+r")

@@ -12,6 +12,7 @@ from iosched.core.base.encode import encode
 from iosched.core.experiment import service
 from iosched.core.experiment.runner import Workload
 from iosched.core.load.jobs import CATALOG, Job
+from iosched.core.load.startup_replay import StartupJob
 from iosched.core.load.targets import Refused
 
 from conftest import need, one_sentence_exit_2
@@ -45,7 +46,7 @@ def test_a_background_needs_a_command(tree):
     for extra in ((), ("--jobs", "4k-matrix")):
         err = one_sentence_exit_2("--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq",
                                   "--background", "4k-randwrite", *extra)
-        assert "--background loads the device while a command runs: give --cmd too" in err
+        assert "--background loads the device while a command or a start-up runs: give --cmd or --startup too" in err
 
 
 def test_the_backgrounds_figures_are_the_role_bg(tree):
@@ -79,3 +80,41 @@ def test_a_cgroup_job_where_cgroups_cannot_be_made_is_one_sentence_and_changes_n
     assert "leave it out and the rest can run; nothing was changed" in err
     assert not private_journal.exists() or not any(private_journal.rglob("*.json"))
     assert not (tree.root / "sys/fs/cgroup/iosched").exists()
+
+
+def startup_plan(tree, *extra: str) -> service.ExperimentPlan:
+    tree.add_disk("sda", "8:0")
+    args = build_parser().parse_args(["--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq",
+                                      "--startup", *extra])
+    return _compare_plan(args)
+
+
+def test_a_startup_is_the_plans_job_with_its_background_inside_and_caches_dropped(tree):
+    need(shutil.which("fio") is not None, "needs fio on PATH (a start-up checks for it)")
+    p = startup_plan(tree, "--background", "seq-writers-1", "--startup-cap", "20")
+    assert isinstance(p.job, StartupJob) and p.job.given == "bundled" and p.job.cap_multiple == 20
+    assert p.job.background is not None and p.job.background.name == "seq-writers-1" and p.background is None
+    assert p.primary == "startup_s" and p.drop_caches and p.cmd is None
+    alone = startup_plan(tree, "/srv/lo.iolog").job
+    assert isinstance(alone, StartupJob) and alone.path == "/srv/lo.iolog" and alone.background is None
+
+
+@pytest.mark.parametrize(("extra", "said"), [
+    (("--startup", "--cmd", "true"), "--startup replays a start-up beside a background: --cmd does not apply"),
+    (("--startup", "--replay", "x.iolog"), "--replay does not apply"),
+    (("--startup", "--job", "4k-read"), "--job does not apply"),
+    (("--startup", "--alternate", "3"), "--alternate does not apply"),
+    (("--startup", "--jobs", "seq-writers-1", "--background", "seq-writers-5"),
+     "beside --background JOB or beside each of --jobs: give one of them"),
+    (("--startup", "--background", "seq-writers-1", "--no-drop-caches"), "--no-drop-caches does not apply"),
+    (("--startup", "--background", "seq-writers-1", "--startup-cap", "1"), "--startup-cap 1: a multiple of"),
+    (("--startup", "--hosts", "h1,h2"), "--startup runs on this machine's device: --hosts does not apply"),
+    (("--jobs", "startup-under-load"), "startup-under-load is the loads a start-up is replayed beside: give "
+                                       "--startup FILE"),
+    (("--startup", "--background", "no-such-job"), "no job named 'no-such-job'"),
+])
+def test_what_a_startup_does_not_take_is_one_sentence(tree, extra, said):
+    need(shutil.which("fio") is not None, "needs fio on PATH (a start-up checks for it)")
+    tree.add_disk("sda", "8:0")
+    err = one_sentence_exit_2("--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq", *extra)
+    assert said in err

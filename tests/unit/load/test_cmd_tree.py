@@ -14,6 +14,7 @@ from iosched.core.load.cmd_tree import (
     GATED,
     MAX_CMD,
     NOT_STARTED,
+    UNGATED,
     RunAs,
     check_cmd,
     command_argv,
@@ -58,6 +59,19 @@ def test_the_argv_joins_the_cgroup_then_becomes_the_user_and_keeps_every_value_a
     assert "--clear-groups" in nameless and "--init-groups" not in nameless
     as_root = command_argv("true", Path("/p"), None)
     assert "setpriv" not in " ".join(as_root) and as_root[5:] == ["/bin/sh", "-c", GATED, "iosched-cmd", "true"]
+
+
+def test_a_timed_command_has_no_gate_and_without_a_cgroup_its_shell_alone_ends_it():
+    timed = command_argv("make -j2", Path("/p"), None, gated=False)
+    assert timed[:5] == ["/bin/sh", "-c", timed[2], "iosched-cgroup", "/p"]  # the one join (settings/cgroups.py)
+    assert timed[5:] == ["/bin/sh", "-c", UNGATED, "iosched-cmd", "make -j2"]
+    assert command_argv("make -j2", None, None, gated=False) == ["/bin/sh", "-c", UNGATED, "iosched-cmd", "make -j2"]
+
+
+def test_an_ungated_command_runs_at_once_with_nothing_on_its_stdin():
+    proc = subprocess.run(["/bin/sh", "-c", UNGATED, "iosched-cmd", "read x || echo stdin-is-empty; exit 5"],
+                          capture_output=True, timeout=10, check=False)
+    assert proc.returncode == 5 and proc.stdout.split() == [b"stdin-is-empty"]
 
 
 def test_the_users_environment_names_the_user():

@@ -13,13 +13,13 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from capture_support import DEV_SIZE, T0, device, make_capture, mixed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from link_support import digest, make_victim, plant, temporaries
 from schema_support import problems
 
 from iosched.core.base.errors import BadInput
-from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.load.capture_summary import summarize
 from iosched.core.load.iolog import (
     MAX_SERIES,
@@ -37,34 +37,6 @@ from iosched.core.load.jobfile import JobFileError, parse_job_file
 from iosched.core.load.replay import prepare_replay
 
 from conftest import one_sentence_exit_2
-
-DEV_SIZE = 64 << 20
-T0 = 10**12
-
-
-def device(name: str = "loop7", size: int = DEV_SIZE) -> DeviceDoc:
-    return DeviceDoc(name=name, maj_min="7:7", size_bytes=size, rotational=False, removable=False,
-                     read_only=False, scheduler="none", schedulers=["none", "bfq"], nr_requests=128,
-                     read_ahead_kb=128)
-
-
-def make_capture(path: Path, records: list[tuple[int, int, int, int, int]], end_ns: int | None = None) -> Path:
-    """A capture written the way `iosched capture` writes it, from (t_ns, op, sector, bytes, depth) records."""
-    with open(path, "w") as out:
-        w = CaptureWriter(out, "/dev/loop7", T0)
-        for r in records:
-            w.add(*r)
-            w.flush()
-        end_us = w.finish(end_ns or (max((r[0] for r in records), default=T0) + 10**6))
-    if meta_path(path).is_file() and not meta_path(path).is_symlink():
-        meta_path(path).unlink()  # hypothesis's examples share one folder; a capture writes its metadata new
-    write_meta(w.meta(iolog=path.name, device=device(), kernel="6.1.0", started="2026-11-25T00:00:00+00:00",
-                      duration_s=end_us / 1e6, ended="duration", timestamps="begin", lost=0, untracked=0), path)
-    return path
-
-
-def mixed(n: int = 200) -> list[tuple[int, int, int, int, int]]:
-    return [(T0 + i * 1_000_000, i % 2, (i * 8) % 1000, 4096, 1 + i % 4) for i in range(n)]
 
 
 def test_a_capture_reads_back_whole(tmp_path):

@@ -153,6 +153,9 @@ def test_max_extent_is_the_largest_offset_plus_size():
     assert parse_job_file("[c]\nrw=write\nio_size=10t\n").max_extent() == 10 << 40
     assert parse_job_file("[a]\nrw=write\nsize=64t\noffset=64t\n").max_extent() == 128 << 40
     assert parse_job_file("[a]\nrw=write\nsize=50%\n").max_extent() is None
+    # Clones each from their own part: the last starts numjobs - 1 increments on; a percentage adds nothing.
+    assert parse_job_file("[a]\nrw=read\nsize=1g\nnumjobs=4\noffset_increment=1g\n").max_extent() == 4 << 30
+    assert parse_job_file("[a]\nrw=read\nsize=1g\nnumjobs=4\noffset_increment=25%\n").max_extent() == 1 << 30
     assert space_needed([parse_job_file("[a]\nrw=write\n")], 5) == 5
     assert space_needed([CATALOG["4k-write"], parse_job_file("[a]\nrw=write\nsize=8g\n")]) == 8 << 30
 
