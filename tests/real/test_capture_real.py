@@ -102,9 +102,10 @@ def test_capture_agrees_with_diskstats_and_replays_exactly(two_loops, tmp_path):
 
     # Replayed onto B: B's diskstats show the capture's requests and bytes, exactly.
     before_b = diskstats(b.name)
-    workdirs = set(Path(tempfile.gettempdir()).glob("iosched-fio-*"))
+    private_tmp = tmp_path / "tmp"  # fio's work folders of this run alone: other runs on the machine have theirs
+    private_tmp.mkdir()
     res = run_cli("compare", b.name, "--replay", str(out), "--schedulers", "none,bfq", "--repeat", "2",
-                  "--settle", "0.2", "--destroy-data", b.name, "--json", timeout=240)
+                  "--settle", "0.2", "--destroy-data", b.name, "--json", timeout=240, env={"TMPDIR": str(private_tmp)})
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     replayed = delta(before_b, diskstats(b.name))
@@ -123,7 +124,7 @@ def test_capture_agrees_with_diskstats_and_replays_exactly(two_loops, tmp_path):
     (comp,) = [c for c in doc["comparisons"] if c["metric"] == "mb_s"]
     assert comp["primary"] and comp["ratio"] > 0 and doc["judgement"]["status"] == "final"
     assert b.current() == "none"  # put back
-    assert set(Path(tempfile.gettempdir()).glob("iosched-fio-*")) == workdirs  # the checked copy is gone
+    assert list(private_tmp.iterdir()) == []  # the work folder and the replay's checked copy are gone
 
 
 def test_a_write_capture_goes_only_where_writes_may(two_loops, make_loop, tmp_path):
