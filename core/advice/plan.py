@@ -316,7 +316,7 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
     notes = list(dict.fromkeys(notes))
     pilot_s = 0.0 if noise else sum(PILOT_RUNS * (t.run_s + settle_s) for t in tests)
     plan = Plan(device, goals, baseline, tuple(cands), tuple(tests), pilot_s, budget_s, (), tuple(notes))
-    return fit_budget(plan)
+    return grow_to_budget(fit_budget(plan), max_runs)
 
 
 def after_pilot(plan: Plan, noise: Mapping[Goal, float | None], alpha: float = 0.05) -> Plan:
@@ -328,6 +328,20 @@ def after_pilot(plan: Plan, noise: Mapping[Goal, float | None], alpha: float = 0
         runs = t.runs if sd is None else min(t.runs, _runs_for(sd, len(t.variants), alpha, t.runs))
         tests.append(replace(t, runs=max(MIN_RUNS, runs)))
     return replace(plan, tests=tuple(tests), pilot_s=0.0)
+
+
+def grow_to_budget(plan: Plan, max_runs: int = MAX_RUNS) -> Plan:
+    """A plan that fits its budget with room to spare runs more per variant, two at a time, up to ``max_runs``:
+    the budget is the most it may take, and a noisy device needs the runs (the pilot trims them where the noise
+    allows fewer). Without a budget, or with a pilot's noise already known, the plan stays as it is."""
+    if plan.budget_s is None or not plan.fits or not plan.pilot_s:
+        return plan
+    while True:
+        more = replace(plan, tests=tuple(replace(t, runs=t.runs + 2) if t.runs + 2 <= max_runs else t
+                                         for t in plan.tests))
+        if more == plan or not more.fits:
+            return plan
+        plan = more
 
 
 def fit_budget(plan: Plan) -> Plan:
