@@ -8,13 +8,12 @@ Made from the document alone (core/documents/document.py ``AdviceDoc``): what `a
 
 from __future__ import annotations
 
-import math
 
 from iosched.core.advice.decision import advice_of, goal_of, rule_of
 from iosched.core.base.units import human_size
 from iosched.core.documents.document import AdviceDoc, AdviceTestDoc, GoalAdviceDoc, KeepDoc
 from iosched.core.documents.metrics import metric_label
-from iosched.core.statistics.advice_rule import GOAL_WORDS, estimate_words, goal_lines, short_words
+from iosched.core.statistics.advice_rule import GOAL_WORDS, estimate_words, goal_lines, mde_words, short_words
 
 SET_BY = {"iosched": "set by iosched", "tuned": "set by tuned", "udev": "set by a udev rule",
           "kernel": "the kernel's default", "unknown": "set by hand or a tool iosched cannot see"}
@@ -35,14 +34,10 @@ def headline(doc: AdviceDoc) -> str:
     if doc.status != "final" or not doc.advice:
         return f"{doc.device}: no advice: {doc.notes[-1] if doc.notes else 'the tests did not finish'}"
     if all(g.recommended is None for g in doc.advice):
-        mdes = [f"{GOAL_WORDS[g.goal]} {_pct(g.smallest_effect)}" for g in doc.advice]
+        mdes = [f"{GOAL_WORDS[g.goal]} {mde_words(g.metric, g.smallest_effect)}" for g in doc.advice]
         return (f"{doc.device}: keep what you have ({doc.advice[0].baseline}): no candidate beat it by the smallest "
                 f"effect the tests could see ({', '.join(mdes)})")
     return f"{doc.device}: " + advice_of(doc).tradeoff()
-
-
-def _pct(x: float | None) -> str:
-    return "unknown" if x is None or not math.isfinite(x) else f"{x:.0%}"
 
 
 def keep_lines(k: KeepDoc, device: str) -> list[str]:
@@ -130,7 +125,7 @@ def goal_row(g: GoalAdviceDoc) -> str:
         assert ga.estimate is not None
         answer, effect = g.recommended, estimate_words(g.metric, ga.estimate)
     costs = "; ".join(estimate_words(m, e) for m, e in ga.costs) or "–"
-    return (f"| {GOAL_WORDS[g.goal]} | {_cell(answer)} | {_cell(effect)} | {_pct(g.smallest_effect)} | "
+    return (f"| {GOAL_WORDS[g.goal]} | {_cell(answer)} | {_cell(effect)} | {mde_words(g.metric, g.smallest_effect)} | "
             f"{_cell(costs)} |")
 
 
