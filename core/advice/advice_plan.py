@@ -247,7 +247,9 @@ class _Live:
 
     def total(self) -> int:
         """Runs so far and still planned: the pilot's that remain, and each test's at most."""
-        pilot = sum(PILOT_RUNS for t in self.doc.tests if t.pilot is None and self.doc.plan.pilot_runs)
+        pilot = 0
+        if self.doc.plan.pilot_runs:  # a pilot under way counts its runs still to come, not only those done
+            pilot = sum(max(PILOT_RUNS - (len(t.pilot.runs) if t.pilot else 0), 0) for t in self.doc.tests)
         left = 0
         for t in self.doc.tests:
             planned = t.runs * len(t.variants)

@@ -56,6 +56,9 @@ def test_equal_candidates_keep_what_you_have_with_the_smallest_effect(tree):
     ended = [e for e in events if isinstance(e, RunEnded)]
     assert [e.index for e in ended] == list(range(len(ended))) and ended[0].label.startswith("throughput · ")
     assert ended[-1].total == len(ended) == 3 + sum(len(t.result.runs) for t in doc.tests)
+    # The total said never grows: the pilot's runs are counted before they end, the runs only fall (drops, the pilot).
+    totals = [e.total for e in ended]
+    assert totals == sorted(totals, reverse=True), totals
 
 
 def test_a_better_candidate_is_named_with_its_margin_and_its_cost(tree):
