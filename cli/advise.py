@@ -128,7 +128,8 @@ def _check_paths(args: argparse.Namespace) -> None:
 
 def cmd_advise(args: argparse.Namespace) -> int:
     if args.hosts:
-        raise BadInput("--hosts: not yet")
+        raise BadInput("--hosts: advise does not test fleets yet: run it on each host, or compare the fleet with "
+                       "`iosched compare --hosts` (nothing was changed)")
     _check_paths(args)
     if args.persist and args.dry_run:
         raise BadInput("--dry-run changes nothing: --persist does not apply")

@@ -58,9 +58,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                                                   "`iosched report FILE` shows it again")
     s.add_argument("--markdown", metavar="FILE", help="a short markdown report to paste into a ticket ('-': stdout)")
     s.add_argument("--hosts", metavar="FILE|H1,H2,…",
-                   help="test on every host at once over SSH, as `compare --hosts` does (each host's device is "
-                        "DEV unless its line names one), pooled; says whether the hosts agree before one setting "
-                        "for all")
+                   help="not yet: refused (exit 2), nothing run; advise each host on its own, or compare the "
+                        "fleet with `compare --hosts`")
     s.add_argument("--remote-iosched", default="iosched", metavar="PATH",
                    help="with --hosts: the iosched command on the hosts")
     s.add_argument("--ssh", default="ssh", help=argparse.SUPPRESS)
