@@ -31,6 +31,8 @@ ARGS = ["--goal", "interactive", "--job", "interactive-under-writes", "--runtime
 def main() -> int:
     with extra_loop_devices(1, size="1G", direct=True, under="/var/tmp") as (path,):
         dev = Path(path).name
+        # A loop device keeps its queue when detached: start from the kernel's default, whatever the last user left.
+        Path(f"/sys/block/{dev}/queue/scheduler").write_text("none")
         cmd = [sys.executable, "-m", "iosched.cli", "advise", dev, *ARGS, "--yes"]
         out = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
         if out.returncode != 0:
