@@ -8,7 +8,6 @@ Made from the document alone (core/documents/document.py ``AdviceDoc``): what `a
 
 from __future__ import annotations
 
-
 from iosched.core.advice.decision import advice_of, goal_of, rule_of
 from iosched.core.base.units import human_size
 from iosched.core.documents.document import AdviceDoc, AdviceTestDoc, GoalAdviceDoc, KeepDoc
