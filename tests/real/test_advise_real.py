@@ -2,8 +2,8 @@
 margin, bfq for an interactive reader under writes with the writers' cost, nothing changed before the plan is
 accepted, and everything put back after Ctrl-C, SIGTERM and a lost session.
 
-Kept short for CI (about two minutes in all): 1-3 s runs, a budget that holds the runs per variant down, two or
-three variants. The interactive test is the long one (about a minute)."""
+Kept short for CI (about three minutes in all): 1-3 s runs, a budget that holds the runs per variant down, two or
+three variants. The interactive test is the long one (about two minutes)."""
 
 from __future__ import annotations
 
@@ -64,10 +64,12 @@ def test_a_saturating_random_read_names_the_fastest_with_its_margin(tmpfs_loop, 
 
 def test_an_interactive_reader_under_writes_is_told_bfq_with_the_writers_cost(loopdev, private_journal):
     """The catalog's interactive-under-writes as the foreground: bfq serves the reader's bursts first (its median
-    about 7.7 ms under none, 0.04 ms under bfq), and what the writers pay is stated."""
+    about 7.7 ms under none, 0.04 ms under bfq), and what the writers pay is stated. Two minutes, six runs a
+    variant at most: some of bfq's runs miss the reader's raise (two groups of runs), and with four a busy machine's
+    noise left bfq's interval reaching no change (bench/advise_budget.py saw the same at 80 s)."""
     need_real("fio")
     r = run_cli("advise", loopdev.name, "--goal", "interactive", "--job", "interactive-under-writes", "--runtime",
-                "3", "--settle", "0.5", "--candidates", "mq-deadline,bfq", "--budget", "80", "--yes", "--json",
+                "3", "--settle", "0.5", "--candidates", "mq-deadline,bfq", "--budget", "2m", "--yes", "--json",
                 timeout=300)
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
@@ -79,7 +81,7 @@ def test_an_interactive_reader_under_writes_is_told_bfq_with_the_writers_cost(lo
     assert doc["tradeoff"].startswith("bfq for interactive use: foreground p50 −") and "background MB/s" in \
         doc["tradeoff"]
     (test,) = doc["tests"]
-    assert test["runs"] == 4 and test["result"]["judgement"]["primary_metric"] == "fg:clat_p50_us"
+    assert 4 <= test["runs"] <= 6 and test["result"]["judgement"]["primary_metric"] == "fg:clat_p50_us"
     assert loopdev.current() == loopdev.initial_scheduler and journal_empty(private_journal)
     no_fio_left(loopdev.path)
 

@@ -94,8 +94,8 @@ async def test_plan_changes_nothing_then_the_run_ends_in_a_card_with_persist(tmp
         assert scheduler.read_text() == before
         persist = screen.query_one("#persist", Button)
         assert persist.display and str(persist.label) == "Persist kyber"
-        await pilot.click("#persist")
-        await pilot.pause()
+        persist.press()  # as a click or Enter on it does
+        assert await wait_until(pilot, lambda: isinstance(app.screen, PersistScreen), 5)
         assert isinstance(app.screen, PersistScreen) and "kyber" in "\n".join(screen_text(app))
         await pilot.press("escape")
         await pilot.pause()
