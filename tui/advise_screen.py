@@ -225,6 +225,7 @@ class AdviseScreen(Screen[None]):
             self.notify(str(e), severity="error")
             return
         self.doc = None
+        self.ctl = None  # nothing to cancel while it plans (a read), nor a last run's control
         self.query_one("#card").display = False
         self.running = True
         self._plan(request)
