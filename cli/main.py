@@ -13,6 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from iosched import __version__
+from iosched.cli.advise_args import add_arguments as add_advise_arguments
 from iosched.cli.latency import add_arguments as add_latency_arguments
 from iosched.cli.numbers import OneSentenceParser, lazy_command, number
 from iosched.cli.record import add_arguments as add_record_arguments
@@ -233,6 +234,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=lazy_command("iosched.cli.export", "cmd_export"))
 
     add_workload_arguments(sub)
+    add_advise_arguments(sub)
     add_record_arguments(sub, _positive_interval)
     add_settings_arguments(sub)
     add_serve_arguments(sub)

@@ -25,11 +25,12 @@ _JOB_LIST = "job-list"
 _FILE = "file"
 _DIRECTORY = "directory"
 _BY_DEST = {
-    "device": _DEVICES, "devices": _DEVICES, "destroy_data": _DEVICES,
-    "scheduler": _SCHEDULERS, "schedulers": _SCHEDULER_LIST,
+    "device": _DEVICES, "devices": _DEVICES, "destroy_data": _DEVICES, "on": _DEVICES,
+    "scheduler": _SCHEDULERS, "schedulers": _SCHEDULER_LIST, "candidates": _SCHEDULER_LIST,
     "job": _JOB, "background": _JOB, "jobs": _JOB_LIST,
     "file": _FILE, "study": _FILE, "resume": _FILE, "replay": _FILE, "save": _FILE, "plot_file": _FILE,
-    "output": _FILE, "token_file": _FILE, "rules_file": _FILE, "hosts": _FILE, "remote_iosched": _FILE,
+    "output": _FILE, "token_file": _FILE, "rules_file": _FILE, "hosts": _FILE, "markdown": _FILE,
+    "remote_iosched": _FILE,
     "dir": _DIRECTORY, "rules_dir": _DIRECTORY, "textfile": _DIRECTORY,
 }
 

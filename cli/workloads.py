@@ -413,6 +413,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         _check_metric(args.metric)
         report_fleet_matrix(doc, args)
         return 0
+    if kind == "advice":
+        from iosched.cli.advise import report_advice
+
+        return report_advice(doc, args)
     if kind == "matrix":
         matrix = decode_matrix(doc, args.file)  # the whole file checked: what follows cannot meet a bad field
         _check_metric(args.metric)

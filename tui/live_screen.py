@@ -38,6 +38,7 @@ from iosched.tui.widgets.device_table import DeviceTable
 from iosched.tui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
+    from iosched.tui.advise_screen import AdviseScreen
     from iosched.tui.compare_screen import CompareScreen
 
 INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
@@ -65,6 +66,9 @@ class LiveScreen(MonitorScreen):
         *JOB_KEYS,
         Binding("c", "compare", "Compare",
                 tooltip="compare schedulers: A/B runs with repeats or live alternation, with a verdict"),
+        # Not in the key bar (at 80 columns it would push Quit out): F1 and the palette list it.
+        Binding("a", "advise", "Advise", show=False,
+                tooltip="which scheduler for this disk? observed, planned, tested, decided with its margin, kept"),
         *TUNING_KEYS,
         *TRACE_KEYS,
         *CAPTURE_KEYS,
@@ -96,6 +100,7 @@ class LiveScreen(MonitorScreen):
         self.focus_device = focus  # select this device at start (the demo sandbox)
         self.sandbox_notice_until = 0.0  # monotonic time the demo's start-up notice shows until
         self.compare: CompareScreen | None = None
+        self.advise: AdviseScreen | None = None
         self._timer: Timer | None = None
         self._inventory_signature: tuple = ()
         self._inventory_read_at = -INVENTORY_GAP_S
@@ -381,6 +386,35 @@ class LiveScreen(MonitorScreen):
     def on_compare_screen_finished(self, _: CompareScreen.Finished) -> None:
         self.refresh_inventory()  # the experiment put the device back
 
+    # ---- advise -------------------------------------------------------------------------------
+    def action_advise(self, device: str | None = None) -> None:
+        """The Advise screen for the selected device (or ``device``, from the palette); the one running is shown
+        again rather than a second started."""
+        if device is not None:
+            self.select(device)
+        if self.advise is not None and self.advise.running:
+            self.app.push_screen(self.advise)
+            return
+        dev = self.device_to_write()
+        if dev is None:
+            return
+        if self.jobs.job is not None:
+            self.notify("Stop the running job first (x).", severity="warning")
+            return
+        if self.compare is not None and self.compare.running:
+            self.notify("A comparison is running on this screen's devices: wait for it, or cancel it (c, Esc).",
+                        severity="warning")
+            return
+
+        def closed(_: None) -> None:
+            if self.advise is not None and not self.advise.running:
+                self.advise = None
+
+        from iosched.tui.advise_screen import AdviseScreen
+
+        self.advise = AdviseScreen(self.monitor, dev, self)
+        self.app.push_screen(self.advise, closed)
+
     # ---- the way out --------------------------------------------------------------------------
     def stop_children(self) -> None:
         """Quit, SIGTERM, SIGHUP: fio is told to die and experiments are cancelled; returns at once."""
@@ -388,6 +422,8 @@ class LiveScreen(MonitorScreen):
             self.jobs.job.kill(self.monitor.root, wait=False)
         if self.compare is not None:
             self.compare.cancel()
+        if self.advise is not None:
+            self.advise.cancel()
         if self.capturing.run is not None:
             self.capturing.run.stop()
 
@@ -400,3 +436,5 @@ class LiveScreen(MonitorScreen):
             job.finished.wait(timeout)
         if self.compare is not None:
             self.compare.wait(timeout)
+        if self.advise is not None:
+            self.advise.wait(timeout)

@@ -192,22 +192,24 @@ class SettingWrites(LivePart):
         self.notify(f"{r.device}: {name} {r.old} -> {r.new} in {r.seconds * 1000:.1f} ms")
 
     # ---- persistence --------------------------------------------------------------------------
-    def persist(self, dev: DeviceDoc) -> None:
-        """A udev rule that keeps ``dev``'s scheduler (and the tunables set here): the match chosen, the change
-        shown, then written in a worker."""
+    def persist(self, dev: DeviceDoc, scheduler: str | None = None,
+                settings: list[tuple[str, str]] | None = None) -> None:
+        """A udev rule that keeps ``dev``'s scheduler (and the tunables set here), or the ``scheduler`` and
+        ``settings`` given (an advice's): the match chosen, the change shown, then written in a worker."""
         root = self.monitor.root
         if is_sandbox(dev.name, root):
             self.notify(f"{dev.name} is the demo sandbox, detached and deleted when the demo ends: no rule is "
                         "written for it.", severity="error", timeout=8)
             return
         try:
-            settings = changed_here(dev.name, root)  # tuned with iosched: kept in the rule too
+            if settings is None:
+                settings = changed_here(dev.name, root)  # tuned with iosched: kept in the rule too
             ways = persist_matches(dev.name, root)  # a few small sysfs and udev files: microseconds
         except IoschedError as e:
             self.notify(str(e), severity="error")
             return
         choices = [(by, match_label(dev.name, by, value)) for by, value in ways]
-        scheduler = dev.scheduler
+        scheduler = scheduler or dev.scheduler
         if scheduler is None:  # listed schedulers but none in use: nothing to keep
             self.notify(f"{dev.name} has no IO scheduler in use.", severity="warning")
             return

@@ -127,7 +127,7 @@ def _scheduler_set_by(current: str | None, journal: dict[str, JournalEntry], tun
         return SetBy("kernel", f"the kernel's default: {kernel.why}")
     if current is None:
         return SetBy("kernel", kernel.why)
-    return SetBy("unknown", f"set by hand or by a tool iosched cannot see: no journal entry, tuned profile or udev "
+    return SetBy("unknown", f"hand or by a tool iosched cannot see: no journal entry, tuned profile or udev "
                             f"rule sets {current}, and the kernel's default is {kernel.scheduler or 'none'}")
 
 

@@ -22,7 +22,7 @@ first look of the sequential schedule; what was cut is said. Pure: the callers r
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -258,12 +258,27 @@ def _runs_for(noise: float | None, variants: int, alpha: float, max_runs: int) -
     return max(MIN_RUNS, min(max_runs, n))
 
 
+def named_candidates(named: Sequence[Variant], baseline: Variant, goals: tuple[Goal, ...]) -> list[Candidate]:
+    """``--candidates``: the variants the user named (the current setting left out), each in every goal's test."""
+    out: list[Candidate] = []
+    seen = {(baseline.scheduler, tuple(sorted(baseline.settings)))}
+    for v in named:
+        key = (v.scheduler, tuple(sorted(v.settings)))
+        if key not in seen:
+            seen.add(key)
+            out.append(Candidate(v, "named with --candidates", None, goals, 1_000))
+    return out
+
+
 def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: tuple[str, ...] | list[str],
                 tunables: dict[str, str], goals: tuple[Goal, ...] | list[Goal], source: WorkloadSource | None = None,
                 budget_s: float | None = None, noise: Mapping[Goal, float] | None = None, settle_s: float = 1.0,
-                alpha: float = 0.05, max_runs: int = MAX_RUNS) -> Plan:
+                alpha: float = 0.05, max_runs: int = MAX_RUNS, runtime: float | None = None,
+                size: int | None = None, only: Sequence[Variant] | None = None) -> Plan:
     """The plan for ``device`` (its class ``dev``, its scheduler and tunables now) and ``goals``: candidates, tests,
-    time, cut to ``budget_s`` where it can be. ``noise``: a pilot's per-run noise (log scale) per goal."""
+    time, cut to ``budget_s`` where it can be. ``noise``: a pilot's per-run noise (log scale) per goal. ``runtime``
+    and ``size`` scale the catalog's default tests (a job given is scaled by its caller); ``only``: the candidates
+    named (``--candidates``) instead of every scheduler and the class's tunings."""
     goals = tuple(g for g in GOALS if g in goals)
     if not goals:
         raise BadInput("no goal: throughput, latency, interactive or all")
@@ -277,10 +292,18 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
     if source is not None and source.kind == "cmd" and goals == ("latency",):
         raise BadInput("a command has only its wall time, so --goal latency cannot judge it: use --goal "
                        "throughput or interactive")
-    cands = candidates_for(dev, schedulers, baseline, goals)
+    if only is not None:
+        missing = [v.scheduler for v in only if v.scheduler not in schedulers]
+        if missing:
+            raise BadInput(f"{device} has no scheduler {missing[0]}; it offers {', '.join(schedulers)}")
+        cands = named_candidates(only, baseline, goals)
+        if not cands:
+            raise BadInput(f"--candidates names only what {device} has now ({baseline.label}): nothing to compare")
+    else:
+        cands = candidates_for(dev, schedulers, baseline, goals)
     tests: list[PlannedTest] = []
     for goal in goals:
-        src = source or job_source(CATALOG[DEFAULT_JOBS[goal]])
+        src = source or job_source(CATALOG[DEFAULT_JOBS[goal]].scaled(runtime=runtime, size=size))
         for how, pace, metric, costs in _tests_for(goal, src, notes):
             run_s, guessed = _run_s(src, notes)
             labels = tuple([baseline.label, *(c.variant.label for c in cands if goal in c.goals)])
@@ -293,7 +316,32 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
     notes = list(dict.fromkeys(notes))
     pilot_s = 0.0 if noise else sum(PILOT_RUNS * (t.run_s + settle_s) for t in tests)
     plan = Plan(device, goals, baseline, tuple(cands), tuple(tests), pilot_s, budget_s, (), tuple(notes))
-    return fit_budget(plan)
+    return grow_to_budget(fit_budget(plan), max_runs)
+
+
+def after_pilot(plan: Plan, noise: Mapping[Goal, float | None], alpha: float = 0.05) -> Plan:
+    """The accepted plan once a pilot measured each goal's noise: runs per variant as that noise needs for a 10%
+    difference, never more than were accepted (the plan said "at most"), never fewer than the first look."""
+    tests = []
+    for t in plan.tests:
+        sd = noise.get(t.goal)
+        runs = t.runs if sd is None else min(t.runs, _runs_for(sd, len(t.variants), alpha, t.runs))
+        tests.append(replace(t, runs=max(MIN_RUNS, runs)))
+    return replace(plan, tests=tuple(tests), pilot_s=0.0)
+
+
+def grow_to_budget(plan: Plan, max_runs: int = MAX_RUNS) -> Plan:
+    """A plan that fits its budget with room to spare runs more per variant, two at a time, up to ``max_runs``:
+    the budget is the most it may take, and a noisy device needs the runs (the pilot trims them where the noise
+    allows fewer). Without a budget, or with a pilot's noise already known, the plan stays as it is."""
+    if plan.budget_s is None or not plan.fits or not plan.pilot_s:
+        return plan
+    while True:
+        more = replace(plan, tests=tuple(replace(t, runs=t.runs + 2) if t.runs + 2 <= max_runs else t
+                                         for t in plan.tests))
+        if more == plan or not more.fits:
+            return plan
+        plan = more
 
 
 def fit_budget(plan: Plan) -> Plan:

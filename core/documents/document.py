@@ -651,6 +651,177 @@ class FleetMatrixDoc:
         default=None, metadata={"doc": "each cell (job, variant) pooled over the hosts, Holm over the cells"})
 
 
+# --- advice (`iosched advise`) ---------------------------------------------------------------------------------------
+
+Goal = Literal["throughput", "latency", "interactive"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ObservedDoc:
+    """The device as `advise` first saw it: its class, its scheduler and who set it (observe's words)."""
+
+    device: str
+    kind: str = field(metadata={"doc": "nvme, ssd, hdd, virtual, loop, dm, md, mmc, zram, network"})
+    rotational: bool
+    model: str | None
+    serial: str | None
+    size_bytes: Count
+    scheduler: str | None = field(metadata={"doc": "the scheduler it had (null: none to choose)"})
+    schedulers: list[str] = field(metadata={"doc": "every scheduler it offers"})
+    tunables: dict[str, str] = field(metadata={"doc": "the scheduler's tunables as it had them"})
+    set_by: str = field(metadata={"doc": "iosched, tuned, udev, kernel or unknown"})
+    lines: list[str] = field(metadata={"doc": "the observation in words: who set what, the class, the rules seen"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdviceWorkloadDoc:
+    """What the tests run: the catalog's test per goal, an observed capture, a capture given, a job or a command."""
+
+    kind: Literal["catalog", "capture", "replay", "job", "cmd"]
+    ref: str | None = field(metadata={"doc": "the capture's path, the job's name, the command (null: the catalog's)"})
+    summary: list[str] = field(metadata={"doc": "an observed capture's summary: mix, sizes, sequential share, depth, "
+                                                "processes"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdviceCandidateDoc:
+    """A variant the tests try beside the current setting, and why it is worth trying."""
+
+    variant: VariantDoc
+    why: str
+    source: str | None = field(metadata={"doc": "the kernel document behind a tuning"})
+    goals: list[Goal]
+
+
+@dataclass(frozen=True, kw_only=True)
+class DroppedDoc:
+    """A variant that left a test early: clearly worse at a look."""
+
+    variant: str
+    at: Count = field(metadata={"doc": "runs per variant at the look it left"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdviceTestDoc:
+    """One goal's test: what runs, how it is judged, its looks, and its runs as a compare (judged)."""
+
+    goal: Goal
+    how: str
+    pace: Literal["full", "own", "foreground"]
+    metric: str = field(metadata={"doc": "the figure the goal is judged on"})
+    costs: list[str] = field(metadata={"doc": "the other figures stated beside it (the other roles')"})
+    variants: list[str] = field(metadata={"doc": "labels, the current setting first"})
+    runs: Annotated[int, Keywords(minimum=1)] = field(metadata={"doc": "runs per variant at most"})
+    run_s: float = field(metadata={"doc": "one run's planned length"})
+    looks: list[Annotated[int, Keywords(minimum=1)]] = field(metadata={"doc": "runs per variant at each look"})
+    level: Statistic = field(metadata={"doc": "the per-look level a crossing needs (the boundary's)"})
+    looked: list[Count] = field(metadata={"doc": "the runs the compare held at each look taken, in order"})
+    dropped: list[DroppedDoc] = field(metadata={"item": "dropped variant"})
+    pilot: CompareDoc | None = field(metadata={"doc": "runs at the current setting alone: the noise (null: none)"})
+    noise: Statistic | None = field(metadata={"doc": "the pilot's per-run noise of the metric, on the log scale"})
+    result: CompareDoc | None = field(metadata={"doc": "every run of the test as one compare, judged on its metric "
+                                                       "(null: none ran)"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdvicePlanDoc:
+    """The plan, as printed and accepted before anything changed."""
+
+    baseline: VariantDoc = field(metadata={"doc": "what the device had: its scheduler, with the tunables that "
+                                                  "differ from the defaults"})
+    candidates: list[AdviceCandidateDoc] = field(metadata={"item": "candidate"})
+    seconds: float = field(metadata={"doc": "the plan's estimated length at most, pilot included"})
+    budget_s: float | None
+    pilot_runs: Count = field(metadata={"doc": "runs of each test at the current setting to measure the noise"})
+    cuts: list[str] = field(metadata={"doc": "what was cut to fit the budget"})
+    notes: list[str]
+    target: str = field(metadata={"doc": "where the tests write, in words"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdviceRuleDoc:
+    """The decision rule, fixed before the first run."""
+
+    alpha: float
+    margin: float = field(metadata={"doc": "how much worse than the best on another goal a winner may be shown"})
+    power: float = field(metadata={"doc": "for the smallest effect the experiment could see"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class EstimateDoc:
+    """A candidate against the current setting on one figure, as the rule took it."""
+
+    variant: str
+    ratio: Statistic | None = field(metadata={"doc": "candidate / current setting (null: cannot judge)"})
+    ci_low: Statistic | None = field(metadata={"doc": "at the level that goes with its Holm-adjusted p-value"})
+    ci_high: Statistic | None
+    p_adjusted: Statistic | None
+    sd_log: Statistic | None = field(metadata={"doc": "its runs' noise, on the log scale"})
+    n: Count
+    cannot_judge: str | None
+
+
+@dataclass(frozen=True, kw_only=True)
+class GoalAdviceDoc:
+    """The answer for one goal: a setting to change to, or keep what the device has, with the evidence."""
+
+    goal: Goal
+    metric: str
+    baseline: str
+    recommended: str | None = field(metadata={"doc": "the variant's label (null: keep what you have)"})
+    estimate: EstimateDoc | None = field(metadata={"doc": "the recommended variant's, else the closest candidate's"})
+    smallest_effect: Statistic | None = field(
+        metadata={"doc": "the smallest effect the test could see (a fraction, the better way); null: unknown"})
+    excluded: list[tuple[str, str]] = field(metadata={"doc": "[variant, why] left out by another goal"})
+    costs: list[tuple[str, EstimateDoc]] = field(metadata={"doc": "[metric, estimate]: what the recommendation costs"})
+    notes: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeepDoc:
+    """How to keep a recommendation: the commands for now, and the udev rule for every boot."""
+
+    variant: str
+    scheduler: str
+    settings: dict[str, str]
+    commands: list[str] = field(metadata={"doc": "what sets it now (until the next boot)"})
+    rule: str | None = field(metadata={"doc": "the udev rule for this device (its most stable identity); null: none "
+                                              "can be made"})
+    scope: str | None = field(metadata={"doc": "what that rule reaches"})
+    class_rule: str | None = field(metadata={"doc": "the same for every disk of the device's class"})
+    class_scope: str | None
+    warnings: list[str]
+    persisted: str | None = field(default=None, metadata={"doc": "the rules file --persist wrote", "absent": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdviceDoc:
+    """`iosched advise`: the device observed, the plan, its tests, the answer per goal and how to keep it (`--json`,
+    `--save`; `report FILE` decides again from the saved runs)."""
+
+    version: Annotated[int, Keywords(const=SCHEMA_VERSION)] = SCHEMA_VERSION
+    kind: Literal["advice"]
+    started: float = field(metadata={"doc": "wall clock (Unix seconds)"})
+    finished: float | None
+    kernel: str
+    host: str
+    device: str
+    tested_on: str = field(metadata={"doc": "the device the tests ran on (--on: a spare of the same kind)"})
+    goals: list[Goal]
+    status: Literal["planned", "running", "final", "cancelled"] = field(
+        metadata={"doc": "planned: nothing ran (--dry-run); cancelled: stopped, no advice"})
+    observed: ObservedDoc
+    workload: AdviceWorkloadDoc
+    plan: AdvicePlanDoc
+    rule: AdviceRuleDoc
+    tests: list[AdviceTestDoc] = field(metadata={"item": "test"})
+    advice: list[GoalAdviceDoc] = field(metadata={"item": "goal", "doc": "per goal, once every test finished"})
+    tradeoff: str | None = field(metadata={"doc": "the answer over every goal in one sentence"})
+    keep: list[KeepDoc] = field(metadata={"item": "recommendation",
+                                          "doc": "how to keep each setting recommended (none: keep what you have)"})
+    notes: list[str]
+
+
 def published_schemas() -> dict[str, Schema]:
     """docs/schema/'s files: name -> JSON Schema."""
     return {
@@ -675,4 +846,7 @@ def published_schemas() -> dict[str, Schema]:
         "capture-meta.schema.json": json_schema(
             CaptureDoc, "iosched capture metadata",
             "A capture's metadata (`iosched capture DEV -o FILE` writes FILE.meta.json beside fio's iolog v3)."),
+        "advice.schema.json": json_schema(
+            AdviceDoc, "iosched advice",
+            "What `iosched advise DEV` observed, planned, tested and decided (`--save`, `--json`)."),
     }

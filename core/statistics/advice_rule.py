@@ -303,9 +303,19 @@ def short_words(g: GoalAdvice) -> str:
     return f"{g.recommended} for {GOAL_WORDS[g.goal]}: {', '.join(parts)}"
 
 
+def mde_words(metric: str, fraction: float | None) -> str:
+    """The smallest detectable effect as the metric moves: "4%" for a rate (higher), "−91%" for a latency (a
+    fraction 9.87 in the better direction is a ratio of 1/10.87)."""
+    if fraction is None or not math.isfinite(fraction):
+        return "unknown"
+    if higher_is_better(metric):
+        return f"{fraction:.0%}"
+    return f"−{1.0 - 1.0 / (1.0 + fraction):.0%}"
+
+
 def goal_lines(g: GoalAdvice) -> list[str]:
     """The advice for one goal, the answer first, then its evidence."""
-    mde = "unknown (no noise to go by)" if g.smallest_effect is None else f"{g.smallest_effect:.0%}"
+    mde = "unknown (no noise to go by)" if g.smallest_effect is None else mde_words(g.metric, g.smallest_effect)
     label = metric_label(g.metric)
     if g.recommended is None:
         lines = [f"{GOAL_WORDS[g.goal]}: keep what you have ({g.baseline}): no candidate beat it by the smallest "

@@ -2,7 +2,8 @@
 bench/advise_rule.py). Each goal's test is its own experiment: the current setting and the candidates, runs
 log-normal around each one's true value at a chosen noise, looked at on the group-sequential schedule
 (core/statistics/sequential.py) with clearly worse candidates dropped at the looks (``drop_at_look``), then the
-survivors judged at the last look, and the rule decides over every goal (core/statistics/advice_rule.py).
+survivors judged at the last look (advice_looks.py ``Looks``: the loop `advise` itself runs), and the rule decides
+over every goal (core/statistics/advice_rule.py).
 """
 
 from __future__ import annotations
@@ -12,18 +13,9 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from iosched.core.statistics.advice_rule import (
-    Advice,
-    Estimate,
-    Goal,
-    GoalEvidence,
-    Rule,
-    decide,
-    drop_at_look,
-    estimates_of,
-)
-from iosched.core.statistics.sequential import look_schedule, pocock_level
-from iosched.core.statistics.stats import CannotJudge, RatioEstimate, log_ratio_welch
+from iosched.core.statistics.advice_looks import Looks, look_level, schedule
+from iosched.core.statistics.advice_rule import Advice, Goal, GoalEvidence, Rule, decide
+from iosched.core.statistics.stats import log_ratio_welch
 
 BASELINE = "now"
 
@@ -45,34 +37,18 @@ class SimulatedAdvice:
 def _test(rng: random.Random, sim: SimulatedGoal, noise: float, runs: int, alpha: float,
           sequential: bool) -> tuple[GoalEvidence, int, list[str]]:
     labels = list(sim.effects)
-    looks = look_schedule(runs) if sequential else (runs,)
-    level = pocock_level(looks, alpha, len(labels) + 1) if len(looks) > 1 else alpha
+    looks = schedule(runs, sequential)
+    test = Looks(sim.goal, sim.metric, BASELINE, labels, looks, look_level(looks, alpha, len(labels) + 1))
     values: dict[str, list[float]] = {v: [] for v in [BASELINE, *labels]}
-    active = list(labels)
-    left: dict[str, Estimate] = {}
-    dropped: list[str] = []
-    estimates: tuple[Estimate, ...] = ()
     n = 0
-    for look in looks:
+    while (look := test.next_look()) is not None:
         while n < look:
-            for v in [BASELINE, *active]:
+            for v in [BASELINE, *test.active]:
                 values[v].append(1000.0 * sim.effects.get(v, 1.0) * math.exp(rng.gauss(0.0, noise)))
             n += 1
-        judged: dict[str, RatioEstimate | CannotJudge] = {
-            v: log_ratio_welch(values[BASELINE], values[v], 0.95, (BASELINE, v)) for v in active}
-        estimates = estimates_of(judged, level)
-        if look == looks[-1]:
-            break
-        for v in drop_at_look(estimates, sim.metric, level):
-            left[v] = next(e for e in estimates if e.variant == v)
-            active.remove(v)
-            dropped.append(f"{sim.goal}: {v}")
-        if not active:
-            break
-    final = {e.variant: e for e in estimates if e.variant in active}
-    ordered = tuple(final.get(v) or left[v] for v in labels if v in final or v in left)
+        test.look(look, {v: log_ratio_welch(values[BASELINE], values[v], 0.95, (BASELINE, v)) for v in test.active})
     used = sum(len(xs) for xs in values.values())
-    return GoalEvidence(sim.goal, sim.metric, BASELINE, ordered, n, "two-sample", level), used, dropped
+    return test.evidence(), used, [f"{sim.goal}: {d.variant}" for d in test.dropped]
 
 
 def simulate_advice(rng: random.Random, goals: Sequence[SimulatedGoal], noise: float, runs: int,

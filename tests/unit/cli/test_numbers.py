@@ -34,6 +34,7 @@ TABLE: dict[str, tuple[list[str], list[list[str]]]] = {
     "serve": ([], [["--port", "8001"], ["--allow-writes"]]),
     "latency": (["loop0", "loop1"], [["-i", "0.5"], ["-c", "2"], ["--json"]]),
     "top": (["loop0"], [["-i", "0.5"], ["-n", "5"], ["--json"]]),
+    "advise": (["loop0"], [["--goal", "interactive"], ["--budget", "15m"], ["--candidates", "bfq"], ["--yes"]]),
     "fleet-host": (["loop0"], [["--schedulers", "none,bfq"], ["--job", "randread-q16t2"], ["--session", "ab" * 8]]),
 }
 

@@ -18,8 +18,8 @@ from iosched.core.load.jobs import CATALOG, GROUPS
 from conftest import run_cli
 
 # Every command a person runs (`fleet-host` is the controller's, and has no help line).
-COMMANDS = ["list", "set", "restore", "watch", "demo", "export", "jobs", "run", "compare", "capture", "report",
-            "record", "replay", "tune", "persist", "serve", "latency", "top"]
+COMMANDS = ["list", "set", "restore", "watch", "demo", "export", "jobs", "run", "compare", "advise", "capture",
+            "report", "record", "replay", "tune", "persist", "serve", "latency", "top"]
 
 
 @pytest.fixture(scope="module")

@@ -23,6 +23,7 @@ from iosched.core.statistics.advice_rule import (
     goal_lines,
     goal_mde,
     higher_is_better,
+    mde_words,
     not_within,
     smallest_effect,
 )
@@ -209,3 +210,11 @@ def test_simulated_runner_keeps_when_nothing_is_better_and_finds_a_clear_winner(
     worse = [SimulatedGoal("latency", "clat_p99_us", {"slow": 2.0, "same": 1.0})]
     dropped = simulate_advice(rng, worse, 0.05, 12)
     assert dropped.dropped == ("latency: slow",) and dropped.runs < 3 * 12  # it left at the first look
+
+
+def test_the_smallest_effect_is_said_as_the_metric_moves():
+    """A rate's smallest effect reads as the fraction it must rise; a latency's as the fraction it must fall (a
+    fraction 9.87 in the better direction, said "987%", was a latency ten times lower)."""
+    assert mde_words("iops", 0.04) == "4%"
+    assert mde_words("fg:clat_p50_us", 9.87) == "−91%" and mde_words("clat_p99_us", 0.25) == "−20%"
+    assert mde_words("iops", None) == mde_words("iops", math.inf) == "unknown"

@@ -1,0 +1,66 @@
+"""The arguments of `iosched advise`, apart from the command (cli/advise.py loads only when it runs)."""
+
+from __future__ import annotations
+
+import argparse
+
+from iosched.cli.numbers import lazy_command
+from iosched.cli.workload_args import ALPHA, SETTLE, parse_seconds, parse_size
+from iosched.core.settings.persist import DEFAULT_RULES
+
+
+def add_arguments(sub: argparse._SubParsersAction) -> None:
+    s = sub.add_parser(
+        "advise", help="which scheduler for this disk: observe, plan, test, decide with its margin, keep",
+        description="Observe the device (its class, its scheduler and who set it; with --observe its live workload), "
+                    "plan the candidates and the tests each goal needs against --budget, print the plan and ask; "
+                    "then test through the experiment service (the device put back after, on Ctrl-C, SIGTERM and a "
+                    "lost session too), decide by a rule stated before the first run, and say how to keep it.",
+        epilog="Without a terminal and without --yes the plan is printed and nothing runs (exit 2); --dry-run "
+               "prints it and exits 0. Exit 0 with an answer (a setting, or keep what you have), 1 when the tests "
+               "could not decide, 2 on bad input, 130/143/129 when stopped by Ctrl-C, SIGTERM or a lost session.")
+    s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
+    s.add_argument("--goal", default="all", metavar="GOAL",
+                   help="throughput, latency (the tail, p99), interactive (a foreground beside a write flood), "
+                        "several comma-separated, or all (default)")
+    w = s.add_argument_group("the workload (default: the catalog's test for each goal)")
+    w.add_argument("--observe", type=parse_seconds, metavar="DURATION",
+                   help="capture the device's live workload for DURATION and test with it (replayed)")
+    w.add_argument("--replay", metavar="FILE", help="a capture (`iosched capture`) to test with")
+    w.add_argument("--job", metavar="NAME", help="a catalog job (`iosched jobs`) to test with")
+    w.add_argument("--cmd", metavar="CMD", help="a shell command to time under each candidate")
+    s.add_argument("--budget", metavar="DURATION",
+                   help="the most the whole advice may take, e.g. 15m or 2h: tunings are left out first, then runs")
+    s.add_argument("--candidates", metavar="LIST",
+                   help="only these variants beside what the device has, e.g. bfq,kyber:read_lat_nsec=500000 "
+                        "(default: every scheduler it offers and the tunings that matter for its class)")
+    s.add_argument("--runtime", type=parse_seconds, metavar="S", help="seconds per run (scales the jobs)")
+    s.add_argument("--size", type=parse_size, help="bytes a job covers, e.g. 256M (scales the jobs)")
+    s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")
+    s.add_argument("--alpha", type=ALPHA, default=0.05, help="the error rate the rule keeps (default 0.05)")
+    t = s.add_argument_group("where the tests write")
+    t.add_argument("--on", metavar="SPARE_DEV",
+                   help="run the tests on this spare device (the same kind of disk) instead of DEV")
+    t.add_argument("--dir", help="a scratch file in this directory instead of the device's own filesystem")
+    t.add_argument("--destroy-data", metavar="DEV",
+                   help="let the tests write over the raw device although it holds data (its name; on a terminal "
+                        "you are asked to type it instead)")
+    s.add_argument("--yes", "-y", action="store_true", help="run the plan without asking (and --persist too)")
+    s.add_argument("--dry-run", action="store_true", help="observe and print the plan; change nothing, run nothing")
+    s.add_argument("--persist", action="store_true",
+                   help="write the recommended setting as a udev rule (`iosched persist`'s path), once confirmed")
+    s.add_argument("--persist-by", choices=("auto", "serial", "wwn", "model", "kernel-name", "class"),
+                   default="auto", help="what that rule matches (default auto: serial, else WWN, model, name; "
+                                        "class: every disk rotational like this one, or not)")
+    s.add_argument("--rules-file", default=DEFAULT_RULES, help=f"where --persist writes (default {DEFAULT_RULES})")
+    s.add_argument("--json", action="store_true", help="the advice document as JSON (docs/schema/advice.schema.json)")
+    s.add_argument("--save", metavar="FILE", help="write the advice document to FILE (after every run); "
+                                                  "`iosched report FILE` shows it again")
+    s.add_argument("--markdown", metavar="FILE", help="a short markdown report to paste into a ticket ('-': stdout)")
+    s.add_argument("--hosts", metavar="FILE|H1,H2,…",
+                   help="not yet: refused (exit 2), nothing run; advise each host on its own, or compare the "
+                        "fleet with `compare --hosts`")
+    s.add_argument("--remote-iosched", default="iosched", metavar="PATH",
+                   help="with --hosts: the iosched command on the hosts")
+    s.add_argument("--ssh", default="ssh", help=argparse.SUPPRESS)
+    s.set_defaults(func=lazy_command("iosched.cli.advise", "cmd_advise"))

@@ -1,0 +1,399 @@
+"""`iosched advise` as a plan of the experiment service (core/experiment/service.py ``run``): the accepted plan's
+pilot and tests run on the device (or ``--on`` a spare), the advice decided by the rule stated before the first run,
+and the advice document (core/documents/document.py ``AdviceDoc``) kept after every run.
+
+- **check**: the variants exist on the device tested and every test's workload has a place to write (refused in one
+  sentence before anything is locked or changed: the same check the printed plan made).
+- **hold**: the captures checked and copied for fio, then the device's load lock.
+- **go**: the pilot (``PILOT_RUNS`` of each test at the current setting, the device unchanged: its noise sets the
+  runs each test needs, never more than were accepted); then each goal's test in segments between the looks of its
+  sequential schedule (core/statistics/advice_looks.py): each segment an A/B/n experiment over the current setting and
+  the candidates still running (core/experiment/runner.py, the device put back after each), the clearly worse
+  leaving at the looks. Every test's runs are kept as one compare; the document after every run.
+- **judged**: the advice from the saved runs (core/advice/decision.py, the same looks again), then how to keep it.
+
+Not resumable: the current setting is the baseline, and an advice stopped half way would go on from whatever the
+device has by then. A cancelled advice keeps its finished runs, saved, and gives no advice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import platform
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from iosched.core.advice.decision import decide_doc, goal_doc, recommended
+from iosched.core.advice.keep import keep_doc
+from iosched.core.advice.loads import Load, load_of, prepare, release
+from iosched.core.advice.observe import Observation, observation_lines
+from iosched.core.advice.plan import MAX_RUN_S, PILOT_RUNS, Plan, PlannedTest, WorkloadSource, after_pilot
+from iosched.core.base.errors import BadInput
+from iosched.core.documents.document import (
+    AdviceCandidateDoc,
+    AdviceDoc,
+    AdvicePlanDoc,
+    AdviceRuleDoc,
+    AdviceTestDoc,
+    AdviceWorkloadDoc,
+    CompareDoc,
+    DroppedDoc,
+    ObservedDoc,
+)
+from iosched.core.documents.params import Variant
+from iosched.core.experiment.control import Control
+from iosched.core.experiment.events import Event, Progress, RunEnded, RunStarted
+from iosched.core.experiment.runner import Workload, run_experiment
+from iosched.core.experiment.variants import check_variants
+from iosched.core.kernel.devices import read_device
+from iosched.core.load.jobs import space_needed
+from iosched.core.load.targets import Refused, Target, choose_target, why_not_writable
+from iosched.core.settings.device_lock import load_lock
+from iosched.core.statistics.advice_looks import Looks, look_level, schedule
+from iosched.core.statistics.advice_rule import GOAL_WORDS, Goal, Rule
+from iosched.core.statistics.planning import pilot_noise
+from iosched.core.statistics.verdict import estimates, judge
+
+if TYPE_CHECKING:
+    from iosched.core.experiment.service import Running, Saver
+
+STEPS = ("observe", "plan", "test", "decide", "keep")
+SegmentKeep = Callable[[CompareDoc, bool], None]
+
+
+class Runner(Protocol):
+    """Runs one segment of a test: ``repeat`` runs of each variant in the balanced order, the first variant the
+    current setting; ``keep`` hears the segment's compare as it grows. The fio runner is the real one; the tests and
+    the bench may give a simulated one."""
+
+    def __call__(self, device: str, variants: list[Variant], load: Load, repeat: int, runtime: float | None,
+                 emit: Callable[[Event], None], ctl: Control, keep: SegmentKeep) -> CompareDoc: ...
+
+
+class HeldTarget(Target):
+    """A target the advice holds over all its segments: each segment's ``release`` leaves it; the advice releases
+    the target it stands for once, at its end."""
+
+    def release(self, root: str | Path = "/") -> None:
+        return None
+
+
+@dataclass
+class FioRunner:
+    """The real runner: each segment an A/B/n experiment (core/experiment/runner.py), on a target made once per kind
+    of load (a scratch file or the raw device) and kept until the advice ends."""
+
+    target_dir: str | None = None
+    destroy_data: str | None = None
+    settle: float = 1.0
+    root: str | Path = "/"
+    on_target: Callable[[Target], None] | None = None
+    targets: dict[tuple[bool, bool], Target] = field(default_factory=dict)
+
+    def target(self, device: str, load: Load) -> Target | None:
+        if load.job is None and load.background is None:
+            return None
+        key = (load.writes, load.raw_only)
+        if key not in self.targets:
+            jobs = [j for j in (load.job, load.background) if j is not None]
+            made = choose_target(device, load.writes, None if load.raw_only else self.target_dir,
+                                 space_needed(jobs, 1 << 30), raw=load.raw_only, destroy_data=self.destroy_data,
+                                 root=self.root, scratch_ok=not load.raw_only)
+            self.targets[key] = made
+            if self.on_target is not None:
+                self.on_target(made)
+        t = self.targets[key]
+        return HeldTarget(t.device, t.path, t.kind, t.scratch_dir, t.note)
+
+    def __call__(self, device: str, variants: list[Variant], load: Load, repeat: int, runtime: float | None,
+                 emit: Callable[[Event], None], ctl: Control, keep: SegmentKeep) -> CompareDoc:
+        target = self.target(device, load)
+        if load.cmd is not None:
+            workload = Workload(cmd=load.cmd, background=load.background, target=target)
+        else:
+            workload = Workload(job=load.job, target=target, runtime=runtime)
+        return run_experiment(device, variants, workload, repeat, False, self.settle, self.root, emit, ctl,
+                              keep=keep)
+
+    def close(self) -> None:
+        for t in self.targets.values():
+            t.release(self.root)
+        self.targets.clear()
+
+
+# --- where the tests write, said before anything is made ------------------------------------------------------
+
+
+def where_tests_write(tested_on: str, loads: Sequence[Load], target_dir: str | None, destroy_data: str | None,
+                      root: str | Path = "/") -> str:
+    """Where the tests' loads will do their IO, in words, checked as `choose_target` will check it but making
+    nothing: Refused (confirmable by typing the device's name, or not) for a write the device cannot take."""
+    dev = read_device(tested_on, root)
+    if dev is None:
+        raise BadInput(f"{tested_on} is not a whole-disk block device")
+    if destroy_data is not None and destroy_data != tested_on:
+        raise BadInput(f"--destroy-data names {destroy_data!r} but the tests run on {tested_on}: they must match")
+    mounts = [m for m in dev.mountpoints if m.startswith("/")]
+    words: list[str] = []
+    for load in loads:
+        if load.job is None and load.background is None:
+            words.append("the command where it runs")
+            continue
+        if not load.raw_only and (target_dir is not None or mounts):
+            words.append(f"a scratch file in {target_dir or mounts[0]} (removed afterwards)")
+            continue
+        if not load.writes:
+            words.append(f"raw /dev/{tested_on}, reads only")
+            continue
+        why = why_not_writable(dev, root)
+        if why is None:
+            words.append(f"raw /dev/{tested_on}, written over (blank and unused)")
+        elif dev.mountpoints:
+            raise Refused(f"refused: the tests write to raw {tested_on} (a replay keeps the captured offsets, a "
+                          f"flood writes beside it) and that would destroy data: {why}; run them --on a spare "
+                          "device", why)
+        elif destroy_data == tested_on:
+            words.append(f"raw /dev/{tested_on}, written over although {why} (confirmed)")
+        else:
+            raise Refused(f"refused: the tests write to raw {tested_on}, which would destroy data: {why}; type its "
+                          f"name to confirm (--destroy-data {tested_on}), or run them --on a spare device", why,
+                          confirmable=True)
+    return "; ".join(dict.fromkeys(words))
+
+
+# --- the document -----------------------------------------------------------------------------------------------
+
+
+def observed_doc(obs: Observation) -> ObservedDoc:
+    d = obs.device
+    return ObservedDoc(device=d.name, kind=d.kind, rotational=d.rotational, model=d.model, serial=d.serial,
+                       size_bytes=d.size_bytes, scheduler=obs.scheduler, schedulers=list(obs.schedulers),
+                       tunables={t.name: t.value for t in obs.tunables if t.scope == obs.scheduler},
+                       set_by=obs.set_by.kind, lines=observation_lines(obs))
+
+
+def plan_doc(plan: Plan, target: str) -> AdvicePlanDoc:
+    return AdvicePlanDoc(
+        baseline=plan.baseline.doc(),
+        candidates=[AdviceCandidateDoc(variant=c.variant.doc(), why=c.why, source=c.source, goals=list(c.goals))
+                    for c in plan.candidates],
+        seconds=plan.seconds, budget_s=plan.budget_s, pilot_runs=PILOT_RUNS if plan.pilot_s else 0,
+        cuts=list(plan.cuts), notes=list(plan.notes), target=target)
+
+
+def planned_test_doc(t: PlannedTest, alpha: float) -> AdviceTestDoc:
+    looks = schedule(t.runs)
+    return AdviceTestDoc(goal=t.goal, how=t.how, pace=t.pace, metric=t.metric, costs=list(t.costs),
+                         variants=list(t.variants), runs=t.runs, run_s=t.run_s, looks=list(looks),
+                         level=look_level(looks, alpha, len(t.variants)), looked=[], dropped=[], pilot=None,
+                         noise=None, result=None)
+
+
+def workload_doc(source: WorkloadSource | None, summary: Sequence[str] = ()) -> AdviceWorkloadDoc:
+    """What the tests ran: the catalog's test per goal (no source), or the workload named or observed."""
+    if source is None:
+        return AdviceWorkloadDoc(kind="catalog", ref=None, summary=list(summary))
+    return AdviceWorkloadDoc(kind=source.kind, ref=source.ref, summary=list(summary))
+
+
+def new_advice(device: str, tested_on: str, plan: Plan, obs: Observation, target: str, rule: Rule,
+               workload: AdviceWorkloadDoc) -> AdviceDoc:
+    """The advice as planned: nothing ran yet."""
+    u = platform.uname()
+    notes = [] if tested_on == device else [f"the tests ran on {tested_on}, a spare beside {device}"]
+    return AdviceDoc(kind="advice", started=time.time(), finished=None, kernel=u.release, host=u.node, device=device,
+                     tested_on=tested_on, goals=list(plan.goals), status="planned", observed=observed_doc(obs),
+                     workload=workload, plan=plan_doc(plan, target),
+                     rule=AdviceRuleDoc(alpha=rule.alpha, margin=rule.margin, power=rule.power),
+                     tests=[planned_test_doc(t, rule.alpha) for t in plan.tests], advice=[], tradeoff=None, keep=[],
+                     notes=notes)
+
+
+def merged(a: CompareDoc | None, b: CompareDoc) -> CompareDoc:
+    """``b``'s runs after ``a``'s, as one compare: runs numbered on, on one clock (``a``'s variants hold ``b``'s)."""
+    if a is None:
+        return b
+    shift_i, shift_t = len(a.runs), (a.runs[-1].end if a.runs else 0.0)
+    runs = [replace(r, index=r.index + shift_i, start=r.start + shift_t, end=r.end + shift_t) for r in b.runs]
+    counts: dict[str, int] = {}
+    for r in [*a.runs, *runs]:
+        counts[r.variant] = counts.get(r.variant, 0) + 1
+    switches = [*(a.switches or []), *((t + shift_t, s) for t, s in b.switches or [])]
+    return replace(a, runs=[*a.runs, *runs], order=[*a.order, *b.order], repeat=max(counts.values(), default=1),
+                   notes=[*a.notes, *(n for n in b.notes if n not in a.notes)], switches=switches or None,
+                   status=b.status, finished=b.finished)
+
+
+def runs_in(doc: AdviceDoc) -> int:
+    return sum(len(t.result.runs) if t.result else 0 for t in doc.tests) + \
+        sum(len(t.pilot.runs) if t.pilot else 0 for t in doc.tests)
+
+
+class _Live:
+    """The advice's document as its runs arrive: each change kept (and saved when asked) through the service."""
+
+    def __init__(self, run: Running[AdviceDoc], doc: AdviceDoc) -> None:
+        self.run, self.doc = run, doc
+
+    def set_test(self, i: int, save: bool, **changes: object) -> None:
+        tests = list(self.doc.tests)
+        tests[i] = replace(tests[i], **changes)  # type: ignore[arg-type]
+        self.doc = replace(self.doc, tests=tests)
+        self.run.keep(self.doc, save)
+
+    def total(self) -> int:
+        """Runs so far and still planned: the pilot's that remain, and each test's at most."""
+        pilot = 0
+        if self.doc.plan.pilot_runs:  # a pilot under way counts its runs still to come, not only those done
+            pilot = sum(max(PILOT_RUNS - (len(t.pilot.runs) if t.pilot else 0), 0) for t in self.doc.tests)
+        left = 0
+        for t in self.doc.tests:
+            planned = t.runs * len(t.variants)
+            left += max(planned - (len(t.result.runs) if t.result else 0), 0) if len(t.looked) < len(t.looks) else 0
+        return runs_in(self.doc) + pilot + left
+
+    def emitter(self, goal: str, before: int) -> Callable[[Event], None]:
+        """The runner's events, numbered over the whole advice and labelled with their goal."""
+        def emit(e: Event) -> None:
+            if isinstance(e, (RunStarted, Progress, RunEnded)):
+                e = replace(e, index=before + e.index, total=self.total(),
+                            label=f"{GOAL_WORDS[goal]} · {e.label}")
+            self.run.emit(e)
+        return emit
+
+
+# --- the plan -----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class AdvicePlan:
+    """An accepted advice plan: the service's plan (check, hold, go, judged, finished)."""
+
+    doc: AdviceDoc  # as planned (``new_advice``)
+    plan: Plan
+    tested_on: str
+    rotational: bool
+    runner: Runner
+    rule: Rule = field(default_factory=Rule)
+    runtime: float | None = None  # a command's or job's run length as given (None: its own)
+    root: str | Path = "/"
+    on_step: Callable[[str, str], None] | None = None  # (step, what): the five steps as they go
+    loads: list[Load] = field(default_factory=list)  # per test, prepared under hold()
+
+    def step(self, name: str, what: str) -> None:
+        if self.on_step is not None:
+            self.on_step(name, what)
+
+    def check(self) -> None:
+        check_variants(self.tested_on, self.plan.variants, self.root)
+        if len(self.plan.tests) != len(self.doc.tests):
+            raise BadInput("the advice's tests are not its plan's")
+
+    def hold(self, saver: Saver[AdviceDoc] | None) -> AbstractContextManager[AdvicePlan]:
+        return self._hold()
+
+    @contextlib.contextmanager
+    def _hold(self) -> Iterator[AdvicePlan]:
+        dev = read_device(self.tested_on, self.root)
+        if dev is None:
+            raise BadInput(f"{self.tested_on} is not a whole-disk block device")
+        loads: list[Load] = []
+        try:
+            for t in self.plan.tests:
+                loads.append(prepare(load_of(t), self.tested_on, dev.size_bytes, t.run_s))
+            with load_lock(self.tested_on, "advise", self.root):
+                yield replace(self, loads=loads)
+        finally:
+            for load in loads:
+                release(load)
+
+    def finished(self, doc: AdviceDoc) -> int:
+        return runs_in(doc)
+
+    def go(self, run: Running[AdviceDoc]) -> AdviceDoc:
+        live = _Live(run, replace(self.doc, status="running"))
+        run.keep(live.doc, False)
+        try:
+            if live.doc.plan.pilot_runs:
+                self.step("test", "the pilot: the noise at the current setting, nothing changed")
+                self._pilot(live)
+            self.step("test", "the tests: " + ", ".join(GOAL_WORDS[g] for g in self.plan.goals))
+            for i in range(len(self.plan.tests)):
+                self._test(live, i)
+        finally:
+            close = getattr(self.runner, "close", None)
+            if close is not None:
+                close()
+        return replace(live.doc, status="final", finished=time.time())
+
+    def _runtime(self, t: PlannedTest) -> float | None:
+        """A run's length cap: a long capture replays its first minute; a job runs as scaled."""
+        if t.source.kind in ("capture", "replay"):
+            return MAX_RUN_S if (t.source.seconds or 0) > MAX_RUN_S else None
+        return None
+
+    def _segment(self, live: _Live, i: int, variants: list[Variant], repeat: int,
+                 grown: Callable[[CompareDoc], dict[str, object]]) -> CompareDoc:
+        """One segment of test ``i`` through the runner; ``grown`` says what the test's document becomes as the
+        segment's compare grows (kept, and saved after each run)."""
+        t = self.plan.tests[i]
+
+        def keep(seg: CompareDoc, save: bool) -> None:
+            live.set_test(i, save or bool(seg.runs), **grown(seg))
+
+        return self.runner(self.tested_on, variants, self.loads[i], repeat, self._runtime(t),
+                           live.emitter(t.goal, runs_in(live.doc)), live.run.ctl, keep)
+
+    def _pilot(self, live: _Live) -> None:
+        noise: dict[Goal, float | None] = {}
+        for i, t in enumerate(self.plan.tests):
+            pilot = self._segment(live, i, [self.plan.baseline], PILOT_RUNS, lambda seg: {"pilot": seg})
+            sd, _df = pilot_noise(pilot, t.metric)
+            noise[t.goal] = sd
+            live.set_test(i, True, pilot=pilot, noise=sd)
+        self.plan = after_pilot(self.plan, noise, self.rule.alpha)
+        for i, planned in enumerate(self.plan.tests):
+            fresh = planned_test_doc(planned, self.rule.alpha)
+            live.set_test(i, True, runs=fresh.runs, looks=fresh.looks, level=fresh.level)
+
+    def _test(self, live: _Live, i: int) -> None:
+        td = live.doc.tests[i]
+        labels = {v.label: v for v in self.plan.variants}
+        looks = Looks(td.goal, td.metric, td.variants[0], td.variants[1:], td.looks, td.level)
+        result: CompareDoc | None = None
+        while (n := looks.next_look()) is not None:
+            before = result
+            variants = [labels[td.variants[0]], *(labels[v] for v in looks.active)]
+
+            def grown(seg: CompareDoc, before: CompareDoc | None = before) -> dict[str, object]:
+                return {"result": merged(before, seg)}
+
+            seg = self._segment(live, i, variants, n - looks.reached, grown)
+            result = merged(before, seg)
+            drops = looks.look(n, estimates(result, td.metric))
+            t = live.doc.tests[i]
+            live.set_test(i, True, result=result, looked=[*t.looked, len(result.runs)],
+                          dropped=[*t.dropped, *(DroppedDoc(variant=v, at=n) for v in drops)])
+        if result is not None:
+            judged = judge(result, self.rule.alpha, td.metric)
+            live.set_test(i, True, result=replace(result, primary_metric=td.metric, judgement=judged))
+
+    def judged(self, doc: AdviceDoc) -> AdviceDoc:
+        """The advice decided from the document's runs, once every test reached its last look; how to keep it."""
+        if doc.status != "final":
+            note = "stopped before every test finished: no advice (the finished runs are kept)"
+            return replace(doc, status="cancelled", notes=[*doc.notes, note] if note not in doc.notes else doc.notes)
+        self.step("decide", "the rule stated before the first run")
+        advice = decide_doc(doc)
+        if advice is None:
+            return replace(doc, notes=[*doc.notes, "no test reached its last look: no advice"])
+        goals = [goal_doc(g) for g in advice.goals]
+        self.step("keep", "the commands and the udev rule")
+        variants = {v.label: v for v in self.plan.variants}
+        keeps = [keep_doc(doc.device, variants[label], self.rotational, self.root) for label in recommended(goals)
+                 if label in variants]
+        return replace(doc, advice=goals, tradeoff=advice.tradeoff(), keep=keeps)

@@ -1,0 +1,177 @@
+"""The decision from an advice's saved runs: each goal's test looked at again on its schedule (the same ``Looks`` as
+while it ran, each look on the runs the compare held then), its evidence, and the rule stated before the first run
+(core/statistics/advice_rule.py). `advise` decides with it when its tests end, and `report FILE` decides again with
+it from the saved file: the same runs give the same answer.
+
+Also the two-way mapping between the rule's types and the document's (core/documents/document.py), so the words
+are made from the document in one place (core/present/advice_report.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from iosched.core.advice.keep import commands
+from iosched.core.base.decode import DecodeError, decode
+from iosched.core.base.errors import BadInput
+from iosched.core.documents.document import (
+    AdviceDoc,
+    AdviceTestDoc,
+    EstimateDoc,
+    GoalAdviceDoc,
+    KeepDoc,
+)
+from iosched.core.documents.params import Variant
+from iosched.core.documents.saved import MAX_DEPTH
+from iosched.core.statistics.advice_looks import Looks
+from iosched.core.statistics.advice_rule import (
+    Advice,
+    Cost,
+    Estimate,
+    GoalAdvice,
+    GoalEvidence,
+    Rule,
+    decide,
+    estimates_of,
+)
+from iosched.core.statistics.verdict import estimates
+
+
+def looks_again(test: AdviceTestDoc) -> Looks:
+    """The test's looks taken again on its saved runs: each look on the runs the compare held when it was taken."""
+    looks = Looks(test.goal, test.metric, test.variants[0], test.variants[1:], test.looks, test.level)
+    if test.result is None:
+        return looks
+    for n, count in zip(test.looks, test.looked, strict=False):
+        cut = replace(test.result, runs=test.result.runs[:count])
+        looks.look(n, estimates(cut, test.metric))
+    return looks
+
+
+def evidence_of(test: AdviceTestDoc, alpha: float) -> GoalEvidence | None:
+    """What the rule decides the test's goal on, once its last look was taken (None before): the estimates on its
+    figure and, for the survivors, the other figures stated beside it (at alpha, Holm over the survivors)."""
+    looks = looks_again(test)
+    if not looks.done or test.result is None:
+        return None
+    ev = looks.evidence()
+    costs = []
+    for metric in test.costs:
+        judged = estimates(test.result, metric)
+        costs.append(Cost(metric, estimates_of({v: judged[v] for v in looks.active if v in judged}, alpha)))
+    return replace(ev, costs=tuple(costs))
+
+
+def rule_of(doc: AdviceDoc) -> Rule:
+    return Rule(alpha=doc.rule.alpha, margin=doc.rule.margin, power=doc.rule.power)
+
+
+def decide_doc(doc: AdviceDoc) -> Advice | None:
+    """The advice over every goal from the saved runs; None while a test has not reached its last look."""
+    evidence = []
+    for t in doc.tests:
+        ev = evidence_of(t, doc.rule.alpha)
+        if ev is None:
+            return None
+        evidence.append(ev)
+    if not evidence:
+        return None
+    return decide(evidence, rule_of(doc))
+
+
+# --- a saved advice ---------------------------------------------------------------------------------------------
+
+
+def _holds_together(t: AdviceTestDoc) -> str | None:
+    """Why a saved test's looks cannot be taken again on its runs, or None."""
+    if not t.variants or len(set(t.variants)) != len(t.variants):
+        return "its variants are missing or named twice"
+    if list(t.looks) != sorted(set(t.looks)):
+        return "its looks do not grow"
+    if len(t.looked) > len(t.looks) or list(t.looked) != sorted(t.looked):
+        return "its looks taken do not follow its schedule"
+    if t.result is None:
+        return "it has looks but no runs" if t.looked else None
+    if [v.label for v in t.result.variants] != list(t.variants):
+        return "its runs are not of its variants"
+    if t.looked and t.looked[-1] > len(t.result.runs):
+        return "it looked at more runs than it holds"
+    if any(d.variant not in t.variants[1:] for d in t.dropped):
+        return "it dropped a variant it did not test"
+    return None
+
+
+def read_advice(doc: object, path: object) -> AdviceDoc:
+    """A saved advice (`advise --save`), its tests checked so the looks can be taken again; BadInput otherwise."""
+    try:
+        advice = decode(AdviceDoc, doc, max_depth=MAX_DEPTH)
+    except DecodeError as e:
+        raise BadInput(f"{path} is not a saved iosched advice: {e}") from None
+    for i, t in enumerate(advice.tests):
+        why = _holds_together(t)
+        if why is not None:
+            raise BadInput(f"{path} is not a saved iosched advice: test {i + 1} ({t.goal}): {why}")
+    return advice
+
+
+def decided_again(doc: AdviceDoc) -> AdviceDoc:
+    """The advice decided again from the saved runs (what `report` shows); a setting newly recommended gets its
+    commands (its udev rule comes from `advise` on the device)."""
+    if doc.status != "final":
+        return doc
+    advice = decide_doc(doc)
+    if advice is None:
+        return doc
+    goals = [goal_doc(g) for g in advice.goals]
+    saved = {k.variant: k for k in doc.keep}
+    keeps = []
+    for label in recommended(goals):
+        k = saved.get(label)
+        if k is None:
+            v = next((c.variant for c in doc.plan.candidates if c.variant.label == label), None)
+            if v is None:
+                continue
+            k = KeepDoc(variant=label, scheduler=v.scheduler, settings=dict(v.settings),
+                        commands=commands(doc.device, Variant(label, v.scheduler, tuple(v.settings.items()))),
+                        rule=None, scope=None, class_rule=None, class_scope=None, warnings=[])
+        keeps.append(k)
+    notes = doc.notes
+    if goals != doc.advice:
+        notes = [*notes, "decided again from the saved runs, the answer differs from the one saved"]
+    return replace(doc, advice=goals, tradeoff=advice.tradeoff(), keep=keeps, notes=notes)
+
+
+# --- the rule's types and the document's ----------------------------------------------------------------------
+
+
+def estimate_doc(e: Estimate) -> EstimateDoc:
+    return EstimateDoc(variant=e.variant, ratio=e.ratio, ci_low=e.ci_low, ci_high=e.ci_high,
+                       p_adjusted=e.p_adjusted, sd_log=e.sd_log, n=e.n, cannot_judge=e.cannot_judge)
+
+
+def estimate_of(d: EstimateDoc) -> Estimate:
+    return Estimate(d.variant, d.ratio, d.ci_low, d.ci_high, d.p_adjusted, d.sd_log, d.n, d.cannot_judge)
+
+
+def goal_doc(g: GoalAdvice) -> GoalAdviceDoc:
+    return GoalAdviceDoc(goal=g.goal, metric=g.metric, baseline=g.baseline, recommended=g.recommended,
+                         estimate=None if g.estimate is None else estimate_doc(g.estimate),
+                         smallest_effect=g.smallest_effect, excluded=list(g.excluded),
+                         costs=[(m, estimate_doc(e)) for m, e in g.costs], notes=list(g.notes))
+
+
+def goal_of(d: GoalAdviceDoc) -> GoalAdvice:
+    return GoalAdvice(d.goal, d.metric, d.baseline, d.recommended,
+                      None if d.estimate is None else estimate_of(d.estimate), d.smallest_effect,
+                      tuple((v, why) for v, why in d.excluded),
+                      tuple((m, estimate_of(e)) for m, e in d.costs), tuple(d.notes))
+
+
+def advice_of(doc: AdviceDoc) -> Advice:
+    return Advice(rule_of(doc), tuple(goal_of(g) for g in doc.advice))
+
+
+def recommended(goals: Sequence[GoalAdviceDoc]) -> list[str]:
+    """The variants the goals recommend, each once, in the goals' order."""
+    return list(dict.fromkeys(g.recommended for g in goals if g.recommended is not None))

@@ -1,0 +1,184 @@
+"""`iosched advise` up to the point where it asks: what the user asked for (``AdviceRequest``), checked; the first two
+steps (observe the device and, with ``--observe``, its workload; plan the candidates and tests against the budget);
+and where the tests would write. Both front ends go through here, then show the plan and, once accepted, run
+``Prepared.plan_to_run`` through the experiment service. Nothing here changes the device (a capture only reads it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from iosched.core.advice.advice_plan import AdvicePlan, Runner, new_advice, where_tests_write, workload_doc
+from iosched.core.advice.loads import load_of
+from iosched.core.advice.observe import Observation, observe
+from iosched.core.advice.plan import (
+    Plan,
+    WorkloadSource,
+    capture_source,
+    cmd_source,
+    job_source,
+    plan_advice,
+)
+from iosched.core.advice.workload import capture_workload
+from iosched.core.base.errors import BadInput
+from iosched.core.documents.document import AdviceDoc
+from iosched.core.documents.params import Variant, parse_variants
+from iosched.core.experiment.results import default_results_dir
+from iosched.core.kernel.sysfs import check_device_name
+from iosched.core.load.iolog import read_capture
+from iosched.core.load.jobs import CATALOG
+from iosched.core.statistics.advice_rule import GOALS, Goal, Rule
+from iosched.core.trace.capture import CaptureProgress
+
+MAX_BUDGET_S = 7 * 86400.0
+
+
+def parse_goals(text: str) -> tuple[Goal, ...]:
+    """--goal: throughput, latency, interactive, several comma-separated, or all."""
+    words = [w.strip().lower() for w in text.split(",") if w.strip()]
+    if not words:
+        raise BadInput("--goal: throughput, latency, interactive or all")
+    if "all" in words:
+        return GOALS
+    bad = [w for w in words if w not in GOALS]
+    if bad:
+        raise BadInput(f"--goal {bad[0][:30]!r}: throughput, latency, interactive or all")
+    return tuple(g for g in GOALS if g in words)
+
+
+def parse_budget(text: str) -> float:
+    """--budget: 900, 900s, 15m, 2h (up to a week)."""
+    t = text.strip().lower()
+    mult = {"s": 1.0, "m": 60.0, "h": 3600.0}.get(t[-1:], 1.0)
+    try:
+        seconds = float(t.rstrip("smh")) * mult
+    except ValueError:
+        raise BadInput(f"--budget {text[:30]!r} is not a duration (e.g. 900, 15m, 2h)") from None
+    if not 1.0 <= seconds <= MAX_BUDGET_S:  # NaN fails here too
+        raise BadInput("--budget must be between 1 s and a week")
+    return seconds
+
+
+def parse_candidates(text: str) -> list[Variant]:
+    """--candidates: variants as `--schedulers` writes them (one or more)."""
+    return parse_variants(f"{text},x")[:-1]
+
+
+@dataclass(frozen=True)
+class AdviceRequest:
+    """What `advise` was asked: the device, goals, workload, budget and where the tests may go."""
+
+    device: str
+    goals: tuple[Goal, ...] = GOALS
+    observe_s: float | None = None  # --observe DURATION
+    replay: str | None = None
+    job: str | None = None
+    cmd: str | None = None
+    budget_s: float | None = None
+    on: str | None = None  # a spare device the tests run on
+    candidates: tuple[Variant, ...] | None = None
+    runtime: float | None = None  # seconds per run (scales a job or the catalog's tests)
+    size: int | None = None
+    settle: float = 1.0
+    alpha: float = 0.05
+    target_dir: str | None = None
+    destroy_data: str | None = None
+    capture_to: Path | None = None  # where --observe writes its capture (default: the results directory's)
+    root: str | Path = "/"
+
+    @property
+    def tested_on(self) -> str:
+        return self.on or self.device
+
+    def check(self) -> None:
+        """What can be refused before anything is read from the device."""
+        given = [f for f, v in (("--observe", self.observe_s), ("--replay", self.replay), ("--job", self.job),
+                                ("--cmd", self.cmd)) if v is not None]
+        if len(given) > 1:
+            raise BadInput(f"{given[0]} and {given[1]} both name the workload: give one")
+        check_device_name(self.device, self.root)
+        if self.on is not None:
+            check_device_name(self.on, self.root)
+            if self.on == self.device:
+                raise BadInput("--on names a spare device to test on, not the device itself")
+        if self.job is not None and self.job not in CATALOG:
+            raise BadInput(f"--job {self.job[:40]!r}: advise takes a catalog job (`iosched jobs` lists them); a job "
+                           "file is compared with `compare --job FILE`")
+        if not 0 < self.alpha < 0.5:
+            raise BadInput("--alpha must lie between 0 and 0.5")
+
+
+@dataclass
+class Prepared:
+    """The first two steps done: the device observed (and its workload), the plan made, where the tests write."""
+
+    request: AdviceRequest
+    observation: Observation
+    plan: Plan
+    target: str  # where the tests write, in words
+    doc: AdviceDoc  # the advice as planned
+    notes: list[str] = field(default_factory=list)  # said before the plan (the spare's class, the capture)
+
+    def plan_to_run(self, runner: Runner, on_step: Callable[[str, str], None] | None = None) -> AdvicePlan:
+        r = self.request
+        return AdvicePlan(self.doc, self.plan, r.tested_on, self.observation.device.rotational, runner,
+                          Rule(alpha=r.alpha), r.runtime, r.root, on_step)
+
+
+def _source(r: AdviceRequest, summary: list[str], on_progress: Callable[[CaptureProgress], object] | None,
+            on_step: Callable[[str, str], None] | None) -> WorkloadSource | None:
+    if r.job is not None:
+        return job_source(CATALOG[r.job].scaled(runtime=r.runtime, size=r.size))
+    if r.cmd is not None:
+        return cmd_source(r.cmd)
+    if r.replay is not None:
+        cap = read_capture(r.replay)
+        return capture_source(r.replay, cap.meta.duration_s, cap.meta.has_writes, observed=False)
+    if r.observe_s is not None:
+        out = r.capture_to or default_results_dir(r.root) / "captures" / \
+            f"advise-{r.device}-{time.strftime('%Y%m%d-%H%M%S')}.iolog"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if on_step is not None:
+            on_step("observe", f"capturing {r.device}'s workload for {r.observe_s:g} s into {out}")
+        got = capture_workload(r.device, r.observe_s, out, r.root, on_progress)
+        if got.interrupted is not None:
+            raise got.interrupted
+        summary += got.summary.lines()
+        if not got.summary.requests:
+            raise BadInput(f"{r.device} did no IO in {r.observe_s:g} s: nothing to test; observe longer, or name "
+                           "the workload (--job, --cmd, --replay)")
+        return capture_source(got.iolog, got.summary.duration_s, got.summary.writes > 0)
+    return None
+
+
+def prepare_advice(r: AdviceRequest, on_progress: Callable[[CaptureProgress], object] | None = None,
+                   on_step: Callable[[str, str], None] | None = None) -> Prepared:
+    """Observe and plan (the first two steps); BadInput, or Refused (maybe confirmable by typing the tested device's
+    name: ask, then prepare again with ``destroy_data``), for what cannot run. Nothing on the device changes."""
+    r.check()
+    if on_step is not None:
+        on_step("observe", f"{r.device}: its class, its scheduler and who set it")
+    obs = observe(r.device, r.root)
+    notes: list[str] = []
+    schedulers: Sequence[str] = obs.schedulers
+    if r.on is not None:
+        spare = observe(r.on, r.root)
+        schedulers = [s for s in obs.schedulers if s in spare.schedulers]
+        a, b = obs.device, spare.device
+        if (a.kind, a.rotational, a.model) != (b.kind, b.rotational, b.model):
+            notes.append(f"{r.on} is not the same kind of disk as {r.device} ({b.words()}): what it shows may not "
+                         f"hold on {r.device}")
+    summary: list[str] = []
+    source = _source(r, summary, on_progress, on_step)
+    if on_step is not None:
+        on_step("plan", "the candidates, the tests each goal needs, the time against the budget")
+    tunables = {t.name: t.value for t in obs.tunables if t.scope == obs.scheduler}
+    plan = plan_advice(r.device, obs.device, obs.scheduler, tuple(schedulers), tunables, r.goals, source,
+                       r.budget_s, settle_s=r.settle, alpha=r.alpha, runtime=r.runtime, size=r.size,
+                       only=r.candidates)
+    target = where_tests_write(r.tested_on, [load_of(t) for t in plan.tests], r.target_dir, r.destroy_data, r.root)
+    doc = new_advice(r.device, r.tested_on, plan, obs, target, Rule(alpha=r.alpha), workload_doc(source, summary))
+    return Prepared(r, obs, plan, target, doc, notes)

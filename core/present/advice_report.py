@@ -1,0 +1,165 @@
+"""An advice in words, for both front ends and `report`: the answer first (the setting and its margin, or "keep
+what you have" with the smallest effect the tests could see), how to keep it, then the evidence (each test, its
+drops, the rule, the device as observed, the plan); and a short markdown report to paste into a ticket.
+
+Made from the document alone (core/documents/document.py ``AdviceDoc``): what `advise` prints when it ends is what
+`report FILE` prints from the saved file.
+"""
+
+from __future__ import annotations
+
+from iosched.core.advice.decision import advice_of, goal_of, rule_of
+from iosched.core.base.units import human_size
+from iosched.core.documents.document import AdviceDoc, AdviceTestDoc, GoalAdviceDoc, KeepDoc
+from iosched.core.documents.metrics import metric_label
+from iosched.core.statistics.advice_rule import GOAL_WORDS, estimate_words, goal_lines, mde_words, short_words
+
+SET_BY = {"iosched": "set by iosched", "tuned": "set by tuned", "udev": "set by a udev rule",
+          "kernel": "the kernel's default", "unknown": "set by hand or a tool iosched cannot see"}
+
+
+def _duration(s: float) -> str:
+    if s < 90:
+        return f"{s:.0f} s"
+    if s < 5400:
+        return f"{s / 60:.0f} min"
+    return f"{s / 3600:.1f} h"
+
+
+def headline(doc: AdviceDoc) -> str:
+    """The answer in one line: "loop3: bfq for interactive use: foreground p50 −95%, background MB/s −12%"."""
+    if doc.status == "planned":
+        return f"{doc.device}: planned, not run"
+    if doc.status != "final" or not doc.advice:
+        return f"{doc.device}: no advice: {doc.notes[-1] if doc.notes else 'the tests did not finish'}"
+    if all(g.recommended is None for g in doc.advice):
+        mdes = [f"{GOAL_WORDS[g.goal]} {mde_words(g.metric, g.smallest_effect)}" for g in doc.advice]
+        return (f"{doc.device}: keep what you have ({doc.advice[0].baseline}): no candidate beat it by the smallest "
+                f"effect the tests could see ({', '.join(mdes)})")
+    return f"{doc.device}: " + advice_of(doc).tradeoff()
+
+
+def keep_lines(k: KeepDoc, device: str) -> list[str]:
+    out = [f"to set {k.variant} now (until the next boot): " + " && ".join(k.commands)]
+    if k.rule:
+        out.append(f"to keep it at every boot, a udev rule for {k.scope}:")
+        out.append(f"  {k.rule}")
+    if k.class_rule:
+        out.append(f"  or for {k.class_scope}:")
+        out.append(f"  {k.class_rule}")
+    if k.persisted:
+        out.append(f"  written to {k.persisted}")
+    elif k.rule:
+        out.append(f"  `iosched persist {device} {k.scheduler}"
+                   + "".join(f" --set {n}={v}" for n, v in k.settings.items())
+                   + "` writes it (or `advise … --persist`)")
+    out += [f"  note: {w}" for w in k.warnings]
+    return out
+
+
+def test_lines(t: AdviceTestDoc) -> list[str]:
+    """One test's evidence: what ran, how many runs, what left early, and its verdict's primary sentences."""
+    r = t.result
+    runs = len(r.runs) if r else 0
+    out = [f"{GOAL_WORDS[t.goal]}: {t.how}; judged on {metric_label(t.metric)}",
+           f"  {len(t.variants)} variants, {runs} runs (looks at {', '.join(map(str, t.looks))} runs per variant, "
+           f"boundary p < {t.level:.4f})"
+           + (f"; the pilot's noise {t.noise:.1%} per run" if t.noise is not None else "")]
+    for d in t.dropped:
+        out.append(f"  {d.variant} left at {d.at} runs per variant: clearly worse")
+    if r is not None and r.judgement is not None:
+        out += [f"  {c.verdict}" for c in r.judgement.comparisons if c.primary]
+    return out
+
+
+def advice_lines(doc: AdviceDoc) -> list[str]:
+    """The whole advice as `advise` prints it: answer, how to keep it, then the evidence."""
+    lines = [headline(doc)]
+    for g in doc.advice:
+        lines += goal_lines(goal_of(g))
+    for k in doc.keep:
+        lines += keep_lines(k, doc.device)
+    if doc.advice and not doc.keep:
+        lines.append("nothing to change")
+    lines += ["", "evidence:"]
+    for t in doc.tests:
+        lines += ["  " + line for line in test_lines(t)]
+    lines += ["  " + line for line in rule_lines(doc)]
+    lines += ["", "observed:"] + ["  " + line for line in doc.observed.lines]
+    lines += doc_workload_lines(doc)
+    p = doc.plan
+    budget = f" of a {_duration(p.budget_s)} budget" if p.budget_s is not None else ""
+    took = f"; took {_duration(doc.finished - doc.started)}" if doc.finished is not None else ""
+    lines += ["", f"plan: at most about {_duration(p.seconds)}{budget}{took}; baseline {p.baseline.label}; "
+                  f"candidates {', '.join(c.variant.label for c in p.candidates)}",
+              f"  the tests {'would write' if doc.status == 'planned' else 'wrote'} to {p.target}"]
+    lines += [f"  cut to fit: {c}" for c in p.cuts]
+    lines += [f"  note: {n}" for n in [*p.notes, *doc.notes]]
+    return lines
+
+
+def rule_lines(doc: AdviceDoc) -> list[str]:
+    return rule_of(doc).lines()
+
+
+def doc_workload_lines(doc: AdviceDoc) -> list[str]:
+    w = doc.workload
+    if w.kind == "catalog":
+        return []
+    what = {"capture": "the observed workload", "replay": "the capture", "job": "the job", "cmd": "the command"}
+    out = [f"workload: {what.get(w.kind, w.kind)} {w.ref}"]
+    return out + ["  " + line for line in w.summary]
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def goal_row(g: GoalAdviceDoc) -> str:
+    ga = goal_of(g)
+    if g.recommended is None:
+        closest = f"closest: {estimate_words(g.metric, ga.estimate)}" if ga.estimate and ga.estimate.ratio else "–"
+        answer, effect = f"keep {g.baseline}", closest
+    else:
+        assert ga.estimate is not None
+        answer, effect = g.recommended, estimate_words(g.metric, ga.estimate)
+    costs = "; ".join(estimate_words(m, e) for m, e in ga.costs) or "–"
+    return (f"| {GOAL_WORDS[g.goal]} | {_cell(answer)} | {_cell(effect)} | {mde_words(g.metric, g.smallest_effect)} | "
+            f"{_cell(costs)} |")
+
+
+def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
+    """A short report to paste into a ticket: the answer, a table per goal, how to keep it, what was tested."""
+    o = doc.observed
+    lines = [f"### iosched advise {doc.device}", "", f"**{_cell(headline(doc))}**", ""]
+    if doc.advice:
+        lines += ["| goal | advice | effect against what it has (CI) | smallest detectable | its cost |",
+                  "|---|---|---|---|---|"]
+        lines += [goal_row(g) for g in doc.advice]
+        lines.append("")
+    for k in doc.keep:
+        lines.append(f"Keep {k.variant}: `{' && '.join(k.commands)}`" + (f"; at every boot ({k.scope}):" if k.rule
+                                                                          else ""))
+        if k.rule:
+            lines += ["", "```", k.rule, "```", ""]
+    ident = ", ".join(x for x in (o.model, human_size(o.size_bytes), o.kind) if x)
+    spare = f"; tested on {doc.tested_on}" if doc.tested_on != doc.device else ""
+    lines.append(f"- device: {doc.device} ({ident}{', rotational' if o.rotational else ''}); it had "
+                 f"{o.scheduler} ({SET_BY.get(o.set_by, o.set_by)}){spare}")
+    for t in doc.tests:
+        runs = len(t.result.runs) if t.result else 0
+        dropped = f"; left early: {', '.join(d.variant for d in t.dropped)}" if t.dropped else ""
+        lines.append(f"- {GOAL_WORDS[t.goal]}: {_cell(t.how)}; {metric_label(t.metric)}; {len(t.variants)} variants, "
+                     f"{runs} runs{dropped}")
+    r = doc.rule
+    took = f", took {_duration(doc.finished - doc.started)}" if doc.finished is not None else ""
+    lines.append(f"- rule fixed before the first run: Holm over the candidates at alpha {r.alpha:g} (sequential "
+                 f"looks), a win must reach the smallest detectable effect ({r.power:.0%} power) and stay within "
+                 f"{r.margin:.0%} of the best on the other goals{took}")
+    lines.append(f"- kernel {doc.kernel}" + (f", iosched {version}" if version else ""))
+    return "\n".join(lines) + "\n"
+
+
+def short_answer(doc: AdviceDoc) -> list[str]:
+    """The answer per goal, one clause each (the TUI's card)."""
+    return [short_words(goal_of(g)) for g in doc.advice]

@@ -1,0 +1,91 @@
+"""One goal's test looked at on its sequential schedule: which variants go on, which leave early, and the estimates
+the rule decides on (core/statistics/advice_rule.py). Pure, and the one loop every caller goes through: the
+simulated tests (advice_simulation.py, bench/advise_rule.py), `iosched advise` while it runs, and `report` when it
+decides again from the saved runs (core/advice/decision.py), so the three cannot drift apart.
+
+At each look the candidates still running are judged against the current setting (a judge's estimates, turned into
+the rule's by ``estimates_of`` at the boundary's per-look level, Holm over those still running); before the last
+look, the clearly worse leave (``drop_at_look``); at the last look the survivors' estimates are final, and a dropped
+variant keeps the estimate it left with.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from iosched.core.statistics.advice_rule import Design, Estimate, Goal, GoalEvidence, drop_at_look, estimates_of
+from iosched.core.statistics.sequential import look_schedule, pocock_level
+from iosched.core.statistics.stats import CannotJudge, RatioEstimate
+
+Judged = Mapping[str, RatioEstimate | CannotJudge]
+
+
+def schedule(runs: int, sequential: bool = True) -> tuple[int, ...]:
+    """Runs per variant at each look: 4, 6, 8 … up to ``runs`` (one look at ``runs`` when not sequential)."""
+    return look_schedule(runs) if sequential else (runs,)
+
+
+def look_level(looks: Sequence[int], alpha: float, arms: int) -> float:
+    """The per-look level: the group-sequential boundary over ``looks`` for ``arms`` (the current setting and the
+    candidates), so that with no difference anywhere any crossing at any look happens with probability alpha; alpha
+    itself with a single look."""
+    return pocock_level(tuple(looks), alpha, arms) if len(looks) > 1 else alpha
+
+
+@dataclass(frozen=True)
+class Dropped:
+    variant: str
+    at: int  # runs per variant at the look it left
+    estimate: Estimate
+
+
+class Looks:
+    """A goal's test as it is looked at: ``look(n, judged)`` at each planned look, in order; ``active`` the variants
+    still running; ``evidence()`` what the rule gets once the last look is reached (or every candidate left)."""
+
+    def __init__(self, goal: Goal, metric: str, baseline: str, labels: Sequence[str], looks: Sequence[int],
+                 level: float, design: Design = "two-sample") -> None:
+        if not looks:
+            raise ValueError("a test needs at least one look")
+        self.goal, self.metric, self.baseline = goal, metric, baseline
+        self.labels, self.looks, self.level, self.design = tuple(labels), tuple(looks), level, design
+        self.active: list[str] = list(labels)
+        self.dropped: list[Dropped] = []
+        self.final: dict[str, Estimate] = {}
+        self.reached = 0  # runs per variant at the last look taken
+
+    @property
+    def done(self) -> bool:
+        return self.reached == self.looks[-1] or not self.active
+
+    def next_look(self) -> int | None:
+        """Runs per variant at the next look (None: done)."""
+        return None if self.done else next(n for n in self.looks if n > self.reached)
+
+    def look(self, n: int, judged: Judged) -> list[str]:
+        """The look at ``n`` runs per variant, each active candidate judged against the current setting; returns
+        the variants that leave here (none at the last look)."""
+        if n != self.next_look():
+            raise ValueError(f"look at {n} runs per variant out of schedule {self.looks}")
+        estimates = estimates_of({v: judged[v] for v in self.active if v in judged}, self.level)
+        self.reached = n
+        if n == self.looks[-1]:
+            self.final = {e.variant: e for e in estimates}
+            return []
+        drops = drop_at_look(estimates, self.metric, self.level)
+        by = {e.variant: e for e in estimates}
+        for v in drops:
+            self.dropped.append(Dropped(v, n, by[v]))
+            self.active.remove(v)
+        return drops
+
+    def estimates(self) -> tuple[Estimate, ...]:
+        """Every candidate's estimate, in the test's order: the survivors' at the last look, the dropped ones' at
+        the look they left."""
+        left = {d.variant: d.estimate for d in self.dropped}
+        return tuple(self.final.get(v) or left[v] for v in self.labels if v in self.final or v in left)
+
+    def evidence(self) -> GoalEvidence:
+        return GoalEvidence(self.goal, self.metric, self.baseline, self.estimates(), self.reached, self.design,
+                            self.level)
