@@ -27,7 +27,6 @@ from iosched.core.load.fio import fio_binary
 from iosched.core.load.jobs import Job, JobFile, JobGroup, resolve_jobs, space_needed
 from iosched.core.load.targets import Target
 from iosched.core.present.matrix import matrix_csv, matrix_text
-from iosched.core.statistics.matrix_sequential import matrix_sequential_plan
 
 # --- the command --------------------------------------------------------------------------------------------
 
@@ -73,11 +72,9 @@ def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, MatrixDoc | None]:
         group.repeat if group else study.repeat if study is not None and study.repeat else 3)
     drop = args.drop_caches if args.drop_caches is not None else bool(group and group.drop_caches)
     primary = getattr(args, "metric", None)
-    seq = None
     if getattr(args, "until_verdict", False):
-        repeat = args.max_runs
-        seq = matrix_sequential_plan(repeat, args.alpha, len(jobs) * (len(variants) - 1))
-    return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime, primary, sequential=seq,
+        repeat = args.max_runs  # the most runs per cell; the service makes the boundary (service.make_boundary)
+    return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime, primary,
                       trace=bool(getattr(args, "trace", False))), None
 
 
@@ -111,25 +108,28 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
         raise BadInput(f"the matrix exceeds --max-time {format_duration(args.max_time)}: {why}; "
                        "scale it with --runtime or --repeat")
     fio_binary()
+    until = plan.repeat if doc is None and getattr(args, "until_verdict", False) else None
     experiment = ExperimentPlan(args.device, "matrix", plan.variants, matrix=plan, resume=doc, alpha=args.alpha,
-                                metric=getattr(args, "metric", None), root=args.root,
+                                metric=getattr(args, "metric", None), root=args.root, until_verdict=until,
                                 target=TargetRequest(args.dir, args.raw, args.destroy_data,
                                                      size=space_needed(plan.fio_jobs, args.size or 1 << 30)))
-    if plan.sequential:
-        looks = plan.sequential.looks
-        what = (f"{len(plan.jobs)} workload(s) x {len(plan.variants)} variants until a verdict: looks at "
-                f"{', '.join(map(str, looks[:4]))}{', …' if len(looks) > 4 else ''} runs per cell, at most "
-                f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
-    else:
-        what = (f"{len(plan.jobs)} workload(s) x {len(plan.variants)} variants x {plan.repeat} repeat(s) = "
-                f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
-    if plan.trace:
-        what += ", block-layer tracing over every run"
-    eta = "unknown (a command, or a job file without runtime)" if est is None else f"about {format_duration(est)}"
-    if plan.sequential and est is not None:
-        eta = f"at most {format_duration(est)}"
 
     def announce(target: Target) -> None:
+        # After the service's checks: a matrix until a verdict has its boundary (a resumed one, its saved one).
+        if plan.sequential:
+            looks = plan.sequential.looks
+            what = (f"{len(plan.jobs)} workload(s) x {len(plan.variants)} variants until a verdict: looks at "
+                    f"{', '.join(map(str, looks[:4]))}{', …' if len(looks) > 4 else ''} runs per cell, at most "
+                    f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
+        else:
+            what = (f"{len(plan.jobs)} workload(s) x {len(plan.variants)} variants x {plan.repeat} repeat(s) = "
+                    f"{plan.runs} runs{', caches dropped before each' if plan.drop_caches else ''}")
+        if plan.trace:
+            what += ", block-layer tracing over every run"
+        eta = ("unknown (a command, or a job file without runtime)" if est is None else
+               f"about {format_duration(est)}")
+        if plan.sequential and est is not None:
+            eta = f"at most {format_duration(est)}"
         if target.note:
             print(f"iosched: {target.note}", file=sys.stderr)
         if doc is None:

@@ -62,8 +62,8 @@ def recording_report(path: str, args: argparse.Namespace) -> None:
     """One streaming pass: JSON and CSV lines are written as the samples come, the summary keeps a row per
     device; the setting changes are read in a second pass that parses only their lines."""
     header = read_header(path)
-    devices = header.get("devices")
-    start = datetime.fromtimestamp(header["start_wall"]).astimezone()
+    devices = header.devices
+    start = datetime.fromtimestamp(header.start_wall).astimezone()
     first: list[Sample] = []
     prev: list[Sample] = []
 
@@ -105,13 +105,13 @@ def recording_report(path: str, args: argparse.Namespace) -> None:
             t[3] = max(t[3], d.util)
 
     rec = scan(path, on_sample=each_interval(add))
-    print(f"recording from {header.get('host')} (kernel {header.get('kernel')}), "
-          f"{rec.count} samples every {header['interval']:g} s over {rec.span:.1f} s"
+    print(f"recording from {header.host} (kernel {header.kernel}), "
+          f"{rec.count} samples every {header.interval:g} s over {rec.span:.1f} s"
           f"{'; the last line was cut off (crash?) and is ignored' if rec.truncated else ''}")
     print(f"{'device':<10} {'IOs':>12} {'MB':>10} {'peak IOPS':>10} {'peak %util':>10}")
     for name, (ios, kb, peak, util) in sorted(totals.items()):
         if ios:
             print(f"{name:<10} {ios:>12.0f} {kb / 1024:>10.1f} {peak:>10.0f} {util:>10.0f}")
     for e in rec.iter_events():
-        at = datetime.fromtimestamp(header["start_wall"] + e.time).astimezone()
+        at = datetime.fromtimestamp(header.start_wall + e.time).astimezone()
         print(f"{at:%H:%M:%S} +{e.time:7.1f}s  {e.device} {e.name}: {e.old} -> {e.new}")

@@ -157,7 +157,7 @@ class ReplayScreen(MonitorScreen):
             if self.replay.length == 0:
                 return f"replay {self.file_name}  reading the recording: {share}  q quits"
         at = self.replay.elapsed
-        wall = datetime.fromtimestamp(self.replay.recording.header["start_wall"] + at).astimezone()
+        wall = datetime.fromtimestamp(self.replay.recording.header.start_wall + at).astimezone()
         dev = self.selected_device()
         where = "" if dev is None else f"{dev.name} "
         reading = f"  (read {share} so far)" if self.reading else ""

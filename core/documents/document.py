@@ -1,13 +1,13 @@
 """The experiment documents as declared types: what `compare --save`, a matrix's file and `--json` hold.
 
 Field names are the JSON keys. A field without a default is one every writer of this schema version writes
-(core/experiment/runner.py, matrix.py ``new_document`` and service.py, core/statistics/verdict.py ``judge`` and
-matrix_judge.py); a field with a default may be absent (a file from an older iosched, a matrix saved while it
-runs) and its default says what absence means. fio's own JSON stays an open ``JsonObject``: its keys are fio's,
-not ours.
+(core/experiment/runner.py, matrix.py ``new_document`` and service.py, core/fleet/lockstep.py and fleet_plan.py,
+core/statistics/verdict.py ``judge`` and matrix_judge.py); a field with a default may be absent (a file from an
+older iosched, a matrix saved while it runs) and its default says what absence means. fio's own JSON stays an open
+``JsonObject``: its keys are fio's, not ours.
 
-Declaring them costs about 35 ms at import (a dataclass is built at run time), so the writers take
-``SCHEMA_VERSION`` from core/documents/schema_version.py and only what generates or checks documents imports this.
+Declaring them costs about 35 ms at import (a dataclass is built at run time): only what writes, judges or reads
+documents imports this; ``SCHEMA_VERSION`` alone is core/documents/schema_version.py's.
 ``published_schemas()`` makes docs/schema/ from these types (docs/make_schema.py writes the files;
 tests/test_schema.py fails when they differ, and validates real output against them). A saved file is read back
 into them by core/base/decode.py (core/documents/saved.py): a list field's ``"item"`` metadata and a map's

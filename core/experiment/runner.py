@@ -344,8 +344,9 @@ def _add_trace(run: RunDoc, tracer: RunTracer, kept: Kept[Any]) -> RunDoc:
     """The run's block-layer figures into its metrics; a tracer that died is noted once."""
     got = tracer.collect(run.start, run.end)
     if got is not None:
-        metrics = {**run.metrics, **{k: v for k, v in got["metrics"].items() if v is not None}}
-        run = hold_to_range(replace(run, metrics=metrics, trace=decode(TraceDoc, got["hists"], "the trace")))
+        metrics = {**run.metrics, **{k: v for k, v in got.metrics.items() if v is not None}}
+        trace = TraceDoc(ios=got.ios, sched_us=got.sched_us, device_us=got.device_us, total_us=got.total_us)
+        run = hold_to_range(replace(run, metrics=metrics, trace=trace))
     if tracer.stopped and not any(n.startswith("tracing stopped") for n in kept.doc.notes):
         kept.note(f"tracing stopped after run {run.index + 1}: {tracer.stopped}")
     return run

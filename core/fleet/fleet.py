@@ -23,7 +23,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal, NamedTuple
+from typing import IO, TYPE_CHECKING, Literal, NamedTuple
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.infile import open_regular
@@ -38,6 +38,9 @@ from iosched.core.fleet.host_output import (
 from iosched.core.kernel.sysfs import DEVICE_NAME
 from iosched.core.load.children import Child
 from iosched.core.load.fio import dies_with_us
+
+if TYPE_CHECKING:
+    from iosched.core.documents.document import CompareDoc, ExperimentDoc, RunDoc
 
 # A DNS name or an IPv4 literal, or an IPv6 literal in brackets: never an option (no leading '-') or a path.
 HOST_NAME = re.compile(r"(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,62})(?:\.[A-Za-z0-9-]{1,63})*|\[[0-9A-Fa-f:.]{2,45}\])")
@@ -180,23 +183,23 @@ def _host_line(line: str, where: str, device: str | None) -> Host:
     return Host(host.name, host.device, port, user, identity)
 
 
-def check_host_run(run: dict[str, Any], n: int) -> None:
+def check_host_run(run: RunDoc, n: int) -> None:
     """What a saved compare may hold but no host's run of a catalog job does: a figure below zero (every figure of
     one is a rate, a time or a share), a window that ends before it starts or before its clock's zero. IoschedError
     naming the run (``n`` from 1)."""
-    if not 0 <= run["start"] <= run["end"]:
+    if not 0 <= run.start <= run.end:
         raise IoschedError(f"run {n}'s window is not on its clock (it starts before zero or ends before it starts)")
-    for key, value in run["metrics"].items():
+    for key, value in run.metrics.items():
         if value is not None and value < 0:
             raise IoschedError(f"run {n}'s {key[:40]} is below zero ({value:.3g}): no run measures that")
 
 
-def check_host_result(doc: dict[str, Any]) -> None:
+def check_host_result(doc: ExperimentDoc) -> None:
     """A host's compare (read whole as a saved one first) as check_host_run holds each run, and its switches on the
     same clock."""
-    for n, run in enumerate(doc["runs"], 1):
+    for n, run in enumerate(doc.runs, 1):
         check_host_run(run, n)
-    if any(t < 0 for t, _ in doc.get("switches") or []):
+    if any(t < 0 for t, _ in doc.switches or []):
         raise IoschedError("a switch's time is before its clock's zero")
 
 
@@ -208,7 +211,8 @@ class HostRun:
     host: Host
     status: HostStatus = "running"
     reason: str = ""
-    doc: dict[str, Any] | None = None
+    doc: CompareDoc | None = None  # in lockstep: the host's compare as the controller keeps it (lockstep.py)
+    answer: object = None  # each by itself: the JSON its own iosched wrote, not yet read (fleet_plan.HostResults)
     stderr_tail: list[str] = field(default_factory=list)
     before: str | None = None  # the device's scheduler before the run, as the host's iosched read it
     after: str | None = None  # and after it (None: not read)
@@ -310,7 +314,7 @@ def _read_result(stream: IO[str] | None, out: list[str], broke: list[str], child
 
 def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_line: Callable[[str, str], None],
               ssh: str = "ssh", iosched: str | None = None) -> list[HostRun]:
-    """Run ``remote(host)`` on every host at once over SSH; its JSON on stdout is the host's result. With
+    """Run ``remote(host)`` on every host at once over SSH; its JSON on stdout is the host's ``answer``. With
     ``iosched`` (the hosts' command), each host's device is read before and after (``HostRun.put_back``). Returns
     when all have ended; Ctrl-C ends every session (each remote iosched then restores its own device) and
     re-raises."""
@@ -373,7 +377,7 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
         if rc == 0:
             doc = parse_json(out[0] if out else "")
             if isinstance(doc, dict):
-                run.status, run.doc = "done", doc
+                run.status, run.answer = "done", doc
                 return
             run.status, run.reason = "failed", "its iosched wrote no result"
             return

@@ -20,13 +20,11 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal
 
 from iosched.core.base.cells import printable
-from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput, IoschedError
-from iosched.core.documents.document import CompareDoc, FleetDoc, FleetHostDoc, RunDoc
+from iosched.core.documents.document import CompareDoc, FleetDoc, FleetHostDoc
 from iosched.core.documents.metrics import METRIC_NAMES, check_roles, is_metric
 from iosched.core.documents.params import parse_variants
 from iosched.core.documents.saved import read_experiment
-from iosched.core.documents.schema_version import Doc
 from iosched.core.experiment.events import Event, Note
 from iosched.core.fleet.fleet import Host, HostRun, check_host_result, run_fleet
 from iosched.core.fleet.lockstep import Lockstep, job_file_text, run_lockstep
@@ -135,45 +133,36 @@ def next_slot(fleet: FleetDoc) -> int | None:
 
 
 class HostResults:
-    """Each host's run as its entry in the fleet's document: its compare read as `report` reads one saved there
-    (core/documents/saved.py), with the variants the fleet asked for; a host whose result does not read back
-    fails with why. A host's runs are read once: each slot reads only the ones it added."""
+    """Each host's run as its entry in the fleet's document. In lockstep, its compare as the controller kept it (its
+    runs read back as they came, lockstep.py ``_check_run``); an independent host's, the JSON its iosched wrote,
+    read as `report` reads one saved there (core/documents/saved.py), with the variants the fleet asked for. A host
+    whose result does not read back fails with why."""
 
     def __init__(self, schedulers: str) -> None:
         self.schedulers = schedulers
         self.labels = [v.label for v in parse_variants(schedulers)]
-        self._read: dict[str, tuple[object, list[RunDoc]]] = {}  # host -> its runs' list as last read, and them
 
     def entry(self, r: HostRun) -> FleetHostDoc:
-        status, reason, result = r.status, r.reason, None
-        if r.doc is not None:
+        status, reason, result = r.status, r.reason, r.doc
+        if r.answer is not None:
             try:
-                result = self._result(r.host.name, r.doc)
+                result = self._result(r.host.name, r.answer)
             except IoschedError as e:
                 if status != "failed":  # a failed host keeps the reason it failed for
                     status, reason = "failed", f"its result did not read back: {e}"
         return FleetHostDoc(host=r.host.name, device=r.host.device, status=status, reason=reason or None,
                             scheduler_before=r.before, scheduler_after=r.after, put_back=r.put_back, result=result)
 
-    def _result(self, host: str, doc: Doc) -> CompareDoc:
-        """``doc``, the host's compare as its iosched writes it (the JSON that came over SSH, or the one the
-        controller keeps for it in lockstep, which only ever adds runs), as its declared type."""
-        runs = doc.get("runs")
-        seen, before = self._read.get(host, (None, []))
-        if seen is runs and isinstance(runs, list) and len(runs) >= len(before):
-            whole = {**doc, "runs": runs[len(before):]}  # the runs read at an earlier slot stay as they were read
-        else:
-            whole, before = doc, []
-        read = read_experiment(whole, host)
-        check_host_result(whole)
+    def _result(self, host: str, answer: object) -> CompareDoc:
+        """``answer``, the JSON an independent host's iosched wrote for its compare, as its declared type."""
+        read = read_experiment(answer, host)
+        check_host_result(read)
         labels = [v.label for v in read.variants]
         if labels != self.labels:  # an iosched of another version there, say
             raise IoschedError(f"it compared {','.join(labels)[:200]}, not {self.schedulers}")
         if not isinstance(read, CompareDoc):
             raise IoschedError("it ran a live alternation, not a compare")
-        typed = [*before, *read.runs]
-        self._read[host] = (runs, typed)
-        return replace(read, runs=typed)
+        return read
 
 
 def run_job(settings: FleetSettings, hosts: Sequence[Host], job: str, started: float, resume: FleetDoc | None,
@@ -197,7 +186,7 @@ def run_job(settings: FleetSettings, hosts: Sequence[Host], job: str, started: f
     else:
         catalog_job = CATALOG[job].scaled(size=settings.size)
         first = (next_slot(resume) or 0) if resume is not None else 0
-        kept = {h.host: encode(h.result) for h in resume.hosts if h.result is not None} if resume else {}
+        kept = {h.host: h.result for h in resume.hosts if h.result is not None} if resume else {}
         plan = Lockstep(parse_variants(settings.schedulers), settings.schedulers, catalog_job, settings.runtime,
                         settings.runs, settings.settle, settings.iosched, settings.ssh, first, kept,
                         settings.until_verdict, settings.alpha, settings.metric or catalog_job.primary or "iops")

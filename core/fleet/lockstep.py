@@ -28,18 +28,16 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import IO, Any, TypeVar
 
-from iosched.core.base.decode import decode
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import IoschedError
 from iosched.core.base.outfile import write_file
-from iosched.core.documents.document import RunDoc, SequentialDoc
+from iosched.core.documents.document import CompareDoc, RunDoc, SequentialDoc
 from iosched.core.documents.params import Variant
 from iosched.core.documents.saved import read_experiment
-from iosched.core.documents.schema_version import SCHEMA_VERSION, Doc
 from iosched.core.experiment.runner import Workload, hold_to_range, shielded, why_ended
 from iosched.core.experiment.variants import plan_order
 from iosched.core.fleet.fleet import Host, HostRun, check_host_run, read_scheduler
@@ -74,20 +72,34 @@ class Link:
     proc: subprocess.Popen[str]
     child: Child  # the one that signals and reaps it
     answers: queue.Queue[str | None] = field(default_factory=queue.Queue)
-    ready: Doc = field(default_factory=dict)
+    ready: Ready | None = None
     job_path: Path | None = None
-    runs: list[Doc] = field(default_factory=list)
     offset: float = 0.0  # added to this session's times: a resumed host's runs go on after its saved ones
-    switches: list[Any] = field(default_factory=list)
+    switches: list[tuple[float, str]] = field(default_factory=list)
     fio: FioRun | None = None
     stopping: bool = False
     stderr_reader: threading.Thread | None = None
     cut: str | None = None  # the bound the host broke: its session was ended here for it
     _failing: threading.Lock = field(default_factory=threading.Lock)
+    _changing: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def live(self) -> bool:
         return self.run.status == "running"
+
+    def change(self, note: str | None = None, run: RunDoc | None = None, **fields: Any) -> None:
+        """The host's compare made again (``dataclasses.replace``) with ``fields``, ``note`` after its notes and
+        ``run`` after its runs. Under a lock: the thread that reads the host's answers adds its runs while a Ctrl-C
+        in the main thread marks it cancelled, and neither change is lost."""
+        with self._changing:
+            doc = self.run.doc
+            if doc is None:
+                return
+            if note is not None:
+                fields.update(notes=[*doc.notes, note])
+            if run is not None:
+                fields.update(runs=[*doc.runs, run])
+            self.run.doc = replace(doc, **fields)
 
     def cut_off(self, why: str) -> None:
         """The host broke a bound (``why`` says which): its session is ended at once, from whichever thread read it
@@ -106,8 +118,9 @@ class Link:
             raise LinkLost(f"its iosched's answer to {verb} was not understood: {got}")
         return got
 
-    def exchange(self, line: str | None, timeout: float = ANSWER_S) -> Doc:
-        """Send ``line`` (None: only read the next answer) and return the answer as JSON, its ``ok`` true."""
+    def exchange(self, line: str | None, timeout: float = ANSWER_S) -> dict[str, object]:
+        """Send ``line`` (None: only read the next answer) and return the answer as parsed JSON, its ``ok`` true
+        (read as its declared type by ``ask``)."""
         if line is not None:
             try:
                 assert self.proc.stdin is not None
@@ -244,7 +257,7 @@ class Lockstep:
     iosched: str = "iosched"
     ssh: str = "ssh"
     first: int = 0  # the slot to start from: a resumed fleet's saved slots are done
-    saved: dict[str, Doc] = field(default_factory=dict)  # host -> its saved compare, to go on with
+    saved: dict[str, CompareDoc] = field(default_factory=dict)  # host -> its saved compare, to go on with
     until_verdict: bool = False  # repeat is then the most runs per variant; each host gets the boundary
     alpha: float = 0.05
     metric: str = "iops"  # the primary metric the boundary watches
@@ -273,8 +286,7 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
         _each(links, lambda lk: _ready(lk, folder, plan))
         order = plan_order(len(plan.variants), plan.repeat)
         # The boundary (a second or so of simulation, made once): each host's compare is judged at its looks.
-        seq = (encode(sequential_plan(plan.repeat, plan.alpha, len(plan.variants), False)) if plan.until_verdict
-               else None)
+        seq = sequential_plan(plan.repeat, plan.alpha, len(plan.variants), False) if plan.until_verdict else None
         for lk in links:
             if lk.live:
                 lk.run.doc = _document(lk, plan, order, [o.run.host.name for o in links if o is not lk], seq)
@@ -290,9 +302,9 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
             done = boundary.crossed(links, n, on_line)
             if done:
                 for lk in links:
-                    if lk.live and lk.run.doc is not None:
-                        lk.run.doc["notes"].append(f"stopped after run {n + 1} of at most {len(order)}: every "
-                                                   "host's boundary was crossed")
+                    if lk.live:
+                        lk.change(note=f"stopped after run {n + 1} of at most {len(order)}: every host's boundary "
+                                       "was crossed")
             slot(runs)
             if done:
                 break
@@ -304,17 +316,16 @@ def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, 
         for lk in links:
             if lk.live and lk.run.doc is not None:
                 lk.run.status = "done"
-                switches = [*(lk.run.doc.get("switches") or []), *([t + lk.offset, x] for t, x in lk.switches)]
-                lk.run.doc.update(status="final", switches=switches, finished=time.time())
+                switches = [*(lk.run.doc.switches or []), *((t + lk.offset, x) for t, x in lk.switches)]
+                lk.change(status="final", switches=switches, finished=time.time())
     except BaseException as e:
         with shielded():  # a second Ctrl-C cannot cut the stop, the save or the hosts' put-back short
             for lk in links:
                 if lk.live:
                     lk.run.status, lk.run.reason = "cancelled", "stopped"
-                    if lk.run.doc is not None and lk.run.doc["status"] == "running":
-                        lk.run.doc.update(status="cancelled", finished=time.time())
-                        lk.run.doc["notes"].append(f"ended early ({why_ended(e)}): results cover the runs that "
-                                                   "finished")
+                    if lk.run.doc is not None and lk.run.doc.status == "running":
+                        lk.change(note=f"ended early ({why_ended(e)}): results cover the runs that finished",
+                                  status="cancelled", finished=time.time())
                 lk.close()  # fio's clients killed, the host's input closed: it puts its device back and ends
             if slots_run:  # a save now holds this session's runs too; before any, the saved file stays as it was
                 with contextlib.suppress(Exception):
@@ -341,11 +352,10 @@ class Boundaries:
         labels = [v.label for v in plan.variants]
         for lk in links:
             doc = lk.run.doc
-            if doc is not None and isinstance(doc.get("sequential"), dict):
-                verdict = RunningVerdict(labels, plan.alpha, plan.metric, "compare",
-                                         decode(SequentialDoc, doc["sequential"]))
-                for r in doc["runs"]:  # a resumed host's saved runs first
-                    verdict.add(decode(RunDoc, r))
+            if doc is not None and doc.sequential is not None:
+                verdict = RunningVerdict(labels, plan.alpha, plan.metric, "compare", doc.sequential)
+                for r in doc.runs:  # a resumed host's saved runs first
+                    verdict.add(r)
                 self.verdicts[id(lk)] = verdict
 
     def crossed(self, links: list[Link], n: int, on_line: Callable[[str, str], None]) -> bool:
@@ -355,8 +365,8 @@ class Boundaries:
         live = [lk for lk in links if lk.live and id(lk) in self.verdicts]
         for lk in live:
             verdict = self.verdicts[id(lk)]
-            run = lk.runs[-1] if lk.runs and lk.runs[-1]["index"] == n else None
-            if run is not None and not verdict.decided and verdict.should_stop(decode(RunDoc, run)):
+            run = _run_of(lk, n)
+            if run is not None and not verdict.decided and verdict.should_stop(run):
                 on_line("fleet", f"{lk.run.host.name}: boundary crossed at {verdict.decided_at} runs per variant")
         return bool(live) and all(self.verdicts[id(lk)].decided for lk in live)
 
@@ -380,11 +390,11 @@ def _close_failed(links: list[Link]) -> None:
     it is judged no more (core/statistics/pooled.py pools the others)."""
     for lk in links:
         doc = lk.run.doc
-        if lk.run.status == "failed" and doc is not None and not doc["runs"]:
+        if lk.run.status == "failed" and doc is not None and not doc.runs:
             lk.run.doc = None  # nothing finished: its reason says it all
-        elif lk.run.status == "failed" and doc is not None and doc["status"] == "running":
-            doc.update(status="cancelled", finished=time.time())
-            doc["notes"].append(f"its session ended after {len(doc['runs'])} run(s): {lk.run.reason}")
+        elif lk.run.status == "failed" and doc is not None and doc.status == "running":
+            lk.change(note=f"its session ended after {len(doc.runs)} run(s): {lk.run.reason}", status="cancelled",
+                      finished=time.time())
 
 
 def idle_s(plan: Lockstep) -> float:
@@ -427,7 +437,7 @@ def _ready(link: Link, folder: Path, plan: Lockstep) -> None:
     want = f"/dev/{link.run.host.device}"
     if got.target.path != want or not isinstance(got.original.get("scheduler"), str):
         raise LinkLost("its iosched's first answer was not understood: it names another device, or no scheduler")
-    link.ready = ready
+    link.ready = got
     link.run.before = got.original["scheduler"]
     _probe_forward(link.local)
     link.job_path = folder / f"{link.local.stem}.fio"
@@ -455,7 +465,7 @@ def _probe_forward(local: Path, wait_s: float = 1.0) -> None:
 def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
               on_line: Callable[[str, str], None]) -> None:
     v = plan.variants[vi]
-    configs: dict[int, Doc] = {}
+    configs: dict[int, dict[str, str]] = {}
     _each(links, lambda lk: configs.__setitem__(id(lk), lk.ask(f"apply {vi}", Applied).config))
     if plan.settle:
         time.sleep(plan.settle)
@@ -490,35 +500,42 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
         if why is None and window.drift is not None:
             why = window.drift[:300]
         start, end = window.start + lk.offset, window.end + lk.offset
-        run = encode(hold_to_range(RunDoc(  # a figure out of range: the run invalid, not the host failed
+        run = hold_to_range(RunDoc(  # a figure out of range: the run invalid, not the host failed
             index=n, variant=v.label, start=start, end=end, valid=why is None, invalid_reason=why,
             config=configs[id(lk)], metrics={**(result.metrics() if result is not None else {}), **metrics},
-            fio=result.raw if result is not None else None)))
-        _check_run(lk, run)
-        lk.runs.append(run)
+            fio=result.raw if result is not None else None))
+        lk.change(run=_check_run(lk, run))
 
     _each(links, close_window)
     said = []
     for lk in links:
-        if lk.runs and lk.runs[-1]["index"] == n:
-            r = lk.runs[-1]
-            iops = r["metrics"].get("iops")
-            said.append(f"{lk.run.host.name} {iops:,.0f} IOPS" if r["valid"] and iops is not None
-                        else f"{lk.run.host.name} invalid: {r['invalid_reason']}")
+        r = _run_of(lk, n)
+        if r is not None:
+            iops = r.metrics.get("iops")
+            said.append(f"{lk.run.host.name} {iops:,.0f} IOPS" if r.valid and iops is not None
+                        else f"{lk.run.host.name} invalid: {r.invalid_reason}")
     on_line("fleet", f"run {n + 1}/{total} ({v.label}): " + "; ".join(said or ["no host"]))
 
 
-def _check_run(link: Link, run: Doc) -> None:
+def _run_of(link: Link, n: int) -> RunDoc | None:
+    """The host's run of slot ``n``, if it is its last."""
+    doc = link.run.doc
+    return doc.runs[-1] if doc is not None and doc.runs and doc.runs[-1].index == n else None
+
+
+def _check_run(link: Link, run: RunDoc) -> RunDoc:
     """The run and the host's document read back as a saved compare before they join it: a host whose answers
-    (or whose fio server's figures) would make the saved file unreadable fails instead."""
+    (or whose fio server's figures) would make the saved file unreadable fails instead. The run as read back (by
+    the strict decoder, as a saved one is) is what joins it."""
     doc = link.run.doc
     if doc is None:
-        return
+        return run
     try:
-        read_experiment({**doc, "runs": [run]}, link.run.host.name)
-        check_host_run(run, len(doc["runs"]) + 1)
+        read = read_experiment(encode(replace(doc, runs=[run])), link.run.host.name)
+        check_host_run(read.runs[0], len(doc.runs) + 1)
     except IoschedError as e:
         raise LinkLost(f"its answers do not read as a compare: {e}") from None
+    return read.runs[0]
 
 
 def _begin(link: Link) -> None:
@@ -527,41 +544,36 @@ def _begin(link: Link) -> None:
 
 def _bye(link: Link) -> None:
     """The host puts its device back and says which switches it made (on its session's clock)."""
-    link.switches = [list(s) for s in link.ask("bye", Bye).switches]
+    link.switches = list(link.ask("bye", Bye).switches)
 
 
-def _document(link: Link, plan: Lockstep, order: list[int], others: list[str], seq: Doc | None) -> Doc:
+def _document(link: Link, plan: Lockstep, order: list[int], others: list[str],
+              seq: SequentialDoc | None) -> CompareDoc:
     """The host's compare document, as its own iosched would have written it; a resumed host's saved one goes on,
     its runs kept and this session's after them."""
     ready, host = link.ready, link.run.host
+    assert ready is not None  # a live link has answered
     saved = plan.saved.get(host.name)
     if saved is not None:
-        link.runs = saved["runs"]
-        link.offset = max((r["end"] for r in link.runs), default=0.0) + 1.0
-        done = max((r["index"] + 1 for r in link.runs), default=0)
+        link.offset = max((r.end for r in saved.runs), default=0.0) + 1.0
+        done = max((r.index + 1 for r in saved.runs), default=0)
         missed = f" (it missed runs {done + 1} to {plan.first})" if done < plan.first else ""
-        saved["notes"].append(f"resumed at run {plan.first + 1} of {len(order)}{missed}, in lockstep with "
-                              f"{', '.join(others) or 'no other host'}")
-        saved.update(status="running", finished=None)
-        return saved
+        return replace(saved, notes=[*saved.notes, f"resumed at run {plan.first + 1} of {len(order)}{missed}, in "
+                                                   f"lockstep with {', '.join(others) or 'no other host'}"],
+                       status="running", finished=None)
     if plan.first:
         note = f"joined the lockstep at run {plan.first + 1} of {len(order)} (it had no runs saved)"
     else:
         note = (f"run in lockstep with {', '.join(others) or 'no other host'}: each variant switched on every "
                 "host together, the load driven by fio's client through this host's fio server")
-    t = ready["target"]
-    target = Target(host.device, t["path"], "device", note=str(t.get("note") or ""))
-    return {
-        "version": SCHEMA_VERSION, "kind": "compare", "started": ready.get("started"),
-        "kernel": ready.get("kernel"), "machine": ready.get("machine"), "host": ready.get("host"),
-        "device": ready.get("device"), "variants": [encode(v.doc()) for v in plan.variants],
-        "order": [plan.variants[i].label for i in order], "repeat": plan.repeat, "drop_caches": False,
-        "settle_s": plan.settle, "workload": encode(Workload(plan.job, target, plan.runtime).doc()),
-        "original": ready["original"], "runs": link.runs,
-        "notes": [note], "status": "running", "switches": None, "finished": None, "traced": False,
-        "primary_metric": plan.metric,  # what the boundary watches: a resumed fleet watches the same
-        **({"sequential": seq} if seq is not None else {}),
-    }
+    target = Target(host.device, ready.target.path, "device", note=ready.target.note)
+    return CompareDoc(
+        started=ready.started, kernel=ready.kernel, machine=ready.machine, host=ready.host, device=ready.device,
+        variants=[v.doc() for v in plan.variants], order=[plan.variants[i].label for i in order],
+        repeat=plan.repeat, drop_caches=False, settle_s=plan.settle,
+        workload=Workload(plan.job, target, plan.runtime).doc(), original=ready.original, runs=[], notes=[note],
+        status="running", traced=False, sequential=seq,
+        primary_metric=plan.metric)  # what the boundary watches: a resumed fleet watches the same
 
 
 def _each_after(links: list[Link], plan: Lockstep) -> None:

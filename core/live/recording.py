@@ -16,15 +16,16 @@ import os
 import platform
 import time
 from collections.abc import Callable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.outfile import create_new
 from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import read_attr
 from iosched.core.live.monitor import Monitor, SettingsWatch, Ticker
+from iosched.core.live.recording_lines import DeviceLine, EventLine, HeaderLine
 from iosched.core.live.recording_reader import VERSION, Recording, SettingEvent, is_recording, load, read_header, scan
 from iosched.core.live.sampler import Sample
 
@@ -59,9 +60,9 @@ class Recorder:
         self._not_devices: set[str] = set()  # names in diskstats that were no device at the last look
         self._empty: set[str] = set()  # those of them with no size (a loop node: attaching gives it one)
         self._next_inventory = self.t0 + INVENTORY_EVERY_S
-        self._write({"t": "header", "version": VERSION, "start_wall": time.time(), "interval": interval,
-                     "devices": devices, "kernel": platform.uname().release, "host": platform.uname().node,
-                     "inventory": [asdict(d) for d in inventory]})
+        self._write(encode(HeaderLine(t="header", version=VERSION, start_wall=time.time(), interval=interval,
+                                      devices=devices, kernel=platform.uname().release, host=platform.uname().node,
+                                      inventory=inventory)))
 
     def _write(self, obj: dict[str, Any]) -> None:
         os.write(self.fd, (json.dumps(obj, separators=(",", ":")) + "\n").encode())
@@ -82,6 +83,7 @@ class Recorder:
         gone = [n for n in self._last if n not in s.disks]
         for n in gone:
             del self._last[n]
+        # A SampleLine written by hand, as the reader checks it by hand: every interval, for speed.
         line: dict[str, Any] = {"t": "s", "m": m, "d": disks, "c": {k: list(v) for k, v in s.cpus.items()}}
         if gone:
             line["gone"] = gone
@@ -91,8 +93,8 @@ class Recorder:
             if fresh or self._sized() or self._reattached() or time.monotonic() >= self._next_inventory:
                 self._add_attached(m)
         for change in self.settings.poll():
-            self._write({"t": "e", "m": m, "dev": change.device, "name": change.name, "old": change.old,
-                         "new": change.new})
+            self._write(encode(EventLine(t="e", m=m, dev=change.device, name=change.name, old=change.old,
+                                         new=change.new)))
         return s
 
     def _sized(self) -> bool:
@@ -121,7 +123,7 @@ class Recorder:
                 self._seq[name] = dev.diskseq
                 self.settings.forget(name)  # another device under a known name: a new baseline
                 self.settings.watch(name)
-                self._write({"t": "dev", "m": m, "device": asdict(dev)})
+                self._write(encode(DeviceLine(t="dev", m=m, device=dev)))
         # A detached device leaves the watch list, so the same name attached again is announced again.
         for name in [n for n in self.settings.devices if n not in current]:
             self.settings.forget(name)

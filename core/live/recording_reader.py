@@ -117,8 +117,8 @@ def _event(obj: dict[str, Any]) -> SettingEvent:
     return SettingEvent(_num(e.m, "the time"), e.dev, e.name, e.old, e.new)
 
 
-def check_header(h: object, path: str | Path) -> dict[str, Any]:
-    """The header (first line) as a dict, or the sentence that says why the file is not a recording."""
+def check_header(h: object, path: str | Path) -> HeaderLine:
+    """The header (first line) as its declared type, or the sentence that says why the file is not a recording."""
     if not isinstance(h, dict) or h.get("t") != "header":
         raise refuse(path, "its first line is no recording header")
     if h.get("version") != VERSION:
@@ -132,7 +132,7 @@ def check_header(h: object, path: str | Path) -> dict[str, Any]:
         _num(header.start_wall, "the start time")
     except (_Damaged, DecodeError) as e:
         raise refuse(path, str(e)) from None
-    return h
+    return header
 
 
 def _open(path: str | Path) -> BinaryIO:
@@ -244,7 +244,7 @@ class Recording:
     """
 
     path: Path
-    header: dict[str, Any]
+    header: HeaderLine
     count: int = 0  # samples
     t0: float = 0.0  # the first sample's time
     t_end: float = 0.0  # the last sample's
@@ -259,10 +259,8 @@ class Recording:
     @property
     def inventory(self) -> list[DeviceDoc]:
         """The devices at the start and those attached later (one row per name, the first one seen)."""
-        # The header's were decoded as DeviceDoc when it was checked (check_header): each one's fields are its keys.
-        at_start = [DeviceDoc(**d) for d in self.header["inventory"]]
         out: dict[str, DeviceDoc] = {}
-        for d in [*at_start, *self.attached]:
+        for d in [*self.header.inventory, *self.attached]:
             out.setdefault(d.name, d)
         return list(out.values())
 
@@ -388,7 +386,7 @@ def is_recording(path: str | Path) -> bool:
         return False
 
 
-def read_header(path: str | Path) -> dict[str, Any]:
+def read_header(path: str | Path) -> HeaderLine:
     """The header alone (the first line), checked: what `replay` looks at before it opens the TUI."""
     with _open(path) as f:
         for _offset, _end, _line_no, obj in _lines(f, path, 0):
@@ -421,8 +419,8 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                     raise refuse(path, "its first line is cut off")
                 rec = Recording(Path(path), check_header(obj, path), header_line=line_no, every=every)
                 state = _State(path, {}, {}, -math.inf, set())
-                for d in rec.header["inventory"]:
-                    state.know(d["name"])
+                for d in rec.header.inventory:
+                    state.know(d.name)
                 rec.end = end
                 continue
             if obj is None:

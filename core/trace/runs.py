@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import NamedTuple
 
-from iosched.core.trace.histograms import merge
+from iosched.core.trace.histograms import Log2Hist, merge
 from iosched.core.trace.parse import TraceSample
 from iosched.core.trace.tracer import Tracer, TracerStopped
 
@@ -17,7 +17,24 @@ TRACE_METRICS = ("sched_p50_us", "sched_p99_us", "device_p50_us", "device_p99_us
                  "tracer_us_per_io")
 
 
-def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> dict[str, Any] | None:
+Bucket = tuple[int, int, int]  # a log2 histogram's non-empty bucket: low µs, high µs (exclusive), count
+
+
+class TraceWindow(NamedTuple):
+    """A run's block-layer figures (by metric name) and histograms: what the run's trace (a TraceDoc) holds."""
+
+    metrics: dict[str, float | None]
+    ios: int
+    sched_us: list[Bucket]
+    device_us: list[Bucket]
+    total_us: list[Bucket]
+
+
+def _buckets(hist: Log2Hist) -> list[Bucket]:
+    return [(low, high, count) for low, high, count in hist.rows()]
+
+
+def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> TraceWindow | None:
     """The samples ending inside (t0, t1 + one interval] merged for ``device``: metrics and histograms.
 
     The last sample may reach a little past the run's end: it holds the run's final completions.
@@ -32,7 +49,7 @@ def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> dic
     total_ns = sum(d.total_ns for d in devs)
     cpu = [s.tracer_cpu for s in inside if s.tracer_cpu is not None]
     cost = [s.cost_us_per_io for s in inside if s.cost_us_per_io is not None]
-    metrics = {
+    metrics: dict[str, float | None] = {
         "sched_p50_us": sched.percentile(0.5), "sched_p99_us": sched.percentile(0.99),
         "device_p50_us": dev_t.percentile(0.5), "device_p99_us": dev_t.percentile(0.99),
         "total_mean_us": total_ns / total.total / 1e3 if total.total else None,
@@ -40,9 +57,7 @@ def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> dic
         # What tracing cost this run (the CO-RE tracer measures it; bpftrace cannot): µs of CPU per IO.
         "tracer_us_per_io": sum(cost) / len(cost) if cost else None,
     }
-    hists = {"ios": sum(d.ios for d in devs), "sched_us": sched.rows(), "device_us": dev_t.rows(),
-             "total_us": total.rows()}
-    return {"metrics": metrics, "hists": hists}
+    return TraceWindow(metrics, sum(d.ios for d in devs), _buckets(sched), _buckets(dev_t), _buckets(total))
 
 
 class RunTracer:
@@ -72,7 +87,7 @@ class RunTracer:
             if until is not None and ev.mono > until + TRACE_INTERVAL:
                 return
 
-    def collect(self, t0: float, t1: float) -> dict[str, Any] | None:
+    def collect(self, t0: float, t1: float) -> TraceWindow | None:
         """The run's window; waits for the sample that covers its end (at most a few seconds)."""
         if self.stopped is None:
             self._drain(until=t1)

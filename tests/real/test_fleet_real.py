@@ -172,9 +172,11 @@ def test_one_compare_on_three_hosts_survives_a_lost_host(make_loop, tmp_path):
         valid("fleet.schema.json", doc)
         saved = json.loads((tmp_path / "fleet.json").read_text())
         assert saved["mode"] == "lockstep" and saved["hosts"] == doc["hosts"]
+        valid("fleet.schema.json", saved)
         again = subprocess.run([sys.executable, "-m", "iosched.cli", "report", str(tmp_path / "fleet.json"), "--json"],
                                capture_output=True, text=True, timeout=60)
         assert again.returncode == 0 and json.loads(again.stdout)["pooled"] == doc["pooled"], again.stderr
+        valid("fleet.schema.json", json.loads(again.stdout))
         # The lost host's iosched saw its input end: it puts its device back, stops its fio server and ends.
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and any(comm(p) in ("fio", "iosched", "python3") for p in pids_in(ns2)):
@@ -415,6 +417,7 @@ def test_a_group_of_jobs_on_two_hosts_is_one_matrix_stopped_and_resumed(make_loo
         again = subprocess.run([sys.executable, "-m", "iosched.cli", "report", str(saved), "--json"],
                                capture_output=True, text=True, timeout=60)
         assert json.loads(again.stdout)["pooled"] == pooled, again.stderr
+        valid("fleet-matrix.schema.json", json.loads(again.stdout))
         csv_out = subprocess.run([sys.executable, "-m", "iosched.cli", "report", str(saved), "--csv"],
                                  capture_output=True, text=True, timeout=60).stdout.splitlines()
         assert csv_out[0].startswith("job,host,run,") and len(csv_out) == 1 + 2 * 2 * 4

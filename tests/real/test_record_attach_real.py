@@ -41,7 +41,7 @@ def record_while_attaching(tmp_path: Path, make_loop):
 async def test_a_device_attached_mid_recording_is_recorded_and_replayed(tmp_path, make_loop):
     loop, target, rec, f = record_while_attaching(tmp_path, make_loop)
     # By backing file: another process's device may have had this loop name when the recording began.
-    assert str(loop.file) not in [d.get("backing_file") for d in rec.header["inventory"]]
+    assert str(loop.file) not in [d.backing_file for d in rec.header.inventory]
     assert str(loop.file) in [d.backing_file for d in rec.attached]
     assert loop.name in [d.name for d in rec.inventory]
     switches = [e for e in rec.events if e.device == loop.name and e.name == "scheduler"]

@@ -59,7 +59,7 @@ def recorded(loopdev, tmp_path):
 async def test_recording_matches_the_live_view_and_replays_with_the_marker(recorded):
     loop, f, watched, fio = recorded
     rec = load(f)
-    assert rec.header["devices"] == [loop.name] and not rec.truncated
+    assert rec.header.devices == [loop.name] and not rec.truncated
     assert len(rec.samples) == 17
     (ev,) = rec.events  # the switch only: the tunables it reset are not separate news
     assert (ev.device, ev.name, ev.old, ev.new) == (loop.name, "scheduler", loop.initial_scheduler, "bfq")
@@ -135,5 +135,5 @@ def test_record_in_the_documented_order_records_the_device(loopdev, tmp_path):
     r = run_cli("record", str(rec), "-i", "0.5", loopdev.name, "--duration", "1")
     assert r.returncode == 0, r.stderr
     recording = load(str(rec))
-    assert recording.header["devices"] == [loopdev.name]
+    assert recording.header.devices == [loopdev.name]
     assert len(recording.samples) >= 2 and loopdev.name in recording.samples[0].disks

@@ -1,5 +1,6 @@
 """Real output validates against the committed JSON Schema: compare --json and --save, a command, live
-alternation (in test_experiment_real), a saved matrix, every line of a recording, the journal."""
+alternation (in test_experiment_real), a saved matrix, every line of a recording, the journal; fleets and fleet
+matrices, their --json, saved files and reports, in test_fleet_real."""
 
 from __future__ import annotations
 
@@ -52,6 +53,9 @@ def test_saved_matrix_and_its_json_validate(loopdev, tmp_path: Path) -> None:
     assert out["kind"] == "matrix" and len(out["runs"]) == 8 and out["judgement"]["cells"]
     valid("matrix.schema.json", out)
     valid("matrix.schema.json", json.loads(save.read_text()))
+    rep = run_cli("report", str(save), "--json")
+    assert rep.returncode == 0, rep.stderr
+    valid("matrix.schema.json", json.loads(rep.stdout))
 
 
 @pytest.mark.real

@@ -84,3 +84,26 @@ def test_no_module_reaches_into_plotexts_private_modules():
                      [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
             private += [f"{f.name}: {n}" for n in names if n.startswith(("plotext._", "textual_plotext.plotext"))]
     assert private == []
+
+
+# The judges the front ends call; every other module of core/statistics is maths they must not import.
+JUDGES = {"verdict", "matrix_judge", "fleet_verdict", "host_judges", "planning", "advice_rule"}
+
+
+def test_the_front_ends_statistics_contract_names_every_maths_module():
+    """pyproject.toml's contract that the front ends compute no statistics forbids each module of core/statistics
+    but the judges: a maths module added later is under it at once, and no name in it is one that does not exist
+    (a contract over a renamed module would forbid nothing)."""
+    import tomllib
+    from pathlib import Path
+
+    import iosched.core.statistics as statistics
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    contracts = tomllib.loads(pyproject.read_text())["tool"]["importlinter"]["contracts"]
+    (contract,) = [c for c in contracts if "compute no statistics" in c["name"]]
+    assert contract["type"] == "forbidden" and contract["source_modules"] == ["iosched.cli", "iosched.tui"]
+    modules = {m.rsplit(".", 1)[1] for m in modules_of(statistics)}
+    assert modules > JUDGES and "stats" in modules
+    assert {m.rsplit(".", 1)[1] for m in contract["forbidden_modules"]} == modules - JUDGES
+    assert all(m.startswith("iosched.core.statistics.") for m in contract["forbidden_modules"])

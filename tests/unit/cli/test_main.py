@@ -59,8 +59,10 @@ def test_watch_rejects_bad_interval_and_unknown_device(tree):
     assert r.returncode == 2 and "no block device named nosuch" in r.stderr
 
 
-def test_restore_with_empty_journal_is_a_no_op(tree):
-    r = run_cli("--root", str(tree.root), "restore")
+def test_restore_with_empty_journal_is_a_no_op(tree, tmp_path):
+    # fio work directories live in the temporary folder, not under --root: another test's leftovers are not ours
+    (tmp_path / "tmp").mkdir()
+    r = run_cli("--root", str(tree.root), "restore", env={"TMPDIR": str(tmp_path / "tmp")})
     assert r.returncode == 0 and "nothing to restore" in r.stdout
 
 

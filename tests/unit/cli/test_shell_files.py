@@ -2,6 +2,7 @@
 the zsh script is one zsh reads, the man page renders without a warning, and `iosched list` loads neither
 generator."""
 
+import contextlib
 import os
 import re
 import shutil
@@ -50,6 +51,59 @@ def test_bash_completes_the_commands(bash_script):
     assert complete(bash_script, "iosched", "li") == ["list"]
     assert sorted(complete(bash_script, "iosched", "re")) == ["record", "replay", "report", "restore"]
     assert complete(bash_script, "iosched", "fleet") == []  # not a person's command
+
+
+class Terminal:
+    """An interactive bash on a pseudo-terminal, as a person has one: keys go in, the screen's text comes out."""
+
+    def __init__(self, home: Path) -> None:
+        import pty
+
+        env = {"PATH": os.environ["PATH"], "HOME": str(home), "TERM": "dumb", "PS1": "$ ", "INPUTRC": "/dev/null"}
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: bash, reading this terminal
+            os.execvpe("bash", ["bash", "--norc", "--noprofile", "-i"], env)
+        self.seen = ""
+
+    def type(self, keys: str, until: str, timeout: float = 20.0) -> str:
+        """``keys`` typed; the screen's text from then on, once it shows ``until`` (AssertionError if it never
+        does)."""
+        import select
+        import time
+
+        os.write(self.fd, keys.encode())
+        start, deadline = len(self.seen), time.monotonic() + timeout
+        while until not in self.seen[start:]:
+            left = deadline - time.monotonic()
+            assert left > 0, f"never shown {until!r}: {self.seen[start:]!r}"
+            if select.select([self.fd], [], [], left)[0]:
+                try:
+                    self.seen += os.read(self.fd, 4096).decode(errors="replace")
+                except OSError:  # bash has gone
+                    break
+        return self.seen[start:]
+
+    def close(self) -> None:
+        import signal
+
+        with contextlib.suppress(OSError):
+            os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+def test_tab_completes_a_command_in_an_interactive_bash(bash_script, tmp_path):
+    """What a person sees: the script sourced in an interactive bash on a terminal, `iosched li` and TAB gives
+    `iosched list `; `iosched re` and TAB twice lists the four commands that begin so."""
+    term = Terminal(tmp_path)
+    try:
+        # Its output, not the echo of the line typed (the quotes part it), then the prompt: readline is reading.
+        term.type(f"bind 'set bell-style none'; source {bash_script}; echo sour''ced\n", "sourced\r\n$ ")
+        assert term.type("iosched li\t", "list ").endswith("iosched list ")
+        shown = term.type("\x15iosched re\t\t", "restore")  # Ctrl-U: the line cleared first
+        assert {"record", "replay", "report", "restore"} <= set(shown.split())
+    finally:
+        term.close()
 
 
 def test_bash_completes_options_and_their_values(bash_script):

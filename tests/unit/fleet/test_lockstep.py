@@ -9,6 +9,7 @@ import copy
 import json
 import os
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,9 @@ from hypothesis import strategies as st
 
 from iosched.cli import fleet as fleet_cli
 from iosched.core.base.errors import BadInput
+from iosched.core.documents.document import CompareDoc
 from iosched.core.documents.params import parse_variants
+from iosched.core.documents.saved import read_experiment
 from iosched.core.fleet.fleet import Host, HostRun
 from iosched.core.fleet.fleet_host import BusyWindow, HostEnd, clean_stale_sessions, serve_lines, socket_path
 from iosched.core.fleet.host_answers import Applied
@@ -199,17 +202,23 @@ def test_an_answer_of_the_wrong_shape_fails_its_host_only():
     link.proc.wait()
 
 
+def saved_compare() -> CompareDoc:
+    doc = read_experiment(json.loads((Path(__file__).parents[2] / "data/saved/experiment.json").read_text()), "x")
+    assert isinstance(doc, CompareDoc)
+    return doc
+
+
 def test_a_run_that_would_not_read_back_fails_its_host_before_it_is_kept():
     link = link_to("true")
-    link.run.doc = json.loads((Path(__file__).parents[2] / "data/saved/experiment.json").read_text())
-    run = {**link.run.doc["runs"][0], "config": {"scheduler": 5}}
+    link.run.doc = saved_compare()
+    run = replace(link.run.doc.runs[0], config={"scheduler": 5})
     with pytest.raises(LinkLost, match="do not read as a compare"):
         _check_run(link, run)
-    _check_run(link, link.run.doc["runs"][0])  # a run as iosched writes it passes
+    assert _check_run(link, link.run.doc.runs[0]) == link.run.doc.runs[0]  # a run as iosched writes it passes
 
 
 def test_hosts_that_cannot_be_reached_keep_their_saved_runs(tmp_path):
-    saved = json.loads((Path(__file__).parents[2] / "data/saved/experiment.json").read_text())
+    saved = saved_compare()
     plan = Lockstep(parse_variants("none,mq-deadline"), "none,mq-deadline", CATALOG["randread-q16t2"], 1.0, 3, 0.0,
                     ssh=str(tmp_path / "no-such-ssh"), first=4, saved={"h1": saved})
     heard = []

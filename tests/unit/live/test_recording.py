@@ -26,6 +26,6 @@ def test_a_recording_is_made_new_and_never_through_a_link_another_user_planted(o
     recorder = Recorder(mine, None, 1.0, tree.root)
     recorder.step()
     recorder.close()
-    assert load(mine).header["interval"] == 1.0
+    assert load(mine).header.interval == 1.0
     with pytest.raises(BadInput, match="exists"):
         Recorder(mine, None, 1.0, tree.root)
