@@ -82,7 +82,7 @@ def test_until_verdict_stops_at_the_boundary(loopdev, tmp_path):
     need_real("fio")
     save = tmp_path / "seq.json"
     r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "1",
-                "--until-verdict", "--max-runs", "8", "--settle", "0.2", "--save", str(save), timeout=180)
+                "--until-verdict", "--max-runs", "8", "--settle", "0.2", "--save", str(save), "--details", timeout=180)
     assert r.returncode == 0, r.stderr
     doc = json.loads(save.read_text())
     assert doc["sequential"]["looks"] == [4, 6, 8] and doc["sequential"]["level"] < 0.05
