@@ -19,9 +19,8 @@ from iosched.core.documents.document import (
 )
 from iosched.core.documents.metrics import METRICS, metric_label, metric_words, ordered_metrics, roles_of
 from iosched.core.kernel.device_doc import DeviceDoc
-from iosched.core.load.replay_lag import seconds_text
 from iosched.core.present.sentences import comparison_sentence
-from iosched.core.present.summary import MORE, rank_words, split_words, summary_lines
+from iosched.core.present.summary import MORE, rank_words, replay_timing, split_words, summary_lines
 from iosched.core.statistics.verdict import cmd_metrics_of, relative_text
 
 
@@ -143,22 +142,6 @@ def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool =
     else:
         lines += verdict_lines
     return "\n".join(lines) + "\n"
-
-
-def replay_timing(doc: ExperimentDoc) -> str | None:
-    """A timed replay's runs against the capture's timing in one line (None for anything else): how far behind
-    they fell, and how many fell past the bound that makes a run invalid."""
-    lags = [r.replay for r in doc.runs if r.replay is not None]
-    if not lags:
-        return None
-    worst = max(x.lag_s for x in lags)
-    behind = [x for x in lags if x.lag_s > x.bound_s]
-    if not behind:
-        return (f"timed replay: every run kept the capture's timing to within {seconds_text(worst)} "
-                f"(a run more than {seconds_text(max(x.bound_s for x in lags))} behind would be invalid)")
-    return (f"timed replay: {len(behind)} of {len(lags)} run(s) fell behind the capture's timing by more than "
-            f"{seconds_text(min(x.bound_s for x in behind))} (up to {seconds_text(worst)}) and are invalid: the "
-            "device or this machine could not keep the captured pace")
 
 
 _SHORT = {"fairness_jain": "Jain index", "share_min_max": "min/max share"}

@@ -24,6 +24,7 @@ from iosched.core.documents.document import (
     RunSplitDoc,
 )
 from iosched.core.documents.metrics import ROLE_WORDS, metric_label, metric_words, roles_of, split_metric
+from iosched.core.load.replay_lag import seconds_text
 from iosched.core.present.sentences import (
     better_way,
     comparison_sentence,
@@ -346,11 +347,29 @@ def _twins(a: str, b: str) -> bool:
 
 
 def note_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
-    """What matters to the verdict beside it: a busy machine, invalid runs, an unbalanced order, one line each."""
+    """What matters to the verdict beside it: a busy machine, invalid runs, an unbalanced order, a timed replay that
+    fell behind, one line each."""
     notes = [n for n in judgement.notes if not n.startswith(PLANNING_NOTES)]
-    lines = [f"note: {n}" for n in dict.fromkeys([*notes, *doc.notes])]
+    timing = replay_timing(doc)
+    lines = [f"note: {n}" for n in dict.fromkeys([*([timing] if timing else []), *notes, *doc.notes])]
     bad = judgement.invalid
     lines += [f"invalid: {b}" for b in bad[:MAX_INVALID]]
     if len(bad) > MAX_INVALID:
         lines.append(f"invalid: and {len(bad) - MAX_INVALID} more runs (--details)")
     return lines
+
+
+def replay_timing(doc: ExperimentDoc) -> str | None:
+    """A timed replay's runs against the capture's timing in one line (None for anything else): how far behind
+    they fell, and how many fell past the bound that makes a run invalid."""
+    lags = [r.replay for r in doc.runs if r.replay is not None]
+    if not lags:
+        return None
+    worst = max(x.lag_s for x in lags)
+    behind = [x for x in lags if x.lag_s > x.bound_s]
+    if not behind:
+        return (f"timed replay: every run kept the capture's timing to within {seconds_text(worst)} "
+                f"(a run more than {seconds_text(max(x.bound_s for x in lags))} behind would be invalid)")
+    return (f"timed replay: {len(behind)} of {len(lags)} run(s) fell behind the capture's timing by more than "
+            f"{seconds_text(min(x.bound_s for x in behind))} (up to {seconds_text(worst)}) and are invalid: the "
+            "device or this machine could not keep the captured pace")

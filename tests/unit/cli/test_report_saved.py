@@ -66,3 +66,32 @@ def test_the_summary_of_a_saved_compare_says_its_verdict_first_in_a_few_lines(pa
     assert any(w in line for line in lines[1:5] for w in verdict), out
     assert "Secondary metrics" not in out and "bars to the mean" not in out  # those are --details
     assert lines[-1].startswith("--details: every metric")
+
+
+def test_report_names_runs_that_fall_in_two_groups_and_says_nothing_of_them_otherwise(tmp_path: Path) -> None:
+    """A saved compare whose mq-deadline runs are made two groups (two near 75k IOPS, two near 7k, as bfq's
+    interactive raise catches a reader in some runs and not others): `report` names them with their counts and
+    makes no promise that more runs would settle it; the file as saved (runs that agree) says nothing of groups."""
+    doc = json.loads((SAVED / "sequential.json").read_text())
+    code, out, err = call("report", str(SAVED / "sequential.json"))
+    assert code == 0, err
+    assert "group" not in out and "stands apart" not in out and "not reliable" not in out, out
+    iops = iter([75316.0, 7100.0, 68417.0, 6900.0])
+    for run in doc["runs"]:
+        if run["variant"] == "mq-deadline":
+            run["metrics"]["iops"] = next(iops)
+    split = tmp_path / "split.json"
+    split.write_text(json.dumps(doc))
+    code, out, err = call("report", str(split))
+    assert code == 0, err
+    lines = out.splitlines()
+    said = [ln for ln in lines[:6] if "runs fall in two groups" in ln]
+    assert said == ["  mq-deadline: runs fall in two groups in IOPS — 2 of 4 at 6.9k–7.1k, 2 at 68.4k–75.3k; "
+                    "the difference from none is not reliable"], out
+    assert "planning: about" not in out and "the smallest difference these runs could have shown" not in out
+    # The runs strip shows the two groups: two runs at the low end of the IOPS axis, two far from them.
+    row = next(ln for ln in lines if ln.startswith("  mq-deadline ") and "•" in ln)
+    dots = row.split()[1]
+    assert dots.startswith("2" + "·" * 20) and dots.count("•") == 2, row
+    code, details, err = call("report", str(split), "--details")
+    assert code == 0 and "runs fall in two groups" in details, err
