@@ -15,7 +15,6 @@ from doc_support import experiment_doc
 from textual.widgets import Input, Select
 from tui_support import SteppedSampler, populated_tree, screen_text, set_counters
 
-from iosched.core.base.encode import encode
 from iosched.core.documents.document import ExperimentDoc
 from iosched.core.experiment.events import Progress, RunEnded
 from iosched.core.experiment.variants import plan_order
