@@ -29,7 +29,14 @@ from iosched.core.documents.metrics import metric_words
 from iosched.core.statistics.holm_intervals import LogComparison, holm_intervals
 from iosched.core.statistics.matrix_sequential import METHOD, cell_estimate, state
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, holm, log_ratio_welch, runs_needed, summarize
-from iosched.core.statistics.verdict import PLANNING_RATIO, agreeing_interval, effect_words, fmt_p, summary_doc
+from iosched.core.statistics.verdict import (
+    PLANNING_RATIO,
+    agreeing_interval,
+    effect_words,
+    fmt_p,
+    level_text,
+    summary_doc,
+)
 
 Estimates = dict[tuple[str, str], RatioEstimate | CannotJudge]
 
@@ -212,9 +219,17 @@ def _cell_verdict(c: CellDoc, metric: str, label: str, e: RatioEstimate | Cannot
     if c.significant:
         at = f", decided at {c.decided_at} runs" if c.decided_at else ""
         return f"{c.workload}: {effect_words(metric, c.baseline, c.variant, e)}, {p}{at}"
-    lo, hi = e.ci_low, e.ci_high
+    # The 95% CI where it holds no change; else the interval that carries the matrix's correction (a judgement of
+    # today's, which holds it) or, in an older one without it, what holds.
+    shown = (*c.interval, c.interval_level) if c.interval is not None and c.interval_level is not None else None
+    lo, hi, level = e.ci_low, e.ci_high, 0.95
+    if not lo <= 1.0 <= hi and shown is not None:
+        lo, hi, level = shown
+    if not lo <= 1.0 <= hi:
+        return (f"{c.workload}: {label} {_pct(e.ratio)} before correcting for the matrix's comparisons "
+                f"(95% CI {_pct(lo)} to {_pct(hi)}); not significant after, {p}")
     return (f"{c.workload}: no significant difference in {label} ({_pct(e.ratio)}, "
-            f"95% CI {_pct(lo)} to {_pct(hi)}), {p}")
+            f"{level_text(level)} CI {_pct(lo)} to {_pct(hi)}), {p}")
 
 
 def variant_sentence(cells: list[CellDoc], variant: str) -> str:

@@ -141,8 +141,11 @@ def effect_words(metric: str, baseline: str, variant: str, e: RatioEstimate) -> 
 
 
 def _sentence(metric: str, baseline: str, variant: str, e: RatioEstimate | CannotJudge, p_adj: float | None,
-              significant: bool, adjusted: bool, better: str | None = None) -> str:
-    """``better``: "higher" or "lower" when the user said which way a command's figure is better."""
+              significant: bool, adjusted: bool, better: str | None = None, family: int | None = None,
+              shown: tuple[float, float, float] | None = None) -> str:
+    """``better``: "higher" or "lower" when the user said which way a command's figure is better; ``shown``: the
+    interval a not significant comparison's words show (low, high, level: one that carries its correction), else its
+    95% CI, which carries none (``family``: the comparisons the correction covers)."""
     label = metric_label(metric)
     if isinstance(e, CannotJudge):
         return f"{variant} vs {baseline}, {label}: cannot judge ({e.reason})"
@@ -151,8 +154,25 @@ def _sentence(metric: str, baseline: str, variant: str, e: RatioEstimate | Canno
     if significant:
         judged = "" if better is None else (": better" if (e.ratio > 1) == (better == "higher") else ": worse")
         return f"{effect_words(metric, baseline, variant, e)}, {p_text}{judged}"
-    return (f"{variant} vs {baseline}: no significant difference in {label}: {signed_percent(e.ratio)} "
-            f"(95% CI {signed_percent(e.ci_low)} to {signed_percent(e.ci_high)}), {p_text}")
+    low, high, level = shown if shown is not None else (e.ci_low, e.ci_high, 0.95)
+    return nothing_words(variant, baseline, label, e.ratio, (low, high, level), p_text,
+                         None if shown is not None else family)
+
+
+def nothing_words(variant: str, baseline: str, label: str, ratio: float, shown: tuple[float, float, float],
+                  p_text: str, family: int | None) -> str:
+    """A difference not called significant, in words that agree with the interval beside them: "no significant
+    difference" only beside one that holds no change; beside one that leaves it out (an interval before the
+    correction its p-value carries: ``family`` comparisons, None when it carries it), what holds: "-42% before
+    correcting for 10 comparisons (95% CI -53% to -30%); not significant after"."""
+    low, high, level = shown
+    interval = f"({level_text(level)} CI {signed_percent(low)} to {signed_percent(high)})"
+    if low <= 1.0 <= high:
+        return (f"{variant} vs {baseline}: no significant difference in {label}: {signed_percent(ratio)} {interval}, "
+                f"{p_text}")
+    before = f"before correcting for {family} comparisons" if family is not None and family > 1 else "before correction"
+    return (f"{variant} vs {baseline}, {label}: {signed_percent(ratio)} {before} {interval}; not significant after, "
+            f"{p_text}")
 
 
 # --- values from the runs ------------------------------------------------------------------------------------
@@ -305,7 +325,8 @@ def judge(doc: ExperimentDoc, alpha: float = 0.05, primary: str | None = None, s
     for (k, v, e), hp in zip(sec, sec_p, strict=True):
         p_adj = None if hp is None else max(gate, hp)
         sig = p_adj is not None and p_adj < alpha
-        c = comparison(k, base, v, False, e, p_adj, sig, _sentence(k, base, v, e, p_adj, sig, True, better.get(k)))
+        c = comparison(k, base, v, False, e, p_adj, sig,
+                       _sentence(k, base, v, e, p_adj, sig, True, better.get(k), family=family))
         if isinstance(e, RatioEstimate):  # before correction, at the level the p-value is compared with
             c = replace(c, interval=_at_level(e, 1.0 - alpha), interval_level=1.0 - alpha, family=family)
         comps.append(c)
@@ -402,9 +423,13 @@ def _primary_comparisons(sample: Sample, metric: str, alpha: float,
         sig = hp is not None and hp < level
         c = comparison(metric, base, v, True, prim[v], p_adj, sig,
                        _sentence(metric, base, v, prim[v], p_adj, sig, adjusted, better))
+        e = prim[v]
         if (h := consistent.get(v)) is not None:
             c = replace(c, interval=agreeing_interval(h, sig), interval_level=h.level, family=len(judged))
-        e = prim[v]
+            if not sig and c.interval is not None and isinstance(e, RatioEstimate) and not e.ci_low <= 1 <= e.ci_high:
+                # Its 95% CI leaves out no change, its p-value is corrected: the words show the corrected interval.
+                c = replace(c, verdict=_sentence(metric, base, v, e, p_adj, sig, adjusted, better,
+                                                 shown=(*c.interval, h.level)))
         if values is not None and isinstance(e, RatioEstimate):
             c = replace(c, rank=_rank(values[base].get(metric, []), values[v].get(metric, []), e, alpha))
         out.append(c)

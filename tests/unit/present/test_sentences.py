@@ -6,15 +6,21 @@ summary's verdict lines, the details page, the fleet's pooled rows and a fleet m
 
 from __future__ import annotations
 
+import math
+import random
 import re
+from dataclasses import replace
 
+from doc_support import experiment_doc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iosched.core.documents.document import CellVerdictDoc, ComparisonDoc, PooledRowDoc
+from iosched.core.documents.document import CellVerdictDoc, ComparisonDoc, ExperimentDoc, PooledRowDoc
 from iosched.core.present.fleet_report import cell_sentence
+from iosched.core.present.report import text_report
 from iosched.core.present.sentences import Shown, comparison_sentence, pooled_sentence, shown_interval
-from iosched.core.present.summary import no_difference
+from iosched.core.present.summary import no_difference, summary_lines
+from iosched.core.statistics.verdict import judge
 
 NOTHING = ("no significant difference", "no difference we could see")
 METRICS = ["iops", "mb_s", "clat_p99_us", "cpu_us_per_io", "fg:clat_p50_us", "bg:mb_s", "wall_s"]
@@ -123,3 +129,44 @@ def test_the_issues_sentence_is_written_as_what_holds():
                       interval=(0.47, 0.70), interval_level=0.95, family=10)
     assert comparison_sentence(c) == ("bfq vs none, MB/s: -42% before correcting for 10 comparisons (95% CI -53% to "
                                       "-30%); not significant after, adjusted p=0.08")
+
+
+@st.composite
+def judged(draw: st.DrawFn) -> ExperimentDoc:
+    """A compare of 2-3 variants, 2-5 runs each, judged as `compare` judges one: effects from none to several-fold
+    on each metric, noise from 1% to 60%, so comparisons land on every side of the correction."""
+    labels = ["none", "mq-deadline", "bfq"][: draw(st.integers(2, 3))]
+    n = draw(st.integers(2, 5))
+    base = {"iops": 150e3, "mb_s": 600.0, "clat_mean_us": 210.0, "clat_p99_us": 900.0, "cpu_us_per_io": 18.0}
+    effect = {(lb, k): draw(st.floats(0.3, 3.0)) if lb != labels[0] else 1.0 for lb in labels for k in base}
+    noise = draw(st.floats(0.01, 0.6))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rnd = random.Random(seed)
+    runs = []
+    for i in range(n * len(labels)):
+        lb = labels[i % len(labels)]
+        m = {k: v * effect[(lb, k)] * math.exp(rnd.gauss(0.0, noise)) for k, v in base.items()}
+        runs.append({"index": i, "variant": lb, "metrics": m})
+    doc = experiment_doc({"variants": [{"label": lb} for lb in labels], "runs": runs, "repeat": n, "kind": "compare",
+                          "order": [r["variant"] for r in runs], "device": {"name": "loop0"}, "kernel": "6.18",
+                          "workload": {"job": {"name": "randread-q16t2"}}})
+    return replace(doc, judgement=judge(doc, alpha=draw(st.sampled_from([0.01, 0.05, 0.1]))))
+
+
+def no_nothing_beside_an_interval_without_no_change(line: str) -> None:
+    if any(w in line for w in NOTHING) and "before correct" not in line:
+        assert all(lo <= 1.0 <= hi for lo, hi in _ends(line)), line
+
+
+@settings(max_examples=60, deadline=None)
+@given(judged())
+def test_every_line_of_a_judged_compare_holds_the_rule(doc):
+    """The judge's own sentences (--json's `verdict`), the summary and the details page, on judged runs."""
+    j = doc.judgement
+    assert j is not None
+    for c in j.comparisons:
+        no_nothing_beside_an_interval_without_no_change(c.verdict)
+        if not c.significant and c.ratio is not None and any(w in c.verdict for w in NOTHING):
+            assert _ends(c.verdict), c.verdict  # it shows the interval it speaks of
+    for line in [*summary_lines(doc, j), *text_report(doc, j, details=True).splitlines()]:
+        no_nothing_beside_an_interval_without_no_change(line)
