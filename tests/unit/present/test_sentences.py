@@ -2,7 +2,8 @@
 significant difference" (or "no difference we could see") beside an interval that leaves out no change unless it
 says that interval is before correction; none calls a difference significant beside one that holds it unless it
 says so. Over generated judgements: compare's comparisons (primary and secondary, old files' bare 95% CI), the
-summary's verdict lines, the details page, the fleet's pooled rows and a fleet matrix's cells."""
+summary's verdict lines, the details page, the judge's own (--json), a matrix's page and cells, the fleet's
+pooled rows and a fleet matrix's cells."""
 
 from __future__ import annotations
 
@@ -11,15 +12,17 @@ import random
 import re
 from dataclasses import replace
 
-from doc_support import experiment_doc
+from doc_support import experiment_doc, matrix_doc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from iosched.core.documents.document import CellVerdictDoc, ComparisonDoc, ExperimentDoc, PooledRowDoc
+from iosched.core.documents.document import CellVerdictDoc, ComparisonDoc, ExperimentDoc, MatrixDoc, PooledRowDoc
 from iosched.core.present.fleet_report import cell_sentence
+from iosched.core.present.matrix import matrix_text
 from iosched.core.present.report import text_report
 from iosched.core.present.sentences import Shown, comparison_sentence, pooled_sentence, shown_interval
 from iosched.core.present.summary import no_difference, summary_lines
+from iosched.core.statistics.matrix_judge import judge_matrix
 from iosched.core.statistics.verdict import judge
 
 NOTHING = ("no significant difference", "no difference we could see")
@@ -169,4 +172,41 @@ def test_every_line_of_a_judged_compare_holds_the_rule(doc):
         if not c.significant and c.ratio is not None and any(w in c.verdict for w in NOTHING):
             assert _ends(c.verdict), c.verdict  # it shows the interval it speaks of
     for line in [*summary_lines(doc, j), *text_report(doc, j, details=True).splitlines()]:
+        no_nothing_beside_an_interval_without_no_change(line)
+
+
+@st.composite
+def judged_matrix(draw: st.DrawFn) -> MatrixDoc:
+    """A matrix of 2-4 workloads x 2-3 variants, 2-4 runs a cell, judged as `compare --jobs` judges one."""
+    labels = ["none", "mq-deadline", "bfq"][: draw(st.integers(2, 3))]
+    names = [f"w{k}" for k in range(draw(st.integers(2, 4)))]
+    n = draw(st.integers(2, 4))
+    effect = {(w, lb): draw(st.floats(0.3, 3.0)) if lb != labels[0] else 1.0 for w in names for lb in labels}
+    noise = draw(st.floats(0.01, 0.6))
+    rnd = random.Random(draw(st.integers(0, 2**32 - 1)))
+    runs = []
+    for _ in range(n):
+        for w in names:
+            for lb in labels:
+                m = {k: v * effect[(w, lb)] * math.exp(rnd.gauss(0.0, noise))
+                     for k, v in (("iops", 150e3), ("clat_p99_us", 900.0))}
+                runs.append({"slot": len(runs), "workload": w, "variant": lb, "metrics": m})
+    doc = matrix_doc({"variants": [{"label": lb} for lb in labels], "runs": runs, "repeat": n,
+                      "workloads": [{"name": w} for w in names]})
+    return replace(doc, judgement=judge_matrix(doc, alpha=draw(st.sampled_from([0.01, 0.05, 0.1]))))
+
+
+@settings(max_examples=40, deadline=None)
+@given(judged_matrix())
+def test_every_line_of_a_judged_matrix_holds_the_rule(doc):
+    """A matrix's cells' sentences (--json's), and its page: a sentence with no interval says nothing the table
+    beside it contradicts, since a cell's interval carries the matrix's correction (* exactly when it leaves out 1)."""
+    j = doc.judgement
+    assert j is not None
+    for c in j.cells:
+        if c.verdict is not None:
+            no_nothing_beside_an_interval_without_no_change(c.verdict)
+        if not c.is_baseline and c.interval is not None:
+            assert c.significant == (not c.interval[0] <= 1.0 <= c.interval[1]), c
+    for line in matrix_text(doc, j).splitlines():
         no_nothing_beside_an_interval_without_no_change(line)
