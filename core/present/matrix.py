@@ -118,7 +118,9 @@ def role_columns(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> list[str]:
             if role is not None or k in ("fairness_jain", "share_min_max"):
                 wanted.append(k)
         wanted.append("fairness_jain")
-    return [k for k in ordered_metrics(dict.fromkeys(wanted)) if k in have]
+    ordered = [k for k in ordered_metrics(dict.fromkeys(wanted)) if k in have]
+    # Each role's figures first, how evenly they shared after them (the table docs/contention.md shows).
+    return sorted(ordered, key=lambda k: split_metric(k)[0] is None)
 
 
 def role_table(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> list[str]:
