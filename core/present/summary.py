@@ -107,7 +107,7 @@ def verdict_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     splits = [g for g in judgement.run_groups if g.metric == metric]
     base = doc.variants[0].label if doc.variants else ""
     lines += [f"  {split_words(g, base)}" for g in splits]
-    lines += [f"  {line}" for c in primary if (line := rank_words(c))]
+    lines += [f"  {line}" for c in primary if (line := rank_words(c, directions=False))]
     if same and not splits and judgement.detectable is not None:
         r = judgement.detectable
         lines.append(f"  the smallest difference these runs could have shown: +{_pct(r - 1)} or -{_pct(1 - 1 / r)} "
@@ -181,10 +181,14 @@ def split_words(g: RunSplitDoc, baseline: str) -> str:
             f"{range_text(g.metric, high.low, high.high)}; {after}")
 
 
-def rank_words(c: ComparisonDoc) -> str:
-    """The rank cross-check where it parts from the t-test on log values (nothing otherwise)."""
+def rank_words(c: ComparisonDoc, directions: bool = True) -> str:
+    """The rank cross-check where it parts from the t-test on log values (nothing otherwise); ``directions``:
+    False says nothing when all that parts them is the direction of two differences neither test finds (a
+    summary's noise; the details page says it)."""
     r = c.rank
     if r is None or not r.disagrees or c.p_value is None:
+        return ""
+    if not directions and r.disagrees == ["opposite directions"]:
         return ""
     how = {"t-test only": "only the t-test finds a difference", "rank test only": "only the ranks find a difference",
            "opposite directions": "the two point opposite ways"}
