@@ -7,19 +7,17 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from iosched.cli.progress import ProgressPrinter
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
-from iosched.core.base.units import si
 from iosched.core.documents.document import MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.params import Variant, parse_variants
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Cancelled
-from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunStarted, SaveFailed
 from iosched.core.experiment.matrix import MatrixPlan, check_resumable, done_slots, format_duration, load_matrix
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest, all_invalid
@@ -147,11 +145,14 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
                   f"{len(todo)} to go; estimated {eta}", file=sys.stderr)
 
     saver = ResultFile(Path(save), keep_empty=True) if save else None
-    printer = _printer(args.json or args.csv)
+    printer = ProgressPrinter(quiet=args.json or args.csv, lines=getattr(args, "details", False))
     resumed = args.resume
     experiment.on_target = announce
     experiment.reload = (lambda: load_matrix(resumed)) if resumed else None
-    outcome = service.run(experiment, saver, printer)
+    try:
+        outcome = service.run(experiment, saver, printer)
+    finally:
+        printer.close()
     if outcome.save_error and not printer.warned:  # a failed save still shows the result, once
         print(f"iosched: warning: the result could not be saved to {outcome.save_error}", file=sys.stderr)
     if outcome.status != "final":
@@ -162,62 +163,6 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     assert isinstance(outcome.doc, MatrixDoc) and outcome.doc.judgement is not None  # runs made: judged
     render_matrix(outcome.doc, outcome.doc.judgement, args)
     return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(outcome.doc) else 0
-
-
-class _Printer:
-    """The matrix's progress on stderr; remembers whether a save failure was said already."""
-
-    def __init__(self, quiet: bool) -> None:
-        self.quiet = quiet
-        self.warned = False
-        self.on_event = _progress(quiet)
-
-    def __call__(self, e: Event) -> None:
-        if isinstance(e, SaveFailed):
-            self.warned = True
-            print(f"iosched: warning: the result could not be saved to {e.text}; the matrix goes on unsaved",
-                  file=sys.stderr)
-            return
-        self.on_event(e)
-
-
-def _printer(quiet: bool) -> _Printer:
-    return _Printer(quiet)
-
-
-def _progress(quiet: bool) -> Callable[[Event], None]:
-    tty = sys.stderr.isatty()
-
-    def show(line: str, end: bool) -> None:
-        if tty:
-            print("\r" + line + "\033[K", file=sys.stderr, end="\n" if end else "", flush=True)
-        elif end:
-            print(line, file=sys.stderr, flush=True)
-
-    eta = [""]  # the matrix's ETA as of the last run start, repeated on the live line
-
-    def on_event(e: Event) -> None:
-        if quiet and not isinstance(e, Note):
-            return
-        if isinstance(e, RunStarted):
-            eta[0] = f"  ETA {e.eta}" if e.eta else ""
-            show(f"run {e.index + 1}/{e.total} {e.label}  starting{eta[0]}", False)
-        elif isinstance(e, Progress):
-            p = e.progress
-            show(f"run {e.index + 1}/{e.total} {e.label}  {p.elapsed:4.1f}s  fio {si(p.iops)} IOPS {p.mb_s:.1f} "
-                 f"MB/s{eta[0]}", False)
-        elif isinstance(e, RunEnded):
-            m = e.run.metrics
-            bad = "" if e.run.valid else f"  INVALID: {e.run.invalid_reason}"
-            left = f"  ETA {e.eta}" if e.eta else ""
-            main = f"IOPS {si(m.get('iops'))}  {si(m.get('mb_s'))} MB/s"
-            if e.run.startup is not None:  # a start-up: its time, or that it was ended at the cap
-                main = f"start-up {e.run.startup.sentence()}  bg {si(m.get('bg:mb_s'))} MB/s"
-            show(f"run {e.index + 1}/{e.total} {e.label}  {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{bad}{left}",
-                 True)
-        elif isinstance(e, Note):
-            print(f"iosched: {e.text}", file=sys.stderr, flush=True)
-    return on_event
 
 
 # --- output -------------------------------------------------------------------------------------------------

@@ -127,6 +127,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="live alternation: one continuous run, switching every S seconds")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="length of a live alternation (default 60s)")
     s.add_argument("--csv", action="store_true", help="one row per run")
+    s.add_argument("--details", action="store_true",
+                   help="every metric's table, every comparison, the charts and each run's line (default: the "
+                        "verdict, one table of the figures that decide it with each run as a dot, the trade-offs)")
     s.add_argument("--save", help="write everything needed to re-judge to this JSON file (after every run)")
     plot_opts(s)
     s.set_defaults(func=lazy_command("iosched.cli.workloads", "cmd_compare"))
@@ -164,5 +167,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--json", action="store_true",
                    help="JSON: an experiment's verdict and comparisons, or a recording's intervals")
     s.add_argument("--csv", action="store_true", help="CSV: one row per run, or per interval of a recording")
+    s.add_argument("--details", action="store_true",
+                   help="an experiment's every metric, every comparison and the charts (default: its summary)")
     plot_opts(s)
     s.set_defaults(func=lazy_command("iosched.cli.workloads", "cmd_report"))

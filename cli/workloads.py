@@ -11,18 +11,18 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
+from iosched.cli.progress import ProgressPrinter
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
 from iosched.core.base.units import human_size, si
 from iosched.core.documents.document import ExperimentDoc, JudgementDoc, MatrixDoc
-from iosched.core.documents.metrics import METRIC_NAMES, is_metric, metric_label, roles_of
+from iosched.core.documents.metrics import METRIC_NAMES, is_metric, metric_label
 from iosched.core.documents.params import Variant, parse_variants
 from iosched.core.documents.saved import MAX_SAVED_BYTES, decode_json, kind_of, read_experiment
 from iosched.core.experiment import service
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.control import Cancelled
-from iosched.core.experiment.events import Event, Note, Progress, RunEnded
 from iosched.core.experiment.matrix import decode_matrix
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Workload
@@ -34,11 +34,10 @@ from iosched.core.load.fio_group import check_cgroup_jobs, run_fio
 from iosched.core.load.iolog import is_capture
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, load_job, space_needed
 from iosched.core.load.replay import ReplayRequest
-from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
-from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.startup_replay import StartupJob, startup_job
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.present.report import experiment_json, runs_csv, text_report
+from iosched.core.present.summary import MORE
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics import planning
 from iosched.core.statistics.matrix_judge import as_matrix, judge_matrix
@@ -181,39 +180,6 @@ def cmd_run(args: argparse.Namespace) -> int:
 # --- compare / report ---------------------------------------------------------------------------------------
 
 
-def _printer(quiet: bool, own: list[CmdMetric] | None = None) -> Callable[[Event], None]:
-    """Progress on stderr; ``own``: the figures read from a command's output, shown first on each run's line."""
-    tty = sys.stderr.isatty()
-
-    def on_event(e: Event) -> None:
-        if quiet and not isinstance(e, Note):
-            return
-        if isinstance(e, Progress):
-            total = f"{e.index + 1}/{e.total}" if e.total else f"{e.index + 1}"
-            line = f"run {total} {e.label:<14} " + _live(e.progress, None)
-            print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
-        elif isinstance(e, RunEnded):
-            m = e.run.metrics
-            bad = "" if e.run.valid else f"  INVALID: {e.run.invalid_reason}"
-            main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
-            if e.run.startup is not None:  # a start-up: its time, or that it was ended at the cap
-                main = f"start-up {e.run.startup.sentence()}"
-            main = "".join(f"{r.name} {si(m.get(r.name))}  " for r in own or []) + main
-            if (lag := m.get(REPLAY_LAG)) is not None:  # a timed replay: how far behind the capture's timing it ended
-                main += f"  replay lag {seconds_text(lag)}"
-            # Each role's rate and tail: what a contention job is about.
-            roles = "".join(f"  {r} {si(m.get(f'{r}:iops'))} IOPS p99 {si(m.get(f'{r}:clat_p99_us'))} µs"
-                            for r in roles_of(m))
-            line = (f"run {e.index + 1}/{e.total} {e.label:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs"
-                    f"{roles}{bad}")
-            print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, flush=True)
-            for text in e.lines:  # the interim estimates, this run included
-                print(f"    so far: {text}", file=sys.stderr, flush=True)
-        elif isinstance(e, Note):
-            print(f"iosched: {e.text}", file=sys.stderr, flush=True)
-    return on_event
-
-
 def _check_metric(name: str | None, declared: list[CmdMetric] | None = None) -> None:
     """--metric: one iosched measures (ROLE:METRIC too), or a figure a --cmd-metric reads."""
     if name is None or name in [m.name for m in declared or []] or is_metric(name):
@@ -273,7 +239,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     plan = _compare_plan(args)
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
     plan.on_target = _say_target
-    outcome = service.run(plan, saver, _printer(args.json or args.csv, plan.cmd_metrics))
+    printer = ProgressPrinter(quiet=args.json or args.csv, lines=args.details, own=plan.cmd_metrics)
+    try:
+        outcome = service.run(plan, saver, printer)
+    finally:
+        printer.close()  # the live line: the result follows on a clean screen
     if outcome.status != "final":
         if saver is not None and outcome.saved is not None:
             print(f"iosched: the {outcome.finished_runs} finished run(s) were saved to {args.save} "
@@ -313,7 +283,11 @@ def _plan(args: argparse.Namespace) -> int:
     print(f"iosched: pilot: {PILOT_RUNS} runs per variant of {what}, to "
           "measure the noise", file=sys.stderr)
     plan.on_target = _say_target
-    outcome = service.run(plan, None, _printer(args.json, plan.cmd_metrics))
+    printer = ProgressPrinter(quiet=args.json, lines=args.details, own=plan.cmd_metrics)
+    try:
+        outcome = service.run(plan, None, printer)
+    finally:
+        printer.close()
     if outcome.status != "final":
         raise outcome.error or Cancelled("cancelled")
     assert not isinstance(outcome.doc, MatrixDoc)
@@ -426,14 +400,18 @@ def cmd_report(args: argparse.Namespace) -> int:
     reads = [CmdMetric(name, "") for name in cmd_metrics_of(experiment)]  # its command's own figures may be named
     _check_metric(args.metric, reads)
     verdict = judge(experiment, args.alpha, args.metric)
-    _render(experiment, verdict, args)
+    _render(experiment, verdict, args, REPORT_MORE)
     if args.plot or args.plot_file:
         matrix_view = as_matrix(experiment)
         plot_result(matrix_view, judge_matrix(matrix_view, args.alpha, args.metric), args)
     return 0
 
 
-def _render(doc: ExperimentDoc, verdict: JudgementDoc, args: argparse.Namespace) -> None:
+REPORT_MORE = "--details: every metric, every comparison and the charts; --json: all of it as data"
+
+
+def _render(doc: ExperimentDoc, verdict: JudgementDoc, args: argparse.Namespace, more: str = MORE) -> None:
+    """The result as --json, --csv, its summary (``more``: its last line, where the rest is) or --details."""
     if args.json:
         shown = replace(doc, primary_metric=verdict.primary_metric, status=verdict.status,
                         comparisons=verdict.comparisons, judgement=verdict)
@@ -441,4 +419,4 @@ def _render(doc: ExperimentDoc, verdict: JudgementDoc, args: argparse.Namespace)
     elif args.csv:
         sys.stdout.write(runs_csv(doc))
     else:
-        sys.stdout.write(text_report(doc, verdict))
+        sys.stdout.write(text_report(doc, verdict, details=bool(getattr(args, "details", False)), more=more))

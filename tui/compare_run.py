@@ -81,6 +81,8 @@ class RunView(Vertical):
         self.began = 0.0  # when this experiment (or its resumed part) started, and the runs done then
         self.done_at_start = 0
         self.done = 0
+        self.result: tuple[CompareDoc | AlternationDoc | MatrixDoc, Path | None] | None = None  # the one shown
+        self.details = False  # the result shown with every table and the charts
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="progress-row"):
@@ -95,6 +97,7 @@ class RunView(Vertical):
         self.began, self.done_at_start, self.done = time.monotonic(), done, done
         self.query_one(ProgressBar).update(total=total, progress=done)
         self.query_one("#report", Static).update("")
+        self.result = None
         self.so_far([])
 
     def show(self, e: Event) -> None:
@@ -164,15 +167,27 @@ class RunView(Vertical):
         assert p is not None
         self.status(f"now: {e.label}", f"fio {short_number(p.iops)} IOPS, clat {p.clat_mean_us or 0:.0f} µs", *dev)
 
-    def show_result(self, doc: CompareDoc | AlternationDoc | MatrixDoc, saved: Path | None) -> None:
-        """The result in the scrolling results pane, from its top (a second run's verdict too)."""
-        self.query_one("#report", Static).update(result_text(doc, saved))
+    def show_result(self, doc: CompareDoc | AlternationDoc | MatrixDoc, saved: Path | None,
+                    details: bool = False) -> None:
+        """The result in the scrolling results pane, from its top (a second run's verdict too): a compare's summary,
+        or with ``details`` its every table and charts; a matrix's table and charts."""
+        self.result = (doc, saved)
+        self.details = details
+        self.query_one("#report", Static).update(result_text(doc, saved, details))
         from iosched.tui.result_charts import ResultCharts  # plotext loads with the first result
 
         results = self.query_one("#results", VerticalScroll)
         results.query(ResultCharts).remove()
-        results.mount(ResultCharts(doc))
+        if details or isinstance(doc, MatrixDoc):
+            results.mount(ResultCharts(doc))
         results.scroll_home(animate=False)
+
+    def toggle_details(self) -> bool:
+        """A compare's result: the summary, or every table with the charts, and back. False: no result to show."""
+        if self.result is None or isinstance(self.result[0], MatrixDoc):
+            return False
+        self.show_result(*self.result, details=not self.details)
+        return True
 
     def page(self, pages: int) -> None:
         """The results a page down (or up: ``pages`` < 0)."""

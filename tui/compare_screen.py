@@ -55,12 +55,13 @@ class CompareScreen(Screen[None]):
         "alternation runs one load and switches every few seconds instead. The device is put back afterwards, "
         "also on Esc.\n"
         "[b]The verdict[/b] compares each scheduler with the baseline on IOPS (wall time for cmd:): the ratio "
-        "of the two with its 95% confidence interval, Holm-corrected across schedulers, or \"no significant "
-        "difference\" when the interval allows none. Other figures are shown alongside and called significant "
-        "only once the IOPS verdicts all are. \"cannot judge\" names what is missing (e.g. fewer than 2 "
-        "valid runs).\n"
-        "[b]Table[/b]: mean ± half-width of its 95% CI over the runs — wide with few repeats; more repeats "
-        "narrow it."
+        "of the two with its confidence interval, which carries the same Holm correction as the verdict (95% for "
+        "one comparison), or \"no difference we could see\" with the smallest difference the runs could have "
+        "shown. Runs that fall in two groups are named. \"cannot judge\" names what is missing (e.g. fewer than "
+        "2 valid runs).\n"
+        "[b]Table[/b]: per figure, each run as a dot on a log scale shared by the rows, the mean, and the "
+        "difference from the baseline when significant. ctrl+d: every metric with its 95% CI, every comparison "
+        "and the charts."
     )
     class RunStarted(Message):
         """A run began: the device now runs ``scheduler`` (a marker on its graphs)."""
@@ -84,6 +85,9 @@ class CompareScreen(Screen[None]):
                 tooltip="resume the unfinished matrix last saved for this device (shown when there is one)"),
         Binding("escape", "back", "Back / cancel",
                 tooltip="cancel a running experiment (the device is put back), else go back"),
+        # Priority: a text field's own ctrl+d (delete right) would take it; without a result it goes on to the field.
+        Binding("ctrl+d", "details", "Details", priority=True,
+                tooltip="a compare's result: every metric, every comparison and the charts, or back to its summary"),
         # Priority: the checklist's own page keys would take them, and the results are what needs paging.
         Binding("pagedown", "page_results(1)", "Results down", show=False, priority=True,
                 tooltip="scroll the results down"),
@@ -178,8 +182,13 @@ class CompareScreen(Screen[None]):
                              "ctrl+e resumes it")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # The resume key is shown only when there is something to resume.
+        # The resume key is shown only when there is something to resume, the details key with a compare's result.
+        if action == "details":
+            return not self.running and self.doc is not None and not isinstance(self.doc, MatrixDoc)
         return not (action == "resume" and (self.resumable is None or self.running))
+
+    def action_details(self) -> None:
+        self.view.toggle_details()
 
     def action_page_results(self, pages: int) -> None:
         self.view.page(pages)
@@ -302,6 +311,7 @@ class CompareScreen(Screen[None]):
             # The verdict comes first; the rest (secondary metrics, tables, charts) is further down.
             self.view.status("done; the device is back as it was · PgDn/PgUp scroll the results")
             self.view.show_result(message.doc, message.saved)
+            self.refresh_bindings()  # ctrl+d shows with a compare's result
             self._look_for_resumable(announce=False)  # a finished matrix is no longer on offer
         if message.save_error:
             self.notify(f"results are not saved: {message.save_error}", severity="warning", timeout=10)

@@ -271,6 +271,51 @@ class ComparisonDoc:
     verdict: str = field(metadata={"doc": "the comparison in one sentence"})
     cannot_judge: str | None
     n: tuple[Count, Count] | None = field(metadata={"doc": "runs (baseline, variant), or pairs, judged"})
+    interval: Pair | None = field(default=None, metadata={
+        "doc": "the interval its words show: the primary metric's carries the correction its p-value carries "
+               "(significant exactly when it leaves out 1); a secondary metric's is before correction, at 1 - alpha",
+        "absent": True})
+    interval_level: Statistic | None = field(default=None, metadata={"doc": "that interval's confidence",
+                                                                      "absent": True})
+    family: Count | None = field(default=None, metadata={"doc": "how many comparisons its correction covers",
+                                                          "absent": True})
+    rank: RankDoc | None = field(default=None, metadata={
+        "doc": "the primary metric's rank cross-check (repeated runs only)", "absent": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class RankDoc:
+    """A comparison by ranks beside the t-test on log values: Mann-Whitney U and the Hodges-Lehmann shift."""
+
+    u: Statistic = field(metadata={"doc": "pairs of runs (baseline, variant) where the variant's is higher"})
+    p_value: Statistic = field(metadata={"doc": "two-sided; exact without ties up to 40 runs"})
+    ratio: Statistic = field(metadata={"doc": "Hodges-Lehmann: the median ratio over every pair of runs"})
+    ci95: Pair | None = field(metadata={"doc": "its distribution-free 95% interval (null: too few runs for one)"})
+    disagrees: list[Literal["t-test only", "rank test only", "opposite directions"]] = field(
+        default_factory=list, metadata={"doc": "how it parts from the t-test at alpha (empty: it does not)",
+                                         "absent": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunGroupDoc:
+    """Runs on one side of a split: their places in the run order and their range."""
+
+    runs: list[Count] = field(metadata={"doc": "each run's index (its place in the run order, from 0)"})
+    low: Statistic
+    high: Statistic
+
+
+@dataclass(frozen=True, kw_only=True)
+class RunSplitDoc:
+    """One variant's runs of one metric that do not agree: two groups, or one run apart from the rest
+    (core/statistics/run_groups.py states the rule and its false-alarm rate)."""
+
+    variant: str
+    metric: str
+    kind: Literal["two groups", "outlier"]
+    n: Count = field(metadata={"doc": "the runs checked"})
+    groups: tuple[RunGroupDoc, RunGroupDoc] = field(metadata={"doc": "the lower values first"})
+    apart: Statistic = field(metadata={"doc": "how many times apart the two sides' nearest runs are"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -285,6 +330,12 @@ class JudgementDoc:
     comparisons: list[ComparisonDoc] = field(metadata={"item": "comparison"})
     invalid: list[str]
     notes: list[str]
+    run_groups: list[RunSplitDoc] = field(default_factory=list, metadata={
+        "doc": "each variant's metric whose runs fall in two groups or have one run apart", "item": "split",
+        "absent": True})
+    detectable: Statistic | None = field(default=None, metadata={
+        "doc": "the smallest ratio (above 1; its inverse below) the primary comparisons had 80% power to find at "
+               "Holm's first step, from the noise and runs seen (null: each was significant)", "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -321,6 +372,11 @@ class CellDoc:
         default=None, metadata={"doc": "--until-verdict: runs per cell at the look where it crossed the boundary",
                                 "absent": _not_sequential_cell})
     verdict: str | None = field(default=None, metadata={"doc": "absent on the baseline's cells", "absent": True})
+    interval: Pair | None = field(default=None, metadata={
+        "doc": "the ratio's interval carrying the matrix's correction: significant exactly when it leaves out 1",
+        "absent": True})
+    interval_level: Statistic | None = field(default=None, metadata={"doc": "that interval's confidence",
+                                                                      "absent": True})
 
     @property
     def is_baseline(self) -> bool:

@@ -34,6 +34,16 @@ class Progress:
 
 
 @dataclass(frozen=True)
+class Interim:
+    """A compare's interim estimate of one variant against the baseline on the primary metric (never a verdict)."""
+
+    variant: str
+    ratio: float
+    low: float  # its interval (95%, or the boundary's repeated one)
+    high: float
+
+
+@dataclass(frozen=True)
 class RunEnded:
     """A run finished: the run as its document holds it, and the interim estimates with it included."""
 
@@ -43,6 +53,8 @@ class RunEnded:
     run: RunDoc
     lines: tuple[str, ...] = ()  # a compare's interim lines ("interim, 4 runs per variant: …")
     eta: str = ""  # a matrix's time left after it
+    at: int = 0  # the complete runs per variant (or blocks) the interim lines are at: they change when it does
+    interim: tuple[Interim, ...] = ()  # the same estimates as numbers, for a line of its own
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from iosched.core.experiment.busy import BusyWatch
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import BACKGROUND
 from iosched.core.experiment.control import Cancelled, Control
-from iosched.core.experiment.events import Event, Note, RunEnded, RunStarted, SaveFailed
+from iosched.core.experiment.events import Event, Interim, Note, RunEnded, RunStarted, SaveFailed
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
 from iosched.core.experiment.results import new_result_path, result_lock, save_result
 from iosched.core.experiment.runner import Workload, run_experiment, why_ended
@@ -403,8 +403,9 @@ def _go(plan: ExperimentPlan, run: Running[LocalDoc]) -> LocalDoc:
     busy.before()
 
     def relay(e: Event) -> None:
-        if isinstance(e, RunEnded) and running is not None:
-            e = replace(e, lines=tuple(running.lines()))  # stop() has seen the run: the estimates include it
+        if isinstance(e, RunEnded) and running is not None:  # stop() has seen the run: the estimates include it
+            e = replace(e, lines=tuple(running.lines()), at=running.count,
+                        interim=tuple(Interim(*x) for x in running.interim()))
         if isinstance(e, RunStarted):
             busy.started()  # what was seen before: said once the first run starts
         run.emit(e)

@@ -9,9 +9,10 @@ escape codes.
 from __future__ import annotations
 
 from iosched.core.base.cells import printable
-from iosched.core.documents.document import FleetDoc, FleetMatrixDoc, PooledDoc
+from iosched.core.documents.document import CellVerdictDoc, FleetDoc, FleetMatrixDoc, PooledDoc, PooledRowDoc
 from iosched.core.documents.metrics import metric_label
 from iosched.core.present.report import hosts_runs_csv
+from iosched.core.present.sentences import comparison_sentence, pooled_sentence
 from iosched.core.statistics.fleet_verdict import pooled_hosts
 
 
@@ -51,13 +52,25 @@ def fleet_lines(doc: FleetDoc) -> list[str]:
     lines.append(f"per host ({metric_label(pooled.metric)}, against {pooled.baseline}):")
     lines += _per_host(pooled)
     lines.append("pooled:")
-    lines += [f"  {row.sentence}" for row in pooled.pooled]
+    lines += [f"  {row_sentence(pooled, row)}" for row in pooled.pooled]
     lines.append(f"  method: {pooled.method}, {pooled.correction}, alpha {pooled.alpha:g}")
     return [printable(line) for line in lines]  # hosts' words and a saved file's strings: never escape codes
 
 
 def _per_host(pooled: PooledDoc) -> list[str]:
-    return [f"  {h.host}: {c.verdict}" for h in pooled.hosts for c in h.judgement.comparisons if c.primary]
+    """Each host's own verdict on the primary metric, written from its numbers (core/present/sentences.py)."""
+    out = []
+    for h in pooled.hosts:
+        primary = [c for c in h.judgement.comparisons if c.primary]
+        adjusted = len(primary) > 1 or "sequential" in h.judgement.method
+        out += [f"  {h.host}: {comparison_sentence(c, adjusted=adjusted)}" for c in primary]
+    return out
+
+
+def row_sentence(pooled: PooledDoc, row: PooledRowDoc) -> str:
+    """A pooled variant in words, from its numbers; the correction's family, the variants pooled."""
+    family = sum(1 for r in pooled.pooled if r.ratio is not None)
+    return pooled_sentence(row, pooled.metric, pooled.baseline, pooled.alpha, family)
 
 
 def matrix_lines(doc: FleetMatrixDoc) -> list[str]:
@@ -77,8 +90,17 @@ def matrix_lines(doc: FleetMatrixDoc) -> list[str]:
     if not pooled.verdicts:
         lines.append("  no job had two hosts to pool")
     for v in pooled.verdicts:  # the pooled sentence without its heterogeneity, which the job's lines give
-        lines.append(f"  {v.job}: {v.sentence.split('; pooled over ')[0]}")
+        lines.append(f"  {v.job}: {cell_sentence(v, pooled.alpha, pooled.cells)}")
     return [printable(line) for line in lines]
+
+
+def cell_sentence(v: CellVerdictDoc, alpha: float, family: int) -> str:
+    """A fleet matrix's cell in words, from its numbers (its hosts' agreement is in its job's lines)."""
+    if v.ratio is None or v.ci_low is None or v.ci_high is None or v.p_adjusted is None:
+        return v.sentence
+    row = PooledRowDoc(variant=v.variant, skipped=[], ratio=v.ratio, ci_low=v.ci_low, ci_high=v.ci_high,
+                       p_adjusted=v.p_adjusted, sentence=v.sentence)
+    return pooled_sentence(row, v.metric, v.baseline, alpha, family)
 
 
 def lost_job(doc: FleetMatrixDoc) -> str | None:
@@ -93,7 +115,7 @@ def pooled_lines(doc: PooledDoc) -> list[str]:
     lines = [f"{len(doc.hosts)} hosts, {metric_label(doc.metric)}, each variant against {doc.baseline}:",
              "per host:", *_per_host(doc), "pooled:"]
     for row in doc.pooled:
-        lines.append(f"  {row.sentence}")
+        lines.append(f"  {row_sentence(doc, row)}")
         if row.skipped:
             lines.append(f"  (left out: {', '.join(row.skipped)})")
     lines.append(f"  method: {doc.method}, {doc.correction}, alpha {doc.alpha:g}")

@@ -8,8 +8,8 @@ import io
 import math
 
 from iosched.core.base.units import si
-from iosched.core.documents.document import CellDoc, MatrixDoc, MatrixJudgementDoc
-from iosched.core.documents.metrics import metric_words
+from iosched.core.documents.document import CatalogJobDoc, CellDoc, MatrixDoc, MatrixJudgementDoc
+from iosched.core.documents.metrics import metric_words, ordered_metrics, split_metric
 from iosched.core.present.report import device_words
 
 
@@ -23,8 +23,18 @@ def _cell_parts(c: CellDoc) -> tuple[str, str]:
         return text, ""
     if c.cannot_judge or c.ratio is None or c.ci95 is None:
         return text, "(cannot judge)"
-    lo, hi = c.ci95
-    return text, f"×{c.ratio:.2f} ({lo:.2f}–{hi:.2f}){'*' if c.significant else ' '}"
+    lo, hi = c.interval or c.ci95  # the interval that carries the matrix's correction, where the judgement has it
+    return text, f"×{_ratio(c.ratio)} ({_ratio(lo)}–{_ratio(hi)}){'*' if c.significant else ' '}"
+
+
+def _ratio(x: float) -> str:
+    """A ratio to two places; beyond 999 (an interval of two runs at Holm's strictest level) just that."""
+    return "999+" if not x < 999.995 else f"{x:.2f}"
+
+
+def corrected(judgement: MatrixJudgementDoc) -> bool:
+    """Every compared cell's interval carries the correction (a judgement of today's; an older one's do not)."""
+    return all(c.interval is not None for c in judgement.cells if not c.is_baseline and c.ratio is not None)
 
 
 def matrix_text(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> str:
@@ -38,11 +48,16 @@ def matrix_text(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> str:
             else f"{doc.repeat} run(s) each")
     star = (f"* crossed the sequential boundary (Holm over {judgement.comparisons} cells as they decide)"
             if sequential else f"* significant after Holm over {judgement.comparisons} comparisons")
+    if corrected(judgement):  # each interval at the level its cell was tested at: * exactly when it leaves out 1
+        interval = ("its interval at the level the boundary tested it at" if sequential else
+                    "its interval at the level Holm tested it at")
+    else:
+        interval = f"its {'repeated ' if sequential else ''}95% CI before correction"
     lines = [f"{device_words(doc)}: matrix of "
              f"{len(judgement.workloads)} workload(s) x {len(judgement.variants)} variants, "
              f"{runs}{', caches dropped before each run' if doc.drop_caches else ''}",
              f"{what}: mean ± half the 95% CI; against {judgement.baseline}: "
-             f"the ratio and its {'repeated ' if sequential else ''}95% CI, {star} (alpha {judgement.alpha:g})",
+             f"the ratio and {interval}, {star} (alpha {judgement.alpha:g})",
              ""]
     parts = {(c.workload, c.variant): _cell_parts(c) for c in judgement.cells}
     cells = {}
@@ -77,7 +92,78 @@ def matrix_text(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> str:
     lines += [f"  note: {note}" for note in doc.notes]
     if doc.status == "cancelled":
         lines.append(f"  cancelled: {len(doc.runs)} of {len(doc.order)} runs finished")
+    roles = role_table(doc, judgement)
+    if roles:
+        lines += ["", "Each role's means:", *roles]
     return "\n".join(lines) + "\n"
+
+
+_ROLE_HEADS = {"clat_p50_us": "p50 ms", "clat_p99_us": "p99 ms", "clat_mean_us": "mean ms", "clat_p999_us": "p99.9 ms",
+               "mb_s": "MB/s", "iops": "IOPS", "share": "share"}
+
+
+def role_columns(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> list[str]:
+    """The figures a matrix of jobs with roles is about: each such job's own metric and trade-off, the other
+    percentile of a role's latency beside the one judged, and how evenly the roles shared the device."""
+    have = {k for c in judgement.cells for k in (c.metric, *c.secondary)}
+    wanted: list[str] = []
+    for w in doc.workloads:
+        if not isinstance(w, CatalogJobDoc) or not w.roles:
+            continue
+        mine = [c.metric for c in judgement.cells if c.workload == w.name][:1]
+        for k in (*mine, w.tradeoff or ""):
+            role, base = split_metric(k)
+            if role is not None and base in ("clat_p50_us", "clat_p99_us"):
+                wanted += [f"{role}:clat_p50_us", f"{role}:clat_p99_us"]
+            if role is not None or k in ("fairness_jain", "share_min_max"):
+                wanted.append(k)
+        wanted.append("fairness_jain")
+    ordered = [k for k in ordered_metrics(dict.fromkeys(wanted)) if k in have]
+    # Each role's figures first, how evenly they shared after them (the table docs/contention.md shows).
+    return sorted(ordered, key=lambda k: split_metric(k)[0] is None)
+
+
+def role_table(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> list[str]:
+    """Per job with roles and variant, the mean of each role figure its group is about (blank where a job has
+    none): what a contention group shows beside its verdicts."""
+    columns = role_columns(doc, judgement)
+    if not columns:
+        return []
+    jobs = [w.name for w in doc.workloads if isinstance(w, CatalogJobDoc) and w.roles]
+    cells = {(c.workload, c.variant): c for c in judgement.cells}
+    heads = ["job", "scheduler", *(_role_head(k) for k in columns)]
+    rows = []
+    for w in jobs:
+        for n, v in enumerate(judgement.variants):
+            c = cells.get((w, v))
+            vals = []
+            for k in columns:
+                mean = None if c is None else c.mean if c.metric == k else (
+                    e.mean if (e := c.secondary.get(k)) is not None else None)
+                vals.append("" if mean is None or math.isnan(mean) else _role_value(k, mean))
+            rows.append([w if n == 0 else "", v, *vals])
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(heads)]
+
+    def row(cols: list[str]) -> str:
+        return "  ".join(x.ljust(wd) if i < 2 else x.rjust(wd) for i, (x, wd) in enumerate(zip(cols, widths))).rstrip()
+
+    return [row(heads), *(row(r) for r in rows)]
+
+
+def _role_head(key: str) -> str:
+    role, base = split_metric(key)
+    if role is None:
+        return {"fairness_jain": "Jain index", "share_min_max": "min/max share"}.get(key, metric_words(key)[0])
+    return f"{role} {_ROLE_HEADS.get(base, base)}"
+
+
+def _role_value(key: str, x: float) -> str:
+    """Latency in ms, throughput whole, shares and indices to two places."""
+    if key.endswith("_us"):
+        return f"{x / 1000:.2f}"
+    if key.endswith(("mb_s", "iops")):
+        return f"{x:.0f}"
+    return f"{x:.2f}"
 
 
 CSV_FIELDS = ["workload", "variant", "baseline", "metric", "n", "mean", "mean_ci95_low", "mean_ci95_high", "ratio",

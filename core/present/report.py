@@ -19,7 +19,8 @@ from iosched.core.documents.document import (
 )
 from iosched.core.documents.metrics import METRICS, metric_label, metric_words, ordered_metrics, roles_of
 from iosched.core.kernel.device_doc import DeviceDoc
-from iosched.core.load.replay_lag import seconds_text
+from iosched.core.present.sentences import comparison_sentence
+from iosched.core.present.summary import MORE, rank_words, replay_timing, split_words, summary_lines
 from iosched.core.statistics.verdict import cmd_metrics_of, relative_text
 
 
@@ -65,8 +66,13 @@ def device_words(doc: ExperimentDoc | MatrixDoc) -> str:
     return f"{dev.name if dev is not None else None} ({model or 'no model'}, kernel {doc.kernel})"
 
 
-def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool = False) -> str:
-    """The whole result: what ran, a table of means with their 95% CI, charts and the verdict in words."""
+def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool = False, details: bool = False,
+                more: str | None = MORE) -> str:
+    """The result: its summary (core/present/summary.py; ``more`` its last line), or with ``details`` the whole of
+    it: what ran, a table of means with their 95% CI, charts and every comparison in words (``verdict_first``: the
+    verdict before the tables, as a screen shows its top first)."""
+    if not details:
+        return "\n".join(summary_lines(doc, verdict, more)) + "\n"
     wl = doc.workload
     what = (wl.job.name if wl.job is not None else None) or f"cmd: {wl.cmd}"
     for m in wl.cmd_metrics or []:
@@ -138,22 +144,6 @@ def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool =
     return "\n".join(lines) + "\n"
 
 
-def replay_timing(doc: ExperimentDoc) -> str | None:
-    """A timed replay's runs against the capture's timing in one line (None for anything else): how far behind
-    they fell, and how many fell past the bound that makes a run invalid."""
-    lags = [r.replay for r in doc.runs if r.replay is not None]
-    if not lags:
-        return None
-    worst = max(x.lag_s for x in lags)
-    behind = [x for x in lags if x.lag_s > x.bound_s]
-    if not behind:
-        return (f"timed replay: every run kept the capture's timing to within {seconds_text(worst)} "
-                f"(a run more than {seconds_text(max(x.bound_s for x in lags))} behind would be invalid)")
-    return (f"timed replay: {len(behind)} of {len(lags)} run(s) fell behind the capture's timing by more than "
-            f"{seconds_text(min(x.bound_s for x in behind))} (up to {seconds_text(worst)}) and are invalid: the "
-            "device or this machine could not keep the captured pace")
-
-
 _SHORT = {"fairness_jain": "Jain index", "share_min_max": "min/max share"}
 
 
@@ -187,7 +177,13 @@ def verdict_text(doc: ExperimentDoc, verdict: JudgementDoc) -> list[str]:
     label = metric_label(verdict.primary_metric)
     lines = [f"{head.get(verdict.status, 'Verdict')} on {label}: {verdict.method}"]
     comps = verdict.comparisons
-    lines += [f"  {c.verdict}" for c in comps if c.primary]
+    own = cmd_metrics_of(doc)
+    primary = [c for c in comps if c.primary]
+    adjusted = len(primary) > 1 or doc.sequential is not None
+    lines += [f"  {comparison_sentence(c, own.get(c.metric), adjusted)}" for c in primary]
+    base = doc.variants[0].label if doc.variants else ""
+    lines += [f"  {split_words(g, base)}" for g in verdict.run_groups if g.metric == verdict.primary_metric]
+    lines += [f"  {line}" for c in primary if (line := rank_words(c))]
     secondary: list[ComparisonDoc] = [c for c in comps if not c.primary]
     left_out = 0
     if roles_of(c.metric for c in secondary):
@@ -198,7 +194,11 @@ def verdict_text(doc: ExperimentDoc, verdict: JudgementDoc) -> list[str]:
         left_out, secondary = len(secondary) - len(keep), keep
     if secondary or left_out:
         lines.append("Secondary metrics (tested only once the primary metric differs; Holm-corrected):")
-        lines += [f"  {c.verdict}" for c in secondary]
+        lines += [f"  {comparison_sentence(c, own.get(c.metric))}" for c in secondary]
+    others = [g for g in verdict.run_groups if g.metric != verdict.primary_metric]
+    if others:
+        lines.append("Runs that disagree in other metrics:")
+        lines += [f"  {split_words(g, base)}" for g in others]
     if left_out:
         lines.append(f"  {left_out} other comparison(s): no significant difference (all of them: --json or --csv)")
     lines += [f"  note: {note}" for note in verdict.notes]

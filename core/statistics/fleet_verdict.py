@@ -142,11 +142,13 @@ def pooled_sentence(p: Pooled, base: str, variant: str, metric: str, p_adj: floa
     e = RatioEstimate(p.ratio, p.ci_low, p.ci_high, 0.95, p.p_value, 0.0, float(p.df), 0.0, (0, 0))
     if p_adj < alpha:
         words = f"{effect_words(metric, base, variant, e)}, {fmt_p(p_adj, True)}"
-    else:
+    elif p.ci_low <= 1.0 <= p.ci_high:
         words = (f"{variant} vs {base}: no significant difference over the hosts: {signed_percent(p.ratio)} "
                  f"(95% CI {signed_percent(p.ci_low)} to {signed_percent(p.ci_high)}), {fmt_p(p_adj, True)}")
-        if p.p_value < alpha:  # its own interval leaves out 1; the correction for the other comparisons does not
-            words += f" (alone {fmt_p(p.p_value, False)}: not significant once corrected for the other comparisons)"
+    else:  # its own interval leaves out 1; the correction for the other comparisons does not
+        words = (f"{variant} vs {base} over the hosts: {signed_percent(p.ratio)} before correcting for the other "
+                 f"comparisons (95% CI {signed_percent(p.ci_low)} to {signed_percent(p.ci_high)}); not significant "
+                 f"after, {fmt_p(p_adj, True)} (alone {fmt_p(p.p_value, False)})")
     agree, differ = agreement(p)
     hetero = f"I² {p.i2:.0%}, between-host spread ×/÷{p.spread:.2f}"
     tail = f"pooled over {len(p.hosts)} hosts; {agree} of {len(p.hosts)} go the same way ({hetero})"

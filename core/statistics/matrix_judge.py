@@ -26,9 +26,17 @@ from iosched.core.documents.document import (
     SecondaryDoc,
 )
 from iosched.core.documents.metrics import metric_words
+from iosched.core.statistics.holm_intervals import LogComparison, holm_intervals
 from iosched.core.statistics.matrix_sequential import METHOD, cell_estimate, state
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, holm, log_ratio_welch, runs_needed, summarize
-from iosched.core.statistics.verdict import PLANNING_RATIO, effect_words, fmt_p, summary_doc
+from iosched.core.statistics.verdict import (
+    PLANNING_RATIO,
+    agreeing_interval,
+    effect_words,
+    fmt_p,
+    level_text,
+    summary_doc,
+)
 
 Estimates = dict[tuple[str, str], RatioEstimate | CannotJudge]
 
@@ -108,7 +116,12 @@ def judge_matrix(doc: MatrixDoc, alpha: float = 0.05, metric: str | None = None,
     else:
         tested = [c for c in cells if not c.is_baseline and c.p_value is not None]
         adjusted = dict(zip([id(c) for c in tested], holm([c.p_value for c in tested if c.p_value is not None])))
-        cells = [replace(c, p_adjusted=adjusted[id(c)], significant=adjusted[id(c)] < alpha)
+        # Each interval at the level Holm tested its cell at: a cell is marked significant exactly when it leaves out 1.
+        consistent = dict(zip([id(c) for c in tested], holm_intervals(
+            [LogComparison.of(_judged(estimates[(c.workload, c.variant)])) for c in tested], alpha), strict=True))
+        cells = [replace(c, p_adjusted=adjusted[id(c)], significant=adjusted[id(c)] < alpha,
+                         interval=agreeing_interval(consistent[id(c)], adjusted[id(c)] < alpha),
+                         interval_level=consistent[id(c)].level)
                  if id(c) in adjusted else c for c in cells]
         tested = [c for c in cells if not c.is_baseline and c.p_value is not None]
     cells = [c if c.is_baseline else replace(c, verdict=_cell_verdict(c, c.metric, metric_words(c.metric)[0],
@@ -156,10 +169,18 @@ def _sequential_cells(doc: MatrixDoc, cells: list[CellDoc], estimates: Estimates
             out.append(replace(_compared(c, e), decided_at=None))
             continue
         level = d.level if d else seq.levels[min(len(st.decided), len(seq.levels) - 1)]
+        # Its interval at the level it faced, so that it leaves out 1 exactly when the cell crossed.
+        h = holm_intervals([LogComparison.of(e)], level)[0]
         out.append(replace(c, ratio=e.ratio, ci95=(e.ci_low, e.ci_high), p_value=e.p_value,
                            p_adjusted=min(1.0, e.p_value * seq.alpha / level), significant=d is not None,
-                           cannot_judge=None, decided_at=d.look if d else None))
+                           cannot_judge=None, decided_at=d.look if d else None,
+                           interval=agreeing_interval(h, d is not None), interval_level=h.level))
     return out
+
+
+def _judged(e: RatioEstimate | CannotJudge) -> RatioEstimate:
+    assert isinstance(e, RatioEstimate)  # a cell with a p-value has an estimate
+    return e
 
 
 def planning_lines(cells: list[CellDoc], estimates: Estimates, alpha: float, comparisons: int,
@@ -198,9 +219,17 @@ def _cell_verdict(c: CellDoc, metric: str, label: str, e: RatioEstimate | Cannot
     if c.significant:
         at = f", decided at {c.decided_at} runs" if c.decided_at else ""
         return f"{c.workload}: {effect_words(metric, c.baseline, c.variant, e)}, {p}{at}"
-    lo, hi = e.ci_low, e.ci_high
+    # The 95% CI where it holds no change; else the interval that carries the matrix's correction (a judgement of
+    # today's, which holds it) or, in an older one without it, what holds.
+    shown = (*c.interval, c.interval_level) if c.interval is not None and c.interval_level is not None else None
+    lo, hi, level = e.ci_low, e.ci_high, 0.95
+    if not lo <= 1.0 <= hi and shown is not None:
+        lo, hi, level = shown
+    if not lo <= 1.0 <= hi:
+        return (f"{c.workload}: {label} {_pct(e.ratio)} before correcting for the matrix's comparisons "
+                f"(95% CI {_pct(lo)} to {_pct(hi)}); not significant after, {p}")
     return (f"{c.workload}: no significant difference in {label} ({_pct(e.ratio)}, "
-            f"95% CI {_pct(lo)} to {_pct(hi)}), {p}")
+            f"{level_text(level)} CI {_pct(lo)} to {_pct(hi)}), {p}")
 
 
 def variant_sentence(cells: list[CellDoc], variant: str) -> str:

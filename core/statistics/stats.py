@@ -305,3 +305,24 @@ def runs_needed(sd_log: float, ratio: float = 1.10, alpha: float = 0.05, power: 
         n -= 1
     hi = n
     return max(hi, 2)
+
+
+def detectable_ratio(n: int, sd_log: float, alpha: float = 0.05, power: float = 0.8,
+                     design: Literal["two-sample", "paired"] = "two-sample", largest: float = 1000.0) -> float | None:
+    """The smallest ratio above 1 (its inverse below 1 alike, on the log scale) that a two-sided t-test at
+    ``alpha`` with ``n`` runs per arm (or pairs) finds with ``power`` at the noise ``sd_log``: what "no difference"
+    could have missed. None when the noise is unknown, n < 2, or not even ``largest`` would be found."""
+    if n < 2 or not (sd_log > 0 and math.isfinite(sd_log)):
+        return None
+    lo, hi = 0.0, math.log(largest)
+    if t_test_power(n, sd_log, math.exp(hi), alpha, design) < power:
+        return None
+    for _ in range(60):  # power rises with the ratio: bisection on its log
+        mid = (lo + hi) / 2.0
+        if t_test_power(n, sd_log, math.exp(mid), alpha, design) >= power:
+            hi = mid
+        else:
+            lo = mid
+        if hi - lo < 1e-4:
+            break
+    return math.exp(hi)

@@ -27,24 +27,35 @@ from iosched.core.documents.document import (
     ComparisonDoc,
     ExperimentDoc,
     JudgementDoc,
+    RankDoc,
     RunDoc,
+    RunGroupDoc,
+    RunSplitDoc,
     SequentialDoc,
     Status,
     SummaryDoc,
 )
 from iosched.core.documents.metrics import metric_label, metric_words, ordered_metrics
+from iosched.core.statistics.holm_intervals import HolmInterval, LogComparison, holm_intervals
+from iosched.core.statistics.rank_test import RankShift, disagreement, rank_shift
+from iosched.core.statistics.run_groups import Outlier, TwoGroups, split_runs
 from iosched.core.statistics.stats import (
     CannotJudge,
     RatioEstimate,
     Summary,
+    detectable_ratio,
     holm,
     log_ratio_paired,
     log_ratio_welch,
     runs_needed,
     summarize,
+    t_ppf,
 )
 
 PLANNING_RATIO = 1.10  # the difference the planning figure is stated for
+DETECT_POWER = 0.8  # the power the smallest detectable difference is stated at
+# How the notes that plan the next experiment begin (a front end shows them beside the verdict, not among the notes).
+PLANNING_NOTES = ("planning: ", "at this noise ", "no planning figure")
 
 
 def default_primary(doc: ExperimentDoc) -> str:
@@ -130,8 +141,11 @@ def effect_words(metric: str, baseline: str, variant: str, e: RatioEstimate) -> 
 
 
 def _sentence(metric: str, baseline: str, variant: str, e: RatioEstimate | CannotJudge, p_adj: float | None,
-              significant: bool, adjusted: bool, better: str | None = None) -> str:
-    """``better``: "higher" or "lower" when the user said which way a command's figure is better."""
+              significant: bool, adjusted: bool, better: str | None = None, family: int | None = None,
+              shown: tuple[float, float, float] | None = None) -> str:
+    """``better``: "higher" or "lower" when the user said which way a command's figure is better; ``shown``: the
+    interval a not significant comparison's words show (low, high, level: one that carries its correction), else its
+    95% CI, which carries none (``family``: the comparisons the correction covers)."""
     label = metric_label(metric)
     if isinstance(e, CannotJudge):
         return f"{variant} vs {baseline}, {label}: cannot judge ({e.reason})"
@@ -140,8 +154,25 @@ def _sentence(metric: str, baseline: str, variant: str, e: RatioEstimate | Canno
     if significant:
         judged = "" if better is None else (": better" if (e.ratio > 1) == (better == "higher") else ": worse")
         return f"{effect_words(metric, baseline, variant, e)}, {p_text}{judged}"
-    return (f"{variant} vs {baseline}: no significant difference in {label}: {signed_percent(e.ratio)} "
-            f"(95% CI {signed_percent(e.ci_low)} to {signed_percent(e.ci_high)}), {p_text}")
+    low, high, level = shown if shown is not None else (e.ci_low, e.ci_high, 0.95)
+    return nothing_words(variant, baseline, label, e.ratio, (low, high, level), p_text,
+                         None if shown is not None else family)
+
+
+def nothing_words(variant: str, baseline: str, label: str, ratio: float, shown: tuple[float, float, float],
+                  p_text: str, family: int | None) -> str:
+    """A difference not called significant, in words that agree with the interval beside them: "no significant
+    difference" only beside one that holds no change; beside one that leaves it out (an interval before the
+    correction its p-value carries: ``family`` comparisons, None when it carries it), what holds: "-42% before
+    correcting for 10 comparisons (95% CI -53% to -30%); not significant after"."""
+    low, high, level = shown
+    interval = f"({level_text(level)} CI {signed_percent(low)} to {signed_percent(high)})"
+    if low <= 1.0 <= high:
+        return (f"{variant} vs {baseline}: no significant difference in {label}: {signed_percent(ratio)} {interval}, "
+                f"{p_text}")
+    before = f"before correcting for {family} comparisons" if family is not None and family > 1 else "before correction"
+    return (f"{variant} vs {baseline}, {label}: {signed_percent(ratio)} {before} {interval}; not significant after, "
+            f"{p_text}")
 
 
 # --- values from the runs ------------------------------------------------------------------------------------
@@ -290,21 +321,79 @@ def judge(doc: ExperimentDoc, alpha: float = 0.05, primary: str | None = None, s
     present = [k for k in ordered_metrics((k for lb in labels for k in values[lb]), list(better)) if k != metric]
     sec = [(k, v, e) for k in present for v, e in _estimates(sample, k).items()]
     sec_p = adjusted_family([None if isinstance(e, CannotJudge) else e.p_value for _k, _v, e in sec])
+    family = sum(1 for p in sec_p if p is not None)
     for (k, v, e), hp in zip(sec, sec_p, strict=True):
         p_adj = None if hp is None else max(gate, hp)
         sig = p_adj is not None and p_adj < alpha
-        comps.append(comparison(k, base, v, False, e, p_adj, sig,
-                                _sentence(k, base, v, e, p_adj, sig, True, better.get(k))))
+        c = comparison(k, base, v, False, e, p_adj, sig,
+                       _sentence(k, base, v, e, p_adj, sig, True, better.get(k), family=family))
+        if isinstance(e, RatioEstimate):  # before correction, at the level the p-value is compared with
+            c = replace(c, interval=_at_level(e, 1.0 - alpha), interval_level=1.0 - alpha, family=family)
+        comps.append(c)
 
+    groups = run_groups(sample)
     notes = _notes(doc, sample, metric, alpha, comps[: len(others)], prim) if planning else []
+    split = [g.variant for g in groups if g.metric == metric]
+    if split:  # more runs of the same would only show the same groups again: no planning figure then
+        notes = [n for n in notes if not n.startswith(PLANNING_NOTES)]
+        notes.append(f"no planning figure: the runs of {', '.join(dict.fromkeys(split))} disagree among themselves, "
+                     "and more runs would not settle which of them is typical; what differs between them would")
     if len(sample.runs) < len(full.runs):
         notes.insert(0, f"judged at the last planned look: {len(full.runs) - len(sample.runs)} later run(s) "
                         "left out of the statistics")
     cancelled = doc.status == "cancelled" or doc.cancelled  # "cancelled": older saves
     invalid = [f"run {r.index + 1} ({r.variant}): {r.invalid_reason}" for r in full.runs if not r.valid]
+    primaries = comps[: len(others)]
+    detectable = (smallest_detectable(primaries, prim, len(labels), alpha, full.alternate)
+                  if planning and not all(c.significant for c in primaries) else None)
     return JudgementDoc(alpha=alpha, primary_metric=metric, status="cancelled" if cancelled else (status or "final"),
                         method=method_line(doc, alpha), summaries=summaries, comparisons=comps, invalid=invalid,
-                        notes=notes)
+                        notes=notes, run_groups=groups, detectable=detectable)
+
+
+def _at_level(e: RatioEstimate, level: float) -> tuple[float, float]:
+    """An estimate's interval at another confidence (its own when the same)."""
+    if abs(level - e.level) < 1e-12:
+        return e.ci_low, e.ci_high
+    c = LogComparison.of(e)
+    half = t_ppf(0.5 + level / 2.0, c.df) * c.se
+    return math.exp(c.log_ratio - half), math.exp(c.log_ratio + half)
+
+
+def smallest_detectable(primary: Sequence[ComparisonDoc], prim: dict[str, RatioEstimate | CannotJudge], arms: int,
+                        alpha: float, paired: bool) -> float | None:
+    """The smallest ratio the primary comparisons had 80% power to find, at Holm's first step (alpha / comparisons),
+    from the largest noise and the fewest runs among them; None when none could be judged."""
+    est = [e for c in primary if isinstance(e := prim[c.variant], RatioEstimate)]
+    if not est:
+        return None
+    n = min(min(e.n) for e in est)
+    return detectable_ratio(n, max(e.sd_log for e in est), alpha / max(1, arms - 1), DETECT_POWER,
+                            "paired" if paired else "two-sample")
+
+
+def run_groups(sample: Sample) -> list[RunSplitDoc]:
+    """Every variant's metric whose valid runs disagree (two groups, or one run apart), by run_groups.py's rule."""
+    runs: dict[str, dict[str, list[tuple[int, float]]]] = {lb: {} for lb in sample.labels}
+    for r in sample.runs:
+        if not r.valid or r.variant not in runs:
+            continue
+        for key, x in r.metrics.items():
+            if x is not None:
+                runs[r.variant].setdefault(key, []).append((r.index, float(x)))
+    out = []
+    for lb in sample.labels:
+        for key in ordered_metrics(runs[lb]):
+            pairs = runs[lb][key]
+            split = split_runs([x for _, x in pairs])
+            if not isinstance(split, Outlier | TwoGroups):
+                continue
+            groups = tuple(RunGroupDoc(runs=[pairs[i][0] for i in g.indices], low=g.low, high=g.high)
+                           for g in split.groups)
+            assert len(groups) == 2
+            out.append(RunSplitDoc(variant=lb, metric=key, kind="outlier" if isinstance(split, Outlier) else
+                                   "two groups", n=split.n, groups=(groups[0], groups[1]), apart=split.apart))
+    return out
 
 
 def _primary_estimates(sample: Sample, metric: str) -> dict[str, RatioEstimate | CannotJudge]:
@@ -322,13 +411,54 @@ def _primary_comparisons(sample: Sample, metric: str, alpha: float,
     level = seq.level if seq is not None else alpha
     holm_p = adjusted_family([None if isinstance(e, CannotJudge) else e.p_value for e in prim.values()])
     adjusted = len(others) > 1 or seq is not None
+    # The intervals carry Holm's correction at the level the p-values face (the boundary's, when sequential), so a
+    # comparison is significant exactly when its interval leaves out 1.
+    judged = [v for v in others if isinstance(prim[v], RatioEstimate)]
+    consistent = dict(zip(judged, holm_intervals([LogComparison.of(_estimate(prim[v])) for v in judged], level),
+                          strict=True))
+    values = valid_values(sample) if not sample.alternate else None
     out = []
     for v, hp in zip(others, holm_p, strict=True):
         p_adj = None if hp is None else min(1.0, hp * alpha / level)
         sig = hp is not None and hp < level
-        out.append(comparison(metric, base, v, True, prim[v], p_adj, sig,
-                              _sentence(metric, base, v, prim[v], p_adj, sig, adjusted, better)))
+        c = comparison(metric, base, v, True, prim[v], p_adj, sig,
+                       _sentence(metric, base, v, prim[v], p_adj, sig, adjusted, better))
+        e = prim[v]
+        if (h := consistent.get(v)) is not None:
+            c = replace(c, interval=agreeing_interval(h, sig), interval_level=h.level, family=len(judged))
+            if not sig and c.interval is not None and isinstance(e, RatioEstimate) and not e.ci_low <= 1 <= e.ci_high:
+                # Its 95% CI leaves out no change, its p-value is corrected: the words show the corrected interval.
+                c = replace(c, verdict=_sentence(metric, base, v, e, p_adj, sig, adjusted, better,
+                                                 shown=(*c.interval, h.level)))
+        if values is not None and isinstance(e, RatioEstimate):
+            c = replace(c, rank=_rank(values[base].get(metric, []), values[v].get(metric, []), e, alpha))
+        out.append(c)
     return out
+
+
+def agreeing_interval(h: HolmInterval, significant: bool) -> tuple[float, float]:
+    """A Holm interval as ratios, its ends on no change's side as the verdict's p-value says: the two p-values of one
+    comparison (its own, and the one read back from its interval) may differ in their last digits at the boundary."""
+    if h.excludes_no_change() == significant:
+        return h.ci_low, h.ci_high
+    d = h.log_ratio
+    half = abs(d) * (1.0 - 1e-12) if significant else abs(d)
+    return math.exp(d - half), math.exp(d + half)
+
+
+def _estimate(e: RatioEstimate | CannotJudge) -> RatioEstimate:
+    assert isinstance(e, RatioEstimate)
+    return e
+
+
+def _rank(baseline: Sequence[float], variant: Sequence[float], e: RatioEstimate, alpha: float) -> RankDoc | None:
+    """The rank cross-check of a t-test on log values; None when ranks cannot order the runs."""
+    r = rank_shift(baseline, variant)
+    if not isinstance(r, RankShift):
+        return None
+    d = disagreement(e, r, alpha)
+    ci = (r.ci_low, r.ci_high) if r.ci_low is not None and r.ci_high is not None else None
+    return RankDoc(u=r.u, p_value=r.p_value, ratio=r.ratio, ci95=ci, disagrees=list(d.how) if d else [])
 
 
 def primary_comparisons(doc: ExperimentDoc, metric: str, alpha: float) -> list[ComparisonDoc]:
@@ -349,7 +479,8 @@ def method_line(doc: ExperimentDoc, alpha: float) -> str:
             else "Welch's t-test on log values")
     text = f"{test}, each variant against the baseline {doc.variants[0].label}, Holm-corrected, alpha {alpha:g}"
     if seq is not None:
-        text += (f"; sequential: {len(seq.looks)} looks, boundary p<{seq.level:.4f} at each "
+        looks = f"{len(seq.looks)} look{'' if len(seq.looks) == 1 else 's'}"
+        text += (f"; sequential: {looks}, boundary p<{seq.level:.4f} at each "
                  f"(Pocock-style, overall alpha {alpha:g})")
     return text
 
@@ -446,29 +577,71 @@ class RunningVerdict:
     def decided(self) -> bool:
         return self.decided_at is not None
 
+    @property
+    def count(self) -> int:
+        """Complete runs per variant (or blocks of turns) so far."""
+        return self._count()
+
+    def interim(self) -> list[tuple[str, float, float, float]]:
+        """Each variant's estimate so far, as (variant, ratio, low, high): empty under two runs (or blocks) each,
+        and for a variant that cannot be judged yet."""
+        if self._count() < 2:
+            return []
+        return [(v, e.ratio, e.ci_low, e.ci_high) for v, e in
+                _estimates(self._sample(), self.metric, self._level()).items() if isinstance(e, RatioEstimate)]
+
+    def _level(self) -> float:
+        """The interim intervals' confidence: Bonferroni's over the variants (95% for one comparison), as the final
+        verdict's intervals are when it finds nothing, so the last interim line and the verdict agree."""
+        base = self.sequential.ci_level if self.sequential is not None else 0.95
+        return 1.0 - (1.0 - base) / max(1, len(self.labels) - 1)
+
     def lines(self) -> list[str]:
         n = self._count()
         if n < 2:
             return []
         seq = self.sequential
-        level = seq.ci_level if seq is not None else 0.95
+        level = self._level()
         unit = "blocks" if self.alternate else "runs per variant"
         base = self.labels[0]
         out = []
+        label = metric_label(self.metric)
         if self.decided_at is not None:
-            out = [c.verdict for c in self._looked()]
+            out = [_looked_line(c, label) for c in self._looked()]
             return [*out, f"boundary crossed at {self.decided_at} {unit}: stopping"]
         for v, e in _estimates(self._sample(), self.metric, level).items():
             if isinstance(e, CannotJudge):
                 out.append(f"interim, {n} {unit}: {v} vs {base}: cannot judge yet ({e.reason})")
                 continue
-            label = metric_label(self.metric)
             out.append(f"interim, {n} {unit}: {v} vs {base} {label} {signed_percent(e.ratio)} "
-                       f"(95% CI {signed_percent(e.ci_low)} to {signed_percent(e.ci_high)})")
+                       f"({level_text(level)} CI {signed_percent(e.ci_low)} to {signed_percent(e.ci_high)})")
         if seq is not None:
             nxt = [x for x in seq.looks if x > n]
             out.append(f"next look at {nxt[0]} {unit}" if nxt else "last look passed: no boundary crossing")
         return out
+
+
+def _looked_line(c: ComparisonDoc, label: str) -> str:
+    """A comparison at the look where the boundary was crossed, with its interval at the boundary's level."""
+    if c.ratio is None or c.interval is None or c.interval_level is None:
+        return f"{c.variant} vs {c.baseline}, {label}: cannot judge ({c.cannot_judge})"
+    lo, hi = c.interval
+    ci = f"{level_text(c.interval_level)} CI"
+    if c.significant:
+        e = RatioEstimate(c.ratio, lo, hi, c.interval_level, 0.0, 0.0, 1.0, 0.0, (0, 0))
+        return effect_words(c.metric, c.baseline, c.variant, e).replace("(95% CI ", f"({ci} ") + ", across the boundary"
+    return (f"{c.variant} vs {c.baseline}: {label} {signed_percent(c.ratio)} ({ci} {signed_percent(lo)} to "
+            f"{signed_percent(hi)}), not across the boundary")
+
+
+def level_text(level: float) -> str:
+    """A confidence as a person reads it: "95%", "97.5%", "99.88%" (never rounded up to 100%)."""
+    pct = level * 100.0
+    digits = 1
+    while round(pct, digits) >= 100.0 and digits < 6:
+        digits += 1
+    text = f"{pct:.{digits}f}".rstrip("0").rstrip(".")
+    return f"{text}%"
 
 
 def sequential_plan(max_per_arm: int, alpha: float, arms: int, alternate: bool) -> SequentialDoc:

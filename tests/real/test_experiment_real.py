@@ -53,6 +53,8 @@ def test_real_difference_is_found_none_vs_bfq(loopdev, private_journal, tmp_path
     rep = run_cli("report", str(save), "--json")
     assert rep.returncode == 0 and iops_pair(json.loads(rep.stdout))["p_value"] == pytest.approx(pair["p_value"])
     text = run_cli("report", str(save)).stdout
+    assert text.splitlines()[1].startswith("bfq: ") and "fewer IOPS than none" in text.splitlines()[1], text
+    text = run_cli("report", str(save), "--details").stdout
     assert "fewer IOPS than none" in text and "mean ± half-width of its 95% CI" in text
     table = [line for line in text.splitlines() if "±" in line]
     assert len(table) >= 4 and all(len(line) <= 80 for line in table), table
@@ -82,7 +84,7 @@ def test_until_verdict_stops_at_the_boundary(loopdev, tmp_path):
     need_real("fio")
     save = tmp_path / "seq.json"
     r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2", "--runtime", "1",
-                "--until-verdict", "--max-runs", "8", "--settle", "0.2", "--save", str(save), timeout=180)
+                "--until-verdict", "--max-runs", "8", "--settle", "0.2", "--save", str(save), "--details", timeout=180)
     assert r.returncode == 0, r.stderr
     doc = json.loads(save.read_text())
     assert doc["sequential"]["looks"] == [4, 6, 8] and doc["sequential"]["level"] < 0.05
@@ -91,6 +93,42 @@ def test_until_verdict_stops_at_the_boundary(loopdev, tmp_path):
     # Stopped at a look; a busy machine's note may follow the boundary's.
     assert len(doc["runs"]) in (8, 12) and any("the boundary was crossed" in n for n in doc["notes"]), doc["notes"]
     assert "boundary crossed at" in r.stderr and "sequential: 3 looks" in r.stdout
+    # --details: every table, the charts and every comparison, the verdict after them.
+    out = r.stdout
+    assert "mean ± half-width of its 95% CI" in out and "IOPS, bars to the mean" in out
+    assert "latency per scheduler" in out and out.index("bars to the mean") < out.index("Verdict on IOPS")
+    assert "Secondary metrics" in out
+    assert loopdev.current() == loopdev.initial_scheduler
+
+
+def test_three_schedulers_answer_first_in_at_most_30_lines(loopdev, tmp_path):
+    """A newcomer's first compare: the verdict within the first 5 lines after the progress, all of it in 30;
+    the progress into a file is one line per run, never fio's per-second status."""
+    need_real("fio")
+    save = tmp_path / "three.json"
+    r = run_cli("compare", loopdev.name, "--schedulers", "none,mq-deadline,bfq", "--job", "randread-q16t2",
+                "--runtime", "2", "--repeat", "3", "--save", str(save), timeout=240)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert len(lines) <= 30, r.stdout
+    assert lines[0].startswith(f"randread-q16t2 on {loopdev.name}, kernel ") and "3 runs per variant" in lines[0]
+    verdict = lines[1:5]
+    said = [ln for ln in verdict if "no difference we could see in IOPS" in ln or " IOPS than none" in ln]
+    assert said and all(v in " ".join(verdict) for v in ("mq-deadline", "bfq")), r.stdout
+    # The runs as dots under the verdict: a row per scheduler in the IOPS block, three runs each.
+    block = lines[lines.index(next(ln for ln in lines if ln.startswith("IOPS "))):][:4]
+    assert [row.split()[0] for row in block[1:]] == ["none", "mq-deadline", "bfq"], block
+    assert all(sum(int(c) if c.isdigit() else c == "•" for c in row.split()[1]) == 3 for row in block[1:]), block
+    assert lines[-1].startswith("--details: ") and "Secondary metrics" not in r.stdout
+    runs = [ln for ln in r.stderr.splitlines() if ln.startswith("run ")]
+    assert [ln.split()[1] for ln in runs] == [f"{k}/9" for k in range(1, 10)], r.stderr
+    assert " s · fio " not in r.stderr and "\r" not in r.stderr
+    # report shows the same summary; with --details, every table.
+    rep = run_cli("report", str(save))
+    assert rep.returncode == 0 and rep.stdout.splitlines()[1:5] == verdict, rep.stdout
+    details = run_cli("report", str(save), "--details").stdout
+    assert "mean ± half-width of its 95% CI" in details and "IOPS, bars to the mean" in details
+    assert "Verdict on IOPS" in details and "Secondary metrics" in details
     assert loopdev.current() == loopdev.initial_scheduler
 
 
@@ -187,6 +225,8 @@ def test_runs_finished_before_ctrl_c_are_saved(loopdev, tmp_path):
     assert len(doc["runs"]) >= 2 and "ended early" in doc["notes"][0]
     assert doc["judgement"]["status"] == "cancelled"
     rep = run_cli("report", str(save))
+    assert rep.returncode == 0 and "(cancelled: the runs that finished)" in rep.stdout.splitlines()[0], rep.stdout
+    rep = run_cli("report", str(save), "--details")
     assert rep.returncode == 0 and "Verdict (cancelled: partial runs) on IOPS" in rep.stdout
     assert json.loads(run_cli("report", str(save), "--json").stdout)["status"] == "cancelled"
     assert loopdev.current() == loopdev.initial_scheduler

@@ -289,7 +289,7 @@ def test_compare_with_trace_records_scheduler_and_device_time_per_run(loopdev, t
     saved = tmp_path / "exp.json"
     r = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", loopdev.name, "--schedulers", "none,bfq",
                         "--job", "randread-q16t2", "--runtime", "1.5", "--repeat", "1", "--settle", "0.2",
-                        "--trace", "--save", str(saved)], capture_output=True, text=True, timeout=180)
+                        "--trace", "--save", str(saved), "--details"], capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stderr
     doc = json.loads(saved.read_text())
     assert doc["traced"] is True and not [n for n in doc["notes"] if not n.startswith("busy machine")]

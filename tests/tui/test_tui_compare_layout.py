@@ -15,12 +15,13 @@ from doc_support import experiment_doc
 from textual.widgets import Input, Select
 from tui_support import SteppedSampler, populated_tree, screen_text, set_counters
 
-from iosched.core.base.encode import encode
 from iosched.core.documents.document import ExperimentDoc
 from iosched.core.experiment.events import Progress, RunEnded
 from iosched.core.experiment.variants import plan_order
 from iosched.core.load.fio import FioProgress
 from iosched.core.load.startup_replay import StartupJob
+from iosched.core.present.sentences import comparison_sentence
+from iosched.core.present.summary import verdict_lines
 from iosched.core.statistics.verdict import RunningVerdict, judge
 from iosched.tui.app import IoschedApp
 from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
@@ -140,18 +141,24 @@ async def test_the_verdict_replaces_the_interim_lines_and_fits(tmp_path, size):
         text = flat(rows(app))
         assert "so far" not in text and "interim" not in text
         assert "100%" in text
-        comps = encode(doc)["judgement"]["comparisons"]
-        primary = [c["verdict"] for c in comps if c["primary"]]
-        assert len(primary) == 2 and all(flat(v) in text for v in primary)
-        assert "against the baseline mq-deadline" in text
-        # The secondary metrics are further down: the screen says how to get there, and the key gets there.
-        assert "PgDn/PgUp scroll the results" in text
+        assert doc.judgement is not None
+        # The summary: what ran, then a verdict line per variant, the runs as dots under it.
+        verdict = verdict_lines(doc, doc.judgement)
+        assert verdict[1].startswith("bfq: 35% fewer IOPS than mq-deadline"), verdict
+        assert all(flat(v) in text for v in verdict[1:3]), verdict
+        assert "each against mq-deadline" in text and "•" in text
+        # Every comparison is behind ctrl+d, further down: the screen says how to get there, and the keys get there.
+        assert "PgDn/PgUp scroll the results" in text and "^d Details" in text
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        comps = doc.judgement.comparisons
+        said = {comparison_sentence(c, adjusted=True if c.primary else None) for c in comps}
         seen = set()
         for _ in range(12):
-            seen.update(c["verdict"] for c in comps if flat(c["verdict"]) in flat(rows(app)))
+            seen.update(v for v in said if flat(v) in flat(rows(app)))
             await pilot.press("pagedown")
             await pilot.pause()
-        assert seen == {c["verdict"] for c in comps}
+        assert seen == said
 
 
 def help_text(app) -> str:

@@ -126,7 +126,7 @@ def test_the_verdict_says_better_or_worse_when_told_which_way_is_better():
 
 def test_the_report_and_csv_show_the_commands_figure_first():
     doc = read_experiment(_doc(), "x.json")
-    text = text_report(doc, judge(doc, 0.05, "tps"))
+    text = text_report(doc, judge(doc, 0.05, "tps"), details=True)
     assert "tps read from its output (tps = ([0-9.]+), higher is better)" in text
     assert text.index("tps, bars to the mean") < text.index("wall time (s), bars to the mean")
     head = next(line for line in text.splitlines() if "tps" in line and "wall" in line)

@@ -206,6 +206,10 @@ def test_a_cell_significant_alone_but_not_once_corrected_says_so():
     hosts = (HostEffect("db1", -0.4, 0.1), HostEffect("db2", -0.35, 0.1))
     p = Pooled(0.68, 0.47, 0.97, 0.04, 1, 0.0, 0.0, 0.2, hosts)
     row = pooled_row(p, "none", "bfq", "iops", 0.09, 0.05)
-    assert not row.significant and "no significant difference" in row.sentence
-    assert "(alone p=0.04: not significant once corrected for the other comparisons)" in row.sentence
+    # Its interval (0.47-0.97) leaves out no change: the words say it is before correction, not "no difference".
+    assert not row.significant and "no significant difference" not in row.sentence
+    assert row.sentence.startswith("bfq vs none over the hosts: -32% before correcting for the other comparisons "
+                                   "(95% CI -53% to -3.0%); not significant after, adjusted p=0.09 (alone p=0.04)")
+    p = Pooled(0.9, 0.7, 1.2, 0.3, 1, 0.0, 0.0, 0.2, hosts)
+    assert "no significant difference over the hosts" in pooled_row(p, "none", "bfq", "iops", 0.6, 0.05).sentence
     assert "alone" not in pooled_row(p, "none", "bfq", "iops", 0.04, 0.05).sentence  # significant: no aside

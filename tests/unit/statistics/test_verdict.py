@@ -35,8 +35,9 @@ def _judge(doc: dict, *args) -> dict:
 
 
 def _report(doc: dict, **kwargs) -> str:
+    """The details page (`--details`): every table and comparison."""
     typed = experiment_doc(doc)
-    return text_report(typed, judge(typed), **kwargs)
+    return text_report(typed, judge(typed), details=True, **kwargs)
 
 
 def test_judge_leaves_invalid_runs_out_and_says_why():

@@ -1,0 +1,55 @@
+"""The summary's notes: what matters to the verdict, one line each, a busy machine said once."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from doc_support import experiment_doc
+
+from iosched.core.documents.document import ComparisonDoc, RankDoc
+from iosched.core.present.summary import note_lines, rank_words, summary_lines
+from iosched.core.statistics.verdict import judge
+
+BUSY = [f"busy machine: another iosched loads loop{k} (pid {100 + k}, matrix) during run {k}; its IO and CPU compete "
+        "with this experiment's" for k in range(1, 5)]
+
+
+def _doc(notes: list[str]):
+    runs = [{"index": i, "variant": lb, "metrics": {"iops": x, "clat_p99_us": 900.0 * (1 + i / 50)}}
+            for i, (lb, x) in enumerate([("none", 100e3), ("bfq", 70e3), ("bfq", 72e3), ("none", 103e3),
+                                         ("none", 98e3), ("bfq", 69e3)])]
+    doc = experiment_doc({"variants": [{"label": "none"}, {"label": "bfq"}], "runs": runs, "repeat": 3,
+                          "order": [r["variant"] for r in runs], "kind": "compare", "notes": notes,
+                          "device": {"name": "loop0"}, "kernel": "6.18",
+                          "workload": {"job": {"name": "randread-q16t2"}}})
+    return replace(doc, judgement=judge(doc))
+
+
+def test_a_busy_machine_is_one_note_however_many_loads_were_seen():
+    doc = _doc(BUSY)
+    assert doc.judgement is not None
+    lines = note_lines(doc, doc.judgement)
+    assert lines[1:] == [f"note: {BUSY[0]}", "note: busy machine: and 3 more such notes (--details)"]
+    assert lines[0].startswith("note: an odd number of runs per variant")
+    assert len(summary_lines(doc, doc.judgement)) <= 30
+
+
+def test_one_busy_note_and_others_are_kept_as_they_are():
+    doc = _doc([BUSY[0], "ended early: the device vanished"])
+    assert doc.judgement is not None
+    assert note_lines(doc, doc.judgement)[1:] == [f"note: {BUSY[0]}", "note: ended early: the device vanished"]
+
+
+def test_the_summary_shows_the_rank_check_only_where_a_test_finds_something():
+    """Two differences neither test finds, pointing opposite ways, are noise in a summary; --details says them."""
+    def comp(disagrees):
+        rank = RankDoc(u=4.0, p_value=1.0, ratio=1.007, ci95=None, disagrees=disagrees)
+        return ComparisonDoc(metric="iops", baseline="none", variant="mq-deadline", ratio=0.94, ci95=(0.3, 3.0),
+                             p_value=0.79, p_adjusted=0.79, significant=False, primary=True, verdict="",
+                             cannot_judge=None, n=(3, 3), rank=rank)
+
+    quiet = comp(["opposite directions"])
+    assert rank_words(quiet, directions=False) == ""
+    assert rank_words(quiet).endswith("the two point opposite ways")
+    loud = comp(["rank test only", "opposite directions"])
+    assert rank_words(loud, directions=False).startswith("mq-deadline vs none by ranks: +0.7% (Hodges-Lehmann)")
