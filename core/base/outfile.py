@@ -351,3 +351,22 @@ def remove_file(path: str | Path) -> bool:
         return True
     finally:
         os.close(dirfd)
+
+
+def changeable_by_others(path: str | Path) -> Path | None:
+    """The first folder on ``path`` (itself, then up to /) that a user other than root and this process could
+    rename entries in: owned by another user, or writable by group or others without the sticky bit. None when
+    none is. For a path handed to another program (fio opens its file by name): no descriptor can hold it, so a
+    folder whose entries someone else may swap for a link is refused instead."""
+    me = os.geteuid()
+    here = Path(os.path.realpath(path))
+    for folder in (here, *here.parents):
+        try:
+            st = os.lstat(folder)
+        except OSError:
+            return folder
+        if st.st_uid not in (0, me):
+            return folder
+        if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH) and not st.st_mode & stat.S_ISVTX:
+            return folder
+    return None

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from iosched.core.base.errors import BadInput, IoschedError, NotPermitted, UnknownDevice
-from iosched.core.base.outfile import write_file
+from iosched.core.base.outfile import changeable_by_others, write_file
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.devices import read_device
 from iosched.core.kernel.sysfs import check_device_name
@@ -131,6 +131,11 @@ def scratch_target(device: str, directory: str | Path, size: int, root: str | Pa
     d = Path(directory)
     if not d.is_dir():
         raise BadInput(f"scratch directory {d} does not exist or is not a directory")
+    if (open_to := changeable_by_others(d)) is not None:  # fio opens the file by name, through every folder on it
+        raise BadInput(f"scratch directory {d}: {open_to} may be changed by another user (its owner, or writable "
+                       "by others without the sticky bit), who could swap a folder on the way for a link: choose a "
+                       "folder only root can change")
+    d = Path(os.path.realpath(d))  # the folders just checked, not a link that may change after
     st = os.statvfs(d)
     free = st.f_bavail * st.f_frsize
     if free < size + 16 * 1024 * 1024:

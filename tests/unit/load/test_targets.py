@@ -68,3 +68,26 @@ def test_a_scratch_registration_never_goes_through_a_link_another_user_planted(t
     with pytest.raises(BadInput, match="reached through the link scratch"):
         scratch_target("sda", tmp_path, size=1 << 20, root=tree.root)
     assert list(elsewhere.iterdir()) == [] and not list(tmp_path.glob("iosched-scratch-*"))
+
+
+@pytest.mark.parametrize("how", ["writable by others", "another user's"])
+def test_a_scratch_folder_another_user_may_change_is_refused_before_anything_is_made(tree, tmp_path, how):
+    # fio opens the scratch file by name: a folder on the way that someone else may rename entries in could be
+    # swapped for a link between iosched's check and fio's open, so such a folder is refused, nothing created.
+    tree.add_disk("sda", "8:0")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    if how == "writable by others":
+        shared.chmod(0o777)
+    else:
+        os.chown(shared, 65534, 65534)
+    inner = shared / "inner"
+    inner.mkdir()
+    with pytest.raises(BadInput, match=f"scratch directory {inner}: {shared} may be changed by another user"):
+        scratch_target("sda", inner, size=1 << 20, root=tree.root)
+    assert list(inner.iterdir()) == []
+    shared.chmod(0o1777)  # sticky and root's: others may add entries, not rename root's
+    os.chown(shared, 0, 0)
+    t = scratch_target("sda", inner, size=1 << 20, root=tree.root)
+    assert Path(t.scratch_dir).parent == inner
+    t.release(tree.root)
