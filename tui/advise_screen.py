@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from iosched.tui.live_screen import LiveScreen
 
 RunnerFactory = Callable[[Prepared], Runner]
-DEFAULT_BUDGET = "10m"
+DEFAULT_BUDGET = "15m"  # every goal on a disk offering four schedulers fits, the pilot included
 
 
 def fio_runner(prep: Prepared) -> Runner:
