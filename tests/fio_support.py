@@ -105,3 +105,13 @@ def gone(marker: str, timeout: float = 5) -> bool:
     while procs_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     return not procs_with(marker)
+
+
+def cmd_cgroups_of(pid: int) -> list[str]:
+    """The command cgroups (iosched-cmd-PID-N) an iosched of this pid made and left, wherever cgroup2 is mounted."""
+    found = []
+    for top, dirs, _files in os.walk("/sys/fs/cgroup"):
+        found += [os.path.join(top, d) for d in dirs if d.startswith(f"iosched-cmd-{pid}-")]
+        if top.count("/") >= 6:  # iosched's groups sit a level or two below the mount
+            dirs.clear()
+    return found

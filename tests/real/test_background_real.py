@@ -3,12 +3,12 @@ device for the whole command, the job's figures as bg:METRIC, and no fio left, a
 
 import json
 
-from fio_support import gone, no_fio_left, start_cli, wait_for, wait_for_fio
+from fio_support import cmd_cgroups_of, gone, no_fio_left, start_cli, wait_for, wait_for_fio
 from schema_support import valid
 
 from iosched.core.load.fio_result import job_seconds
 
-from conftest import need_real
+from conftest import need_real, run_cli
 
 
 def test_a_command_is_timed_under_a_background_write_job(loopdev):
@@ -46,3 +46,5 @@ def test_sigkill_of_iosched_takes_the_background_and_the_command_along(loopdev):
     p.communicate(timeout=10)
     no_fio_left(loopdev.path)
     assert gone("30.125"), "the command outlived a SIGKILLed iosched"
+    assert run_cli("restore").returncode == 0
+    assert cmd_cgroups_of(p.pid) == []  # the killed run's command cgroup goes with restore

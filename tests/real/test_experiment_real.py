@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from fio_support import fio_procs, gone, no_fio_left, start_cli, wait_for, wait_for_fio, wait_for_line
+from fio_support import cmd_cgroups_of, fio_procs, gone, no_fio_left, start_cli, wait_for, wait_for_fio, wait_for_line
 from link_support import digest, make_victim, plant, temporaries
 from schema_support import valid
 
@@ -383,7 +383,8 @@ def test_sigkill_of_iosched_takes_the_command_along(loopdev, cmd):
     p.kill()
     p.communicate(timeout=10)
     assert gone(marker), "the command outlived a SIGKILLed iosched"
-    run_cli("restore")
+    assert run_cli("restore").returncode == 0
+    assert cmd_cgroups_of(p.pid) == []  # the killed run's command cgroup goes with restore
 
 
 def test_command_cpu_time_is_its_own_rusage(tmp_path):
