@@ -368,7 +368,8 @@ def fit_budget(plan: Plan) -> Plan:
     return replace(plan, cuts=tuple(cuts))
 
 
-def _duration(s: float) -> str:
+def duration_words(s: float) -> str:
+    """A plan's time as a person reads it: seconds, minutes or hours."""
     if s < 90:
         return f"{s:.0f} s"
     if s < 5400:
@@ -378,24 +379,24 @@ def _duration(s: float) -> str:
 
 def plan_lines(plan: Plan) -> list[str]:
     """The plan as `advise` prints it before anything changes: time first, then the tests, then the changes."""
-    budget = "" if plan.budget_s is None else f" of a {_duration(plan.budget_s)} budget"
-    over = "" if plan.fits else (f" (over budget by {_duration(plan.seconds - (plan.budget_s or 0))}: give a "
+    budget = "" if plan.budget_s is None else f" of a {duration_words(plan.budget_s)} budget"
+    over = "" if plan.fits else (f" (over budget by {duration_words(plan.seconds - (plan.budget_s or 0))}: give a "
                                  "larger --budget, fewer goals or a shorter workload)")
     lines = [f"plan for {plan.device} ({', '.join(GOAL_WORDS[g] for g in plan.goals)}): at most about "
-             f"{_duration(plan.seconds)}{budget}{over}",
+             f"{duration_words(plan.seconds)}{budget}{over}",
              f"  baseline: {plan.baseline.label} (what {plan.device} has now)"]
     for c in plan.candidates:
         cite = f"; {c.source}" if c.source else ""
         lines.append(f"  candidate {c.variant.label}: {c.why}{cite}")
     if plan.pilot_s:
         lines.append(f"  pilot: {PILOT_RUNS} runs of each test at {plan.baseline.label} to measure the noise "
-                     f"(nothing changes), about {_duration(plan.pilot_s)}")
+                     f"(nothing changes), about {duration_words(plan.pilot_s)}")
     for t in plan.tests:
         costs = f"; also stated: {', '.join(metric_label(c) for c in t.costs)}" if t.costs else ""
         guess = " (at most: a guess until the pilot)" if t.estimated else ""
         lines.append(f"  {GOAL_WORDS[t.goal]}: {t.how}; judged on {metric_label(t.metric)}{costs}")
         lines.append(f"    {len(t.variants)} variants x {t.runs} runs x {t.run_s_with_overhead:.0f} s = "
-                     f"{_duration(t.seconds)}{guess}; a clearly worse variant leaves early")
+                     f"{duration_words(t.seconds)}{guess}; a clearly worse variant leaves early")
     lines += [f"  cut to fit: {c}" for c in plan.cuts]
     lines += [f"  on the device: {c}" for c in plan.changes()]
     lines += [f"  note: {n}" for n in plan.notes]

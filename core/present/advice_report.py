@@ -9,6 +9,7 @@ Made from the document alone (core/documents/document.py ``AdviceDoc``): what `a
 from __future__ import annotations
 
 from iosched.core.advice.decision import advice_of, goal_of, rule_of
+from iosched.core.advice.plan import duration_words
 from iosched.core.base.units import human_size
 from iosched.core.documents.document import AdviceDoc, AdviceTestDoc, GoalAdviceDoc, KeepDoc
 from iosched.core.documents.metrics import metric_label
@@ -16,14 +17,6 @@ from iosched.core.statistics.advice_rule import GOAL_WORDS, estimate_words, goal
 
 SET_BY = {"iosched": "set by iosched", "tuned": "set by tuned", "udev": "set by a udev rule",
           "kernel": "the kernel's default", "unknown": "set by hand or a tool iosched cannot see"}
-
-
-def _duration(s: float) -> str:
-    if s < 90:
-        return f"{s:.0f} s"
-    if s < 5400:
-        return f"{s / 60:.0f} min"
-    return f"{s / 3600:.1f} h"
 
 
 def headline(doc: AdviceDoc) -> str:
@@ -88,9 +81,9 @@ def advice_lines(doc: AdviceDoc) -> list[str]:
     lines += ["", "observed:"] + ["  " + line for line in doc.observed.lines]
     lines += doc_workload_lines(doc)
     p = doc.plan
-    budget = f" of a {_duration(p.budget_s)} budget" if p.budget_s is not None else ""
-    took = f"; took {_duration(doc.finished - doc.started)}" if doc.finished is not None else ""
-    lines += ["", f"plan: at most about {_duration(p.seconds)}{budget}{took}; baseline {p.baseline.label}; "
+    budget = f" of a {duration_words(p.budget_s)} budget" if p.budget_s is not None else ""
+    took = f"; took {duration_words(doc.finished - doc.started)}" if doc.finished is not None else ""
+    lines += ["", f"plan: at most about {duration_words(p.seconds)}{budget}{took}; baseline {p.baseline.label}; "
                   f"candidates {', '.join(c.variant.label for c in p.candidates)}",
               f"  the tests {'would write' if doc.status == 'planned' else 'wrote'} to {p.target}"]
     lines += [f"  cut to fit: {c}" for c in p.cuts]
@@ -152,7 +145,7 @@ def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
         lines.append(f"- {GOAL_WORDS[t.goal]}: {_cell(t.how)}; {metric_label(t.metric)}; {len(t.variants)} variants, "
                      f"{runs} runs{dropped}")
     r = doc.rule
-    took = f", took {_duration(doc.finished - doc.started)}" if doc.finished is not None else ""
+    took = f", took {duration_words(doc.finished - doc.started)}" if doc.finished is not None else ""
     lines.append(f"- rule fixed before the first run: Holm over the candidates at alpha {r.alpha:g} (sequential "
                  f"looks), a win must reach the smallest detectable effect ({r.power:.0%} power) and stay within "
                  f"{r.margin:.0%} of the best on the other goals{took}")
