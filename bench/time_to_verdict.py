@@ -4,7 +4,8 @@ On a loop device over a sparse, never-written file, random 4k reads are CPU-boun
 shows as ~30-40% fewer IOPS than none. Each method runs `--until-verdict` with the variants
 none, bfq, none: the second `none` is an A/A control judged beside bfq (Holm across both), which must come
 out "no significant difference". The time is the wall time from the start of the experiment to the run or
-turn at which the sequential boundary (core/statistics/sequential.py) was crossed; "-" means it never was.
+turn at which the sequential boundary (core/statistics/sequential.py) was crossed; "-" means it never was. Each
+experiment is a plan of the experiment service, as `compare --until-verdict` runs it.
 
 Run as root: python3 -m bench.time_to_verdict [--runtime 2] [--max-runs 12] [--every 1.6] [--duration 60]
   [--repeat 3] [--methods batch,alternation] [--no-control]  (--no-control: none, bfq only)
@@ -18,53 +19,42 @@ import time
 from pathlib import Path
 
 from bench.common import extra_loop_devices
-from iosched.core.documents.document import JudgementDoc, RunDoc
+from iosched.core.documents.document import JudgementDoc
 from iosched.core.documents.params import parse_variants
-from iosched.core.experiment.alternation import run_alternation
+from iosched.core.experiment import service
+from iosched.core.experiment.alternation import AlternationPlan
+from iosched.core.experiment.compare import ComparePlan
 from iosched.core.experiment.events import Event, RunEnded
-from iosched.core.experiment.runner import Workload, run_experiment
+from iosched.core.experiment.local_plan import TargetRequest
 from iosched.core.load.jobs import CATALOG
-from iosched.core.load.targets import Target
-from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
 
 
-class Watch:
-    """Feeds the running verdict and notes when the boundary was crossed."""
-
-    def __init__(self, rv: RunningVerdict) -> None:
-        self.rv = rv
-        self.t0 = time.monotonic()
-        self.at: float | None = None
-
-    def stop(self, run: RunDoc) -> bool:
-        decided = self.rv.should_stop(run)
-        if decided and self.at is None:
-            self.at = time.monotonic() - self.t0
-        return decided
-
-    def event(self, e: Event) -> None:
-        if isinstance(e, RunEnded):
-            for line in self.rv.lines():
-                print(f"    {time.monotonic() - self.t0:6.1f}s  {line}", flush=True)
-
-
-def one(dev: str, path: str, args: argparse.Namespace, alternate: bool) -> tuple[float | None, JudgementDoc]:
+def one(dev: str, args: argparse.Namespace, alternate: bool) -> tuple[float | None, JudgementDoc]:
+    """One experiment through the service until its boundary: when it crossed (None: never) and its verdict."""
     variants = parse_variants("none,bfq" if args.no_control else "none,bfq,none")
-    labels = [v.label for v in variants]
+    t0 = time.monotonic()
+    crossed: list[float] = []
+
+    def event(e: Event) -> None:
+        if isinstance(e, RunEnded):
+            for line in e.lines:
+                print(f"    {time.monotonic() - t0:6.1f}s  {line}", flush=True)
+            if not crossed and any("boundary crossed" in line for line in e.lines):
+                crossed.append(time.monotonic() - t0)
+
+    plan: AlternationPlan | ComparePlan
     if alternate:
         most = int(args.duration // args.every) // len(variants) // 2
-        plan = sequential_plan(most, 0.05, len(variants), alternate=True)
-        w = Watch(RunningVerdict(labels, 0.05, "iops", "alternate", plan))
         job = CATALOG["randread-q16t2"].scaled(runtime=args.duration + 10)
-        doc = run_alternation(dev, variants, Workload(job=job, target=Target(dev, path, "device")), args.every,
-                              args.duration, on_event=w.event, stop=w.stop, sequential=plan)
+        plan = AlternationPlan(dev, variants, job=job, every=args.every, duration=args.duration, until_verdict=most,
+                               target=TargetRequest(raw=True))
     else:
-        plan = sequential_plan(args.max_runs, 0.05, len(variants), alternate=False)
-        w = Watch(RunningVerdict(labels, 0.05, "iops", "compare", plan))
         job = CATALOG["randread-q16t2"].scaled(runtime=args.runtime)
-        doc = run_experiment(dev, variants, Workload(job=job, target=Target(dev, path, "device")), args.max_runs,
-                             settle=0.5, on_event=w.event, stop=w.stop, sequential=plan)
-    return w.at, judge(doc, 0.05, "iops")
+        plan = ComparePlan(dev, variants, job=job, settle=0.5, until_verdict=args.max_runs,
+                           target=TargetRequest(raw=True))
+    outcome = service.run(plan, None, event)
+    assert outcome.doc.judgement is not None
+    return (crossed[0] if crossed else None), outcome.doc.judgement
 
 
 def main() -> None:
@@ -90,7 +80,7 @@ def main() -> None:
                 if name not in methods:
                     continue
                 print(f"{name} #{i + 1}:", flush=True)
-                results[name].append(one(dev, path, args, alternate))
+                results[name].append(one(dev, args, alternate))
     print()
     print(f"{'method':<12} {'verdict after':>14}  bfq vs none (primary, IOPS)             A/A control")
     for name, rows in results.items():

@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched import __version__
-from iosched.core.advice.advice_plan import FioRunner
 from iosched.core.advice.plan import plan_lines
 from iosched.core.advice.request import (
     AdviceRequest,
@@ -154,8 +153,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if not args.yes and _ask(f"run this plan (at most about {plan.seconds / 60:.0f} min)? [y/N]").lower() \
             not in ("y", "yes"):
         raise BadInput(f"not accepted: nothing was changed on {prep.request.tested_on}")
-    runner = FioRunner(args.dir, prep.request.destroy_data, args.settle, args.root, _say_target)
-    advice = prep.plan_to_run(runner, None if args.json else _step)
+    advice = prep.plan_to_run(None, None if args.json else _step, _say_target)
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
     outcome = service.run(advice, saver, _printer(args.json))
     if sys.stderr.isatty() and not args.json:

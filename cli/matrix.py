@@ -18,9 +18,17 @@ from iosched.core.documents.document import MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.params import Variant, parse_variants
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Cancelled
-from iosched.core.experiment.matrix import MatrixPlan, check_resumable, done_slots, format_duration, load_matrix
+from iosched.core.experiment.local_plan import TargetRequest
+from iosched.core.experiment.matrix import (
+    MatrixPlan,
+    MatrixRunPlan,
+    check_resumable,
+    done_slots,
+    format_duration,
+    load_matrix,
+)
 from iosched.core.experiment.results import check_save_path
-from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest, all_invalid
+from iosched.core.experiment.service import ResultFile, all_invalid
 from iosched.core.experiment.study import CmdJob, read_study
 from iosched.core.experiment.variants import check_variants
 from iosched.core.load.fio import fio_binary
@@ -115,10 +123,10 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
                        "scale it with --runtime or --repeat")
     fio_binary()
     until = plan.repeat if doc is None and getattr(args, "until_verdict", False) else None
-    experiment = ExperimentPlan(args.device, "matrix", plan.variants, matrix=plan, resume=doc, alpha=args.alpha,
-                                metric=getattr(args, "metric", None), root=args.root, until_verdict=until,
-                                target=TargetRequest(args.dir, args.raw, args.destroy_data,
-                                                     size=space_needed(plan.fio_jobs, args.size or 1 << 30)))
+    experiment = MatrixRunPlan(args.device, plan.variants, matrix=plan, resume=doc, alpha=args.alpha,
+                               metric=getattr(args, "metric", None), root=args.root, until_verdict=until,
+                               target=TargetRequest(args.dir, args.raw, args.destroy_data,
+                                                    size=space_needed(plan.fio_jobs, args.size or 1 << 30)))
 
     def announce(target: Target) -> None:
         # After the service's checks: a matrix until a verdict has its boundary (a resumed one, its saved one).

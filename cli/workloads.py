@@ -9,6 +9,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
@@ -21,12 +22,15 @@ from iosched.core.documents.metrics import METRIC_NAMES, is_metric, metric_label
 from iosched.core.documents.params import Variant, parse_variants
 from iosched.core.documents.saved import MAX_SAVED_BYTES, decode_json, kind_of, read_experiment
 from iosched.core.experiment import service
+from iosched.core.experiment.alternation import AlternationPlan
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
+from iosched.core.experiment.compare import ComparePlan
 from iosched.core.experiment.control import Cancelled
+from iosched.core.experiment.local_plan import LocalPlan, TargetRequest
 from iosched.core.experiment.matrix import decode_matrix
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Workload
-from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest, all_invalid
+from iosched.core.experiment.service import ResultFile, all_invalid
 from iosched.core.experiment.variants import check_variants
 from iosched.core.live.sampler import Sampler, compute_rates
 from iosched.core.load.fio import FioProgress, fio_binary
@@ -236,10 +240,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
         raise BadInput("--max-time applies to a matrix (--jobs)")
     if args.plan:
         return _plan(args)
-    plan = _compare_plan(args)
+    plan: LocalPlan[Any] = _compare_plan(args)
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
     plan.on_target = _say_target
-    printer = ProgressPrinter(quiet=args.json or args.csv, lines=args.details, own=plan.cmd_metrics)
+    own = plan.cmd_metrics if isinstance(plan, ComparePlan) else []
+    printer = ProgressPrinter(quiet=args.json or args.csv, lines=args.details, own=own)
     try:
         outcome = service.run(plan, saver, printer)
     finally:
@@ -279,6 +284,7 @@ def _plan(args: argparse.Namespace) -> int:
     """--plan: the pilot (2 runs per variant, the device put back after), then the runs each difference needs."""
     args.repeat = PILOT_RUNS
     plan = _compare_plan(args)
+    assert isinstance(plan, ComparePlan)  # --alternate is refused with --plan
     what = plan.job.name if plan.job else f"the replay of {args.replay}" if args.replay else "the command"
     print(f"iosched: pilot: {PILOT_RUNS} runs per variant of {what}, to "
           "measure the noise", file=sys.stderr)
@@ -299,7 +305,7 @@ def _plan(args: argparse.Namespace) -> int:
     return 0
 
 
-def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
+def _compare_plan(args: argparse.Namespace) -> ComparePlan | AlternationPlan:
     """The command line's compare (repeated runs or live alternation), checked, as the service's plan."""
     if not args.schedulers:
         raise BadInput("--schedulers is required (e.g. none,bfq)")
@@ -327,16 +333,19 @@ def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
             raise BadInput("--alternate runs for --duration; --runtime does not apply")
         runtime = args.duration + 10.0  # fio outlives the last turn and is stopped then
     job, runtime = _job(args, runtime)
-    return ExperimentPlan(
-        args.device, "alternate" if args.alternate else "compare", variants, job=job, cmd=args.cmd or None,
+    target = TargetRequest(args.dir, args.raw or bool(args.replay), args.destroy_data,
+                           default_size=args.size or 1 << 30)
+    if args.alternate:
+        return AlternationPlan(args.device, variants, job=job, runtime=runtime, every=args.alternate,
+                               duration=args.duration, alpha=args.alpha, metric=args.metric, until_verdict=most,
+                               root=args.root, target=target)
+    return ComparePlan(
+        args.device, variants, job=job, cmd=args.cmd or None,
         background=_background(args) if args.cmd else None, cmd_metrics=parse_cmd_metrics(args.cmd_metric),
         replay=ReplayRequest(args.replay, args.replay_mode, args.replay_fit) if args.replay else None,
-        runtime=runtime,
-        repeat=repeat, drop_caches=bool(args.drop_caches) or isinstance(job, StartupJob), settle=args.settle,
-        every=args.alternate or 0.0, duration=args.duration, alpha=args.alpha, metric=args.metric,
-        until_verdict=most, trace=args.trace, root=args.root,
-        target=TargetRequest(args.dir, args.raw or bool(args.replay), args.destroy_data,
-                             default_size=args.size or 1 << 30))
+        runtime=runtime, repeat=repeat, drop_caches=bool(args.drop_caches) or isinstance(job, StartupJob),
+        settle=args.settle, alpha=args.alpha, metric=args.metric, until_verdict=most, trace=args.trace,
+        root=args.root, target=target)
 
 
 def _say_target(target: Target) -> None:

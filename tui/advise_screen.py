@@ -24,7 +24,7 @@ from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Select, Static
 
-from iosched.core.advice.advice_plan import STEPS, FioRunner, Runner
+from iosched.core.advice.advice_plan import STEPS
 from iosched.core.advice.plan import plan_lines
 from iosched.core.advice.request import AdviceRequest, Prepared, parse_budget, parse_goals, prepare_advice
 from iosched.core.base.errors import IoschedError
@@ -32,6 +32,7 @@ from iosched.core.documents.document import AdviceDoc
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Control
 from iosched.core.experiment.events import Event, RunStarted
+from iosched.core.experiment.local_plan import Runs
 from iosched.core.experiment.results import default_results_dir
 from iosched.core.experiment.service import ResultFile
 from iosched.core.load.targets import Refused
@@ -45,15 +46,14 @@ if TYPE_CHECKING:
     from iosched.core.live.monitor import Monitor
     from iosched.tui.live_screen import LiveScreen
 
-RunnerFactory = Callable[[Prepared], Runner]
+RunnerFactory = Callable[[Prepared], Runs | None]
 DEFAULT_BUDGET = "15m"  # every goal on a disk offering four schedulers fits, the pilot included
 
 
-def fio_runner(prep: Prepared) -> Runner:
-    """The real runner: fio on the device's own filesystem's scratch file, or the raw device when it holds no data
-    (or its name was typed)."""
-    r = prep.request
-    return FioRunner(r.target_dir, r.destroy_data, r.settle, r.root)
+def fio_runner(prep: Prepared) -> Runs | None:
+    """The real runs (None: this machine's): fio on the device's own filesystem's scratch file, or the raw device
+    when it holds no data (or its name was typed)."""
+    return None
 
 
 def steps_text(current: str | None, done: bool = False) -> str:

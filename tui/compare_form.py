@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
@@ -13,9 +14,11 @@ from textual.widgets import Input, Label, Select, SelectionList, Static
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.documents.params import parse_variants
+from iosched.core.experiment.alternation import AlternationPlan
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
-from iosched.core.experiment.matrix import MatrixPlan
-from iosched.core.experiment.service import ExperimentPlan, Kind, TargetRequest
+from iosched.core.experiment.compare import ComparePlan
+from iosched.core.experiment.local_plan import LocalPlan, TargetRequest
+from iosched.core.experiment.matrix import MatrixPlan, MatrixRunPlan
 from iosched.core.load.jobs import CATALOG, GROUPS, Job, JobFile, resolve_jobs, space_needed
 from iosched.core.load.replay import ReplayRequest
 from iosched.core.load.startup_replay import StartupJob, startup_job
@@ -206,7 +209,7 @@ class CompareForm(Vertical):
         except IoschedError as e:
             raise ValueError(str(e)) from None
 
-    def plan(self, root: str | Path, destroy: bool) -> tuple[ExperimentPlan, int]:
+    def plan(self, root: str | Path, destroy: bool) -> tuple[LocalPlan[Any], int]:
         """The experiment the form asks for and its number of runs; ValueError or IoschedError, one sentence."""
         names = self.query_one(SchedulerChecklist).order  # the baseline first: core judges against it
         if len(names) < 2:
@@ -238,16 +241,23 @@ class CompareForm(Vertical):
                              f"a duration of {6 * len(variants) * every:g} s")
         # A matrix's boundary is made by the experiment service, in the worker (its simulation takes a second).
         matrix = MatrixPlan(variants, [*jobs], repeat, drop, 0.5, runtime) if len(jobs) > 1 else None
-        kind: Kind = "matrix" if matrix else "alternate" if alternate else "compare"
         reads = self.cmd_metrics(cmd)
-        # A replay runs whole: the runtime field (5 s unless changed) would cut most captures short.
-        plan = ExperimentPlan(self.device, kind, variants, job=jobs[0] if jobs and not matrix else None, cmd=cmd,
-                              cmd_metrics=reads, replay=replay,
-                              runtime=None if (jobs and isinstance(jobs[0], (Job, StartupJob))) or replay
-                              else runtime,
-                              matrix=matrix,
-                              repeat=repeat, drop_caches=drop, settle=0.5, every=every, duration=duration, root=root,
-                              until_verdict=most,
-                              target=tui_target(self.device, jobs, destroy))
+        target = tui_target(self.device, jobs, destroy)
+        plan: LocalPlan[Any]
+        if matrix is not None:
+            plan = MatrixRunPlan(self.device, variants, matrix=matrix, root=root, until_verdict=most, target=target)
+        elif alternate:
+            plan = AlternationPlan(self.device, variants, job=jobs[0], every=every, duration=duration,
+                                   runtime=runtime, root=root, until_verdict=most, drop_caches=drop, settle=0.5,
+                                   target=target)
+        else:
+            # A replay runs whole: the runtime field (5 s unless changed) would cut most captures short.
+            plan = ComparePlan(self.device, variants, job=jobs[0] if jobs else None, cmd=cmd, cmd_metrics=reads,
+                               replay=replay,
+                               runtime=None if (jobs and isinstance(jobs[0], (Job, StartupJob))) or replay
+                               else runtime,
+                               repeat=repeat, drop_caches=drop, settle=0.5, root=root, until_verdict=most,
+                               target=target)
         passes = int(duration // every) // len(variants) // 2 * 2
-        return plan, passes * len(variants) if alternate else plan.total_runs
+        runs = passes * len(variants) if alternate else matrix.runs if matrix is not None else repeat * len(variants)
+        return plan, runs

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import ComposeResult
@@ -26,11 +26,13 @@ from textual.widgets import Static
 from iosched.core.base.errors import IoschedError
 from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDoc
 from iosched.core.experiment import service
+from iosched.core.experiment.compare import ComparePlan
 from iosched.core.experiment.control import Control
 from iosched.core.experiment.events import Event, RunStarted
-from iosched.core.experiment.matrix import MatrixPlan, find_resumable
+from iosched.core.experiment.local_plan import LocalPlan
+from iosched.core.experiment.matrix import MatrixPlan, MatrixRunPlan, find_resumable
 from iosched.core.experiment.results import default_results_dir
-from iosched.core.experiment.service import ExperimentPlan, ResultFile
+from iosched.core.experiment.service import ResultFile
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.load.jobs import Job
 from iosched.core.load.targets import Refused
@@ -234,16 +236,16 @@ class CompareScreen(Screen[None]):
         self.view.status(f"resuming {path.name}…")
         self.ctl = Control()
         self._started(resuming=True)
-        self._run(ExperimentPlan(self.device, "matrix", plan.variants, matrix=plan, resume=doc,
-                                 root=self.monitor.root, target=tui_target(self.device, plan.fio_jobs, destroy)),
-                  path)
+        self._run(MatrixRunPlan(self.device, plan.variants, matrix=plan, resume=doc, root=self.monitor.root,
+                                target=tui_target(self.device, plan.fio_jobs, destroy)), path)
 
     @work(thread=True, group="experiment", exit_on_error=False)
-    def _run(self, plan: ExperimentPlan, resume: Path | None = None) -> None:
+    def _run(self, plan: LocalPlan[Any], resume: Path | None = None) -> None:
         """The worker: the experiment service runs ``plan``; its events and outcome come back as messages."""
         self.thread = threading.current_thread()
         assert self.ctl is not None
-        if self._read_only() or (self.served and (plan.cmd or not all(isinstance(j, Job) for j in plan.jobs))):
+        command = isinstance(plan, ComparePlan) and plan.cmd is not None
+        if self._read_only() or (self.served and (command or not all(isinstance(j, Job) for j in plan.jobs))):
             self.post_message(ExperimentEnded(None, "refused: " + (SERVED_NOTICE if self.served else "read-only")))
             return
         saver = ResultFile(resume) if resume else ResultFile.new_in(self.results_dir, self.device, plan.kind)
@@ -251,7 +253,7 @@ class CompareScreen(Screen[None]):
         def emit(e: Event) -> None:
             self.post_message(ExperimentEvent(e))
 
-        if resume:
+        if resume and isinstance(plan, MatrixRunPlan):
             plan.reload = lambda: self._saved_matrix(resume)
         try:
             outcome = service.run(plan, saver, emit, self.ctl)

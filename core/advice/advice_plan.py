@@ -7,9 +7,12 @@ and the advice document (core/documents/document.py ``AdviceDoc``) kept after ev
 - **hold**: the captures checked and copied for fio, then the device's load lock.
 - **go**: the pilot (``PILOT_RUNS`` of each test at the current setting, the device unchanged: its noise sets the
   runs each test needs, never more than were accepted); then each goal's test in segments between the looks of its
-  sequential schedule (core/statistics/advice_looks.py): each segment an A/B/n experiment over the current setting and
-  the candidates still running (core/experiment/runner.py, the device put back after each), the clearly worse
-  leaving at the looks. Every test's runs are kept as one compare; the document after every run.
+  sequential schedule (core/statistics/advice_looks.py): each segment a compare (core/experiment/compare.py
+  ``ComparePlan``) over the current setting and the candidates still running, through the one slot loop with this
+  machine's runs or a simulation's (the device put back after each), the clearly worse leaving at the looks. Where
+  its loads write is chosen as any experiment's is (core/experiment/local_plan.py ``choose_for``), once per kind of
+  load, and the busy machine is said as any experiment's is. Every test's runs are kept as one compare; the
+  document after every run.
 - **judged**: the advice from the saved runs (core/advice/decision.py, the same looks again), then how to keep it.
 
 Not resumable: the current setting is the baseline, and an advice stopped half way would go on from whatever the
@@ -25,7 +28,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from iosched.core.advice.decision import decide_doc, goal_doc, recommended
 from iosched.core.advice.keep import keep_doc
@@ -45,13 +48,16 @@ from iosched.core.documents.document import (
     ObservedDoc,
 )
 from iosched.core.documents.params import Variant
-from iosched.core.experiment.control import Control
-from iosched.core.experiment.events import Event, Progress, RunEnded, RunStarted
-from iosched.core.experiment.runner import Workload, run_experiment
+from iosched.core.experiment.busy import BusyWatch
+from iosched.core.experiment.compare import ComparePlan
+from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunStarted
+from iosched.core.experiment.local_plan import Runs, TargetRequest, choose_for, watched
+from iosched.core.experiment.runner import LocalRuns
+from iosched.core.experiment.slots import run_slots
 from iosched.core.experiment.variants import check_variants
 from iosched.core.kernel.devices import read_device
-from iosched.core.load.jobs import space_needed
-from iosched.core.load.targets import Refused, Target, choose_target, why_not_writable
+from iosched.core.load.replay import ReplayJob
+from iosched.core.load.targets import Refused, Target, why_not_writable
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics.advice_looks import Looks, look_level, schedule
 from iosched.core.statistics.advice_rule import GOAL_WORDS, Goal, Rule
@@ -62,16 +68,6 @@ if TYPE_CHECKING:
     from iosched.core.experiment.service import Running, Saver
 
 STEPS = ("observe", "plan", "test", "decide", "keep")
-SegmentKeep = Callable[[CompareDoc, bool], None]
-
-
-class Runner(Protocol):
-    """Runs one segment of a test: ``repeat`` runs of each variant in the balanced order, the first variant the
-    current setting; ``keep`` hears the segment's compare as it grows. The fio runner is the real one; the tests and
-    the bench may give a simulated one."""
-
-    def __call__(self, device: str, variants: list[Variant], load: Load, repeat: int, runtime: float | None,
-                 emit: Callable[[Event], None], ctl: Control, keep: SegmentKeep) -> CompareDoc: ...
 
 
 class HeldTarget(Target):
@@ -80,49 +76,6 @@ class HeldTarget(Target):
 
     def release(self, root: str | Path = "/") -> None:
         return None
-
-
-@dataclass
-class FioRunner:
-    """The real runner: each segment an A/B/n experiment (core/experiment/runner.py), on a target made once per kind
-    of load (a scratch file or the raw device) and kept until the advice ends."""
-
-    target_dir: str | None = None
-    destroy_data: str | None = None
-    settle: float = 1.0
-    root: str | Path = "/"
-    on_target: Callable[[Target], None] | None = None
-    targets: dict[tuple[bool, bool], Target] = field(default_factory=dict)
-
-    def target(self, device: str, load: Load) -> Target | None:
-        if load.job is None and load.background is None:
-            return None
-        key = (load.writes, load.raw_only)
-        if key not in self.targets:
-            jobs = [j for j in (load.job, load.background) if j is not None]
-            made = choose_target(device, load.writes, None if load.raw_only else self.target_dir,
-                                 space_needed(jobs, 1 << 30), raw=load.raw_only, destroy_data=self.destroy_data,
-                                 root=self.root, scratch_ok=not load.raw_only)
-            self.targets[key] = made
-            if self.on_target is not None:
-                self.on_target(made)
-        t = self.targets[key]
-        return HeldTarget(t.device, t.path, t.kind, t.scratch_dir, t.note)
-
-    def __call__(self, device: str, variants: list[Variant], load: Load, repeat: int, runtime: float | None,
-                 emit: Callable[[Event], None], ctl: Control, keep: SegmentKeep) -> CompareDoc:
-        target = self.target(device, load)
-        if load.cmd is not None:
-            workload = Workload(cmd=load.cmd, background=load.background, target=target)
-        else:
-            workload = Workload(job=load.job, target=target, runtime=runtime)
-        return run_experiment(device, variants, workload, repeat, False, self.settle, self.root, emit, ctl,
-                              keep=keep)
-
-    def close(self) -> None:
-        for t in self.targets.values():
-            t.release(self.root)
-        self.targets.clear()
 
 
 # --- where the tests write, said before anything is made ------------------------------------------------------
@@ -277,12 +230,18 @@ class AdvicePlan:
     plan: Plan
     tested_on: str
     rotational: bool
-    runner: Runner
+    runs: Runs | None = None  # each run's executor (None: this machine's, core/experiment/runner.py ``LocalRuns``)
     rule: Rule = field(default_factory=Rule)
     runtime: float | None = None  # a command's or job's run length as given (None: its own)
+    settle: float = 1.0
+    target_dir: str | None = None  # --dir: where a scratch file goes
+    destroy_data: str | None = None  # the device's name, typed: a raw write over its data is allowed
     root: str | Path = "/"
     on_step: Callable[[str, str], None] | None = None  # (step, what): the five steps as they go
+    on_target: Callable[[Target], None] | None = None  # hears where each kind of load writes, when first chosen
     loads: list[Load] = field(default_factory=list)  # per test, prepared under hold()
+    targets: dict[tuple[bool, bool], Target] = field(default_factory=dict)  # per kind of load, held to the end
+    busy: BusyWatch | None = None
 
     def step(self, name: str, what: str) -> None:
         if self.on_step is not None:
@@ -317,6 +276,8 @@ class AdvicePlan:
     def go(self, run: Running[AdviceDoc]) -> AdviceDoc:
         live = _Live(run, replace(self.doc, status="running"))
         run.keep(live.doc, False)
+        self.busy = BusyWatch(self.tested_on, self.root, lambda text: run.emit(Note(text)))
+        self.busy.before()
         try:
             if live.doc.plan.pilot_runs:
                 self.step("test", "the pilot: the noise at the current setting, nothing changed")
@@ -325,10 +286,37 @@ class AdvicePlan:
             for i in range(len(self.plan.tests)):
                 self._test(live, i)
         finally:
-            close = getattr(self.runner, "close", None)
-            if close is not None:
-                close()
-        return replace(live.doc, status="final", finished=time.time())
+            for target in self.targets.values():
+                target.release(self.root)
+            self.targets.clear()
+            if run.doc is not None:
+                run.keep(self._said(run.doc), False)
+        return self._said(replace(live.doc, status="final", finished=time.time()))
+
+    def _said(self, doc: AdviceDoc) -> AdviceDoc:
+        """``doc`` with what the busy watch said among its notes."""
+        if self.busy is None:
+            return doc
+        self.busy.started()
+        new = [line for line in self.busy.lines if line not in doc.notes]
+        return replace(doc, notes=[*doc.notes, *new]) if new else doc
+
+    def _target(self, segment: ComparePlan) -> Target | None:
+        """Where a segment's load writes: chosen as any experiment's is, once per kind of load (a scratch file or the
+        raw device, reads or writes), and held until the advice ends."""
+        if not segment.jobs:  # a command alone: it runs where it runs
+            return None
+        raw = any(isinstance(j, ReplayJob) for j in segment.jobs)
+        key = (any(j.writes for j in segment.jobs), raw)
+        if key not in self.targets:
+            request = TargetRequest(None if raw else self.target_dir, raw, self.destroy_data)
+            made = choose_for(self.tested_on, segment.jobs, request, self.root)
+            assert made is not None
+            self.targets[key] = made
+            if self.on_target is not None:
+                self.on_target(made)
+        t = self.targets[key]
+        return HeldTarget(t.device, t.path, t.kind, t.scratch_dir, t.note)
 
     def _runtime(self, t: PlannedTest) -> float | None:
         """A run's length cap: a long capture replays its first minute; a job runs as scaled."""
@@ -338,15 +326,21 @@ class AdvicePlan:
 
     def _segment(self, live: _Live, i: int, variants: list[Variant], repeat: int,
                  grown: Callable[[CompareDoc], dict[str, object]]) -> CompareDoc:
-        """One segment of test ``i`` through the runner; ``grown`` says what the test's document becomes as the
-        segment's compare grows (kept, and saved after each run)."""
-        t = self.plan.tests[i]
+        """One segment of test ``i``: a compare of ``variants`` through the one slot loop; ``grown`` says what the
+        test's document becomes as the segment's compare grows (kept, and saved after each run)."""
+        t, load = self.plan.tests[i], self.loads[i]
+        segment = ComparePlan(self.tested_on, variants, job=load.job, cmd=load.cmd, background=load.background,
+                              runtime=self._runtime(t), repeat=repeat, settle=self.settle, root=self.root)
+        target = self._target(segment)
+        executor = (self.runs or LocalRuns)(segment.setup(target), live.run.ctl)
+        doc = segment.document(executor, target)
 
         def keep(seg: CompareDoc, save: bool) -> None:
             live.set_test(i, save or bool(seg.runs), **grown(seg))
 
-        return self.runner(self.tested_on, variants, self.loads[i], repeat, self._runtime(t),
-                           live.emitter(t.goal, runs_in(live.doc)), live.run.ctl, keep)
+        assert self.busy is not None
+        emit = watched(self.busy, live.emitter(t.goal, runs_in(live.doc)))
+        return run_slots(segment.course(executor, doc, interim=False), executor, doc, keep, emit, live.run.ctl)
 
     def _pilot(self, live: _Live) -> None:
         noise: dict[Goal, float | None] = {}

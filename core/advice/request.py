@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iosched.core.advice.advice_plan import AdvicePlan, Runner, new_advice, where_tests_write, workload_doc
+from iosched.core.advice.advice_plan import AdvicePlan, new_advice, where_tests_write, workload_doc
 from iosched.core.advice.loads import load_of
 from iosched.core.advice.observe import Observation, observe
 from iosched.core.advice.plan import (
@@ -26,10 +26,12 @@ from iosched.core.advice.workload import capture_workload
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.document import AdviceDoc
 from iosched.core.documents.params import Variant, parse_variants
+from iosched.core.experiment.local_plan import Runs
 from iosched.core.experiment.results import default_results_dir
 from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.load.iolog import read_capture
 from iosched.core.load.jobs import CATALOG
+from iosched.core.load.targets import Target
 from iosched.core.statistics.advice_rule import GOALS, Goal, Rule
 from iosched.core.trace.capture import CaptureProgress
 
@@ -122,10 +124,14 @@ class Prepared:
     doc: AdviceDoc  # the advice as planned
     notes: list[str] = field(default_factory=list)  # said before the plan (the spare's class, the capture)
 
-    def plan_to_run(self, runner: Runner, on_step: Callable[[str, str], None] | None = None) -> AdvicePlan:
+    def plan_to_run(self, runs: Runs | None = None, on_step: Callable[[str, str], None] | None = None,
+                    on_target: Callable[[Target], None] | None = None) -> AdvicePlan:
+        """The accepted plan as the service's; ``runs``: each run's executor (None: this machine's; a test or a
+        bench: a simulation's, core/experiment/simulated.py)."""
         r = self.request
-        return AdvicePlan(self.doc, self.plan, r.tested_on, self.observation.device.rotational, runner,
-                          Rule(alpha=r.alpha), r.runtime, r.root, on_step)
+        return AdvicePlan(self.doc, self.plan, r.tested_on, self.observation.device.rotational, runs,
+                          Rule(alpha=r.alpha), r.runtime, r.settle, r.target_dir, r.destroy_data, r.root, on_step,
+                          on_target)
 
 
 def _source(r: AdviceRequest, summary: list[str], on_progress: Callable[[CaptureProgress], object] | None,

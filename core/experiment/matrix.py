@@ -6,18 +6,21 @@ A B, then B A, starting the other way round on every other workload, so slow dri
 no variant, neither within a workload nor across the matrix. The document is written after every run, and
 a saved document is a plan that `resume` continues: finished runs are kept, the rest are run.
 
-One module: a matrix's plan, its saved form and its run loop change together (~400 lines).
+One module: a matrix's plan, its saved form and its course through the one slot loop (slots.py) change together
+(~500 lines).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import random
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, Self
 
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput
@@ -31,10 +34,12 @@ from iosched.core.documents.document import (
     MatrixDoc,
     MatrixRunDoc,
     MatrixSequentialDoc,
+    RunDoc,
     StartupJobSpec,
     TargetDoc,
     VariantDoc,
 )
+from iosched.core.documents.metrics import check_roles
 from iosched.core.documents.params import (
     BadValue,
     Variant,
@@ -46,37 +51,26 @@ from iosched.core.documents.params import (
     parse_size,
 )
 from iosched.core.documents.saved import Bad, decode_json, kind_of, need, read_matrix, saved_variants, through
-from iosched.core.experiment.control import Cancelled, Control
-from iosched.core.experiment.events import Done, Event, Note, Progress, RunEnded, RunStarted
-from iosched.core.experiment.results import saved_matrices
-from iosched.core.experiment.runner import (
-    HostInfo,
-    Keep,
-    Kept,
-    Workload,
-    _add_trace,
-    _one_run,
-    alone_under,
-    job_doc,
-    puts_back,
-    shielded,
-    sysinfo,
-    target_doc,
-)
-from iosched.core.experiment.startup import over_cap_note, with_alone
+from iosched.core.experiment.compare import on_clock
+from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunStarted
+from iosched.core.experiment.local_plan import LocalPlan, workload_of
+from iosched.core.experiment.results import result_lock, saved_matrices
+from iosched.core.experiment.runner import HostInfo, MachineRuns, OnThisMachine, Workload, job_doc, sysinfo, target_doc
+from iosched.core.experiment.slots import Course, DocumentCourse, Slot, Stop
+from iosched.core.experiment.startup import over_cap_note
 from iosched.core.experiment.study import CmdJob, command_workload
-from iosched.core.experiment.variants import Configurator, check_variants
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.kernel.devices import read_device
-from iosched.core.live.monitor import Monitor
+from iosched.core.load.fio import FioProgress
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
-from iosched.core.load.startup_replay import StartupJob, startup_job
+from iosched.core.load.startup_replay import StartupJob, prepare_foreground, startup_job
 from iosched.core.load.targets import Target
-from iosched.core.settings.writes import drop_caches as drop_page_cache
-from iosched.core.statistics.matrix_judge import primaries
-from iosched.core.statistics.matrix_sequential import State, look_line, state
+from iosched.core.statistics.matrix_judge import judge_matrix, primaries
+from iosched.core.statistics.matrix_sequential import State, look_line, matrix_sequential_plan, state
 from iosched.core.statistics.sequential import look_schedule
-from iosched.core.trace.runs import RunTracer
+
+if TYPE_CHECKING:
+    from iosched.core.experiment.service import Saver
 
 # Seconds a run costs beyond its runtime: fio's start and file layout, the switch, the samples.
 RUN_OVERHEAD_S = 1.0
@@ -423,110 +417,178 @@ def new_document(device: str, plan: MatrixPlan, target: Target | None, root: str
     return plan.document(sysinfo(device, root), target_doc(target) if target is not None else None, time.time())
 
 
-def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: MatrixDoc | None = None,
-               root: str | Path = "/", on_event: Callable[[Event], None] | None = None,
-               keep: Keep[MatrixDoc] | None = None, ctl: Control | None = None) -> MatrixDoc:
-    """Run every slot of ``plan.order`` not yet in ``doc.runs`` (a new document when None); ``keep`` gets the
-    document as it grows, to be saved after each run.
+@dataclass
+class MatrixRunPlan(LocalPlan[MatrixDoc]):
+    """A matrix on this machine's device, new or going on from its saved document: the service's plan. Its runs
+    are slots of the one slot loop (slots.py), saved after each; ``--until-verdict`` leaves out a decided cell's
+    slots and stops once every cell has decided."""
 
-    The device gets its starting configuration back at the end, on cancel and on a signal; the target's
-    scratch files are removed. A traced plan has one tracer over the whole matrix, each run's window cut from it
-    (core/trace/runs.py), as a compare's.
-    """
-    ctl = ctl or Control()
-    emit = on_event or (lambda e: None)
-    tracer: RunTracer | None = None
-    try:
-        check_variants(device, plan.variants, root)
-        if doc is None:
-            doc = new_document(device, plan, target, root)
-        cfg = Configurator(device, plan.variants, root)
-        monitor = Monitor(root=root, capacity=1)  # the run windows' edges
-        if plan.trace:
-            tracer = RunTracer(device, root)
-            tracer.start()  # TracingUnavailable/TracingFailed: one sentence, nothing changed yet
-    except BaseException:
-        if target is not None:
-            target.release(root)  # the matrix owns its target from the call on, even when it cannot start
-        raise
-    # Resumed: the earlier session's "ended early … --resume continues" now says that it was resumed.
-    kept = Kept(replace(doc, original=doc.original if doc.original is not None else cfg.snapshot(), status="running",
-                        notes=[resumed_note(n) for n in doc.notes]), keep)
-    todo = [i for i in range(plan.runs) if i not in done_slots(kept.doc)]
-    labels = [v.label for v in plan.variants]
-    per_round = len(plan.jobs) * len(labels)
-    metric_of = primaries(kept.doc, plan.primary) if plan.sequential else {}
-    st = state(kept.doc, metric_of) if plan.sequential else State({}, 0)
+    matrix: MatrixPlan | None = None
+    resume: MatrixDoc | None = None  # a saved, unfinished matrix to continue (its plan is ``matrix``)
+    reload: Callable[[], MatrixDoc] | None = None  # a resumed matrix's file, read again once its lock is held
+    until_verdict: int | None = None  # the boundary is made for at most this many runs per cell (``check``)
 
-    def left(slots: list[int]) -> list[int]:  # the slots still to run: a decided cell's are left out
-        return [s for s in slots if not st.skips(plan.jobs[plan.order[s][0]].name,
-                                                 labels[plan.order[s][1]], labels, s // per_round)]
+    kind: ClassVar[str] = "matrix"
 
-    t_origin = time.monotonic()
-    offset = max((r.end for r in kept.doc.runs), default=0.0)  # resumed runs continue the timeline
-    spent: list[tuple[float, float]] = []  # (estimated, measured) seconds of the runs made now
-    jobs = plan.jobs
-    try:
-        with puts_back(kept, cfg, ctl, target, root, t_origin=t_origin, offset=offset,
-                       ended=lambda: f"{len(kept.doc.runs)} of {plan.runs} runs finished; --resume continues"):
-            if todo and any(isinstance(j, StartupJob) for j in jobs):  # each start-up's cap: its time alone, now
-                timed, said = with_alone([j for j in jobs if not isinstance(j, CmdJob)],
-                                         lambda j: alone_under(j, cfg, plan.variants[0], target, plan.settle, ctl,
-                                                               root))
-                by_name = {j.name: j for j in timed}
-                jobs = [by_name.get(j.name, j) if not isinstance(j, CmdJob) else j for j in jobs]
-                for text in said:
-                    kept.note(text)
-                    emit(Note(text))
-            for k, slot in enumerate(todo):
-                if ctl.cancelled.is_set():
-                    raise Cancelled("cancelled")
-                w, vi = plan.order[slot]
-                v, job = plan.variants[vi], jobs[w]
-                if not left([slot]):
-                    continue
-                t0 = time.monotonic()
-                config = cfg.apply(v)
-                if plan.drop_caches:
-                    drop_page_cache(root)
-                if plan.settle and ctl.cancelled.wait(plan.settle):  # a cancel ends the settle at once
-                    raise Cancelled("cancelled")
-                if isinstance(job, CmdJob):
-                    wl = Workload(cmd=job.cmd, cmd_metrics=list(job.cmd_metrics), target=target)
-                else:
-                    wl = Workload(job=job, target=target, runtime=None if isinstance(job, Job) else plan.runtime)
-                label = f"{job.name} · {v.label}"
-                emit(RunStarted(slot, plan.runs, label, _eta_text(plan, left(todo[k:]), spent)))
-                # Progress events name the cell (workload and variant), not the variant alone.
-                one = _one_run(device, v, config, wl, monitor, ctl, root, _naming(emit, label), slot, plan.runs)
-                if tracer is not None:
-                    one = _add_trace(one, tracer, kept)
-                run = MatrixRunDoc(**{f.name: getattr(one, f.name) for f in fields(one)},
-                                   slot=slot, workload=job.name)
-                run = replace(run, start=run.start - t_origin + offset, end=run.end - t_origin + offset)
-                kept.update(runs=[*kept.doc.runs, run])
-                est = plan.run_seconds(w)
-                if est is not None:
-                    spent.append((est, time.monotonic() - t0))
-                kept.save()
-                looked = st.last_look
-                if plan.sequential:
-                    st = state(kept.doc, metric_of)
-                emit(RunEnded(slot, plan.runs, label, run, eta=_eta_text(plan, left(todo[k + 1:]), spent)))
-                if st.last_look != looked:
-                    emit(Note(look_line(kept.doc, st)))
-                if plan.sequential and len(st.decided) == plan.comparisons:
-                    break
-            if (capped := over_cap_note([(f"{r.variant} on {r.workload}", r) for r in kept.doc.runs])) is not None:
-                kept.note(capped)
-            kept.update(status="final")
-    finally:
-        if tracer is not None:
-            with shielded():
-                tracer.stop()
-        kept.save()
-    emit(Done())
-    return kept.doc
+    @property
+    def plan(self) -> MatrixPlan:
+        assert self.matrix is not None
+        return self.matrix
+
+    @property
+    def jobs(self) -> list[Job | JobFile]:
+        return self.plan.fio_jobs
+
+    def check(self) -> None:
+        super().check()
+        make_boundary(self)
+
+    def check_roles(self) -> None:
+        check_roles(self.metric, [(j.name, j.role_names) for j in self.jobs])
+
+    def prepared(self, stack: contextlib.ExitStack) -> Self:
+        """Each start-up's capture checked whole and copied for fio (once per capture, removed when the matrix
+        ends), aimed at the raw device: before anything is locked or changed."""
+        names = {j.path for j in self.plan.jobs if isinstance(j, StartupJob) and j.foreground is None}
+        if not names:
+            return self
+        dev = read_device(self.device, self.root)
+        if dev is None:
+            raise BadInput(f"{self.device} is not a whole-disk block device")
+        ready = {}
+        for path in sorted(names):
+            ready[path] = prepare_foreground(path, self.device, dev.size_bytes)
+            stack.callback(ready[path].release)
+
+        def prepared(job: Job | JobFile | CmdJob) -> Job | JobFile | CmdJob:
+            if isinstance(job, StartupJob) and job.foreground is None:
+                return replace(job, foreground=ready[job.path])
+            return job
+
+        return replace(self, matrix=replace(self.plan, jobs=[prepared(j) for j in self.plan.jobs]),
+                       target=replace(self.target, raw=True, dir=None))
+
+    def locked(self, saver: Saver[MatrixDoc] | None, stack: contextlib.ExitStack) -> Self:
+        if saver is not None and saver.path is not None:
+            stack.enter_context(result_lock(saver.path, self.root))  # one iosched at a time goes on with the file
+        if self.reload is None:
+            return self
+        again = self.reload()
+        if again.status == "final":
+            raise BadInput(f"{saver.path if saver else 'the matrix'} was finished meanwhile: nothing to resume")
+        return replace(self, resume=again)
+
+    def setup(self, target: Target | None) -> OnThisMachine:
+        todo = self.todo(self.resume)
+        return OnThisMachine(self.device, self.variants, self.workloads(target), self.plan.drop_caches,
+                             self.plan.settle, self.root, self.plan.trace, alone=bool(todo))
+
+    def workloads(self, target: Target | None) -> list[Workload]:
+        return [workload_of(j, target, self.plan.runtime) for j in self.plan.jobs]
+
+    def todo(self, doc: MatrixDoc | None) -> list[int]:
+        """The slots of the order not yet run."""
+        done = done_slots(doc) if doc is not None else set()
+        return [i for i in range(self.plan.runs) if i not in done]
+
+    def document(self, executor: MachineRuns, target: Target | None) -> MatrixDoc:
+        doc = self.resume if self.resume is not None else new_document(self.device, self.plan, target, self.root)
+        # Resumed: the earlier session's "ended early … --resume continues" now says that it was resumed.
+        return replace(doc, original=doc.original if doc.original is not None else executor.original(),
+                       status="running", notes=[resumed_note(n) for n in doc.notes])
+
+    def course(self, executor: MachineRuns, doc: MatrixDoc) -> Course[MatrixDoc, RunDoc]:
+        return MatrixCourse(self.plan, doc, self.todo(doc), executor.switches)
+
+    def judged(self, doc: MatrixDoc) -> MatrixDoc:
+        """The final judgement into the document: of every finished run, whether the matrix finished or not."""
+        if not doc.runs:
+            return doc
+        return replace(doc, judgement=judge_matrix(doc, self.alpha, self.metric))
+
+
+def make_boundary(plan: MatrixRunPlan) -> None:
+    """A matrix asked to stop at a verdict (``until_verdict``) gets its sequential boundary, unless it has one (a
+    resumed or command-line matrix). Its simulation takes about a second: made in the caller's worker (the
+    service's check), not in a front end's event loop."""
+    if plan.matrix is not None and plan.until_verdict is not None and plan.matrix.sequential is None:
+        plan.matrix.sequential = matrix_sequential_plan(plan.matrix.repeat, plan.alpha, plan.matrix.comparisons)
+
+
+class MatrixCourse(DocumentCourse[MatrixDoc, RunDoc]):
+    """A matrix's course: the slots of its order not yet run, each run kept with its slot and workload and saved; a
+    resumed matrix's runs go on after its saved ones. Under its boundary, a decided cell's slots are left out, a
+    look is said as it is reached, and the matrix stops once every cell has decided."""
+
+    saves = True
+
+    def __init__(self, plan: MatrixPlan, doc: MatrixDoc, todo: list[int],
+                 switches: Callable[[], Sequence[tuple[float, str]]]) -> None:
+        super().__init__([Slot(i, plan.order[i][1], plan.order[i][0]) for i in todo], plan.runs, switches,
+                         offset=max((r.end for r in doc.runs), default=0.0))  # resumed runs continue the timeline
+        self.plan, self.todo = plan, todo
+        self.place = {slot: k for k, slot in enumerate(todo)}
+        self.labels = [v.label for v in plan.variants]
+        self.per_round = len(plan.jobs) * len(self.labels)
+        self.metric_of = primaries(doc, plan.primary) if plan.sequential else {}
+        self.st = state(doc, self.metric_of) if plan.sequential else State({}, 0)
+        self.looked = self.st.last_look
+        self.spent: list[tuple[float, float]] = []  # (estimated, measured) seconds of the runs made now
+
+    def covered(self, doc: MatrixDoc) -> str:
+        return f"{len(doc.runs)} of {self.plan.runs} runs finished; --resume continues"
+
+    def left(self, slots: list[int]) -> list[int]:
+        """The slots still to run: a decided cell's are left out."""
+        order, jobs = self.plan.order, self.plan.jobs
+        return [s for s in slots if not self.st.skips(jobs[order[s][0]].name, self.labels[order[s][1]], self.labels,
+                                                      s // self.per_round)]
+
+    def label(self, slot: Slot) -> str:
+        """Its events name the cell (workload and variant), not the variant alone."""
+        return f"{self.plan.jobs[slot.workload].name} · {self.labels[slot.variant]}"
+
+    def eta(self, k: int) -> str:
+        eta = eta_seconds(self.plan, self.left(self.todo[k:]), self.spent)
+        return "" if eta is None else format_duration(eta)
+
+    def skips(self, doc: MatrixDoc, slot: Slot) -> bool:
+        return not self.left([slot.index])
+
+    def started(self, doc: MatrixDoc, slot: Slot) -> Event | None:
+        return RunStarted(slot.index, self.total, self.label(slot), self.eta(self.place[slot.index]))
+
+    def progress(self, doc: MatrixDoc, slot: Slot, p: FioProgress) -> Event | None:
+        return Progress(slot.index, self.total, self.label(slot), p)
+
+    def record(self, doc: MatrixDoc, slot: Slot, run: RunDoc, took: float) -> MatrixDoc:
+        one = on_clock(run, self.origin, self.offset)
+        kept = MatrixRunDoc(**{f.name: getattr(one, f.name) for f in fields(one)}, slot=slot.index,
+                            workload=self.plan.jobs[slot.workload].name)
+        est = self.plan.run_seconds(slot.workload)
+        if est is not None:
+            self.spent.append((est, took))
+        return replace(doc, runs=[*doc.runs, kept])
+
+    def stop(self, doc: MatrixDoc, slot: Slot, run: RunDoc) -> Stop | None:
+        self.looked = self.st.last_look
+        if self.plan.sequential:
+            self.st = state(doc, self.metric_of)
+        if self.plan.sequential and len(self.st.decided) == self.plan.comparisons:
+            return Stop()
+        return None
+
+    def ended(self, doc: MatrixDoc, slot: Slot, run: RunDoc) -> list[Event]:
+        said: list[Event] = [RunEnded(slot.index, self.total, self.label(slot), doc.runs[-1],
+                                      eta=self.eta(self.place[slot.index] + 1))]
+        if self.st.last_look != self.looked:
+            said.append(Note(look_line(doc, self.st)))
+        return said
+
+    def finished(self, doc: MatrixDoc) -> MatrixDoc:
+        if (capped := over_cap_note([(f"{r.variant} on {r.workload}", r) for r in doc.runs])) is not None:
+            doc = self.note(doc, capped)
+        return super().finished(doc)
 
 
 def resumed_note(note: str) -> str:
@@ -546,16 +608,6 @@ def eta_seconds(plan: MatrixPlan, remaining: list[int], spent: list[tuple[float,
         if e > 0 and math.isfinite(m / e):
             est *= m / e
     return est
-
-
-def _naming(emit: Callable[[Event], None], label: str) -> Callable[[Event], None]:
-    """``emit`` with each run's events named by ``label``, the cell's name."""
-    return lambda e: emit(replace(e, label=label) if isinstance(e, (RunStarted, Progress, RunEnded)) else e)
-
-
-def _eta_text(plan: MatrixPlan, remaining: list[int], spent: list[tuple[float, float]]) -> str:
-    eta = eta_seconds(plan, remaining, spent)
-    return "" if eta is None else format_duration(eta)
 
 
 def format_duration(s: float) -> str:

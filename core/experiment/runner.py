@@ -1,33 +1,29 @@
-"""A/B/n experiments: interleaved repeats of one workload under each variant (variants.py puts each in place;
-live alternation is alternation.py), and what every experiment shares: its control, events, run windows and
-putting the device back.
+"""The runs on this machine: each slot one run of a workload (fio, a command, a start-up) under its variant, between
+two samples of the device, as ``LocalRuns``, the executor the one slot loop (slots.py) runs every local compare and
+matrix with (a live alternation's turns are alternation.py's). Also what a run is measured and kept by: the
+workload, the sampler's window, the range every figure is held to.
 
-Whatever happens (end, cancel, signal), the device gets back the configuration it had at the start; a
-crash leaves the journal, which `iosched restore` replays.
+Whatever ends the runs (the last slot, a cancel, a signal), ``LocalRuns.end`` puts back the configuration the
+device had at the start, kills fio and removes the scratch files; a crash leaves the journal, which `iosched
+restore` replays.
 """
 
 from __future__ import annotations
 
-import contextlib
 import platform
-import signal
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Generic, TypeVar
+from typing import Protocol, TypeVar
 
 from iosched.core.base.decode import decode
-from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.errors import IoschedError
 from iosched.core.base.figures import figure_fault
 from iosched.core.documents.document import (
     CatalogJobDoc,
-    CompareDoc,
     JobFileDoc,
     ReplayDoc,
     RunDoc,
-    SequentialDoc,
     TargetDoc,
     TraceDoc,
     WorkloadDoc,
@@ -36,9 +32,9 @@ from iosched.core.documents.params import Variant
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import run_cmd_reading, run_cmd_under
 from iosched.core.experiment.control import Cancelled, Control
-from iosched.core.experiment.events import Done, Event, Note, Progress, RunEnded, RunStarted
-from iosched.core.experiment.startup import measure_alone, over_cap_note, run_startup, with_alone
-from iosched.core.experiment.variants import Configurator, check_variants, drifted, plan_order
+from iosched.core.experiment.slots import Executor, Slot
+from iosched.core.experiment.startup import measure_alone, run_startup, with_alone
+from iosched.core.experiment.variants import Configurator, check_variants, drifted
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
@@ -47,8 +43,7 @@ from iosched.core.load.fio import FioHandle, FioProgress
 from iosched.core.load.fio_group import run_fio
 from iosched.core.load.fio_result import FioResult, FioUnfinished
 from iosched.core.load.jobs import Job, JobFile
-from iosched.core.load.replay import ReplayJob
-from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
+from iosched.core.load.replay import ReplayJob, replay_run
 from iosched.core.load.replay_lag import ReplayLag
 from iosched.core.load.startup_replay import StartupJob
 from iosched.core.load.startup_timing import StartupTiming
@@ -162,222 +157,147 @@ def sysinfo(device: str, root: str | Path) -> HostInfo:
                     dev if dev else DeviceNameDoc(name=device))
 
 
-D = TypeVar("D", bound=Any)
+# --- the executor -------------------------------------------------------------------------------------------
 
 
-Keep = Callable[[D, bool], None]  # the service's Running.keep: the document as it stands, and whether to save it
+@dataclass(frozen=True)
+class OnThisMachine:
+    """What runs on this machine: the device, the variants (the baseline first), the workloads (a compare has one,
+    a matrix one per job; each on its target), and how each run is prepared."""
+
+    device: str
+    variants: list[Variant]
+    workloads: list[Workload]
+    drop_caches: bool = False
+    settle: float = 1.0
+    root: str | Path = "/"
+    trace: bool = False  # block-layer tracing over every run (time in the scheduler, device time)
+    alone: bool = True  # each start-up's time alone measured before the first run (not when no slot is left)
+
+    @property
+    def targets(self) -> list[Target]:
+        return list({id(w.target): w.target for w in self.workloads if w.target is not None}.values())
+
+    def release(self) -> None:
+        """The workloads' targets released: their scratch files removed (idempotent)."""
+        for t in self.targets:
+            t.release(self.root)
 
 
-class Kept(Generic[D]):
-    """An experiment's document as it grows: each change makes a new frozen document (``dataclasses.replace``),
-    handed to ``keep`` (the service's: what finished is judged and saved however the experiment ends); ``save()``
-    has it saved now too (a matrix after every run)."""
+class MachineRuns(Executor[RunDoc], Protocol):
+    """An executor of runs on this machine's device (or a simulation of them): what its document says of it."""
 
-    def __init__(self, doc: D, keep: Keep[D] | None = None) -> None:
-        self.doc = doc
-        self._keep = keep or (lambda d, save: None)
-        self._keep(doc, False)
+    traced: bool  # each run carries its block-layer figures
 
-    def update(self, **changes: Any) -> D:
-        self.doc = replace(self.doc, **changes)
-        self._keep(self.doc, False)
-        return self.doc
+    def original(self) -> dict[str, str]:
+        """The device's settings at the start, as the document keeps them (put back at the end)."""
+        ...
 
-    def save(self) -> None:
-        self._keep(self.doc, True)
-
-    def note(self, text: str) -> D:
-        return self.update(notes=[*self.doc.notes, text])
+    def switches(self) -> list[tuple[float, str]]:
+        """Every scheduler switch made so far: (monotonic time, scheduler)."""
+        ...
 
 
-@contextlib.contextmanager
-def shielded() -> Iterator[None]:
-    """Hold off SIGINT/SIGTERM/SIGHUP while putting things back, so a second Ctrl-C cannot cut it short."""
-    sigs = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, sigs)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+class LocalRuns:
+    """Each slot one run on this machine: the slot's variant put in place from its scheduler's defaults
+    (variants.py ``Configurator``), caches dropped when asked, the settle (the loop's), then the slot's workload
+    between two samples of the device; the run invalid, with why, when fio did not finish, a figure is out of range
+    or the device's settings changed under it. It owns the workloads' targets from the start: released when it
+    cannot start, and by ``end``."""
+
+    def __init__(self, setup: OnThisMachine, ctl: Control) -> None:
+        self.setup, self.ctl, self.root = setup, ctl, setup.root
+        self.device, self.variants = setup.device, setup.variants
+        self.workloads = list(setup.workloads)
+        self.settle = setup.settle
+        self.tracer: RunTracer | None = None
+        self.note: Callable[[str], None] = lambda text: None
+        try:
+            check_variants(self.device, self.variants, self.root)
+            self.cfg = Configurator(self.device, self.variants, self.root)
+            if setup.trace:
+                self.tracer = RunTracer(self.device, self.root)
+                self.tracer.start()  # TracingUnavailable/TracingFailed: one sentence, nothing changed yet
+        except BaseException:
+            setup.release()
+            raise
+        self.monitor = Monitor(root=self.root, capacity=1)  # the run windows' edges
+        self.traced = self.tracer is not None
+
+    def original(self) -> dict[str, str]:
+        return self.cfg.snapshot()
+
+    def switches(self) -> list[tuple[float, str]]:
+        return self.cfg.switches
+
+    def begin(self, say: Callable[[str], None], note: Callable[[str], None]) -> None:
+        """Each start-up's time alone, under the first variant: its runs' cap is a multiple of it."""
+        self.note = note
+        jobs = [w.job for w in self.workloads if w.job is not None]
+        if not self.setup.alone or not any(isinstance(j, StartupJob) for j in jobs):
+            return
+        timed, said = with_alone(jobs, self._alone)
+        by_name = {j.name: j for j in timed}
+        self.workloads = [replace(w, job=by_name[w.job.name]) if w.job is not None else w for w in self.workloads]
+        for text in said:
+            say(text)
+
+    def _alone(self, job: StartupJob) -> float:
+        target = next(w.target for w in self.workloads if w.job is job or w.job == job)
+        assert target is not None
+        self.cfg.apply(self.variants[0])
+        if self.settle and self.ctl.cancelled.wait(self.settle):
+            raise Cancelled("cancelled")
+        return measure_alone(job, target, self.ctl, self.root)
+
+    def apply(self, slot: Slot) -> dict[str, str]:
+        config = self.cfg.apply(self.variants[slot.variant])
+        if self.setup.drop_caches:
+            drop_caches(self.root)
+        return config
+
+    def run(self, slot: Slot, placed: object, progress: Callable[[FioProgress], None]) -> RunDoc:
+        assert isinstance(placed, dict)
+        run = _one_run(self.device, self.variants[slot.variant], placed, self.workloads[slot.workload],
+                       self.monitor, self.ctl, self.root, progress, slot.index)
+        if self.tracer is not None:
+            run = self._add_trace(run, self.tracer)
+        return run
+
+    def _add_trace(self, run: RunDoc, tracer: RunTracer) -> RunDoc:
+        """The run's block-layer figures into its metrics; a tracer that died is noted once."""
+        got = tracer.collect(run.start, run.end)
+        if got is not None:
+            metrics = {**run.metrics, **{k: v for k, v in got.metrics.items() if v is not None}}
+            trace = TraceDoc(ios=got.ios, sched_us=got.sched_us, device_us=got.device_us, total_us=got.total_us)
+            run = hold_to_range(replace(run, metrics=metrics, trace=trace))
+        if tracer.stopped and not getattr(self, "_trace_said", False):
+            self._trace_said = True
+            self.note(f"tracing stopped after run {run.index + 1}: {tracer.stopped}")
+        return run
+
+    def end(self) -> IoschedError | None:
+        """fio killed, the device's starting configuration back (an error returned, not raised), the scratch files
+        gone, then the tracer stopped."""
+        if self.ctl.fio is not None:
+            self.ctl.fio.kill()
+        try:
+            try:
+                self.cfg.put_back()
+            except IoschedError as e:
+                return e
+            return None
+        finally:
+            self.setup.release()
+            if self.tracer is not None:
+                self.tracer.stop()
 
 
-@contextlib.contextmanager
-def _released_on_error(workload: Workload, root: str | Path) -> Iterator[None]:
-    """An experiment owns its workload's target from the call on: released if it fails before it starts."""
-    try:
-        yield
-    except BaseException:
-        if workload.target is not None:
-            workload.target.release(root)
-        raise
-
-
-def why_ended(error: BaseException) -> str:
-    """A run-ending exception in a few words: "Ctrl-C", "cancelled", "FioFailed: fio exited 1"."""
-    if isinstance(error, KeyboardInterrupt):
-        return "Ctrl-C"
-    if isinstance(error, Cancelled):
-        return "cancelled"
-    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
-
-
-def mark_cancelled(kept: Kept[Any], error: BaseException, covers: str) -> None:
-    """Note why the experiment ended early; the document is kept, to be judged and saved."""
-    kept.update(notes=[*kept.doc.notes, f"ended early ({why_ended(error)}): {covers}"], status="cancelled")
-
-
-@contextlib.contextmanager
-def puts_back(kept: Kept[Any], cfg: Configurator, ctl: Control, target: Target | None, root: str | Path,
-              ended: Callable[[], str], t_origin: float, offset: float = 0.0) -> Iterator[None]:
-    """Around an experiment's runs: whatever ends them, fio is killed, the device gets its starting
-    configuration back, the target's scratch files go and the switches made are recorded.
-
-    Anything raised marks the document ``status: cancelled`` with a note (``ended()`` says what the results
-    cover); the document is kept, so what finished can still be judged and saved.
-    """
-    early = False
-    try:
-        yield
-    except BaseException as e:  # cancel, Ctrl-C, SIGTERM, a failed run
-        early = True
-        mark_cancelled(kept, e, ended())
-        raise
-    finally:
-        with shielded():
-            if ctl.fio is not None:
-                ctl.fio.kill()
-            undone = put_back(cfg, kept)
-            if target is not None:
-                target.release(root)
-        # A resumed document keeps the switches it had (none when it saved none: null reads as none).
-        kept.update(switches=[*(kept.doc.switches or []), *((t - t_origin + offset, s) for t, s in cfg.switches)],
-                    finished=time.time())
-        raise_undone(undone, early, kept, ended)
-
-
-def put_back(cfg: Configurator, kept: Kept[Any]) -> IoschedError | None:
-    """``cfg.put_back()``; when the device vanished (or refuses), the error is noted and returned instead of
-    raised over the one that ended the runs."""
-    try:
-        cfg.put_back()
-    except IoschedError as e:
-        if not any(str(e) in n for n in kept.doc.notes):  # a vanished device: already the reason the runs ended
-            kept.note(f"the starting configuration could not be put back: {e}")
-        return e
-    return None
-
-
-def raise_undone(undone: IoschedError | None, early: bool, kept: Kept[Any], ended: Callable[[], str]) -> None:
-    """After every run finished, a failed put-back still fails the experiment, with its runs kept."""
-    if undone is not None and not early:
-        mark_cancelled(kept, undone, ended())
-        raise undone
-
-
-def run_experiment(device: str, variants: list[Variant], workload: Workload, repeat: int = 3,
-                   drop: bool = False, settle: float = 1.0, root: str | Path = "/",
-                   on_event: Callable[[Event], None] | None = None, ctl: Control | None = None,
-                   stop: Callable[[RunDoc], bool] | None = None, sequential: SequentialDoc | None = None,
-                   trace: bool = False, keep: Keep[CompareDoc] | None = None) -> CompareDoc:
-    """Run every variant ``repeat`` times in interleaved order; returns the document `report` judges.
-
-    ``stop`` sees each finished run and ends the experiment early when it returns True (the sequential
-    boundary); ``sequential`` is that boundary's plan, saved so `report` judges against the same level.
-    ``trace``: block-layer tracing over every run (time in the scheduler, device time; see trace_runs.py).
-    ``keep`` gets the document each time it changes (what finished, however it ends).
-    """
-    with _released_on_error(workload, root):
-        if repeat < 1:
-            raise BadInput("--repeat must be at least 1")
-        check_variants(device, variants, root)
-        cfg = Configurator(device, variants, root)
-    ctl = ctl or Control()
-    emit = on_event or (lambda e: None)
-    monitor = Monitor(root=root, capacity=1)  # the run windows' edges
-    order = plan_order(len(variants), repeat)
-    info = sysinfo(device, root)
-    tracer = _start_tracing(device, root, workload) if trace else None
-    kept = Kept(CompareDoc(started=time.time(), kernel=info.kernel, machine=info.machine, host=info.host,
-                           device=info.device, variants=[v.doc() for v in variants],
-                           order=[variants[i].label for i in order], repeat=repeat, drop_caches=drop, settle_s=settle,
-                           workload=workload.doc(), original=cfg.snapshot(), runs=[], notes=[],
-                           sequential=sequential, traced=tracer is not None), keep)
-    t_origin = time.monotonic()
-    try:
-        with puts_back(kept, cfg, ctl, workload.target, root, lambda: "results cover the runs that finished",
-                       t_origin):
-            if isinstance(workload.job, StartupJob):
-                [job], said = with_alone([workload.job], lambda j: alone_under(j, cfg, variants[0], workload.target,
-                                                                               settle, ctl, root))
-                workload = replace(workload, job=job)
-                for text in said:
-                    kept.note(text)
-                    emit(Note(text))
-            for n, vi in enumerate(order):
-                if ctl.cancelled.is_set():
-                    raise Cancelled("cancelled")
-                v = variants[vi]
-                config = cfg.apply(v)
-                if drop:
-                    drop_caches(root)
-                if settle and ctl.cancelled.wait(settle):  # a cancel ends the settle at once
-                    raise Cancelled("cancelled")
-                emit(RunStarted(n, len(order), v.label))
-                run = _one_run(device, v, config, workload, monitor, ctl, root, emit, n, len(order))
-                if tracer is not None:
-                    run = _add_trace(run, tracer, kept)
-                run = replace(run, start=run.start - t_origin, end=run.end - t_origin)
-                kept.update(runs=[*kept.doc.runs, run])
-                done = stop is not None and stop(run)
-                emit(RunEnded(n, len(order), v.label, run))
-                if done:
-                    kept.note(f"stopped after run {n + 1} of at most {len(order)}: the boundary was crossed")
-                    break
-            if (capped := over_cap_note([(r.variant, r) for r in kept.doc.runs])) is not None:
-                kept.note(capped)
-            kept.update(status="final")
-    finally:
-        if tracer is not None:
-            with shielded():
-                tracer.stop()
-    emit(Done())
-    return kept.doc
-
-
-def alone_under(job: StartupJob, cfg: Configurator, variant: Variant, target: Target | None, settle: float,
-                ctl: Control, root: str | Path) -> float:
-    """A start-up's time alone, under ``variant`` (the first: its runs' cap is a multiple of it)."""
-    assert target is not None
-    cfg.apply(variant)
-    if settle and ctl.cancelled.wait(settle):
-        raise Cancelled("cancelled")
-    return measure_alone(job, target, ctl, root)
-
-
-def _start_tracing(device: str, root: str | Path, workload: Workload) -> RunTracer:
-    tracer = RunTracer(device, root)
-    with _released_on_error(workload, root):
-        tracer.start()  # TracingUnavailable/TracingFailed: one sentence, nothing changed yet
-    return tracer
-
-
-def _add_trace(run: RunDoc, tracer: RunTracer, kept: Kept[Any]) -> RunDoc:
-    """The run's block-layer figures into its metrics; a tracer that died is noted once."""
-    got = tracer.collect(run.start, run.end)
-    if got is not None:
-        metrics = {**run.metrics, **{k: v for k, v in got.metrics.items() if v is not None}}
-        trace = TraceDoc(ios=got.ios, sched_us=got.sched_us, device_us=got.device_us, total_us=got.total_us)
-        run = hold_to_range(replace(run, metrics=metrics, trace=trace))
-    if tracer.stopped and not any(n.startswith("tracing stopped") for n in kept.doc.notes):
-        kept.note(f"tracing stopped after run {run.index + 1}: {tracer.stopped}")
-    return run
+# --- one run ------------------------------------------------------------------------------------------------
 
 
 def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload, monitor: Monitor,
-             ctl: Control, root: str | Path, emit: Callable[[Event], None], n: int, total: int) -> RunDoc:
+             ctl: Control, root: str | Path, on_progress: Callable[[FioProgress], None], n: int) -> RunDoc:
     drift: list[str] = []
 
     def check_drift() -> None:
@@ -386,7 +306,7 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
 
     def progress(p: FioProgress) -> None:
         check_drift()
-        emit(Progress(n, total, v.label, p))
+        on_progress(p)
 
     def hold(run: FioHandle) -> None:
         ctl.fio = run
@@ -421,16 +341,11 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
             assert workload.job is not None and workload.target is not None
             fio_res = run_fio(workload.job, workload.target, workload.runtime, progress, hold, root)
             metrics.update(fio_res.metrics())
-            if isinstance(workload.job, ReplayJob):
-                lag = workload.job.lag(fio_res.runtime_s, fio_res.total_ios)  # a timed replay's: None for fast
-                if lag is not None:
-                    metrics[REPLAY_LAG] = lag.lag_s
-                    timing = lag
-                    if lag.behind:  # its requests queued in fio, not in the scheduler: another load
-                        drift.insert(0, lag.reason())
-                short = workload.job.short_of(fio_res.total_ios) if workload.runtime is None else None
-                if short is not None:  # a replay cut short measures another load
-                    drift.insert(0, short)
+            if isinstance(workload.job, ReplayJob):  # its own figures and faults (core/load/replay.py)
+                replayed = replay_run(workload.job, fio_res.runtime_s, fio_res.total_ios, workload.runtime)
+                metrics.update(replayed.metrics)
+                timing = replayed.lag
+                drift[:0] = replayed.faults
     except FioUnfinished as e:
         if ctl.cancelled.is_set():
             raise Cancelled("cancelled") from None

@@ -21,12 +21,13 @@ import signal
 import subprocess
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Literal, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, Literal, NamedTuple
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.infile import open_regular
+from iosched.core.experiment.slots import Course, Slot
 from iosched.core.fleet.host_output import (
     MAX_LIST,
     MAX_RESULT,
@@ -37,7 +38,7 @@ from iosched.core.fleet.host_output import (
 )
 from iosched.core.kernel.sysfs import DEVICE_NAME
 from iosched.core.load.children import Child
-from iosched.core.load.fio import dies_with_us
+from iosched.core.load.fio import FioProgress, dies_with_us
 
 if TYPE_CHECKING:
     from iosched.core.documents.document import CompareDoc, ExperimentDoc, RunDoc
@@ -217,6 +218,25 @@ class HostRun:
     before: str | None = None  # the device's scheduler before the run, as the host's iosched read it
     after: str | None = None  # and after it (None: not read)
     check: str = ""  # why it could not be read
+    _changing: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @property
+    def live(self) -> bool:
+        return self.status == "running"
+
+    def change(self, note: str | None = None, run: RunDoc | None = None, **fields: Any) -> None:
+        """The host's compare made again (``dataclasses.replace``) with ``fields``, ``note`` after its notes and
+        ``run`` after its runs. Under a lock: the thread that reads the host's answers adds its runs while a Ctrl-C
+        in the main thread marks it cancelled, and neither change is lost."""
+        with self._changing:
+            doc = self.doc
+            if doc is None:
+                return
+            if note is not None:
+                fields.update(notes=[*doc.notes, note])
+            if run is not None:
+                fields.update(runs=[*doc.runs, run])
+            self.doc = replace(doc, **fields)
 
     @property
     def put_back(self) -> str:
@@ -312,35 +332,71 @@ def _read_result(stream: IO[str] | None, out: list[str], broke: list[str], child
     out.append(text)
 
 
-def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_line: Callable[[str, str], None],
-              ssh: str = "ssh", iosched: str | None = None) -> list[HostRun]:
-    """Run ``remote(host)`` on every host at once over SSH; its JSON on stdout is the host's ``answer``. With
-    ``iosched`` (the hosts' command), each host's device is read before and after (``HostRun.put_back``). Returns
-    when all have ended; Ctrl-C ends every session (each remote iosched then restores its own device) and
-    re-raises."""
-    runs = [HostRun(h) for h in hosts]
-    children: list[Child] = []
-    lock = threading.Lock()
-    cancelled = threading.Event()  # set under the lock: no session starts after the cancel has ended the others
+class OnItsOwn:
+    """The executor of a fleet whose hosts go at their own pace (`--independent`): its one slot is every host's own
+    compare at once, each ``remote(host)`` over SSH, its JSON on stdout the host's ``answer``. With ``iosched`` (the
+    hosts' command), each host's device is read before and after (``HostRun.put_back``). ``end`` ends every session
+    still running (each remote iosched then restores its own device) and waits for them."""
 
-    def one(run: HostRun) -> None:
+    settle = 0.0
+
+    def __init__(self, hosts: Sequence[Host], remote: Callable[[Host], list[str]],
+                 on_line: Callable[[str, str], None], ssh: str = "ssh", iosched: str | None = None) -> None:
+        self.remote, self.on_line, self.ssh, self.iosched = remote, on_line, ssh, iosched
+        self.runs = [HostRun(h) for h in hosts]
+        self.children: list[Child] = []
+        self.lock = threading.Lock()
+        self.cancelled = threading.Event()  # set under the lock: no session starts after the cancel ended the others
+        self.threads: list[threading.Thread] = []
+
+    def begin(self, say: Callable[[str], None], note: Callable[[str], None]) -> None:
+        return None
+
+    def apply(self, slot: Slot) -> object:
+        return slot  # each host's iosched puts its own variants in place
+
+    def run(self, slot: Slot, placed: object, progress: Callable[[FioProgress], None]) -> list[HostRun]:
+        self.threads = [threading.Thread(target=self._one, args=(r,), name=f"fleet-{r.host.name}") for r in self.runs]
+        for t in self.threads:
+            t.start()
+        for t in self.threads:
+            t.join()
+        return self.runs
+
+    def end(self) -> IoschedError | None:
+        if not any(t.is_alive() for t in self.threads):
+            return None
+        for r in self.runs:
+            if r.status == "running":
+                r.status, r.reason = "cancelled", "stopped"
+        with self.lock:
+            self.cancelled.set()
+            for c in self.children:
+                c.signal_group(signal.SIGTERM)  # the session ends; the remote iosched hangs up and restores
+        for t in self.threads:
+            with contextlib.suppress(Exception):
+                t.join(timeout=30)
+        return None
+
+    def _one(self, run: HostRun) -> None:
+        iosched, ssh = self.iosched, self.ssh
         if iosched is not None:
             run.before, run.check, _ = read_scheduler(run.host, iosched, ssh)
             if run.before is None:
                 run.status, run.reason = "failed", f"not started: {run.check}"
                 return
         try:
-            session(run)
+            self._session(run)
         finally:
             if iosched is not None and run.status != "cancelled":
                 run.after, run.check, broke = read_scheduler(run.host, iosched, ssh)
                 if broke and run.status == "done":  # its result came first; a host that says too much fails
                     run.status, run.reason = "failed", run.check
 
-    def session(run: HostRun) -> None:
-        argv = dies_with_us(run.host.ssh_argv(remote(run.host), ssh), sig="TERM")
-        with lock:  # with the cancel below: a session starts before it, and is ended by it, or not at all
-            if cancelled.is_set():
+    def _session(self, run: HostRun) -> None:
+        argv = dies_with_us(run.host.ssh_argv(self.remote(run.host), self.ssh), sig="TERM")
+        with self.lock:  # with the cancel in end(): a session starts before it, and is ended by it, or not at all
+            if self.cancelled.is_set():
                 return
             try:
                 # stdin stays open, never written: its end (this process gone) is the remote watcher's hang-up.
@@ -350,7 +406,7 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
                 run.status, run.reason = "failed", f"cannot start ssh: {e.strerror or e}"
                 return
             child = Child(proc)
-            children.append(child)
+            self.children.append(child)
         out: list[str] = []
         broke: list[str] = []  # the bound the host broke, if it did
         reader = threading.Thread(target=_read_result, args=(proc.stdout, out, broke, child), daemon=True)
@@ -358,7 +414,7 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
 
         def heard(line: str) -> None:
             run.stderr_tail = [*run.stderr_tail, line[:4096]][-3:]
-            on_line(run.host.name, line)
+            self.on_line(run.host.name, line)
 
         why_said = read_said(proc.stderr, heard)
         if why_said is not None:
@@ -385,22 +441,15 @@ def run_fleet(hosts: Sequence[Host], remote: Callable[[Host], list[str]], on_lin
         lost = "the SSH session was lost" if rc == 255 else f"its iosched exited with status {rc}"
         run.status, run.reason = "failed", f"{lost}: {why[9:]}" if why else lost
 
-    threads = [threading.Thread(target=one, args=(r,), name=f"fleet-{r.host.name}") for r in runs]
-    for t in threads:
-        t.start()
-    try:
-        for t in threads:
-            t.join()
-    except BaseException:
-        for r in runs:
-            if r.status == "running":
-                r.status, r.reason = "cancelled", "stopped"
-        with lock:
-            cancelled.set()
-            for c in children:
-                c.signal_group(signal.SIGTERM)  # the session ends; the remote iosched hangs up and restores
-        for t in threads:
-            with contextlib.suppress(Exception):
-                t.join(timeout=30)
-        raise
-    return runs
+
+class OnItsOwnCourse(Course[list[HostRun], list[HostRun]]):
+    """An independent fleet's course: one slot, every host's own compare; each host's result is its answer."""
+
+    def __init__(self) -> None:
+        super().__init__([Slot(0, 0)], 1)
+
+    def record(self, doc: list[HostRun], slot: Slot, run: list[HostRun], took: float) -> list[HostRun]:
+        return run
+
+    def note(self, doc: list[HostRun], text: str) -> list[HostRun]:
+        return doc

@@ -34,7 +34,8 @@ from iosched.core.base import encode as documents
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import create_new
 from iosched.core.documents.params import Variant
-from iosched.core.experiment.runner import shielded, sysinfo, window_metrics
+from iosched.core.experiment.runner import sysinfo, window_metrics
+from iosched.core.experiment.slots import shielded
 from iosched.core.experiment.variants import Configurator, check_variants, drifted
 from iosched.core.live.monitor import Monitor
 from iosched.core.live.sampler import Sample

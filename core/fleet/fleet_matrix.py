@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from iosched.core.documents.document import FleetDoc, FleetMatrixDoc
 from iosched.core.experiment.events import Note
 from iosched.core.fleet.fleet import Host
-from iosched.core.fleet.fleet_plan import FleetSettings, check_remote, finished_runs, next_slot, run_job
+from iosched.core.fleet.fleet_plan import FleetSettings, HostsRun, check_remote, finished_runs, next_slot, run_job
 from iosched.core.statistics.fleet_verdict import fleet_pooled, matrix_pooled
 
 if TYPE_CHECKING:
@@ -45,6 +45,7 @@ class FleetMatrixPlan:
     spec: str  # --jobs as given
     started: float = field(default_factory=time.time)
     resume: FleetMatrixDoc | None = None  # a saved matrix to go on with, in the job and slot it stopped at
+    hosts_run: HostsRun | None = None  # who runs the slots (None: the hosts; a test: a simulation)
 
     def check(self) -> None:
         self.settings.check(self.jobs)
@@ -75,7 +76,8 @@ class FleetMatrixPlan:
             run.emit(Note(f"job {n + 1}/{len(jobs)}: {jobs[n]}"))
             started = resume.started if resume is not None else time.time()
             doc = run_job(s, self.hosts, jobs[n], started, resume, run.emit,
-                          lambda current: run.keep(self.document([*fleets, fleet_judged(current)])))
+                          lambda current: run.keep(self.document([*fleets, fleet_judged(current)])), run.ctl,
+                          self.hosts_run)
             resume = None
             fleets.append(fleet_judged(doc))
             run.keep(self.document(fleets))

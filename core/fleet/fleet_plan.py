@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput, IoschedError
@@ -25,9 +25,11 @@ from iosched.core.documents.document import CompareDoc, FleetDoc, FleetHostDoc
 from iosched.core.documents.metrics import METRIC_NAMES, check_roles, is_metric
 from iosched.core.documents.params import parse_variants
 from iosched.core.documents.saved import read_experiment
+from iosched.core.experiment.control import Control
 from iosched.core.experiment.events import Event, Note
-from iosched.core.fleet.fleet import Host, HostRun, check_host_result, run_fleet
-from iosched.core.fleet.lockstep import Lockstep, job_file_text, run_lockstep
+from iosched.core.experiment.slots import Course, run_slots
+from iosched.core.fleet.fleet import Host, HostRun, OnItsOwn, OnItsOwnCourse, check_host_result
+from iosched.core.fleet.lockstep import InLockstep, Lockstep, LockstepCourse, LockstepRuns, job_file_text
 from iosched.core.load.jobs import CATALOG
 from iosched.core.statistics.fleet_verdict import fleet_pooled
 
@@ -166,10 +168,13 @@ class HostResults:
 
 
 def run_job(settings: FleetSettings, hosts: Sequence[Host], job: str, started: float, resume: FleetDoc | None,
-            emit: Callable[[Event], None], keep: Callable[[FleetDoc], None]) -> FleetDoc:
-    """One catalog job's compare on every host, in lockstep or each by itself; ``resume``: a saved fleet of this job
-    to go on with (lockstep). ``keep`` hears the document after every slot; the finished one is returned, not yet
-    pooled. Ctrl-C (any exception) ends every host's session and is raised, once ``keep`` has heard what finished."""
+            emit: Callable[[Event], None], keep: Callable[[FleetDoc], None], ctl: Control | None = None,
+            hosts_run: HostsRun | None = None) -> FleetDoc:
+    """One catalog job's compare on every host, in lockstep or each by itself, through the one slot loop (core/
+    experiment/slots.py); ``resume``: a saved fleet of this job to go on with (lockstep). ``keep`` hears the document
+    after every slot; the finished one is returned, not yet pooled. Ctrl-C (any exception) ends every host's session
+    and is raised, once ``keep`` has heard what finished. ``hosts_run``: who runs the slots (None: the hosts, over
+    SSH; a test or a bench: a simulation, core/fleet/simulated_hosts.py)."""
     results = HostResults(settings.schedulers)
 
     def document(runs: Sequence[HostRun]) -> FleetDoc:
@@ -181,17 +186,38 @@ def run_job(settings: FleetSettings, hosts: Sequence[Host], job: str, started: f
     def said(host: str, line: str) -> None:
         emit(Note(line, host=host))
 
+    def kept(runs: list[HostRun], save: bool) -> None:
+        if save:
+            keep(document(runs))
+
+    course: Course[list[HostRun], list[HostRun]]
+    executor: LockstepRuns | OnItsOwn
     if settings.independent:
-        runs = run_fleet(hosts, lambda h: settings.remote_argv(h, job), said, settings.ssh, settings.iosched)
+        if hosts_run is not None:
+            executor, course = hosts_run.independent(settings, hosts, job, said)
+        else:
+            on_its_own = OnItsOwn(hosts, lambda h: settings.remote_argv(h, job), said, settings.ssh, settings.iosched)
+            executor, course = on_its_own, OnItsOwnCourse()
     else:
         catalog_job = CATALOG[job].scaled(size=settings.size)
         first = (next_slot(resume) or 0) if resume is not None else 0
-        kept = {h.host: h.result for h in resume.hosts if h.result is not None} if resume else {}
+        saved = {h.host: h.result for h in resume.hosts if h.result is not None} if resume else {}
         plan = Lockstep(parse_variants(settings.schedulers), settings.schedulers, catalog_job, settings.runtime,
-                        settings.runs, settings.settle, settings.iosched, settings.ssh, first, kept,
+                        settings.runs, settings.settle, settings.iosched, settings.ssh, first, saved,
                         settings.until_verdict, settings.alpha, settings.metric or catalog_job.primary or "iops")
-        runs = run_lockstep(hosts, plan, said, lambda runs: keep(document(runs)))
+        lockstep = hosts_run.lockstep(plan, hosts, said) if hosts_run is not None else InLockstep(hosts, plan, said)
+        executor, course = lockstep, LockstepCourse(lockstep)
+    runs = run_slots(course, executor, executor.runs, kept, emit, ctl)
     return document(runs)
+
+
+class HostsRun(Protocol):
+    """Who runs a fleet's slots when it is not the hosts themselves: a simulation (core/fleet/simulated_hosts.py)."""
+
+    def lockstep(self, plan: Lockstep, hosts: Sequence[Host], said: Callable[[str, str], None]) -> LockstepRuns: ...
+
+    def independent(self, settings: FleetSettings, hosts: Sequence[Host], job: str, said: Callable[[str, str], None]
+                    ) -> tuple[OnItsOwn, Course[list[HostRun], list[HostRun]]]: ...
 
 
 def finished_runs(fleets: Sequence[FleetDoc]) -> int:
@@ -208,6 +234,7 @@ class FleetPlan:
     job: str
     started: float = field(default_factory=time.time)
     resume: FleetDoc | None = None  # a saved fleet in lockstep to go on with, from the slot it stopped at
+    hosts_run: HostsRun | None = None  # who runs the slots (None: the hosts; a test: a simulation)
 
     def check(self) -> None:
         self.settings.check([self.job])
@@ -220,7 +247,7 @@ class FleetPlan:
         s = self.settings
         run.emit(Note(f"{self.job} under {s.schedulers} on {len(self.hosts)} hosts, {s.how}"))
         return run_job(s, self.hosts, self.job, self.started, self.resume, run.emit,
-                       lambda doc: run.keep(self.judged(doc)))
+                       lambda doc: run.keep(self.judged(doc)), run.ctl, self.hosts_run)
 
     def judged(self, doc: FleetDoc) -> FleetDoc:
         return replace(doc, pooled=fleet_pooled(doc, self.settings.alpha, self.settings.metric))

@@ -38,14 +38,15 @@ from iosched.core.base.outfile import write_file
 from iosched.core.documents.document import CompareDoc, RunDoc, SequentialDoc
 from iosched.core.documents.params import Variant
 from iosched.core.documents.saved import read_experiment
-from iosched.core.experiment.runner import Workload, hold_to_range, shielded, why_ended
+from iosched.core.experiment.runner import Workload, hold_to_range
+from iosched.core.experiment.slots import Course, Slot, Stop
 from iosched.core.experiment.variants import plan_order
 from iosched.core.fleet.fleet import Host, HostRun, check_host_run, read_scheduler
 from iosched.core.fleet.fleet_host import socket_path
 from iosched.core.fleet.host_answers import Applied, Bye, Done, Ready, Window, read_answer
 from iosched.core.fleet.host_output import MAX_ANSWER, MAX_ANSWERS, parse_json, read_said, size_words
 from iosched.core.load.children import Child
-from iosched.core.load.fio import FioRun, dies_with_us, expected_of, fio_binary, timeout_of
+from iosched.core.load.fio import FioProgress, FioRun, dies_with_us, expected_of, fio_binary, timeout_of
 from iosched.core.load.fio_result import FioFailed
 from iosched.core.load.fio_sandbox import INSIDE, check_fence, fenced
 from iosched.core.load.jobs import Job, parse_job_file
@@ -81,25 +82,14 @@ class Link:
     stderr_reader: threading.Thread | None = None
     cut: str | None = None  # the bound the host broke: its session was ended here for it
     _failing: threading.Lock = field(default_factory=threading.Lock)
-    _changing: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def live(self) -> bool:
-        return self.run.status == "running"
+        return self.run.live
 
     def change(self, note: str | None = None, run: RunDoc | None = None, **fields: Any) -> None:
-        """The host's compare made again (``dataclasses.replace``) with ``fields``, ``note`` after its notes and
-        ``run`` after its runs. Under a lock: the thread that reads the host's answers adds its runs while a Ctrl-C
-        in the main thread marks it cancelled, and neither change is lost."""
-        with self._changing:
-            doc = self.run.doc
-            if doc is None:
-                return
-            if note is not None:
-                fields.update(notes=[*doc.notes, note])
-            if run is not None:
-                fields.update(runs=[*doc.runs, run])
-            self.run.doc = replace(doc, **fields)
+        """The host's compare changed (``HostRun.change``)."""
+        self.run.change(note, run, **fields)
 
     def cut_off(self, why: str) -> None:
         """The host broke a bound (``why`` says which): its session is ended at once, from whichever thread read it
@@ -263,80 +253,178 @@ class Lockstep:
     metric: str = "iops"  # the primary metric the boundary watches
 
 
-def run_lockstep(hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, str], None],
-                 on_slot: Callable[[list[HostRun]], None] | None = None) -> list[HostRun]:
-    """Run ``plan`` on every host in lockstep; each HostRun's ``doc`` is its host's compare document, judged like
-    one made there, kept up to date run by run (``on_slot`` hears each slot's end, to save them). Ctrl-C (or any
-    exception) kills every fio client, marks the documents cancelled with what they cover, says so to
-    ``on_slot``, waits for every host to put its device back and end its session (``_end_sessions``: a host's
-    load lock is free when this returns), and re-raises."""
-    folder = Path(tempfile.mkdtemp(prefix="iosched-fleet-"))  # private: the forwarded sockets live here
-    # A resumed host's saved runs are its document from the start: whatever fails now, they stay.
-    runs = [HostRun(h, doc=plan.saved.get(h.name)) for h in hosts]
-    links: list[Link] = []
-    slot = on_slot or (lambda runs: None)
-    slots_run = 0
-    try:
-        check_fence(fio_binary(), folder)  # before any host is reached: a client that cannot be fenced never runs
-        for n, run in enumerate(runs):
-            try:
-                links.append(_open(run, n, folder, plan, on_line))
-            except IoschedError as e:
-                run.status, run.reason = "failed", str(e)
-        _each(links, lambda lk: _ready(lk, folder, plan))
-        order = plan_order(len(plan.variants), plan.repeat)
+class LockstepRuns:
+    """What a lockstep fleet's executor keeps of its hosts, whoever runs their slots (their iosched over SSH,
+    ``InLockstep``, or a simulation, core/fleet/simulated_hosts.py): ``runs``, every host's run of the fleet as it
+    stands, each with its compare; the boundary each host's compare carries; and what the end of the slots does to
+    each compare. A host that fails is marked failed with why, and the others go on."""
+
+    settle = 0.0
+
+    def __init__(self, hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, str], None]) -> None:
+        self.plan, self.on_line = plan, on_line
+        self.settle = plan.settle
+        # A resumed host's saved runs are its document from the start: whatever fails now, they stay.
+        self.runs = [HostRun(h, doc=plan.saved.get(h.name)) for h in hosts]
+        self.order = plan_order(len(plan.variants), plan.repeat)
+        self.boundary: Boundaries | None = None
+        self.offsets: dict[int, float] = {}  # a resumed host's: its runs go on after its saved ones
+
+    def documents(self, ready: dict[int, Ready | None]) -> None:
+        """Each live host's compare (``ready``: each host reached, by its run's id, with its first answer), and the
+        boundary it carries."""
+        plan = self.plan
         # The boundary (a second or so of simulation, made once): each host's compare is judged at its looks.
         seq = sequential_plan(plan.repeat, plan.alpha, len(plan.variants), False) if plan.until_verdict else None
+        for r in self.runs:
+            first = ready.get(id(r))
+            if r.live and first is not None:
+                others = [o.host.name for o in self.runs if o is not r and id(o) in ready]
+                r.doc, self.offsets[id(r)] = _document(r, first, plan, self.order, others, seq)
+        self.boundary = Boundaries(plan, self.runs)
+
+    def crossed(self, n: int) -> bool:
+        """Every live host's boundary crossed by slot ``n`` (said on each host's compare)."""
+        if self.boundary is None or not self.boundary.crossed(self.runs, n, self.on_line):
+            return False
+        for r in self.runs:
+            if r.live:
+                r.change(note=f"stopped after run {n + 1} of at most {len(self.order)}: every host's boundary was "
+                              "crossed")
+        return True
+
+    def finish(self) -> None:
+        """Every slot run: each host puts its device back and says which switches it made; its compare final."""
+        switches = self.goodbye()
+        _close_failed(self.runs)
+        for r in self.runs:
+            if r.live and r.doc is not None:
+                r.status = "done"
+                made = [*(r.doc.switches or []), *((t + self.offsets.get(id(r), 0.0), x) for t, x in
+                                                   switches.get(id(r), []))]
+                r.change(status="final", switches=made, finished=time.time())
+
+    def goodbye(self) -> dict[int, list[tuple[float, str]]]:
+        """Each live host's switches, on its session's clock, as it ends its slots."""
+        return {}
+
+    def stopped(self, why: str) -> None:
+        """Ended early: each live host's compare says so, with what its runs cover."""
+        for r in self.runs:
+            if r.live:
+                r.status, r.reason = "cancelled", "stopped"
+                if r.doc is not None and r.doc.status == "running":
+                    r.change(note=f"ended early ({why}): results cover the runs that finished", status="cancelled",
+                             finished=time.time())
+
+    def after(self) -> None:
+        """Once every session has ended: what the controller reads of each host."""
+        return None
+
+    # The executor's own (core/experiment/slots.py ``Executor``): how each host is reached and its slots run.
+    def begin(self, say: Callable[[str], None], note: Callable[[str], None]) -> None:
+        raise NotImplementedError
+
+    def apply(self, slot: Slot) -> object | None:
+        raise NotImplementedError
+
+    def run(self, slot: Slot, placed: object, progress: Callable[[FioProgress], None]) -> list[HostRun]:
+        raise NotImplementedError
+
+    def end(self) -> IoschedError | None:
+        raise NotImplementedError
+
+
+class InLockstep(LockstepRuns):
+    """The executor of a lockstep fleet: each slot on every host together. ``begin`` reaches each host (its session,
+    its first answer, its compare's document, a resumed host's saved one going on); ``apply`` puts the slot's
+    variant in place on every host, ``run`` opens every host's window, runs one fio client per host at once and
+    closes the windows, each host's run joining its compare; ``end`` closes every session (each host's iosched puts
+    its device back and exits) and waits for them."""
+
+    def __init__(self, hosts: Sequence[Host], plan: Lockstep, on_line: Callable[[str, str], None]) -> None:
+        super().__init__(hosts, plan, on_line)
+        self.folder = Path(tempfile.mkdtemp(prefix="iosched-fleet-"))  # private: the forwarded sockets live here
+        self.links: list[Link] = []
+
+    def begin(self, say: Callable[[str], None], note: Callable[[str], None]) -> None:
+        plan, links = self.plan, self.links
+        check_fence(fio_binary(), self.folder)  # before any host is reached: a client that cannot be fenced never runs
+        for n, run in enumerate(self.runs):
+            try:
+                links.append(_open(run, n, self.folder, plan, self.on_line))
+            except IoschedError as e:
+                run.status, run.reason = "failed", str(e)
+        _each(links, lambda lk: _ready(lk, self.folder, plan))
+        self.documents({id(lk.run): lk.ready for lk in links})
         for lk in links:
-            if lk.live:
-                lk.run.doc = _document(lk, plan, order, [o.run.host.name for o in links if o is not lk], seq)
-        boundary = Boundaries(plan, links)
-        for n, vi in enumerate(order):
-            if n < plan.first:
-                continue
-            if not any(lk.live for lk in links):
-                break
-            _one_slot(links, plan, n, vi, len(order), on_line)
-            _close_failed(links)
-            slots_run += 1
-            done = boundary.crossed(links, n, on_line)
-            if done:
-                for lk in links:
-                    if lk.live:
-                        lk.change(note=f"stopped after run {n + 1} of at most {len(order)}: every host's boundary "
-                                       "was crossed")
-            slot(runs)
-            if done:
-                break
-        _each(links, _bye)
-        for lk in links:
+            lk.offset = self.offsets.get(id(lk.run), 0.0)
+
+    def apply(self, slot: Slot) -> dict[int, dict[str, str]] | None:
+        if not any(lk.live for lk in self.links):
+            return None
+        configs: dict[int, dict[str, str]] = {}
+        _each(self.links, lambda lk: configs.__setitem__(id(lk), lk.ask(f"apply {slot.variant}", Applied).config))
+        return configs
+
+    def run(self, slot: Slot, placed: object, progress: Callable[[FioProgress], None]) -> list[HostRun]:
+        assert isinstance(placed, dict)
+        _one_slot(self.links, self.plan, slot.index, slot.variant, len(self.order), placed, self.on_line)
+        _close_failed(self.runs)
+        return self.runs
+
+    def goodbye(self) -> dict[int, list[tuple[float, str]]]:
+        _each(self.links, _bye)
+        for lk in self.links:
             if lk.live and lk.cut is not None:  # a bound broken after its last answer: it fails all the same
                 lk.fail(lk.cut)
-        _close_failed(links)
-        for lk in links:
-            if lk.live and lk.run.doc is not None:
-                lk.run.status = "done"
-                switches = [*(lk.run.doc.switches or []), *((t + lk.offset, x) for t, x in lk.switches)]
-                lk.change(status="final", switches=switches, finished=time.time())
-    except BaseException as e:
-        with shielded():  # a second Ctrl-C cannot cut the stop, the save or the hosts' put-back short
-            for lk in links:
-                if lk.live:
-                    lk.run.status, lk.run.reason = "cancelled", "stopped"
-                    if lk.run.doc is not None and lk.run.doc.status == "running":
-                        lk.change(note=f"ended early ({why_ended(e)}): results cover the runs that finished",
-                                  status="cancelled", finished=time.time())
-                lk.close()  # fio's clients killed, the host's input closed: it puts its device back and ends
-            if slots_run:  # a save now holds this session's runs too; before any, the saved file stays as it was
-                with contextlib.suppress(Exception):
-                    slot(runs)
-        raise
-    finally:
-        with shielded():
-            _end_sessions(links)
-            shutil.rmtree(folder, ignore_errors=True)
-    _each_after(links, plan)
-    return runs
+        return {id(lk.run): lk.switches for lk in self.links}
+
+    def end(self) -> IoschedError | None:
+        """fio's clients killed and every host's input closed: each puts its device back and ends; waited for."""
+        for lk in self.links:
+            lk.close()
+        _end_sessions(self.links)
+        shutil.rmtree(self.folder, ignore_errors=True)
+        return None
+
+    def after(self) -> None:
+        _each_after(self.links, self.plan)
+
+
+class LockstepCourse(Course[list[HostRun], list[HostRun]]):
+    """A lockstep fleet's course: the slots of the balanced order from the first not yet run (a resumed fleet's),
+    the fleet saved after each; its stop rule, every live host across its boundary. Each host's compare is its
+    document, kept by the executor."""
+
+    saves = True
+    saves_idle = False  # before any slot ran, a resumed fleet's saved file stays as it was
+
+    def __init__(self, executor: LockstepRuns) -> None:
+        order, first = executor.order, executor.plan.first
+        super().__init__([Slot(n, vi) for n, vi in enumerate(order) if n >= first], len(order))
+        self.executor = executor
+
+    def record(self, doc: list[HostRun], slot: Slot, run: list[HostRun], took: float) -> list[HostRun]:
+        return doc
+
+    def note(self, doc: list[HostRun], text: str) -> list[HostRun]:
+        return doc
+
+    def stop(self, doc: list[HostRun], slot: Slot, run: list[HostRun]) -> Stop | None:
+        return Stop() if self.executor.crossed(slot.index) else None
+
+    def finished(self, doc: list[HostRun]) -> list[HostRun]:
+        self.executor.finish()
+        return doc
+
+    def cancelled(self, doc: list[HostRun], why: str) -> list[HostRun]:
+        self.executor.stopped(why)
+        return doc
+
+    def after(self, doc: list[HostRun]) -> list[HostRun]:
+        self.executor.after()
+        return doc
 
 
 class Boundaries:
@@ -345,30 +433,30 @@ class Boundaries:
     that crossed early runs on with the others: it is judged at a later planned look, which keeps its false
     positive rate, since a rejection there is one of the crossings the boundary allows for)."""
 
-    def __init__(self, plan: Lockstep, links: list[Link]) -> None:
+    def __init__(self, plan: Lockstep, hosts: list[HostRun]) -> None:
         self.verdicts: dict[int, RunningVerdict] = {}
         if not plan.until_verdict:
             return
         labels = [v.label for v in plan.variants]
-        for lk in links:
-            doc = lk.run.doc
+        for h in hosts:
+            doc = h.doc
             if doc is not None and doc.sequential is not None:
                 verdict = RunningVerdict(labels, plan.alpha, plan.metric, "compare", doc.sequential)
                 for r in doc.runs:  # a resumed host's saved runs first
                     verdict.add(r)
-                self.verdicts[id(lk)] = verdict
+                self.verdicts[id(h)] = verdict
 
-    def crossed(self, links: list[Link], n: int, on_line: Callable[[str, str], None]) -> bool:
+    def crossed(self, hosts: list[HostRun], n: int, on_line: Callable[[str, str], None]) -> bool:
         """Each live host's run of slot ``n`` added; True once every live host has crossed its boundary."""
         if not self.verdicts:
             return False
-        live = [lk for lk in links if lk.live and id(lk) in self.verdicts]
-        for lk in live:
-            verdict = self.verdicts[id(lk)]
-            run = _run_of(lk, n)
+        live = [h for h in hosts if h.live and id(h) in self.verdicts]
+        for h in live:
+            verdict = self.verdicts[id(h)]
+            run = run_of(h, n)
             if run is not None and not verdict.decided and verdict.should_stop(run):
-                on_line("fleet", f"{lk.run.host.name}: boundary crossed at {verdict.decided_at} runs per variant")
-        return bool(live) and all(self.verdicts[id(lk)].decided for lk in live)
+                on_line("fleet", f"{h.host.name}: boundary crossed at {verdict.decided_at} runs per variant")
+        return bool(live) and all(self.verdicts[id(h)].decided for h in live)
 
 
 def _end_sessions(links: list[Link], wait_s: float = 30.0) -> None:
@@ -385,16 +473,16 @@ def _end_sessions(links: list[Link], wait_s: float = 30.0) -> None:
                 lk.child.wait(timeout=5)
 
 
-def _close_failed(links: list[Link]) -> None:
+def _close_failed(hosts: list[HostRun]) -> None:
     """A failed host keeps the runs it finished (saved, and resumable), its document cancelled with the reason;
     it is judged no more (core/statistics/pooled.py pools the others)."""
-    for lk in links:
-        doc = lk.run.doc
-        if lk.run.status == "failed" and doc is not None and not doc.runs:
-            lk.run.doc = None  # nothing finished: its reason says it all
-        elif lk.run.status == "failed" and doc is not None and doc.status == "running":
-            lk.change(note=f"its session ended after {len(doc.runs)} run(s): {lk.run.reason}", status="cancelled",
-                      finished=time.time())
+    for h in hosts:
+        doc = h.doc
+        if h.status == "failed" and doc is not None and not doc.runs:
+            h.doc = None  # nothing finished: its reason says it all
+        elif h.status == "failed" and doc is not None and doc.status == "running":
+            h.change(note=f"its session ended after {len(doc.runs)} run(s): {h.reason}", status="cancelled",
+                     finished=time.time())
 
 
 def idle_s(plan: Lockstep) -> float:
@@ -462,13 +550,9 @@ def _probe_forward(local: Path, wait_s: float = 1.0) -> None:
                        "its sshd_config): --independent runs without forwarding")
 
 
-def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
+def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int, configs: dict[int, dict[str, str]],
               on_line: Callable[[str, str], None]) -> None:
     v = plan.variants[vi]
-    configs: dict[int, dict[str, str]] = {}
-    _each(links, lambda lk: configs.__setitem__(id(lk), lk.ask(f"apply {vi}", Applied).config))
-    if plan.settle:
-        time.sleep(plan.settle)
     _each(links, lambda lk: _begin(lk))
     fio_out: dict[int, tuple[Any, str | None]] = {}
 
@@ -509,7 +593,7 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
     _each(links, close_window)
     said = []
     for lk in links:
-        r = _run_of(lk, n)
+        r = run_of(lk.run, n)
         if r is not None:
             iops = r.metrics.get("iops")
             said.append(f"{lk.run.host.name} {iops:,.0f} IOPS" if r.valid and iops is not None
@@ -517,9 +601,9 @@ def _one_slot(links: list[Link], plan: Lockstep, n: int, vi: int, total: int,
     on_line("fleet", f"run {n + 1}/{total} ({v.label}): " + "; ".join(said or ["no host"]))
 
 
-def _run_of(link: Link, n: int) -> RunDoc | None:
+def run_of(host: HostRun, n: int) -> RunDoc | None:
     """The host's run of slot ``n``, if it is its last."""
-    doc = link.run.doc
+    doc = host.doc
     return doc.runs[-1] if doc is not None and doc.runs and doc.runs[-1].index == n else None
 
 
@@ -547,20 +631,20 @@ def _bye(link: Link) -> None:
     link.switches = list(link.ask("bye", Bye).switches)
 
 
-def _document(link: Link, plan: Lockstep, order: list[int], others: list[str],
-              seq: SequentialDoc | None) -> CompareDoc:
-    """The host's compare document, as its own iosched would have written it; a resumed host's saved one goes on,
-    its runs kept and this session's after them."""
-    ready, host = link.ready, link.run.host
-    assert ready is not None  # a live link has answered
+def _document(run: HostRun, ready: Ready, plan: Lockstep, order: list[int], others: list[str],
+              seq: SequentialDoc | None) -> tuple[CompareDoc, float]:
+    """The host's compare document, as its own iosched would have written it (from ``ready``, its first answer),
+    and the offset its runs' times get; a resumed host's saved one goes on, its runs kept and this session's after
+    them."""
+    host = run.host
     saved = plan.saved.get(host.name)
     if saved is not None:
-        link.offset = max((r.end for r in saved.runs), default=0.0) + 1.0
+        offset = max((r.end for r in saved.runs), default=0.0) + 1.0
         done = max((r.index + 1 for r in saved.runs), default=0)
         missed = f" (it missed runs {done + 1} to {plan.first})" if done < plan.first else ""
         return replace(saved, notes=[*saved.notes, f"resumed at run {plan.first + 1} of {len(order)}{missed}, in "
                                                    f"lockstep with {', '.join(others) or 'no other host'}"],
-                       status="running", finished=None)
+                       status="running", finished=None), offset
     if plan.first:
         note = f"joined the lockstep at run {plan.first + 1} of {len(order)} (it had no runs saved)"
     else:
@@ -573,7 +657,7 @@ def _document(link: Link, plan: Lockstep, order: list[int], others: list[str],
         repeat=plan.repeat, drop_caches=False, settle_s=plan.settle,
         workload=Workload(plan.job, target, plan.runtime).doc(), original=ready.original, runs=[], notes=[note],
         status="running", traced=False, sequential=seq,
-        primary_metric=plan.metric)  # what the boundary watches: a resumed fleet watches the same
+        primary_metric=plan.metric), 0.0  # what the boundary watches: a resumed fleet watches the same
 
 
 def _each_after(links: list[Link], plan: Lockstep) -> None:

@@ -26,6 +26,7 @@ from iosched.core.base.errors import BadInput
 from iosched.core.load.fiopath import fio_filename
 from iosched.core.load.iolog import Capture, copy_for_replay, read_capture
 from iosched.core.load.jobfile import JobFile, fio_seconds
+from iosched.core.load.replay_lag import METRIC as LAG_METRIC
 from iosched.core.load.replay_lag import ReplayLag, requests_lag, span_lag
 from iosched.core.load.workdirs import workdir_prefix
 
@@ -184,3 +185,29 @@ def first_timed_us(iolog: Path) -> int:
             if t > 0:
                 return t
     return 0
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """What a run of a replay adds to fio's own figures: its lag (a timed replay's, also its metric), and why the run
+    is no sample (faults, the first said first), empty when it is one."""
+
+    metrics: dict[str, float | None]
+    lag: ReplayLag | None
+    faults: list[str]
+
+
+def replay_run(job: ReplayJob, ran_s: float, total_ios: int, runtime: float | None) -> Replayed:
+    """A finished run of ``job`` that issued ``total_ios`` requests in fio's ``ran_s`` seconds (``runtime``: the
+    --runtime it was cut at, None for a whole replay), judged as a sample of the captured load."""
+    faults: list[str] = []
+    metrics: dict[str, float | None] = {}
+    lag = job.lag(ran_s, total_ios)  # a timed replay's: None for fast
+    if lag is not None:
+        metrics[LAG_METRIC] = lag.lag_s
+        if lag.behind:  # its requests queued in fio, not in the scheduler: another load
+            faults.append(lag.reason())
+    short = job.short_of(total_ios) if runtime is None else None
+    if short is not None:  # a replay cut short measures another load
+        faults.insert(0, short)
+    return Replayed(metrics, lag, faults)

@@ -204,6 +204,8 @@ def test_a_capture_reaching_past_the_target_is_refused_and_fio_doing_no_io_is_in
     need_real("fio", "setpriv")
     from iosched.core.documents.params import parse_variants
     from iosched.core.experiment import service
+    from iosched.core.experiment.compare import ComparePlan
+    from iosched.core.experiment.local_plan import TargetRequest
     from iosched.core.load.iolog import copy_for_replay
     from iosched.core.load.replay import ReplayJob, replay_options
 
@@ -222,8 +224,8 @@ def test_a_capture_reaching_past_the_target_is_refused_and_fio_doing_no_io_is_in
         copy_for_replay(honest, work / "replay.iolog", b.path)
         job = ReplayJob(str(honest.iolog), (("replay", replay_options(honest, "fast")),), honest, "fast",
                         str(work / "replay.iolog"), str(work))
-        plan = service.ExperimentPlan(b.name, "compare", parse_variants("none,bfq"), job=job, repeat=1, settle=0.0,
-                                      target=service.TargetRequest(raw=True))
+        plan = ComparePlan(b.name, parse_variants("none,bfq"), job=job, repeat=1, settle=0.0,
+                           target=TargetRequest(raw=True))
         outcome = service.run(plan)
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -10,19 +10,21 @@ import pytest
 
 from iosched.core.documents.params import parse_variants
 from iosched.core.experiment import service
+from iosched.core.experiment.compare import ComparePlan
 from iosched.core.experiment.control import Control
 from iosched.core.experiment.events import Event, RunEnded
-from iosched.core.experiment.service import ExperimentPlan, ResultFile
+from iosched.core.experiment.local_plan import TargetRequest
+from iosched.core.experiment.service import ResultFile
 from iosched.core.load.jobs import CATALOG
 from iosched.core.settings.device_lock import DeviceBusy, load_lock
 
 from conftest import Loop, need_real
 
 
-def small_plan(loop: Loop, tmp_path: Path, repeat: int = 3) -> ExperimentPlan:
+def small_plan(loop: Loop, tmp_path: Path, repeat: int = 3) -> ComparePlan:
     job = CATALOG["randread-q16t2"].scaled(runtime=1.0, size=16 << 20)
-    return ExperimentPlan(loop.name, "compare", parse_variants("none,bfq"), job=job, repeat=repeat, settle=0.0,
-                          target=service.TargetRequest(dir=str(tmp_path)))
+    return ComparePlan(loop.name, parse_variants("none,bfq"), job=job, repeat=repeat, settle=0.0,
+                       target=TargetRequest(dir=str(tmp_path)))
 
 
 def test_a_cancelled_experiment_is_an_outcome_with_its_finished_runs(loopdev: Loop, tmp_path: Path):

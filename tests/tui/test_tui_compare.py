@@ -8,7 +8,7 @@ from textual.widgets import Input, ProgressBar, SelectionList, Static
 from tui_support import screen_text
 
 from iosched.core.base.encode import encode
-from iosched.core.experiment.service import make_boundary
+from iosched.core.experiment.matrix import make_boundary
 from iosched.core.present.summary import verdict_lines
 from iosched.tui.app import IoschedApp
 from iosched.tui.checklist import MarkedCheckbox

@@ -160,8 +160,8 @@ async def test_a_served_app_still_takes_catalog_jobs_and_groups(tmp_path: Path):
 
 async def test_the_served_compare_worker_refuses_a_command_that_got_past_the_form(tmp_path: Path):
     from iosched.core.documents.params import parse_variants
+    from iosched.core.experiment.compare import ComparePlan
     from iosched.core.experiment.control import Control
-    from iosched.core.experiment.service import ExperimentPlan
 
     tree = populated_tree(tmp_path / "root")
     marker = tmp_path / "ran"
@@ -170,8 +170,7 @@ async def test_the_served_compare_worker_refuses_a_command_that_got_past_the_for
     async with app.run_test(size=(120, 40)) as pilot:
         screen = await served_compare(app, pilot)
         screen.ctl, screen.running = Control(), True
-        screen._run(ExperimentPlan("sda", "compare", parse_variants("bfq,none"), cmd=f"touch {marker}", repeat=2,
-                                   root=tree.root))
+        screen._run(ComparePlan("sda", parse_variants("bfq,none"), cmd=f"touch {marker}", repeat=2, root=tree.root))
         for _ in range(100):
             await pilot.pause(0.05)
             if not screen.running:

@@ -10,6 +10,7 @@ from iosched.cli.main import build_parser
 from iosched.cli.workloads import _compare_plan
 from iosched.core.base.encode import encode
 from iosched.core.experiment import service
+from iosched.core.experiment.compare import ComparePlan
 from iosched.core.experiment.runner import Workload
 from iosched.core.load.jobs import CATALOG, Job
 from iosched.core.load.startup_replay import StartupJob
@@ -18,7 +19,7 @@ from iosched.core.load.targets import Refused
 from conftest import need, one_sentence_exit_2
 
 
-def plan(tree, *extra: str) -> service.ExperimentPlan:
+def plan(tree, *extra: str) -> ComparePlan:
     tree.add_disk("sda", "8:0")
     args = build_parser().parse_args(["--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq",
                                       "--cmd", "sleep 1", *extra])
@@ -82,7 +83,7 @@ def test_a_cgroup_job_where_cgroups_cannot_be_made_is_one_sentence_and_changes_n
     assert not (tree.root / "sys/fs/cgroup/iosched").exists()
 
 
-def startup_plan(tree, *extra: str) -> service.ExperimentPlan:
+def startup_plan(tree, *extra: str) -> ComparePlan:
     tree.add_disk("sda", "8:0")
     args = build_parser().parse_args(["--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq",
                                       "--startup", *extra])

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import iosched.cli
 import iosched.tui
-from iosched.core.experiment import service
+from iosched.core.experiment import alternation, local_plan, matrix, service
 from iosched.core.fleet import fleet_matrix, fleet_plan
 
-# What only the service (and the plans it runs) may call: running, on this machine or on a fleet's hosts, saving,
-# locking a result file, putting a device back.
-ORCHESTRATION = {"run_experiment", "run_alternation", "run_matrix", "result_lock", "puts_back", "Configurator",
-                 "run_lockstep", "run_fleet", "run_job", "Lockstep", "read_scheduler", "save_result"}
+# What only the service (and the plans it runs) may call: the one slot loop and its executors, on this machine or on
+# a fleet's hosts, saving, locking a result file, putting a device back.
+ORCHESTRATION = {"run_slots", "LocalRuns", "Turns", "InLockstep", "OnItsOwn", "result_lock", "Configurator",
+                 "run_job", "Lockstep", "read_scheduler", "save_result"}
 
 
 def imported_names(package) -> dict[str, set[str]]:
@@ -41,10 +41,12 @@ def test_the_front_ends_reach_experiments_only_through_the_service():
     for path, names in {**cli, **tui}.items():
         assert not names & ORCHESTRATION, f"{path} orchestrates: {sorted(names & ORCHESTRATION)}"
     # The check sees what it looks for: the service itself does call them, and so do the fleet's plans.
-    own = imported_names(service)
-    assert any({"run_experiment", "run_matrix", "result_lock"} <= names for names in own.values())
-    assert any({"run_lockstep", "run_fleet", "Lockstep"} <= names for names in imported_names(fleet_plan).values())
+    plans = {**imported_names(local_plan), **imported_names(matrix), **imported_names(alternation)}
+    assert any({"run_slots", "LocalRuns"} <= names for names in plans.values())
+    assert any("result_lock" in names for names in plans.values())
+    assert any({"run_slots", "InLockstep", "OnItsOwn", "Lockstep"} <= names
+               for names in imported_names(fleet_plan).values())
     assert any("run_job" in names for names in imported_names(fleet_matrix).values())
     assert any(p.endswith("fleet.py") for p in cli) and any(p.endswith("fleet_matrix.py") for p in cli)
     # Nor does any of them save a result itself: the service's one saver (ResultFile) does.
-    assert any("save_result" in names for names in own.values())
+    assert any("save_result" in names for names in imported_names(service).values())

@@ -21,20 +21,22 @@ from iosched.core.base.errors import BadInput
 from iosched.core.documents.document import CompareDoc
 from iosched.core.documents.params import parse_variants
 from iosched.core.documents.saved import read_experiment
+from iosched.core.experiment.slots import run_slots
 from iosched.core.fleet.fleet import Host, HostRun
 from iosched.core.fleet.fleet_host import BusyWindow, HostEnd, clean_stale_sessions, serve_lines, socket_path
 from iosched.core.fleet.host_answers import Applied
 from iosched.core.fleet.lockstep import (
     ANSWER_S,
+    InLockstep,
     Link,
     LinkLost,
     Lockstep,
+    LockstepCourse,
     _check_run,
     _each,
     attach,
     idle_s,
     job_file_text,
-    run_lockstep,
 )
 from iosched.core.kernel.procfs import DiskCounters
 from iosched.core.live.sampler import Sample
@@ -222,7 +224,8 @@ def test_hosts_that_cannot_be_reached_keep_their_saved_runs(tmp_path):
     plan = Lockstep(parse_variants("none,mq-deadline"), "none,mq-deadline", CATALOG["randread-q16t2"], 1.0, 3, 0.0,
                     ssh=str(tmp_path / "no-such-ssh"), first=4, saved={"h1": saved})
     heard = []
-    runs = run_lockstep([Host("h1", "loop0"), Host("h2", "loop1")], plan, lambda h, line: None, heard.append)
+    lockstep = InLockstep([Host("h1", "loop0"), Host("h2", "loop1")], plan, lambda h, line: None)
+    runs = run_slots(LockstepCourse(lockstep), lockstep, lockstep.runs, lambda runs, save: save and heard.append(runs))
     assert [r.status for r in runs] == ["failed", "failed"] and "not found: " in runs[0].reason
     assert runs[0].doc is saved and runs[1].doc is None and heard == []  # nothing ran: nothing saved over the file
 
