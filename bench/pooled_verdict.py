@@ -25,9 +25,10 @@ from iosched.core.base.encode import encode
 from iosched.core.documents.document import CompareDoc, RunDoc, SequentialDoc, VariantDoc, WorkloadDoc
 from iosched.core.experiment.variants import plan_order
 from iosched.core.statistics import fleet_verdict
+from iosched.core.statistics.judge import at_last_look, estimates
 from iosched.core.statistics.pooled import HostEffect, pool
 from iosched.core.statistics.stats import log_ratio_welch, t_ppf
-from iosched.core.statistics.verdict import RunningVerdict, at_last_look, estimates, sequential_plan
+from iosched.core.statistics.verdict import RunningVerdict, sequential_plan
 
 
 def fleet(rng: random.Random, hosts: int, effect: float, tau: float) -> list[HostEffect]:

@@ -27,6 +27,7 @@ from iosched.core.experiment.compare import ComparePlan
 from iosched.core.experiment.events import Event, RunEnded
 from iosched.core.experiment.local_plan import TargetRequest
 from iosched.core.load.jobs import CATALOG
+from iosched.core.present.sentences import interim_lines
 
 
 def one(dev: str, args: argparse.Namespace, alternate: bool) -> tuple[float | None, JudgementDoc]:
@@ -36,10 +37,10 @@ def one(dev: str, args: argparse.Namespace, alternate: bool) -> tuple[float | No
     crossed: list[float] = []
 
     def event(e: Event) -> None:
-        if isinstance(e, RunEnded):
-            for line in e.lines:
+        if isinstance(e, RunEnded) and e.standing is not None:
+            for line in interim_lines(e.standing):
                 print(f"    {time.monotonic() - t0:6.1f}s  {line}", flush=True)
-            if not crossed and any("boundary crossed" in line for line in e.lines):
+            if not crossed and e.standing.decided_at is not None:
                 crossed.append(time.monotonic() - t0)
 
     plan: AlternationPlan | ComparePlan

@@ -26,7 +26,6 @@ from iosched.core.advice.request import (
     parse_goals,
     prepare_advice,
 )
-from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
 from iosched.core.base.units import si
@@ -36,9 +35,11 @@ from iosched.core.experiment import service
 from iosched.core.experiment.control import Cancelled
 from iosched.core.experiment.events import Event, Note, Progress, RunEnded, SaveFailed
 from iosched.core.experiment.results import check_save_path
-from iosched.core.experiment.service import ResultFile
 from iosched.core.load.targets import Refused, Target
 from iosched.core.present.advice_report import advice_lines, advice_markdown
+from iosched.core.present.advice_words import the_rule
+from iosched.core.present.result_file import ResultFile
+from iosched.core.present.worded import worded_json
 from iosched.core.statistics.advice_rule import Rule
 
 STEP_NUMBER = {"observe": 1, "plan": 2, "test": 3, "decide": 4, "keep": 5}
@@ -135,14 +136,14 @@ def cmd_advise(args: argparse.Namespace) -> int:
     prep = _prepare(args)
     plan = prep.plan
     shown = [*plan_lines(plan), f"  the tests write to: {prep.target}", *(f"  note: {n}" for n in prep.notes),
-             *Rule(alpha=args.alpha).lines()]
+             *the_rule(Rule(alpha=args.alpha))]
     if not plan.fits:
         print("\n".join(shown))
         raise BadInput(f"the plan takes longer than --budget {args.budget}: give a larger budget, fewer goals "
                        "(--goal), fewer candidates (--candidates) or shorter runs (--runtime)")
     if args.dry_run or (not args.yes and not _tty()):
         if args.json:
-            print(json.dumps(encode(prep.doc), indent=1))
+            print(json.dumps(worded_json(prep.doc), indent=1))
         else:
             print("\n".join([*prep.doc.observed.lines, *shown]))
         if args.dry_run:
@@ -178,7 +179,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace, doc: AdviceDoc) -> None:
     if args.json:
-        print(json.dumps(encode(doc), indent=1))
+        print(json.dumps(worded_json(doc), indent=1))
     else:
         print("\n".join(advice_lines(doc)))
     if args.markdown == "-":
@@ -229,7 +230,7 @@ def report_advice(parsed: object, args: argparse.Namespace) -> int:
         raise BadInput("an advice is shown as it was decided: --csv, --plot and --metric apply to a compare")
     doc = decided_again(read_advice(parsed, args.file))
     if args.json:
-        print(json.dumps(encode(doc), indent=1))
+        print(json.dumps(worded_json(doc), indent=1))
     else:
         print("\n".join(advice_lines(doc)))
     return 0

@@ -20,19 +20,20 @@ from typing import TypeVar
 
 from iosched.cli.matrix import plot_result
 from iosched.core.base.cells import printable
-from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.document import FleetDoc, FleetHostDoc, FleetMatrixDoc
 from iosched.core.documents.saved import kind_of, read_fleet
 from iosched.core.experiment import service
 from iosched.core.experiment.events import Event, Note, SaveFailed
 from iosched.core.experiment.results import check_save_path
-from iosched.core.experiment.service import Outcome, ResultFile
+from iosched.core.experiment.service import Outcome
 from iosched.core.fleet.fleet import Host, parse_hosts
 from iosched.core.fleet.fleet_plan import FleetPlan, FleetSettings, check_remote, next_slot
 from iosched.core.present.fleet_report import fleet_csv, fleet_lines, unjudged
+from iosched.core.present.result_file import ResultFile
+from iosched.core.present.worded import worded_json
 from iosched.core.statistics.fleet_verdict import fleet_pooled
-from iosched.core.statistics.host_judges import host_matrix
+from iosched.core.statistics.host_judges import host_judgement, host_primary
 
 STOPPED = "iosched: stopped (Ctrl-C): every host puts its device back; the results cover the runs that finished"
 
@@ -164,7 +165,7 @@ def show(outcome: Outcome[_D], lines: list[str], cannot: str | None, args: argpa
     if args.json:
         if cannot is not None:
             print(f"iosched: {printable(cannot)}", file=sys.stderr, flush=True)
-        print(json.dumps(encode(outcome.doc), indent=1))
+        print(json.dumps(worded_json(outcome.doc), indent=1))
     else:
         sys.stdout.write("\n".join(lines) + "\n")
     saved = not outcome.save_error
@@ -204,14 +205,21 @@ def report_fleet(doc: object, args: argparse.Namespace) -> int:
     if args.plot_file:
         raise BadInput("a fleet is charted host by host in the terminal (--plot); --plot-file takes one compare")
     fleet = replace(fleet, pooled=fleet_pooled(fleet, args.alpha, args.metric))
-    if args.json:
-        print(json.dumps(encode(fleet), indent=1))
-    elif args.csv:
-        sys.stdout.write(fleet_csv(fleet))
-    else:
-        sys.stdout.write("\n".join(fleet_lines(fleet)) + "\n")
-    for h in fleet.hosts if args.plot else ():
-        if h.result is not None:
-            print("\n" + printable(f"{h.host}:"), flush=True)
-            plot_result(*host_matrix(h.result, args.alpha, args.metric), args)
+    print_fleet(fleet, args, fleet_csv(fleet), fleet_lines(fleet), [(h.host, h) for h in fleet.hosts])
     return 1 if unjudged(fleet) is not None else 0
+
+
+def print_fleet(doc: FleetDoc | FleetMatrixDoc, args: argparse.Namespace, csv: str, lines: list[str],
+                hosts: list[tuple[str, FleetHostDoc]]) -> None:
+    """What `report` prints of a fleet or a fleet matrix: its JSON, its CSV or its text; then, with --plot, each
+    host's charts under its title."""
+    if args.json:
+        print(json.dumps(worded_json(doc), indent=1))
+    elif args.csv:
+        sys.stdout.write(csv)
+    else:
+        sys.stdout.write("\n".join(lines) + "\n")
+    for title, h in hosts if args.plot else ():
+        if h.result is not None:
+            print("\n" + printable(f"{title}:"), flush=True)
+            plot_result(h.result, host_judgement(h.result, args.alpha, args.metric or host_primary(h.result)), args)

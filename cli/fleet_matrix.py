@@ -12,7 +12,6 @@ plan built (core/fleet/fleet_matrix.py) and run by the experiment service, its o
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from dataclasses import replace
@@ -23,15 +22,13 @@ from iosched.cli.fleet import (
     cmd_fleet,
     on_event,
     plan_from,
+    print_fleet,
     same_hosts,
     saver,
     settings,
     show,
     stopped,
 )
-from iosched.cli.matrix import plot_result
-from iosched.core.base.cells import printable
-from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.saved import kind_of, load_saved, read_fleet_matrix
 from iosched.core.experiment import service
@@ -42,7 +39,6 @@ from iosched.core.fleet.fleet_plan import check_remote
 from iosched.core.load.jobs import Job, resolve_jobs
 from iosched.core.present.fleet_report import fleet_matrix_csv, lost_job, matrix_lines, matrix_unjudged
 from iosched.core.statistics.fleet_verdict import matrix_pooled
-from iosched.core.statistics.host_judges import host_matrix
 
 
 def _jobs(args: argparse.Namespace) -> tuple[list[str], bool]:
@@ -125,14 +121,5 @@ def report_fleet_matrix(doc: object, args: argparse.Namespace) -> None:
         raise BadInput("a fleet is charted host by host in the terminal (--plot); --plot-file takes one compare")
     fleets, pooled = matrix_pooled(matrix.fleets, args.alpha, args.metric)
     matrix = replace(matrix, fleets=fleets, pooled=pooled)
-    if args.json:
-        print(json.dumps(encode(matrix), indent=1))
-    elif args.csv:
-        sys.stdout.write(fleet_matrix_csv(matrix))
-    else:
-        sys.stdout.write("\n".join(matrix_lines(matrix)) + "\n")
-    for f in matrix.fleets if args.plot else ():
-        for h in f.hosts:
-            if h.result is not None:
-                print("\n" + printable(f"{f.job} on {h.host}:"), flush=True)
-                plot_result(*host_matrix(h.result, args.alpha, args.metric), args)
+    print_fleet(matrix, args, fleet_matrix_csv(matrix), matrix_lines(matrix),
+                [(f"{f.job} on {h.host}", h) for f in matrix.fleets for h in f.hosts])

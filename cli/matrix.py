@@ -11,10 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched.cli.progress import ProgressPrinter
-from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
-from iosched.core.documents.document import MatrixDoc, MatrixJudgementDoc
+from iosched.core.documents.document import AlternationDoc, CompareDoc, JudgementDoc, MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.params import Variant, parse_variants
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Cancelled
@@ -28,7 +27,7 @@ from iosched.core.experiment.matrix import (
     load_matrix,
 )
 from iosched.core.experiment.results import check_save_path
-from iosched.core.experiment.service import ResultFile, all_invalid
+from iosched.core.experiment.service import all_invalid
 from iosched.core.experiment.study import CmdJob, read_study
 from iosched.core.experiment.variants import check_variants
 from iosched.core.load.fio import fio_binary
@@ -36,6 +35,8 @@ from iosched.core.load.jobs import Job, JobFile, JobGroup, resolve_jobs, space_n
 from iosched.core.load.startup_replay import startup_job
 from iosched.core.load.targets import Target
 from iosched.core.present.matrix import matrix_csv, matrix_text
+from iosched.core.present.result_file import ResultFile
+from iosched.core.present.worded import worded_json
 
 # --- the command --------------------------------------------------------------------------------------------
 
@@ -178,15 +179,16 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
 
 def render_matrix(doc: MatrixDoc, judgement: MatrixJudgementDoc, args: argparse.Namespace) -> None:
     if args.json:
-        print(json.dumps(encode(replace(doc, judgement=judgement)), indent=1))
+        print(json.dumps(worded_json(replace(doc, judgement=judgement)), indent=1))
     elif args.csv:
-        sys.stdout.write(matrix_csv(judgement))
+        sys.stdout.write(matrix_csv(doc, judgement))
     else:
         sys.stdout.write(matrix_text(doc, judgement))
     plot_result(doc, judgement, args)
 
 
-def plot_result(doc: MatrixDoc, judgement: MatrixJudgementDoc, args: argparse.Namespace) -> None:
+def plot_result(doc: CompareDoc | AlternationDoc | MatrixDoc, judgement: JudgementDoc | MatrixJudgementDoc,
+                args: argparse.Namespace) -> None:
     """--plot to the terminal (plain characters under NO_COLOR or into a pipe), --plot-file to .txt/.html."""
     if not (getattr(args, "plot", False) or getattr(args, "plot_file", None)):
         return

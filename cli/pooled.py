@@ -18,6 +18,7 @@ from iosched.core.base.errors import BadInput
 from iosched.core.documents.document import ExperimentDoc
 from iosched.core.documents.saved import kind_of, load_saved, read_experiment
 from iosched.core.present.fleet_report import pooled_lines
+from iosched.core.present.worded import worded_pooled
 from iosched.core.statistics.fleet_verdict import hosts_pooled
 
 
@@ -47,7 +48,8 @@ def read_hosts(paths: list[str]) -> list[tuple[str, ExperimentDoc]]:
 
 
 def pooled_report(paths: list[str], args: argparse.Namespace) -> None:
-    pooled = hosts_pooled(read_hosts(paths), args.alpha, args.metric)
+    hosts = read_hosts(paths)
+    pooled = worded_pooled(hosts_pooled(hosts, args.alpha, args.metric), dict(hosts))
     if args.json:
         print(json.dumps(encode(pooled), indent=1))
         return

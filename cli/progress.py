@@ -18,21 +18,12 @@ from iosched.core.base.cells import cut_at_word
 from iosched.core.base.units import si
 from iosched.core.documents.metrics import roles_of
 from iosched.core.experiment.cmd_metrics import CmdMetric
-from iosched.core.experiment.events import Event, Interim, Note, Progress, RunEnded, RunStarted, SaveFailed
+from iosched.core.experiment.events import Event, LookReached, Note, Progress, RunEnded, RunStarted, SaveFailed
 from iosched.core.experiment.matrix import format_duration
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import seconds_text
-
-
-def signed(ratio: float) -> str:
-    d = (ratio - 1.0) * 100.0
-    return f"{'+' if d >= 0 else '-'}{abs(d):.0f}%" if abs(d) >= 9.95 else f"{'+' if d >= 0 else '-'}{abs(d):.1f}%"
-
-
-def interim_words(interim: Sequence[Interim]) -> str:
-    """"so far: mq-deadline -54% (-85 to +37), bfq -42% (-75 to +34)": the estimates, never a verdict."""
-    return "so far: " + ", ".join(f"{x.variant} {signed(x.ratio)} ({signed(x.low)[:-1]} to {signed(x.high)[:-1]})"
-                                  for x in interim)
+from iosched.core.present.sentences import interim_lines, interim_words, look_words
+from iosched.core.statistics.verdict import Standing
 
 
 class ProgressPrinter:
@@ -53,7 +44,7 @@ class ProgressPrinter:
         self.where = ""  # "run 3 of 9 · bfq"
         self.now = ""  # what that run is doing: "2 s · fio 115.3k IOPS"
         self.eta = ""
-        self.interim: tuple[Interim, ...] = ()
+        self.standing: Standing | None = None
         self.said: tuple[int, bool] | None = None  # the interim lines last printed: at which count, decided
         self.warned = False  # a failed save was said
 
@@ -62,7 +53,7 @@ class ProgressPrinter:
             self.warned = True
             self._line(f"iosched: warning: the result could not be saved to {e.text}; it goes on unsaved")
             return
-        if self.quiet and not isinstance(e, Note):
+        if self.quiet and not isinstance(e, (Note, LookReached)):
             return
         if isinstance(e, RunStarted):
             self.where = f"run {e.index + 1} of {e.total} · {e.label}" if e.total else f"run {e.index + 1} · {e.label}"
@@ -75,18 +66,22 @@ class ProgressPrinter:
         elif isinstance(e, RunEnded):
             self.finished += 1
             self.eta = e.eta or self._left(e.total)
-            if e.interim:
-                self.interim = e.interim
+            if e.standing is not None and e.standing.estimates:
+                self.standing = e.standing
             if self.run_lines:
                 self._line(self.run_line(e))
-                key = (e.at, any("boundary crossed" in line for line in e.lines))
-                if e.lines and key != self.said:
+                s = e.standing
+                lines = interim_lines(s) if s is not None else []
+                key = (s.count, s.decided_at is not None) if s is not None else (0, False)
+                if lines and key != self.said:
                     self.said = key
-                    for text in e.lines:
+                    for text in lines:
                         self._line(f"    so far: {text}")
             self._draw("done")
         elif isinstance(e, Note):
             self._line(f"iosched: {e.text}")
+        elif isinstance(e, LookReached):
+            self._line(f"iosched: {look_words(e)}")
 
     def run_line(self, e: RunEnded) -> str:
         m = e.run.metrics
@@ -118,8 +113,8 @@ class ProgressPrinter:
         parts = [self.where, now]
         if self.eta:
             parts.append(f"about {self.eta} left")
-        if self.interim:
-            parts.append(interim_words(self.interim))
+        if self.standing is not None and (so_far := interim_words(self.standing)):
+            parts.append(so_far)
         width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
         self.stream.write("\r" + cut_at_word(" · ".join(parts), width) + "\033[K")
         self.stream.flush()

@@ -30,7 +30,7 @@ from iosched.core.experiment.local_plan import LocalPlan, TargetRequest
 from iosched.core.experiment.matrix import decode_matrix
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Workload
-from iosched.core.experiment.service import ResultFile, all_invalid
+from iosched.core.experiment.service import all_invalid
 from iosched.core.experiment.variants import check_variants
 from iosched.core.live.sampler import Sampler, compute_rates
 from iosched.core.load.fio import FioProgress, fio_binary
@@ -41,10 +41,12 @@ from iosched.core.load.replay import ReplayRequest
 from iosched.core.load.startup_replay import StartupJob, startup_job
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.present.report import experiment_json, runs_csv, text_report
+from iosched.core.present.result_file import ResultFile
+from iosched.core.present.sentences import pilot_lines
 from iosched.core.present.summary import MORE
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics import planning
-from iosched.core.statistics.matrix_judge import as_matrix, judge_matrix
+from iosched.core.statistics.matrix_judge import judge_matrix
 from iosched.core.statistics.planning import PILOT_RUNS
 from iosched.core.statistics.verdict import cmd_metrics_of, judge
 
@@ -261,9 +263,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     doc = outcome.doc
     assert not isinstance(doc, MatrixDoc) and doc.judgement is not None  # a compare with runs is judged
     _render(doc, doc.judgement, args)
-    if args.plot or args.plot_file:
-        matrix_view = as_matrix(doc)
-        plot_result(matrix_view, judge_matrix(matrix_view, args.alpha), args)
+    plot_result(doc, doc.judgement, args)
     return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(doc) else 0
 
 
@@ -301,7 +301,7 @@ def _plan(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(encode(table), indent=1))
     else:
-        print("\n".join(planning.plan_lines(table)))
+        print("\n".join(pilot_lines(table)))
     return 0
 
 
@@ -410,9 +410,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     _check_metric(args.metric, reads)
     verdict = judge(experiment, args.alpha, args.metric)
     _render(experiment, verdict, args, REPORT_MORE)
-    if args.plot or args.plot_file:
-        matrix_view = as_matrix(experiment)
-        plot_result(matrix_view, judge_matrix(matrix_view, args.alpha, args.metric), args)
+    plot_result(experiment, verdict, args)
     return 0
 
 

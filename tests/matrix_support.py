@@ -7,6 +7,7 @@ from iosched.core.documents.document import MatrixDoc
 from iosched.core.experiment.matrix import MatrixPlan
 from iosched.core.experiment.runner import HostInfo
 from iosched.core.kernel.device_doc import DeviceNameDoc
+from iosched.core.present.worded import worded_matrix_judgement
 from iosched.core.statistics.matrix_judge import judge_matrix
 
 
@@ -26,7 +27,7 @@ def fake_matrix(values: dict[tuple[str, str], list[float]], workloads: list[str]
 
 def judged(doc: MatrixDoc, *args, **kwargs) -> dict:
     """The matrix's judgement as its JSON (what `--json` prints)."""
-    return encode(judge_matrix(doc, *args, **kwargs))
+    return encode(worded_matrix_judgement(doc, judge_matrix(doc, *args, **kwargs)))  # its words, as --json has them
 
 
 def plan_document(plan: MatrixPlan, device: str = "loop9") -> MatrixDoc:

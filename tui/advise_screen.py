@@ -34,9 +34,10 @@ from iosched.core.experiment.control import Control
 from iosched.core.experiment.events import Event, RunStarted
 from iosched.core.experiment.local_plan import Runs
 from iosched.core.experiment.results import default_results_dir
-from iosched.core.experiment.service import ResultFile
 from iosched.core.load.targets import Refused
 from iosched.core.present.advice_report import headline, keep_lines, short_answer
+from iosched.core.present.advice_words import the_rule
+from iosched.core.present.result_file import ResultFile
 from iosched.core.statistics.advice_rule import GOALS, Rule
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.footer import KeysFooter
@@ -262,7 +263,7 @@ class AdviseScreen(Screen[None]):
         self.prep = message.prep
         plan = message.prep.plan
         self._text([*plan_lines(plan), f"  the tests write to: {message.prep.target}",
-                    *(f"  note: {n}" for n in message.prep.notes), *Rule(alpha=message.prep.request.alpha).lines()])
+                    *(f"  note: {n}" for n in message.prep.notes), *the_rule(Rule(alpha=message.prep.request.alpha))])
         if plan.fits:
             self._doing(f"the plan takes at most about {plan.seconds / 60:.0f} min: ctrl+r runs it (nothing has "
                         "changed yet)")

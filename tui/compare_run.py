@@ -17,11 +17,12 @@ from iosched.core.base.units import short_number
 from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDoc
 from iosched.core.documents.metrics import is_metric
 from iosched.core.documents.params import check_name
-from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunStarted
+from iosched.core.experiment.events import Event, LookReached, Note, Progress, RunEnded, RunStarted
 from iosched.core.experiment.matrix import format_duration
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.targets import Refused
+from iosched.core.present.sentences import interim_lines, look_words
 from iosched.tui.compare_result import result_text
 from iosched.tui.status_line import EXTRA, USEFUL, FittedLine
 
@@ -122,11 +123,13 @@ class RunView(Vertical):
             line = f"run {e.index + 1}: {e.label}  {main}  CPU/IO {m.get('cpu_us_per_io') or 0:.1f} µs{bad}"
             rep = self.query_one("#report", Static)
             rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
-            if e.lines:  # a compare's interim estimates (a matrix is judged at the end)
-                self.so_far(list(e.lines))
-        elif isinstance(e, Note) and e.text:  # e.g. a busy machine, said once
-            rep = self.query_one("#report", Static)
-            rep.update(f"{rep.content}\nnote: {e.text}" if str(rep.content) else f"note: {e.text}")
+            if e.standing is not None and (lines := interim_lines(e.standing)):  # a compare's interim estimates
+                self.so_far(lines)
+        elif isinstance(e, (Note, LookReached)):  # e.g. a busy machine, said once; a matrix's look
+            text = e.text if isinstance(e, Note) else look_words(e)
+            if text:
+                rep = self.query_one("#report", Static)
+                rep.update(f"{rep.content}\nnote: {text}" if str(rep.content) else f"note: {text}")
 
     def where(self, e: RunStarted) -> str:
         """"run 3 of 8 · bfq · about 40 s left": a matrix says its own estimate (from its plan, corrected by the

@@ -32,10 +32,10 @@ from iosched.core.experiment.events import Event, RunStarted
 from iosched.core.experiment.local_plan import LocalPlan
 from iosched.core.experiment.matrix import MatrixPlan, MatrixRunPlan, find_resumable
 from iosched.core.experiment.results import default_results_dir
-from iosched.core.experiment.service import ResultFile
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.load.jobs import Job
 from iosched.core.load.targets import Refused
+from iosched.core.present.result_file import ResultFile
 from iosched.tui.compare_form import SERVED_NOTICE, CompareForm, tui_target
 from iosched.tui.compare_run import ExperimentEnded, ExperimentEvent, RunView
 from iosched.tui.dialogs import TypeNameScreen

@@ -27,7 +27,6 @@ from iosched.core.present.charts import (
     percentile_lines,
     result_charts,
 )
-from iosched.core.statistics.matrix_judge import as_matrix, judge_matrix
 
 
 class ResultChart(PlotextPlot):
@@ -56,13 +55,14 @@ class ResultCharts(Vertical):
 
     DEFAULT_CSS = "ResultCharts { height: auto; } ResultCharts Horizontal { height: 16; }"
 
-    def __init__(self, doc: CompareDoc | AlternationDoc | MatrixDoc, alpha: float = 0.05) -> None:
+    def __init__(self, doc: CompareDoc | AlternationDoc | MatrixDoc) -> None:
         super().__init__()
-        self.doc = doc if isinstance(doc, MatrixDoc) else as_matrix(doc)
-        self.judgement = judge_matrix(self.doc, alpha)
+        self.doc = doc  # judged: its charts read its own judgement
 
     def compose(self) -> ComposeResult:
-        for chart in result_charts(self.doc, self.judgement):
+        if self.doc.judgement is None:
+            return
+        for chart in result_charts(self.doc, self.doc.judgement):
             if isinstance(chart, SweepData):
                 yield ResultChart(draw_sweep, chart)
             elif isinstance(chart, BarsData):

@@ -34,7 +34,7 @@ from iosched.core.advice.decision import decide_doc, goal_doc, recommended
 from iosched.core.advice.keep import keep_doc
 from iosched.core.advice.loads import Load, load_of, prepare, release
 from iosched.core.advice.observe import Observation, observation_lines
-from iosched.core.advice.plan import MAX_RUN_S, PILOT_RUNS, Plan, PlannedTest, WorkloadSource, after_pilot
+from iosched.core.advice.plan import GOAL_WORDS, MAX_RUN_S, PILOT_RUNS, Plan, PlannedTest, WorkloadSource, after_pilot
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.document import (
     AdviceCandidateDoc,
@@ -60,9 +60,10 @@ from iosched.core.load.replay import ReplayJob
 from iosched.core.load.targets import Refused, Target, why_not_writable
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics.advice_looks import Looks, look_level, schedule
-from iosched.core.statistics.advice_rule import GOAL_WORDS, Goal, Rule
+from iosched.core.statistics.advice_rule import Goal, Rule
+from iosched.core.statistics.judge import estimates
 from iosched.core.statistics.planning import pilot_noise
-from iosched.core.statistics.verdict import estimates, judge
+from iosched.core.statistics.verdict import judge
 
 if TYPE_CHECKING:
     from iosched.core.experiment.service import Running, Saver
@@ -390,4 +391,4 @@ class AdvicePlan:
         variants = {v.label: v for v in self.plan.variants}
         keeps = [keep_doc(doc.device, variants[label], self.rotational, self.root) for label in recommended(goals)
                  if label in variants]
-        return replace(doc, advice=goals, tradeoff=advice.tradeoff(), keep=keeps)
+        return replace(doc, advice=goals, tradeoff="", keep=keeps)  # its words: core/present/worded.py

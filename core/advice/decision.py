@@ -35,7 +35,7 @@ from iosched.core.statistics.advice_rule import (
     decide,
     estimates_of,
 )
-from iosched.core.statistics.verdict import estimates
+from iosched.core.statistics.judge import estimates
 
 
 def looks_again(test: AdviceTestDoc) -> Looks:
@@ -139,7 +139,7 @@ def decided_again(doc: AdviceDoc) -> AdviceDoc:
     notes = doc.notes
     if goals != doc.advice:
         notes = [*notes, "decided again from the saved runs, the answer differs from the one saved"]
-    return replace(doc, advice=goals, tradeoff=advice.tradeoff(), keep=keeps, notes=notes)
+    return replace(doc, advice=goals, tradeoff="", keep=keeps, notes=notes)  # its words: core/present/worded.py
 
 
 # --- the rule's types and the document's ----------------------------------------------------------------------
@@ -155,21 +155,12 @@ def estimate_of(d: EstimateDoc) -> Estimate:
 
 
 def goal_doc(g: GoalAdvice) -> GoalAdviceDoc:
+    """A goal's answer as the document keeps it: the numbers; why a candidate was left out and why one could not be
+    judged are written from the decision's numbers (core/present/advice_report.py ``worded_advice``)."""
     return GoalAdviceDoc(goal=g.goal, metric=g.metric, baseline=g.baseline, recommended=g.recommended,
                          estimate=None if g.estimate is None else estimate_doc(g.estimate),
-                         smallest_effect=g.smallest_effect, excluded=list(g.excluded),
-                         costs=[(m, estimate_doc(e)) for m, e in g.costs], notes=list(g.notes))
-
-
-def goal_of(d: GoalAdviceDoc) -> GoalAdvice:
-    return GoalAdvice(d.goal, d.metric, d.baseline, d.recommended,
-                      None if d.estimate is None else estimate_of(d.estimate), d.smallest_effect,
-                      tuple((v, why) for v, why in d.excluded),
-                      tuple((m, estimate_of(e)) for m, e in d.costs), tuple(d.notes))
-
-
-def advice_of(doc: AdviceDoc) -> Advice:
-    return Advice(rule_of(doc), tuple(goal_of(g) for g in doc.advice))
+                         smallest_effect=g.smallest_effect, excluded=[(v, "") for v, _ in g.excluded],
+                         costs=[(m, estimate_doc(e)) for m, e in g.costs], notes=[])
 
 
 def recommended(goals: Sequence[GoalAdviceDoc]) -> list[str]:

@@ -33,7 +33,7 @@ from iosched.core.base.errors import BadInput
 from iosched.core.documents.metrics import metric_label, split_metric
 from iosched.core.documents.params import Variant
 from iosched.core.load.jobs import CATALOG, Job
-from iosched.core.statistics.advice_rule import GOAL_WORDS, GOALS, Goal
+from iosched.core.statistics.advice_rule import GOALS, Goal
 from iosched.core.statistics.sequential import FIRST_LOOK
 from iosched.core.statistics.stats import runs_needed
 
@@ -51,6 +51,8 @@ PILOT_RUNS = 3  # at the current setting, per test: the noise, without changing 
 RUN_OVERHEAD_S = 1.5  # per run: the switch, tunables written and read back, fio's start and its result
 MAX_RUN_S = 60.0  # a longer capture replays its first minute
 CMD_GUESS_S = 10.0  # a command's length before a pilot has timed it
+
+GOAL_WORDS: dict[str, str] = {"throughput": "throughput", "latency": "tail latency", "interactive": "interactive use"}
 
 
 @dataclass(frozen=True)

@@ -165,6 +165,11 @@ class WorkloadDoc:
     replay: ReplayDoc | None = field(default=None, metadata={"doc": "with a replayed capture: what it holds",
                                                              "absent": True})
 
+    @property
+    def name(self) -> str:
+        """Its name, as a matrix names a workload: the job's, or the command's."""
+        return self.job.name if self.job is not None else f"cmd: {self.cmd}"
+
 
 @dataclass(frozen=True, kw_only=True)
 class SequentialDoc:
@@ -319,6 +324,18 @@ class RunSplitDoc:
 
 
 @dataclass(frozen=True, kw_only=True)
+class PlanningDoc:
+    """What more runs would show: the runs a difference of ``difference`` needs at the noise seen (80% power, at the
+    first step of Holm's correction over the comparisons), the figure its words plan the next experiment by."""
+
+    difference: float = field(metadata={"doc": "the difference planned for, as a fraction (0.1: 10%)"})
+    noise: Statistic | None = field(metadata={
+        "doc": "the runs' noise on the log scale (per run, or per block of turns): the largest among the comparisons "
+               "(null: none could be judged, or every one was significant: nothing to plan)"})
+    runs: Count | None = field(metadata={"doc": "runs per variant (or blocks) it needs; null: no practical number"})
+
+
+@dataclass(frozen=True, kw_only=True)
 class JudgementDoc:
     """The verdict of an experiment: summaries and every variant against the baseline (judged again on read)."""
 
@@ -336,6 +353,11 @@ class JudgementDoc:
     detectable: Statistic | None = field(default=None, metadata={
         "doc": "the smallest ratio (above 1; its inverse below) the primary comparisons had 80% power to find at "
                "Holm's first step, from the noise and runs seen (null: each was significant)", "absent": True})
+    planning: PlanningDoc | None = field(default=None, metadata={
+        "doc": "the planning figure: what a 10% difference would need at the noise seen (null: not asked)",
+        "absent": True})
+    left_out: Count = field(default=0, metadata={
+        "doc": "runs after a sequential compare's last planned look, left out of the statistics", "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -377,6 +399,11 @@ class CellDoc:
         "absent": True})
     interval_level: Statistic | None = field(default=None, metadata={"doc": "that interval's confidence",
                                                                       "absent": True})
+    planning: PlanningDoc | None = field(default=None, metadata={
+        "doc": "an undecided cell's: what a 10% difference would need at its noise", "absent": True})
+    geomean: Statistic | None = field(default=None, metadata={
+        "doc": "the geometric mean of its valid runs (a cell decided at a look: of its runs to that look), the "
+               "figure its ratio is of: the variant's over the baseline's", "absent": True})
 
     @property
     def is_baseline(self) -> bool:

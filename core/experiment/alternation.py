@@ -14,7 +14,7 @@ from typing import ClassVar
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.documents.document import AlternationDoc, RunDoc, SequentialDoc
 from iosched.core.documents.metrics import split_metric
-from iosched.core.experiment.compare import RunsCourse, on_clock
+from iosched.core.experiment.compare import RunsCourse, boundary, judged_one, on_clock
 from iosched.core.experiment.control import Control
 from iosched.core.experiment.events import Event, Progress
 from iosched.core.experiment.local_plan import LocalPlan
@@ -28,7 +28,7 @@ from iosched.core.load.fio_result import FioResult
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.targets import Target
 from iosched.core.settings.scheduler import available_schedulers
-from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
+from iosched.core.statistics.verdict import RunningVerdict
 
 ROLE_TURN_METRICS = ("iops", "clat_mean_us")  # what fio's status reports give per role and interval
 DISCARD_S = 1.0  # the first second of a turn: the switch settling
@@ -91,9 +91,7 @@ class AlternationPlan(LocalPlan[AlternationDoc]):
         return Turns(setup, ctl, self.every, self.discard, emit)
 
     def sequential(self) -> SequentialDoc | None:
-        if self.until_verdict is None:
-            return None
-        return sequential_plan(self.until_verdict, self.alpha, len(self.variants), True)
+        return boundary(self.until_verdict, self.alpha, len(self.variants), alternate=True)
 
     def document(self, executor: MachineRuns, target: Target | None) -> AlternationDoc:
         info = sysinfo(self.device, self.root)
@@ -110,10 +108,7 @@ class AlternationPlan(LocalPlan[AlternationDoc]):
         return TurnsCourse([Slot(k, v) for k, v in enumerate(order)], labels, running, executor)
 
     def judged(self, doc: AlternationDoc) -> AlternationDoc:
-        if not doc.runs:
-            return doc
-        doc = replace(doc, primary_metric=self.primary)
-        return replace(doc, judgement=judge(doc, self.alpha, self.primary))
+        return judged_one(doc, self.alpha, self.primary)
 
 
 class TurnsCourse(RunsCourse[AlternationDoc]):

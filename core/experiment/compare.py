@@ -17,7 +17,7 @@ from iosched.core.documents.document import AlternationDoc, CompareDoc, RunDoc, 
 from iosched.core.documents.metrics import check_roles
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import BACKGROUND
-from iosched.core.experiment.events import Event, Interim, Progress, RunEnded, RunStarted
+from iosched.core.experiment.events import Event, Progress, RunEnded, RunStarted
 from iosched.core.experiment.local_plan import LocalPlan
 from iosched.core.experiment.runner import MachineRuns, Workload, sysinfo
 from iosched.core.experiment.slots import Course, DocumentCourse, Slot, Stop
@@ -114,9 +114,7 @@ class ComparePlan(LocalPlan[CompareDoc]):
         return [Workload(job=self.job, target=target, runtime=None if isinstance(self.job, Job) else self.runtime)]
 
     def sequential(self) -> SequentialDoc | None:
-        if self.until_verdict is None:
-            return None
-        return sequential_plan(self.until_verdict, self.alpha, len(self.variants), False)
+        return boundary(self.until_verdict, self.alpha, len(self.variants), alternate=False)
 
     def document(self, executor: MachineRuns, target: Target | None) -> CompareDoc:
         info = sysinfo(self.device, self.root)
@@ -138,14 +136,26 @@ class ComparePlan(LocalPlan[CompareDoc]):
                                       running, executor.switches)
 
     def judged(self, doc: CompareDoc) -> CompareDoc:
-        """The final judgement into the document: of every finished run, whether the experiment finished or not."""
-        if not doc.runs:
-            return doc
-        doc = replace(doc, primary_metric=self.primary)
-        return replace(doc, judgement=judge(doc, self.alpha, self.primary))
+        return judged_one(doc, self.alpha, self.primary)
 
 
 E = TypeVar("E", CompareDoc, AlternationDoc)
+
+
+def boundary(until_verdict: int | None, alpha: float, variants: int, alternate: bool) -> SequentialDoc | None:
+    """A compare's or an alternation's boundary under ``--until-verdict`` (None: a fixed number of runs)."""
+    if until_verdict is None:
+        return None
+    return sequential_plan(until_verdict, alpha, variants, alternate)
+
+
+def judged_one(doc: E, alpha: float, primary: str) -> E:
+    """The final judgement into a compare's or an alternation's document: of every finished run, whether the
+    experiment finished or not."""
+    if not doc.runs:
+        return doc
+    doc = replace(doc, primary_metric=primary)
+    return replace(doc, judgement=judge(doc, alpha, primary))
 
 
 class RunsCourse(DocumentCourse[E, RunDoc]):
@@ -180,10 +190,8 @@ class RunsCourse(DocumentCourse[E, RunDoc]):
 
     def ended(self, doc: E, slot: Slot, run: RunDoc) -> list[Event]:
         r = self.running  # it has seen the run: the estimates include it
-        if r is None:
-            return [RunEnded(slot.index, self.total, self.labels[slot.variant], doc.runs[-1])]
-        return [RunEnded(slot.index, self.total, self.labels[slot.variant], doc.runs[-1], lines=tuple(r.lines()),
-                         at=r.count, interim=tuple(Interim(*x) for x in r.interim()))]
+        standing = r.standing() if r is not None else None
+        return [RunEnded(slot.index, self.total, self.labels[slot.variant], doc.runs[-1], standing=standing)]
 
     def finished(self, doc: E) -> E:
         if (capped := over_cap_note([(r.variant, r) for r in doc.runs])) is not None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from iosched.core.documents.document import RunDoc
 from iosched.core.load.fio import FioProgress
+from iosched.core.statistics.verdict import Standing
 
 
 @dataclass(frozen=True)
@@ -34,16 +35,6 @@ class Progress:
 
 
 @dataclass(frozen=True)
-class Interim:
-    """A compare's interim estimate of one variant against the baseline on the primary metric (never a verdict)."""
-
-    variant: str
-    ratio: float
-    low: float  # its interval (95%, or the boundary's repeated one)
-    high: float
-
-
-@dataclass(frozen=True)
 class RunEnded:
     """A run finished: the run as its document holds it, and the interim estimates with it included."""
 
@@ -51,10 +42,9 @@ class RunEnded:
     total: int
     label: str
     run: RunDoc
-    lines: tuple[str, ...] = ()  # a compare's interim lines ("interim, 4 runs per variant: …")
+    standing: Standing | None = None  # a compare's: where it stands with this run (core/present/sentences.py
+    # ``interim_lines`` says it in words); its ``count`` changes with each complete round of runs
     eta: str = ""  # a matrix's time left after it
-    at: int = 0  # the complete runs per variant (or blocks) the interim lines are at: they change when it does
-    interim: tuple[Interim, ...] = ()  # the same estimates as numbers, for a line of its own
 
 
 @dataclass(frozen=True)
@@ -64,6 +54,18 @@ class Note:
 
     text: str
     host: str | None = None
+
+
+@dataclass(frozen=True)
+class LookReached:
+    """A sequential matrix reached a look: its cells decided so far of all, those decided at this look, and the next
+    look (None: the last one has passed); core/present/sentences.py ``look_words`` says it."""
+
+    look: int
+    decided: int
+    cells: int
+    now: tuple[str, ...]  # "workload · variant" of the cells decided at this look
+    next_look: int | None
 
 
 @dataclass(frozen=True)
@@ -78,4 +80,4 @@ class Done:
     """Every planned run finished (or the boundary was crossed); the verdict follows in the outcome."""
 
 
-Event = RunStarted | Progress | RunEnded | Note | SaveFailed | Done
+Event = RunStarted | Progress | RunEnded | Note | LookReached | SaveFailed | Done

@@ -52,7 +52,7 @@ from iosched.core.documents.params import (
 )
 from iosched.core.documents.saved import Bad, decode_json, kind_of, need, read_matrix, saved_variants, through
 from iosched.core.experiment.compare import on_clock
-from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunStarted
+from iosched.core.experiment.events import Event, LookReached, Progress, RunEnded, RunStarted
 from iosched.core.experiment.local_plan import LocalPlan, workload_of
 from iosched.core.experiment.results import result_lock, saved_matrices
 from iosched.core.experiment.runner import HostInfo, MachineRuns, OnThisMachine, Workload, job_doc, sysinfo, target_doc
@@ -65,8 +65,9 @@ from iosched.core.load.fio import FioProgress
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
 from iosched.core.load.startup_replay import StartupJob, prepare_foreground, startup_job
 from iosched.core.load.targets import Target
-from iosched.core.statistics.matrix_judge import judge_matrix, primaries
-from iosched.core.statistics.matrix_sequential import State, look_line, matrix_sequential_plan, state
+from iosched.core.statistics.judge import primaries
+from iosched.core.statistics.matrix_judge import judge_matrix
+from iosched.core.statistics.matrix_sequential import State, matrix_sequential_plan, state
 from iosched.core.statistics.sequential import look_schedule
 
 if TYPE_CHECKING:
@@ -582,13 +583,22 @@ class MatrixCourse(DocumentCourse[MatrixDoc, RunDoc]):
         said: list[Event] = [RunEnded(slot.index, self.total, self.label(slot), doc.runs[-1],
                                       eta=self.eta(self.place[slot.index] + 1))]
         if self.st.last_look != self.looked:
-            said.append(Note(look_line(doc, self.st)))
+            said.append(look_reached(doc, self.st))
         return said
 
     def finished(self, doc: MatrixDoc) -> MatrixDoc:
         if (capped := over_cap_note([(f"{r.variant} on {r.workload}", r) for r in doc.runs])) is not None:
             doc = self.note(doc, capped)
         return super().finished(doc)
+
+
+def look_reached(doc: MatrixDoc, st: State) -> LookReached:
+    """What a look of a sequential matrix found: the cells decided so far and now, and its next look."""
+    assert doc.sequential is not None
+    nxt = [x for x in doc.sequential.looks if x > st.last_look]
+    return LookReached(st.last_look, len(st.decided), len(doc.workloads) * (len(doc.variants) - 1),
+                       tuple(f"{w} · {v}" for (w, v), d in st.decided.items() if d.look == st.last_look),
+                       nxt[0] if nxt else None)
 
 
 def resumed_note(note: str) -> str:

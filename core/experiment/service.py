@@ -24,12 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Generic, Literal, Protocol, TypeVar
 
-from iosched.core.base.encode import encode
-from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDoc
 from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.events import Event, SaveFailed
-from iosched.core.experiment.results import new_result_path, save_result
 from iosched.core.experiment.slots import why_ended
 
 Status = Literal["final", "cancelled", "failed"]
@@ -48,45 +45,6 @@ class Saver(Protocol[D_in]):
     def save(self, doc: D_in, empty: bool = False) -> bool:
         """Write ``doc``; ``empty``: no run of it finished yet. False when it could not be written."""
         ...
-
-
-class ResultFile:
-    """A result saved to one file (atomically), after each run of a matrix and at the end. ``path`` None: not
-    saved. The TUI's own files wait for a finished run; a file the user named (``keep_empty``) holds a matrix's
-    plan from the start, so a matrix stopped in its first run can still be resumed."""
-
-    def __init__(self, path: Path | None, error: str = "", keep_empty: bool = False) -> None:
-        self.path = path
-        self.error = error
-        self.keep_empty = keep_empty
-        self.failed = False
-        self.refused = False  # the save was refused as bad input (a link planted at the file): exit 2
-
-    @classmethod
-    def new_in(cls, directory: Path, device: str, kind: str) -> ResultFile:
-        """A fresh name in the results directory (the TUI keeps every result there)."""
-        try:
-            return cls(new_result_path(device, kind, directory))
-        except OSError as e:
-            return cls(None, f"{directory}: {e.strerror or e}")
-
-    def save(self, doc: object, empty: bool = False) -> bool:
-        if self.path is None or self.failed:
-            return False
-        if empty and not self.keep_empty and not self.path.exists():  # no run finished: no file
-            return True
-        try:
-            save_result(encode(doc), self.path)
-        except (OSError, IoschedError) as e:
-            self.error = f"{self.path}: {e.strerror or e}" if isinstance(e, OSError) else f"{self.path}: {e}"
-            self.failed, self.refused = True, isinstance(e, BadInput)
-            return False
-        return True
-
-    @property
-    def saved(self) -> Path | None:
-        """The file holding the result, once one was written and no save failed since."""
-        return self.path if self.path is not None and not self.failed and self.path.exists() else None
 
 
 class Plan(Protocol[D]):

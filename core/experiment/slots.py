@@ -4,7 +4,7 @@ A plan is an order of slots (a variant, on one of its workloads). Two parts say 
 
 - the **executor** decides how one slot's run happens: a run of fio, a command or a start-up on this machine
   (runner.py ``LocalRuns``), a turn of a live alternation (alternation.py ``Turns``), a slot on every host of a
-  lockstep fleet (core/fleet/lockstep.py ``Lockstep``), every host's own compare (core/fleet/fleet.py ``OnItsOwn``),
+  lockstep fleet (core/fleet/lockstep.py ``InLockstep``), every host's own compare (core/fleet/fleet.py ``OnItsOwn``),
   or a simulated run for tests and benches (simulated.py ``Simulated``). It puts the slot's variant in place, runs,
   measures, and at the end puts back what it changed.
 - the **course** is the plan's side: which slots, in which order, how its document takes each run, what is said

@@ -3,17 +3,18 @@ what you have" with the smallest effect the tests could see), how to keep it, th
 drops, the rule, the device as observed, the plan); and a short markdown report to paste into a ticket.
 
 Made from the document alone (core/documents/document.py ``AdviceDoc``): what `advise` prints when it ends is what
-`report FILE` prints from the saved file.
+`report FILE` prints from the saved file. The rule decides in numbers (core/statistics/advice_rule.py); its words
+are written here, in the text and at encode time (``worded_advice``).
 """
 
 from __future__ import annotations
 
-from iosched.core.advice.decision import advice_of, goal_of, rule_of
-from iosched.core.advice.plan import duration_words
+from iosched.core.advice.plan import GOAL_WORDS, duration_words
 from iosched.core.base.units import human_size
 from iosched.core.documents.document import AdviceDoc, AdviceTestDoc, GoalAdviceDoc, KeepDoc
 from iosched.core.documents.metrics import metric_label
-from iosched.core.statistics.advice_rule import GOAL_WORDS, estimate_words, goal_lines, mde_words, short_words
+from iosched.core.present.advice_words import estimate_words, goal_lines, mde_words, short_words, the_rule
+from iosched.core.present.worded import worded_advice, worded_experiment
 
 SET_BY = {"iosched": "set by iosched", "tuned": "set by tuned", "udev": "set by a udev rule",
           "kernel": "the kernel's default", "unknown": "set by hand or a tool iosched cannot see"}
@@ -21,6 +22,7 @@ SET_BY = {"iosched": "set by iosched", "tuned": "set by tuned", "udev": "set by 
 
 def headline(doc: AdviceDoc) -> str:
     """The answer in one line: "loop3: bfq for interactive use: foreground p50 −95%, background MB/s −12%"."""
+    doc = worded_advice(doc)
     if doc.status == "planned":
         return f"{doc.device}: planned, not run"
     if doc.status != "final" or not doc.advice:
@@ -29,7 +31,7 @@ def headline(doc: AdviceDoc) -> str:
         mdes = [f"{GOAL_WORDS[g.goal]} {mde_words(g.metric, g.smallest_effect)}" for g in doc.advice]
         return (f"{doc.device}: keep what you have ({doc.advice[0].baseline}): no candidate beat it by the smallest "
                 f"effect the tests could see ({', '.join(mdes)})")
-    return f"{doc.device}: " + advice_of(doc).tradeoff()
+    return f"{doc.device}: {doc.tradeoff}"
 
 
 def keep_lines(k: KeepDoc, device: str) -> list[str]:
@@ -61,15 +63,16 @@ def test_lines(t: AdviceTestDoc) -> list[str]:
     for d in t.dropped:
         out.append(f"  {d.variant} left at {d.at} runs per variant: clearly worse")
     if r is not None and r.judgement is not None:
-        out += [f"  {c.verdict}" for c in r.judgement.comparisons if c.primary]
+        out += [f"  {c.verdict}" for c in worded_experiment(r).judgement.comparisons if c.primary]  # type: ignore[union-attr]
     return out
 
 
 def advice_lines(doc: AdviceDoc) -> list[str]:
     """The whole advice as `advise` prints it: answer, how to keep it, then the evidence."""
+    doc = worded_advice(doc)
     lines = [headline(doc)]
     for g in doc.advice:
-        lines += goal_lines(goal_of(g))
+        lines += goal_lines(g)
     for k in doc.keep:
         lines += keep_lines(k, doc.device)
     if doc.advice and not doc.keep:
@@ -92,7 +95,7 @@ def advice_lines(doc: AdviceDoc) -> list[str]:
 
 
 def rule_lines(doc: AdviceDoc) -> list[str]:
-    return rule_of(doc).lines()
+    return the_rule(doc.rule)
 
 
 def doc_workload_lines(doc: AdviceDoc) -> list[str]:
@@ -109,20 +112,20 @@ def _cell(text: str) -> str:
 
 
 def goal_row(g: GoalAdviceDoc) -> str:
-    ga = goal_of(g)
     if g.recommended is None:
-        closest = f"closest: {estimate_words(g.metric, ga.estimate)}" if ga.estimate and ga.estimate.ratio else "–"
+        closest = f"closest: {estimate_words(g.metric, g.estimate)}" if g.estimate and g.estimate.ratio else "–"
         answer, effect = f"keep {g.baseline}", closest
     else:
-        assert ga.estimate is not None
-        answer, effect = g.recommended, estimate_words(g.metric, ga.estimate)
-    costs = "; ".join(estimate_words(m, e) for m, e in ga.costs) or "–"
+        assert g.estimate is not None
+        answer, effect = g.recommended, estimate_words(g.metric, g.estimate)
+    costs = "; ".join(estimate_words(m, e) for m, e in g.costs) or "–"
     return (f"| {GOAL_WORDS[g.goal]} | {_cell(answer)} | {_cell(effect)} | {mde_words(g.metric, g.smallest_effect)} | "
             f"{_cell(costs)} |")
 
 
 def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
     """A short report to paste into a ticket: the answer, a table per goal, how to keep it, what was tested."""
+    doc = worded_advice(doc)
     o = doc.observed
     lines = [f"### iosched advise {doc.device}", "", f"**{_cell(headline(doc))}**", ""]
     if doc.advice:
@@ -155,4 +158,4 @@ def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
 
 def short_answer(doc: AdviceDoc) -> list[str]:
     """The answer per goal, one clause each (the TUI's card)."""
-    return [short_words(goal_of(g)) for g in doc.advice]
+    return [short_words(g) for g in doc.advice]

@@ -22,9 +22,19 @@ import plotext
 
 from iosched.core.base.cells import cut_at_word
 from iosched.core.base.units import si
-from iosched.core.documents.document import Bucket, CatalogJobDoc, CellDoc, MatrixDoc, MatrixJudgementDoc
+from iosched.core.documents.document import (
+    AlternationDoc,
+    Bucket,
+    CatalogJobDoc,
+    CompareDoc,
+    JudgementDoc,
+    MatrixDoc,
+    MatrixJudgementDoc,
+    RunDoc,
+)
 from iosched.core.documents.metrics import metric_words
 from iosched.core.load.fio_result import latency_bins
+from iosched.core.statistics.judge import workload_name
 
 # Plain-character markers so variants stay apart without colour (NO_COLOR, a pipe, a .txt file).
 BAR_MARKERS = ("█", "▒", "░", "▓", "#", "=")
@@ -66,50 +76,90 @@ def _metric_title(metric: str) -> str:
     return f"{label} ({unit})" if unit else label
 
 
-def _cell_value(cell: CellDoc, metric: str) -> tuple[float, float, float]:
-    if metric == cell.metric:
-        mean, ci = cell.mean, cell.mean_ci95
-    else:
-        s = cell.secondary.get(metric)
-        mean, ci = (s.mean, s.mean_ci95) if s is not None else (None, None)
+@dataclass(frozen=True)
+class Table:
+    """What the charts read of a judgement, a compare's or a matrix's alike (a compare is a matrix of one workload):
+    each cell's (workload, variant) mean and the 95% CI of that mean for every metric, and the metric each workload is
+    judged on."""
+
+    workloads: list[str]
+    variants: list[str]
+    metric: str  # the judgement's primary metric
+    metric_of: dict[str, str]  # workload -> the metric its cells are judged on
+    figures: dict[tuple[str, str], dict[str, tuple[float, float, float]]]  # cell -> metric -> (mean, low, high)
+
+    def value(self, workload: str, variant: str, metric: str) -> tuple[float, float, float]:
+        """The cell's mean and its CI (the mean itself where there is none); NaN where it was not measured."""
+        return self.figures.get((workload, variant), {}).get(metric, (math.nan, math.nan, math.nan))
+
+
+def _figure_of(mean: float | None, ci: tuple[float, float] | None) -> tuple[float, float, float]:
     if mean is None:
         return math.nan, math.nan, math.nan
     lo, hi = ci if ci else (mean, mean)
     return float(mean), float(lo), float(hi)
 
 
-def bars_data(judgement: MatrixJudgementDoc, metric: str | None = None,
-              workloads: list[str] | None = None) -> BarsData:
+def table(doc: CompareDoc | AlternationDoc | MatrixDoc, judgement: JudgementDoc | MatrixJudgementDoc) -> Table:
+    """The charts' view of a judged result: a matrix's cells, or a compare's one workload under each variant."""
+    if isinstance(judgement, MatrixJudgementDoc):
+        figures = {(c.workload, c.variant): {c.metric: _figure_of(c.mean, c.mean_ci95),
+                                             **{k: _figure_of(s.mean, s.mean_ci95) for k, s in c.secondary.items()}}
+                   for c in judgement.cells}
+        metric_of = {c.workload: c.metric for c in judgement.cells}
+        return Table(judgement.workloads, judgement.variants, judgement.primary_metric, metric_of, figures)
+    assert not isinstance(doc, MatrixDoc)
+    name = workload_name(doc)
+    figures = {(name, v): {k: _figure_of(x.mean, x.ci95 if x.n >= 2 else None) for k, x in m.items()}
+               for v, m in judgement.summaries.items()}
+    variants = [v.label for v in doc.variants]
+    return Table([name], variants, judgement.primary_metric, {name: judgement.primary_metric}, figures)
+
+
+def workload_jobs(doc: CompareDoc | AlternationDoc | MatrixDoc) -> list[tuple[str, dict[str, str] | None]]:
+    """Each workload's name and, for a catalog job, its fio options (what a sweep's request sizes are read from)."""
+    if isinstance(doc, MatrixDoc):
+        return [(w.name, w.options if isinstance(w, CatalogJobDoc) else None) for w in doc.workloads]
+    job = doc.workload.job
+    return [(workload_name(doc), job.options if isinstance(job, CatalogJobDoc) else None)]
+
+
+def cells_runs(doc: CompareDoc | AlternationDoc | MatrixDoc) -> list[tuple[str, RunDoc]]:
+    """Every run with the workload it ran."""
+    if isinstance(doc, MatrixDoc):
+        return [(r.workload, r) for r in doc.runs]
+    name = workload_name(doc)
+    return [(name, r) for r in doc.runs]
+
+
+def bars_data(t: Table, metric: str | None = None, workloads: list[str] | None = None) -> BarsData:
     """Per workload (group) one bar per variant: the mean and its 95% CI, exactly as the table shows them."""
-    metric = metric or judgement.primary_metric
-    names = judgement.workloads if workloads is None else workloads
-    cells = {(c.workload, c.variant): c for c in judgement.cells}
+    metric = metric or t.metric
+    names = t.workloads if workloads is None else workloads
     series = []
-    for v in judgement.variants:
-        vals = [_cell_value(cells[(w, v)], metric) for w in names]
+    for v in t.variants:
+        vals = [t.value(w, v, metric) for w in names]
         series.append(Series(v, [float(i + 1) for i in range(len(vals))], [m for m, _, _ in vals],
                              [lo for _, lo, _ in vals], [hi for _, _, hi in vals]))
     return BarsData(f"{_metric_title(metric)}: mean per workload", list(names), series, (WHISKERS,))
 
 
-def bars_charts(judgement: MatrixJudgementDoc) -> list[BarsData]:
+def bars_charts(t: Table) -> list[BarsData]:
     """One bar chart per metric the workloads are judged on, each over the workloads judged on it and measured
     (a study's fio jobs on IOPS, its commands on wall time or a figure of their own: no empty slots), and the
     commands' wall time when a figure of their own is what they are judged on."""
-    cells = {(c.workload, c.variant): c for c in judgement.cells}
-    variants = judgement.variants
 
     def measured(w: str, metric: str) -> bool:
-        return any(not math.isnan(_cell_value(cells[(w, v)], metric)[0]) for v in variants)
+        return any(not math.isnan(t.value(w, v, metric)[0]) for v in t.variants)
 
     by_metric: dict[str, list[str]] = {}
-    for w in judgement.workloads:
-        metric = cells[(w, variants[0])].metric
+    for w in t.workloads:
+        metric = t.metric_of[w]
         if measured(w, metric):
             by_metric.setdefault(metric, []).append(w)
     timed = by_metric.setdefault("wall_s", [])
-    timed += [w for w in judgement.workloads if w not in timed and measured(w, "wall_s")]
-    return [bars_data(judgement, m, ws) for m, ws in by_metric.items() if ws]
+    timed += [w for w in t.workloads if w not in timed and measured(w, "wall_s")]
+    return [bars_data(t, m, ws) for m, ws in by_metric.items() if ws]
 
 
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([kmg]?)i?b?$", re.IGNORECASE)
@@ -122,17 +172,15 @@ def _bytes(bs: str) -> float | None:
     return float(m.group(1)) * {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}[m.group(2).lower()]
 
 
-def sweeps_data(doc: MatrixDoc, judgement: MatrixJudgementDoc, metric: str) -> list[SweepData]:
+def sweeps_data(doc: CompareDoc | AlternationDoc | MatrixDoc, t: Table, metric: str) -> list[SweepData]:
     """Workloads that differ only in request size, as lines against it (one chart per sweep)."""
     families: dict[tuple[tuple[str, Any], ...], list[tuple[float, str]]] = {}
-    for w in doc.workloads:
-        opts = w.options if isinstance(w, CatalogJobDoc) else None  # a catalog job's fio options
+    for name, opts in workload_jobs(doc):  # a catalog job's fio options
         size = _bytes(opts.get("bs", "")) if opts is not None else None
         if opts is None or size is None:
             continue
         key = tuple(sorted((k, v) for k, v in opts.items() if k not in ("bs", "size")))
-        families.setdefault(key, []).append((size, w.name))
-    cells = {(c.workload, c.variant): c for c in judgement.cells}
+        families.setdefault(key, []).append((size, name))
     out = []
     for key, members in families.items():
         if len(members) < 3:
@@ -140,8 +188,8 @@ def sweeps_data(doc: MatrixDoc, judgement: MatrixJudgementDoc, metric: str) -> l
         members.sort()
         rw = dict(key).get("rw", "")
         series = []
-        for v in judgement.variants:
-            vals = [_cell_value(cells[(name, v)], metric) for _, name in members]
+        for v in t.variants:
+            vals = [t.value(name, v, metric) for _, name in members]
             series.append(Series(v, [s for s, _ in members], [m for m, _, _ in vals], [lo for _, lo, _ in vals],
                                  [hi for _, _, hi in vals]))
         if all(math.isnan(y) for s in series for y in s.y):
@@ -180,19 +228,19 @@ def percentile_from_bins(bins: dict[int, int], q: float) -> float | None:
     return float(max(bins))
 
 
-def latency_data(doc: MatrixDoc) -> dict[str, list[LatencyCurve]]:
+def latency_data(doc: CompareDoc | AlternationDoc | MatrixDoc) -> dict[str, list[LatencyCurve]]:
     """Per workload, each variant's completion-latency distribution over its valid runs (fio json+ bins)."""
     merged: dict[str, dict[str, dict[int, int]]] = {}
-    for r in doc.runs:
+    for workload, r in cells_runs(doc):
         if not r.valid or r.fio is None:
             continue
         bins = latency_bins(r.fio)
-        into = merged.setdefault(r.workload, {}).setdefault(r.variant, {})
+        into = merged.setdefault(workload, {}).setdefault(r.variant, {})
         for ns, n in bins.items():
             into[ns] = into.get(ns, 0) + n
     out: dict[str, list[LatencyCurve]] = {}
     labels = [v.label for v in doc.variants]
-    for w in [w.name for w in doc.workloads]:
+    for w, _ in workload_jobs(doc):
         curves = []
         for v in labels:
             cell_bins = merged.get(w, {}).get(v)
@@ -232,15 +280,14 @@ class CpuData:
         return any(not math.isnan(y) for y in self.per_io.y)
 
 
-def cpu_data(judgement: MatrixJudgementDoc) -> list[CpuData]:
-    cells = {(c.workload, c.variant): c for c in judgement.cells}
+def cpu_data(t: Table) -> list[CpuData]:
     out = []
-    for w in judgement.workloads:
-        vs = judgement.variants
-        parts = {name: [_cell_value(cells[(w, v)], key)[0] for v in vs] for key, name in CPU_PARTS}
+    for w in t.workloads:
+        vs = t.variants
+        parts = {name: [t.value(w, v, key)[0] for v in vs] for key, name in CPU_PARTS}
         if all(math.isnan(x) for xs in parts.values() for x in xs):
             continue
-        per_io = [_cell_value(cells[(w, v)], "cpu_us_per_io") for v in vs]
+        per_io = [t.value(w, v, "cpu_us_per_io") for v in vs]
         out.append(CpuData(w, vs, parts, Series("CPU µs per IO", [float(i + 1) for i in range(len(vs))],
                                                 [m for m, _, _ in per_io], [lo for _, lo, _ in per_io],
                                                 [hi for _, _, hi in per_io])))
@@ -495,14 +542,14 @@ TRACE_PARTS = (("sched_us", "time in the scheduler"), ("device_us", "device time
 TRACE_BUCKETS = [0, *(1 << k for k in range(24))]  # µs: under 1, then powers of two to 8 s
 
 
-def trace_data(doc: MatrixDoc) -> list[TraceHistogram]:
+def trace_data(doc: CompareDoc | AlternationDoc | MatrixDoc) -> list[TraceHistogram]:
     """Per workload and traced time, each variant's buckets summed over its valid runs (block-layer tracing,
     --trace): a compare's one workload, or each of a matrix's."""
     labels = [v.label for v in doc.variants]
-    names = [w.name for w in doc.workloads] or [""]
+    names = [w for w, _ in workload_jobs(doc)] or [""]
     out = []
     for workload in names:
-        runs = [r for r in doc.runs if r.workload == workload or len(names) == 1]
+        runs = [r for w, r in cells_runs(doc) if w == workload or len(names) == 1]
         for part, _title in TRACE_PARTS:
             counts: dict[str, dict[int, int]] = {}
             for r in runs:
@@ -553,13 +600,16 @@ def render_trace(data: TraceHistogram, width: int = 100, height: int = 16, color
 Chart = BarsData | LatencyChart | CpuData | TraceHistogram  # a SweepData is a BarsData drawn as a sweep
 
 
-def result_charts(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> list[Chart]:
-    """Every chart the result supports, in reading order: what both front ends draw."""
-    out: list[Chart] = list(bars_charts(judgement))
-    for metric in dict.fromkeys([judgement.primary_metric, "mb_s"]):
-        out += sweeps_data(doc, judgement, metric)
+def result_charts(doc: CompareDoc | AlternationDoc | MatrixDoc,
+                  judgement: JudgementDoc | MatrixJudgementDoc) -> list[Chart]:
+    """Every chart the result supports, in reading order: what both front ends draw, from the judgement the result
+    holds (a compare's or a matrix's)."""
+    t = table(doc, judgement)
+    out: list[Chart] = list(bars_charts(t))
+    for metric in dict.fromkeys([t.metric, "mb_s"]):
+        out += sweeps_data(doc, t, metric)
     out += [LatencyChart(w, curves) for w, curves in latency_data(doc).items()]
-    out += cpu_data(judgement)
+    out += cpu_data(t)
     out += trace_data(doc)
     return out
 
@@ -576,7 +626,8 @@ def render_chart(chart: Chart, width: int = 100, color: bool = False) -> str:
     return render_trace(chart, width, color=color)
 
 
-def all_charts(doc: MatrixDoc, judgement: MatrixJudgementDoc, width: int = 100, color: bool = False) -> list[str]:
+def all_charts(doc: CompareDoc | AlternationDoc | MatrixDoc, judgement: JudgementDoc | MatrixJudgementDoc,
+               width: int = 100, color: bool = False) -> list[str]:
     """Every chart the result supports, in reading order, as text ``width`` columns wide (at least 60)."""
     width = max(60, width)
     return [render_chart(c, width, color) for c in result_charts(doc, judgement)]

@@ -12,7 +12,8 @@ from iosched.core.base.cells import printable
 from iosched.core.documents.document import CellVerdictDoc, FleetDoc, FleetMatrixDoc, PooledDoc, PooledRowDoc
 from iosched.core.documents.metrics import metric_label
 from iosched.core.present.report import hosts_runs_csv
-from iosched.core.present.sentences import comparison_sentence, pooled_sentence
+from iosched.core.present.sentences import comparison_sentence, pooled_sentence, reason_words
+from iosched.core.present.worded import worded_fleet, worded_fleet_matrix
 from iosched.core.statistics.fleet_verdict import pooled_hosts
 
 
@@ -38,8 +39,10 @@ def matrix_unjudged(doc: FleetMatrixDoc) -> str | None:
     return f"cannot judge {', '.join(cannot)[:400]}: each job says why below"
 
 
-def fleet_lines(doc: FleetDoc) -> list[str]:
-    """A fleet's result: why it cannot be judged (if so), the hosts, each host's verdict, the pooled one."""
+def fleet_lines(doc: FleetDoc, cells: int | None = None) -> list[str]:
+    """A fleet's result: why it cannot be judged (if so), the hosts, each host's verdict, the pooled one (``cells``: in
+    a fleet matrix, the pooled cells its correction covers)."""
+    doc = worded_fleet(doc, cells)
     cannot = unjudged(doc)
     lines = [cannot] if cannot is not None else []  # the answer first: here, that there is none
     lines.append("hosts:")
@@ -76,6 +79,7 @@ def row_sentence(pooled: PooledDoc, row: PooledRowDoc) -> str:
 def matrix_lines(doc: FleetMatrixDoc) -> list[str]:
     """Each job's fleet as `compare --hosts` shows one, then the matrix's verdicts, a line a cell; first, the jobs
     that cannot be judged, if any."""
+    doc = worded_fleet_matrix(doc)
     cannot = matrix_unjudged(doc)
     lines: list[str] = [cannot] if cannot is not None else []
     for f in doc.fleets:
@@ -97,7 +101,7 @@ def matrix_lines(doc: FleetMatrixDoc) -> list[str]:
 def cell_sentence(v: CellVerdictDoc, alpha: float, family: int) -> str:
     """A fleet matrix's cell in words, from its numbers (its hosts' agreement is in its job's lines)."""
     if v.ratio is None or v.ci_low is None or v.ci_high is None or v.p_adjusted is None:
-        return v.sentence
+        return v.sentence if " " in v.sentence else f"{v.variant} vs {v.baseline}: {reason_words(v.sentence)}"
     row = PooledRowDoc(variant=v.variant, skipped=[], ratio=v.ratio, ci_low=v.ci_low, ci_high=v.ci_high,
                        p_adjusted=v.p_adjusted, sentence=v.sentence)
     return pooled_sentence(row, v.metric, v.baseline, alpha, family)

@@ -11,14 +11,20 @@ from iosched.core.base.units import si
 from iosched.core.documents.document import CatalogJobDoc, CellDoc, MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.metrics import metric_words, ordered_metrics, split_metric
 from iosched.core.present.report import device_words
+from iosched.core.present.worded import worded_matrix_judgement
 
 
-def _cell_parts(c: CellDoc) -> tuple[str, str]:
-    """A cell's mean with half its CI, and its comparison with the baseline ("" for the baseline itself)."""
+def _cell_parts(c: CellDoc, geometric: bool) -> tuple[str, str]:
+    """A cell's figure, and its comparison with the baseline ("" for the baseline itself). ``geometric``: the
+    geometric mean its ratio is of (an older judgement without them: the mean with half its CI, and the header says
+    the ratio is not of these)."""
     if c.mean is None:
         return "-", ""
     ci = c.mean_ci95
-    text = si(c.mean) + (f" ± {si((ci[1] - ci[0]) / 2)}" if ci else "")
+    if geometric:  # a cell with a value not positive has none (nor a ratio): its arithmetic mean, named
+        text = si(c.geomean) if c.geomean is not None else f"{si(c.mean)} (mean)"
+    else:
+        text = si(c.mean) + (f" ± {si((ci[1] - ci[0]) / 2)}" if ci else "")
     if c.is_baseline:
         return text, ""
     if c.cannot_judge or c.ratio is None or c.ci95 is None:
@@ -32,6 +38,12 @@ def _ratio(x: float) -> str:
     return "999+" if not x < 999.995 else f"{x:.2f}"
 
 
+def geometric_means(judgement: MatrixJudgementDoc) -> bool:
+    """Whether the cells have the geometric means their ratios are of (a judgement of today's; an older iosched's
+    kept none)."""
+    return any(c.geomean is not None for c in judgement.cells)
+
+
 def corrected(judgement: MatrixJudgementDoc) -> bool:
     """Every compared cell's interval carries the correction (a judgement of today's; an older one's do not)."""
     return all(c.interval is not None for c in judgement.cells if not c.is_baseline and c.ratio is not None)
@@ -39,6 +51,7 @@ def corrected(judgement: MatrixJudgementDoc) -> bool:
 
 def matrix_text(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> str:
     """One row per workload, one column per variant; then one sentence per variant."""
+    judgement = worded_matrix_judgement(doc, judgement)
     metric_of = {c.workload: c.metric for c in judgement.cells}
     mixed = len(set(metric_of.values())) > 1  # a contention group: each workload judged on its own metric
     label, unit, *_ = metric_words(judgement.primary_metric)
@@ -53,13 +66,20 @@ def matrix_text(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> str:
                     "its interval at the level Holm tested it at")
     else:
         interval = f"its {'repeated ' if sequential else ''}95% CI before correction"
+    geometric = geometric_means(judgement)
+    if geometric:
+        figures = f"geometric mean of the valid runs; against {judgement.baseline}: the ratio of these means"
+        if sequential:
+            figures += " (a cell decided before the last look: of the baseline's runs to its look)"
+    else:  # a judgement kept by an older iosched: its ratios are of geometric means it did not keep
+        figures = (f"mean ± half the 95% CI; against {judgement.baseline}: the ratio of the geometric means (not of "
+                   "these)")
     lines = [f"{device_words(doc)}: matrix of "
              f"{len(judgement.workloads)} workload(s) x {len(judgement.variants)} variants, "
              f"{runs}{', caches dropped before each run' if doc.drop_caches else ''}",
-             f"{what}: mean ± half the 95% CI; against {judgement.baseline}: "
-             f"the ratio and {interval}, {star} (alpha {judgement.alpha:g})",
+             f"{what}: {figures} and {interval}, {star} (alpha {judgement.alpha:g})",
              ""]
-    parts = {(c.workload, c.variant): _cell_parts(c) for c in judgement.cells}
+    parts = {(c.workload, c.variant): _cell_parts(c, geometric) for c in judgement.cells}
     cells = {}
     for v in judgement.variants:  # the ratios of a column start at one column, whatever the means' widths
         column = [parts[(w, v)] for w in judgement.workloads]
@@ -167,11 +187,13 @@ def _role_value(key: str, x: float) -> str:
 
 
 CSV_FIELDS = ["workload", "variant", "baseline", "metric", "n", "mean", "mean_ci95_low", "mean_ci95_high", "ratio",
-              "ci95_low", "ci95_high", "p_value", "p_adjusted", "significant", "cannot_judge", "verdict", "decided_at"]
+              "ci95_low", "ci95_high", "p_value", "p_adjusted", "significant", "cannot_judge", "verdict", "decided_at",
+              "geomean"]
 
 
-def matrix_csv(judgement: MatrixJudgementDoc) -> str:
+def matrix_csv(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> str:
     """One row per cell with the verdict fields; secondary metrics as mean columns after them."""
+    judgement = worded_matrix_judgement(doc, judgement)
     secondary = sorted({k for c in judgement.cells for k in c.secondary})
     buf = io.StringIO()
     w = csv.writer(buf)
@@ -180,7 +202,7 @@ def matrix_csv(judgement: MatrixJudgementDoc) -> str:
         ci, rci = c.mean_ci95 or (None, None), c.ci95 or (None, None)
         row = [c.workload, c.variant, c.baseline, c.metric, c.n, c.mean, *ci, c.ratio,
                *rci, c.p_value, c.p_adjusted, "" if c.is_baseline else int(c.significant),
-               c.cannot_judge, c.verdict, c.decided_at]
+               c.cannot_judge, c.verdict, c.decided_at, c.geomean]
         row += [e.mean if (e := c.secondary.get(k)) is not None else None for k in secondary]
         w.writerow([_csv(x) for x in row])
     return buf.getvalue()

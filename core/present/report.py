@@ -19,9 +19,10 @@ from iosched.core.documents.document import (
 )
 from iosched.core.documents.metrics import METRICS, metric_label, metric_words, ordered_metrics, roles_of
 from iosched.core.kernel.device_doc import DeviceDoc
-from iosched.core.present.sentences import comparison_sentence
+from iosched.core.present.sentences import background_named, comparison_sentence, relative_text
 from iosched.core.present.summary import MORE, rank_words, replay_timing, split_words, summary_lines
-from iosched.core.statistics.verdict import cmd_metrics_of, relative_text
+from iosched.core.present.worded import worded, worded_judgement
+from iosched.core.statistics.verdict import cmd_metrics_of
 
 
 def runs_csv(doc: ExperimentDoc) -> str:
@@ -48,8 +49,9 @@ def hosts_runs_csv(docs: list[tuple[str | None, ExperimentDoc]], jobs: list[str]
 
 def experiment_json(doc: ExperimentDoc, verdict_last: bool = False) -> dict[str, object]:
     """An experiment as `--json` prints it: its saved form with the runs last, the verdict before them (after them,
-    ``verdict_last``, for a file saved without one: an older iosched's, a fleet host's)."""
-    out: dict[str, object] = encode(doc)
+    ``verdict_last``, for a file saved without one: an older iosched's, a fleet host's); its sentences written
+    (core/present/worded.py)."""
+    out: dict[str, object] = encode(worded(doc))
     last = ("runs", "judgement") if verdict_last else ("runs",)
     moved = {k: out.pop(k) for k in last if k in out}
     return {**out, **moved}
@@ -73,13 +75,14 @@ def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool =
     verdict before the tables, as a screen shows its top first)."""
     if not details:
         return "\n".join(summary_lines(doc, verdict, more)) + "\n"
+    verdict = worded_judgement(doc, verdict)
     wl = doc.workload
     what = (wl.job.name if wl.job is not None else None) or f"cmd: {wl.cmd}"
     for m in wl.cmd_metrics or []:
         better = f", {m.better} is better" if m.better else ""
         what += f"; {m.name} read from its output ({m.pattern}{better})"
-    if wl.background is not None and wl.background.name not in what:  # a start-up's name says its background
-        what += f" under background job {wl.background.name} (its figures: bg:METRIC)"
+    if (background := background_named(wl)) is not None:
+        what += f" under background job {background} (its figures: bg:METRIC)"
     lines = [f"{device_words(doc)}: {what}"]
     if isinstance(doc, AlternationDoc):
         lines.append(f"live alternation every {doc.every_s:g} s for {doc.duration_s:g} s; "

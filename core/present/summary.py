@@ -26,12 +26,17 @@ from iosched.core.documents.document import (
 from iosched.core.documents.metrics import ROLE_WORDS, metric_label, metric_words, roles_of, split_metric
 from iosched.core.load.replay_lag import seconds_text
 from iosched.core.present.sentences import (
+    PLANNING_NOTES,
+    background_named,
     better_way,
     comparison_sentence,
     shown_interval,
     signed_interval,
+    signed_percent,
 )
-from iosched.core.statistics.verdict import PLANNING_NOTES, at_last_look, cmd_metrics_of, signed_percent
+from iosched.core.present.worded import worded_judgement
+from iosched.core.statistics.judge import at_last_look
+from iosched.core.statistics.verdict import cmd_metrics_of
 
 STRIP = 30  # cells of a runs strip
 MAX_BLOCKS = 4  # metrics in the table
@@ -44,6 +49,7 @@ MORE = ("--details: every metric, every comparison and the charts; --json: all o
 def summary_lines(doc: ExperimentDoc, judgement: JudgementDoc, more: str | None = MORE) -> list[str]:
     """A judged experiment's summary (see the module's docstring); ``more``: the last line, saying where the rest is
     (None: no such line)."""
+    judgement = worded_judgement(doc, judgement)
     lines = verdict_lines(doc, judgement)
     table = runs_table(doc, judgement)
     if table:
@@ -65,10 +71,9 @@ def summary_lines(doc: ExperimentDoc, judgement: JudgementDoc, more: str | None 
 
 def heading(doc: ExperimentDoc, judgement: JudgementDoc) -> str:
     """What ran: the workload, the device, runs per variant, the baseline and what it is judged on."""
-    wl = doc.workload
-    what = wl.job.name if wl.job is not None else f"cmd: {wl.cmd}"
-    if wl.background is not None:
-        what += f" under {wl.background.name}"
+    what = doc.workload.name
+    if (background := background_named(doc.workload)) is not None:
+        what += f" under {background}"
     device = doc.device.name if doc.device is not None else "an unknown device"
     if isinstance(doc, AlternationDoc):
         runs = f"live alternation every {doc.every_s:g} s for {doc.duration_s:g} s"
@@ -90,6 +95,7 @@ def heading(doc: ExperimentDoc, judgement: JudgementDoc) -> str:
 def verdict_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     """The heading, then the verdict on the primary metric (winners first), the runs that disagree, the rank test
     where it disagrees, and what "no difference" could have missed."""
+    judgement = worded_judgement(doc, judgement)
     metric = judgement.primary_metric
     primary = [c for c in judgement.comparisons if c.primary]
     better = better_way(metric, cmd_metrics_of(doc))
@@ -353,6 +359,7 @@ def _twins(a: str, b: str) -> bool:
 def note_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     """What matters to the verdict beside it: a busy machine, invalid runs, an unbalanced order, a timed replay that
     fell behind, one line each."""
+    judgement = worded_judgement(doc, judgement)
     notes = [n for n in judgement.notes if not n.startswith(PLANNING_NOTES)]
     timing = replay_timing(doc)
     said = list(dict.fromkeys([*([timing] if timing else []), *notes, *doc.notes]))

@@ -32,13 +32,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from iosched.core.documents.metrics import ROLE_WORDS, metric_label, split_metric
+from iosched.core.documents.metrics import split_metric
 from iosched.core.statistics.holm_intervals import LogComparison, holm_intervals
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, t_ppf
 
 Goal = Literal["throughput", "latency", "interactive"]
 GOALS: tuple[Goal, ...] = ("throughput", "latency", "interactive")
-GOAL_WORDS: dict[str, str] = {"throughput": "throughput", "latency": "tail latency", "interactive": "interactive use"}
 Design = Literal["two-sample", "paired"]
 # Metrics where more is better; every other (latencies, wall time) is better lower.
 HIGHER_BETTER = frozenset({"iops", "mb_s", "fairness_jain", "share_min_max", "share"})
@@ -103,21 +102,6 @@ class Rule:
         if not (0 < self.alpha < 0.5 and 0 <= self.margin < 1 and 0.5 < self.power < 1):
             raise ValueError("alpha in (0, 0.5), margin in [0, 1), power in (0.5, 1)")
 
-    def lines(self) -> list[str]:
-        """The rule in words, said before the first run."""
-        return [
-            f"decided by a rule fixed before the first run (alpha {self.alpha:g}, margin {self.margin:.0%}, "
-            f"power {self.power:.0%}):",
-            "  a candidate wins a goal when its interval against what the device has now clears no change "
-            "(Holm over the candidates) and its estimate reaches the smallest effect the experiment could see "
-            f"({self.power:.0%} power at the noise measured);",
-            "  among those, the best estimate, if on every other goal its interval shows it within "
-            f"{self.margin:.0%} of the best there;",
-            "  if none wins: keep what you have, with the smallest effect the experiment could see;",
-            "  a variant whose comparison crosses the sequential boundary in the worse direction at a look is "
-            f"dropped: drops and wins together keep the error rate at {self.alpha:g} per goal.",
-        ]
-
 
 @dataclass(frozen=True)
 class GoalAdvice:
@@ -127,9 +111,9 @@ class GoalAdvice:
     recommended: str | None  # None: keep what you have
     estimate: Estimate | None  # the recommended variant's, else the best judged candidate's (for the words)
     smallest_effect: float | None  # the minimum detectable effect, as a fraction in the better direction
-    excluded: tuple[tuple[str, str], ...] = ()  # candidates left out by another goal, each with why
+    excluded: tuple[tuple[str, Exclusion], ...] = ()  # candidates left out by another goal, each with why
     costs: tuple[tuple[str, Estimate], ...] = ()  # the recommended variant's other figures on this test
-    notes: tuple[str, ...] = field(default=())
+    unjudged: tuple[tuple[str, str], ...] = field(default=())  # candidates that could not be judged, each with why
 
     @property
     def keep(self) -> bool:
@@ -141,10 +125,16 @@ class Advice:
     rule: Rule
     goals: tuple[GoalAdvice, ...]
 
-    def tradeoff(self) -> str:
-        """One sentence over the goals: "bfq for interactive use: foreground p50 latency −95%, background MB/s
-        −30%; for throughput keep none"."""
-        return "; ".join(short_words(g) for g in self.goals)
+
+@dataclass(frozen=True)
+class Exclusion:
+    """Why a candidate is left out of a goal it would win: on ``goal`` (its figure ``metric``) its interval does not
+    show it within ``margin`` of the best there; ``worst``: its interval's worse end against the best, as a ratio."""
+
+    goal: Goal
+    metric: str
+    margin: float
+    worst: float
 
 
 # --- the maths ----------------------------------------------------------------------------------------------
@@ -190,7 +180,7 @@ def _best(ev: GoalEvidence) -> float:
     return max([0.0, *(_oriented(e, higher)[0] for e in ev.estimates if e.judged)])
 
 
-def not_within(variant: str, ev: GoalEvidence, margin: float) -> str | None:
+def not_within(variant: str, ev: GoalEvidence, margin: float) -> Exclusion | None:
     """Why ``variant``'s interval on ``ev``'s goal does not show it within ``margin`` of the best there (its worse-side
     bound below best x (1 - margin), turned so that larger is better); None when it does, when it is the best
     there, or when it was not judged there."""
@@ -203,17 +193,16 @@ def not_within(variant: str, ev: GoalEvidence, margin: float) -> str | None:
     if point >= best or lo >= best + math.log(1.0 - margin):
         return None
     worst = math.exp(lo - best) if higher else math.exp(best - lo)
-    return (f"on {GOAL_WORDS[ev.goal]} it is not shown within {margin:.0%} of the best: {metric_label(ev.metric)} "
-            f"{_pct(worst)} against the best at its interval's worse end")
+    return Exclusion(ev.goal, ev.metric, margin, worst)
 
 
 def decide_goal(ev: GoalEvidence, others: Sequence[GoalEvidence], rule: Rule) -> GoalAdvice:
     higher = higher_is_better(ev.metric)
     mde = goal_mde(ev, rule)
-    excluded: list[tuple[str, str]] = []
+    excluded: list[tuple[str, Exclusion]] = []
     winners: list[tuple[float, Estimate]] = []
     judged = [e for e in ev.estimates if e.judged]
-    notes = [f"{e.variant}: cannot judge ({e.cannot_judge or 'no estimate'})" for e in ev.estimates if not e.judged]
+    unjudged = tuple((e.variant, e.cannot_judge or "no-estimate") for e in ev.estimates if not e.judged)
     for e in judged:
         why = next((w for o in others if o.goal != ev.goal and (w := not_within(e.variant, o, rule.margin))), None)
         if why is not None:
@@ -225,12 +214,11 @@ def decide_goal(ev: GoalEvidence, others: Sequence[GoalEvidence], rule: Rule) ->
     mde_fraction = None if mde is None else math.expm1(mde)
     if not winners:
         best = max(judged, key=lambda e: _oriented(e, higher)[0], default=None)
-        return GoalAdvice(ev.goal, ev.metric, ev.baseline, None, best, mde_fraction, tuple(excluded), (),
-                          tuple(notes))
+        return GoalAdvice(ev.goal, ev.metric, ev.baseline, None, best, mde_fraction, tuple(excluded), (), unjudged)
     _point, chosen = max(winners, key=lambda w: w[0])
     costs = tuple((c.metric, e) for c in ev.costs for e in c.estimates if e.variant == chosen.variant and e.judged)
     return GoalAdvice(ev.goal, ev.metric, ev.baseline, chosen.variant, chosen, mde_fraction, tuple(excluded), costs,
-                      tuple(notes))
+                      unjudged)
 
 
 def decide(evidence: Sequence[GoalEvidence], rule: Rule | None = None) -> Advice:
@@ -268,65 +256,3 @@ def estimates_of(judged: Mapping[str, RatioEstimate | CannotJudge], level: float
         est, h = by[v]
         out.append(Estimate(v, est.ratio, h.ci_low, h.ci_high, h.p_adjusted, est.sd_log, est.n[1]))
     return tuple(out)
-
-
-# --- words -----------------------------------------------------------------------------------------------------
-
-
-def _pct(ratio: float) -> str:
-    d = (ratio - 1.0) * 100.0
-    size = f"{abs(d):.1f}" if abs(d) < 9.95 else f"{abs(d):.0f}"
-    return ("+" if d >= 0 else "−") + size + "%"
-
-
-def _label(metric: str) -> str:
-    """A role's latency percentile reads short ("foreground p50"); anything else as the metric table says."""
-    role, base = split_metric(metric)
-    label = metric_label(metric)
-    return label.removesuffix(" latency") if role in ROLE_WORDS and base.startswith("clat_p") else label
-
-
-def estimate_words(metric: str, e: Estimate) -> str:
-    """"foreground p50 −95% (−97% to −90%)"."""
-    assert e.ratio is not None and e.ci_low is not None and e.ci_high is not None
-    return f"{_label(metric)} {_pct(e.ratio)} ({_pct(e.ci_low)} to {_pct(e.ci_high)})"
-
-
-def short_words(g: GoalAdvice) -> str:
-    """One clause: "bfq for interactive use: foreground p50 −95%, background MB/s −30%", or "for throughput keep
-    none"."""
-    if g.recommended is None:
-        return f"for {GOAL_WORDS[g.goal]} keep {g.baseline}"
-    assert g.estimate is not None and g.estimate.ratio is not None
-    parts = [f"{_label(g.metric)} {_pct(g.estimate.ratio)}"]
-    parts += [f"{_label(m)} {_pct(e.ratio)}" for m, e in g.costs if e.ratio is not None]
-    return f"{g.recommended} for {GOAL_WORDS[g.goal]}: {', '.join(parts)}"
-
-
-def mde_words(metric: str, fraction: float | None) -> str:
-    """The smallest detectable effect as the metric moves: "4%" for a rate (higher), "−91%" for a latency (a
-    fraction 9.87 in the better direction is a ratio of 1/10.87)."""
-    if fraction is None or not math.isfinite(fraction):
-        return "unknown"
-    if higher_is_better(metric):
-        return f"{fraction:.0%}"
-    return f"−{1.0 - 1.0 / (1.0 + fraction):.0%}"
-
-
-def goal_lines(g: GoalAdvice) -> list[str]:
-    """The advice for one goal, the answer first, then its evidence."""
-    mde = "unknown (no noise to go by)" if g.smallest_effect is None else mde_words(g.metric, g.smallest_effect)
-    label = metric_label(g.metric)
-    if g.recommended is None:
-        lines = [f"{GOAL_WORDS[g.goal]}: keep what you have ({g.baseline}): no candidate beat it by the smallest "
-                 f"effect this experiment could see in {label}, {mde}"]
-        if g.estimate is not None:
-            lines.append(f"  closest: {g.estimate.variant}, {estimate_words(g.metric, g.estimate)}")
-    else:
-        assert g.estimate is not None
-        lines = [f"{GOAL_WORDS[g.goal]}: {g.recommended}, {estimate_words(g.metric, g.estimate)} against "
-                 f"{g.baseline} (the smallest effect this experiment could see: {mde})"]
-        lines += [f"  its cost: {estimate_words(m, e)}" for m, e in g.costs]
-    lines += [f"  left out: {v}: {why}" for v, why in g.excluded]
-    lines += [f"  {n}" for n in g.notes]
-    return lines

@@ -31,11 +31,11 @@ class SimulatedGoal:
 class SimulatedAdvice:
     advice: Advice
     runs: int  # every run the tests took, drops counted
-    dropped: tuple[str, ...]  # "goal: variant" dropped at a look
+    dropped: tuple[tuple[str, str], ...]  # (goal, variant) dropped at a look
 
 
 def _test(rng: random.Random, sim: SimulatedGoal, noise: float, runs: int, alpha: float,
-          sequential: bool) -> tuple[GoalEvidence, int, list[str]]:
+          sequential: bool) -> tuple[GoalEvidence, int, list[tuple[str, str]]]:
     labels = list(sim.effects)
     looks = schedule(runs, sequential)
     test = Looks(sim.goal, sim.metric, BASELINE, labels, looks, look_level(looks, alpha, len(labels) + 1))
@@ -46,9 +46,9 @@ def _test(rng: random.Random, sim: SimulatedGoal, noise: float, runs: int, alpha
             for v in [BASELINE, *test.active]:
                 values[v].append(1000.0 * sim.effects.get(v, 1.0) * math.exp(rng.gauss(0.0, noise)))
             n += 1
-        test.look(look, {v: log_ratio_welch(values[BASELINE], values[v], 0.95, (BASELINE, v)) for v in test.active})
+        test.look(look, {v: log_ratio_welch(values[BASELINE], values[v], 0.95) for v in test.active})
     used = sum(len(xs) for xs in values.values())
-    return test.evidence(), used, [f"{sim.goal}: {d.variant}" for d in test.dropped]
+    return test.evidence(), used, [(sim.goal, d.variant) for d in test.dropped]
 
 
 def simulate_advice(rng: random.Random, goals: Sequence[SimulatedGoal], noise: float, runs: int,

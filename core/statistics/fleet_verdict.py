@@ -5,8 +5,8 @@ Each host's compare is judged as one made there (host_judges.py). Its estimate o
 its log ratio with the standard error rebuilt from its own interval; the pooled p-values are corrected over the
 family they belong to: a fleet's variants (``fleet_pooled``), or every job and variant of a fleet matrix
 (``matrix_pooled``), each pool made once and the correction taken over all of them together. The sentence each
-pooled row carries is written here with its numbers, as a host's own verdict is (verdict.py); what is shown around
-them is core/present/fleet_report.py's.
+pooled row carries is written from its numbers by core/present (sentences.py ``pooled_sentence``), as each
+host's verdict is; here are the numbers and, where a variant could not be pooled, its reason code.
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ from iosched.core.documents.document import (
     PooledRowDoc,
 )
 from iosched.core.statistics.host_judges import host_estimates, host_judgement, host_primary
-from iosched.core.statistics.pooled import METHOD, HostEffect, Pooled, agreement, pool
+from iosched.core.statistics.pooled import HostEffect, NotPooled, Pooled, agreement, pool
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, holm, t_ppf
-from iosched.core.statistics.verdict import effect_words, fmt_p, signed_percent
 
-VARIANTS_CORRECTION = "Holm-corrected over the variants"
+# Codes a pool's method and correction hold until core/present words them (worded.py).
+METHOD = "random-effects"
+VARIANTS_CORRECTION = "variants"
+MATRIX_CORRECTION = "matrix"
 
 
 def se_from_interval(e: RatioEstimate, level: float = 0.95) -> float:
@@ -55,9 +57,9 @@ class VariantPool:
     """One variant over the hosts, before any correction: the pool, or why there is none."""
 
     variant: str
-    skipped: tuple[str, ...]  # hosts left out, each with why
+    skipped: tuple[str, ...]  # hosts left out, each with why: "db2 (few-runs:variant)"
     pooled: Pooled | None
-    why: str  # why it was not pooled
+    why: str  # why it was not pooled: a reason code
 
 
 @dataclass(frozen=True)
@@ -92,13 +94,13 @@ def pool_hosts(hosts: Sequence[tuple[str, ExperimentDoc]], alpha: float, metric:
             if isinstance(e, RatioEstimate):
                 effects.append(HostEffect(h, math.log(e.ratio), se_from_interval(e)))
             else:
-                skipped.append(f"{h} ({e.reason if isinstance(e, CannotJudge) else 'no estimate'})")
-        p, why = None, "fewer than two hosts could be judged"
+                skipped.append(h + " (" + (e.reason if isinstance(e, CannotJudge) else "no-estimate") + ")")
+        p, why = None, "few-hosts"
         if len(effects) >= 2:
             try:
                 p = pool(effects)
-            except ValueError as e:  # only a hostile or broken file gets here: its words, not a traceback
-                why = str(e)
+            except NotPooled as e:  # only a hostile or broken file gets here: its reason, not a traceback
+                why = e.reason
         variants.append(VariantPool(v, tuple(skipped), p, why))
     return HostPool(metric, labels[0], own, tuple(variants), any(d.sequential is not None for d in docs))
 
@@ -111,14 +113,11 @@ def pooled_verdict(numbers: HostPool, alpha: float, adjusted: Sequence[float] | 
     rows = []
     for v in numbers.variants:
         if v.pooled is None:
-            rows.append(PooledRowDoc(variant=v.variant, skipped=list(v.skipped),
-                                     sentence=f"{v.variant} vs {numbers.baseline}: {v.why}"))
+            rows.append(PooledRowDoc(variant=v.variant, skipped=list(v.skipped), sentence=v.why))
         else:
             rows.append(pooled_row(v.pooled, numbers.baseline, v.variant, numbers.metric, next(judged), alpha,
                                    v.skipped))
-    method = METHOD
-    if numbers.sequential:
-        method += "; a host that ran until a verdict enters at its last planned look"
+    method = METHOD + (":sequential" if numbers.sequential else "")
     return PooledDoc(metric=numbers.metric, baseline=numbers.baseline, alpha=alpha, method=method,
                      correction=correction, hosts=list(numbers.hosts), pooled=rows)
 
@@ -132,29 +131,7 @@ def pooled_row(p: Pooled, base: str, variant: str, metric: str, p_adj: float, al
         variant=variant, skipped=list(skipped), ratio=p.ratio, ci_low=p.ci_low, ci_high=p.ci_high,
         p_value=p.p_value, p_adjusted=p_adj, significant=significant, i2=p.i2, tau2=p.tau2, q=p.q, df=p.df,
         hosts_agree=agree, hosts_differ=[h.host for h in differ],
-        per_host=[HostRatioDoc(host=h.host, ratio=h.ratio, se_log=h.se) for h in p.hosts],
-        sentence=pooled_sentence(p, base, variant, metric, p_adj, alpha))
-
-
-def pooled_sentence(p: Pooled, base: str, variant: str, metric: str, p_adj: float, alpha: float) -> str:
-    """The pooled effect in words: the effect and its interval, the p-value judged (and the one alone, when only
-    the correction made it not significant), then how far the hosts agree."""
-    e = RatioEstimate(p.ratio, p.ci_low, p.ci_high, 0.95, p.p_value, 0.0, float(p.df), 0.0, (0, 0))
-    if p_adj < alpha:
-        words = f"{effect_words(metric, base, variant, e)}, {fmt_p(p_adj, True)}"
-    elif p.ci_low <= 1.0 <= p.ci_high:
-        words = (f"{variant} vs {base}: no significant difference over the hosts: {signed_percent(p.ratio)} "
-                 f"(95% CI {signed_percent(p.ci_low)} to {signed_percent(p.ci_high)}), {fmt_p(p_adj, True)}")
-    else:  # its own interval leaves out 1; the correction for the other comparisons does not
-        words = (f"{variant} vs {base} over the hosts: {signed_percent(p.ratio)} before correcting for the other "
-                 f"comparisons (95% CI {signed_percent(p.ci_low)} to {signed_percent(p.ci_high)}); not significant "
-                 f"after, {fmt_p(p_adj, True)} (alone {fmt_p(p.p_value, False)})")
-    agree, differ = agreement(p)
-    hetero = f"I² {p.i2:.0%}, between-host spread ×/÷{p.spread:.2f}"
-    tail = f"pooled over {len(p.hosts)} hosts; {agree} of {len(p.hosts)} go the same way ({hetero})"
-    if differ:
-        tail += "; " + "; ".join(f"host {h.host} differs: {signed_percent(h.ratio)}" for h in differ)
-    return f"{words}; {tail}"
+        per_host=[HostRatioDoc(host=h.host, ratio=h.ratio, se_log=h.se) for h in p.hosts], sentence="")
 
 
 def hosts_pooled(hosts: Sequence[tuple[str, ExperimentDoc]], alpha: float, metric: str | None) -> PooledDoc:
@@ -191,8 +168,7 @@ def matrix_pooled(fleets: Sequence[FleetDoc], alpha: float,
     raw = [n.p_values if n is not None else [] for n in numbers]
     adjusted = iter(holm([p for ps in raw for p in ps]))
     cells = sum(len(ps) for ps in raw)
-    words = (f"Holm-corrected over the matrix's {cells} pooled cell{'' if cells == 1 else 's'} (one per job and "
-             "variant)" if cells else "no cell of the matrix could be pooled")
+    words = MATRIX_CORRECTION
     judged, verdicts = [], []
     for f, n, ps in zip(fleets, numbers, raw, strict=True):
         mine = [next(adjusted) for _ in ps]

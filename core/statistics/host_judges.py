@@ -3,10 +3,10 @@ and `report` call these, so a change in how one machine's compare is judged reac
 
 from __future__ import annotations
 
-from iosched.core.documents.document import ExperimentDoc, JudgementDoc, MatrixDoc, MatrixJudgementDoc
-from iosched.core.statistics.matrix_judge import as_matrix, judge_matrix
+from iosched.core.documents.document import ExperimentDoc, JudgementDoc
+from iosched.core.statistics.judge import at_last_look, default_primary, estimates
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate
-from iosched.core.statistics.verdict import at_last_look, default_primary, estimates, judge
+from iosched.core.statistics.verdict import judge
 
 
 def host_judgement(doc: ExperimentDoc, alpha: float, metric: str) -> JudgementDoc:
@@ -23,9 +23,3 @@ def host_estimates(doc: ExperimentDoc, metric: str) -> dict[str, RatioEstimate |
 def host_primary(doc: ExperimentDoc) -> str:
     """The metric the host's compare is judged on unless one is named."""
     return default_primary(doc)
-
-
-def host_matrix(doc: ExperimentDoc, alpha: float, metric: str | None) -> tuple[MatrixDoc, MatrixJudgementDoc]:
-    """The host's compare as a one-workload matrix and its matrix judgement: what the result charts draw."""
-    view = as_matrix(doc)
-    return view, judge_matrix(view, alpha, metric)

@@ -23,9 +23,6 @@ from iosched.core.documents.document import MatrixDoc, MatrixRunDoc, MatrixSeque
 from iosched.core.statistics.sequential import look_schedule, quantile_level
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, log_ratio_welch
 
-METHOD = ("group-sequential Holm over the cells (Maurer & Bretz): each cell a Pocock constant per-look level for "
-          "alpha / (cells undecided), calibrated by seeded simulation of the look schedule")
-
 
 def matrix_sequential_plan(max_per_arm: int, alpha: float, comparisons: int) -> MatrixSequentialDoc:
     """The boundary of a sequential matrix, fixed before the first run: looks (runs per cell) and ``levels[r]``,
@@ -35,7 +32,7 @@ def matrix_sequential_plan(max_per_arm: int, alpha: float, comparisons: int) -> 
         raise ValueError("a sequential matrix needs at least 2 runs per cell and one comparison")
     levels = [quantile_level(looks, alpha / (comparisons - r)) for r in range(comparisons)]
     return MatrixSequentialDoc(looks=list(looks), max_per_arm=max_per_arm, alpha=alpha, levels=levels,
-                               ci_level=1.0 - quantile_level(looks, 0.05), method=METHOD)
+                               ci_level=1.0 - quantile_level(looks, 0.05), method="")
 
 
 @dataclass(frozen=True)
@@ -89,8 +86,7 @@ def cell_estimate(doc: MatrixDoc, workload: str, variant: str, metric: str, befo
                   level: float = 0.95) -> RatioEstimate | CannotJudge:
     base = doc.variants[0].label
     return log_ratio_welch(cell_values(doc, workload, base, metric, before_round),
-                           cell_values(doc, workload, variant, metric, before_round), level,
-                           (f"{base} on {workload}", f"{variant} on {workload}"))
+                           cell_values(doc, workload, variant, metric, before_round), level)
 
 
 def state(doc: MatrixDoc, metric_of: dict[str, str]) -> State:
@@ -139,17 +135,3 @@ def state(doc: MatrixDoc, metric_of: dict[str, str]) -> State:
                 break
             decided[cell] = Decided(look, p, level)
     return State(decided, last)
-
-
-def look_line(doc: MatrixDoc, st: State) -> str:
-    """What a look found, for the progress stream: "look at 4 runs per cell: 3 of 6 cells decided (…)"."""
-    cells = len(doc.workloads) * (len(doc.variants) - 1)
-    now = [f"{w} · {v}" for (w, v), d in st.decided.items() if d.look == st.last_look]
-    text = f"look at {st.last_look} runs per cell: {len(st.decided)} of {cells} cells decided"
-    if now:
-        text += f" (now: {', '.join(now)})"
-    if len(st.decided) == cells:
-        return text + "; stopping"
-    assert doc.sequential is not None
-    nxt = [x for x in doc.sequential.looks if x > st.last_look]
-    return text + (f"; next look at {nxt[0]}" if nxt else "; last look passed")

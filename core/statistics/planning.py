@@ -16,7 +16,6 @@ import math
 from dataclasses import dataclass
 
 from iosched.core.documents.document import ExperimentDoc
-from iosched.core.documents.metrics import metric_label
 from iosched.core.statistics.stats import runs_needed
 
 PILOT_RUNS = 2  # per variant
@@ -86,30 +85,3 @@ def plan(doc: ExperimentDoc, metric: str, alpha: float = 0.05) -> PilotPlan:
                             minutes=None if n is None or per_run is None else n * k * per_run / 60.0))
     return PilotPlan(metric=metric, noise_sd_log=sd, df=df, variants=k, alpha=alpha, seconds_per_run=per_run,
                      rows=rows)
-
-
-def plan_lines(p: PilotPlan) -> list[str]:
-    label = metric_label(p.metric)
-    sd = p.noise_sd_log
-    if sd is None:
-        return [f"the pilot has no two valid runs of a variant with a positive {label}: no noise to plan from"]
-    lines = [f"pilot: noise {sd * 100:.1f}% per run in {label} (log scale, {p.df} degrees of freedom: a first "
-             "guess; a pilot this short can be off by a factor of two)"]
-    for row in p.rows:
-        what = f"to detect a {row.difference * 100:.0f}% difference"
-        if row.runs_per_variant is None:
-            lines.append(f"  {what}: no practical number of runs at this noise")
-            continue
-        minutes = "" if row.minutes is None else f", about {_minutes(row.minutes)}"
-        lines.append(f"  {what}: {row.runs_per_variant} runs per variant ({row.runs} runs{minutes})")
-    holm = f", alpha {p.alpha:g}" + (f" over {p.variants - 1} comparisons (Holm)" if p.variants > 2 else "")
-    lines.append(f"  (80% power{holm}; --until-verdict stops as soon as the data allow)")
-    return lines
-
-
-def _minutes(m: float) -> str:
-    if m < 1:
-        return f"{m * 60:.0f} s"
-    if m < 120:
-        return f"{m:.0f} min"
-    return f"{m / 60:.1f} h"

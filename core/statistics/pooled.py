@@ -26,8 +26,14 @@ from dataclasses import dataclass
 from iosched.core.statistics.stats import MAX_LOG_RATIO, t_ppf, t_sf2
 
 MIN_SE, MAX_SE = 1e-100, 1e100  # a host's standard error of its log ratio
-METHOD = ("random effects over the hosts' log ratios (DerSimonian-Laird tau², Hartung-Knapp interval with "
-          "max(1, q), Student t with hosts - 1 df)")
+
+
+class NotPooled(ValueError):
+    """The hosts' estimates cannot be pooled; ``reason``: a reason code (core/present/sentences.py says it)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 @dataclass(frozen=True)
@@ -60,14 +66,15 @@ class Pooled:
 
 
 def pool(effects: Sequence[HostEffect], level: float = 0.95) -> Pooled:
-    """The random-effects mean of two or more hosts' log ratios; ValueError for fewer, or a non-positive se."""
+    """The random-effects mean of two or more hosts' log ratios; ValueError for fewer, NotPooled (a ValueError) for
+    estimates no pool can hold."""
     k = len(effects)
     if k < 2:
         raise ValueError("pooling needs two or more hosts")
     # A host's estimate comes from log_ratio_welch (|log ratio| <= MAX_LOG_RATIO, se >= 1e-12): beyond these bounds
     # a weight 1/se² or a sum of them would leave a double, and no host measures that.
     if any(not (MIN_SE <= e.se <= MAX_SE and abs(e.log_ratio) <= MAX_LOG_RATIO) for e in effects):
-        raise ValueError("every host needs a finite log ratio and a positive standard error")
+        raise NotPooled("not-poolable")
     y = [e.log_ratio for e in effects]
     w = [1.0 / (e.se * e.se) for e in effects]
     sw = math.fsum(w)
@@ -82,7 +89,7 @@ def pool(effects: Sequence[HostEffect], level: float = 0.95) -> Pooled:
     se = math.sqrt(max(1.0, qhk) / sws)
     half = t_ppf(0.5 + level / 2.0, k - 1) * se
     if abs(mu) + half > 700.0 or tau2 > 490000.0:  # ratios beyond a float's range: no measurement of a disk
-        raise ValueError("the hosts' ratios are too far apart to pool")
+        raise NotPooled("hosts-apart")
     i2 = max(0.0, (q - (k - 1)) / q) if q > 0 else 0.0
     return Pooled(math.exp(mu), math.exp(mu - half), math.exp(mu + half), t_sf2(mu / se, k - 1), k - 1, tau2, i2,
                   q, tuple(effects))

@@ -86,10 +86,9 @@ def _ranks(values: Sequence[float]) -> tuple[list[float], list[int]]:
     return ranks, ties
 
 
-def rank_shift(baseline: Sequence[float], variant: Sequence[float], level: float = 0.95,
-               names: tuple[str, str] = ("the baseline", "the variant")) -> RankShift | CannotJudge:
+def rank_shift(baseline: Sequence[float], variant: Sequence[float], level: float = 0.95) -> RankShift | CannotJudge:
     """Mann-Whitney U and the Hodges-Lehmann shift of ``variant`` over ``baseline`` (see the module's rule)."""
-    la, lb = log_values(baseline, names[0]), log_values(variant, names[1])
+    la, lb = log_values(baseline, "baseline"), log_values(variant, "variant")
     if isinstance(la, CannotJudge):
         return la
     if isinstance(lb, CannotJudge):
@@ -111,7 +110,7 @@ def rank_shift(baseline: Sequence[float], variant: Sequence[float], level: float
         n = n1 + n2
         var = pairs / 12.0 * ((n + 1) - sum(t ** 3 - t for t in ties) / (n * (n - 1)))
         if var <= 0.0:
-            return CannotJudge("every run has the same value, so ranks cannot order them")
+            return CannotJudge("same-values")
         sd = math.sqrt(var)
         p = min(1.0, math.erfc((abs(u - pairs / 2.0) - 0.5) / sd / math.sqrt(2.0)))
         min_p = min(1.0, math.erfc((pairs / 2.0 - 0.5) / sd / math.sqrt(2.0)))

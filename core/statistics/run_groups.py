@@ -179,9 +179,9 @@ def split_runs(values: Sequence[float]) -> RunSplit | CannotJudge:
     """
     n = len(values)
     if n < 3:
-        return CannotJudge("fewer than 3 runs, too few to tell groups apart")
+        return CannotJudge("few-runs-to-split")
     if any(not (math.isfinite(v) and v > 0.0) for v in values):
-        return CannotJudge("a run has a value that is not a finite positive number")
+        return CannotJudge("run-not-positive")
     k, stat = largest_gap_statistic(values)
     critical = critical_value(n)
     if k == 0 or not stat > critical:

@@ -106,6 +106,13 @@ class Summary:
         return self.stdev / abs(self.mean) if self.mean else 0.0
 
 
+def geometric_mean(values: Sequence[float]) -> float | None:
+    """The geometric mean, the figure a ratio of log means is of; None when a value is not positive and finite."""
+    if not values or any(not (math.isfinite(v) and v > 0.0) for v in values):
+        return None
+    return math.exp(math.fsum(math.log(v) for v in values) / len(values))
+
+
 def summarize(values: Sequence[float], level: float = 0.95) -> Summary:
     """Mean, standard deviation and the mean's interval, for any finite values (NaN for anything else).
 
@@ -136,7 +143,9 @@ def summarize(values: Sequence[float], level: float = 0.95) -> Summary:
 
 @dataclass(frozen=True)
 class CannotJudge:
-    """No honest p-value exists for these values: ``reason`` says why, in words."""
+    """No honest p-value exists for these values: ``reason`` says why, as a reason code (core/present/sentences.py
+    ``reason_words`` says it in words): "few-runs:variant", "no-variance", "too-wide" …; a side's code names it as
+    "baseline" or "variant", which the words name by its label."""
 
     reason: str
 
@@ -154,16 +163,20 @@ class RatioEstimate:
     df: float
     sd_log: float  # run-to-run noise on the log scale (per run, or per paired difference): for planning
     n: tuple[int, int]  # runs (baseline, variant), or (pairs, pairs) for a paired estimate
+    means: tuple[float, float] | None = None  # the geometric means the ratio is of (baseline, variant); paired: None
 
 
-def log_values(values: Sequence[float], who: str) -> list[float] | CannotJudge:
+Side = Literal["baseline", "variant"]
+
+
+def log_values(values: Sequence[float], side: Side) -> list[float] | CannotJudge:
     """Natural logs of ``values``, or why they cannot be judged as ratios (too few, NaN, zero or negative)."""
     if len(values) < 2:
-        return CannotJudge(f"fewer than 2 valid runs of {who}")
+        return CannotJudge("few-runs:" + side)
     if any(not math.isfinite(v) for v in values):
-        return CannotJudge(f"{who} has a value that is not a finite number")
+        return CannotJudge("not-finite:" + side)
     if any(v <= 0.0 for v in values):
-        return CannotJudge(f"{who} has a zero or negative value, so a ratio is undefined")
+        return CannotJudge("not-positive:" + side)
     return [math.log(v) for v in values]
 
 
@@ -176,18 +189,18 @@ def _mean_var(xs: Sequence[float]) -> tuple[float, float]:
 # exp() of a larger log ratio overflows a double: values that far apart (only a hand-made file has them) give
 # an interval no number can hold.
 MAX_LOG_RATIO = 700.0
-TOO_WIDE = "the values lie too far apart for a ratio and its interval to be a number"
+TOO_WIDE = "too-wide"  # the values lie too far apart for a ratio and its interval to be a number
 MAX_LOG_DIFF = 1491.0  # log(max double) - log(min subnormal): the widest difference of two doubles' logs
 
 
-def log_ratio_welch(baseline: Sequence[float], variant: Sequence[float], level: float = 0.95,
-                    names: tuple[str, str] = ("the baseline", "the variant")) -> RatioEstimate | CannotJudge:
+def log_ratio_welch(baseline: Sequence[float], variant: Sequence[float], level: float = 0.95
+                    ) -> RatioEstimate | CannotJudge:
     """Welch's t-test and CI on log values: the effect of ``variant`` over ``baseline`` as a ratio.
 
     Noise in throughput and latency is multiplicative, so logs make the two arms' spreads comparable and the
     interval of the ratio asymmetric as it should be.
     """
-    la, lb = log_values(baseline, names[0]), log_values(variant, names[1])
+    la, lb = log_values(baseline, "baseline"), log_values(variant, "variant")
     if isinstance(la, CannotJudge):
         return la
     if isinstance(lb, CannotJudge):
@@ -197,7 +210,7 @@ def log_ratio_welch(baseline: Sequence[float], variant: Sequence[float], level: 
     sa, sb = va / len(la), vb / len(lb)
     se2 = sa + sb
     if se2 <= 0.0 or se2 < 1e-24 * max(1.0, ma * ma, mb * mb):
-        return CannotJudge("no run-to-run variance (identical values), so the noise cannot be estimated")
+        return CannotJudge("no-variance")
     df = se2 ** 2 / (sa ** 2 / (len(la) - 1) + sb ** 2 / (len(lb) - 1))
     se = math.sqrt(se2)
     d = mb - ma
@@ -206,20 +219,20 @@ def log_ratio_welch(baseline: Sequence[float], variant: Sequence[float], level: 
         return CannotJudge(TOO_WIDE)
     pooled = math.sqrt(((len(la) - 1) * va + (len(lb) - 1) * vb) / (len(la) + len(lb) - 2))
     return RatioEstimate(math.exp(d), math.exp(d - half), math.exp(d + half), level, t_sf2(d / se, df), d / se,
-                         df, pooled, (len(la), len(lb)))
+                         df, pooled, (len(la), len(lb)), (math.exp(ma), math.exp(mb)))
 
 
 def log_ratio_paired(log_diffs: Sequence[float], level: float = 0.95) -> RatioEstimate | CannotJudge:
     """One-sample t-test and CI on paired log differences (variant minus baseline within one block of turns)."""
     if len(log_diffs) < 2:
-        return CannotJudge("fewer than 2 complete blocks of turns")
+        return CannotJudge("few-blocks")
     if any(not math.isfinite(x) for x in log_diffs):
-        return CannotJudge("a turn has a value that is not a finite positive number")
+        return CannotJudge("turn-not-positive")
     if any(abs(x) > MAX_LOG_DIFF for x in log_diffs):  # no difference of two doubles' logs: sums would overflow
         return CannotJudge(TOO_WIDE)
     m, v = _mean_var(log_diffs)
     if v <= 0.0 or v < 1e-24 * max(1.0, m * m):
-        return CannotJudge("no turn-to-turn variance (identical differences), so the noise cannot be estimated")
+        return CannotJudge("no-turn-variance")
     df = len(log_diffs) - 1.0
     se = math.sqrt(v / len(log_diffs))
     half = t_ppf(0.5 + level / 2.0, df) * se

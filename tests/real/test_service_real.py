@@ -14,8 +14,9 @@ from iosched.core.experiment.compare import ComparePlan
 from iosched.core.experiment.control import Control
 from iosched.core.experiment.events import Event, RunEnded
 from iosched.core.experiment.local_plan import TargetRequest
-from iosched.core.experiment.service import ResultFile
 from iosched.core.load.jobs import CATALOG
+from iosched.core.present.result_file import ResultFile
+from iosched.core.present.sentences import interim_lines
 from iosched.core.settings.device_lock import DeviceBusy, load_lock
 
 from conftest import Loop, need_real
@@ -42,7 +43,8 @@ def test_a_cancelled_experiment_is_an_outcome_with_its_finished_runs(loopdev: Lo
     assert outcome.finished_runs == 4 and outcome.doc.judgement is not None  # judged, not thrown away
     assert outcome.saved == save and json.loads(save.read_text())["status"] == "cancelled"
     ends = [e for e in events if isinstance(e, RunEnded)]
-    assert ends[-1].lines and "interim" in ends[-1].lines[0]  # the interim estimates ride on the event
+    standing = ends[-1].standing  # where it stands rides on the event, said by core/present
+    assert standing is not None and "interim" in interim_lines(standing)[0]
     assert loopdev.current() == loopdev.initial_scheduler
 
 

@@ -11,7 +11,7 @@ from test_tui_jobs import select, wait_until
 from textual.widgets import Button, Input, Select, Static
 from tui_support import SteppedSampler, populated_tree, screen_text
 
-from iosched.core.experiment.service import ResultFile
+from iosched.core.present.result_file import ResultFile
 from iosched.tui import advise_screen
 from iosched.tui.advise_screen import AdviseScreen
 from iosched.tui.app import IoschedApp

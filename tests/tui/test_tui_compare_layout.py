@@ -126,11 +126,11 @@ async def test_the_verdict_replaces_the_interim_lines_and_fits(tmp_path, size):
         doc = judged_doc(labels)
         # What action_start sets up before the worker runs, then the worker's events.
         screen.query_one("ProgressBar").update(total=len(doc.runs), progress=0)
-        verdict = RunningVerdict(labels)  # as the experiment service keeps it: each run-end carries its lines
+        verdict = RunningVerdict(labels)  # as the experiment service keeps it: each run-end carries where it stands
         screen.running = True
         for r in doc.runs:
             verdict.add(r)
-            screen.post_message(ExperimentEvent(RunEnded(r.index, 0, r.variant, r, tuple(verdict.lines()))))
+            screen.post_message(ExperimentEvent(RunEnded(r.index, 0, r.variant, r, standing=verdict.standing())))
             await pilot.pause()
             if r.index == 6:
                 assert "so far: interim, 2 runs per variant: " in flat(rows(app))

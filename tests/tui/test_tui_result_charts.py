@@ -11,6 +11,7 @@ from textual.app import App, ComposeResult
 
 from iosched.core.documents.document import MatrixDoc
 from iosched.core.documents.saved import read_matrix
+from iosched.core.statistics.matrix_judge import judge_matrix
 from iosched.tui.result_charts import ResultChart, ResultCharts
 
 SAVED = Path(__file__).resolve().parents[1] / "data" / "saved"  # written by `compare --save` on a loop device
@@ -27,7 +28,7 @@ def doc_with_bins() -> MatrixDoc:
 class ChartsApp(App[None]):
     def __init__(self, doc: MatrixDoc) -> None:
         super().__init__()
-        self.doc = doc
+        self.doc = replace(doc, judgement=judge_matrix(doc))  # a result is shown judged: its charts read that
 
     def compose(self) -> ComposeResult:
         yield ResultCharts(self.doc)

@@ -37,8 +37,8 @@ def test_a_saved_file_reports_as_before(path: Path, flag: str) -> None:
 
 
 # The fields a judgement gained after these files were recorded: a comparison's and a matrix cell's, a judgement's.
-ADDED_TO_COMPARISON = ("interval", "interval_level", "family", "rank")
-ADDED_TO_JUDGEMENT = ("run_groups", "detectable")
+ADDED_TO_COMPARISON = ("interval", "interval_level", "family", "rank", "planning", "geomean")
+ADDED_TO_JUDGEMENT = ("run_groups", "detectable", "planning", "left_out")
 
 
 def without_added(x: Any) -> Any:

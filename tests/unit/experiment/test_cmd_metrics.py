@@ -14,6 +14,7 @@ from iosched.core.base.errors import BadInput
 from iosched.core.documents.saved import read_experiment
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metric, parse_cmd_metrics, read_figures
 from iosched.core.present.report import runs_csv, text_report
+from iosched.core.present.worded import worded_judgement
 from iosched.core.statistics.verdict import judge
 
 from conftest import one_sentence_exit_2
@@ -110,7 +111,8 @@ def _doc(better: str | None = "higher") -> dict:
 
 
 def _judged(doc: dict, alpha: float, metric: str | None) -> dict:
-    return encode(judge(read_experiment(doc, "x.json"), alpha, metric))
+    read = read_experiment(doc, "x.json")
+    return encode(worded_judgement(read, judge(read, alpha, metric)))  # with its words, as --json has them
 
 
 def test_the_verdict_says_better_or_worse_when_told_which_way_is_better():

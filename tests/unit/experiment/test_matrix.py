@@ -199,7 +199,8 @@ def test_every_cell_reaches_json_and_csv():
     wls = ["a", "b"]
     vals = {(w, v): [100.0 + i + (v == "bfq") * 3 for i in range(3)] for w in wls for v in ("none", "bfq")}
     j = judged(fake_matrix(vals, wls, ["none", "bfq"]))
-    rows = matrix_csv(judge_matrix(fake_matrix(vals, wls, ["none", "bfq"]))).splitlines()
+    doc = fake_matrix(vals, wls, ["none", "bfq"])
+    rows = matrix_csv(doc, judge_matrix(doc)).splitlines()
     assert rows[0].split(",")[: len(CSV_FIELDS)] == CSV_FIELDS and len(rows) == 5
     cell = json.loads(json.dumps(j))["cells"][3]
     assert {"metric", "baseline", "variant", "ratio", "ci95", "p_value", "p_adjusted", "significant",

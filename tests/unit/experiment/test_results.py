@@ -24,8 +24,8 @@ from iosched.core.experiment.results import (
     save_result,
     saved_matrices,
 )
-from iosched.core.experiment.service import ResultFile
 from iosched.core.load.jobs import resolve_jobs
+from iosched.core.present.result_file import ResultFile
 
 from conftest import run_cli
 from fixtree import FixTree
@@ -152,7 +152,7 @@ def test_nesting_too_deep_for_the_decoder_is_bad_input_not_a_traceback(tmp_path)
 
 
 def test_the_tui_writes_no_file_until_a_run_has_finished(tmp_path):
-    from iosched.core.experiment.service import ResultFile
+    from iosched.core.present.result_file import ResultFile
 
     result = ResultFile.new_in(tmp_path / "results", "sdb", "matrix")
     assert result.path is not None and result.error == ""

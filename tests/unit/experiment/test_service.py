@@ -9,8 +9,9 @@ from pathlib import Path
 
 import iosched.cli
 import iosched.tui
-from iosched.core.experiment import alternation, local_plan, matrix, service
+from iosched.core.experiment import alternation, local_plan, matrix
 from iosched.core.fleet import fleet_matrix, fleet_plan
+from iosched.core.present import result_file
 
 # What only the service (and the plans it runs) may call: the one slot loop and its executors, on this machine or on
 # a fleet's hosts, saving, locking a result file, putting a device back.
@@ -48,5 +49,5 @@ def test_the_front_ends_reach_experiments_only_through_the_service():
                for names in imported_names(fleet_plan).values())
     assert any("run_job" in names for names in imported_names(fleet_matrix).values())
     assert any(p.endswith("fleet.py") for p in cli) and any(p.endswith("fleet_matrix.py") for p in cli)
-    # Nor does any of them save a result itself: the service's one saver (ResultFile) does.
-    assert any("save_result" in names for names in imported_names(service).values())
+    # Nor does any of them save a result itself: the one saver (ResultFile, the service's Saver) does.
+    assert any("save_result" in names for names in imported_names(result_file).values())

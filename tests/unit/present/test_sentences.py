@@ -12,7 +12,7 @@ import random
 import re
 from dataclasses import replace
 
-from doc_support import experiment_doc, matrix_doc
+from doc_support import experiment_doc, matrix_doc, run_doc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -210,3 +210,22 @@ def test_every_line_of_a_judged_matrix_holds_the_rule(doc):
             assert c.significant == (not c.interval[0] <= 1.0 <= c.interval[1]), c
     for line in matrix_text(doc, j).splitlines():
         no_nothing_beside_an_interval_without_no_change(line)
+
+
+def test_an_interim_interval_too_wide_to_draw_says_so():
+    """"so far: bfq -53% (-100 to +157449023876870880)" (#48 item 2): an interval past ×100 either way is not a
+    number a reader can use, on the live line as on the run lines."""
+    from iosched.core.present.sentences import interim_lines, interim_words
+    from iosched.core.statistics.verdict import RunningVerdict
+
+    rv = RunningVerdict(["none", "bfq"])
+    for label, x in (("none", 100.0), ("bfq", 1.0), ("none", 101.0), ("bfq", 90.0)):
+        rv.add(run_doc({"variant": label, "metrics": {"iops": x}}))
+    standing = rv.standing()
+    (estimate,) = standing.estimates
+    assert estimate.high is not None and estimate.high > 1e6  # two runs a side this far apart: an absurd interval
+    (line,) = interim_lines(standing)
+    assert line.endswith("(95% CI too wide to say yet)") and line.startswith("interim, 2 runs per variant: bfq vs")
+    words = interim_words(standing)
+    assert words.startswith("so far: bfq -") and words.endswith("(too wide to say yet)")
+    assert not re.search(r"\d{5}", line + words)

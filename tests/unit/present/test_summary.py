@@ -14,14 +14,17 @@ BUSY = [f"busy machine: another iosched loads loop{k} (pid {100 + k}, matrix) du
         "with this experiment's" for k in range(1, 5)]
 
 
-def _doc(notes: list[str]):
+def _raw(notes: list[str] | None = None) -> dict:
     runs = [{"index": i, "variant": lb, "metrics": {"iops": x, "clat_p99_us": 900.0 * (1 + i / 50)}}
             for i, (lb, x) in enumerate([("none", 100e3), ("bfq", 70e3), ("bfq", 72e3), ("none", 103e3),
                                          ("none", 98e3), ("bfq", 69e3)])]
-    doc = experiment_doc({"variants": [{"label": "none"}, {"label": "bfq"}], "runs": runs, "repeat": 3,
-                          "order": [r["variant"] for r in runs], "kind": "compare", "notes": notes,
-                          "device": {"name": "loop0"}, "kernel": "6.18",
-                          "workload": {"job": {"name": "randread-q16t2"}}})
+    return {"variants": [{"label": "none"}, {"label": "bfq"}], "runs": runs, "repeat": 3,
+            "order": [r["variant"] for r in runs], "kind": "compare", "notes": notes or [],
+            "device": {"name": "loop0"}, "kernel": "6.18", "workload": {"job": {"name": "randread-q16t2"}}}
+
+
+def _doc(notes: list[str]):
+    doc = experiment_doc(_raw(notes))
     return replace(doc, judgement=judge(doc))
 
 
@@ -53,3 +56,15 @@ def test_the_summary_shows_the_rank_check_only_where_a_test_finds_something():
     assert rank_words(quiet).endswith("the two point opposite ways")
     loud = comp(["rank test only", "opposite directions"])
     assert rank_words(loud, directions=False).startswith("mq-deadline vs none by ranks: +0.7% (Hodges-Lehmann)")
+
+
+def test_a_startups_heading_names_its_background_once():
+    """"py42 beside seq-writers-1 under seq-writers-1" named the load twice (#48 item 9)."""
+    doc = _doc([])
+    background = {"name": "seq-writers-1", "group": "flood", "description": "", "writes": True, "options": {}}
+    workload = {"job": {"name": "py42 beside seq-writers-1"}, "background": background}
+    startup = replace(doc, workload=experiment_doc({**_raw(), "workload": workload}).workload)
+    assert summary_lines(startup, doc.judgement)[0].startswith("py42 beside seq-writers-1 on loop0, kernel 6.18:")
+    cmd = replace(doc, workload=experiment_doc({**_raw(), "workload": {"cmd": "make", **workload}}).workload)
+    cmd = replace(cmd, workload=replace(cmd.workload, job=None))
+    assert summary_lines(cmd, doc.judgement)[0].startswith("cmd: make under seq-writers-1 on loop0")

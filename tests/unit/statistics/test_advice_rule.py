@@ -12,6 +12,15 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from iosched.core.advice.decision import goal_doc
+from iosched.core.present.advice_words import (
+    exclusion_words,
+    goal_lines,
+    mde_words,
+    the_rule,
+    tradeoff_words,
+    worded_goal,
+)
 from iosched.core.statistics.advice_rule import (
     Cost,
     Estimate,
@@ -20,10 +29,8 @@ from iosched.core.statistics.advice_rule import (
     decide,
     drop_at_look,
     estimates_of,
-    goal_lines,
     goal_mde,
     higher_is_better,
-    mde_words,
     not_within,
     smallest_effect,
 )
@@ -113,6 +120,11 @@ def test_the_order_of_the_estimates_does_not_matter(evs, rnd):
     assert [g.recommended for g in decide(evs).goals] == [g.recommended for g in decide(shuffled).goals]
 
 
+def said(g):
+    """A goal's answer as its document holds it, with its words (core/present/advice_words.py)."""
+    return worded_goal(goal_doc(g), g)
+
+
 def test_keep_what_you_have_names_the_smallest_effect():
     ev = GoalEvidence("throughput", "iops", "none", (est("bfq", 1.03, 0.98, 1.08), est("kyber", 0.99, 0.95, 1.03)),
                       8)
@@ -120,7 +132,7 @@ def test_keep_what_you_have_names_the_smallest_effect():
     assert g.keep and g.estimate.variant == "bfq"
     mde = smallest_effect(0.05, 8, 0.05 / 2)
     assert g.smallest_effect == pytest.approx(math.expm1(mde))
-    lines = goal_lines(g)
+    lines = goal_lines(said(g))
     assert lines[0] == (f"throughput: keep what you have (none): no candidate beat it by the smallest effect this "
                         f"experiment could see in IOPS, {math.expm1(mde):.0%}")
     assert lines[1] == "  closest: bfq, IOPS +3.0% (−2.0% to +8.0%)"
@@ -139,9 +151,9 @@ def test_the_trade_off_in_one_sentence():
     thr = GoalEvidence("throughput", "iops", "mq-deadline",
                        (est("bfq", 0.97, 0.93, 1.01), est("kyber", 1.01, 0.98, 1.04)), 8)
     advice = decide([inter, thr])
-    assert advice.tradeoff() == ("bfq for interactive use: foreground p50 −95%, background MB/s −30%; "
-                                 "for throughput keep mq-deadline")
-    lines = goal_lines(advice.goals[0])
+    assert tradeoff_words([said(g) for g in advice.goals]) == (
+        "bfq for interactive use: foreground p50 −95%, background MB/s −30%; for throughput keep mq-deadline")
+    lines = goal_lines(said(advice.goals[0]))
     assert lines[0].startswith("interactive use: bfq, foreground p50 −95% (−97% to −90%) against mq-deadline")
     assert lines[1] == "  its cost: background MB/s −30% (−40% to −20%)"
 
@@ -153,14 +165,16 @@ def test_a_winner_shown_much_worse_on_another_goal_is_left_out():
                        (est("fast", 1.40, 1.25, 1.55), est("balanced", 1.02, 0.97, 1.07)), 8)
     g = decide([thr, lat], Rule(margin=0.10)).goals[0]
     assert g.recommended == "balanced"
-    assert g.excluded[0][0] == "fast" and "not shown within 10% of the best" in g.excluded[0][1]
+    assert g.excluded[0][0] == "fast" and "not shown within 10% of the best" in exclusion_words(g.excluded[0][1])
+    assert said(g).excluded[0] == ("fast", exclusion_words(g.excluded[0][1]))
     assert decide([thr]).goals[0].recommended == "fast"  # alone, throughput has no other goal to answer to
 
 
 def test_cannot_judge_is_noted_and_never_recommended():
     ev = GoalEvidence("throughput", "iops", "none", (Estimate("bfq", None, None, None, None, None, 1, "one run"),), 8)
     g = decide([ev]).goals[0]
-    assert g.keep and g.smallest_effect is None and g.notes == ("bfq: cannot judge (one run)",)
+    assert g.keep and g.smallest_effect is None and g.unjudged == (("bfq", "one run"),)
+    assert said(g).notes == ["bfq: cannot judge (one run)"]
 
 
 def test_smallest_effect_is_the_80_percent_power_point():
@@ -195,7 +209,7 @@ def test_estimates_of_a_judge_carry_holm_and_its_intervals():
 
 
 def test_the_rule_is_stated_in_words():
-    text = "\n".join(Rule(alpha=0.05, margin=0.1).lines())
+    text = "\n".join(the_rule(Rule(alpha=0.05, margin=0.1)))
     assert "fixed before the first run" in text and "keep what you have" in text and "within 10%" in text
 
 
@@ -209,7 +223,7 @@ def test_simulated_runner_keeps_when_nothing_is_better_and_finds_a_clear_winner(
     assert sum(s.advice.goals[0].recommended == "b" for s in found) >= 27
     worse = [SimulatedGoal("latency", "clat_p99_us", {"slow": 2.0, "same": 1.0})]
     dropped = simulate_advice(rng, worse, 0.05, 12)
-    assert dropped.dropped == ("latency: slow",) and dropped.runs < 3 * 12  # it left at the first look
+    assert dropped.dropped == (("latency", "slow"),) and dropped.runs < 3 * 12  # it left at the first look
 
 
 def test_the_smallest_effect_is_said_as_the_metric_moves():

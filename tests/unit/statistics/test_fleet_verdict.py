@@ -21,6 +21,8 @@ from iosched.core.base.encode import encode
 from iosched.core.documents.document import SequentialDoc
 from iosched.core.documents.saved import read_fleet, read_fleet_matrix
 from iosched.core.experiment.variants import plan_order
+from iosched.core.present.sentences import pooled_sentence
+from iosched.core.present.worded import worded_fleet_matrix, worded_pooled
 from iosched.core.statistics import fleet_verdict
 from iosched.core.statistics.fleet_verdict import (
     fleet_pooled,
@@ -81,8 +83,9 @@ def test_the_variants_of_a_fleet_are_holm_corrected_together():
     out = hosts_pooled(hosts, 0.05, None)
     assert [row.p_adjusted for row in out.pooled] == pytest.approx(holm(numbers.p_values))
     assert [row.p_value for row in out.pooled] == pytest.approx(numbers.p_values)
-    assert out.correction == "Holm-corrected over the variants" and [h.host for h in out.hosts] == ["db0", "db1",
-                                                                                                      "db2"]
+    said = worded_pooled(out, dict(hosts))
+    assert said.correction == "Holm-corrected over the variants" and [h.host for h in out.hosts] == ["db0", "db1",
+                                                                                                       "db2"]
     # Other p-values given: those are the ones judged, with the words of their correction.
     given = pooled_verdict(numbers, 0.05, [0.5, 0.01, 0.9], "over something else")
     assert [row.p_adjusted for row in given.pooled] == [0.5, 0.01, 0.9] and given.correction == "over something else"
@@ -93,15 +96,18 @@ def test_the_variants_of_a_fleet_are_holm_corrected_together():
 
 
 def test_ratios_beyond_a_floats_range_are_not_pooled_and_said_so():
-    with pytest.raises(ValueError, match="too far apart"):
+    with pytest.raises(ValueError, match="hosts-apart"):  # a reason code: its words, present's
         pool([HostEffect("a", 60.0, 1.0), HostEffect("b", -60.0, 1.0)])
     docs = []
     for h, f in (("a", 60.0), ("b", -60.0)):
         runs = [{"index": i, "variant": v, "metrics": {"iops": 1e30 * math.exp(f * (v == "bfq") + 0.01 * i)}}
                 for i, v in enumerate(["none", "bfq", "bfq", "none"] * 2)]
         docs.append((h, compare_doc(["none", "bfq"], runs)))
-    (row,) = hosts_pooled(docs, 0.05, "iops").pooled
-    assert row.sentence == "bfq vs none: the hosts' ratios are too far apart to pool" and "why" not in encode(row)
+    pooled = hosts_pooled(docs, 0.05, "iops")
+    (row,) = pooled.pooled
+    assert row.sentence == "hosts-apart" and "why" not in encode(row)  # its reason, a code until it is worded
+    (said,) = worded_pooled(pooled, dict(docs)).pooled
+    assert said.sentence == "bfq vs none: the hosts' ratios are too far apart to pool"
 
 
 def host_until_verdict(rng: random.Random, plan: SequentialDoc, true: float, cv: float = 0.15):
@@ -148,13 +154,15 @@ def test_each_cell_is_pooled_over_its_hosts_and_corrected_over_the_whole_matrix(
     matrix = read_fleet_matrix(doc, "m.json")
     raw = [row.p_value for f in matrix.fleets for row in fleet_pooled(f, 0.05, None).pooled]
     fleets, out = matrix_pooled(matrix.fleets, 0.05, None)
-    assert out.cells == 3 and "3 pooled cells" in out.correction
+    said = worded_fleet_matrix(replace(matrix, fleets=fleets, pooled=out))
+    assert out.cells == 3 and said.pooled is not None and "3 pooled cells" in said.pooled.correction
     assert [v.p_adjusted for v in out.verdicts] == pytest.approx(holm(raw))
     assert [v.job for v in out.verdicts] == matrix.jobs
     for f, v in zip(fleets, out.verdicts, strict=True):  # each job's own lines say the same
         (row,) = f.pooled.pooled
         assert row.p_adjusted == v.p_adjusted and row.p_value == pytest.approx(raw[fleets.index(f)])
-        assert f.pooled.correction == out.correction
+    for f in said.fleets:
+        assert f.pooled is not None and f.pooled.correction == said.pooled.correction
     assert out.verdicts[0].p_adjusted > raw[0]  # three cells cost each its share
 
 
@@ -183,7 +191,9 @@ def test_a_matrix_none_of_whose_cells_could_be_pooled_says_so():
     matrix = read_fleet_matrix(saved("fleet_matrix"), "m.json")
     alone = [replace(f, hosts=f.hosts[:1]) for f in matrix.fleets]  # one host each: nothing to pool
     fleets, out = matrix_pooled(alone, 0.05, None)
-    assert out.cells == 0 and out.verdicts == [] and out.correction == "no cell of the matrix could be pooled"
+    said = worded_fleet_matrix(replace(matrix, fleets=fleets, pooled=out)).pooled
+    assert out.cells == 0 and out.verdicts == [] and said is not None
+    assert said.correction == "no cell of the matrix could be pooled"
     assert all(f.pooled is None for f in fleets)
 
 
@@ -206,10 +216,13 @@ def test_a_cell_significant_alone_but_not_once_corrected_says_so():
     hosts = (HostEffect("db1", -0.4, 0.1), HostEffect("db2", -0.35, 0.1))
     p = Pooled(0.68, 0.47, 0.97, 0.04, 1, 0.0, 0.0, 0.2, hosts)
     row = pooled_row(p, "none", "bfq", "iops", 0.09, 0.05)
+
+    def said(r):
+        return pooled_sentence(r, "iops", "none", 0.05, 2)
+
     # Its interval (0.47-0.97) leaves out no change: the words say it is before correction, not "no difference".
-    assert not row.significant and "no significant difference" not in row.sentence
-    assert row.sentence.startswith("bfq vs none over the hosts: -32% before correcting for the other comparisons "
-                                   "(95% CI -53% to -3.0%); not significant after, adjusted p=0.09 (alone p=0.04)")
+    assert not row.significant and "no significant difference" not in said(row)
+    assert said(row).startswith("bfq vs none over the hosts: -32% before correcting for 2 comparisons "
+                                "(95% CI -53% to -3.0%); not significant after, adjusted p=0.09")
     p = Pooled(0.9, 0.7, 1.2, 0.3, 1, 0.0, 0.0, 0.2, hosts)
-    assert "no significant difference over the hosts" in pooled_row(p, "none", "bfq", "iops", 0.6, 0.05).sentence
-    assert "alone" not in pooled_row(p, "none", "bfq", "iops", 0.04, 0.05).sentence  # significant: no aside
+    assert "no significant difference over the hosts" in said(pooled_row(p, "none", "bfq", "iops", 0.6, 0.05))

@@ -14,7 +14,7 @@ from matrix_support import judged as judge_matrix
 
 from iosched.core.documents.document import MatrixDoc, MatrixRunDoc, MatrixSequentialDoc
 from iosched.core.experiment.matrix import simulate_matrix as simulate
-from iosched.core.statistics.matrix_judge import primaries
+from iosched.core.statistics.judge import primaries
 from iosched.core.statistics.matrix_sequential import State, matrix_sequential_plan, state
 from iosched.core.statistics.sequential import pocock_level, quantile_level
 

@@ -7,7 +7,8 @@ from doc_support import experiment_doc
 
 from iosched.core.base.encode import encode
 from iosched.core.documents.document import ExperimentDoc
-from iosched.core.statistics.planning import pilot_noise, plan, plan_lines, seconds_per_run
+from iosched.core.present.sentences import pilot_lines as plan_lines
+from iosched.core.statistics.planning import pilot_noise, plan, seconds_per_run
 from iosched.core.statistics.stats import runs_needed
 
 

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from iosched.core.base.encode import encode
 from iosched.core.experiment.variants import plan_order
 from iosched.core.present.report import runs_csv, text_report
-from iosched.core.statistics.verdict import RunningVerdict, judge, relative_text, sequential_plan
+from iosched.core.present.sentences import interim_lines, relative_text
+from iosched.core.present.worded import worded_judgement
+from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
 
 
 def doc_with(iops: dict[str, list[float]], invalid: int | None = None) -> dict:
@@ -31,7 +33,8 @@ def doc_with(iops: dict[str, list[float]], invalid: int | None = None) -> dict:
 
 def _judge(doc: dict, *args) -> dict:
     """The verdict of a document a test wrote, as its JSON."""
-    return encode(judge(experiment_doc(doc), *args))
+    d = experiment_doc(doc)
+    return encode(worded_judgement(d, judge(d, *args)))  # with its words, as --json has them
 
 
 def _report(doc: dict, **kwargs) -> str:
@@ -96,10 +99,10 @@ def test_interim_lines_never_claim_significance_in_fixed_n_mode():
     rv = RunningVerdict(["none", "bfq"])
     for label, x in (("none", 100.0), ("bfq", 70.0), ("bfq", 71.0)):
         rv.add(run_doc({"variant": label, "metrics": {"iops": x}, "index": 0}))
-    assert rv.lines() == []  # not yet two runs a side
+    assert interim_lines(rv.standing()) == []  # not yet two runs a side
     for label, x in (("none", 101.0), ("none", 99.0), ("bfq", 70.5)):
         rv.add(run_doc({"variant": label, "metrics": {"iops": x}}))
-    (line,) = rv.lines()
+    (line,) = interim_lines(rv.standing())
     assert line.startswith("interim, 3 runs per variant: bfq vs none IOPS -29% (95% CI -31% to -28%)")
     assert "significant" not in line and not rv.decided
 
@@ -115,9 +118,9 @@ def test_sequential_stops_only_at_a_planned_look():
         if rv.should_stop(run_doc({"variant": ["none", "bfq"][a], "metrics": {"iops": x}})):
             stopped = i + 1
             break
-        assert all("significant" not in line for line in rv.lines())
+        assert all("significant" not in line for line in interim_lines(rv.standing()))
     assert stopped == 8 and rv.decided_at == 4  # the first look: 4 runs a side
-    line, stop = rv.lines()
+    line, stop = interim_lines(rv.standing())
     assert line.startswith("bfq: 30% fewer IOPS than none")
     assert stop == "boundary crossed at 4 runs per variant: stopping"
 

@@ -17,6 +17,7 @@ from scipy.stats import ttest_ind
 from iosched.core.base.encode import encode
 from iosched.core.documents.document import SequentialDoc
 from iosched.core.experiment.variants import alternation_order, plan_order
+from iosched.core.present.worded import worded_judgement
 from iosched.core.statistics.verdict import RunningVerdict, sequential_plan
 from iosched.core.statistics.verdict import judge as judge_doc
 
@@ -40,7 +41,8 @@ def batch_doc(rng: random.Random, arms: int, n: int, cv: float = 0.15, ratio: fl
 def judge(doc: dict, alpha: float, planning: bool = True) -> dict:
     """The verdict of a document written here (without what the test notes in it), as its JSON."""
     mine = {k: v for k, v in doc.items() if k != "stopped_at"}
-    return encode(judge_doc(experiment_doc(mine), alpha, planning=planning))
+    doc = experiment_doc(mine)
+    return encode(worded_judgement(doc, judge_doc(doc, alpha, planning=planning)))  # with its words, as --json
 
 
 def any_significant(verdict: dict) -> bool:
