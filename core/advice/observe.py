@@ -102,9 +102,10 @@ def _live(pid: int, root: str | Path) -> bool:
 
 
 def _by_iosched(e: JournalEntry, root: str | Path, what: str) -> SetBy:
-    who = (f"a running iosched (pid {e.pid})" if _live(e.pid, root) else
-           f"an iosched that has ended (pid {e.pid}; `iosched restore` puts back {e.original})")
-    return SetBy("iosched", f"{who} changed {what} from {e.original}", "journal")
+    if _live(e.pid, root):
+        return SetBy("iosched", f"a running iosched (pid {e.pid}), which changed {what} from {e.original}", "journal")
+    return SetBy("iosched", f"an iosched that has ended (pid {e.pid}), which changed {what} from {e.original}: "
+                            f"`iosched restore` puts back {e.original}", "journal")
 
 
 def _scheduler_set_by(current: str | None, journal: dict[str, JournalEntry], tuned: TunedState,

@@ -58,10 +58,17 @@ class WorkloadSummary:
         depth = "deep" if self.depth_p95 >= 16 else "shallow" if self.depth_p95 <= 2 else "moderate"
         return f"{mix}, {pattern}, {depth} queue (p95 depth {self.depth_p95})"
 
+    def mix_words(self) -> str:
+        """"84% reads, 16% writes": the two shares add up to 100 as printed."""
+        if not self.reads + self.writes:
+            return "no reads or writes"
+        reads = round(100 * self.read_share)
+        return f"{reads}% reads, {100 - reads}% writes"
+
     def lines(self) -> list[str]:
         out = [f"workload over {self.duration_s:.0f} s: {self.kind()}",
-               f"  {self.requests} requests ({self.iops:.0f}/s, {self.mb_s:.1f} MB/s): {self.read_share:.0%} reads "
-               f"of reads and writes" + (f", {self.flushes} flushes" if self.flushes else "")
+               f"  {self.requests} requests ({self.iops:.0f}/s, {self.mb_s:.1f} MB/s): {self.mix_words()}"
+               + (f", {self.flushes} flushes" if self.flushes else "")
                + (f", {self.discards} discards" if self.discards else "")]
         sizes = [f"{what} typically {human_size(size)}, {seq:.0%} sequential" for what, size, seq in
                  (("reads", self.read_size, self.sequential_reads), ("writes", self.write_size,

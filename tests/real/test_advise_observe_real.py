@@ -24,10 +24,10 @@ def test_a_fresh_loop_device_has_the_kernels_default_then_iosched_switches_it(lo
         switch_scheduler(loopdev.name, "bfq")
         obs = observe(loopdev.name)
         assert obs.scheduler == "bfq" and obs.set_by.kind == "iosched"
-        assert f"a running iosched (pid {os.getpid()}) changed it from none" == obs.set_by.words
+        assert f"a running iosched (pid {os.getpid()}), which changed it from none" == obs.set_by.words
         assert any(t.name == "slice_idle" and not t.changed for t in obs.tunables)  # bfq's own default
-        assert observation_lines(obs)[0] == (f"{loopdev.name}: bfq, set by a running iosched (pid {os.getpid()}) "
-                                             "changed it from none")
+        assert observation_lines(obs)[0] == (f"{loopdev.name}: bfq, set by a running iosched (pid {os.getpid()}), "
+                                             "which changed it from none")
     finally:
         restore()
     assert loopdev.current() == "none"

@@ -78,6 +78,9 @@ def test_iosched_changed_it_live_or_gone(tree, private_journal):
     (tree.root / "proc" / str(os.getpid())).mkdir()
     obs = observe("sda", tree.root)
     assert obs.set_by.kind == "iosched" and f"a running iosched (pid {os.getpid()})" in obs.set_by.words
+    # one sentence: "set by a running iosched (pid N) changed it from …" read as two (#48 item 9)
+    assert observation_lines(obs)[0] == (f"sda: kyber, set by a running iosched (pid {os.getpid()}), which changed "
+                                         "it from mq-deadline")
     assert obs.journal[0].live and obs.journal[0].original == "mq-deadline"
     journal(private_journal, JournalEntry("sda", "queue/scheduler", "mq-deadline", maj_min="8:0", pid=999_999))
     obs = observe("sda", tree.root)

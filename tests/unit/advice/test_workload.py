@@ -50,6 +50,7 @@ def test_summary_of_a_capture(tmp_path):
     assert s.kind() == "mixed read/write, partly sequential, moderate queue (p95 depth 8)"
     lines = s.lines()
     assert lines[0] == "workload over 10 s: mixed read/write, partly sequential, moderate queue (p95 depth 8)"
+    assert lines[1].endswith(": 75% reads, 25% writes")  # not "75% reads of reads and writes" (#48 item 9)
     assert "reads typically 4.0K, 0% sequential; writes typically 128.0K, 99% sequential" in lines[2]
     assert any("postgres (42) 2.9M/s" in line for line in lines)
     assert any("3 requests were lost" in line for line in lines)
