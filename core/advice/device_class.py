@@ -8,6 +8,7 @@ an HDD, an NVMe drive or a SCSI disk with a queue depth.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,18 +69,10 @@ class DeviceClass:
 
     def stack_words(self) -> list[str]:
         """How it is stacked, a phrase each (empty for a plain disk)."""
-        out = []
-        if self.backing_file:
-            out.append(f"backed by {self.backing_file}")
-        if self.sits_on:
-            out.append(f"built on {', '.join(self.sits_on)}")
-        if self.holders:
-            out.append(f"under {', '.join(self.holders)}")
-        if self.partitions:
-            out.append(f"partitions {', '.join(self.partitions)}")
-        if self.mountpoints:
-            out.append(f"mounted at {', '.join(self.mountpoints)}")
-        return out
+        phrases: tuple[tuple[str, Sequence[str]], ...] = (
+            ("backed by", [self.backing_file] if self.backing_file else []), ("built on", self.sits_on),
+            ("under", self.holders), ("partitions", self.partitions), ("mounted at", self.mountpoints))
+        return [f"{what} {', '.join(names)}" for what, names in phrases if names]
 
 
 def _kind(dev: DeviceDoc) -> str:

@@ -142,6 +142,13 @@ def _open(path: str | Path) -> BinaryIO:
 _decode = json.JSONDecoder().decode
 
 
+def _kind_of(obj: object) -> tuple[dict[str, Any], object]:
+    """A line's object and its kind ("t"); TypeError, said as any field of the wrong kind, for one not an object."""
+    if not isinstance(obj, dict):
+        raise TypeError("a line that is not an object")
+    return obj, obj.get("t")
+
+
 def _lines(f: BinaryIO, path: str | Path, line_no: int, stop: int | None = None, only: bytes | None = None
            ) -> Iterator[tuple[int, int, int, object]]:
     """(offset, end, line number, parsed JSON) of each non-empty line from where ``f`` stands; None for a
@@ -339,9 +346,7 @@ class Cursor:
             if obj is None:
                 break
             try:
-                if not isinstance(obj, dict):  # said as any field of the wrong kind
-                    raise TypeError("a line that is not an object")
-                kind = obj.get("t")
+                obj, kind = _kind_of(obj)
                 if kind == "s":
                     if self.index >= self.rec.count:
                         break
@@ -427,9 +432,7 @@ def scan(path: str | Path, progress: Callable[[int, int, Recording], None] | Non
                 rec.truncated = True
                 break
             try:
-                if not isinstance(obj, dict):  # said as any field of the wrong kind
-                    raise TypeError("a line that is not an object")
-                kind = obj.get("t")
+                obj, kind = _kind_of(obj)
                 if kind == "s":
                     if not obj.keys() <= _SAMPLE_KEYS:
                         raise _Damaged("holds a key no sample line holds")

@@ -119,11 +119,7 @@ class CaptureRun:
         dev = read_device(self.device, self.root)
         if dev is None:
             raise BadInput(f"{self.device} is not a whole-disk block device")
-        try:
-            check_privileges(self.root)
-            loader = check_program(self.root)
-        except (TracingUnavailable, ProgramUnavailable) as e:
-            raise CaptureFailed(f"cannot capture: {e} (capture needs the CO-RE tracer; bpftrace cannot)") from None
+        loader = ready_tracer(self.root)
         check_output(self.out)
         major, minor = (int(x) for x in dev.maj_min.split(":"))
         return loader, dev, kernel_dev(major, minor)
@@ -257,3 +253,13 @@ class CaptureRun:
             self.stop("duration")
         elif writer.written >= self.max_bytes:
             self.stop("max-size")
+
+
+def ready_tracer(root: str | Path) -> Path:
+    """The CO-RE tracer's loader, its privileges checked: a capture's and a command's capture's first step;
+    CaptureFailed, one sentence, where it cannot run."""
+    try:
+        check_privileges(root)
+        return check_program(root)
+    except (TracingUnavailable, ProgramUnavailable) as e:
+        raise CaptureFailed(f"cannot capture: {e} (capture needs the CO-RE tracer; bpftrace cannot)") from None

@@ -48,10 +48,15 @@ from iosched.core.load.fio import dies_with_us
 from iosched.core.load.iolog import CaptureDoc, CaptureWriter, CommandDoc, Ended
 from iosched.core.settings.cmd_cgroup import CmdCgroup, close_cmd_cgroup, open_cmd_cgroup
 from iosched.core.settings.writes import drop_caches
-from iosched.core.trace.capture import CaptureFailed, CaptureProgress, CaptureResult, CaptureRun, check_output
+from iosched.core.trace.capture import (
+    CaptureFailed,
+    CaptureProgress,
+    CaptureResult,
+    CaptureRun,
+    check_output,
+    ready_tracer,
+)
 from iosched.core.trace.parse import kernel_dev
-from iosched.core.trace.program import ProgramUnavailable, check_program
-from iosched.core.trace.tracer import TracingUnavailable, check_privileges
 
 READY_S = 10.0  # how long the command's wrapper may take to join its cgroup and reach the gate
 WATCH_S = 0.1  # how often the watcher looks for a stop while the command runs
@@ -108,11 +113,7 @@ class CmdCaptureRun(CaptureRun):
                                "own): name one of those, or no disk to capture them all")
             major, minor = (int(x) for x in found.maj_min.split(":"))
             devt = kernel_dev(major, minor)
-        try:
-            check_privileges(self.root)
-            loader = check_program(self.root)
-        except (TracingUnavailable, ProgramUnavailable) as e:
-            raise CaptureFailed(f"cannot capture: {e} (capture needs the CO-RE tracer; bpftrace cannot)") from None
+        loader = ready_tracer(self.root)
         check_output(self.out)
         return loader, devt
 
