@@ -151,22 +151,6 @@ def test_nesting_too_deep_for_the_decoder_is_bad_input_not_a_traceback(tmp_path)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "Traceback" not in r.stderr
 
 
-def test_the_tui_writes_no_file_until_a_run_has_finished(tmp_path):
-    from iosched.core.present.result_file import ResultFile
-
-    result = ResultFile.new_in(tmp_path / "results", "sdb", "matrix")
-    assert result.path is not None and result.error == ""
-    result.save({"kind": "matrix", "runs": []}, empty=True)  # cancelled before the first run ended: nothing to keep
-    assert not result.path.exists()
-    result.save({"kind": "matrix", "runs": [{"slot": 0}]})
-    result.save({"kind": "matrix", "runs": []}, empty=True)  # an existing file is kept up to date, even when emptied
-    assert json.loads(result.path.read_text())["runs"] == []
-    (tmp_path / "file").write_text("")
-    unwritable = ResultFile.new_in(tmp_path / "file" / "results", "sdb", "matrix")
-    assert unwritable.path is None and unwritable.error.startswith(f"{tmp_path / 'file' / 'results'}: ")
-    unwritable.save({"runs": [1]})  # says nothing more, raises nothing
-
-
 def test_one_iosched_at_a_time_goes_on_with_a_saved_matrix(tmp_path):
     tree = FixTree(tmp_path / "root")
     tree.add_disk("sdb", "8:16")

@@ -1,21 +1,17 @@
 """A document's sentence fields are written once, by the one writer (core/present/worded.py): a judgement fresh from
 the judges holds numbers and reason codes only; worded, every field is filled from them, the same sentences the text
-pages print; a judgement read back from a file keeps the words it was saved with; and a saved file
-(core/present/result_file.py) holds them."""
+pages print (a saved file holds them and reads back with them: test_result_file.py)."""
 
 from __future__ import annotations
 
-import json
 import random
 from dataclasses import replace
 
 from doc_support import experiment_doc, matrix_doc
 
-from iosched.core.documents.saved import read_experiment
 from iosched.core.present.matrix import matrix_text
 from iosched.core.present.report import text_report
-from iosched.core.present.result_file import ResultFile
-from iosched.core.present.worded import worded, worded_json
+from iosched.core.present.worded import worded
 from iosched.core.statistics.matrix_judge import judge_matrix
 from iosched.core.statistics.verdict import judge
 
@@ -43,18 +39,6 @@ def test_a_fresh_judgement_holds_numbers_and_worded_it_holds_the_pages_sentences
         c for c in doc.judgement.comparisons if c.primary).ratio  # the numbers as they were
     assert primary.verdict in text_report(doc, doc.judgement, details=True)  # the one writer, on the page too
     assert worded(said) == said
-
-
-def test_a_saved_judgement_reads_back_with_its_words(tmp_path):
-    doc = _compare()
-    path = tmp_path / "c.json"
-    saver = ResultFile(path)
-    saver.save(doc)
-    saved = json.loads(path.read_text())
-    assert saved["judgement"]["method"].startswith("Welch")  # the file holds the sentences
-    assert saved == json.loads(json.dumps(worded_json(doc)))
-    back = read_experiment(saved, path)
-    assert worded(back) == back  # read back: worded once, as it was written
 
 
 def test_a_matrix_cells_and_summary_are_worded_as_its_page_prints_them():
