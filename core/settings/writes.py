@@ -30,8 +30,17 @@ from pathlib import Path
 
 from iosched.core.base.errors import BadInput, DeviceGone, IoschedError, NotPermitted, WriteNotApplied, shown
 from iosched.core.base.outfile import remove_file, write_file
+from iosched.core.kernel.modules import MODULE_NAME
 from iosched.core.kernel.processes import process_start, running
-from iosched.core.kernel.sysfs import check_device_name, parse_scheduler, read_attr, read_int
+from iosched.core.kernel.sysfs import (
+    MOVED_TO_QUEUE,
+    check_device_name,
+    parse_scheduler,
+    read_attr,
+    read_int,
+    scheduler_tunables,
+    tunable_home,
+)
 from iosched.core.settings.device_lock import restoring
 from iosched.core.settings.journal import Journal, JournalEntry, PendingWrite, default_run_dir, new_entry
 from iosched.core.settings.owners import Owner
@@ -63,15 +72,15 @@ _MEANS_DEFAULT = {("queue/wbt_lat_usec", "-1")}
 def _check_attr(attr: str) -> None:
     if attr == "queue/scheduler" or _TUNABLE.match(attr):
         return
-    if attr.startswith("queue/") and attr[6:] in QUEUE_KNOBS:
+    if attr.startswith("queue/") and (attr[6:] in QUEUE_KNOBS or attr[6:] in MOVED_TO_QUEUE):
         return
     raise BadInput(f"{attr} is not a setting iosched changes")
 
 
 def is_tunable(attr: str) -> bool:
-    """Whether ``attr`` is a scheduler's tunable: it belongs to the scheduler that ran when it was journaled, and a
-    switch resets it."""
-    return attr.startswith("queue/iosched/")
+    """Whether ``attr`` is a scheduler's tunable, wherever the kernel keeps it: it belongs to the scheduler that ran
+    when it was journaled, and a switch resets it."""
+    return attr.startswith("queue/iosched/") or attr.removeprefix("queue/") in MOVED_TO_QUEUE
 
 
 def _current_value(path: Path, attr: str) -> str | None:
@@ -296,6 +305,7 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
     if not _VALUE.match(value):
         raise BadInput(f"value {shown(value)} is not a plain token")
     write_deadline(attr)  # a bad deadline is refused before anything is journaled
+    attr = tunable_home(sysdir, attr)
     path = sysdir / attr
     journal = journal or Journal(default_run_dir(root))
     stuck: WriteStuck | None = None
@@ -364,9 +374,8 @@ def _journal_reset_by_switch(entries: dict[str, JournalEntry], device: str, sysd
     """A switch resets the old scheduler's tunables and nr_requests: journal them too, so that a restore
     brings back hand-tuned values, not just the scheduler's name."""
     identity = _identity(sysdir)
-    values = {f"queue/iosched/{p.name}": read_attr(p) for p in sorted((sysdir / "queue/iosched").glob("*"))}
-    for attr, value in values.items():
-        if value is not None and f"{device}/{attr}" not in entries:
+    for attr, value in scheduler_tunables(sysdir).items():
+        if f"{device}/{attr}" not in entries:
             entries[f"{device}/{attr}"] = new_entry(device, attr, value, scheduler=sched, **identity)
     nr = read_attr(sysdir / "queue/nr_requests")
     if nr is not None and f"{device}/queue/nr_requests" not in entries:
@@ -398,7 +407,8 @@ def _same_device(entry: JournalEntry, sysdir: Path) -> str | None:
 
 
 def _order(entry: JournalEntry) -> int:
-    # The scheduler first (a switch resets nr_requests and iosched/*), then knobs, then tunables.
+    # The scheduler first (a switch resets nr_requests and iosched/*), then knobs, then tunables (a moved one too:
+    # the kernel scales queue/async_depth with nr_requests).
     if entry.attr == "queue/scheduler":
         return 0
     return 2 if is_tunable(entry.attr) else 1
@@ -495,7 +505,7 @@ def _restore_one(entry: JournalEntry, root: str | Path, dry_run: bool) -> Restor
     why = _same_device(entry, sysdir)
     if why:
         return out("replaced", detail=f"another device now has this name ({why}); left alone")
-    attr = entry.attr
+    attr = tunable_home(sysdir, entry.attr)  # a moved tunable is put back where this kernel keeps it
     path = sysdir / attr
     if entry.scheduler is not None:
         sched = _current_value(sysdir / "queue/scheduler", "queue/scheduler")
@@ -518,6 +528,38 @@ def _restore_one(entry: JournalEntry, root: str | Path, dry_run: bool) -> Restor
     if after != entry.original:
         return out("failed", after, f"still reads {after!r}")
     return out("restored", current)
+
+
+MODPROBE = "modprobe"
+
+
+def load_module(module: str) -> None:
+    """``modprobe MODULE`` within the write deadline: a scheduler the kernel has not loaded (core/kernel/modules.py
+    names its module). Not journaled: loading changes no device's setting, and a scheduler's module cannot be taken
+    out while a device runs it; `iosched restore` leaves it loaded. A modprobe that does not end in time is left to
+    the kernel like a stuck write."""
+    if not MODULE_NAME.match(module):
+        raise BadInput(f"{shown(module)} is not a module name")
+    deadline = write_deadline("module")
+    try:
+        proc = subprocess.Popen([MODPROBE, "--", module], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        raise IoschedError(f"cannot run {MODPROBE} to load {module}: {e.strerror}") from e
+    try:
+        _, err = proc.communicate(timeout=deadline)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            proc.kill()
+        _WRITER.left.append(proc)
+        raise IoschedError(f"`{MODPROBE} {module}` has not ended within {deadline:g} s; it is left to the kernel and "
+                           "not run again") from None
+    if proc.returncode == 0:
+        return
+    said = " ".join(err.decode(errors="replace").split())[:200]
+    if os.geteuid() != 0:
+        raise NotPermitted(f"loading {module} needs root: run as root")
+    raise IoschedError(f"`{MODPROBE} {module}` failed{': ' + said if said else ''}")
 
 
 def drop_caches(root: str | Path = "/") -> None:
