@@ -7,6 +7,7 @@ comes back as a clear error, and a value it stores as something else is put back
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from iosched.core.settings.scheduler import available_schedulers, read_knobs, re
 from iosched.core.settings.writes import QUEUE_KNOBS, WriteResult, is_tunable, write_attr
 
 BIG = 2**31 - 1
+_WHOLE = re.compile(r"^-?[0-9]{1,20}$")
 # Milliseconds the kernel keeps in jiffies read back through an int: at HZ below 1000 values near BIG round up
 # past it and read back negative (2147483647 reads -2147483648 at HZ=250). Whole seconds below BIG are safe
 # at every HZ.
@@ -193,10 +195,9 @@ def _check_pairs(pairs: list[tuple[str, str]], current: str, present: set[str], 
         else:
             names = sorted(present) + sorted(QUEUE_KNOBS)
             raise BadInput(f"{owner} has no setting {key!r}; settings: {', '.join(names)}")
-        try:
-            number = int(value)
-        except ValueError:
-            raise BadInput(f"{key} takes an integer, not {value!r}") from None
+        if not _WHOLE.match(value):  # int() would also take " 5", "1_000" and other scripts' digits
+            raise BadInput(f"{key} takes an integer, not {value!r}")
+        number = int(value)
         if info is not None and not info.low <= number <= info.high:
             raise BadInput(f"{key} must lie between {info.low} and {info.high}{' ' + info.unit if info.unit else ''}")
 

@@ -7,7 +7,11 @@ kernel would (a switch's folder, nr_requests and queue/ tunables reset)."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from iosched.core.base.errors import BadInput, UnknownScheduler
 from iosched.core.documents.params import parse_variants
@@ -209,3 +213,40 @@ def test_a_variant_puts_async_depth_and_an_out_of_tree_schedulers_settings_in_pl
     assert available_schedulers("sda", tree.root)[0] == "mq-deadline"
     assert value(tree, layout.async_depth_attr()) == "256"
     assert {o.status for o in restore(tree.root)} <= {"unchanged", "skipped"}  # nothing left to put back
+
+
+_name = st.text(st.sampled_from("abcz09_-./ \n["), min_size=1, max_size=12)
+_value = st.one_of(st.integers(-(2**70), 2**70).map(str), st.text(max_size=12))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(_name, _value), max_size=3))
+def test_any_setting_of_an_out_of_tree_scheduler_is_one_sentence_or_written_as_given(tree, monkeypatch, pairs):
+    if not (tree.root / "sys/block/sda").exists():
+        add_kernel_disk(tree, "sda", "8:0", LAYOUTS["6.18"], "adios", ALL)
+        kernel_writes(monkeypatch, tree, LAYOUTS["6.18"])
+    before = {p.name: p.read_bytes() for p in (tree.root / "sys/block/sda/queue/iosched").iterdir()}
+    try:
+        results = apply("sda", pairs, tree.root)
+    except BadInput:
+        now = {p.name: p.read_bytes() for p in (tree.root / "sys/block/sda/queue/iosched").iterdir()}
+        assert now == before  # refused: nothing changed
+        return
+    for r in results:  # taken: a setting of its folder, a whole number, written where it lives
+        assert r.attr.startswith("queue/") and ".." not in r.attr and r.new.lstrip("-").isdigit()
+    restore(tree.root)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.dictionaries(st.text(st.sampled_from("abz09_-. "), min_size=1, max_size=10), st.text(max_size=30),
+                       max_size=6))
+def test_only_whole_numbers_under_plain_names_are_an_unknown_schedulers_tunables(tmp_path_factory, files):
+    tree = FixTree(tmp_path_factory.mktemp("root"))
+    add_kernel_disk(tree, "sda", "8:0", LAYOUTS["next"], "kpp", ("none", "kpp"))
+    folder = tree.root / "sys/block/sda/queue/iosched"
+    folder.mkdir(exist_ok=True)
+    for name, text in files.items():
+        if name not in (".", ".."):
+            (folder / name).write_text(text)
+    for name, text in read_tunables("sda", tree.root).items():
+        assert re.fullmatch(r"[a-z0-9_]{1,40}", name) and re.fullmatch(r"-?[0-9]{1,20}", text)
