@@ -54,7 +54,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 
 def cmd_set(args: argparse.Namespace) -> int:
-    r = switch_scheduler(args.device, args.scheduler, root=args.root)
+    r = switch_scheduler(args.device, args.scheduler, root=args.root, load=args.load_module)
     if r.old == r.new:
         print(f"{r.device}: already {r.new}")
     else:
@@ -196,7 +196,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("set", help="switch a device's IO scheduler")
     s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
-    s.add_argument("scheduler", help="one of the device's available schedulers")
+    s.add_argument("scheduler", help="one of the device's available schedulers (any the kernel lists)")
+    s.add_argument("--load-module", action="store_true",
+                   help="a scheduler the kernel has not loaded: load its installed module first (modprobe)")
     s.set_defaults(func=cmd_set)
 
     s = sub.add_parser("restore", help="put back every scheduler and setting iosched changed")

@@ -79,8 +79,8 @@ class CompareForm(Vertical):
         self.demo = demo  # `iosched demo`'s sandbox: its contention job preset, until a verdict
 
     def compose(self) -> ComposeResult:
-        other = next((s for s in ("bfq", "mq-deadline", "kyber", "none") if s != self.current
-                      and s in self.available), None)
+        other = next((s for s in ("bfq", "mq-deadline", "kyber", "none", *self.available) if s != self.current
+                      and s in self.available), None)  # one outside the four when the device lists no other
         picks = {self.current, other}
         first = (DEMO_FIRST,) if self.demo else ()
         jobs = [(DEMO_STARTUP_LABEL, DEMO_STARTUP)] if self.demo else []

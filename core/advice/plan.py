@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal
 
 from iosched.core.advice.device_class import DeviceClass
-from iosched.core.advice.tunings import Tuning, class_tunings, non_default
+from iosched.core.advice.tunings import Tuning, class_tunings, defaults_why, non_default
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.metrics import metric_label, split_metric
 from iosched.core.documents.params import Variant
@@ -176,7 +176,7 @@ def candidates_for(dev: DeviceClass, schedulers: tuple[str, ...] | list[str], ba
     for s in schedulers:
         if (s, ()) not in seen:
             seen.add((s, ()))
-            out.append(Candidate(Variant(s, s), "the scheduler with its defaults", None, goals, 1_000))
+            out.append(Candidate(Variant(s, s), defaults_why(s), None, goals, 1_000))
     tunings: list[Tuning] = class_tunings(dev, schedulers)
     for t in tunings:
         key = (t.scheduler, tuple(sorted(t.settings)))

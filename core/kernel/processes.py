@@ -55,6 +55,15 @@ def process_start(pid: int) -> int | None:
     return parse_start(text) if text is not None else None
 
 
+def running(pid: int, start: int | None) -> bool:
+    """Whether process ``pid``, started at ``start`` (None: whenever), is still running: neither gone, nor a zombie
+    waiting to be reaped, nor another process that got its pid."""
+    fields = stat_fields(read_stat(pid) or "")
+    if fields is None or fields[0] in ("Z", "X", "x"):
+        return False
+    return start is None or _number(fields, 22) == start
+
+
 def all_pids() -> list[int]:
     try:
         return [int(n) for n in os.listdir("/proc") if n.isascii() and n.isdigit()]

@@ -147,3 +147,16 @@ def test_the_printed_plan_says_time_tests_and_changes():
     assert "on the device: d0's scheduler switches among mq-deadline, bfq, kyber, none" in text
     assert "put back to mq-deadline (journaled)" in text
     assert "the interactive use test writes there" in text
+
+
+def test_a_scheduler_outside_the_four_is_a_candidate_like_the_others():
+    offered = (*ALL, "adios")
+    plan = plan_advice("d0", device(), "adios", offered, {"lat_target_read": "1000000"}, GOALS)
+    assert plan.baseline.label == "adios"  # its defaults unknown: what it has now, as it is
+    assert "adios" not in labels(plan) and {"none", "mq-deadline", "kyber", "bfq"} <= set(labels(plan))
+    away = plan_advice("d0", device(), "none", offered, {}, GOALS)
+    (cand,) = [c for c in away.candidates if c.variant.label == "adios"]
+    assert cand.why.startswith("the scheduler with its defaults (not in the mainline kernel: tested as it comes")
+    assert cand.goals == GOALS and not cand.tuning
+    assert any(line.startswith("  candidate adios: the scheduler with its defaults (not in the mainline")
+               for line in plan_lines(away))
