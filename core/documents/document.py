@@ -17,17 +17,21 @@ into them by core/base/decode.py (core/documents/saved.py): a list field's ``"it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from iosched.core.base.figures import FIGURE
+from iosched.core.base.figures import FIGURE, figure_fault
 from iosched.core.base.schema import NON_FINITE, JsonObject, Keywords, Schema, json_schema
 from iosched.core.documents.schema_version import SCHEMA_VERSION
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.live.recording_lines import RecordingLine
 from iosched.core.load.iolog import CaptureDoc
 from iosched.core.load.replay_lag import ReplayLag
+from iosched.core.load.replay_latency import ReplayLatency
 from iosched.core.load.startup_timing import StartupTiming
 from iosched.core.settings.journal import JournalFile
+
+if TYPE_CHECKING:
+    from iosched.core.trace.runs import TraceWindow
 
 Status = Literal["running", "interim", "final", "cancelled"]
 Count = Annotated[int, Keywords(minimum=0)]
@@ -51,9 +55,9 @@ def _run_order(outer: tuple[Any, ...]) -> tuple[str, ...]:
     """A run's keys in its writer's order: a turn of a live alternation says why it is invalid last."""
     if outer and isinstance(outer[-1], AlternationDoc):
         return ("index", "variant", "start", "end", "valid", "config", "metrics", "fio", "invalid_reason", "trace",
-                "replay", "startup")
+                "replay", "latency", "startup")
     return ("index", "variant", "start", "end", "valid", "invalid_reason", "config", "metrics", "fio", "replay",
-            "trace", "startup")
+            "latency", "trace", "startup")
 
 
 def _baseline_cell(cell: CellDoc, outer: tuple[Any, ...]) -> bool:
@@ -196,14 +200,50 @@ class MatrixSequentialDoc:
 Bucket = tuple[Count, Count, Count]  # a log2 histogram's non-empty bucket: low µs, high µs (exclusive), count
 
 
+def _in_range(x: float | None) -> float | None:
+    """A traced figure, or None when it is not one a run may keep (core/base/figures.py)."""
+    return x if x is not None and figure_fault(x) is None else None
+
+
+@dataclass(frozen=True, kw_only=True)
+class TraceProcessDoc:
+    """One process's requests on the device over a run (its pid and command when they began)."""
+
+    pid: Count
+    comm: Annotated[str, Keywords(maxLength=16)]
+    ios: Count
+    bytes: Count = field(metadata={"doc": "data moved (a discard's range is not)"})
+    total_mean_us: Figure | None = field(metadata={"doc": "from its histogram's bucket midpoints"})
+    total_p50_us: Figure | None
+    total_p99_us: Figure | None
+
+
 @dataclass(frozen=True, kw_only=True)
 class TraceDoc:
-    """A run's block-layer histograms (`--trace`)."""
+    """A run's block-layer histograms (`--trace`, and every timed replay)."""
 
     ios: Count
     sched_us: list[Bucket]
     device_us: list[Bucket]
     total_us: list[Bucket]
+    read_mean_us: Figure | None = field(default=None, metadata={
+        "doc": "reads' mean total time, exact: the interval iostat's r_await averages", "absent": True})
+    write_mean_us: Figure | None = field(default=None, metadata={"doc": "writes' (w_await)", "absent": True})
+    processes: list[TraceProcessDoc] | None = field(default=None, metadata={
+        "doc": "the run's busiest processes on the device (16 at most), most requests first", "absent": True,
+        "item": "traced process"})
+
+    @staticmethod
+    def of(window: TraceWindow) -> TraceDoc:
+        """A run's trace window (core/trace/runs.py) as its saved trace."""
+        return TraceDoc(ios=window.ios, sched_us=window.sched_us, device_us=window.device_us,
+                        total_us=window.total_us, read_mean_us=_in_range(window.read_mean_us),
+                        write_mean_us=_in_range(window.write_mean_us),
+                        processes=[TraceProcessDoc(pid=p.pid, comm=p.comm[:16], ios=p.ios, bytes=p.bytes,
+                                                   total_mean_us=_in_range(p.total_mean_us),
+                                                   total_p50_us=_in_range(p.total_p50_us),
+                                                   total_p99_us=_in_range(p.total_p99_us))
+                                   for p in window.processes] or None)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -224,6 +264,9 @@ class RunDoc:
     replay: ReplayLag | None = field(default=None, metadata={
         "doc": "a timed replay's run: how far it fell behind the capture's timing (also its metric replay_lag_s); "
                "past bound_s the run is invalid", "absent": True})
+    latency: ReplayLatency | None = field(default=None, metadata={
+        "doc": "a replay's run: its latency in the block layer against fio's (fio's figures left out past the share "
+               "rule) and against the device's own await", "absent": True})
     startup: StartupTiming | None = field(default=None, metadata={
         "doc": "a start-up's run (--startup): its time (also its metric startup_s), its time alone and its cap; "
                "one over the cap is counted at the cap", "absent": True})
@@ -239,7 +282,7 @@ class MatrixRunDoc(RunDoc):
     workload: str = field(metadata={"doc": "the name of its job"})
 
     JSON_ORDER: ClassVar[Any] = ("index", "variant", "start", "end", "valid", "invalid_reason", "config", "metrics",
-                                 "fio", "replay", "trace", "startup", "slot", "workload")
+                                 "fio", "replay", "latency", "trace", "startup", "slot", "workload")
 
 
 # --- the judgement ------------------------------------------------------------------------------------------------

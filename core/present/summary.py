@@ -25,6 +25,7 @@ from iosched.core.documents.document import (
 )
 from iosched.core.documents.metrics import ROLE_WORDS, metric_label, metric_words, roles_of, split_metric
 from iosched.core.load.replay_lag import seconds_text
+from iosched.core.load.replay_latency import latency_note
 from iosched.core.present.sentences import (
     better_way,
     comparison_sentence,
@@ -352,10 +353,11 @@ def _twins(a: str, b: str) -> bool:
 
 def note_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     """What matters to the verdict beside it: a busy machine, invalid runs, an unbalanced order, a timed replay that
-    fell behind, one line each."""
+    fell behind, what a replay's latency is, one line each."""
     notes = [n for n in judgement.notes if not n.startswith(PLANNING_NOTES)]
     timing = replay_timing(doc)
-    said = list(dict.fromkeys([*([timing] if timing else []), *notes, *doc.notes]))
+    below = latency_note([r.latency for r in doc.runs if r.latency is not None])  # a replay's latency, and fio's
+    said = list(dict.fromkeys([*([timing] if timing else []), *([below] if below else []), *notes, *doc.notes]))
     busy = [n for n in said if n.startswith("busy machine")]
     if len(busy) > 1:  # one is the point (the runs vary with another load); which loads, --details lists
         said = [n for n in said if n not in busy[1:]]

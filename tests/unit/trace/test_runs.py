@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from iosched.core.trace.histograms import Log2Hist
-from iosched.core.trace.parse import DeviceLatency, OpLatency, TraceSample
+from iosched.core.trace.parse import DeviceLatency, OpLatency, ProcessIO, TraceSample
 from iosched.core.trace.runs import window
 
 
@@ -29,3 +31,21 @@ def test_window_takes_the_samples_of_the_run_and_its_last_completions():
 def test_window_without_the_device_is_none():
     assert window([sample(10.5, 0)], "loop9", 10.0, 11.0) is None
     assert window([], "loop3", 10.0, 11.0) is None
+
+
+def test_window_has_the_block_layers_percentiles_each_operations_mean_and_each_process():
+    def with_procs(end: float) -> TraceSample:
+        s = sample(end, 10)
+        read = s.devices["loop3"].ops["read"]
+        write = OpLatency(10, 10 * 65536, Log2Hist(), Log2Hist(), Log2Hist.from_values([3000] * 10), 10 * 3_000_000)
+        procs = (ProcessIO("loop3", 40, "fio", 100, 100 * 4096, Log2Hist.from_values([250] * 100)),
+                 ProcessIO("loop3", 41, "fio", 10, 10 * 65536, Log2Hist.from_values([3000] * 10)),
+                 ProcessIO("loop9", 42, "dd", 500, 500 * 4096, Log2Hist.from_values([5] * 500)))
+        return replace(s, devices={"loop3": DeviceLatency("loop3", {"read": read, "write": write})}, processes=procs)
+
+    got = window([with_procs(10.5), with_procs(11.0)], "loop3", 10.0, 11.0)
+    assert got is not None
+    assert 128 <= got.metrics["total_p50_us"] <= 256 and 2048 <= got.metrics["total_p99_us"] <= 4096
+    assert got.read_mean_us == pytest.approx(250.0) and got.write_mean_us == pytest.approx(3000.0)
+    assert [(p.pid, p.ios, p.bytes) for p in got.processes] == [(40, 200, 200 * 4096), (41, 20, 20 * 65536)]
+    assert 128 <= got.processes[0].total_p50_us <= 256 and got.processes[0].total_mean_us == pytest.approx(192.0)
