@@ -46,7 +46,7 @@ class ReplayUnderFlood(ReplayJob):
     """A capture replayed at its timing as the foreground (fg, its role's figures as fg:…) beside the write flood
     (bg), on the raw device. Its timing is not held to the capture's: under a flood a request issued late is what
     the flood does to it, so neither the lag bound nor the request count makes a run invalid here. Its latency is
-    its own requests' in the block layer (``fg:total_p99_us``: the fio job that submitted them, told by its bytes)."""
+    its own requests' in the block layer (``fg:total_p99_us``: its reads, the flood writing only)."""
 
     flood_s: float = 10.0
 

@@ -31,7 +31,7 @@ from iosched.core.load.startup_timing import StartupTiming
 from iosched.core.settings.journal import JournalFile
 
 if TYPE_CHECKING:
-    from iosched.core.trace.runs import TraceWindow
+    from iosched.core.trace.runs import OpWindow, TraceWindow
 
 Status = Literal["running", "interim", "final", "cancelled"]
 Count = Annotated[int, Keywords(minimum=0)]
@@ -205,17 +205,21 @@ def _in_range(x: float | None) -> float | None:
     return x if x is not None and figure_fault(x) is None else None
 
 
-@dataclass(frozen=True, kw_only=True)
-class TraceProcessDoc:
-    """One process's requests on the device over a run (its pid and command when they began)."""
+def _op_doc(op: OpWindow | None) -> TraceOpDoc | None:
+    if op is None:
+        return None
+    return TraceOpDoc(ios=op.ios, mean_us=_in_range(op.mean_us), p50_us=_in_range(op.p50_us),
+                      p99_us=_in_range(op.p99_us))
 
-    pid: Count
-    comm: Annotated[str, Keywords(maxLength=16)]
+
+@dataclass(frozen=True, kw_only=True)
+class TraceOpDoc:
+    """One operation's requests over a run (reads or writes) and their total time in the block layer."""
+
     ios: Count
-    bytes: Count = field(metadata={"doc": "data moved (a discard's range is not)"})
-    total_mean_us: Figure | None = field(metadata={"doc": "from its histogram's bucket midpoints"})
-    total_p50_us: Figure | None
-    total_p99_us: Figure | None
+    mean_us: Figure | None = field(metadata={"doc": "exact: the interval iostat's r_await (w_await) averages"})
+    p50_us: Figure | None
+    p99_us: Figure | None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -226,24 +230,14 @@ class TraceDoc:
     sched_us: list[Bucket]
     device_us: list[Bucket]
     total_us: list[Bucket]
-    read_mean_us: Figure | None = field(default=None, metadata={
-        "doc": "reads' mean total time, exact: the interval iostat's r_await averages", "absent": True})
-    write_mean_us: Figure | None = field(default=None, metadata={"doc": "writes' (w_await)", "absent": True})
-    processes: list[TraceProcessDoc] | None = field(default=None, metadata={
-        "doc": "the run's busiest processes on the device (16 at most), most requests first", "absent": True,
-        "item": "traced process"})
+    reads: TraceOpDoc | None = field(default=None, metadata={"doc": "reads' total time", "absent": True})
+    writes: TraceOpDoc | None = field(default=None, metadata={"doc": "writes' total time", "absent": True})
 
     @staticmethod
     def of(window: TraceWindow) -> TraceDoc:
         """A run's trace window (core/trace/runs.py) as its saved trace."""
         return TraceDoc(ios=window.ios, sched_us=window.sched_us, device_us=window.device_us,
-                        total_us=window.total_us, read_mean_us=_in_range(window.read_mean_us),
-                        write_mean_us=_in_range(window.write_mean_us),
-                        processes=[TraceProcessDoc(pid=p.pid, comm=p.comm[:16], ios=p.ios, bytes=p.bytes,
-                                                   total_mean_us=_in_range(p.total_mean_us),
-                                                   total_p50_us=_in_range(p.total_p50_us),
-                                                   total_p99_us=_in_range(p.total_p99_us))
-                                   for p in window.processes] or None)
+                        total_us=window.total_us, reads=_op_doc(window.reads), writes=_op_doc(window.writes))
 
 
 @dataclass(frozen=True, kw_only=True)

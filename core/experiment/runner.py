@@ -331,7 +331,7 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
                 if tracer is not None:
                     run = _add_trace(run, tracer, kept)
                 if isinstance(workload.job, ReplayJob):  # its latency: its requests' below fio, in the block layer
-                    run = replace(run, **workload.job.below_fio(run.metrics, run.trace, run.fio))
+                    run = replace(run, **workload.job.below_fio(run.metrics, run.trace))
                 run = replace(run, start=run.start - t_origin, end=run.end - t_origin)
                 kept.update(runs=[*kept.doc.runs, run])
                 done = stop is not None and stop(run)

@@ -99,14 +99,13 @@ class ReplayJob(JobFile):
         """Whether its runs need the block layer traced: a timed replay is judged on its latency there."""
         return self.mode == "timed"
 
-    def below_fio(self, metrics: dict[str, float | None], trace: RunTrace | None,
-                  fio: dict[str, Any] | None) -> dict[str, Any]:
+    def below_fio(self, metrics: dict[str, float | None], trace: RunTrace | None) -> dict[str, Any]:
         """What a run of it becomes with its latency the block layer's: its ``metrics`` (fio's latency left out past
         the share rule) and its ``latency`` record (core/load/replay_latency.py); nothing for a fast replay run
         untraced (judged on throughput)."""
         if trace is None and not self.traced:
             return {}
-        figures, latency = checked(metrics, trace, fio, self.role)
+        figures, latency = checked(metrics, trace, self.role)
         return {"metrics": figures, "latency": latency}
 
     @property

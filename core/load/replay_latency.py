@@ -10,9 +10,9 @@ block layer completed in well under a millisecond.
 So a replay's latency is the block layer's: the tracer (core/trace/runs.py, started for every timed replay) times
 each request from where the kernel starts accounting it, as diskstats does, to its completion: ``total_mean_us``
 (exact), ``total_p50_us`` and ``total_p99_us`` (log2 histograms, interpolated within a bucket). A replay beside a
-flood (roles fg and bg) takes its own requests' figures from the process that submitted them, the fio job whose
-bytes are the foreground's (``fg:total_*``; its mean from the histogram's midpoints). A timed replay is judged on
-``JUDGED``.
+write flood (roles fg and bg) is told apart by its reads, the flood writing only: the block layer's reads are the
+foreground's (``fg:total_*``; fio runs every job as a thread of one process, so no process tells them apart). A
+capture without reads has no such figure beside a flood. A timed replay is judged on ``JUDGED``.
 
 Two checks, every run (``checked``):
 
@@ -20,9 +20,10 @@ Two checks, every run (``checked``):
   (``engine_share``). Past ``MAX_ENGINE_SHARE`` fio's latency figures are left out of the run, its ``latency`` record
   saying why: a figure that is mostly fio's is never judged, nor shown as the device's. A run whose block-layer
   figure is missing (tracing stopped) keeps none of fio's either: there is nothing to check them against.
-- **the device's own await**: the block layer's mean of reads against iostat's r_await (writes: w_await), from
-  diskstats over the same run. Both time the same requests over the same span, so figures more than
-  ``AWAIT_FACTOR`` apart mean the tracer missed requests: the block layer's figures are left out too.
+- **the device's own await**: the block layer's mean of reads against iostat's r_await (without reads: writes
+  against w_await), from diskstats over the same run. Both time the same requests over the same span, so figures
+  more than ``AWAIT_FACTOR`` apart mean the tracer missed requests: the block layer's figures are left out too, and
+  fio's with them.
 
 Pure: figures in, figures out.
 """
@@ -32,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Protocol
+from typing import Annotated, Protocol
 
 from iosched.core.base.figures import FIGURE, figure_fault
 from iosched.core.base.schema import Keywords
@@ -42,36 +43,29 @@ AWAIT_FACTOR = 2.0  # the block layer's mean and the device's own await may diff
 JUDGED = "total_p99_us"  # what a timed replay is judged on: the block layer's p99
 FIO_FIGURES = ("clat_mean_us", "clat_p50_us", "clat_p99_us", "clat_p999_us")
 BLOCK_FIGURES = ("total_mean_us", "total_p50_us", "total_p99_us")
-MATCH_SHARE = 0.05  # a process's bytes within this share of a role's are that role's requests
 
 Figure = Annotated[float, FIGURE]
 Share = Annotated[float, Keywords(minimum=0, maximum=1)]
 
 
-class TracedProcess(Protocol):
-    """One process's requests over a run, as the run's trace keeps them (core/documents/document.py)."""
+class TracedOp(Protocol):
+    """One operation's requests over a run, as the run's trace keeps them (core/documents/document.py)."""
 
     @property
-    def pid(self) -> int: ...
+    def mean_us(self) -> float | None: ...
     @property
-    def bytes(self) -> int: ...
+    def p50_us(self) -> float | None: ...
     @property
-    def total_mean_us(self) -> float | None: ...
-    @property
-    def total_p50_us(self) -> float | None: ...
-    @property
-    def total_p99_us(self) -> float | None: ...
+    def p99_us(self) -> float | None: ...
 
 
 class RunTrace(Protocol):
-    """What ``checked`` reads of a run's trace: its reads' and writes' mean total time, and its processes."""
+    """What ``checked`` reads of a run's trace: its reads' and writes' total time."""
 
     @property
-    def read_mean_us(self) -> float | None: ...
+    def reads(self) -> TracedOp | None: ...
     @property
-    def write_mean_us(self) -> float | None: ...
-    @property
-    def processes(self) -> Sequence[TracedProcess] | None: ...
+    def writes(self) -> TracedOp | None: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -117,32 +111,6 @@ def awaits_agree(block_us: float, await_us: float, factor: float = AWAIT_FACTOR)
     return 1.0 / factor <= block_us / await_us <= factor
 
 
-def role_bytes(fio: Mapping[str, Any] | None, role: str) -> int | None:
-    """The bytes fio's job sections named ``role`` moved, from fio's JSON; None when it names none."""
-    jobs = fio.get("jobs") if isinstance(fio, Mapping) else None
-    if not isinstance(jobs, list):
-        return None
-    total, seen = 0, False
-    for job in jobs:
-        if not isinstance(job, Mapping) or job.get("jobname") != role:
-            continue
-        seen = True
-        for side in ("read", "write"):
-            got = job.get(side)
-            n = got.get("io_bytes") if isinstance(got, Mapping) else None
-            if isinstance(n, int) and not isinstance(n, bool) and 0 <= n < 1 << 62:
-                total += n
-    return total if seen else None
-
-
-def role_process(processes: Sequence[TracedProcess], want: int) -> TracedProcess | None:
-    """The one process whose bytes are ``want`` to within MATCH_SHARE; None when none is, or more than one."""
-    if want <= 0:
-        return None
-    near = [p for p in processes if abs(p.bytes - want) <= MATCH_SHARE * want]
-    return near[0] if len(near) == 1 else None
-
-
 def untraced_words(why: str) -> str:
     """Why a replay's latency cannot be measured here, in words: the block layer cannot be traced (``why``)."""
     return f"a replay's latency is its requests' in the block layer, not fio's, and the tracer cannot run here ({why})"
@@ -156,31 +124,31 @@ def _us(x: float) -> str:
     return f"{x / 1000:.2f} ms" if x >= 1000 else f"{x:.0f} µs"
 
 
-def checked(metrics: Mapping[str, float | None], trace: RunTrace | None, fio: Mapping[str, Any] | None,
-            role: str | None = None, max_share: float = MAX_ENGINE_SHARE,
+def checked(metrics: Mapping[str, float | None], trace: RunTrace | None, role: str | None = None,
+            max_share: float = MAX_ENGINE_SHARE,
             factor: float = AWAIT_FACTOR) -> tuple[dict[str, float | None], ReplayLatency]:
-    """A replay's run figures with its latency judged below fio: the block layer's figures (``role``'s, taken from
-    its process, for a replay beside a flood), fio's latency figures left out past the share rule, the block layer's
-    left out when they disagree with the device's own await; and the record of what was done and why."""
+    """A replay's run figures with its latency judged below fio: the block layer's figures (``role``'s, its reads,
+    for a replay beside a write flood), fio's latency figures left out past the share rule, the block layer's left out
+    when they disagree with the device's own await; and the record of what was done and why."""
     out = dict(metrics)
     prefix = f"{role}:" if role else ""
     notes: list[str] = []
     if role and trace is not None:
-        want = role_bytes(fio, role)
-        proc = role_process(trace.processes or (), want) if want is not None else None
-        if proc is not None:
-            for name in BLOCK_FIGURES:
-                if (value := _figure(getattr(proc, name))) is not None:
+        if trace.reads is not None:  # the flood only writes: the reads are the role's
+            for name, value in zip(BLOCK_FIGURES, (trace.reads.mean_us, trace.reads.p50_us, trace.reads.p99_us),
+                                   strict=True):
+                if (value := _figure(value)) is not None:
                     out[prefix + name] = value
         else:
-            notes.append(f"no one process submitted the {role} role's requests, so the block layer has no figure of "
-                         "its own for them")
+            notes.append(f"the {role} role read nothing, and its writes cannot be told from the flood's in the block "
+                         "layer, so it has no figure of its own there")
     block = out.get(prefix + "total_mean_us") if trace is not None else None
     reported = out.get(prefix + "clat_mean_us")
     # The device's own await against the block layer's mean of the same operation: reads where there are any.
-    await_ms, block_await = (metrics.get("dev_r_await"), trace.read_mean_us) if trace is not None else (None, None)
-    if trace is not None and not block_await:
-        await_ms, block_await = metrics.get("dev_w_await"), trace.write_mean_us
+    op, await_ms = (trace.reads, metrics.get("dev_r_await")) if trace is not None else (None, None)
+    if trace is not None and op is None:
+        op, await_ms = trace.writes, metrics.get("dev_w_await")
+    block_await = op.mean_us if op is not None else None
     await_us = await_ms * 1000.0 if await_ms is not None else None
     block_kept = block is not None
     if block_kept and block_await and await_us and not awaits_agree(block_await, await_us, factor):
@@ -197,8 +165,9 @@ def checked(metrics: Mapping[str, float | None], trace: RunTrace | None, fio: Ma
     else:
         fio_kept = reported is None  # nothing of fio's to leave out; else nothing to check it against
         if not fio_kept:
-            notes.append("without the block layer's figures fio's latency cannot be told from fio's own waiting: "
-                         "its latency figures are left out")
+            notes.append("fio's latency figures with them, nothing left to check them against" if block is not None
+                         else "without the block layer's figures fio's latency cannot be told from fio's own "
+                              "waiting: its latency figures are left out")
     if not block_kept:
         for name in BLOCK_FIGURES:
             out.pop(prefix + name, None)

@@ -1,8 +1,8 @@
 """Block-layer tracing over an experiment's runs: one tracer for the whole experiment, each run's window cut
 from its samples (time in the scheduler, device time, total time; bpftrace's own CPU with it, since tracing
 adds CPU per IO). Total time is queue-to-complete: from when the kernel starts accounting a request (as diskstats
-does) to its completion, what a request spent below the program that submitted it; per process too, the busiest
-first (a replay beside a flood tells its own requests by them: core/load/replay_latency.py)."""
+does) to its completion, what a request spent below the program that submitted it; reads' and writes' apart too,
+as iostat's r_await and w_await (a replay beside a write flood is told by its reads: core/load/replay_latency.py)."""
 
 from __future__ import annotations
 
@@ -17,23 +17,19 @@ from iosched.core.trace.tracer import Tracer, TracerStopped
 TRACE_INTERVAL = 0.5
 TRACE_METRICS = ("sched_p50_us", "sched_p99_us", "device_p50_us", "device_p99_us", "total_mean_us", "total_p50_us",
                  "total_p99_us", "tracer_cpu", "tracer_us_per_io")
-MAX_PROCESSES = 16  # a run's busiest processes on the device, kept with their figures
 
 
 Bucket = tuple[int, int, int]  # a log2 histogram's non-empty bucket: low µs, high µs (exclusive), count
 
 
-class ProcessWindow(NamedTuple):
-    """What one process submitted to the device over a run (pid and command at submission), and its requests' total
-    time: p50 and p99 from its log2 histogram, the mean from the buckets' midpoints (no exact sum per process)."""
+class OpWindow(NamedTuple):
+    """One operation's requests over a run and their total time: the mean exact (its sum is carried), p50 and p99
+    from its log2 histogram."""
 
-    pid: int
-    comm: str
     ios: int
-    bytes: int  # data moved (a discard's range is not)
-    total_mean_us: float | None
-    total_p50_us: float | None
-    total_p99_us: float | None
+    mean_us: float | None
+    p50_us: float | None
+    p99_us: float | None
 
 
 class TraceWindow(NamedTuple):
@@ -44,33 +40,22 @@ class TraceWindow(NamedTuple):
     sched_us: list[Bucket]
     device_us: list[Bucket]
     total_us: list[Bucket]
-    processes: tuple[ProcessWindow, ...] = ()  # the busiest MAX_PROCESSES, by requests
-    read_mean_us: float | None = None  # reads' mean total time, exact: what iostat's r_await averages
-    write_mean_us: float | None = None  # writes' (w_await)
+    reads: OpWindow | None = None  # what iostat's r_await averages
+    writes: OpWindow | None = None  # w_await's
 
 
 def _buckets(hist: Log2Hist) -> list[Bucket]:
     return [(low, high, count) for low, high, count in hist.rows()]
 
 
-def _processes(samples: list[TraceSample], device: str) -> tuple[ProcessWindow, ...]:
-    """Each process's requests on ``device`` over the samples, merged by pid; the busiest MAX_PROCESSES."""
-    got: dict[int, tuple[str, int, int, Log2Hist]] = {}
-    for s in samples:
-        for p in s.processes:
-            if p.device == device:
-                comm, ios, size, hist = got.get(p.pid, (p.comm, 0, 0, Log2Hist()))
-                got[p.pid] = (comm, ios + p.ios, size + p.bytes, hist + p.total)
-    busiest = sorted(got.items(), key=lambda kv: (-kv[1][1], kv[0]))[:MAX_PROCESSES]
-    return tuple(ProcessWindow(pid, comm, ios, size, hist.mean(), hist.percentile(0.5), hist.percentile(0.99))
-                 for pid, (comm, ios, size, hist) in busiest)
-
-
-def _op_mean(devs: list[DeviceLatency], op: str) -> float | None:
-    """One operation's mean total time over the samples, µs (exact: the sum is carried beside the histogram)."""
+def _op(devs: list[DeviceLatency], op: str) -> OpWindow | None:
+    """One operation's requests over the samples; None when there were none."""
     got = [d.ops[op] for d in devs if op in d.ops]
-    n = sum(o.total.total for o in got)
-    return sum(o.total_ns for o in got) / n / 1e3 if n else None
+    total = merge([o.total for o in got])
+    if not total.total:
+        return None
+    return OpWindow(sum(o.ios for o in got), sum(o.total_ns for o in got) / total.total / 1e3, total.percentile(0.5),
+                    total.percentile(0.99))
 
 
 def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> TraceWindow | None:
@@ -98,7 +83,7 @@ def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> Tra
         "tracer_us_per_io": sum(cost) / len(cost) if cost else None,
     }
     return TraceWindow(metrics, sum(d.ios for d in devs), _buckets(sched), _buckets(dev_t), _buckets(total),
-                       _processes(inside, device), _op_mean(devs, "read"), _op_mean(devs, "write"))
+                       _op(devs, "read"), _op(devs, "write"))
 
 
 class RunTracer:

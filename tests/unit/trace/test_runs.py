@@ -7,7 +7,7 @@ from dataclasses import replace
 import pytest
 
 from iosched.core.trace.histograms import Log2Hist
-from iosched.core.trace.parse import DeviceLatency, OpLatency, ProcessIO, TraceSample
+from iosched.core.trace.parse import DeviceLatency, OpLatency, TraceSample
 from iosched.core.trace.runs import window
 
 
@@ -33,19 +33,16 @@ def test_window_without_the_device_is_none():
     assert window([], "loop3", 10.0, 11.0) is None
 
 
-def test_window_has_the_block_layers_percentiles_each_operations_mean_and_each_process():
-    def with_procs(end: float) -> TraceSample:
+def test_window_has_the_block_layers_percentiles_and_each_operations_figures():
+    def with_writes(end: float) -> TraceSample:
         s = sample(end, 10)
         read = s.devices["loop3"].ops["read"]
         write = OpLatency(10, 10 * 65536, Log2Hist(), Log2Hist(), Log2Hist.from_values([3000] * 10), 10 * 3_000_000)
-        procs = (ProcessIO("loop3", 40, "fio", 100, 100 * 4096, Log2Hist.from_values([250] * 100)),
-                 ProcessIO("loop3", 41, "fio", 10, 10 * 65536, Log2Hist.from_values([3000] * 10)),
-                 ProcessIO("loop9", 42, "dd", 500, 500 * 4096, Log2Hist.from_values([5] * 500)))
-        return replace(s, devices={"loop3": DeviceLatency("loop3", {"read": read, "write": write})}, processes=procs)
+        return replace(s, devices={"loop3": DeviceLatency("loop3", {"read": read, "write": write})})
 
-    got = window([with_procs(10.5), with_procs(11.0)], "loop3", 10.0, 11.0)
-    assert got is not None
+    got = window([with_writes(10.5), with_writes(11.0)], "loop3", 10.0, 11.0)
+    assert got is not None and got.reads is not None and got.writes is not None
     assert 128 <= got.metrics["total_p50_us"] <= 256 and 2048 <= got.metrics["total_p99_us"] <= 4096
-    assert got.read_mean_us == pytest.approx(250.0) and got.write_mean_us == pytest.approx(3000.0)
-    assert [(p.pid, p.ios, p.bytes) for p in got.processes] == [(40, 200, 200 * 4096), (41, 20, 20 * 65536)]
-    assert 128 <= got.processes[0].total_p50_us <= 256 and got.processes[0].total_mean_us == pytest.approx(192.0)
+    assert got.reads.ios == 200 and got.reads.mean_us == pytest.approx(250.0) and 128 <= got.reads.p99_us <= 256
+    assert got.writes.ios == 20 and got.writes.mean_us == pytest.approx(3000.0) and 2048 <= got.writes.p50_us <= 4096
+    assert window([sample(10.5, 0)], "loop3", 10.0, 11.0).writes is None  # no write: no figure
