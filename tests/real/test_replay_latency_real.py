@@ -67,3 +67,15 @@ def test_a_replay_judged_on_latency_reports_the_disks_latency_not_fios(tmpfs_loo
     assert "note: replay latency: judged in the block layer (queue to completion), not on fio's figures; fio's are " \
            "left out of 2 of 2 run(s)" in r.stdout, r.stdout
     assert tmpfs_loop.current() == tmpfs_loop.initial_scheduler
+
+
+def test_advise_plans_a_captures_latency_in_the_block_layer(tmpfs_loop, tmp_path):
+    need_real("fio", "setpriv")
+    log = rate_limited_capture(tmp_path / "paced.iolog", tmpfs_loop.name)
+    r = run_cli("advise", tmpfs_loop.name, "--replay", str(log), "--goal", "all", "--dry-run", "--json", timeout=60)
+    assert r.returncode == 0, r.stderr
+    tests = {t["goal"]: t for t in json.loads(r.stdout)["tests"]}
+    assert tests["throughput"]["metric"] == "mb_s"
+    assert tests["latency"]["metric"] == "total_p99_us" and "in the block layer" in tests["latency"]["how"]
+    assert tests["interactive"]["metric"] == "fg:total_p99_us"
+    assert tmpfs_loop.current() == tmpfs_loop.initial_scheduler

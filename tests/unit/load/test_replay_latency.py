@@ -6,9 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from capture_support import DEV_SIZE, make_capture, mixed
 from hypothesis import given
 from hypothesis import strategies as st
 
+from iosched.core.load.replay import prepare_replay
 from iosched.core.load.replay_latency import (
     AWAIT_FACTOR,
     BLOCK_FIGURES,
@@ -140,3 +142,21 @@ def test_a_fio_figure_mostly_fios_own_is_never_kept(fio_mean, block_mean, await_
     assert rec.fio_kept == (share <= MAX_ENGINE_SHARE)
     assert all((k in out) == rec.fio_kept for k in FIO_FIGURES)
     assert all(out[k] == metrics[k] for k in BLOCK_FIGURES)
+
+
+def test_a_replay_job_judges_timed_runs_below_fio_and_leaves_a_fast_untraced_run_as_it_is(tmp_path):
+    log = make_capture(tmp_path / "c.iolog", mixed(40))
+    for mode, traced in (("fast", False), ("timed", True)):
+        job = prepare_replay(log, mode, "loop9", DEV_SIZE)
+        try:
+            assert job.traced == traced and job.role is None
+            metrics = run_metrics(12_000.0, 540.0)
+            if mode == "fast":
+                assert job.below_fio(metrics, None) == {}  # judged on MB/s: fio's figures as they are
+                changes = job.below_fio(metrics, Trace())  # traced with --trace: the same checks
+            else:
+                changes = job.below_fio(metrics, None)  # the tracer stopped: fio's figure is not judged instead
+                assert changes["latency"].note.startswith("without the block layer's figures")
+            assert set(changes) == {"metrics", "latency"} and "clat_p99_us" not in changes["metrics"]
+        finally:
+            job.release()
