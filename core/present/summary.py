@@ -231,6 +231,10 @@ def _fig(x: float) -> str:
 # --- the table of runs --------------------------------------------------------------------------------------
 
 
+SIBLING = {"clat_p50_us": "clat_p99_us", "clat_p99_us": "clat_p50_us", "total_p50_us": "total_p99_us",
+           "total_p99_us": "total_p50_us"}  # a latency's other percentile
+
+
 def deciding_metrics(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     """The primary metric and the two or three figures that decide the trade-off: tail latency and CPU per IO; for a
     job with roles, the primary role's other latency, the trade-off the job names and each other role's
@@ -241,15 +245,16 @@ def deciding_metrics(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     roles = roles_of(have)
     if roles:
         role, base = split_metric(primary)
-        sibling = {"clat_p50_us": "clat_p99_us", "clat_p99_us": "clat_p50_us"}.get(base)
+        sibling = SIBLING.get(base)
         job = doc.workload.job
         tradeoff = job.tradeoff if isinstance(job, CatalogJobDoc) else None
         others = [f"{r}:{'mb_s' if f'{r}:mb_s' in have else 'iops'}" for r in roles if r != role]
         wanted = [primary, f"{role}:{sibling}" if role and sibling else "", tradeoff or "", *others]
     elif doc.workload.cmd:
         wanted = [primary, *own, "wall_s", "bg:clat_p99_us", "cpu_us_per_io"]
-    else:
-        wanted = [primary, "clat_p99_us", "cpu_us_per_io"]
+    else:  # a replay judged on its latency in the block layer: its other percentile there (fio's is left out)
+        wanted = [primary, SIBLING.get(primary, "clat_p99_us") if primary.startswith("total_") else "clat_p99_us",
+                  "cpu_us_per_io"]
     return [k for k in dict.fromkeys(wanted) if k and k in have][:MAX_BLOCKS]
 
 
