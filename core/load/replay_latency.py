@@ -192,7 +192,7 @@ def latency_note(records: Sequence[ReplayLatency]) -> str | None:
         return None
     said = "replay latency: judged in the block layer (queue to completion), not on fio's figures"
     left = [r for r in records if not r.fio_kept]
-    shares = [r.engine_share for r in left if r.engine_share is not None]
+    shares = [r.engine_share for r in left if r.engine_share is not None and r.block_kept]  # the share rule's
     if shares:
         said += (f"; fio's are left out of {len(shares)} of {len(records)} run(s): up to {_share_text(max(shares))} "
                  f"of them was fio's own waiting (more than {_share_text(records[0].max_share)} is not the device's)")
