@@ -90,10 +90,12 @@ def _printer(quiet: bool):
         elif isinstance(e, RunEnded):
             m = e.run.metrics
             main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
-            roles = "".join(f"  {r} p50 {si(m.get(f'{r}:clat_p50_us'))} µs p99 {si(m.get(f'{r}:clat_p99_us'))} µs "
+            # A replay's latency is the block layer's (total_*), never fio's: fio's is left out of its runs.
+            lat = "total" if e.run.latency is not None else "clat"
+            roles = "".join(f"  {r} p50 {si(m.get(f'{r}:{lat}_p50_us'))} µs p99 {si(m.get(f'{r}:{lat}_p99_us'))} µs "
                             f"{si(m.get(f'{r}:mb_s'))} MB/s" for r in roles_of(m))
             bad = "" if e.run.valid else f"  INVALID: {e.run.invalid_reason}"
-            line = f"run {e.index + 1}/{e.total} {e.label}  {main}  p99 {si(m.get('clat_p99_us'))} µs{roles}{bad}"
+            line = f"run {e.index + 1}/{e.total} {e.label}  {main}  p99 {si(m.get(f'{lat}_p99_us'))} µs{roles}{bad}"
             print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, flush=True)
     return on_event
 

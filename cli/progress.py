@@ -97,6 +97,8 @@ class ProgressPrinter:
         main = "".join(f"{r.name} {si(m.get(r.name))}  " for r in self.own) + main
         if (lag := m.get(REPLAY_LAG)) is not None:  # a timed replay: how far behind the capture's timing it ended
             main += f"  replay lag {seconds_text(lag)}"
+            if (p99 := m.get("total_p99_us")) is not None:  # what it is judged on: its latency in the block layer
+                main += f"  block-layer p99 {si(p99)} µs"
         # Each role's rate and tail: what a contention job is about.
         roles = "".join(f"  {r} {si(m.get(f'{r}:iops'))} IOPS p99 {si(m.get(f'{r}:clat_p99_us'))} µs"
                         for r in roles_of(m))

@@ -6,7 +6,9 @@ per goal:
 
 - throughput: the workload at full speed (a capture replayed as fast as it goes, a job as written, a command timed);
 - latency: the workload at its own pace (a capture at its captured timing, a job at its own rate and depth), judged
-  on the tail (p99); a command has only its wall time, so it has no latency test;
+  on the tail (p99): a capture's in the block layer, not fio's (fio's replay reaps completions only when its queue
+  fills, core/load/replay_latency.py), so without a tracer a capture has no latency test; a command has only its
+  wall time, so it has no latency test either;
 - interactive: the workload as the foreground (fg) beside a write flood (bg), judged per role: the foreground's
   latency (a command's wall time), the writers' throughput stated as what it costs. A contention job from the
   catalog is such a test already and runs as it is, judged on its own primary metric and trade-off.
@@ -33,6 +35,7 @@ from iosched.core.base.errors import BadInput
 from iosched.core.documents.metrics import metric_label, split_metric
 from iosched.core.documents.params import Variant
 from iosched.core.load.jobs import CATALOG, Job
+from iosched.core.load.replay_latency import JUDGED, untraced_words
 from iosched.core.statistics.advice_rule import GOAL_WORDS, GOALS, Goal
 from iosched.core.statistics.sequential import FIRST_LOOK
 from iosched.core.statistics.stats import runs_needed
@@ -196,17 +199,23 @@ def _latency_of(metric: str) -> str | None:
     return f"{role}:clat_p99_us" if role else "clat_p99_us"
 
 
-def _tests_for(goal: Goal, src: WorkloadSource, notes: list[str]) -> list[tuple[str, Pace, str, tuple[str, ...]]]:
-    """(how, pace, metric, costs) of the test a goal needs with this workload; empty when it has none."""
+def _tests_for(goal: Goal, src: WorkloadSource, notes: list[str],
+               untraced: str | None = None) -> list[tuple[str, Pace, str, tuple[str, ...]]]:
+    """(how, pace, metric, costs) of the test a goal needs with this workload; empty when it has none. ``untraced``:
+    why the block layer cannot be traced here, where a capture's latency is measured."""
     name = src.name
     if src.kind in ("capture", "replay"):
         what = "the observed capture" if src.kind == "capture" else name
         if goal == "throughput":
             return [(f"{what} replayed as fast as it goes", "full", "mb_s", ("iops",))]
+        if untraced is not None:
+            notes.append(f"{untraced_words(untraced)}: no {GOAL_WORDS[goal]} test")
+            return []
         if goal == "latency":
-            return [(f"{what} replayed at its captured timing", "own", "clat_p99_us", ("mb_s",))]
-        return [(f"{what} at its captured timing as the foreground (fg) beside a write flood (bg: {FLOOD})",
-                 "foreground", "fg:clat_p99_us", ("bg:mb_s",))]
+            return [(f"{what} replayed at its captured timing, its latency in the block layer", "own", JUDGED,
+                     ("mb_s",))]
+        return [(f"{what} at its captured timing as the foreground (fg) beside a write flood (bg: {FLOOD}), its "
+                 "latency in the block layer", "foreground", f"fg:{JUDGED}", ("bg:mb_s",))]
     if src.kind == "cmd":
         if goal == "throughput":
             return [(f"`{name}` timed", "full", "wall_s", ())]
@@ -274,11 +283,12 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
                 tunables: dict[str, str], goals: tuple[Goal, ...] | list[Goal], source: WorkloadSource | None = None,
                 budget_s: float | None = None, noise: Mapping[Goal, float] | None = None, settle_s: float = 1.0,
                 alpha: float = 0.05, max_runs: int = MAX_RUNS, runtime: float | None = None,
-                size: int | None = None, only: Sequence[Variant] | None = None) -> Plan:
+                size: int | None = None, only: Sequence[Variant] | None = None, untraced: str | None = None) -> Plan:
     """The plan for ``device`` (its class ``dev``, its scheduler and tunables now) and ``goals``: candidates, tests,
     time, cut to ``budget_s`` where it can be. ``noise``: a pilot's per-run noise (log scale) per goal. ``runtime``
     and ``size`` scale the catalog's default tests (a job given is scaled by its caller); ``only``: the candidates
-    named (``--candidates``) instead of every scheduler and the class's tunings."""
+    named (``--candidates``) instead of every scheduler and the class's tunings; ``untraced``: why the block layer
+    cannot be traced here (a capture then has no latency or interactive test)."""
     goals = tuple(g for g in GOALS if g in goals)
     if not goals:
         raise BadInput("no goal: throughput, latency, interactive or all")
@@ -304,7 +314,7 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
     tests: list[PlannedTest] = []
     for goal in goals:
         src = source or job_source(CATALOG[DEFAULT_JOBS[goal]].scaled(runtime=runtime, size=size))
-        for how, pace, metric, costs in _tests_for(goal, src, notes):
+        for how, pace, metric, costs in _tests_for(goal, src, notes, untraced):
             run_s, guessed = _run_s(src, notes)
             labels = tuple([baseline.label, *(c.variant.label for c in cands if goal in c.goals)])
             runs = _runs_for((noise or {}).get(goal), len(labels), alpha, max_runs)
@@ -312,6 +322,9 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
             tests.append(PlannedTest(goal, how, src, pace, metric, costs, labels, runs, run_s, writes,
                                      guessed or (pace == "full" and src.kind in ("capture", "replay")), settle_s))
     if not tests:
+        if untraced is not None and source is not None and source.kind in ("capture", "replay"):
+            raise BadInput(f"{untraced_words(untraced)}, so --goal {','.join(goals)} cannot judge it: use --goal "
+                           "throughput, or run where block tracing works")
         raise BadInput("no test can judge these goals with this workload")
     notes = list(dict.fromkeys(notes))
     pilot_s = 0.0 if noise else sum(PILOT_RUNS * (t.run_s + settle_s) for t in tests)

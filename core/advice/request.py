@@ -32,6 +32,7 @@ from iosched.core.load.iolog import read_capture
 from iosched.core.load.jobs import CATALOG
 from iosched.core.statistics.advice_rule import GOALS, Goal, Rule
 from iosched.core.trace.capture import CaptureProgress
+from iosched.core.trace.tracer import why_untraceable
 
 MAX_BUDGET_S = 7 * 86400.0
 
@@ -176,9 +177,11 @@ def prepare_advice(r: AdviceRequest, on_progress: Callable[[CaptureProgress], ob
     if on_step is not None:
         on_step("plan", "the candidates, the tests each goal needs, the time against the budget")
     tunables = {t.name: t.value for t in obs.tunables if t.scope == obs.scheduler}
+    # A capture's latency is measured in the block layer: where it cannot be traced, no test judges it there.
+    replayed = source is not None and source.kind in ("capture", "replay") and r.goals != ("throughput",)
     plan = plan_advice(r.device, obs.device, obs.scheduler, tuple(schedulers), tunables, r.goals, source,
                        r.budget_s, settle_s=r.settle, alpha=r.alpha, runtime=r.runtime, size=r.size,
-                       only=r.candidates)
+                       only=r.candidates, untraced=why_untraceable(r.root) if replayed else None)
     target = where_tests_write(r.tested_on, [load_of(t) for t in plan.tests], r.target_dir, r.destroy_data, r.root)
     doc = new_advice(r.device, r.tested_on, plan, obs, target, Rule(alpha=r.alpha), workload_doc(source, summary))
     return Prepared(r, obs, plan, target, doc, notes)

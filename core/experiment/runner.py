@@ -299,7 +299,8 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
     monitor = Monitor(root=root, capacity=1)  # the run windows' edges
     order = plan_order(len(variants), repeat)
     info = sysinfo(device, root)
-    tracer = _start_tracing(device, root, workload) if trace else None
+    traced = trace or (isinstance(workload.job, ReplayJob) and workload.job.traced)  # a timed replay's latency
+    tracer = _start_tracing(device, root, workload) if traced else None
     kept = Kept(CompareDoc(started=time.time(), kernel=info.kernel, machine=info.machine, host=info.host,
                            device=info.device, variants=[v.doc() for v in variants],
                            order=[variants[i].label for i in order], repeat=repeat, drop_caches=drop, settle_s=settle,
@@ -329,6 +330,8 @@ def run_experiment(device: str, variants: list[Variant], workload: Workload, rep
                 run = _one_run(device, v, config, workload, monitor, ctl, root, emit, n, len(order))
                 if tracer is not None:
                     run = _add_trace(run, tracer, kept)
+                if isinstance(workload.job, ReplayJob):  # its latency: its requests' below fio, in the block layer
+                    run = replace(run, **workload.job.below_fio(run.metrics, run.trace))
                 run = replace(run, start=run.start - t_origin, end=run.end - t_origin)
                 kept.update(runs=[*kept.doc.runs, run])
                 done = stop is not None and stop(run)
@@ -369,7 +372,7 @@ def _add_trace(run: RunDoc, tracer: RunTracer, kept: Kept[Any]) -> RunDoc:
     got = tracer.collect(run.start, run.end)
     if got is not None:
         metrics = {**run.metrics, **{k: v for k, v in got.metrics.items() if v is not None}}
-        trace = TraceDoc(ios=got.ios, sched_us=got.sched_us, device_us=got.device_us, total_us=got.total_us)
+        trace = TraceDoc.of(got)
         run = hold_to_range(replace(run, metrics=metrics, trace=trace))
     if tracer.stopped and not any(n.startswith("tracing stopped") for n in kept.doc.notes):
         kept.note(f"tracing stopped after run {run.index + 1}: {tracer.stopped}")

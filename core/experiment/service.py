@@ -43,12 +43,14 @@ from iosched.core.load.fio_group import check_cgroup_jobs
 from iosched.core.load.jobs import Job, JobFile, space_needed
 from iosched.core.load.replay import PRIMARY as REPLAY_PRIMARY
 from iosched.core.load.replay import ReplayJob, ReplayRequest, prepare_replay
+from iosched.core.load.replay_latency import untraced_words
 from iosched.core.load.startup_replay import StartupJob, prepare_foreground
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics.matrix_judge import judge_matrix
 from iosched.core.statistics.matrix_sequential import matrix_sequential_plan
 from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
+from iosched.core.trace.tracer import TracingUnavailable, why_untraceable
 
 Kind = Literal["compare", "alternate", "matrix"]
 LocalDoc = CompareDoc | AlternationDoc | MatrixDoc  # what this machine's plans run to
@@ -318,6 +320,8 @@ def choose(plan: ExperimentPlan) -> Target | None:
 def _check(plan: ExperimentPlan) -> None:
     if plan.replay is not None and plan.job is None and plan.kind != "compare":
         raise BadInput("a replay is compared in repeated runs, not in a matrix or live alternation")
+    if plan.replay is not None and plan.replay.mode == "timed" and (why := why_untraceable(plan.root)) is not None:
+        raise TracingUnavailable(f"{untraced_words(why)}: --replay-mode fast judges its throughput without it")
     _check_roles(plan)
     backgrounds = [j.background for j in plan.jobs if isinstance(j, StartupJob) and j.background is not None]
     check_cgroup_jobs([*plan.jobs, *backgrounds], plan.root)  # cgroups this system cannot make: refused, nothing ran

@@ -10,7 +10,9 @@ directory of its own; only that copy reaches fio. Two modes:
   capture mostly had (its 95th percentile): judged on throughput (MB/s).
 - ``timed``: each request at its captured time (``replay_time_scale`` 100), at up to the deepest the capture
   went: the same load, so the scheduler shows in the latency (p99). A run that falls behind the capture's timing
-  says by how much (``ReplayJob.lag``, core/load/replay_lag.py), and past a bound it is invalid.
+  says by how much (``ReplayJob.lag``, core/load/replay_lag.py), and past a bound it is invalid. Its latency is the
+  block layer's, traced over every run, not fio's: fio reaps a completion only when its queue fills, so the latency
+  it reports is mostly its own waiting (``ReplayJob.below_fio``, core/load/replay_latency.py).
 """
 
 from __future__ import annotations
@@ -27,11 +29,12 @@ from iosched.core.load.fiopath import fio_filename
 from iosched.core.load.iolog import Capture, copy_for_replay, read_capture
 from iosched.core.load.jobfile import JobFile, fio_seconds
 from iosched.core.load.replay_lag import ReplayLag, requests_lag, span_lag
+from iosched.core.load.replay_latency import JUDGED, RunTrace, checked
 from iosched.core.load.workdirs import workdir_prefix
 
 Mode = Literal["fast", "timed"]
 MODES: tuple[Mode, ...] = ("fast", "timed")
-PRIMARY: dict[str, str] = {"fast": "mb_s", "timed": "clat_p99_us"}
+PRIMARY: dict[str, str] = {"fast": "mb_s", "timed": JUDGED}
 MAX_DEPTH = 1024
 REPLAY_LOG = "replay.iolog"
 
@@ -85,6 +88,25 @@ class ReplayJob(JobFile):
     @property
     def primary(self) -> str:
         return PRIMARY[self.mode]
+
+    @property
+    def role(self) -> str | None:
+        """The role whose requests are the capture's (None: the whole workload)."""
+        return None
+
+    @property
+    def traced(self) -> bool:
+        """Whether its runs need the block layer traced: a timed replay is judged on its latency there."""
+        return self.mode == "timed"
+
+    def below_fio(self, metrics: dict[str, float | None], trace: RunTrace | None) -> dict[str, Any]:
+        """What a run of it becomes with its latency the block layer's: its ``metrics`` (fio's latency left out past
+        the share rule) and its ``latency`` record (core/load/replay_latency.py); nothing for a fast replay run
+        untraced (judged on throughput)."""
+        if trace is None and not self.traced:
+            return {}
+        figures, latency = checked(metrics, trace, self.role)
+        return {"metrics": figures, "latency": latency}
 
     @property
     def writes(self) -> bool:

@@ -94,7 +94,7 @@ def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool =
             if any((x := s.get(k)) is not None and x.mean for s in summaries.values())]
     shown: list[str] = [k for k in (*own, "iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io",
                                     "cpu_sys", "dev_r_await", "dev_w_await", "sched_p50_us", "sched_p99_us",
-                                    "device_p50_us", "device_p99_us") if k in keys]
+                                    "device_p50_us", "device_p99_us", "total_p50_us", "total_p99_us") if k in keys]
     roles = roles_of(keys)
     if roles:  # a workload with roles: each role's own figures first, the primary metric before all
         primary = verdict.primary_metric
@@ -144,13 +144,17 @@ def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool =
     return "\n".join(lines) + "\n"
 
 
-_SHORT = {"fairness_jain": "Jain index", "share_min_max": "min/max share"}
+_SHORT = {"fairness_jain": "Jain index", "share_min_max": "min/max share", "total_p50_us": "block p50 (µs)",
+          "total_p99_us": "block p99 (µs)"}
 
 
 def _column_label(key: str) -> str:
     """A column's head, in at most 19 characters."""
     if key in _SHORT:
         return _SHORT[key]
+    role, _, base = key.rpartition(":")
+    if role and base in _SHORT:
+        return f"{role} {_SHORT[base]}"
     label, unit, *_ = metric_words(key)
     if ":" in key:  # a role's metric: its role name is short enough for a column
         label = f"{key.split(':')[0]} {metric_words(key.split(':')[1])[0]}"

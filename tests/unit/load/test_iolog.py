@@ -261,7 +261,7 @@ def test_the_replay_reads_only_its_own_checked_copy(tmp_path):
         assert f"read_iolog={copy}" in text and "replay_redirect=/dev/loop9" in text
         assert "replay_no_stall" not in text and "iodepth=4" in text  # timed: the deepest the capture went
         assert str(copy) not in job.to_json()["text"] and str(log) in job.to_json()["text"]
-        assert job.primary == "clat_p99_us" and job.writes and "replay (timed)" in job.name
+        assert job.primary == "total_p99_us" and job.writes and "replay (timed)" in job.name
         assert job.short_of(10) is None and "issued 9 of the capture's 10" in (job.short_of(9) or "")
         assert job.expected_s(5.0) is None  # --runtime caps a replay: ending sooner is no failure
         assert "runtime=5" in job.render(5.0) and "time_based" not in job.render(5.0)
