@@ -189,6 +189,15 @@ def _conditions(c: ConditionsDoc | None) -> None:
         _steady(c.steady)
 
 
+def conditions_fault(c: ConditionsDoc | None) -> str | None:
+    """Why saved conditions are not what --fill and --steady would give (None: they are)."""
+    try:
+        _conditions(c)
+    except Bad as e:
+        return str(e)
+    return None
+
+
 def saved_steady(conditions: object) -> SteadyWait | None:
     """The steady-state wait a saved matrix's parsed conditions name (a resumed matrix waits so), checked as its
     flags check it."""

@@ -105,10 +105,14 @@ def read_limit(loop: Loop) -> Iterator[tuple[Callable[[int], None], Path]]:
         h = io_hierarchy()
     except IoschedError as e:
         need(False, f"needs the io or blkio cgroup controller: {e}")
+    knob_name = "io.max" if h.version == 2 else "blkio.throttle.read_iops_device"
     group = h.mount / f"iosched-test-steady-{os.getpid()}"
     group.mkdir()
+    knob = group / knob_name
+    if not knob.exists():  # only with blk-throttle built in (v2 lists io.max in a child cgroup only)
+        group.rmdir()
+        need(False, f"needs blk-throttle ({knob_name})")
     maj_min = Path(f"/sys/block/{loop.name}/dev").read_text().strip()
-    knob = group / ("io.max" if h.version == 2 else "blkio.throttle.read_iops_device")
 
     def limit(iops: int) -> None:
         knob.write_text(f"{maj_min} riops={iops}\n" if h.version == 2 else f"{maj_min} {iops}\n")

@@ -56,3 +56,32 @@ def test_one_stream_tests_wait_and_the_flood_does_not() -> None:
         assert t.run_s_with_overhead == p.run_s_with_overhead + t.wait_s
     assert any("the interactive use test's runs do not wait for steady state" in n for n in plan.notes)
     assert any("waits for steady state first: IOPS slope within 1%/s" in x for x in plan_lines(plan))
+
+
+def test_an_advice_keeps_its_conditions_and_they_read_back(tree) -> None:
+    import json
+
+    import pytest
+    from advice_support import SimulatedRunner, nvme_disk
+
+    from iosched.core.advice.decision import read_advice
+    from iosched.core.advice.request import AdviceRequest, parse_candidates, prepare_advice
+    from iosched.core.base.encode import encode
+    from iosched.core.base.errors import BadInput
+    from iosched.core.experiment import service
+    from iosched.core.present.advice_report import advice_lines, advice_markdown
+
+    nvme_disk(tree)
+    req = AdviceRequest("nvme0n1", goals=("throughput",), candidates=tuple(parse_candidates("bfq")), runtime=1.0,
+                        settle=0.0, root=tree.root, steady=WAIT)
+    doc = service.run(prepare_advice(req).plan_to_run(SimulatedRunner(noise=0.05))).doc
+    assert doc.conditions is not None and doc.conditions.device == "nvme0n1"
+    assert doc.conditions.steady == WAIT and doc.conditions.fill is None
+    lines = "\n".join(advice_lines(doc))
+    assert "measured on: nvme0n1" in lines and "offer: re-run at ≥ 50% full: nvme0n1 is an SSD" in lines
+    assert "- measured on: nvme0n1" in advice_markdown(doc)
+    raw = json.loads(json.dumps(encode(doc)))
+    assert read_advice(raw, "a.json").conditions == doc.conditions
+    raw["conditions"]["steady"]["criterion"] = "lat:1%"
+    with pytest.raises(BadInput, match=r"a\.json is not a saved iosched advice: its steady-state criterion"):
+        read_advice(raw, "a.json")
