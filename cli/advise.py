@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched import __version__
+from iosched.cli.workload_args import steady_wait
 from iosched.core.advice.advice_plan import FioRunner
 from iosched.core.advice.plan import plan_lines
 from iosched.core.advice.request import (
@@ -71,7 +72,7 @@ def request_of(args: argparse.Namespace, destroy_data: str | None = None) -> Adv
         cmd=args.cmd, budget_s=parse_budget(args.budget) if args.budget else None, on=args.on,
         candidates=tuple(parse_candidates(args.candidates)) if args.candidates else None, runtime=args.runtime,
         size=args.size, settle=args.settle, alpha=args.alpha, target_dir=args.dir,
-        destroy_data=destroy_data or args.destroy_data, root=args.root)
+        destroy_data=destroy_data or args.destroy_data, fill=args.fill, steady=steady_wait(args), root=args.root)
 
 
 def _printer(quiet: bool):
@@ -156,7 +157,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if not args.yes and _ask(f"run this plan (at most about {plan.seconds / 60:.0f} min)? [y/N]").lower() \
             not in ("y", "yes"):
         raise BadInput(f"not accepted: nothing was changed on {prep.request.tested_on}")
-    runner = FioRunner(args.dir, prep.request.destroy_data, args.settle, args.root, _say_target)
+    runner = FioRunner(args.dir, prep.request.destroy_data, args.settle, args.root, _say_target,
+                       fill=prep.plan.fill is not None, steady=prep.plan.steady)
     advice = prep.plan_to_run(runner, None if args.json else _step)
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
     outcome = service.run(advice, saver, _printer(args.json))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from iosched.cli.numbers import lazy_command
-from iosched.cli.workload_args import ALPHA, SETTLE, parse_seconds, parse_size
+from iosched.cli.workload_args import ALPHA, FILL, SETTLE, parse_seconds, parse_size, steady_opts
 from iosched.core.settings.persist import DEFAULT_RULES
 
 
@@ -37,6 +37,11 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--runtime", type=parse_seconds, metavar="S", help="seconds per run (scales the jobs)")
     s.add_argument("--size", type=parse_size, help="bytes a job covers, e.g. 256M (scales the jobs)")
     s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")
+    s.add_argument("--fill", type=FILL, metavar="PCT",
+                   help="before the first test, trim the raw device tested (where it takes discards) and write its "
+                        "first PCT%% with incompressible data, e.g. 50%%: an SSD half full, as it is used (its time is "
+                        "in the plan and the budget; the raw device must be unmounted, blank or confirmed)")
+    steady_opts(s)
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="the error rate the rule keeps (default 0.05)")
     t = s.add_argument_group("where the tests write")
     t.add_argument("--on", metavar="SPARE_DEV",

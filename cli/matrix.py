@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched.cli.progress import ProgressPrinter
+from iosched.cli.workload_args import steady_wait
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
@@ -23,6 +24,7 @@ from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest, all_invalid
 from iosched.core.experiment.study import CmdJob, read_study
 from iosched.core.experiment.variants import check_variants
+from iosched.core.load.fill import fill_seconds
 from iosched.core.load.fio import fio_binary
 from iosched.core.load.jobs import Job, JobFile, JobGroup, resolve_jobs, space_needed
 from iosched.core.load.startup_replay import startup_job
@@ -65,6 +67,9 @@ def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, MatrixDoc | None]:
             raise BadInput(f"{args.resume} was planned with --repeat {plan.repeat}, not --until-verdict")
         if getattr(args, "trace", False) and not plan.trace:
             raise BadInput(f"{args.resume} was planned without --trace: its runs so far were not traced")
+        if getattr(args, "fill", None) is not None or getattr(args, "steady", None) is not None:
+            raise BadInput(f"{args.resume} goes on as it began: its fill was made then, and its runs wait for steady "
+                           "state as its first ones did (--fill and --steady do not apply)")
         return plan, doc
     study = read_study(args.study) if getattr(args, "study", None) else None
     if variants is None and study is not None and study.schedulers:
@@ -81,7 +86,7 @@ def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, MatrixDoc | None]:
     if getattr(args, "until_verdict", False):
         repeat = args.max_runs  # the most runs per cell; the service makes the boundary (service.make_boundary)
     return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime, primary,
-                      trace=bool(getattr(args, "trace", False))), None
+                      trace=bool(getattr(args, "trace", False)), steady=steady_wait(args)), None
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
@@ -108,6 +113,8 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     check_variants(args.device, plan.variants, args.root)
     todo = [i for i in range(plan.runs) if doc is None or i not in done_slots(doc)]
     est = plan.estimate(todo)
+    if est is not None and getattr(args, "fill", None) is not None:
+        est += fill_seconds(args.device, args.fill, args.root)
     if args.max_time is not None and (est is None or est > args.max_time):
         why = ("its duration cannot be estimated (a job file without runtime: give --runtime)" if est is None
                else f"it would take about {format_duration(est)}")
@@ -117,6 +124,7 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     until = plan.repeat if doc is None and getattr(args, "until_verdict", False) else None
     experiment = ExperimentPlan(args.device, "matrix", plan.variants, matrix=plan, resume=doc, alpha=args.alpha,
                                 metric=getattr(args, "metric", None), root=args.root, until_verdict=until,
+                                fill=getattr(args, "fill", None),
                                 target=TargetRequest(args.dir, args.raw, args.destroy_data,
                                                      size=space_needed(plan.fio_jobs, args.size or 1 << 30)))
 

@@ -22,6 +22,8 @@ from iosched.core.experiment.events import Event, Interim, Note, Progress, RunEn
 from iosched.core.experiment.matrix import format_duration
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import seconds_text
+from iosched.core.load.submission import TASK, WORKERS
+from iosched.core.present.conditions import steady_mark
 
 
 def signed(ratio: float) -> str:
@@ -104,7 +106,11 @@ class ProgressPrinter:
                         for r in roles_of(m))
         total = f"{e.index + 1}/{e.total}" if e.total else f"{e.index + 1}"
         left = f"  ETA {e.eta}" if e.eta else ""
-        return f"run {total} {e.label:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{roles}{bad}{left}"
+        split = ""
+        if m.get(TASK) is not None or m.get(WORKERS) is not None:  # where the CPU went: fio's threads, the kworkers
+            split = f" (task {si(m.get(TASK))}, workers {si(m.get(WORKERS))})"
+        return (f"run {total} {e.label:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{split}{roles}{bad}"
+                f"{steady_mark(e.run)}{left}")
 
     def _left(self, total: int) -> str:
         """The time left, from the runs finished so far (a compare's; a matrix says its own)."""

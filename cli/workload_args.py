@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 
 from iosched.cli.numbers import flag_type, lazy_command
+from iosched.core.base.errors import BadInput
 from iosched.core.documents import params
 from iosched.core.documents.metrics import METRIC_NAMES
 
@@ -18,6 +19,53 @@ parse_size = flag_type(params.parse_size)
 parse_seconds = flag_type(params.parse_seconds)
 REPEAT = flag_type(params.parse_repeat)
 SETTLE = flag_type(params.parse_settle)
+FILL = flag_type(params.parse_fill)
+STEADY_DEFAULT = "iops_slope:1%"
+STEADY_WINDOW_S, STEADY_RAMP_S, STEADY_TIMEOUT_S = 10, 0, 60
+
+
+def conditions_opts(s: argparse.ArgumentParser) -> None:
+    """--fill and --steady (with its window, ramp and longest wait): compare, its matrices and advise take them."""
+    s.add_argument("--fill", type=FILL, metavar="PCT",
+                   help="before the first run, trim the raw device (where it takes discards) and write its first PCT%% "
+                        "with incompressible data, e.g. --fill 50%%: an SSD half full, not an empty one (the time is "
+                        "said first; needs the raw device, unmounted, blank or --destroy-data)")
+    steady_opts(s)
+
+
+def steady_opts(s: argparse.ArgumentParser) -> None:
+    """--steady with its window, ramp and longest wait."""
+    alone = STEADY_DEFAULT.replace("%", "%%")
+    s.add_argument("--steady", nargs="?", const=STEADY_DEFAULT, type=flag_type(params.parse_steady),
+                   metavar="CRITERION",
+                   help="before each run, run the job until fio finds it steady (fio's steadystate: iops_slope, iops, "
+                        f"bw_slope or bw, with a bound in %% of the mean; alone: {alone}), at most --steady-timeout; a "
+                        "run whose wait timed out is kept and marked")
+    s.add_argument("--steady-window", type=flag_type(params.parse_steady_window), metavar="S",
+                   help=f"with --steady: fio's rolling window, one sample a second (default {STEADY_WINDOW_S})")
+    s.add_argument("--steady-ramp", type=flag_type(params.parse_steady_ramp), metavar="S",
+                   help=f"with --steady: seconds before the window opens (default {STEADY_RAMP_S})")
+    s.add_argument("--steady-timeout", type=flag_type(params.parse_steady_timeout), metavar="S",
+                   help=f"with --steady: the longest wait before a run (default {STEADY_TIMEOUT_S})")
+
+
+def steady_wait(args: argparse.Namespace):  # -> SteadyWait | None (loaded only when a command runs)
+    """--steady and its flags as the wait each run makes, checked; None without --steady."""
+    shaped = [f for f, v in (("--steady-window", getattr(args, "steady_window", None)),
+                             ("--steady-ramp", getattr(args, "steady_ramp", None)),
+                             ("--steady-timeout", getattr(args, "steady_timeout", None))) if v is not None]
+    if getattr(args, "steady", None) is None:
+        if shaped:
+            raise BadInput(f"{shaped[0]} shapes the wait for steady state: give --steady too")
+        return None
+    from iosched.core.load.steady import SteadyWait
+
+    def given(value: float | None, default: int) -> int:
+        return default if value is None else int(value)
+
+    return SteadyWait(criterion=args.steady, window_s=given(args.steady_window, STEADY_WINDOW_S),
+                      ramp_s=given(args.steady_ramp, STEADY_RAMP_S),
+                      timeout_s=given(args.steady_timeout, STEADY_TIMEOUT_S)).check()
 
 
 def plot_opts(s: argparse.ArgumentParser) -> None:
@@ -90,6 +138,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="sync and drop caches before each run (a group may turn it on: --no-drop-caches)")
     s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
+    conditions_opts(s)
     s.add_argument("--metric", help="the primary metric the verdict is about (default iops; wall_s for --cmd): "
                                     + ", ".join(METRIC_NAMES))
     s.add_argument("--plan", action="store_true",

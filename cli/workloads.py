@@ -12,6 +12,7 @@ from pathlib import Path
 
 from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
+from iosched.cli.workload_args import steady_wait
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
@@ -191,6 +192,9 @@ def _check_metric(name: str | None, declared: list[CmdMetric] | None = None) -> 
 def cmd_compare(args: argparse.Namespace) -> int:
     if args.hosts and args.startup is not None:
         raise BadInput("--startup runs on this machine's device: --hosts does not apply")
+    if args.hosts and (args.fill is not None or args.steady is not None):
+        raise BadInput("--fill and --steady prepare this machine's device and runs: --hosts does not take them yet")
+    steady_wait(args)  # its flags checked together, before anything is read from the device
     if args.hosts:
         from iosched.cli.fleet_matrix import cmd_hosts
 
@@ -334,7 +338,7 @@ def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
         runtime=runtime,
         repeat=repeat, drop_caches=bool(args.drop_caches) or isinstance(job, StartupJob), settle=args.settle,
         every=args.alternate or 0.0, duration=args.duration, alpha=args.alpha, metric=args.metric,
-        until_verdict=most, trace=args.trace, root=args.root,
+        until_verdict=most, trace=args.trace, root=args.root, fill=args.fill, steady=steady_wait(args),
         target=TargetRequest(args.dir, args.raw or bool(args.replay), args.destroy_data,
                              default_size=args.size or 1 << 30))
 

@@ -32,7 +32,7 @@ from iosched.core.advice.keep import keep_doc
 from iosched.core.advice.loads import Load, load_of, prepare, release
 from iosched.core.advice.observe import Observation, observation_lines
 from iosched.core.advice.plan import MAX_RUN_S, PILOT_RUNS, Plan, PlannedTest, WorkloadSource, after_pilot
-from iosched.core.base.errors import BadInput
+from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.documents.document import (
     AdviceCandidateDoc,
     AdviceDoc,
@@ -45,12 +45,17 @@ from iosched.core.documents.document import (
     ObservedDoc,
 )
 from iosched.core.documents.params import Variant
-from iosched.core.experiment.control import Control
-from iosched.core.experiment.events import Event, Progress, RunEnded, RunStarted
+from iosched.core.experiment.conditions import holding
+from iosched.core.experiment.control import Cancelled, Control
+from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunStarted
 from iosched.core.experiment.runner import Workload, run_experiment
 from iosched.core.experiment.variants import check_variants
 from iosched.core.kernel.devices import read_device
-from iosched.core.load.jobs import space_needed
+from iosched.core.load.conditions import read_conditions
+from iosched.core.load.fill import FillDoc, FillPlan, run_fill
+from iosched.core.load.fio import FioHandle
+from iosched.core.load.jobs import Job, JobFile, space_needed
+from iosched.core.load.steady import SteadyWait, why_no_wait
 from iosched.core.load.targets import Refused, Target, choose_target, why_not_writable
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics.advice_looks import Looks, look_level, schedule
@@ -93,21 +98,29 @@ class FioRunner:
     root: str | Path = "/"
     on_target: Callable[[Target], None] | None = None
     targets: dict[tuple[bool, bool], Target] = field(default_factory=dict)
+    fill: bool = False  # --fill: every test on the raw device, which the fill writes whole
+    steady: SteadyWait | None = None  # --steady: each run of a one-stream job waits for steady state first
 
     def target(self, device: str, load: Load) -> Target | None:
         if load.job is None and load.background is None:
             return None
-        key = (load.writes, load.raw_only)
+        return self._target(device, load.writes or self.fill, load.raw_only or self.fill,
+                            [j for j in (load.job, load.background) if j is not None])
+
+    def _target(self, device: str, writes: bool, raw: bool, jobs: list[Job | JobFile]) -> Target:
+        key = (writes, raw)
         if key not in self.targets:
-            jobs = [j for j in (load.job, load.background) if j is not None]
-            made = choose_target(device, load.writes, None if load.raw_only else self.target_dir,
-                                 space_needed(jobs, 1 << 30), raw=load.raw_only, destroy_data=self.destroy_data,
-                                 root=self.root, scratch_ok=not load.raw_only)
+            made = choose_target(device, writes, None if raw else self.target_dir, space_needed(jobs, 1 << 30),
+                                 raw=raw, destroy_data=self.destroy_data, root=self.root, scratch_ok=not raw)
             self.targets[key] = made
             if self.on_target is not None:
                 self.on_target(made)
         t = self.targets[key]
         return HeldTarget(t.device, t.path, t.kind, t.scratch_dir, t.note)
+
+    def prepare(self, device: str, fill: FillPlan, holder: Callable[[FioHandle], None]) -> FillDoc:
+        """--fill: the raw device the tests run on, trimmed and written to its level before the first test."""
+        return run_fill(fill, self._target(device, True, True, []), holder=holder)
 
     def __call__(self, device: str, variants: list[Variant], load: Load, repeat: int, runtime: float | None,
                  emit: Callable[[Event], None], ctl: Control, keep: SegmentKeep) -> CompareDoc:
@@ -115,7 +128,8 @@ class FioRunner:
         if load.cmd is not None:
             workload = Workload(cmd=load.cmd, background=load.background, target=target)
         else:
-            workload = Workload(job=load.job, target=target, runtime=runtime)
+            waits = load.job is not None and why_no_wait(load.job) is None
+            workload = Workload(job=load.job, target=target, runtime=runtime, steady=self.steady if waits else None)
         return run_experiment(device, variants, workload, repeat, False, self.settle, self.root, emit, ctl,
                               keep=keep)
 
@@ -129,7 +143,7 @@ class FioRunner:
 
 
 def where_tests_write(tested_on: str, loads: Sequence[Load], target_dir: str | None, destroy_data: str | None,
-                      root: str | Path = "/") -> str:
+                      root: str | Path = "/", fill: bool = False) -> str:
     """Where the tests' loads will do their IO, in words, checked as `choose_target` will check it but making
     nothing: Refused (confirmable by typing the device's name, or not) for a write the device cannot take."""
     dev = read_device(tested_on, root)
@@ -138,15 +152,18 @@ def where_tests_write(tested_on: str, loads: Sequence[Load], target_dir: str | N
     if destroy_data is not None and destroy_data != tested_on:
         raise BadInput(f"--destroy-data names {destroy_data!r} but the tests run on {tested_on}: they must match")
     mounts = [m for m in dev.mountpoints if m.startswith("/")]
+    if fill and dev.mountpoints:
+        raise BadInput(f"--fill writes the whole of raw {tested_on}, which is mounted or in use "
+                       f"({', '.join(dev.mountpoints[:3])}): run the tests --on an unmounted spare of the same model")
     words: list[str] = []
     for load in loads:
         if load.job is None and load.background is None:
             words.append("the command where it runs")
             continue
-        if not load.raw_only and (target_dir is not None or mounts):
+        if not (load.raw_only or fill) and (target_dir is not None or mounts):
             words.append(f"a scratch file in {target_dir or mounts[0]} (removed afterwards)")
             continue
-        if not load.writes:
+        if not (load.writes or fill):
             words.append(f"raw /dev/{tested_on}, reads only")
             continue
         why = why_not_writable(dev, root)
@@ -182,7 +199,8 @@ def plan_doc(plan: Plan, target: str) -> AdvicePlanDoc:
         candidates=[AdviceCandidateDoc(variant=c.variant.doc(), why=c.why, source=c.source, goals=list(c.goals))
                     for c in plan.candidates],
         seconds=plan.seconds, budget_s=plan.budget_s, pilot_runs=PILOT_RUNS if plan.pilot_s else 0,
-        cuts=list(plan.cuts), notes=list(plan.notes), target=target)
+        cuts=list(plan.cuts), notes=list(plan.notes), target=target,
+        fill=plan.fill.words() if plan.fill is not None else None, offers=list(plan.offers))
 
 
 def planned_test_doc(t: PlannedTest, alpha: float) -> AdviceTestDoc:
@@ -318,6 +336,7 @@ class AdvicePlan:
         live = _Live(run, replace(self.doc, status="running"))
         run.keep(live.doc, False)
         try:
+            self._prepare(live)
             if live.doc.plan.pilot_runs:
                 self.step("test", "the pilot: the noise at the current setting, nothing changed")
                 self._pilot(live)
@@ -329,6 +348,26 @@ class AdvicePlan:
             if close is not None:
                 close()
         return replace(live.doc, status="final", finished=time.time())
+
+    def _prepare(self, live: _Live) -> None:
+        """What the tests run under, kept in the advice: with --fill, the device filled first (said as it goes)."""
+        fill: FillDoc | None = None
+        prepare = getattr(self.runner, "prepare", None)  # a simulated runner has no device to fill
+        if self.plan.fill is not None and prepare is not None:
+            self.step("test", self.plan.fill.words())
+            ctl = live.run.ctl
+            try:
+                fill = prepare(self.tested_on, self.plan.fill, holding(ctl))
+            except IoschedError:
+                if ctl.cancelled.is_set():
+                    raise Cancelled("cancelled") from None
+                raise
+            finally:
+                ctl.fio = None
+            assert fill is not None
+            live.run.emit(Note(fill.words()))
+        live.doc = replace(live.doc, conditions=read_conditions(self.tested_on, fill, self.plan.steady, self.root))
+        live.run.keep(live.doc, False)
 
     def _runtime(self, t: PlannedTest) -> float | None:
         """A run's length cap: a long capture replays its first minute; a job runs as scaled."""

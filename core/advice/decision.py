@@ -23,7 +23,7 @@ from iosched.core.documents.document import (
     KeepDoc,
 )
 from iosched.core.documents.params import Variant
-from iosched.core.documents.saved import MAX_DEPTH
+from iosched.core.documents.saved import MAX_DEPTH, conditions_fault
 from iosched.core.statistics.advice_looks import Looks
 from iosched.core.statistics.advice_rule import (
     Advice,
@@ -108,6 +108,8 @@ def read_advice(doc: object, path: object) -> AdviceDoc:
         advice = decode(AdviceDoc, doc, max_depth=MAX_DEPTH)
     except DecodeError as e:
         raise BadInput(f"{path} is not a saved iosched advice: {e}") from None
+    if (fault := conditions_fault(advice.conditions)) is not None:
+        raise BadInput(f"{path} is not a saved iosched advice: {fault}")
     for i, t in enumerate(advice.tests):
         why = _holds_together(t)
         if why is not None:

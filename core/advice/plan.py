@@ -34,8 +34,10 @@ from iosched.core.advice.tunings import Tuning, class_tunings, defaults_why, non
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.metrics import metric_label, split_metric
 from iosched.core.documents.params import Variant
+from iosched.core.load.fill import FillPlan
 from iosched.core.load.jobs import CATALOG, Job
 from iosched.core.load.replay_latency import JUDGED, untraced_words
+from iosched.core.load.steady import SteadyWait
 from iosched.core.statistics.advice_rule import GOAL_WORDS, GOALS, Goal
 from iosched.core.statistics.sequential import FIRST_LOOK
 from iosched.core.statistics.stats import runs_needed
@@ -110,6 +112,7 @@ class PlannedTest:
     writes: bool
     estimated: bool = False  # run_s is a guess (a command not yet timed) or an upper bound (a fast replay)
     settle_s: float = 1.0
+    wait_s: float = 0.0  # --steady: the longest wait for steady state before each run (a job of one stream)
 
     @property
     def seconds(self) -> float:
@@ -117,7 +120,7 @@ class PlannedTest:
 
     @property
     def run_s_with_overhead(self) -> float:
-        return self.run_s + self.settle_s + RUN_OVERHEAD_S
+        return self.run_s + self.wait_s + self.settle_s + RUN_OVERHEAD_S
 
 
 @dataclass(frozen=True)
@@ -131,10 +134,13 @@ class Plan:
     budget_s: float | None
     cuts: tuple[str, ...]
     notes: tuple[str, ...]
+    fill: FillPlan | None = None  # --fill: the raw device trimmed and written to a level before the pilot
+    steady: SteadyWait | None = None  # --steady: each run of a one-stream job's test waits for steady state first
+    offers: tuple[str, ...] = ()  # what another advice would add (an SSD: re-run at ≥ 50% full)
 
     @property
     def seconds(self) -> float:
-        return self.pilot_s + sum(t.seconds for t in self.tests)
+        return (self.fill.seconds if self.fill is not None else 0.0) + self.pilot_s + sum(t.seconds for t in self.tests)
 
     @property
     def fits(self) -> bool:
@@ -154,6 +160,9 @@ class Plan:
         out.append(f"a switch resets the scheduler's tunables and nr_requests; at the end, and on Ctrl-C, SIGTERM or "
                    f"a lost session, everything is put back to {self.baseline.label} (journaled)")
         writers = list(dict.fromkeys(GOAL_WORDS[t.goal] for t in self.tests if t.writes))
+        if self.fill is not None:
+            out.append(f"--fill writes the whole of raw {self.fill.device} before the first test: every test runs "
+                       "there")
         out.append("the tests run on a test target (a scratch file on the device's filesystem, an unmounted device "
                    "confirmed by name, or --on a spare disk), never on your files"
                    + (f"; the {', '.join(writers)} test{'s write' if len(writers) > 1 else ' writes'} there" if writers
@@ -169,6 +178,28 @@ def baseline_variant(scheduler: str, tunables: dict[str, str]) -> Variant:
     """What the device has now, as a variant: its scheduler with the tunables that differ from the defaults."""
     settings = non_default(scheduler, tunables)
     return Variant(_label(scheduler, settings), scheduler, tuple(settings))
+
+
+def waits_for_steady(src: WorkloadSource, pace: Pace) -> bool:
+    """Whether a test's runs can wait for steady state (`--steady`): a job of one stream, not beside the flood."""
+    return src.kind == "job" and pace != "foreground" and src.job is not None and not src.job.roles
+
+
+SSD_KINDS = ("nvme", "ssd", "mmc")  # flash whose speed depends on how full it is (not loop, zram or virtual disks)
+REFILL_PERCENT = 50.0
+
+
+def fill_offers(dev: DeviceClass, fill: FillPlan | None, tested_on: str | None = None) -> tuple[str, ...]:
+    """For an SSD tested below half full: the same advice again at ≥ 50% full, since its controller works harder
+    the fuller it is (and a read of a trimmed block never reaches flash)."""
+    if dev.rotational or dev.kind not in SSD_KINDS or (fill is not None and fill.percent >= REFILL_PERCENT):
+        return ()
+    on = tested_on or dev.name
+    now = f"{fill.percent:g}% full" if fill is not None else "as it is"
+    return (f"re-run at ≥ {REFILL_PERCENT:g}% full: {dev.name} is an SSD, and one tested {now} may rank the schedulers "
+            f"otherwise once it fills (`iosched advise {dev.name} --fill {REFILL_PERCENT:g}%"
+            + (f" --on {on}" if on != dev.name else " --on SPARE")
+            + f"`: it trims and writes the whole of {'a spare of the same model' if on == dev.name else on} first)",)
 
 
 def candidates_for(dev: DeviceClass, schedulers: tuple[str, ...] | list[str], baseline: Variant,
@@ -283,7 +314,8 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
                 tunables: dict[str, str], goals: tuple[Goal, ...] | list[Goal], source: WorkloadSource | None = None,
                 budget_s: float | None = None, noise: Mapping[Goal, float] | None = None, settle_s: float = 1.0,
                 alpha: float = 0.05, max_runs: int = MAX_RUNS, runtime: float | None = None,
-                size: int | None = None, only: Sequence[Variant] | None = None, untraced: str | None = None) -> Plan:
+                size: int | None = None, only: Sequence[Variant] | None = None, untraced: str | None = None,
+                fill: FillPlan | None = None, tested_on: str | None = None, steady: SteadyWait | None = None) -> Plan:
     """The plan for ``device`` (its class ``dev``, its scheduler and tunables now) and ``goals``: candidates, tests,
     time, cut to ``budget_s`` where it can be. ``noise``: a pilot's per-run noise (log scale) per goal. ``runtime``
     and ``size`` scale the catalog's default tests (a job given is scaled by its caller); ``only``: the candidates
@@ -319,16 +351,22 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
             labels = tuple([baseline.label, *(c.variant.label for c in cands if goal in c.goals)])
             runs = _runs_for((noise or {}).get(goal), len(labels), alpha, max_runs)
             writes = src.writes or pace == "foreground"
+            waits = steady is not None and waits_for_steady(src, pace)
+            if steady is not None and not waits:
+                notes.append(f"the {GOAL_WORDS[goal]} test's runs do not wait for steady state: fio judges one "
+                             "stream, and this test runs several, a command or a capture")
             tests.append(PlannedTest(goal, how, src, pace, metric, costs, labels, runs, run_s, writes,
-                                     guessed or (pace == "full" and src.kind in ("capture", "replay")), settle_s))
+                                     guessed or (pace == "full" and src.kind in ("capture", "replay")) or waits,
+                                     settle_s, float(steady.timeout_s) if steady is not None and waits else 0.0))
     if not tests:
         if untraced is not None and source is not None and source.kind in ("capture", "replay"):
             raise BadInput(f"{untraced_words(untraced)}, so --goal {','.join(goals)} cannot judge it: use --goal "
                            "throughput, or run where block tracing works")
         raise BadInput("no test can judge these goals with this workload")
     notes = list(dict.fromkeys(notes))
-    pilot_s = 0.0 if noise else sum(PILOT_RUNS * (t.run_s + settle_s) for t in tests)
-    plan = Plan(device, goals, baseline, tuple(cands), tuple(tests), pilot_s, budget_s, (), tuple(notes))
+    pilot_s = 0.0 if noise else sum(PILOT_RUNS * (t.run_s + t.wait_s + settle_s) for t in tests)
+    plan = Plan(device, goals, baseline, tuple(cands), tuple(tests), pilot_s, budget_s, (), tuple(notes), fill,
+                steady, fill_offers(dev, fill, tested_on))
     return grow_to_budget(fit_budget(plan), max_runs)
 
 
@@ -401,6 +439,11 @@ def plan_lines(plan: Plan) -> list[str]:
     for c in plan.candidates:
         cite = f"; {c.source}" if c.source else ""
         lines.append(f"  candidate {c.variant.label}: {c.why}{cite}")
+    if plan.fill is not None:
+        lines.append(f"  first: {plan.fill.words()}")
+    if plan.steady is not None:
+        lines.append(f"  each run of a one-stream job waits for steady state first: {plan.steady.words()}; a run "
+                     "whose wait times out is kept, marked")
     if plan.pilot_s:
         lines.append(f"  pilot: {PILOT_RUNS} runs of each test at {plan.baseline.label} to measure the noise "
                      f"(nothing changes), about {duration_words(plan.pilot_s)}")
@@ -413,6 +456,7 @@ def plan_lines(plan: Plan) -> list[str]:
     lines += [f"  cut to fit: {c}" for c in plan.cuts]
     lines += [f"  on the device: {c}" for c in plan.changes()]
     lines += [f"  note: {n}" for n in plan.notes]
+    lines += [f"  offer: {o}" for o in plan.offers]
     return lines
 
 

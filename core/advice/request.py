@@ -27,9 +27,12 @@ from iosched.core.base.errors import BadInput
 from iosched.core.documents.document import AdviceDoc
 from iosched.core.documents.params import Variant, parse_variants
 from iosched.core.experiment.results import default_results_dir
+from iosched.core.kernel.devices import read_device
 from iosched.core.kernel.sysfs import check_device_name
+from iosched.core.load.fill import plan_fill
 from iosched.core.load.iolog import read_capture
 from iosched.core.load.jobs import CATALOG
+from iosched.core.load.steady import SteadyWait
 from iosched.core.statistics.advice_rule import GOALS, Goal, Rule
 from iosched.core.trace.capture import CaptureProgress
 from iosched.core.trace.tracer import why_untraceable
@@ -88,6 +91,8 @@ class AdviceRequest:
     target_dir: str | None = None
     destroy_data: str | None = None
     capture_to: Path | None = None  # where --observe writes its capture (default: the results directory's)
+    fill: float | None = None  # --fill: the tested device trimmed and written to this percent before the first test
+    steady: SteadyWait | None = None  # --steady: each run of a one-stream job waits for steady state first
     root: str | Path = "/"
 
     @property
@@ -110,6 +115,8 @@ class AdviceRequest:
                            "file is compared with `compare --job FILE`")
         if not 0 < self.alpha < 0.5:
             raise BadInput("--alpha must lie between 0 and 0.5")
+        if self.fill is not None and self.target_dir is not None:
+            raise BadInput("--fill writes the whole raw device the tests run on: --dir runs them on a scratch file")
 
 
 @dataclass
@@ -177,11 +184,19 @@ def prepare_advice(r: AdviceRequest, on_progress: Callable[[CaptureProgress], ob
     if on_step is not None:
         on_step("plan", "the candidates, the tests each goal needs, the time against the budget")
     tunables = {t.name: t.value for t in obs.tunables if t.scope == obs.scheduler}
+    fill = None
+    if r.fill is not None:
+        tested = read_device(r.tested_on, r.root)
+        if tested is None:
+            raise BadInput(f"{r.tested_on} is not a whole-disk block device")
+        fill = plan_fill(tested, r.fill, r.root)
     # A capture's latency is measured in the block layer: where it cannot be traced, no test judges it there.
     replayed = source is not None and source.kind in ("capture", "replay") and r.goals != ("throughput",)
     plan = plan_advice(r.device, obs.device, obs.scheduler, tuple(schedulers), tunables, r.goals, source,
                        r.budget_s, settle_s=r.settle, alpha=r.alpha, runtime=r.runtime, size=r.size,
-                       only=r.candidates, untraced=why_untraceable(r.root) if replayed else None)
-    target = where_tests_write(r.tested_on, [load_of(t) for t in plan.tests], r.target_dir, r.destroy_data, r.root)
+                       only=r.candidates, untraced=why_untraceable(r.root) if replayed else None, fill=fill,
+                       tested_on=r.tested_on, steady=r.steady)
+    target = where_tests_write(r.tested_on, [load_of(t) for t in plan.tests], r.target_dir, r.destroy_data, r.root,
+                               fill=fill is not None)
     doc = new_advice(r.device, r.tested_on, plan, obs, target, Rule(alpha=r.alpha), workload_doc(source, summary))
     return Prepared(r, obs, plan, target, doc, notes)

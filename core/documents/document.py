@@ -24,10 +24,12 @@ from iosched.core.base.schema import NON_FINITE, JsonObject, Keywords, Schema, j
 from iosched.core.documents.schema_version import SCHEMA_VERSION
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.live.recording_lines import RecordingLine
+from iosched.core.load.conditions import ConditionsDoc
 from iosched.core.load.iolog import CaptureDoc
 from iosched.core.load.replay_lag import ReplayLag
 from iosched.core.load.replay_latency import ReplayLatency
 from iosched.core.load.startup_timing import StartupTiming
+from iosched.core.load.steady import SteadyRun
 from iosched.core.settings.journal import JournalFile
 
 if TYPE_CHECKING:
@@ -55,9 +57,9 @@ def _run_order(outer: tuple[Any, ...]) -> tuple[str, ...]:
     """A run's keys in its writer's order: a turn of a live alternation says why it is invalid last."""
     if outer and isinstance(outer[-1], AlternationDoc):
         return ("index", "variant", "start", "end", "valid", "config", "metrics", "fio", "invalid_reason", "trace",
-                "replay", "latency", "startup")
+                "replay", "latency", "startup", "steady")
     return ("index", "variant", "start", "end", "valid", "invalid_reason", "config", "metrics", "fio", "replay",
-            "latency", "trace", "startup")
+            "latency", "trace", "startup", "steady")
 
 
 def _baseline_cell(cell: CellDoc, outer: tuple[Any, ...]) -> bool:
@@ -264,6 +266,9 @@ class RunDoc:
     startup: StartupTiming | None = field(default=None, metadata={
         "doc": "a start-up's run (--startup): its time (also its metric startup_s), its time alone and its cap; "
                "one over the cap is counted at the cap", "absent": True})
+    steady: SteadyRun | None = field(default=None, metadata={
+        "doc": "--steady: its wait for steady state before it counted; one that did not reach it is kept, marked",
+        "absent": True})
 
     JSON_ORDER: ClassVar[Any] = _run_order
 
@@ -276,7 +281,7 @@ class MatrixRunDoc(RunDoc):
     workload: str = field(metadata={"doc": "the name of its job"})
 
     JSON_ORDER: ClassVar[Any] = ("index", "variant", "start", "end", "valid", "invalid_reason", "config", "metrics",
-                                 "fio", "replay", "latency", "trace", "startup", "slot", "workload")
+                                 "fio", "replay", "latency", "trace", "startup", "steady", "slot", "workload")
 
 
 # --- the judgement ------------------------------------------------------------------------------------------------
@@ -456,6 +461,9 @@ class _Document:
     machine: str
     host: str
     device: DeviceDoc | DeviceNameDoc | None = field(metadata={"doc": "null: not known (the report still reads)"})
+    conditions: ConditionsDoc | None = field(default=None, metadata={
+        "doc": "what the runs were measured under: CPU, device model and firmware, fill level, steady state "
+               "(absent: an older file)", "absent": True})
     variants: list[VariantDoc] = field(metadata={"doc": "the first is the baseline", "item": "variant"})
     notes: list[str]
     status: Status | None = field(default=None, metadata={"absent": True})
@@ -489,9 +497,9 @@ class CompareDoc(_Experiment):
     settle_s: float
     traced: bool = False
 
-    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "variants",
-                                 "order", "repeat", "drop_caches", "settle_s", "workload", "original", "runs", "notes",
-                                 "sequential", "traced", "status", "cancelled", "switches", "finished",
+    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "conditions",
+                                 "variants", "order", "repeat", "drop_caches", "settle_s", "workload", "original",
+                                 "runs", "notes", "sequential", "traced", "status", "cancelled", "switches", "finished",
                                  "primary_metric", "judgement", "comparisons")
 
 
@@ -506,9 +514,9 @@ class AlternationDoc(_Experiment):
     fio: JsonObject | None = field(default=None, metadata={"doc": "fio's own JSON output of the whole run",
                                                            "absent": True})
 
-    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "variants",
-                                 "every_s", "duration_s", "discard_s", "workload", "original", "runs", "notes",
-                                 "order", "sequential", "status", "cancelled", "switches", "finished", "fio",
+    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "conditions",
+                                 "variants", "every_s", "duration_s", "discard_s", "workload", "original", "runs",
+                                 "notes", "order", "sequential", "status", "cancelled", "switches", "finished", "fio",
                                  "primary_metric", "judgement", "comparisons")
 
 
@@ -576,8 +584,8 @@ class MatrixDoc(_Document):
     runs: list[MatrixRunDoc] = field(metadata={"item": "run"})
     judgement: MatrixJudgementDoc | None = field(default=None, metadata={"absent": True})
 
-    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "variants",
-                                 "jobs", "workloads", "repeat", "drop_caches", "settle_s", "job_runtime_s",
+    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "conditions",
+                                 "variants", "jobs", "workloads", "repeat", "drop_caches", "settle_s", "job_runtime_s",
                                  "primary_metric", "primary_metrics", "order", "sequential", "traced", "target",
                                  "runs", "notes",
                                  "status", "cancelled", "original", "switches", "finished", "judgement")
@@ -829,6 +837,12 @@ class AdvicePlanDoc:
     cuts: list[str] = field(metadata={"doc": "what was cut to fit the budget"})
     notes: list[str]
     target: str = field(metadata={"doc": "where the tests write, in words"})
+    fill: str | None = field(default=None, metadata={
+        "doc": "--fill: the device prepared before the first test, in words, with its time (counted in seconds)",
+        "absent": True})
+    offers: list[str] = field(default_factory=list, metadata={
+        "doc": "what another advice would add: an SSD tested below half full, the same at ≥ 50% full",
+        "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -913,6 +927,9 @@ class AdviceDoc:
     keep: list[KeepDoc] = field(metadata={"item": "recommendation",
                                           "doc": "how to keep each setting recommended (none: keep what you have)"})
     notes: list[str]
+    conditions: ConditionsDoc | None = field(default=None, metadata={
+        "doc": "what the tests were measured under: CPU, device model and firmware, fill level (absent: an older "
+               "file, or none ran)", "absent": True})
 
 
 def published_schemas() -> dict[str, Schema]:

@@ -133,6 +133,53 @@ def parse_metric(value: object) -> str:
 parse_repeat = number(1, 1000, integer=True)  # --repeat: runs per variant
 parse_settle = number(0, 3600)  # --settle: seconds of quiet before each run
 parse_alpha = number(0, 0.5, lo_open=True, hi_open=True)  # --alpha
+_percent = number(0, 100)
+
+
+def parse_fill(value: object) -> float:
+    """--fill: the share of the device written before the first run, "50%", "50" or 50 from JSON; 0 (trimmed, nothing
+    written) to 100."""
+    if isinstance(value, str):
+        value = value.strip().removesuffix("%").strip()
+    return float(_percent(value))
+
+
+# fio's steady-state criteria (fio 3.33's HOWTO, "Steady state"): what is measured, and whether its slope is judged.
+STEADY_CRITERIA = ("iops_slope", "iops", "bw_slope", "bw")
+_BOUND = number(0, 100, lo_open=True)
+
+
+def parse_steady(value: object) -> str:
+    """--steady: fio's criterion and its bound as a percentage of the window's mean, "iops_slope:1%"; given back in
+    fio's own spelling."""
+    if not isinstance(value, str):
+        raise BadValue(f"must be a criterion such as iops_slope:1%, not {brief(value)}")
+    name, colon, bound = value.strip().partition(":")
+    if name not in STEADY_CRITERIA or not colon:
+        raise BadValue(f"{brief(value, 40)!r} is not a steady-state criterion: one of "
+                       f"{', '.join(STEADY_CRITERIA)}, then :BOUND%, e.g. iops_slope:1%")
+    if not bound.strip().endswith("%"):
+        raise BadValue(f"{brief(value, 40)!r}: give the bound as a percentage of the mean, e.g. {name}:1%")
+    return f"{name}:{_plain(_BOUND(bound.strip()[:-1]))}%"
+
+
+def whole_seconds(lo: int, hi: int) -> Parser:
+    """A duration in whole seconds between ``lo`` and ``hi``: "10", "10s", "2m", or a whole number from JSON."""
+    def parse(value: object) -> float:
+        if isinstance(value, str):
+            t = value.strip().lower()
+            mult = 60 if t.endswith("m") else 1
+            digits = t.rstrip("sm")
+            if not (digits.isascii() and digits.isdigit() and len(digits) <= 9):
+                raise BadValue(f"{brief(value, 40)!r} is not a whole number of seconds (e.g. 10, 10s, 2m)")
+            value = int(digits) * mult
+        return number(lo, hi, integer=True)(value)
+    return parse
+
+
+parse_steady_window = whole_seconds(3, 3600)  # --steady-window: fio's steadystate_duration
+parse_steady_ramp = whole_seconds(0, 3600)  # --steady-ramp: fio's steadystate_ramp_time
+parse_steady_timeout = whole_seconds(5, 24 * 3600)  # --steady-timeout: the longest wait before a run
 
 
 # --- variants: --schedulers, and the variants a saved file names, read back through the same parser --------

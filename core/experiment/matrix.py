@@ -45,7 +45,16 @@ from iosched.core.documents.params import (
     parse_settle,
     parse_size,
 )
-from iosched.core.documents.saved import Bad, decode_json, kind_of, need, read_matrix, saved_variants, through
+from iosched.core.documents.saved import (
+    Bad,
+    decode_json,
+    kind_of,
+    need,
+    read_matrix,
+    saved_steady,
+    saved_variants,
+    through,
+)
 from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.events import Done, Event, Note, Progress, RunEnded, RunStarted
 from iosched.core.experiment.results import saved_matrices
@@ -71,6 +80,7 @@ from iosched.core.kernel.devices import read_device
 from iosched.core.live.monitor import Monitor
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
 from iosched.core.load.startup_replay import StartupJob, startup_job
+from iosched.core.load.steady import SteadyWait
 from iosched.core.load.targets import Target
 from iosched.core.settings.writes import drop_caches as drop_page_cache
 from iosched.core.statistics.matrix_judge import primaries
@@ -202,6 +212,7 @@ class MatrixPlan:
     sequential: MatrixSequentialDoc | None = None  # --until-verdict: the boundary (core/statistics/
     # matrix_sequential.py); repeat is then the most runs per cell
     trace: bool = False  # --trace: block-layer tracing over every run, as a compare's (a resume traces on)
+    steady: SteadyWait | None = None  # --steady: each run waits for steady state first (saved in its conditions)
 
     def __post_init__(self) -> None:
         if not self.jobs:
@@ -223,7 +234,8 @@ class MatrixPlan:
         rt = job_runtime(self.jobs[w], self.runtime)
         if rt is None:
             return None
-        return rt + self.settle + RUN_OVERHEAD_S + (DROP_CACHES_S if self.drop_caches else 0.0)
+        wait = self.steady.timeout_s if self.steady is not None else 0.0  # at most
+        return rt + wait + self.settle + RUN_OVERHEAD_S + (DROP_CACHES_S if self.drop_caches else 0.0)
 
     def estimate(self, slots: list[int] | None = None) -> float | None:
         """Estimated seconds for the runs at ``slots`` of the order (all by default); None when unknown."""
@@ -277,7 +289,7 @@ def plan_from_doc(doc: object, path: object = "the file") -> MatrixPlan:
                      decode(dict[str, str] | None, doc.get("primary_metrics"), "primary_metrics"),
                      decode(list[tuple[str, str]], doc.get("order"), "order"),
                      None if seq is None else decode(MatrixSequentialDoc, seq, "sequential"),
-                     decode(bool, doc.get("traced", False), "traced"))
+                     decode(bool, doc.get("traced", False), "traced"), saved_steady(doc.get("conditions")))
     except (Bad, DecodeError) as e:
         raise BadInput(f"{path} is not a saved iosched matrix: {e}") from None
 
@@ -287,14 +299,16 @@ def plan_of(doc: MatrixDoc, path: object = "the file") -> MatrixPlan:
     naming ``path`` when it does not read back."""
     try:
         return _plan(doc.variants, doc.jobs, doc.repeat, doc.settle_s, doc.drop_caches, doc.job_runtime_s,
-                     doc.primary_metric, doc.primary_metrics, doc.order, doc.sequential, doc.traced)
+                     doc.primary_metric, doc.primary_metrics, doc.order, doc.sequential, doc.traced,
+                     doc.conditions.steady if doc.conditions is not None else None)
     except Bad as e:
         raise BadInput(f"{path} is not a saved iosched matrix: {e}") from None
 
 
 def _plan(saved: list[VariantDoc], specs: list[JobSpec], repeat_value: object,
           settle_value: object, drop: bool, runtime_value: object, primary_value: object, own: dict[str, str] | None,
-          pairs: list[tuple[str, str]], seq: MatrixSequentialDoc | None, traced: bool) -> MatrixPlan:
+          pairs: list[tuple[str, str]], seq: MatrixSequentialDoc | None, traced: bool,
+          steady: SteadyWait | None = None) -> MatrixPlan:
     variants = saved_variants(saved)
     need(bool(specs), "it has no jobs")
     try:
@@ -324,7 +338,7 @@ def _plan(saved: list[VariantDoc], specs: list[JobSpec], repeat_value: object,
         seq = _boundary(seq, repeat, len(jobs) * (len(variants) - 1))
     try:
         plan = MatrixPlan(variants, jobs, repeat, drop, settle, runtime, None if own is not None else str(primary),
-                          order, seq, traced)
+                          order, seq, traced, steady)
     except BadInput as e:
         raise Bad(str(e)) from None
     need(sorted(plan.order) == sorted(plan_order(len(jobs), len(variants), plan.repeat)),
@@ -494,7 +508,8 @@ def run_matrix(device: str, plan: MatrixPlan, target: Target | None, doc: Matrix
                 if isinstance(job, CmdJob):
                     wl = Workload(cmd=job.cmd, cmd_metrics=list(job.cmd_metrics), target=target)
                 else:
-                    wl = Workload(job=job, target=target, runtime=None if isinstance(job, Job) else plan.runtime)
+                    wl = Workload(job=job, target=target, runtime=None if isinstance(job, Job) else plan.runtime,
+                                  steady=plan.steady)
                 label = f"{job.name} · {v.label}"
                 emit(RunStarted(slot, plan.runs, label, _eta_text(plan, left(todo[k:]), spent)))
                 # Progress events name the cell (workload and variant), not the variant alone.

@@ -32,6 +32,7 @@ from iosched.core.experiment.alternation import ROLE_TURN_METRICS, run_alternati
 from iosched.core.experiment.busy import BusyWatch
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import BACKGROUND
+from iosched.core.experiment.conditions import check_conditions, conditioned, prepare_conditions
 from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.events import Event, Interim, Note, RunEnded, RunStarted, SaveFailed
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
@@ -45,6 +46,7 @@ from iosched.core.load.replay import PRIMARY as REPLAY_PRIMARY
 from iosched.core.load.replay import ReplayJob, ReplayRequest, prepare_replay
 from iosched.core.load.replay_latency import untraced_words
 from iosched.core.load.startup_replay import StartupJob, prepare_foreground
+from iosched.core.load.steady import SteadyWait
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics.matrix_judge import judge_matrix
@@ -92,6 +94,8 @@ class ExperimentPlan:
     metric: str | None = None  # the primary metric (None: IOPS, or wall time for a command)
     until_verdict: int | None = None  # stop at a sequential boundary: at most this many runs (or blocks)
     trace: bool = False  # block-layer tracing over every run
+    fill: float | None = None  # --fill: the raw device trimmed and written to this percent before the first run
+    steady: SteadyWait | None = None  # --steady: each run waits for steady state first (a matrix's: its plan's)
     target: TargetRequest = field(default_factory=TargetRequest)
     root: str | Path = "/"
     on_target: Callable[[Target], None] | None = None  # hears where fio will write (its note) before the first run
@@ -313,8 +317,9 @@ def choose(plan: ExperimentPlan) -> Target | None:
     t = plan.target
     size = t.size if t.size is not None else space_needed(jobs, t.default_size)
     replay = any(isinstance(j, (ReplayJob, StartupJob)) for j in jobs)  # captured offsets: on the raw device only
-    return choose_target(plan.device, any(j.writes for j in jobs), t.dir, size, raw=t.raw,
-                         destroy_data=t.destroy_data, root=plan.root, scratch_ok=not replay)
+    fill = plan.fill is not None and plan.resume is None  # --fill writes the raw device, whatever the jobs do
+    return choose_target(plan.device, fill or any(j.writes for j in jobs), t.dir, size, raw=t.raw or fill,
+                         destroy_data=t.destroy_data, root=plan.root, scratch_ok=not replay and not fill)
 
 
 def _check(plan: ExperimentPlan) -> None:
@@ -325,6 +330,7 @@ def _check(plan: ExperimentPlan) -> None:
     _check_roles(plan)
     backgrounds = [j.background for j in plan.jobs if isinstance(j, StartupJob) and j.background is not None]
     check_cgroup_jobs([*plan.jobs, *backgrounds], plan.root)  # cgroups this system cannot make: refused, nothing ran
+    check_conditions(plan)
     make_boundary(plan)
 
 
@@ -402,6 +408,7 @@ def _go(plan: ExperimentPlan, run: Running[LocalDoc]) -> LocalDoc:
     target = choose(plan)
     if target is not None and plan.on_target is not None:
         plan.on_target(target)
+    keep = conditioned(run.keep, prepare_conditions(plan, target, run.emit, run.ctl))  # the fill, before any run
     running, stop, seq = interim_verdict(plan)
     busy = BusyWatch(plan.device, plan.root, lambda text: run.emit(Note(text)))
     busy.before()
@@ -417,7 +424,7 @@ def _go(plan: ExperimentPlan, run: Running[LocalDoc]) -> LocalDoc:
             busy.after_run(e.run)
 
     try:
-        return _said(busy, _dispatch(plan, target, relay, run, stop, seq))
+        return _said(busy, keep.doc(_dispatch(plan, target, relay, run, stop, seq, keep)))
     finally:
         if run.doc is not None:
             run.keep(_said(busy, run.doc), False)
@@ -431,22 +438,24 @@ def _said(busy: BusyWatch, doc: LocalDoc) -> LocalDoc:
 
 
 def _dispatch(plan: ExperimentPlan, target: Target | None, emit: Callable[[Event], None], run: Running[LocalDoc],
-              stop: Callable[[RunDoc], bool] | None, seq: SequentialDoc | None) -> LocalDoc:
+              stop: Callable[[RunDoc], bool] | None, seq: SequentialDoc | None,
+              keep: Callable[[LocalDoc, bool], None]) -> LocalDoc:
     if plan.kind == "matrix":
         assert plan.matrix is not None
-        return run_matrix(plan.device, plan.matrix, target, plan.resume, plan.root, emit, run.keep, run.ctl)
+        return run_matrix(plan.device, plan.matrix, target, plan.resume, plan.root, emit, keep, run.ctl)
     if plan.cmd is not None:
         workload = Workload(cmd=plan.cmd, background=plan.background, target=target, cmd_metrics=plan.cmd_metrics)
     else:
         if plan.job is None:
             raise BadInput("an experiment needs a job or a command")
-        workload = Workload(job=plan.job, target=target, runtime=None if isinstance(plan.job, Job) else plan.runtime)
+        workload = Workload(job=plan.job, target=target, runtime=None if isinstance(plan.job, Job) else plan.runtime,
+                            steady=plan.steady)
     if plan.kind == "alternate":
         return run_alternation(plan.device, plan.variants, workload, plan.every, plan.duration, root=plan.root,
-                               on_event=emit, ctl=run.ctl, stop=stop, sequential=seq, keep=run.keep)
+                               on_event=emit, ctl=run.ctl, stop=stop, sequential=seq, keep=keep)
     repeat = plan.until_verdict if plan.until_verdict is not None else plan.repeat
     return run_experiment(plan.device, plan.variants, workload, repeat, plan.drop_caches, plan.settle, plan.root,
-                          emit, run.ctl, stop=stop, sequential=seq, trace=plan.trace, keep=run.keep)
+                          emit, run.ctl, stop=stop, sequential=seq, trace=plan.trace, keep=keep)
 
 
 def _judged(plan: ExperimentPlan, doc: LocalDoc) -> LocalDoc:

@@ -10,6 +10,7 @@ import math
 from iosched.core.base.units import si
 from iosched.core.documents.document import CatalogJobDoc, CellDoc, MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.metrics import metric_words, ordered_metrics, split_metric
+from iosched.core.present.conditions import condition_lines
 from iosched.core.present.report import device_words
 
 
@@ -58,6 +59,7 @@ def matrix_text(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> str:
              f"{runs}{', caches dropped before each run' if doc.drop_caches else ''}",
              f"{what}: mean ± half the 95% CI; against {judgement.baseline}: "
              f"the ratio and {interval}, {star} (alpha {judgement.alpha:g})",
+             *condition_lines(doc.conditions, doc.kernel, doc.runs),
              ""]
     parts = {(c.workload, c.variant): _cell_parts(c) for c in judgement.cells}
     cells = {}

@@ -26,6 +26,7 @@ from iosched.core.documents.document import (
 from iosched.core.documents.metrics import ROLE_WORDS, metric_label, metric_words, roles_of, split_metric
 from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.replay_latency import latency_note
+from iosched.core.present.conditions import summary_condition_lines
 from iosched.core.present.sentences import (
     better_way,
     comparison_sentence,
@@ -367,7 +368,7 @@ def note_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     if len(busy) > 1:  # one is the point (the runs vary with another load); which loads, --details lists
         said = [n for n in said if n not in busy[1:]]
         said.insert(said.index(busy[0]) + 1, f"busy machine: and {len(busy) - 1} more such notes (--details)")
-    lines = [f"note: {n}" for n in said]
+    lines = [*summary_condition_lines(doc.conditions, doc.runs), *(f"note: {n}" for n in said)]
     bad = judgement.invalid
     lines += [f"invalid: {b}" for b in bad[:MAX_INVALID]]
     if len(bad) > MAX_INVALID:
