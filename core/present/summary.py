@@ -351,7 +351,7 @@ def _twins(a: str, b: str) -> bool:
 
 
 def note_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
-    """What matters to the verdict beside it: a busy machine, invalid runs, an unbalanced order, a timed replay that
+    """What matters to the verdict beside it: a busy machine, invalid runs, a timed replay that
     fell behind, one line each."""
     notes = [n for n in judgement.notes if not n.startswith(PLANNING_NOTES)]
     timing = replay_timing(doc)
