@@ -90,7 +90,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="sync and drop caches before each run (a group may turn it on: --no-drop-caches)")
     s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
-    s.add_argument("--metric", help="the primary metric the verdict is about (default iops; wall_s for --cmd): "
+    s.add_argument("--metric", help="the primary metric the verdict is about (default: the job's own, iops, or mb_s "
+                                    "for a sequential bandwidth job; wall_s for --cmd): "
                                     + ", ".join(METRIC_NAMES))
     s.add_argument("--plan", action="store_true",
                    help="plan before running: a pilot of 2 runs per variant measures the noise, then prints how "

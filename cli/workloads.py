@@ -57,9 +57,12 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             group = j.group
             print(f"\n{group}:" if group != next(iter(CATALOG.values())).group else f"{group}:")
         flag = "W" if j.writes else " "
-        print(f"  {j.name:<24} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}")
-        if j.shows:  # a job with roles says what it shows and what its verdict is about
-            print(f"      shows {j.shows}\n      judged on {metric_label(j.primary or 'iops')} ({j.primary})")
+        # What a verdict is about where that is not IOPS: on a line of its own beside what a job shows.
+        judged = f"judged on {metric_label(j.primary)} ({j.primary})" if j.primary else ""
+        print(f"  {j.name:<24} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}"
+              + (f"; {judged}" if judged and not j.shows else ""))
+        if j.shows:
+            print(f"      shows {j.shows}\n      {judged or 'judged on IOPS (iops)'}")
     print("\ngroups (compare DEV --schedulers A,B --jobs GROUP):")
     for g in GROUPS.values():
         print(f"  {g.name:<22} {len(g.jobs):>2} jobs  {g.description}")
