@@ -139,7 +139,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("capture", help="record a device's requests, or the IO one command does, into a capture to "
                                       "replay (fio iolog v3)")
     s.add_argument("device", nargs="?",
-                   help="whole-disk name, e.g. sda or nvme0n1; with --cmd, the one disk to keep to (else every disk)")
+                   help="whole-disk name, e.g. sda or nvme0n1; with --cmd, the one disk to keep to (else the disk its "
+                        "program is on, said at the start)")
     s.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the iolog to write (a new file); its metadata goes to FILE.meta.json")
     s.add_argument("--cmd", metavar="CMD",
@@ -153,6 +154,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "nothing is written (exit 2), as for one that did no IO")
     s.add_argument("--cold", action="store_true",
                    help="with --cmd: sync and drop the page cache first, so the command starts cold")
+    s.add_argument("--every-disk", action="store_true",
+                   help="with --cmd: its IO on every disk, each line naming its own (for report; a replay takes one "
+                        "disk's)")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="seconds to capture (default 60; Ctrl-C "
                    "ends it sooner and keeps what was captured); with --cmd, the longest the command may run")
     s.add_argument("--max-size", type=parse_size, default=parse_size("1G"),
