@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -110,7 +111,7 @@ def footer_whole(text: str) -> bool:
 
 def test_at_80x24_the_live_view_a_job_a_compare_advise_and_quit(tmp_path: Path, private_journal: Path, make_loop):
     """As a newcomer at 80x24: every column up to wMB/s, each screen's keys whole, a job's line, a compare that
-    decides at its first look (an interactive reader under a write flood, none against bfq, at most 6 runs each)
+    decides before its last look (an interactive reader under a write flood, none against bfq, at most 8 runs each)
     with its bar full, the Advise screen, and quit."""
     need_real("tmux", "fio")
     loop: Loop = make_loop("256M")
@@ -134,7 +135,7 @@ def test_at_80x24_the_live_view_a_job_a_compare_advise_and_quit(tmp_path: Path, 
         assert footer_whole(text), text
         tmux("send-keys", "-t", SESSION, "x")
         wait_for(lambda t: "▶" not in status_line(t), "the job to stop", timeout=20)
-        # A compare until a verdict, at most 6 runs a variant of 2 s.
+        # A compare until a verdict, at most 8 runs a variant of 2 s.
         tmux("send-keys", "-t", SESSION, "c")
         wait_for(lambda t: "Compare schedulers on" in t, "the compare screen")
 
@@ -146,7 +147,7 @@ def test_at_80x24_the_live_view_a_job_a_compare_advise_and_quit(tmp_path: Path, 
             return wait_for(lambda t: then in t, then)
 
         type_in("Tab", "Tab", "l:interactive-under-writes", then="interactive-under-writes")  # the job field
-        type_in("Tab", "C-u", "6", then="repeats  6")
+        type_in("Tab", "C-u", "8", then="repeats  8")
         type_in("Tab", "C-u", "2", then="runtime s  2")
         text = type_in("Tab", "Tab", "Tab", "Tab", "Tab", "space", then="▐X▌ until a verdict")
         assert footer_whole(text), text
@@ -156,8 +157,9 @@ def test_at_80x24_the_live_view_a_job_a_compare_advise_and_quit(tmp_path: Path, 
         (bar,) = [line for line in lines if "━" in line]
         assert bar.split()[-1] == "100%", text
         said = " ".join(" ".join(lines).split())
-        # Decided at the first look, 4 runs a variant of the 6 it could run: the bar full all the same.
-        assert "4 runs per variant" in said and "lower foreground p50 latency than none" in said, text
+        # Decided at a look before the 8 runs a variant it could run (4, or 6 on a loaded machine): the bar full.
+        ran = re.search(r"(\d+) runs per variant", said)
+        assert ran and int(ran.group(1)) < 8 and "lower foreground p50 latency than none" in said, text
         assert footer_whole(text), text
         # The Advise screen, from the live view; then quit: nothing this session switched, so nothing to ask.
         tmux("send-keys", "-t", SESSION, "Escape")
