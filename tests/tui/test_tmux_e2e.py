@@ -55,20 +55,25 @@ def walk_to(device: str) -> None:
     raise AssertionError(f"the cursor never reached {device}; screen was:\n{screen()}")
 
 
+def start_iosched(run_dir: Path, results: Path, done: Path, width: int, height: int) -> None:
+    """`iosched` in a tmux window of ``width`` x ``height`` (sized first, then the app started in it: no resize race
+    at start-up), its exit status into ``done``; back once its device table shows (the machine may hold more devices
+    than the table shows: walk_to finds ours)."""
+    cmd = (f"cd {shlex.quote(os.getcwd())} && IOSCHED_RUN_DIR={shlex.quote(str(run_dir))} "
+           f"IOSCHED_RESULTS_DIR={shlex.quote(str(results))} "
+           f"{shlex.quote(sys.executable)} -m iosched.cli; echo $? > {shlex.quote(str(done))}; sleep 30")
+    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+    tmux("new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height))
+    tmux("send-keys", "-t", SESSION, f"exec bash -c {shlex.quote(cmd)}", "Enter")
+    wait_for(lambda t: "iosched" in status_line(t) and "loop" in t, "the device table")
+
+
 def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_journal: Path, make_loop):
     need_real("tmux")
     loop: Loop = make_loop()
     done = tmp_path / "exit-code"
-    cmd = (f"cd {shlex.quote(os.getcwd())} && IOSCHED_RUN_DIR={shlex.quote(str(private_journal))} "
-           f"IOSCHED_RESULTS_DIR={shlex.quote(os.environ['IOSCHED_RESULTS_DIR'])} "
-           f"{shlex.quote(sys.executable)} -m iosched.cli; echo $? > {shlex.quote(str(done))}; sleep 30")
-    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
-    # Size the window first, then start the app in it: no resize race at start-up.
-    tmux("new-session", "-d", "-s", SESSION, "-x", "100", "-y", "30")
-    tmux("send-keys", "-t", SESSION, f"exec bash -c {shlex.quote(cmd)}", "Enter")
     try:
-        # The machine may hold more devices than the table shows: wait for the app, then walk to ours.
-        wait_for(lambda t: "iosched" in status_line(t) and "loop" in t, "the device table")
+        start_iosched(private_journal, Path(os.environ["IOSCHED_RESULTS_DIR"]), done, 100, 30)
         walk_to(loop.name)
         original = loop.current()
         assert original != "bfq"
@@ -116,17 +121,10 @@ def test_at_80x24_the_live_view_a_job_a_compare_advise_and_quit(tmp_path: Path, 
     need_real("tmux", "fio")
     loop: Loop = make_loop("256M")
     done = tmp_path / "exit-code"
-    cmd = (f"cd {shlex.quote(os.getcwd())} && IOSCHED_RUN_DIR={shlex.quote(str(private_journal))} "
-           f"IOSCHED_RESULTS_DIR={shlex.quote(str(tmp_path))} "
-           f"{shlex.quote(sys.executable)} -m iosched.cli; echo $? > {shlex.quote(str(done))}; sleep 30")
-    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
-    tmux("new-session", "-d", "-s", SESSION, "-x", "80", "-y", "24")
-    tmux("send-keys", "-t", SESSION, f"exec bash -c {shlex.quote(cmd)}", "Enter")
     try:
-        wait_for(lambda t: "iosched" in status_line(t) and "loop" in t, "the device table")
+        start_iosched(private_journal, tmp_path, done, 80, 24)
         walk_to(loop.name)
-        text = screen()
-        assert " wMB/s" in text.splitlines()[1] and footer_whole(text), text
+        wait_for(lambda t: " wMB/s" in t.splitlines()[1] and footer_whole(t), "wMB/s and the keys, whole")
         # A job: its line, and the keys still whole.
         tmux("send-keys", "-t", SESSION, "j")
         wait_for(lambda t: "run a job for" in t, "the job picker")
