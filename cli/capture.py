@@ -27,6 +27,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
         raise BadInput("name a device to capture, or a command with --cmd CMD")
     if args.cold:
         raise BadInput("--cold goes with --cmd: it drops the page cache before the command starts")
+    if args.every_disk:
+        raise BadInput("--every-disk goes with --cmd: a device's capture is of that device")
     from iosched.core.trace.capture import CaptureProgress, CaptureRun
 
     out = Path(args.output)
@@ -67,11 +69,22 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 def _cmd_capture(args: argparse.Namespace) -> int:
     """`capture --cmd CMD`: the command's own IO. Its output goes to stderr: stdout carries iosched's answer."""
-    from iosched.core.load.cmd_tree import invoking_user
-    from iosched.core.trace.cmd_capture import CmdCaptureRun
+    from iosched.core.load.cmd_tree import check_cmd, invoking_user
+    from iosched.core.trace.cmd_capture import CmdCaptureRun, default_disk
 
-    run = CmdCaptureRun(args.cmd, Path(args.output), args.duration, args.max_size, device=args.device,
+    device, chosen = args.device, ""
+    if args.every_disk and device is not None:
+        raise BadInput(f"--every-disk captures every disk, {device} one: give one of them")
+    if device is None and not args.every_disk:  # a replay is of one disk: the one its files live on
+        if (why := check_cmd(args.cmd)) is not None:
+            raise BadInput(why)
+        device, chosen = default_disk(args.cmd, os.environ, os.getcwd(), args.root)
+    run = CmdCaptureRun(args.cmd, Path(args.output), args.duration, args.max_size, device=device, chosen=chosen,
                         cold=args.cold, run_as=invoking_user(os.environ, os.geteuid()), root=args.root)
+    run.check_command()  # what is refused is said alone
+    if chosen:
+        print(f"iosched: capturing its IO on {device}, {chosen} (another: iosched capture DEV --cmd …; every disk: "
+              "--every-disk)", file=sys.stderr)
     sys.stdout.flush()
     try:
         result = run.run()

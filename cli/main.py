@@ -147,8 +147,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    from iosched.tui.launch import TuiOptions, run_app  # the only place Textual is loaded: lazily
+    from iosched.tui.launch import TuiOptions, has_terminal, run_app  # the only place Textual is loaded: lazily
 
+    if not has_terminal():
+        # The README's install line ends with `iosched`: piped or in a script, a good install ends well and says
+        # how to open the screen.
+        print(f"iosched {__version__} is installed; its live screen needs a terminal: run `iosched` in one "
+              "(`iosched list` and `iosched watch` print into a pipe)")
+        return 0
     return run_app(TuiOptions(args.root, args.tui_interval, args.theme, read_only=args.read_only,
                               served=args.served))
 

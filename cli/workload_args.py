@@ -128,7 +128,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="a matrix of fio jobs and commands from a TOML study file ([[workload]] tables with job = "
                         "or cmd =), one report; see docs/recipes.md, \"One study, one command\"")
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
-    s.add_argument("--max-time", type=parse_seconds, metavar="S", help="refuse a matrix estimated to take longer")
+    s.add_argument("--max-time", type=parse_seconds, metavar="S",
+                   help="refuse a compare or a matrix estimated to take longer")
     s.add_argument("--repeat", type=REPEAT, default=None, help="runs per variant (default 3)")
     s.add_argument("--trace", action=argparse.BooleanOptionalAction, default=False,
                    help="block-layer tracing over every run: time in the scheduler and device time per variant "
@@ -139,7 +140,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
     conditions_opts(s)
-    s.add_argument("--metric", help="the primary metric the verdict is about (default iops; wall_s for --cmd): "
+    s.add_argument("--metric", help="the primary metric the verdict is about (default: the job's own, iops, or mb_s "
+                                    "for a sequential bandwidth job; wall_s for --cmd): "
                                     + ", ".join(METRIC_NAMES))
     s.add_argument("--plan", action="store_true",
                    help="plan before running: a pilot of 2 runs per variant measures the noise, then prints how "
@@ -186,7 +188,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("capture", help="record a device's requests, or the IO one command does, into a capture to "
                                       "replay (fio iolog v3)")
     s.add_argument("device", nargs="?",
-                   help="whole-disk name, e.g. sda or nvme0n1; with --cmd, the one disk to keep to (else every disk)")
+                   help="whole-disk name, e.g. sda or nvme0n1; with --cmd, the one disk to keep to (else the disk its "
+                        "program is on, said at the start)")
     s.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the iolog to write (a new file); its metadata goes to FILE.meta.json")
     s.add_argument("--cmd", metavar="CMD",
@@ -200,6 +203,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "nothing is written (exit 2), as for one that did no IO")
     s.add_argument("--cold", action="store_true",
                    help="with --cmd: sync and drop the page cache first, so the command starts cold")
+    s.add_argument("--every-disk", action="store_true",
+                   help="with --cmd: its IO on every disk, each line naming its own (for report; a replay takes one "
+                        "disk's)")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="seconds to capture (default 60; Ctrl-C "
                    "ends it sooner and keeps what was captured); with --cmd, the longest the command may run")
     s.add_argument("--max-size", type=parse_size, default=parse_size("1G"),

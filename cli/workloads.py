@@ -24,7 +24,7 @@ from iosched.core.documents.saved import MAX_SAVED_BYTES, decode_json, kind_of, 
 from iosched.core.experiment import service
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.control import Cancelled
-from iosched.core.experiment.matrix import decode_matrix
+from iosched.core.experiment.matrix import RUN_OVERHEAD_S, MatrixPlan, decode_matrix, format_duration
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Workload
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest, all_invalid
@@ -58,9 +58,12 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             group = j.group
             print(f"\n{group}:" if group != next(iter(CATALOG.values())).group else f"{group}:")
         flag = "W" if j.writes else " "
-        print(f"  {j.name:<24} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}")
-        if j.shows:  # a job with roles says what it shows and what its verdict is about
-            print(f"      shows {j.shows}\n      judged on {metric_label(j.primary or 'iops')} ({j.primary})")
+        # What a verdict is about where that is not IOPS: on a line of its own beside what a job shows.
+        judged = f"judged on {metric_label(j.primary)} ({j.primary})" if j.primary else ""
+        print(f"  {j.name:<24} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}"
+              + (f"; {judged}" if judged and not j.shows else ""))
+        if j.shows:
+            print(f"      shows {j.shows}\n      {judged or 'judged on IOPS (iops)'}")
     print("\ngroups (compare DEV --schedulers A,B --jobs GROUP):")
     for g in GROUPS.values():
         print(f"  {g.name:<22} {len(g.jobs):>2} jobs  {g.description}")
@@ -236,13 +239,27 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 raise BadInput(f"--replay replays one capture per run: {flag} does not apply")
     if args.jobs or args.resume or args.study:
         return cmd_matrix(args)
-    if args.max_time is not None:
-        raise BadInput("--max-time applies to a matrix (--jobs)")
     if args.plan:
+        if args.max_time is not None:
+            raise BadInput("--plan runs its own short pilot of a compare: --max-time does not apply")
         return _plan(args)
     plan = _compare_plan(args)
+    est = compare_estimate(plan)
+    if args.max_time is not None and est is None:
+        raise BadInput("--max-time bounds what can be estimated, and this compare's time cannot be: a command's time, "
+                       "or a replay's, is its own")
+    if args.max_time is not None and est is not None and est > args.max_time:
+        scale = "--max-runs or --runtime" if plan.until_verdict else "--runtime or --repeat"
+        raise BadInput(f"the compare exceeds --max-time {format_duration(args.max_time)}: it would take about "
+                       f"{format_duration(est)}; scale it with {scale}")
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
-    plan.on_target = _say_target
+
+    def announce(target: Target) -> None:  # after the service's checks: a refused plan says only why
+        _say_target(target)
+        if not (args.json or args.csv):
+            print(f"iosched: {compare_words(plan, est)}", file=sys.stderr)
+
+    plan.on_target = announce
     printer = ProgressPrinter(quiet=args.json or args.csv, lines=args.details, own=plan.cmd_metrics)
     try:
         outcome = service.run(plan, saver, printer)
@@ -341,6 +358,33 @@ def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
         until_verdict=most, trace=args.trace, root=args.root, fill=args.fill, steady=steady_wait(args),
         target=TargetRequest(args.dir, args.raw or bool(args.replay), args.destroy_data,
                              default_size=args.size or 1 << 30))
+
+
+def compare_estimate(plan: ExperimentPlan) -> float | None:
+    """Seconds a compare may take, as a matrix of its one workload estimates it (at most, until a verdict); None
+    when unknown: a command's time, or a replay's, is its own."""
+    if plan.kind == "alternate":
+        return plan.duration + plan.settle + RUN_OVERHEAD_S
+    if plan.job is None:
+        return None
+    runs = plan.until_verdict or plan.repeat
+    return MatrixPlan(plan.variants, [plan.job], runs, plan.drop_caches, plan.settle, plan.runtime).estimate()
+
+
+def compare_words(plan: ExperimentPlan, est: float | None) -> str:
+    """"compare of 3 variants x 3 runs = 9 runs; estimated about 45 s": what a compare will do, before it does."""
+    k = len(plan.variants)
+    if plan.kind == "alternate":
+        what = f"live alternation of {k} variants every {plan.every:g} s for {format_duration(plan.duration)}"
+    elif plan.until_verdict:
+        what = f"compare of {k} variants until a verdict: at most {plan.until_verdict} runs each"
+    else:
+        what = f"compare of {k} variants x {plan.repeat} runs = {k * plan.repeat} runs"
+    if plan.drop_caches:
+        what += ", caches dropped before each"
+    eta = ("unknown (a command's time, or a replay's, is its own)" if est is None else
+           f"{'at most' if plan.until_verdict else 'about'} {format_duration(est)}")
+    return f"{what}; estimated {eta}"
 
 
 def _say_target(target: Target) -> None:

@@ -39,6 +39,7 @@ from iosched.core.present.advice_report import headline, keep_lines, short_answe
 from iosched.core.statistics.advice_rule import GOALS, Rule
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.footer import KeysFooter
+from iosched.tui.worker_run import WorkerRun
 
 if TYPE_CHECKING:
     from iosched.core.kernel.device_doc import DeviceDoc
@@ -106,7 +107,7 @@ class AdviceEnded(Message):
         self.saved = saved
 
 
-class AdviseScreen(Screen[None]):
+class AdviseScreen(WorkerRun, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "go", "Plan / run", tooltip="make the plan (nothing changes); again: run it"),
         Binding("escape", "back", "Back / cancel",
@@ -360,23 +361,10 @@ class AdviseScreen(Screen[None]):
             return
         self.live.settings.persist(dev, k.scheduler, list(k.settings.items()))
 
-    # ---- leaving ------------------------------------------------------------------------------
+    # ---- leaving (cancel and wait: tui/worker_run.py) ---------------------------------------
     def action_back(self) -> None:
-        if self.running and self.ctl is not None:
-            self.leave_when_done = True
-            self.ctl.cancel()
+        if self.cancel_to_leave():
             self._doing("cancelling: stopping fio and putting the device back…")
             return
-        if not self.running:
+        if not self.running:  # while it plans (a read, no Control to stop) Esc waits for the plan
             self.dismiss(None)
-
-    def cancel(self) -> None:
-        """Quit path: stop fio now; the worker then puts the device back (see wait())."""
-        if self.running and self.ctl is not None:
-            self.ctl.cancel()
-
-    def wait(self, timeout: float = 20.0) -> None:
-        """After the UI is gone: give core the time to put the device back before the process ends."""
-        t = self.thread
-        if t is not None and t is not threading.current_thread():
-            t.join(timeout)

@@ -28,6 +28,7 @@ from iosched.tui.commands import SchedulerCommands
 from iosched.tui.dialogs import ConfirmScreen, HelpScreen
 from iosched.tui.live_screen import LiveScreen
 from iosched.tui.monitor_screen import MonitorScreen
+from iosched.tui.scrollbars import whole_cell_scrollbars
 from iosched.tui.styles_cache import unpin_styles_caches
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class IoschedApp(App[int]):
         super().__init__()
         self.sandbox = sandbox  # the demo's device, put back and deleted when the demo ends
         unpin_styles_caches()
+        whole_cell_scrollbars()
         self.theme_name = theme_name if theme_name in THEME_NAMES else "dark"
         self.hangup_cleanups: list[Callable[[], None]] = []  # run on SIGHUP, which skips every `finally`
         self.live: LiveScreen | None = None

@@ -40,8 +40,8 @@ STARTUP_SPEC = re.compile(r"startup:\s*(\S+)(?:\s+beside\s+(\S+))?")
 # a write flood, judged on its start-up time), until a verdict, looks at 4 and 6 runs per variant.
 DEMO_STARTUP = "startup: bundled beside seq-writers-1"
 DEMO_STARTUP_LABEL = "start an application while the disk is flooded"
-DEMO_STARTUP_INFO = ("a cold Python start (the bundled start-up's 1563 reads), replayed one read at a time beside a "
-                     "write flood: its start-up time under each scheduler")
+DEMO_STARTUP_INFO = ("a cold Python start, its 1563 reads replayed one at a time beside a write flood: its start-up "
+                     "time under each scheduler")  # whole in the 3 rows it has at 80 columns
 DEMO_RUNTIME_S, DEMO_REPEATS = 10, 6
 
 

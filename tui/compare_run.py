@@ -173,6 +173,9 @@ class RunView(Vertical):
         or with ``details`` its every table and charts; a matrix's table and charts."""
         self.result = (doc, saved)
         self.details = details
+        bar = self.query_one(ProgressBar)  # done: a verdict reached early leaves planned runs unmade, not undone
+        bar.update(total=bar.total or 1, progress=bar.total or 1)
+        self.eta("")
         self.query_one("#report", Static).update(result_text(doc, saved, details))
         from iosched.tui.result_charts import ResultCharts  # plotext loads with the first result
 

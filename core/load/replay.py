@@ -18,6 +18,7 @@ directory of its own; only that copy reaches fio. Two modes:
 from __future__ import annotations
 
 import math
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from iosched.core.base.errors import BadInput
+from iosched.core.base.units import human_size
 from iosched.core.load.fiopath import fio_filename
 from iosched.core.load.iolog import Capture, copy_for_replay, read_capture
 from iosched.core.load.jobfile import JobFile, fio_seconds
@@ -171,6 +173,20 @@ def check_fits(capture: Capture, device: str, size_bytes: int) -> None:
                        "as large (offsets are replayed as captured), or pass --replay-fit to fold them into it")
 
 
+def check_one_disk(capture: Capture) -> None:
+    """A replay is of one disk's requests: a capture of several (`capture --cmd … --every-disk`, or one made before a
+    command's capture kept to one disk) is refused, with the command that captures one."""
+    files = capture.meta.files
+    if len(files) < 2:
+        return
+    disks = ", ".join(f"{f.device.name} {human_size(f.read_bytes + f.write_bytes)}" for f in files)
+    c = capture.meta.command
+    again = (f"iosched capture {files[0].device.name} --cmd {shlex.quote(c.cmd)}{' --cold' if c.cold else ''} -o FILE"
+             if c is not None else f"iosched capture {files[0].device.name} --cmd CMD -o FILE")
+    raise BadInput(f"{capture.name} holds the IO of {len(files)} disks ({disks}): a replay is of one "
+                   f"disk's requests; capture it on the one its files are on: {again}")
+
+
 def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int, fit: bool = False,
                    section: tuple[str, tuple[tuple[str, str], ...]] | None = None) -> ReplayJob:
     """The replay of the capture at ``path`` on ``device``: the capture checked whole and copied for fio; with
@@ -182,6 +198,7 @@ def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int, fi
     if mode not in MODES:
         raise BadInput(f"--replay-mode {mode[:20]!r}: fast or timed")
     capture = read_capture(path)
+    check_one_disk(capture)
     if not fit:
         check_fits(capture, device, size_bytes)
     workdir = tempfile.mkdtemp(prefix=workdir_prefix())

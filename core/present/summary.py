@@ -358,8 +358,8 @@ def _twins(a: str, b: str) -> bool:
 
 
 def note_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
-    """What matters to the verdict beside it: a busy machine, invalid runs, an unbalanced order, a timed replay that
-    fell behind, what a replay's latency is, one line each."""
+    """What matters to the verdict beside it: a busy machine, invalid runs, a timed replay that fell behind, what a
+    replay's latency is, one line each."""
     notes = [n for n in judgement.notes if not n.startswith(PLANNING_NOTES)]
     timing = replay_timing(doc)
     below = latency_note([r.latency for r in doc.runs if r.latency is not None])  # a replay's latency, and fio's

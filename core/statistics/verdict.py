@@ -490,8 +490,6 @@ def _notes(doc: ExperimentDoc, sample: Sample, metric: str, alpha: float, primar
     notes: list[str] = []
     k = len(doc.variants)
     alternate = isinstance(doc, AlternationDoc)
-    if not isinstance(doc, AlternationDoc) and doc.sequential is None and doc.repeat % 2 == 1:
-        notes.append("an odd number of runs per variant leaves the A B B A order unbalanced against drift")
     label = metric_label(metric)
     if all(c.significant for c in primary):
         return notes

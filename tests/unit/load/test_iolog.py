@@ -423,6 +423,18 @@ def test_a_replay_of_several_devices_puts_each_at_its_base_on_the_one_target(tmp
     assert [int(line.split()[3]) for line in dest.read_text().splitlines()[3:6]] == [4096, 8192, 0]
 
 
+def test_a_replay_refuses_a_capture_of_several_disks_naming_the_command_that_captures_one(tmp_path):
+    """A start-up or a replay is one disk's requests, laid where they were: two disks' on one target is neither."""
+    from iosched.core.load.replay import prepare_replay
+
+    log = devices_capture(tmp_path / "c.iolog", TWO[1:6])
+    with pytest.raises(BadInput) as refused:
+        prepare_replay(log, "fast", "loop9", 8 << 20)
+    assert str(refused.value) == ("c.iolog holds the IO of 2 disks (loop8 12.5K, loop7 4.0K): a replay is of one "
+                                  "disk's requests; capture it on the one its files are on: iosched capture loop8 "
+                                  "--cmd 'cat a b' --cold -o FILE")
+
+
 @pytest.mark.parametrize(("change", "why"), [
     (lambda d: d["devices"][1].update(base=0), "laid end to end"),
     (lambda d: d["devices"][0].update(path="/dev/loop7"), "first device is not its device"),
