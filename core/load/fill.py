@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from iosched.core.base.errors import IoschedError
 from iosched.core.base.schema import Keywords
@@ -32,10 +32,12 @@ from iosched.core.base.units import human_size
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.devices import read_device
 from iosched.core.kernel.sysfs import read_int
-from iosched.core.load.fio import FioProgress, FioRun, command, dies_with_us
 from iosched.core.load.jobfile import fio_seconds, parse_job_file
 from iosched.core.load.targets import Target
 from iosched.core.load.workdirs import workdir_prefix
+
+if TYPE_CHECKING:  # the documents import FillDoc: a TUI start loads no fio
+    from iosched.core.load.fio import FioProgress, FioRun
 
 MiB = 1 << 20
 Percent = Annotated[float, Keywords(minimum=0, maximum=100)]
@@ -143,6 +145,8 @@ class FillFailed(IoschedError):
 def _trim(path: str) -> None:
     """The whole device discarded (blkdiscard; -f: iosched's own checks chose it as a target that may be written)."""
     try:
+        from iosched.core.load.fio import dies_with_us
+
         r = subprocess.run(dies_with_us(["blkdiscard", "-f", path]), capture_output=True, text=True,
                            timeout=TRIM_TIMEOUT_S, start_new_session=True)
     except FileNotFoundError:
@@ -163,6 +167,8 @@ def run_fill(plan: FillPlan, target: Target, on_progress: Callable[[FioProgress]
              holder: Callable[[FioRun], None] | None = None) -> FillDoc:
     """Trim (where it can) and write the raw device ``target`` to the plan's level; FillFailed, or FioFailed (a stop
     through ``holder``'s run), when it cannot. What it wrote is measured from fio's own JSON."""
+    from iosched.core.load.fio import FioRun, command  # here: the documents import this module's types
+
     if target.kind != "device":
         raise FillFailed(f"--fill writes the raw device, not the scratch file {target.path}")
     t0 = time.monotonic()

@@ -21,16 +21,18 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from iosched.core.base.errors import BadInput
 from iosched.core.base.schema import Keywords
-from iosched.core.load.fio import FioProgress, FioRun, command
 from iosched.core.load.fio_result import FioUnfinished
 from iosched.core.load.jobfile import JobFile
 from iosched.core.load.jobs import Job
 from iosched.core.load.targets import Target
 from iosched.core.load.workdirs import workdir_prefix
+
+if TYPE_CHECKING:  # the documents import SteadyWait: a TUI start loads no fio
+    from iosched.core.load.fio import FioProgress, FioRun
 
 CRITERIA = {"iops": ("IOPS", False), "iops_slope": ("IOPS", True), "bw": ("bandwidth", False),
             "bw_slope": ("bandwidth", True)}  # fio's name -> (what it measures, a slope)
@@ -155,6 +157,8 @@ def wait_for_steady(job: Job | JobFile, target: Target, wait: SteadyWait,
                     holder: Callable[[FioRun], None] | None = None) -> SteadyRun:
     """Run ``job`` on ``target`` until fio finds it steady or the wait times out. A fio killed or failing on its
     own is a wait that did not reach it (said); one stopped (``holder``'s stop(): a cancel) raises FioFailed."""
+    from iosched.core.load.fio import FioRun, command  # here: the documents import this module's types
+
     waiting = waiting_job(job, wait)
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=workdir_prefix()) as work:
