@@ -15,6 +15,7 @@ from typing import Any
 from iosched import __version__
 from iosched.cli.advise_args import add_arguments as add_advise_arguments
 from iosched.cli.latency import add_arguments as add_latency_arguments
+from iosched.cli.leftovers import sweep
 from iosched.cli.numbers import OneSentenceParser, lazy_command, number
 from iosched.cli.record import add_arguments as add_record_arguments
 from iosched.cli.serve import add_arguments as add_serve_arguments
@@ -25,13 +26,7 @@ from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import check_device_name
-from iosched.core.load.targets import clean_stale_scratch, kept_scratch
-from iosched.core.load.workdirs import clean_stale_workdirs
-from iosched.core.settings.cgroups import clean_stale_cgroups, kept_cgroups
-from iosched.core.settings.cmd_cgroup import clean_stale_cmd_cgroups, kept_cmd_cgroups
 from iosched.core.settings.restore_report import restore_failed, restore_lines
-from iosched.core.settings.sandbox import clean_stale as clean_stale_sandboxes
-from iosched.core.settings.sandbox import kept_sandboxes
 from iosched.core.settings.scheduler import switch_scheduler
 from iosched.core.settings.writes import restore
 from iosched.themes import THEME_NAMES
@@ -63,51 +58,14 @@ def cmd_set(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
+    # What dead runs left first: a run's device put back as it found it takes its own journal entries along.
+    swept = sweep(args.root, args.dry_run)
     outcomes = restore(args.root, dry_run=args.dry_run)
-    verb = "would remove" if args.dry_run else "removed"
-    leftovers = 0
-    kept = kept_scratch(args.root)  # a live run's fio work dir is not named: it goes with its run
-    for d in clean_stale_scratch(args.root, args.dry_run):
-        print(f"{verb} scratch files a crashed run left: {d}")
-        leftovers += 1
-    for d in clean_stale_workdirs(args.dry_run):
-        print(f"{verb} a fio work directory a killed run left: {d}")
-        leftovers += 1
-    if str(args.root) == "/":  # a fleet session's folder has one fixed place, not under a test's root
-        from iosched.core.fleet.fleet_host import (  # the experiment's imports: only here
-            clean_stale_sessions,
-            kept_sessions,
-        )
-
-        for d in clean_stale_sessions(args.dry_run):
-            print(f"{verb} a fleet session's folder a killed fleet-host left: {d}")
-            leftovers += 1
-        kept += kept_sessions()
-    for sb in clean_stale_sandboxes(args.root, args.dry_run):
-        print(f"{verb} a demo sandbox a crashed demo left: {sb.device or 'no device'} over {sb.file}")
-        leftovers += 1
-    kept += kept_sandboxes(args.root)
-    stuck = 0
-    for path, why in clean_stale_cgroups(args.root, args.dry_run):
-        if why is None:
-            print(f"{verb} a cgroup a killed run left: {path}")
-        else:
-            print(f"could not remove a cgroup a killed run left: {path} ({why})")
-            stuck += 1
-        leftovers += 1
-    for path, why in clean_stale_cmd_cgroups(args.root, args.dry_run):
-        if why is None:
-            print(f"{verb} the cgroup of a killed run's command, and anything still running in it: {path}")
-        else:
-            print(f"could not remove the cgroup of a killed run's command: {path} ({why})")
-            stuck += 1
-        leftovers += 1
-    kept += [*kept_cgroups(args.root), *kept_cmd_cgroups(args.root)]
-    lines = [] if not outcomes and (leftovers or kept) else restore_lines(outcomes)
+    lines = [] if not outcomes and (swept.lines or swept.kept) else restore_lines(outcomes)
     # What a run that may still be going holds is said last, after the settings: left to it, with why.
-    for line in [*lines, *(k.line() for k in kept)]:
+    for line in [*swept.lines, *lines, *(k.line() for k in swept.kept)]:
         print(line)
-    return 1 if stuck or restore_failed(outcomes) else 0
+    return 1 if swept.stuck or restore_failed(outcomes) else 0
 
 
 _positive_interval = number(0.05, 3600)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import messages, work
 from textual.app import App
 from textual.binding import Binding, BindingsMap, BindingType
 from textual.dom import DOMNode
@@ -139,6 +139,12 @@ class IoschedApp(App[int]):
         """After the UI is gone: fio reaped, scratch files removed, an experiment's device put back."""
         if self.live is not None:
             self.live.wait_for_children()
+
+    def on_exit_app(self, _: messages.ExitApp) -> None:
+        """Every way out (quit, SIGTERM, a browser tab's quit) ends here while the loop still runs: experiments are
+        cancelled now, since Textual's end waits for every worker thread, and an experiment's runs on until
+        cancelled (a browser tab's app would be killed before its device is put back)."""
+        self.stop_children()
 
     async def action_quit(self) -> None:
         self.stop_children()

@@ -297,6 +297,11 @@ def _identity(sysdir: Path) -> dict[str, object]:
     }
 
 
+def journal_identity(device: str, root: str | Path = "/") -> dict[str, object]:
+    """The device's identity as a journal entry keeps it (maj:min, diskseq, serial, a loop's backing file)."""
+    return _identity(check_device_name(device, root))
+
+
 def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
                journal: Journal | None = None) -> WriteResult:
     """Set ``/sys/block/DEVICE/ATTR`` to ``value``, journaling the original; raises if it does not stick."""
@@ -572,18 +577,6 @@ def drop_caches(root: str | Path = "/") -> None:
         raise NotPermitted("permission denied dropping caches: run as root") from e
     except OSError as e:
         raise IoschedError(f"dropping caches failed: {e.strerror}") from e
-
-
-def forget_unchanged(device: str, root: str | Path = "/", journal: Journal | None = None) -> None:
-    """Drop journal entries of ``device`` whose value is back at the original: nothing left to restore."""
-    journal = journal or Journal(default_run_dir(root))
-    sysdir = Path(root, "sys/block", device)
-    with journal.locked() as entries:
-        if _live_pending(entries, device) is not None:
-            return  # the kernel still owes a write there: nothing is read or forgotten until it returns
-        for key, entry in list(entries.items()):
-            if entry.device == device and _current_value(sysdir / entry.attr, entry.attr) == entry.original:
-                del entries[key]
 
 
 def write_rules_file(path: str | Path, text: str | None) -> None:
