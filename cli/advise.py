@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched import __version__
+from iosched.cli.terminal import rewrite_line
 from iosched.core.advice.advice_plan import FioRunner
 from iosched.core.advice.plan import plan_lines
 from iosched.core.advice.request import (
@@ -30,6 +31,7 @@ from iosched.core.advice.request import (
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
+from iosched.core.base.terminal_text import printable_text
 from iosched.core.base.units import si
 from iosched.core.documents.document import AdviceDoc
 from iosched.core.documents.metrics import roles_of
@@ -86,7 +88,7 @@ def _printer(quiet: bool):
             return
         elif isinstance(e, Progress) and tty:
             line = f"run {e.index + 1}/{e.total} {e.label}  {e.progress.elapsed:4.1f}s  IOPS {si(e.progress.iops)}"
-            print("\r" + line + "\033[K", file=sys.stderr, end="", flush=True)
+            rewrite_line(sys.stderr, line)
         elif isinstance(e, RunEnded):
             m = e.run.metrics
             main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
@@ -94,7 +96,10 @@ def _printer(quiet: bool):
                             f"{si(m.get(f'{r}:mb_s'))} MB/s" for r in roles_of(m))
             bad = "" if e.run.valid else f"  INVALID: {e.run.invalid_reason}"
             line = f"run {e.index + 1}/{e.total} {e.label}  {main}  p99 {si(m.get('clat_p99_us'))} µs{roles}{bad}"
-            print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, flush=True)
+            if tty:
+                rewrite_line(sys.stderr, line, "\n")
+            else:
+                print(line, file=sys.stderr, flush=True)
     return on_event
 
 
@@ -186,7 +191,7 @@ def _show(args: argparse.Namespace, doc: AdviceDoc) -> None:
     if args.markdown == "-":
         print(advice_markdown(doc, __version__), end="")
     elif args.markdown:
-        write_file(Path(args.markdown), advice_markdown(doc, __version__))
+        write_file(Path(args.markdown), printable_text(advice_markdown(doc, __version__)))  # a page: no escapes
         _err(f"iosched: the markdown report is in {args.markdown}")
 
 

@@ -30,7 +30,7 @@ from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
 from iosched.cli.web_guard import Guard, clamp_size
-from iosched.core.base.cells import printable
+from iosched.core.base.terminal_text import printable
 from iosched.core.load.fio import dies_with_us
 
 STOP_GRACE_S = 3.0  # a tab's app gets this long to quit after its socket ends, then its group is killed

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
+from iosched.cli.terminal import rewrite_line
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
@@ -158,7 +159,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         last[0] = s
         if not args.json:
             line = _live(p, d.r_s + d.w_s if d else None)
-            print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
+            if tty:
+                rewrite_line(sys.stderr, line)
+            else:
+                print(line, file=sys.stderr, flush=True)
 
     target: Target = wl.target
     try:
