@@ -23,8 +23,6 @@ from iosched.core.advice.plan import plan_lines
 from iosched.core.advice.request import (
     AdviceRequest,
     Prepared,
-    parse_budget,
-    parse_candidates,
     parse_goals,
     prepare_advice,
 )
@@ -70,8 +68,8 @@ def _ask(question: str) -> str:
 def request_of(args: argparse.Namespace, destroy_data: str | None = None) -> AdviceRequest:
     return AdviceRequest(
         device=args.device, goals=parse_goals(args.goal), observe_s=args.observe, replay=args.replay, job=args.job,
-        cmd=args.cmd, budget_s=parse_budget(args.budget) if args.budget else None, on=args.on,
-        candidates=tuple(parse_candidates(args.candidates)) if args.candidates else None, runtime=args.runtime,
+        cmd=args.cmd, budget_s=args.budget, on=args.on,
+        candidates=tuple(args.candidates) if args.candidates else None, runtime=args.runtime,
         size=args.size, settle=args.settle, alpha=args.alpha, target_dir=args.dir,
         destroy_data=destroy_data or args.destroy_data, root=args.root)
 
@@ -144,7 +142,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
              *Rule(alpha=args.alpha).lines()]
     if not plan.fits:
         print("\n".join(shown))
-        raise BadInput(f"the plan takes longer than --budget {args.budget}: give a larger budget, fewer goals "
+        raise BadInput(f"the plan takes longer than --budget {args.budget:g} s: give a larger budget, fewer goals "
                        "(--goal), fewer candidates (--candidates) or shorter runs (--runtime)")
     if args.dry_run or (not args.yes and not _tty()):
         if args.json:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from iosched.cli.numbers import flag_type, lazy_command
+from iosched.cli.numbers import flag_type, lazy_command, number
 from iosched.core.documents import params
 from iosched.core.documents.metrics import METRIC_NAMES
 
@@ -66,7 +66,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "suite's table); judged on startup_s, the background's cost as bg:METRIC; caches dropped "
                         "before each run; its offsets folded into the device; a capture with writes only where writes "
                         "may go")
-    s.add_argument("--startup-cap", type=float, default=50.0, metavar="N",
+    s.add_argument("--startup-cap", type=number(2, 1000), default=50.0, metavar="N",
                    help="with --startup: a run whose start-up takes longer than N times its time alone (measured once "
                         "at the start; at least 2 s) is ended there and counted at the cap, a lower bound (default "
                         "50)")
@@ -98,7 +98,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--until-verdict", action="store_true",
                    help="sequential: stop as soon as the primary metric crosses a boundary that keeps the overall "
                         "false-positive rate at alpha (at most --max-runs per variant, or --duration)")
-    s.add_argument("--max-runs", type=int, default=20,
+    s.add_argument("--max-runs", type=number(4, 200, integer=True), default=20,
                    help="with --until-verdict: most runs per variant (default 20)")
     s.add_argument("--replay", metavar="FILE",
                    help="instead of a job: replay a capture (`iosched capture`) onto the device each run; a capture "

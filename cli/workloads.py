@@ -203,8 +203,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if reads and not args.cmd:
         raise BadInput("--cmd-metric reads a figure from a command's output: give --cmd too")
     _check_metric(args.metric, reads)
-    if not 0 < args.alpha < 0.5:
-        raise BadInput("--alpha must lie between 0 and 0.5")
     check_plot_file(args.plot_file)
     if args.trace and args.alternate:
         raise BadInput("--trace applies to repeated runs and matrices, not to live alternation")

@@ -13,11 +13,12 @@ from schema_support import valid
 
 from iosched.core.advice.advice_plan import merged
 from iosched.core.advice.decision import decide_doc, goal_doc
-from iosched.core.advice.request import AdviceRequest, parse_budget, parse_candidates, parse_goals, prepare_advice
+from iosched.core.advice.request import AdviceRequest, parse_budget, parse_goals, prepare_advice
 from iosched.core.base.decode import decode
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.document import AdviceDoc
+from iosched.core.documents.params import parse_candidates
 from iosched.core.experiment import service
 from iosched.core.experiment.events import RunEnded
 from iosched.core.present.advice_report import advice_lines, advice_markdown, headline
