@@ -311,9 +311,9 @@ def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
         raise BadInput("--repeat must be between 1 and 1000")
     if args.until_verdict and not 4 <= args.max_runs <= 200:
         raise BadInput("--max-runs must be between 4 and 200")
-    check_variants(args.device, variants, args.root)
     if args.save is not None:  # '' too: refused, never silently not saved
         check_save_path(args.save)
+    check_variants(args.device, variants, args.root)
     most = None
     if args.until_verdict:
         # Alternation: blocks of two passes over the variants fit in --duration; batch: runs per variant.

@@ -185,14 +185,32 @@ def _look(fd: int, name: str, path: str | Path, replace: bool) -> os.stat_result
 
 
 def check_target(path: str | Path, replace: bool = True) -> os.stat_result | None:
-    """The early look a command takes before it starts (the write looks again): the folder reached as
-    ``open_dir`` reaches it, the target absent (None) or a regular file (its status). OSError when the folder is
-    missing; WriteRefused otherwise."""
-    fd, name = _parent(path)
+    """The early look a command takes before its first run (the write looks again): the folder reached as
+    ``open_dir`` reaches it, the target absent (None) or a regular file (its status), and the folder made to take
+    a file there and then: a temporary file made and removed, as the write will make one (so /proc, /sys, a
+    read-only or a full folder, one this user may not write, is refused now, not after the runs). OSError (its
+    name ``path``, as given) when the folder is missing or takes no file; WriteRefused otherwise."""
     try:
-        return _look(fd, name, path, replace)
+        fd, name = _parent(path)
+    except OSError as e:
+        raise _as_given(e, path) from None
+    try:
+        st = _look(fd, name, path, replace)
+        try:
+            probe, tmp = _make_temp(fd, name)
+        except OSError as e:
+            raise _as_given(e, path) from None
+        os.close(probe)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=fd)
+        return st
     finally:
         os.close(fd)
+
+
+def _as_given(e: OSError, path: str | Path) -> OSError:
+    """``e`` naming ``path`` as the user gave it, not a temporary file beside it."""
+    return type(e)(e.errno, e.strerror, os.fspath(path))
 
 
 # Writing a whole file ----------------------------------------------------------------------------------------
@@ -296,12 +314,15 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _write(path: str | Path, fill: Callable[[int], None], mode: int, keep: bool, sync: bool, replace: bool) -> None:
-    pending = _Pending(path, replace)
     try:
-        fill(pending.fd)
-        pending.commit(mode, keep, sync)
-    finally:
-        pending.close()
+        pending = _Pending(path, replace)
+        try:
+            fill(pending.fd)
+            pending.commit(mode, keep, sync)
+        finally:
+            pending.close()
+    except OSError as e:
+        raise _as_given(e, path) from None
 
 
 @contextlib.contextmanager
@@ -309,11 +330,17 @@ def replacing(path: str | Path, *, mode: int = 0o644, keep: bool = True, sync: b
               replace: bool = True) -> Iterator[TextIO]:
     """``write_file`` for text written as it is made (``json.dump``): the file the block writes is renamed over
     ``path`` when the block ends, and removed if it raises (the old file stays)."""
-    pending = _Pending(path, replace)
+    try:
+        pending = _Pending(path, replace)
+    except OSError as e:
+        raise _as_given(e, path) from None
     try:
         with os.fdopen(os.dup(pending.fd), "w", encoding="utf-8") as f:
             yield f
-        pending.commit(mode, keep, sync)
+        try:
+            pending.commit(mode, keep, sync)
+        except OSError as e:
+            raise _as_given(e, path) from None
     finally:
         pending.close()
 
