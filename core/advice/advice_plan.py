@@ -51,7 +51,7 @@ from iosched.core.experiment.runner import Workload, run_experiment
 from iosched.core.experiment.variants import check_variants
 from iosched.core.kernel.devices import read_device
 from iosched.core.load.jobs import space_needed
-from iosched.core.load.targets import Refused, Target, choose_target, why_not_writable
+from iosched.core.load.targets import Refused, Target, check_scratch_dir, choose_target, why_not_writable
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics.advice_looks import Looks, look_level, schedule
 from iosched.core.statistics.advice_rule import GOAL_WORDS, Goal, Rule
@@ -125,6 +125,16 @@ class FioRunner:
         self.targets.clear()
 
 
+# --- the checks a plan gets before it runs, and before it is only printed -------------------------------------
+
+
+def check_plan(tested_on: str, plan: Plan, root: str | Path = "/") -> None:
+    """What the accepted plan is checked for before anything is locked or changed (``AdvicePlan.check``), and the
+    printed plan of `--dry-run` alike: every variant's scheduler on the device tested and every setting one its
+    scheduler has, in range (core/experiment/variants.py). Where the tests write is ``where_tests_write``'s."""
+    check_variants(tested_on, plan.variants, root)
+
+
 # --- where the tests write, said before anything is made ------------------------------------------------------
 
 
@@ -144,7 +154,10 @@ def where_tests_write(tested_on: str, loads: Sequence[Load], target_dir: str | N
             words.append("the command where it runs")
             continue
         if not load.raw_only and (target_dir is not None or mounts):
-            words.append(f"a scratch file in {target_dir or mounts[0]} (removed afterwards)")
+            folder = target_dir or mounts[0]
+            jobs = [j for j in (load.job, load.background) if j is not None]
+            check_scratch_dir(folder, space_needed(jobs, 1 << 30))  # the run's own looks (targets.scratch_target)
+            words.append(f"a scratch file in {folder} (removed afterwards)")
             continue
         if not load.writes:
             words.append(f"raw /dev/{tested_on}, reads only")
@@ -289,7 +302,7 @@ class AdvicePlan:
             self.on_step(name, what)
 
     def check(self) -> None:
-        check_variants(self.tested_on, self.plan.variants, self.root)
+        check_plan(self.tested_on, self.plan, self.root)
         if len(self.plan.tests) != len(self.doc.tests):
             raise BadInput("the advice's tests are not its plan's")
 

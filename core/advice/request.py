@@ -11,7 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iosched.core.advice.advice_plan import AdvicePlan, Runner, new_advice, where_tests_write, workload_doc
+from iosched.core.advice.advice_plan import (
+    AdvicePlan,
+    Runner,
+    check_plan,
+    new_advice,
+    where_tests_write,
+    workload_doc,
+)
 from iosched.core.advice.loads import load_of
 from iosched.core.advice.observe import Observation, observe
 from iosched.core.advice.plan import (
@@ -170,6 +177,7 @@ def prepare_advice(r: AdviceRequest, on_progress: Callable[[CaptureProgress], ob
     plan = plan_advice(r.device, obs.device, obs.scheduler, tuple(schedulers), tunables, r.goals, source,
                        r.budget_s, settle_s=r.settle, alpha=r.alpha, runtime=r.runtime, size=r.size,
                        only=r.candidates)
+    check_plan(r.tested_on, plan, r.root)  # the run's own check: a plan printed is one that would run
     target = where_tests_write(r.tested_on, [load_of(t) for t in plan.tests], r.target_dir, r.destroy_data, r.root)
     doc = new_advice(r.device, r.tested_on, plan, obs, target, Rule(alpha=r.alpha), workload_doc(source, summary))
     return Prepared(r, obs, plan, target, doc, notes)
