@@ -12,6 +12,10 @@ from iosched.cli.numbers import flag_type, lazy_command, number
 from iosched.core.documents import params
 from iosched.core.documents.metrics import METRIC_NAMES
 
+# Who a command line runs as, one rule for every flag that takes one (core/load/cmd_tree.py invoking_user).
+RUNS_AS = ("as the user who typed it: under sudo the user who ran sudo, root only when root runs iosched itself "
+           "(a SUDO_UID that names no user is refused)")
+
 # The flags' parsers are those of core/documents/params.py: a saved file's values go through the same ones.
 ALPHA = flag_type(params.parse_alpha)
 parse_size = flag_type(params.parse_size)
@@ -53,7 +57,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--schedulers",
                    help="comma-separated variants, e.g. none,bfq or none,mq-deadline:read_expire=100")
     target_opts(s)
-    s.add_argument("--cmd", help="instead of a job: a shell command run and timed once per repeat")
+    s.add_argument("--cmd", help=f"instead of a job: a shell command run and timed once per repeat, {RUNS_AS}")
     s.add_argument("--background", metavar="JOB",
                    help="with --cmd or --startup: a catalog job or job file loading the device while the command or "
                         "the start-up runs (started before it, ended after it, each run); its figures come out as "
@@ -78,7 +82,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="a matrix: a catalog group (`iosched jobs`) or a comma-separated list of jobs and job files")
     s.add_argument("--study", metavar="FILE",
                    help="a matrix of fio jobs and commands from a TOML study file ([[workload]] tables with job = "
-                        "or cmd =), one report; see docs/recipes.md, \"One study, one command\"")
+                        f"or cmd =, each command run {RUNS_AS}), one report; see docs/recipes.md, \"One study, one "
+                        "command\"")
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
     s.add_argument("--max-time", type=parse_seconds, metavar="S", help="refuse a matrix estimated to take longer")
     s.add_argument("--repeat", type=REPEAT, default=None, help="runs per variant (default 3)")
@@ -141,7 +146,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the iolog to write (a new file); its metadata goes to FILE.meta.json")
     s.add_argument("--cmd", metavar="CMD",
-                   help="run this shell command line (as the user who ran sudo; its output on stderr, its stdin "
+                   help=f"run this shell command line ({RUNS_AS}; its output on stderr, its stdin "
                         "/dev/null) and record only the IO its own "
                         "processes submit, on whichever disks, each line naming its disk: the reads, readahead, page "
                         "faults and direct IO of its start, say. Writes it leaves in the page cache reach the disk "

@@ -19,6 +19,7 @@ device has by then. A cancelled advice keeps its finished runs, saved, and gives
 from __future__ import annotations
 
 import contextlib
+import os
 import platform
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -50,6 +51,7 @@ from iosched.core.experiment.events import Event, Progress, RunEnded, RunStarted
 from iosched.core.experiment.runner import Workload, run_experiment
 from iosched.core.experiment.variants import check_variants
 from iosched.core.kernel.devices import read_device
+from iosched.core.load.cmd_tree import invoking_user
 from iosched.core.load.jobs import space_needed
 from iosched.core.load.targets import Refused, Target, check_scratch_dir, choose_target, why_not_writable
 from iosched.core.settings.device_lock import load_lock
@@ -131,8 +133,11 @@ class FioRunner:
 def check_plan(tested_on: str, plan: Plan, root: str | Path = "/") -> None:
     """What the accepted plan is checked for before anything is locked or changed (``AdvicePlan.check``), and the
     printed plan of `--dry-run` alike: every variant's scheduler on the device tested and every setting one its
-    scheduler has, in range (core/experiment/variants.py). Where the tests write is ``where_tests_write``'s."""
+    scheduler has, in range (core/experiment/variants.py); with a command, who it runs as (core/load/cmd_tree.py).
+    Where the tests write is ``where_tests_write``'s."""
     check_variants(tested_on, plan.variants, root)
+    if any(load_of(t).cmd is not None for t in plan.tests):
+        invoking_user(os.environ, os.geteuid())  # a SUDO_UID naming no user: refused now, not at the first run
 
 
 # --- where the tests write, said before anything is made ------------------------------------------------------
