@@ -158,7 +158,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="with --cmd: sync and drop the page cache first, so the command starts cold")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="seconds to capture (default 60; Ctrl-C "
                    "ends it sooner and keeps what was captured); with --cmd, the longest the command may run")
-    s.add_argument("--max-size", type=parse_size, default=parse_size("1G"),
+    s.add_argument("--max-size", type=flag_type(params.parse_capture_size), default=parse_size("1G"),
                    help="stop when the iolog reaches this size (default 1G, about 25 million requests)")
     s.add_argument("--json", action="store_true", help="the capture's metadata as JSON")
     s.set_defaults(func=lazy_command("iosched.cli.capture", "cmd_capture"))

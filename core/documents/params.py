@@ -118,6 +118,20 @@ def parse_size(value: object) -> int:
 
 parse_size.range = "positive, at most 1 PiB"  # type: ignore[attr-defined]
 
+MIN_CAPTURE_SIZE = 4 << 10  # a capture's iolog: its header, its close lines and a request
+
+
+def parse_capture_size(value: object) -> int:
+    """capture --max-size: a size (``parse_size``) of at least 4 KiB, room for the iolog's own lines and more."""
+    size = parse_size(value)
+    if size < MIN_CAPTURE_SIZE:
+        raise BadValue(f"a capture's bound must be at least 4 KiB (its iolog's own lines take some), not "
+                       f"{brief(value, 40)}")
+    return size
+
+
+parse_capture_size.range = "at least 4 KiB, at most 1 PiB"  # type: ignore[attr-defined]
+
 
 MIN_SECONDS, MAX_SECONDS = 0.5, 24 * 3600.0
 _UNIT_SECONDS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0}

@@ -210,8 +210,8 @@ def test_under_sudo_the_command_runs_as_the_user(ext4, tmp_path):
     (["--cmd", "cat {a}/f00 >/dev/null; sleep 41.{n} & setsid sleep 42.{n} & sleep 43.{n}", "--cold",
       "--duration", "2"], "was still running after --duration 2 s: it was ended with every process it started, "
                           "and nothing was written (give it longer with --duration)"),
-    (["--cmd", "cat {a}/f00 >/dev/null; sleep 44.{n}", "--cold", "--max-size", "1k"],
-     "did more IO than --max-size 1.0K of capture holds"),
+    (["--cmd", "dd if={a}/f00 of=/dev/null bs=4k iflag=direct status=none; sleep 44.{n}", "--cold", "--max-size",
+      "4k"], "did more IO than --max-size 4.0K of capture holds"),
 ])
 def test_no_io_or_a_bound_is_one_sentence_and_leaves_nothing(ext4, tmp_path, private_journal, args, said):
     a, _b, _top = ext4

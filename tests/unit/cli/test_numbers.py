@@ -108,6 +108,7 @@ def test_an_unknown_option_anywhere_is_still_one_sentence(capsys):
     (("advise", "loop0", "--budget", "1_000s"), "--budget: '1_000s' is not a duration"),
     (("compare", "loop0", "--schedulers", "none,bfq", "--runtime", "1_0"), "--runtime: '1_0' is not a duration"),
     (("capture", "loop0", "-o", "x", "--duration", "5mm"), "--duration: '5mm' is not a duration"),
+    (("capture", "loop0", "-o", "x", "--max-size", "1k"), "--max-size: a capture's bound must be at least 4 KiB"),
     (("compare", "loop0", "--schedulers", "none,bfq", "--max-runs", "1e9"), "--max-runs: '1e9' is not a whole"),
     (("compare", "loop0", "--schedulers", "none,bfq", "--startup-cap", "inf"), "--startup-cap: 'inf' is not a"),
     (("compare", "loop0", "--schedulers", "none,bfq", "--startup-cap", "1"), "--startup-cap: must be at least 2"),
