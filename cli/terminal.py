@@ -16,6 +16,7 @@ import contextlib
 import errno
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
@@ -28,27 +29,50 @@ class OutputFailed(IoschedError):
 
 
 class TerminalStream:
-    """sys.stdout or sys.stderr, each write sanitised; ``raw`` None: the descriptor was closed when iosched started."""
+    """sys.stdout or sys.stderr, each write sanitised; ``raw`` None: the descriptor was closed when iosched started.
+
+    Whole lines: what a thread writes waits until it ends a line (or is flushed, or a sequence of iosched's own
+    follows), then goes out at once under a lock, so two threads printing together never mix within a line
+    (``print`` writes its text and its newline in two calls)."""
 
     def __init__(self, raw: TextIO | None, name: str) -> None:
         self.raw, self.name = raw, name
+        self._lock = threading.Lock()
+        self._pending: dict[int, str] = {}  # per thread: the start of a line not yet ended
 
     def _out(self) -> TextIO:
         if self.raw is None:
+            self._pending.clear()  # nothing can be written: said once, not again at each flush
             raise OutputFailed(f"cannot write to standard {self.name}: it was closed when iosched started")
         return self.raw
 
     def _failed(self, e: OSError) -> OutputFailed:
+        self._pending.clear()
         held_on_null(self.raw)  # what stays buffered goes nowhere: Python's own flush at exit cannot fail again
         return OutputFailed(f"cannot write to standard {self.name}: {e.strerror or e}")
 
     def write(self, text: str) -> int:
-        self._put(printable_text(text))
+        me = threading.get_ident()
+        with self._lock:
+            buf = self._pending.pop(me, "") + printable_text(text)
+            head, nl, tail = buf.rpartition("\n")
+            if tail:
+                self._pending[me] = tail
+            if nl:
+                self._put(head + nl)
         return len(text)
 
     def control(self, sequence: str) -> None:
-        """iosched's own terminal sequence (``\\r``, ``\\x1b[K``, colours), written as it is."""
-        self._put(sequence)
+        """iosched's own terminal sequence (``\\r``, ``\\x1b[K``, colours), written as it is, after what this thread
+        wrote before it."""
+        with self._lock:
+            self._put(self._pending.pop(threading.get_ident(), "") + sequence)
+
+    def _drain(self) -> None:
+        """Every thread's unended line written (under the lock)."""
+        while self._pending:
+            _, text = self._pending.popitem()
+            self._put(text)
 
     def _put(self, text: str) -> None:
         out = self._out()
@@ -64,6 +88,8 @@ class TerminalStream:
             self.write(line)
 
     def flush(self) -> None:
+        with self._lock:
+            self._drain()
         if self.raw is None:
             return
         try:
@@ -132,6 +158,9 @@ def installed() -> Iterator[None]:
     try:
         yield
     finally:
+        for stream in (sys.stderr, sys.stdout):  # what a thread left unended goes out before they are put back
+            with contextlib.suppress(OSError, IoschedError, ValueError):
+                stream.flush()
         sys.stdout, sys.stderr = out, err
 
 

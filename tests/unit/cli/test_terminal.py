@@ -110,3 +110,31 @@ def test_a_file_iosched_opens_never_takes_a_closed_stdouts_number(tmp_path):
 def test_errors_are_one_sentence_also_through_run_cli():
     r = run_cli("report", str(Path("/nonexistent") / f"x{EVIL}"))
     assert r.returncode == 2 and not any(c in r.stderr for c in ACTED_ON), r.stderr
+
+
+def test_lines_from_two_threads_never_mix():
+    """`print` writes its text and its newline in two calls: two threads printing at once (the exporter's refusals
+    beside its first line) each get whole lines."""
+    import io
+    import threading
+
+    from iosched.cli.terminal import TerminalStream
+
+    raw = io.StringIO()
+    stream = TerminalStream(raw, "error")
+    words = {name: f"{name} says a whole line\x1b[2J" for name in ("a", "b", "c", "d")}
+
+    def chatter(name: str) -> None:
+        for _ in range(300):
+            print(words[name], file=stream)  # type: ignore[arg-type]
+
+    threads = [threading.Thread(target=chatter, args=(n,)) for n in words]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    stream.write("no newline yet")
+    stream.flush()
+    lines = raw.getvalue().splitlines()
+    assert lines[-1] == "no newline yet" and len(lines) == 1201
+    assert set(lines[:-1]) == {f"{n} says a whole line\\x1b[2J" for n in words}
