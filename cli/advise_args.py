@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from iosched.cli.numbers import lazy_command
-from iosched.cli.workload_args import ALPHA, FILL, SETTLE, parse_seconds, parse_size, steady_opts
+from iosched.cli.numbers import flag_type, lazy_command
+from iosched.cli.workload_args import ALPHA, FILL, RUNS_AS, SETTLE, parse_seconds, parse_size, steady_opts
+from iosched.core.documents import params
 from iosched.core.settings.persist import DEFAULT_RULES
 
 
@@ -28,10 +29,10 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="capture the device's live workload for DURATION and test with it (replayed)")
     w.add_argument("--replay", metavar="FILE", help="a capture (`iosched capture`) to test with")
     w.add_argument("--job", metavar="NAME", help="a catalog job (`iosched jobs`) to test with")
-    w.add_argument("--cmd", metavar="CMD", help="a shell command to time under each candidate")
-    s.add_argument("--budget", metavar="DURATION",
+    w.add_argument("--cmd", metavar="CMD", help=f"a shell command to time under each candidate, {RUNS_AS}")
+    s.add_argument("--budget", metavar="DURATION", type=flag_type(params.parse_budget_s),
                    help="the most the whole advice may take, e.g. 15m or 2h: tunings are left out first, then runs")
-    s.add_argument("--candidates", metavar="LIST",
+    s.add_argument("--candidates", metavar="LIST", type=flag_type(params.parse_candidates),
                    help="only these variants beside what the device has, e.g. bfq,kyber:read_lat_nsec=500000 "
                         "(default: every scheduler it offers and the tunings that matter for its class)")
     s.add_argument("--runtime", type=parse_seconds, metavar="S", help="seconds per run (scales the jobs)")

@@ -11,6 +11,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from iosched.cli.terminal import rewrite_line
 from iosched.core.base.errors import BadInput
 from iosched.core.base.textcharts import braille_grid, nice_ceiling
 from iosched.core.base.units import count, human_size, si
@@ -42,7 +43,10 @@ def cmd_capture(args: argparse.Namespace) -> int:
         last[0] = now
         lost = f", {p.lost} lost" if p.lost else ""
         line = f"capturing {args.device} {_clock(p.elapsed_s)}, {count(p.requests)} requests{lost}"
-        print(f"\r{line}\x1b[K" if live else line, end="" if live else "\n", file=sys.stderr, flush=True)
+        if live:
+            rewrite_line(sys.stderr, line)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     run = CaptureRun(args.device, out, args.duration, args.max_size, args.root, progress)
     result = run.run()

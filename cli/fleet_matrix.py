@@ -30,9 +30,9 @@ from iosched.cli.fleet import (
     stopped,
 )
 from iosched.cli.matrix import plot_result
-from iosched.core.base.cells import printable
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
+from iosched.core.base.terminal_text import printable
 from iosched.core.documents.saved import kind_of, load_saved, read_fleet_matrix
 from iosched.core.experiment import service
 from iosched.core.experiment.results import check_save_path

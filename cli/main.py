@@ -13,6 +13,7 @@ from dataclasses import asdict
 from typing import Any
 
 from iosched import __version__
+from iosched.cli import terminal
 from iosched.cli.advise_args import add_arguments as add_advise_arguments
 from iosched.cli.latency import add_arguments as add_latency_arguments
 from iosched.cli.leftovers import sweep
@@ -22,8 +23,8 @@ from iosched.cli.serve import add_arguments as add_serve_arguments
 from iosched.cli.settings import add_arguments as add_settings_arguments
 from iosched.cli.workload_args import add_arguments as add_workload_arguments
 from iosched.cli.workload_args import parse_size
-from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.terminal_text import printable
 from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.settings.restore_report import restore_failed, restore_lines
@@ -43,8 +44,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     tty = sys.stdout.isatty()
     lines = table_lines(devices, shutil.get_terminal_size().columns if tty else None)
     if tty and not os.environ.get("NO_COLOR"):
-        lines[0] = f"\x1b[1m{lines[0]}\x1b[0m"
-    print("\n".join(lines))
+        terminal.control(sys.stdout, "\x1b[1m")
+        sys.stdout.write(lines.pop(0))
+        terminal.control(sys.stdout, "\x1b[0m\n")
+    if lines:
+        print("\n".join(lines))
     return 0
 
 
@@ -127,11 +131,7 @@ class _PrintGenerated(argparse.Action):
 
         text = (shell_files.man_page(parser) if option_string == "--print-man"
                 else shell_files.completion_script(parser, values))
-        try:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
-            sys.stdout.flush()
-        except BrokenPipeError:  # `iosched --print-man | head`: the reader left; leave quietly
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")  # a failed write: terminal.finished
         parser.exit()
 
 
@@ -226,7 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
         signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    return run(build_parser().parse_args(argv))
+    with terminal.installed():  # every write sanitised; a failed one a sentence (cli/terminal.py)
+        return terminal.finished(lambda: run(build_parser().parse_args(argv)))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -249,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     except BrokenPipeError:
         # `iosched jobs | head`: the reader left; leave quietly (and keep Python's exit flush from failing).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        terminal.held_on_null(getattr(sys.stdout, "raw", sys.stdout))
         return 0
 
 

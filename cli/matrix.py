@@ -12,9 +12,11 @@ from pathlib import Path
 
 from iosched.cli.progress import ProgressPrinter
 from iosched.cli.workload_args import steady_wait
+from iosched.cli.terminal import control
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
+from iosched.core.base.terminal_text import holds_control, printable_text
 from iosched.core.documents.document import MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.params import Variant, parse_variants
 from iosched.core.experiment import service
@@ -193,14 +195,23 @@ def plot_result(doc: MatrixDoc, judgement: MatrixJudgementDoc, args: argparse.Na
     from iosched.cli.chart_page import charts_html
     from iosched.core.present.charts import all_charts
 
+    # Colours are iosched's own escape sequences, written as they are: only over a document whose words hold none
+    # (a saved file's label with an escape in it is drawn plain, and shown escaped like every other word).
+    plain_words = not holds_control(doc)
     if getattr(args, "plot", False):
         width = shutil.get_terminal_size((100, 40)).columns - 1
-        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        sys.stdout.write("\n" + "\n\n".join(all_charts(doc, judgement, width, color)) + "\n")
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and plain_words
+        text = "\n" + "\n\n".join(all_charts(doc, judgement, width, color)) + "\n"
+        if color:
+            control(sys.stdout, text)
+        else:
+            sys.stdout.write(text)
     if getattr(args, "plot_file", None):
         path = args.plot_file
         html = path.endswith(".html")
-        charts = all_charts(doc, judgement, 120, html)
+        charts = all_charts(doc, judgement, 120, html and plain_words)
+        if not (html and plain_words):
+            charts = [printable_text(c) for c in charts]
         try:
             write_file(path, charts_html(charts, 120) if html else "\n\n".join(charts) + "\n")  # looked at now too
         except OSError as e:  # a full or read-only disk: the result itself was shown (and saved) already

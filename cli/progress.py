@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from iosched.cli.terminal import control, rewrite_line
 from iosched.core.base.cells import cut_at_word
 from iosched.core.base.units import si
 from iosched.core.documents.metrics import roles_of
@@ -129,14 +130,13 @@ class ProgressPrinter:
         if self.interim:
             parts.append(interim_words(self.interim))
         width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
-        self.stream.write("\r" + cut_at_word(" · ".join(parts), width) + "\033[K")
-        self.stream.flush()
+        rewrite_line(self.stream, cut_at_word(" · ".join(parts), width))
         self.shown = True
 
     def _line(self, text: str) -> None:
         """A line that stays, printed above the live line."""
         if self.shown:
-            self.stream.write("\r\033[K")
+            control(self.stream, "\r\x1b[K")
         self.stream.write(text + "\n")
         self.stream.flush()
         if self.shown:
@@ -146,6 +146,6 @@ class ProgressPrinter:
     def close(self) -> None:
         """Clears the live line: the result follows on a clean screen."""
         if self.shown:
-            self.stream.write("\r\033[K")
+            control(self.stream, "\r\x1b[K")
             self.stream.flush()
             self.shown = False

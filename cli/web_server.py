@@ -32,7 +32,7 @@ from textual_serve.server import Server
 
 from iosched.cli.leftovers import Swept, sweep
 from iosched.cli.web_guard import Guard, clamp_size
-from iosched.core.base.cells import printable
+from iosched.core.base.terminal_text import printable
 from iosched.core.load.fio import dies_with_us
 from iosched.core.settings.putback import starts_of
 

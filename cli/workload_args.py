@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-from iosched.cli.numbers import flag_type, lazy_command
+from iosched.cli.numbers import flag_type, lazy_command, number
 from iosched.core.base.errors import BadInput
 from iosched.core.documents import params
 from iosched.core.documents.metrics import METRIC_NAMES
+
+# Who a command line runs as, one rule for every flag that takes one (core/load/cmd_tree.py invoking_user).
+RUNS_AS = ("as the user who typed it: under sudo the user who ran sudo, root only when root runs iosched itself "
+           "(a SUDO_UID that names no user is refused)")
 
 # The flags' parsers are those of core/documents/params.py: a saved file's values go through the same ones.
 ALPHA = flag_type(params.parse_alpha)
@@ -101,7 +105,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--schedulers",
                    help="comma-separated variants, e.g. none,bfq or none,mq-deadline:read_expire=100")
     target_opts(s)
-    s.add_argument("--cmd", help="instead of a job: a shell command run and timed once per repeat")
+    s.add_argument("--cmd", help=f"instead of a job: a shell command run and timed once per repeat, {RUNS_AS}")
     s.add_argument("--background", metavar="JOB",
                    help="with --cmd or --startup: a catalog job or job file loading the device while the command or "
                         "the start-up runs (started before it, ended after it, each run); its figures come out as "
@@ -114,7 +118,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "suite's table); judged on startup_s, the background's cost as bg:METRIC; caches dropped "
                         "before each run; its offsets folded into the device; a capture with writes only where writes "
                         "may go")
-    s.add_argument("--startup-cap", type=float, default=50.0, metavar="N",
+    s.add_argument("--startup-cap", type=number(2, 1000), default=50.0, metavar="N",
                    help="with --startup: a run whose start-up takes longer than N times its time alone (measured once "
                         "at the start; at least 2 s) is ended there and counted at the cap, a lower bound (default "
                         "50)")
@@ -126,7 +130,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="a matrix: a catalog group (`iosched jobs`) or a comma-separated list of jobs and job files")
     s.add_argument("--study", metavar="FILE",
                    help="a matrix of fio jobs and commands from a TOML study file ([[workload]] tables with job = "
-                        "or cmd =), one report; see docs/recipes.md, \"One study, one command\"")
+                        f"or cmd =, each command run {RUNS_AS}), one report; see docs/recipes.md, \"One study, one "
+                        "command\"")
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
     s.add_argument("--max-time", type=parse_seconds, metavar="S",
                    help="refuse a compare or a matrix estimated to take longer")
@@ -149,7 +154,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--until-verdict", action="store_true",
                    help="sequential: stop as soon as the primary metric crosses a boundary that keeps the overall "
                         "false-positive rate at alpha (at most --max-runs per variant, or --duration)")
-    s.add_argument("--max-runs", type=int, default=20,
+    s.add_argument("--max-runs", type=number(4, 200, integer=True), default=20,
                    help="with --until-verdict: most runs per variant (default 20)")
     s.add_argument("--replay", metavar="FILE",
                    help="instead of a job: replay a capture (`iosched capture`) onto the device each run; a capture "
@@ -193,7 +198,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the iolog to write (a new file); its metadata goes to FILE.meta.json")
     s.add_argument("--cmd", metavar="CMD",
-                   help="run this shell command line (as the user who ran sudo; its output on stderr, its stdin "
+                   help=f"run this shell command line ({RUNS_AS}; its output on stderr, its stdin "
                         "/dev/null) and record only the IO its own "
                         "processes submit, on whichever disks, each line naming its disk: the reads, readahead, page "
                         "faults and direct IO of its start, say. Writes it leaves in the page cache reach the disk "
@@ -208,7 +213,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "disk's)")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="seconds to capture (default 60; Ctrl-C "
                    "ends it sooner and keeps what was captured); with --cmd, the longest the command may run")
-    s.add_argument("--max-size", type=parse_size, default=parse_size("1G"),
+    s.add_argument("--max-size", type=flag_type(params.parse_capture_size), default=parse_size("1G"),
                    help="stop when the iolog reaches this size (default 1G, about 25 million requests)")
     s.add_argument("--json", action="store_true", help="the capture's metadata as JSON")
     s.set_defaults(func=lazy_command("iosched.cli.capture", "cmd_capture"))

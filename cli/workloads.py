@@ -13,6 +13,7 @@ from pathlib import Path
 from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
 from iosched.cli.workload_args import steady_wait
+from iosched.cli.terminal import rewrite_line
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
@@ -162,7 +163,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         last[0] = s
         if not args.json:
             line = _live(p, d.r_s + d.w_s if d else None)
-            print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
+            if tty:
+                rewrite_line(sys.stderr, line)
+            else:
+                print(line, file=sys.stderr, flush=True)
 
     target: Target = wl.target
     try:
@@ -206,8 +210,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if reads and not args.cmd:
         raise BadInput("--cmd-metric reads a figure from a command's output: give --cmd too")
     _check_metric(args.metric, reads)
-    if not 0 < args.alpha < 0.5:
-        raise BadInput("--alpha must lie between 0 and 0.5")
     check_plot_file(args.plot_file)
     if args.trace and args.alternate:
         raise BadInput("--trace applies to repeated runs and matrices, not to live alternation")
@@ -330,9 +332,9 @@ def _compare_plan(args: argparse.Namespace) -> ExperimentPlan:
         raise BadInput("--repeat must be between 1 and 1000")
     if args.until_verdict and not 4 <= args.max_runs <= 200:
         raise BadInput("--max-runs must be between 4 and 200")
-    check_variants(args.device, variants, args.root)
     if args.save is not None:  # '' too: refused, never silently not saved
         check_save_path(args.save)
+    check_variants(args.device, variants, args.root)
     most = None
     if args.until_verdict:
         # Alternation: blocks of two passes over the variants fit in --duration; batch: runs per variant.

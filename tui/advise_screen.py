@@ -28,6 +28,7 @@ from iosched.core.advice.advice_plan import STEPS, FioRunner, Runner
 from iosched.core.advice.plan import plan_lines
 from iosched.core.advice.request import AdviceRequest, Prepared, parse_budget, parse_goals, prepare_advice
 from iosched.core.base.errors import IoschedError
+from iosched.core.base.terminal_text import printable_text
 from iosched.core.documents.document import AdviceDoc
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Control
@@ -187,7 +188,7 @@ class AdviseScreen(WorkerRun, Screen[None]):
         self.query_one("#doing", Static).update(text)
 
     def _text(self, lines: list[str]) -> None:
-        self.query_one("#text", Static).update("\n".join(lines))
+        self.query_one("#text", Static).update(printable_text("\n".join(lines)))
 
     def on_input_changed(self, _: Input.Changed) -> None:
         self._stale()
@@ -340,9 +341,10 @@ class AdviseScreen(WorkerRun, Screen[None]):
         self.step = "keep"
         self.watch_step("keep")  # every step done, also when it already read "keep"
         per_goal = short_answer(doc) if len(doc.advice) > 1 else []  # one goal: the headline says it all
-        self.query_one("#answer", Static).update("\n".join([headline(doc), *(f"  {s}" for s in per_goal)]))
+        answer = "\n".join([headline(doc), *(f"  {s}" for s in per_goal)])
+        self.query_one("#answer", Static).update(printable_text(answer))
         keep = [line for k in doc.keep for line in keep_lines(k, doc.device)]
-        self.query_one("#keep", Static).update("\n".join(keep or ["nothing to change"]))
+        self.query_one("#keep", Static).update(printable_text("\n".join(keep or ["nothing to change"])))
         persist = self.query_one("#persist", Button)
         persist.display = len(doc.keep) == 1 and doc.keep[0].rule is not None
         if persist.display:

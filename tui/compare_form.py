@@ -12,7 +12,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Select, SelectionList, Static
 
 from iosched.core.base.errors import IoschedError
-from iosched.core.documents.params import parse_variants
+from iosched.core.documents.params import BadValue, number, parse_variants
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.matrix import MatrixPlan
 from iosched.core.experiment.service import ExperimentPlan, Kind, TargetRequest
@@ -51,13 +51,11 @@ def catalog_only(spec: str) -> bool:
 
 
 def _number(text: str, lo: float, hi: float, what: str) -> float:
+    """A number typed in the form, read as a flag's is (core/documents/params.py: ASCII digits, in range)."""
     try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{what} must be a number") from None
-    if not lo <= value <= hi:
-        raise ValueError(f"{what} must lie between {lo:g} and {hi:g}")
-    return value
+        return float(number(lo, hi)(text.strip()))
+    except BadValue:
+        raise ValueError(f"{what} must be a number between {lo:g} and {hi:g}") from None
 
 
 def tui_target(device: str, jobs: list[Job | JobFile], destroy: bool) -> TargetRequest:

@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
+from iosched.core.base.terminal_text import printable
 from iosched.core.base.units import short_number
 from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDoc
 from iosched.core.documents.metrics import is_metric
@@ -119,14 +120,15 @@ class RunView(Vertical):
                 main = f"start-up {e.run.startup.sentence()}  bg {short_number(m.get('bg:mb_s') or 0.0)} MB/s"
             if (lag := m.get(REPLAY_LAG)) is not None:  # a timed replay: how far behind the capture's timing it ended
                 main += f"  replay lag {seconds_text(lag)}"
-            line = f"run {e.index + 1}: {e.label}  {main}  CPU/IO {m.get('cpu_us_per_io') or 0:.1f} µs{bad}"
+            line = printable(f"run {e.index + 1}: {e.label}  {main}  CPU/IO {m.get('cpu_us_per_io') or 0:.1f} µs{bad}")
             rep = self.query_one("#report", Static)
             rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
             if e.lines:  # a compare's interim estimates (a matrix is judged at the end)
                 self.so_far(list(e.lines))
         elif isinstance(e, Note) and e.text:  # e.g. a busy machine, said once
             rep = self.query_one("#report", Static)
-            rep.update(f"{rep.content}\nnote: {e.text}" if str(rep.content) else f"note: {e.text}")
+            note = printable(f"note: {e.text}")
+            rep.update(f"{rep.content}\n{note}" if str(rep.content) else note)
 
     def where(self, e: RunStarted) -> str:
         """"run 3 of 8 · bfq · about 40 s left": a matrix says its own estimate (from its plan, corrected by the

@@ -19,6 +19,7 @@ device has by then. A cancelled advice keeps its finished runs, saved, and gives
 from __future__ import annotations
 
 import contextlib
+import os
 import platform
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -51,12 +52,13 @@ from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunS
 from iosched.core.experiment.runner import Workload, run_experiment
 from iosched.core.experiment.variants import check_variants
 from iosched.core.kernel.devices import read_device
+from iosched.core.load.cmd_tree import invoking_user
 from iosched.core.load.conditions import read_conditions
 from iosched.core.load.fill import FillDoc, FillPlan, run_fill
 from iosched.core.load.fio import FioHandle
 from iosched.core.load.jobs import Job, JobFile, space_needed
 from iosched.core.load.steady import SteadyWait, why_no_wait
-from iosched.core.load.targets import Refused, Target, choose_target, why_not_writable
+from iosched.core.load.targets import Refused, Target, check_scratch_dir, choose_target, why_not_writable
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics.advice_looks import Looks, look_level, schedule
 from iosched.core.statistics.advice_rule import GOAL_WORDS, Goal, Rule
@@ -139,6 +141,19 @@ class FioRunner:
         self.targets.clear()
 
 
+# --- the checks a plan gets before it runs, and before it is only printed -------------------------------------
+
+
+def check_plan(tested_on: str, plan: Plan, root: str | Path = "/") -> None:
+    """What the accepted plan is checked for before anything is locked or changed (``AdvicePlan.check``), and the
+    printed plan of `--dry-run` alike: every variant's scheduler on the device tested and every setting one its
+    scheduler has, in range (core/experiment/variants.py); with a command, who it runs as (core/load/cmd_tree.py).
+    Where the tests write is ``where_tests_write``'s."""
+    check_variants(tested_on, plan.variants, root)
+    if any(load_of(t).cmd is not None for t in plan.tests):
+        invoking_user(os.environ, os.geteuid())  # a SUDO_UID naming no user: refused now, not at the first run
+
+
 # --- where the tests write, said before anything is made ------------------------------------------------------
 
 
@@ -161,7 +176,10 @@ def where_tests_write(tested_on: str, loads: Sequence[Load], target_dir: str | N
             words.append("the command where it runs")
             continue
         if not (load.raw_only or fill) and (target_dir is not None or mounts):
-            words.append(f"a scratch file in {target_dir or mounts[0]} (removed afterwards)")
+            folder = target_dir or mounts[0]
+            jobs = [j for j in (load.job, load.background) if j is not None]
+            check_scratch_dir(folder, space_needed(jobs, 1 << 30))  # the run's own looks (targets.scratch_target)
+            words.append(f"a scratch file in {folder} (removed afterwards)")
             continue
         if not (load.writes or fill):
             words.append(f"raw /dev/{tested_on}, reads only")
@@ -307,7 +325,7 @@ class AdvicePlan:
             self.on_step(name, what)
 
     def check(self) -> None:
-        check_variants(self.tested_on, self.plan.variants, self.root)
+        check_plan(self.tested_on, self.plan, self.root)
         if len(self.plan.tests) != len(self.doc.tests):
             raise BadInput("the advice's tests are not its plan's")
 

@@ -117,14 +117,21 @@ def read_advice(doc: object, path: object) -> AdviceDoc:
     return advice
 
 
+NOT_FROM_RUNS = ("the file's runs do not reach its tests' last looks, and an answer is judged from the runs, never "
+                 "taken from a file")
+
+
 def decided_again(doc: AdviceDoc) -> AdviceDoc:
     """The advice decided again from the saved runs (what `report` shows); a setting newly recommended gets its
-    commands (its udev rule comes from `advise` on the device)."""
-    if doc.status != "final":
-        return doc
-    advice = decide_doc(doc)
+    commands (its udev rule comes from `advise` on the device). A saved advice is judged from its runs, never
+    trusted for its conclusion: without the runs that decide it (a file whose runs were taken out, one not
+    finished), the answer, trade-off and settings to keep it holds are dropped and it says why."""
+    advice = decide_doc(doc) if doc.status == "final" else None
     if advice is None:
-        return doc
+        if not (doc.advice or doc.keep or doc.tradeoff):
+            return doc
+        notes = doc.notes if doc.status != "final" else [*doc.notes, NOT_FROM_RUNS]
+        return replace(doc, advice=[], tradeoff=None, keep=[], notes=notes)
     goals = [goal_doc(g) for g in advice.goals]
     saved = {k.variant: k for k in doc.keep}
     keeps = []

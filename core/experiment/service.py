@@ -17,6 +17,7 @@ it ended; the device is back as it was in every case.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
@@ -40,6 +41,7 @@ from iosched.core.experiment.results import new_result_path, result_lock, save_r
 from iosched.core.experiment.runner import Workload, run_experiment, why_ended
 from iosched.core.experiment.study import CmdJob
 from iosched.core.kernel.devices import read_device
+from iosched.core.load.cmd_tree import invoking_user
 from iosched.core.load.fio_group import check_cgroup_jobs
 from iosched.core.load.jobs import Job, JobFile, space_needed
 from iosched.core.load.replay import PRIMARY as REPLAY_PRIMARY
@@ -331,6 +333,8 @@ def _check(plan: ExperimentPlan) -> None:
     backgrounds = [j.background for j in plan.jobs if isinstance(j, StartupJob) and j.background is not None]
     check_cgroup_jobs([*plan.jobs, *backgrounds], plan.root)  # cgroups this system cannot make: refused, nothing ran
     check_conditions(plan)
+    if plan.cmd is not None or (plan.matrix is not None and any(isinstance(j, CmdJob) for j in plan.matrix.jobs)):
+        invoking_user(os.environ, os.geteuid())  # who its commands run as: a SUDO_UID naming no user refused now
     make_boundary(plan)
 
 

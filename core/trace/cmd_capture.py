@@ -178,7 +178,7 @@ class CmdCaptureRun(CaptureRun):
         # Closed by run(), whichever way the capture ends.
         self._body = tempfile.TemporaryFile("w+", encoding="ascii", prefix="iosched-capture-")  # noqa: SIM115
         self._start_command()
-        return CaptureWriter(self._body, None, self._gate_ns, name_of=self._name_of)
+        return CaptureWriter(self._body, None, self._gate_ns, name_of=self._name_of, limit=self.max_bytes)
 
     def _start_command(self) -> None:
         assert self._group is not None
@@ -256,7 +256,7 @@ class CmdCaptureRun(CaptureRun):
         if self.on_progress is not None:
             self.on_progress(CaptureProgress(elapsed, writer.requests + len(writer.pending),
                                              writer.op_bytes[0] + writer.op_bytes[1], lost))
-        if writer.written >= self.max_bytes:
+        if writer.full:
             self._end_command("max-size")
 
     def _name_of(self, dev: int) -> str | None:
@@ -292,6 +292,11 @@ class CmdCaptureRun(CaptureRun):
         if why != "command" or code is None:
             raise CaptureFailed("the CO-RE tracer ended before the command did: nothing was written")
         writer.flush(final=True)
+        end_ns = self._exit_ns if self._exit_ns is not None else t_end
+        if writer.full or writer.size(writer.end_us(end_ns)) > self.max_bytes:
+            # Its last IO came between two looks, or at its end: the bound holds exactly, not now and then.
+            raise CommandCaptureRefused(f"{cmd} did more IO than --max-size {human_size(self.max_bytes)} of capture "
+                                        "holds: nothing was written")
         if writer.requests == 0:
             where = f"on {self.only}" if self.only else "on any block device"
             hints = [] if self.cold else ["what it read came from the page cache: --cold drops that first"]
@@ -301,7 +306,6 @@ class CmdCaptureRun(CaptureRun):
             said = f" ({'; or '.join(hints)})" if hints else ""
             status = f"; it exited with status {exit_status(code)}" if code else ""
             raise CommandCaptureRefused(f"{cmd} did no IO {where}{said}{status}: nothing was written")
-        end_ns = self._exit_ns if self._exit_ns is not None else t_end
         end_us = writer.finish(end_ns, dest=out)
         ru = self._command.rusage if self._command is not None else None
         run_as = self.run_as

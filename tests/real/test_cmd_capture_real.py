@@ -243,8 +243,8 @@ def test_under_sudo_the_command_runs_as_the_user(ext4, tmp_path):
     (["--cmd", "cat {a}/f00 >/dev/null; sleep 41.{n} & setsid sleep 42.{n} & sleep 43.{n}", "--cold",
       "--duration", "2", "--every-disk"], "was still running after --duration 2 s: it was ended with every process "
                                           "it started, and nothing was written (give it longer with --duration)"),
-    (["--cmd", "cat {a}/f00 >/dev/null; sleep 44.{n}", "--cold", "--max-size", "1k", "--every-disk"],
-     "did more IO than --max-size 1.0K of capture holds"),
+    (["--cmd", "dd if={a}/f00 of=/dev/null bs=4k iflag=direct status=none; sleep 44.{n}", "--cold", "--max-size",
+      "4k", "--every-disk"], "did more IO than --max-size 4.0K of capture holds"),
 ])
 def test_no_io_or_a_bound_is_one_sentence_and_leaves_nothing(ext4, tmp_path, private_journal, args, said):
     a, _b, _top = ext4
@@ -258,6 +258,23 @@ def test_no_io_or_a_bound_is_one_sentence_and_leaves_nothing(ext4, tmp_path, pri
     assert said.format(true=shutil.which("true")) in res.stderr and "Traceback" not in res.stderr
     assert not out.exists() and not meta_path(out).exists() and time.monotonic() - t0 < 30
     nothing_left(pid, private_journal, *(f"sleep 4{k}.{n}" for k in range(1, 5)))
+
+
+def test_the_size_bound_holds_exactly_for_a_command_that_ends_between_two_looks(ext4, tmp_path, private_journal):
+    """`--max-size 4k` let a 5.9 kB iolog be written (exit 0): the bound was looked at now and then, and a command
+    that did its IO and ended between two looks passed it. A few hundred cold reads in well under a look's time:
+    refused, nothing written; the same with room for them: written, within its bound."""
+    a, _b, _top = ext4
+    files = write_files(a, [BLOCK] * 300)
+    cmd = f"cat {' '.join(str(f) for f in files)} > /dev/null"
+    out = tmp_path / "x.iolog"
+    res, pid = capture("--cmd", cmd, "--cold", "--max-size", "4k", "-o", str(out))
+    assert res.returncode == 2 and "did more IO than --max-size 4.0K of capture holds" in res.stderr, res
+    assert not out.exists() and not meta_path(out).exists()
+    nothing_left(pid, private_journal)
+    res, _ = capture("--cmd", cmd, "--cold", "--max-size", "64k", "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    assert 4096 < out.stat().st_size <= 65536 and read_capture(out).meta.requests >= 100
 
 
 def test_ctrl_c_ends_the_command_and_writes_nothing(ext4, tmp_path, private_journal):

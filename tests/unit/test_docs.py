@@ -117,3 +117,20 @@ def test_each_recipe_says_how_long_it_takes():
     for recipe in block.split("\n\n"):
         comment = " ".join(line for line in recipe.splitlines() if line.startswith("#"))
         assert "iosched compare" in recipe and re.search(r"at most|\d+ min", comment), recipe[:80]
+
+
+def test_every_test_the_safety_page_names_exists():
+    """docs/safety.md names a test beside each statement (`tests/…/test_x.py::test_name`, or `::test_name` after it
+    for the same file): each file and each function exists, so a renamed test cannot leave a promise unproven."""
+    named = 0
+    last: Path | None = None
+    for ref in re.findall(r"`((?:tests/[\w/]+\.py)?(?:::\w+)?)`", (DOCS / "safety.md").read_text()):
+        path, _, func = ref.partition("::")
+        if path:
+            last = ROOT / path
+            assert last.is_file(), ref
+        if func:
+            assert last is not None, ref
+            assert re.search(rf"^def {func}\(", last.read_text(), re.MULTILINE), ref
+        named += 1
+    assert named >= 10

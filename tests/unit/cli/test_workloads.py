@@ -107,7 +107,7 @@ def test_a_startup_is_the_plans_job_with_its_background_inside_and_caches_droppe
     (("--startup", "--jobs", "seq-writers-1", "--background", "seq-writers-5"),
      "beside --background JOB or beside each of --jobs: give one of them"),
     (("--startup", "--background", "seq-writers-1", "--no-drop-caches"), "--no-drop-caches does not apply"),
-    (("--startup", "--background", "seq-writers-1", "--startup-cap", "1"), "--startup-cap 1: a multiple of"),
+    (("--startup", "--background", "seq-writers-1", "--startup-cap", "1"), "--startup-cap: must be at least 2"),
     (("--startup", "--hosts", "h1,h2"), "--startup runs on this machine's device: --hosts does not apply"),
     (("--jobs", "startup-under-load"), "startup-under-load is the loads a start-up is replayed beside: give "
                                        "--startup FILE"),

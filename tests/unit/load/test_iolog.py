@@ -487,3 +487,42 @@ def test_a_command_capture_meets_its_schema(tmp_path):
     doc = json.loads(meta_path(log).read_text())
     assert doc == asdict(read_capture(log).meta) and doc["command"]["cmd"] == "cat a b"
     assert problems("capture-meta.schema.json", doc) == []
+
+
+# --- a capture's bound, exact -------------------------------------------------------------------------------------
+
+records_st = st.lists(st.tuples(st.integers(0, 3 * 10**9), st.integers(0, 4), st.integers(0, 10**6),
+                                st.sampled_from([0, 512, 4096, 131072]), st.integers(1, 32),
+                                st.sampled_from([7 << 20 | 7, LOOP8])), max_size=120)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=records_st, limit=st.integers(200, 6000), several=st.booleans(), flushes=st.integers(1, 5))
+def test_a_captures_bound_holds_exactly_whatever_comes_between_two_looks(records, limit, several, flushes):
+    """`capture --cmd --max-size 4k` let a 5.9 kB iolog be written: the bound was looked at now and then. The writer
+    holds it: the finished iolog is never larger, the lines written are the requests counted, and a record left out
+    says the capture is full."""
+    names = {7 << 20 | 7: "/dev/loop7", LOOP8: "/dev/loop8"}
+    body, dest = io.StringIO(), io.StringIO()
+    w = (CaptureWriter(body, None, T0, name_of=names.get, limit=limit) if several else
+         CaptureWriter(body, "/dev/loop7", T0, limit=limit))
+    for i, (t, op, sector, nbytes, depth, dev) in enumerate(records):
+        w.add(T0 + t, op, sector, nbytes, depth, dev if several else 0)
+        if i % flushes == 0:
+            w.flush(now_ns=T0 + t)
+    w.flush(final=True)
+    end_ns = T0 + 4 * 10**9
+    size = w.size(w.end_us(end_ns))
+    if several and not w.files:
+        return  # nothing named: no iolog (the command's capture says it did no IO)
+    w.finish(end_ns, dest=dest if several else None)
+    text = dest.getvalue() if several else body.getvalue()
+    assert len(text) == size
+    writable = sum(1 for r in records if r[1] <= 3)
+    if not w.full:
+        assert w.requests == writable  # nothing left out: every line there
+    # Every byte of it, the lines finish adds included; a command's capture (several devices) past it only when a
+    # device first seen once the room was gone adds its own lines, and then it is full: refused whole.
+    assert size <= limit or (several and w.full), (size, limit)
+    lines = [line for line in text.splitlines() if len(line.split()) == 5]  # requests, not the framing
+    assert len(lines) == w.requests  # what is counted is what is written
