@@ -17,8 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched import __version__
-from iosched.cli.workload_args import steady_wait
 from iosched.cli.terminal import rewrite_line
+from iosched.cli.workload_args import steady_wait
 from iosched.core.advice.advice_plan import FioRunner
 from iosched.core.advice.plan import plan_lines
 from iosched.core.advice.request import (

@@ -11,8 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched.cli.progress import ProgressPrinter
-from iosched.cli.workload_args import steady_wait
 from iosched.cli.terminal import control
+from iosched.cli.workload_args import steady_wait
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
-from iosched.cli.workload_args import steady_wait
 from iosched.cli.terminal import rewrite_line
+from iosched.cli.workload_args import steady_wait
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
