@@ -23,7 +23,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL_OPERATORS = {";", "&&", "||", "|", "&"}
 REDIRECTS = {">", ">>", "<", "2>", "2>&1"}
 # Synopsis words in prose, never a command: a placeholder for any command, alternatives, an ellipsis.
-NOT_A_COMMAND = re.compile(r"COMMAND|[\[\]|…]|\.\.\.")
+# A placeholder, an elision, or a line iosched prints ("iosched serve: refused …": a word and a colon).
+NOT_A_COMMAND = re.compile(r"COMMAND|[\[\]|…]|\.\.\.|^(?:sudo )?iosched [a-z-]+:")
 
 
 def fenced(text: str) -> tuple[list[tuple[str, list[tuple[int, str]]]], list[tuple[int, str]]]:
