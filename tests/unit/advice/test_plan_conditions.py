@@ -66,9 +66,9 @@ def test_an_advice_keeps_its_conditions_and_they_read_back(tree) -> None:
 
     from iosched.core.advice.decision import read_advice
     from iosched.core.advice.request import AdviceRequest, prepare_advice
-    from iosched.core.documents.params import parse_candidates
     from iosched.core.base.encode import encode
     from iosched.core.base.errors import BadInput
+    from iosched.core.documents.params import parse_candidates
     from iosched.core.experiment import service
     from iosched.core.present.advice_report import advice_lines, advice_markdown
 
