@@ -1,42 +1,32 @@
-"""The install step's two additions to pyproject.toml.
+"""The install step's one addition to pyproject.toml: the CO-RE block tracer (core/trace/bpf), built into the package.
 
-- The package list, computed: `iosched` (the root, iosched/) and every package under each top-level folder that
-  `[tool.setuptools.package-dir]` maps beneath it (core/ is iosched.core, core/live/ iosched.core.live, …), so a
-  new package folder is never left out of the wheel (tests/unit/test_packaging.py checks it).
-- The CO-RE block tracer (core/trace/bpf), built into the package. A machine without clang, bpftool, libbpf-dev
-  or BTF still installs iosched: bpf/BUILD-FAILED keeps the reason, and tracing runs bpftrace instead, saying why.
+A wheel (`pip install .`) gets the loader in its own iosched/core/trace/bpf. An editable install for development
+(`pip install -e .`) runs the package from the clone, so the loader is built into the clone's core/trace/bpf,
+beside its sources (ignored by git), where program.py looks for it. A machine without clang, bpftool, libbpf-dev
+or BTF still installs iosched: BUILD-FAILED there keeps the reason, and tracing runs bpftrace instead, saying why.
 """
 
 from __future__ import annotations
 
 import subprocess
-import tomllib
 from pathlib import Path
 
-from setuptools import find_packages, setup
+from setuptools import setup
 from setuptools.command.build_py import build_py
 
-HERE = Path(__file__).resolve().parent
-
-
-def packages() -> list[str]:
-    """The root package and, for each folder pyproject maps under it, that folder's package and all below."""
-    mapped = tomllib.loads((HERE / "pyproject.toml").read_text())["tool"]["setuptools"]["package-dir"]
-    found = ["iosched"]
-    for name, folder in mapped.items():
-        found += [name, *(f"{name}.{sub}" for sub in find_packages(str(HERE / folder)))]
-    return found
+# Through the package's own folder (iosched/core is a link to core/ in a clone, a folder in an sdist).
+BPF = Path("iosched/core/trace/bpf")
 
 
 class BuildWithTracer(build_py):
     def run(self) -> None:
         super().run()
-        out = Path(self.build_lib, "iosched/core/trace/bpf")
+        out = BPF if self.editable_mode else Path(self.build_lib, BPF)
         out.mkdir(parents=True, exist_ok=True)
         failed = out / "BUILD-FAILED"
         failed.unlink(missing_ok=True)
         try:
-            r = subprocess.run(["sh", str(Path("core/trace/bpf/build.sh").resolve()), str(out)],
+            r = subprocess.run(["sh", str((BPF / "build.sh").resolve()), str(out.resolve())],
                                capture_output=True, text=True, timeout=600)
             ok, why = r.returncode == 0, (r.stderr.strip() or f"build.sh exited with {r.returncode}")
         except (OSError, subprocess.SubprocessError) as e:
@@ -46,4 +36,4 @@ class BuildWithTracer(build_py):
             self.warn(f"the CO-RE block tracer was not built ({why.splitlines()[-1]}); tracing will use bpftrace")
 
 
-setup(packages=packages(), cmdclass={"build_py": BuildWithTracer})
+setup(cmdclass={"build_py": BuildWithTracer})

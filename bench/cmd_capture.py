@@ -47,7 +47,7 @@ def exactness(where: Path) -> str:
             (mnt / f"f{i:02d}").write_bytes(rng.randbytes(size))
         os.sync()
         out = where / "cat.iolog"
-        doc = capture(f"cat {mnt}/f* > /dev/null", out)
+        doc = capture(f"cat {mnt}/f* > /dev/null", out, "--every-disk")  # the files on the loop, cat elsewhere
         m = read_capture(out).meta
         (loop,) = [f for f in m.files if f.device.name == Path(dev).name]
         files = sum(sizes)

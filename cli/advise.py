@@ -17,17 +17,18 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched import __version__
+from iosched.cli.terminal import rewrite_line
+from iosched.cli.workload_args import steady_wait
 from iosched.core.advice.plan import plan_lines
 from iosched.core.advice.request import (
     AdviceRequest,
     Prepared,
-    parse_budget,
-    parse_candidates,
     parse_goals,
     prepare_advice,
 )
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
+from iosched.core.base.terminal_text import printable_text
 from iosched.core.base.units import si
 from iosched.core.documents.document import AdviceDoc
 from iosched.core.documents.metrics import roles_of
@@ -68,10 +69,10 @@ def _ask(question: str) -> str:
 def request_of(args: argparse.Namespace, destroy_data: str | None = None) -> AdviceRequest:
     return AdviceRequest(
         device=args.device, goals=parse_goals(args.goal), observe_s=args.observe, replay=args.replay, job=args.job,
-        cmd=args.cmd, budget_s=parse_budget(args.budget) if args.budget else None, on=args.on,
-        candidates=tuple(parse_candidates(args.candidates)) if args.candidates else None, runtime=args.runtime,
+        cmd=args.cmd, budget_s=args.budget, on=args.on,
+        candidates=tuple(args.candidates) if args.candidates else None, runtime=args.runtime,
         size=args.size, settle=args.settle, alpha=args.alpha, target_dir=args.dir,
-        destroy_data=destroy_data or args.destroy_data, root=args.root)
+        destroy_data=destroy_data or args.destroy_data, fill=args.fill, steady=steady_wait(args), root=args.root)
 
 
 def _printer(quiet: bool):
@@ -86,15 +87,20 @@ def _printer(quiet: bool):
             return
         elif isinstance(e, Progress) and tty:
             line = f"run {e.index + 1}/{e.total} {e.label}  {e.progress.elapsed:4.1f}s  IOPS {si(e.progress.iops)}"
-            print("\r" + line + "\033[K", file=sys.stderr, end="", flush=True)
+            rewrite_line(sys.stderr, line)
         elif isinstance(e, RunEnded):
             m = e.run.metrics
             main = f"IOPS {si(m.get('iops'))}" if "iops" in m else f"wall {m.get('wall_s', 0):.2f} s"
-            roles = "".join(f"  {r} p50 {si(m.get(f'{r}:clat_p50_us'))} µs p99 {si(m.get(f'{r}:clat_p99_us'))} µs "
+            # A replay's latency is the block layer's (total_*), never fio's: fio's is left out of its runs.
+            lat = "total" if e.run.latency is not None else "clat"
+            roles = "".join(f"  {r} p50 {si(m.get(f'{r}:{lat}_p50_us'))} µs p99 {si(m.get(f'{r}:{lat}_p99_us'))} µs "
                             f"{si(m.get(f'{r}:mb_s'))} MB/s" for r in roles_of(m))
             bad = "" if e.run.valid else f"  INVALID: {e.run.invalid_reason}"
-            line = f"run {e.index + 1}/{e.total} {e.label}  {main}  p99 {si(m.get('clat_p99_us'))} µs{roles}{bad}"
-            print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, flush=True)
+            line = f"run {e.index + 1}/{e.total} {e.label}  {main}  p99 {si(m.get(f'{lat}_p99_us'))} µs{roles}{bad}"
+            if tty:
+                rewrite_line(sys.stderr, line, "\n")
+            else:
+                print(line, file=sys.stderr, flush=True)
     return on_event
 
 
@@ -139,7 +145,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
              *the_rule(Rule(alpha=args.alpha))]
     if not plan.fits:
         print("\n".join(shown))
-        raise BadInput(f"the plan takes longer than --budget {args.budget}: give a larger budget, fewer goals "
+        raise BadInput(f"the plan takes longer than --budget {args.budget:g} s: give a larger budget, fewer goals "
                        "(--goal), fewer candidates (--candidates) or shorter runs (--runtime)")
     if args.dry_run or (not args.yes and not _tty()):
         if args.json:
@@ -185,7 +191,7 @@ def _show(args: argparse.Namespace, doc: AdviceDoc) -> None:
     if args.markdown == "-":
         print(advice_markdown(doc, __version__), end="")
     elif args.markdown:
-        write_file(Path(args.markdown), advice_markdown(doc, __version__))
+        write_file(Path(args.markdown), printable_text(advice_markdown(doc, __version__)))  # a page: no escapes
         _err(f"iosched: the markdown report is in {args.markdown}")
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from iosched.cli.numbers import lazy_command
-from iosched.cli.workload_args import ALPHA, SETTLE, parse_seconds, parse_size
+from iosched.cli.numbers import flag_type, lazy_command
+from iosched.cli.workload_args import ALPHA, FILL, RUNS_AS, SETTLE, parse_seconds, parse_size, steady_opts
+from iosched.core.documents import params
 from iosched.core.settings.persist import DEFAULT_RULES
 
 
@@ -28,15 +29,20 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="capture the device's live workload for DURATION and test with it (replayed)")
     w.add_argument("--replay", metavar="FILE", help="a capture (`iosched capture`) to test with")
     w.add_argument("--job", metavar="NAME", help="a catalog job (`iosched jobs`) to test with")
-    w.add_argument("--cmd", metavar="CMD", help="a shell command to time under each candidate")
-    s.add_argument("--budget", metavar="DURATION",
+    w.add_argument("--cmd", metavar="CMD", help=f"a shell command to time under each candidate, {RUNS_AS}")
+    s.add_argument("--budget", metavar="DURATION", type=flag_type(params.parse_budget_s),
                    help="the most the whole advice may take, e.g. 15m or 2h: tunings are left out first, then runs")
-    s.add_argument("--candidates", metavar="LIST",
+    s.add_argument("--candidates", metavar="LIST", type=flag_type(params.parse_candidates),
                    help="only these variants beside what the device has, e.g. bfq,kyber:read_lat_nsec=500000 "
                         "(default: every scheduler it offers and the tunings that matter for its class)")
     s.add_argument("--runtime", type=parse_seconds, metavar="S", help="seconds per run (scales the jobs)")
     s.add_argument("--size", type=parse_size, help="bytes a job covers, e.g. 256M (scales the jobs)")
     s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")
+    s.add_argument("--fill", type=FILL, metavar="PCT",
+                   help="before the first test, trim the raw device tested (where it takes discards) and write its "
+                        "first PCT%% with incompressible data, e.g. 50%%: an SSD half full, as it is used (its time is "
+                        "in the plan and the budget; the raw device must be unmounted, blank or confirmed)")
+    steady_opts(s)
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="the error rate the rule keeps (default 0.05)")
     t = s.add_argument_group("where the tests write")
     t.add_argument("--on", metavar="SPARE_DEV",

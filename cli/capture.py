@@ -11,6 +11,7 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
+from iosched.cli.terminal import rewrite_line
 from iosched.core.base.errors import BadInput
 from iosched.core.base.textcharts import braille_grid, nice_ceiling
 from iosched.core.base.units import count, human_size, si
@@ -27,6 +28,8 @@ def cmd_capture(args: argparse.Namespace) -> int:
         raise BadInput("name a device to capture, or a command with --cmd CMD")
     if args.cold:
         raise BadInput("--cold goes with --cmd: it drops the page cache before the command starts")
+    if args.every_disk:
+        raise BadInput("--every-disk goes with --cmd: a device's capture is of that device")
     from iosched.core.trace.capture import CaptureProgress, CaptureRun
 
     out = Path(args.output)
@@ -40,7 +43,10 @@ def cmd_capture(args: argparse.Namespace) -> int:
         last[0] = now
         lost = f", {p.lost} lost" if p.lost else ""
         line = f"capturing {args.device} {_clock(p.elapsed_s)}, {count(p.requests)} requests{lost}"
-        print(f"\r{line}\x1b[K" if live else line, end="" if live else "\n", file=sys.stderr, flush=True)
+        if live:
+            rewrite_line(sys.stderr, line)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     run = CaptureRun(args.device, out, args.duration, args.max_size, args.root, progress)
     result = run.run()
@@ -67,11 +73,22 @@ def cmd_capture(args: argparse.Namespace) -> int:
 
 def _cmd_capture(args: argparse.Namespace) -> int:
     """`capture --cmd CMD`: the command's own IO. Its output goes to stderr: stdout carries iosched's answer."""
-    from iosched.core.load.cmd_tree import invoking_user
-    from iosched.core.trace.cmd_capture import CmdCaptureRun
+    from iosched.core.load.cmd_tree import check_cmd, invoking_user
+    from iosched.core.trace.cmd_capture import CmdCaptureRun, default_disk
 
-    run = CmdCaptureRun(args.cmd, Path(args.output), args.duration, args.max_size, device=args.device,
+    device, chosen = args.device, ""
+    if args.every_disk and device is not None:
+        raise BadInput(f"--every-disk captures every disk, {device} one: give one of them")
+    if device is None and not args.every_disk:  # a replay is of one disk: the one its files live on
+        if (why := check_cmd(args.cmd)) is not None:
+            raise BadInput(why)
+        device, chosen = default_disk(args.cmd, os.environ, os.getcwd(), args.root)
+    run = CmdCaptureRun(args.cmd, Path(args.output), args.duration, args.max_size, device=device, chosen=chosen,
                         cold=args.cold, run_as=invoking_user(os.environ, os.geteuid()), root=args.root)
+    run.check_command()  # what is refused is said alone
+    if chosen:
+        print(f"iosched: capturing its IO on {device}, {chosen} (another: iosched capture DEV --cmd …; every disk: "
+              "--every-disk)", file=sys.stderr)
     sys.stdout.flush()
     try:
         result = run.run()

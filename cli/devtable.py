@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from iosched.core.base.cells import cell_width, head_cells, pad_cells, printable, tail_cells
+from iosched.core.base.cells import cell_width, head_cells, pad_cells, tail_cells
+from iosched.core.base.terminal_text import printable
 from iosched.core.base.units import human_size
 from iosched.core.kernel.device_doc import DeviceDoc
 

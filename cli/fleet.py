@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import TypeVar
 
 from iosched.cli.matrix import plot_result
-from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput
+from iosched.core.base.terminal_text import printable
 from iosched.core.documents.document import FleetDoc, FleetHostDoc, FleetMatrixDoc
 from iosched.core.documents.saved import kind_of, read_fleet
 from iosched.core.experiment import service

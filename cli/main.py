@@ -13,25 +13,21 @@ from dataclasses import asdict
 from typing import Any
 
 from iosched import __version__
+from iosched.cli import terminal
 from iosched.cli.advise_args import add_arguments as add_advise_arguments
 from iosched.cli.latency import add_arguments as add_latency_arguments
+from iosched.cli.leftovers import sweep
 from iosched.cli.numbers import OneSentenceParser, lazy_command, number
 from iosched.cli.record import add_arguments as add_record_arguments
 from iosched.cli.serve import add_arguments as add_serve_arguments
 from iosched.cli.settings import add_arguments as add_settings_arguments
 from iosched.cli.workload_args import add_arguments as add_workload_arguments
 from iosched.cli.workload_args import parse_size
-from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.terminal_text import printable
 from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import check_device_name
-from iosched.core.load.targets import clean_stale_scratch, kept_scratch
-from iosched.core.load.workdirs import clean_stale_workdirs
-from iosched.core.settings.cgroups import clean_stale_cgroups, kept_cgroups
-from iosched.core.settings.cmd_cgroup import clean_stale_cmd_cgroups, kept_cmd_cgroups
 from iosched.core.settings.restore_report import restore_failed, restore_lines
-from iosched.core.settings.sandbox import clean_stale as clean_stale_sandboxes
-from iosched.core.settings.sandbox import kept_sandboxes
 from iosched.core.settings.scheduler import switch_scheduler
 from iosched.core.settings.writes import restore
 from iosched.themes import THEME_NAMES
@@ -48,13 +44,16 @@ def cmd_list(args: argparse.Namespace) -> int:
     tty = sys.stdout.isatty()
     lines = table_lines(devices, shutil.get_terminal_size().columns if tty else None)
     if tty and not os.environ.get("NO_COLOR"):
-        lines[0] = f"\x1b[1m{lines[0]}\x1b[0m"
-    print("\n".join(lines))
+        terminal.control(sys.stdout, "\x1b[1m")
+        sys.stdout.write(lines.pop(0))
+        terminal.control(sys.stdout, "\x1b[0m\n")
+    if lines:
+        print("\n".join(lines))
     return 0
 
 
 def cmd_set(args: argparse.Namespace) -> int:
-    r = switch_scheduler(args.device, args.scheduler, root=args.root)
+    r = switch_scheduler(args.device, args.scheduler, root=args.root, load=args.load_module)
     if r.old == r.new:
         print(f"{r.device}: already {r.new}")
     else:
@@ -63,51 +62,14 @@ def cmd_set(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
+    # What dead runs left first: a run's device put back as it found it takes its own journal entries along.
+    swept = sweep(args.root, args.dry_run)
     outcomes = restore(args.root, dry_run=args.dry_run)
-    verb = "would remove" if args.dry_run else "removed"
-    leftovers = 0
-    kept = kept_scratch(args.root)  # a live run's fio work dir is not named: it goes with its run
-    for d in clean_stale_scratch(args.root, args.dry_run):
-        print(f"{verb} scratch files a crashed run left: {d}")
-        leftovers += 1
-    for d in clean_stale_workdirs(args.dry_run):
-        print(f"{verb} a fio work directory a killed run left: {d}")
-        leftovers += 1
-    if str(args.root) == "/":  # a fleet session's folder has one fixed place, not under a test's root
-        from iosched.core.fleet.fleet_host import (  # the experiment's imports: only here
-            clean_stale_sessions,
-            kept_sessions,
-        )
-
-        for d in clean_stale_sessions(args.dry_run):
-            print(f"{verb} a fleet session's folder a killed fleet-host left: {d}")
-            leftovers += 1
-        kept += kept_sessions()
-    for sb in clean_stale_sandboxes(args.root, args.dry_run):
-        print(f"{verb} a demo sandbox a crashed demo left: {sb.device or 'no device'} over {sb.file}")
-        leftovers += 1
-    kept += kept_sandboxes(args.root)
-    stuck = 0
-    for path, why in clean_stale_cgroups(args.root, args.dry_run):
-        if why is None:
-            print(f"{verb} a cgroup a killed run left: {path}")
-        else:
-            print(f"could not remove a cgroup a killed run left: {path} ({why})")
-            stuck += 1
-        leftovers += 1
-    for path, why in clean_stale_cmd_cgroups(args.root, args.dry_run):
-        if why is None:
-            print(f"{verb} the cgroup of a killed run's command, and anything still running in it: {path}")
-        else:
-            print(f"could not remove the cgroup of a killed run's command: {path} ({why})")
-            stuck += 1
-        leftovers += 1
-    kept += [*kept_cgroups(args.root), *kept_cmd_cgroups(args.root)]
-    lines = [] if not outcomes and (leftovers or kept) else restore_lines(outcomes)
+    lines = [] if not outcomes and (swept.lines or swept.kept) else restore_lines(outcomes)
     # What a run that may still be going holds is said last, after the settings: left to it, with why.
-    for line in [*lines, *(k.line() for k in kept)]:
+    for line in [*swept.lines, *lines, *(k.line() for k in swept.kept)]:
         print(line)
-    return 1 if stuck or restore_failed(outcomes) else 0
+    return 1 if swept.stuck or restore_failed(outcomes) else 0
 
 
 _positive_interval = number(0.05, 3600)
@@ -147,8 +109,14 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def cmd_tui(args: argparse.Namespace) -> int:
-    from iosched.tui.launch import TuiOptions, run_app  # the only place Textual is loaded: lazily
+    from iosched.tui.launch import TuiOptions, has_terminal, run_app  # the only place Textual is loaded: lazily
 
+    if not has_terminal():
+        # The README's install line ends with `iosched`: piped or in a script, a good install ends well and says
+        # how to open the screen.
+        print(f"iosched {__version__} is installed; its live screen needs a terminal: run `iosched` in one "
+              "(`iosched list` and `iosched watch` print into a pipe)")
+        return 0
     return run_app(TuiOptions(args.root, args.tui_interval, args.theme, read_only=args.read_only,
                               served=args.served))
 
@@ -163,11 +131,7 @@ class _PrintGenerated(argparse.Action):
 
         text = (shell_files.man_page(parser) if option_string == "--print-man"
                 else shell_files.completion_script(parser, values))
-        try:
-            sys.stdout.write(text if text.endswith("\n") else text + "\n")
-            sys.stdout.flush()
-        except BrokenPipeError:  # `iosched --print-man | head`: the reader left; leave quietly
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")  # a failed write: terminal.finished
         parser.exit()
 
 
@@ -196,7 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("set", help="switch a device's IO scheduler")
     s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
-    s.add_argument("scheduler", help="one of the device's available schedulers")
+    s.add_argument("scheduler", help="one of the device's available schedulers (any the kernel lists)")
+    s.add_argument("--load-module", action="store_true",
+                   help="a scheduler the kernel has not loaded: load its installed module first (modprobe)")
     s.set_defaults(func=cmd_set)
 
     s = sub.add_parser("restore", help="put back every scheduler and setting iosched changed")
@@ -260,7 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if signal.getsignal(signal.SIGHUP) is not signal.SIG_IGN:
         signal.signal(signal.SIGHUP, lambda *_: sys.exit(129))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    return run(build_parser().parse_args(argv))
+    with terminal.installed():  # every write sanitised; a failed one a sentence (cli/terminal.py)
+        return terminal.finished(lambda: run(build_parser().parse_args(argv)))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -283,7 +250,7 @@ def run(args: argparse.Namespace) -> int:
         return 130
     except BrokenPipeError:
         # `iosched jobs | head`: the reader left; leave quietly (and keep Python's exit flush from failing).
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        terminal.held_on_null(getattr(sys.stdout, "raw", sys.stdout))
         return 0
 
 

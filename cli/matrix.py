@@ -11,8 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched.cli.progress import ProgressPrinter
+from iosched.cli.terminal import control
+from iosched.cli.workload_args import steady_wait
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
+from iosched.core.base.terminal_text import holds_control, printable_text
 from iosched.core.documents.document import AlternationDoc, CompareDoc, JudgementDoc, MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.params import Variant, parse_variants
 from iosched.core.experiment import service
@@ -30,6 +33,7 @@ from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.service import all_invalid
 from iosched.core.experiment.study import CmdJob, read_study
 from iosched.core.experiment.variants import check_variants
+from iosched.core.load.fill import fill_seconds
 from iosched.core.load.fio import fio_binary
 from iosched.core.load.jobs import Job, JobFile, JobGroup, resolve_jobs, space_needed
 from iosched.core.load.startup_replay import startup_job
@@ -74,6 +78,9 @@ def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, MatrixDoc | None]:
             raise BadInput(f"{args.resume} was planned with --repeat {plan.repeat}, not --until-verdict")
         if getattr(args, "trace", False) and not plan.trace:
             raise BadInput(f"{args.resume} was planned without --trace: its runs so far were not traced")
+        if getattr(args, "fill", None) is not None or getattr(args, "steady", None) is not None:
+            raise BadInput(f"{args.resume} goes on as it began: its fill was made then, and its runs wait for steady "
+                           "state as its first ones did (--fill and --steady do not apply)")
         return plan, doc
     study = read_study(args.study) if getattr(args, "study", None) else None
     if variants is None and study is not None and study.schedulers:
@@ -90,7 +97,7 @@ def build_plan(args: argparse.Namespace) -> tuple[MatrixPlan, MatrixDoc | None]:
     if getattr(args, "until_verdict", False):
         repeat = args.max_runs  # the most runs per cell; the service makes the boundary (service.make_boundary)
     return MatrixPlan(variants, jobs, repeat, drop, args.settle, args.runtime, primary,
-                      trace=bool(getattr(args, "trace", False))), None
+                      trace=bool(getattr(args, "trace", False)), steady=steady_wait(args)), None
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
@@ -117,6 +124,8 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     check_variants(args.device, plan.variants, args.root)
     todo = [i for i in range(plan.runs) if doc is None or i not in done_slots(doc)]
     est = plan.estimate(todo)
+    if est is not None and getattr(args, "fill", None) is not None:
+        est += fill_seconds(args.device, args.fill, args.root)
     if args.max_time is not None and (est is None or est > args.max_time):
         why = ("its duration cannot be estimated (a job file without runtime: give --runtime)" if est is None
                else f"it would take about {format_duration(est)}")
@@ -126,6 +135,7 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     until = plan.repeat if doc is None and getattr(args, "until_verdict", False) else None
     experiment = MatrixRunPlan(args.device, plan.variants, matrix=plan, resume=doc, alpha=args.alpha,
                                metric=getattr(args, "metric", None), root=args.root, until_verdict=until,
+                               fill=getattr(args, "fill", None),
                                target=TargetRequest(args.dir, args.raw, args.destroy_data,
                                                     size=space_needed(plan.fio_jobs, args.size or 1 << 30)))
 
@@ -195,14 +205,23 @@ def plot_result(doc: CompareDoc | AlternationDoc | MatrixDoc, judgement: Judgeme
     from iosched.cli.chart_page import charts_html
     from iosched.core.present.charts import all_charts
 
+    # Colours are iosched's own escape sequences, written as they are: only over a document whose words hold none
+    # (a saved file's label with an escape in it is drawn plain, and shown escaped like every other word).
+    plain_words = not holds_control(doc)
     if getattr(args, "plot", False):
         width = shutil.get_terminal_size((100, 40)).columns - 1
-        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-        sys.stdout.write("\n" + "\n\n".join(all_charts(doc, judgement, width, color)) + "\n")
+        color = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and plain_words
+        text = "\n" + "\n\n".join(all_charts(doc, judgement, width, color)) + "\n"
+        if color:
+            control(sys.stdout, text)
+        else:
+            sys.stdout.write(text)
     if getattr(args, "plot_file", None):
         path = args.plot_file
         html = path.endswith(".html")
-        charts = all_charts(doc, judgement, 120, html)
+        charts = all_charts(doc, judgement, 120, html and plain_words)
+        if not (html and plain_words):
+            charts = [printable_text(c) for c in charts]
         try:
             write_file(path, charts_html(charts, 120) if html else "\n\n".join(charts) + "\n")  # looked at now too
         except OSError as e:  # a full or read-only disk: the result itself was shown (and saved) already

@@ -8,22 +8,24 @@ import sys
 from collections.abc import Callable
 from typing import NoReturn, TypeVar
 
+from iosched.core.base.errors import BadInput
 from iosched.core.documents import params
-from iosched.core.documents.params import BadValue
 
 T = TypeVar("T")
 
 
 def flag_type(parse: Callable[[object], T]) -> Callable[[str], T]:
-    """A parser of core/documents/params.py as an argparse type: its reason becomes argparse's one sentence."""
+    """A parser of core/documents/params.py as an argparse type: its reason becomes argparse's one sentence, and its
+    range (``range``: "at least 1 and at most 1000") is stated in the flag's help."""
 
     def typed(text: str) -> T:
         try:
             return parse(text)
-        except BadValue as e:
+        except BadInput as e:
             raise argparse.ArgumentTypeError(str(e)) from None
 
     typed.__name__ = getattr(parse, "__name__", "value")
+    typed.range = getattr(parse, "range", None)  # type: ignore[attr-defined]
     return typed
 
 
@@ -56,6 +58,14 @@ class OneSentenceParser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.register("action", "parsers", _IntermixedCommands)
+
+    def add_argument(self, *args, **kwargs):
+        """An option whose parser has a range says it in its help: "(default 1; at least 0 and at most 3600)"."""
+        stated = getattr(kwargs.get("type"), "range", None)
+        text = kwargs.get("help")
+        if stated and isinstance(text, str) and text != argparse.SUPPRESS and stated not in text:
+            kwargs["help"] = f"{text[:-1]}; {stated})" if text.endswith(")") else f"{text} ({stated})"
+        return super().add_argument(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)

@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from typing import TextIO
 
+from iosched.cli.terminal import control, rewrite_line
 from iosched.core.base.cells import cut_at_word
 from iosched.core.base.units import si
 from iosched.core.documents.metrics import roles_of
@@ -22,6 +23,8 @@ from iosched.core.experiment.events import Event, LookReached, Note, Progress, R
 from iosched.core.experiment.matrix import format_duration
 from iosched.core.load.replay_lag import METRIC as REPLAY_LAG
 from iosched.core.load.replay_lag import seconds_text
+from iosched.core.load.submission import TASK, WORKERS
+from iosched.core.present.conditions import steady_mark
 from iosched.core.present.sentences import interim_lines, interim_words, look_words
 from iosched.core.statistics.verdict import Standing
 
@@ -92,12 +95,18 @@ class ProgressPrinter:
         main = "".join(f"{r.name} {si(m.get(r.name))}  " for r in self.own) + main
         if (lag := m.get(REPLAY_LAG)) is not None:  # a timed replay: how far behind the capture's timing it ended
             main += f"  replay lag {seconds_text(lag)}"
+            if (p99 := m.get("total_p99_us")) is not None:  # what it is judged on: its latency in the block layer
+                main += f"  block-layer p99 {si(p99)} µs"
         # Each role's rate and tail: what a contention job is about.
         roles = "".join(f"  {r} {si(m.get(f'{r}:iops'))} IOPS p99 {si(m.get(f'{r}:clat_p99_us'))} µs"
                         for r in roles_of(m))
         total = f"{e.index + 1}/{e.total}" if e.total else f"{e.index + 1}"
         left = f"  ETA {e.eta}" if e.eta else ""
-        return f"run {total} {e.label:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{roles}{bad}{left}"
+        split = ""
+        if m.get(TASK) is not None or m.get(WORKERS) is not None:  # where the CPU went: fio's threads, the kworkers
+            split = f" (task {si(m.get(TASK))}, workers {si(m.get(WORKERS))})"
+        return (f"run {total} {e.label:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{split}{roles}{bad}"
+                f"{steady_mark(e.run)}{left}")
 
     def _left(self, total: int) -> str:
         """The time left, from the runs finished so far (a compare's; a matrix says its own)."""
@@ -116,14 +125,13 @@ class ProgressPrinter:
         if self.standing is not None and (so_far := interim_words(self.standing)):
             parts.append(so_far)
         width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
-        self.stream.write("\r" + cut_at_word(" · ".join(parts), width) + "\033[K")
-        self.stream.flush()
+        rewrite_line(self.stream, cut_at_word(" · ".join(parts), width))
         self.shown = True
 
     def _line(self, text: str) -> None:
         """A line that stays, printed above the live line."""
         if self.shown:
-            self.stream.write("\r\033[K")
+            control(self.stream, "\r\x1b[K")
         self.stream.write(text + "\n")
         self.stream.flush()
         if self.shown:
@@ -133,6 +141,6 @@ class ProgressPrinter:
     def close(self) -> None:
         """Clears the live line: the result follows on a clean screen."""
         if self.shown:
-            self.stream.write("\r\033[K")
+            control(self.stream, "\r\x1b[K")
             self.stream.flush()
             self.shown = False

@@ -8,6 +8,7 @@ must name this server (cli/web_guard.py); tabs are bounded in number, size and m
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import socket
 import sys
@@ -71,7 +72,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     title = f"iosched on {socket.gethostname()}"
     token = new_token()
     server = make_server(app_argv(args), args.host, args.port, token, title, PAGE_DIR, args.max_tabs,
-                         args.tab_memory)
+                         args.tab_memory, root=args.root, tabs_write=args.allow_writes and os.geteuid() == 0)
     shown = f"[{args.host.strip('[]')}]" if ":" in args.host else args.host
 
     def announce() -> None:

@@ -3,7 +3,8 @@
 Imported only inside `cmd_serve` (textual-serve is an optional extra). textual-serve's own server accepts any
 Origin and Host and any tab size; here every request passes `Guard.refusal`, the page and its socket need the
 token, a tab's size is clamped, the number of tabs is bounded, and each tab's app runs in its own session with
-a memory limit and is killed when its socket ends, answering or not.
+a memory limit and is killed when its socket ends, answering or not. Once a tab's app has ended (quit, killed, or
+ended by serve's own stop), what it left is put back and removed (cli/leftovers.py), each in one log line.
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from aiohttp.http_exceptions import HttpProcessingError
 from textual_serve.app_service import AppService
 from textual_serve.server import Server
 
+from iosched.cli.leftovers import Swept, sweep
 from iosched.cli.web_guard import Guard, clamp_size
-from iosched.core.base.cells import printable
+from iosched.core.base.terminal_text import printable
 from iosched.core.load.fio import dies_with_us
+from iosched.core.settings.putback import starts_of
 
 STOP_GRACE_S = 3.0  # a tab's app gets this long to quit after its socket ends, then its group is killed
 # aiohttp's own deadline for a connection's first request head, and for an idle one between requests (its
@@ -85,7 +88,8 @@ def quiet_logging(log: Callable[[str], None]) -> None:
 
 
 class TabService(AppService):
-    """One tab's app: its own session, a memory limit, dies with the server, killed if it will not quit."""
+    """One tab's app: its own session, a memory limit, dies with the server, killed if it will not quit; its output
+    read to its end whether the socket is there or not, so an app that is ending never waits on a full pipe."""
 
     def __init__(self, argv: list[str], memory_mb: int, **kwargs: Any) -> None:
         super().__init__(shlex.join(argv), **kwargs)
@@ -114,6 +118,14 @@ class TabService(AppService):
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
+    async def on_data(self, payload: bytes) -> None:
+        with contextlib.suppress(Exception):  # the socket is gone: the app's frames go nowhere, and it goes on
+            await super().on_data(payload)
+
+    async def on_meta(self, data: bytes) -> None:
+        with contextlib.suppress(Exception):
+            await super().on_meta(data)
+
     def _signal(self, sig: int) -> None:
         process = self._process
         if process is not None and process.returncode is None:
@@ -121,34 +133,44 @@ class TabService(AppService):
                 os.killpg(process.pid, sig)
 
     async def stop(self) -> None:
-        """Ask the app to quit; a stuck or stopped one (a full pipe, SIGSTOP) is killed with its group."""
+        await self.end()
+
+    async def end(self) -> str:
+        """Ask the app to quit (it cancels what it runs and puts the device back); a stuck or stopped one (SIGSTOP)
+        is killed with its group. Says which."""
         process, task = self._process, self._task
         if process is None:
-            return
+            return "never started"
         self._task = None
         with contextlib.suppress(Exception):
             await asyncio.wait_for(self.send_meta({"type": "quit"}), 1.0)
         try:
             await asyncio.wait_for(process.wait(), STOP_GRACE_S)
+            how = "quit"
         except TimeoutError:
             self._signal(signal.SIGKILL)
             await process.wait()
+            how = f"did not quit within {STOP_GRACE_S:g} s and was killed"
         if task is not None:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        return how
 
 
 class GuardedServer(Server):
     def __init__(self, argv: list[str], guard: Guard, max_tabs: int, memory_mb: int,
-                 log: Callable[[str], None], **kwargs: Any) -> None:
+                 log: Callable[[str], None], root: str = "/", tabs_write: bool = False, **kwargs: Any) -> None:
         super().__init__(shlex.join(argv), **kwargs)
         self.argv = argv
         self.guard = guard
         self.max_tabs = max_tabs
         self.memory_mb = memory_mb
         self.log = log
+        self.root = root  # the tabs' apps' --root: where what they leave is put back
+        self.tabs_write = tabs_write  # tabs may write (--allow-writes, as root): what an ended one left is put back
         self.tabs: dict[int, TabService] = {}
+        self._ending: dict[int, asyncio.Task[None]] = {}
         self._last_refusal = 0.0
 
     def initialize_logging(self) -> None:
@@ -156,6 +178,48 @@ class GuardedServer(Server):
 
     async def on_startup(self, app: web.Application) -> None:
         """No banner: `announce` prints the URL once the socket listens."""
+
+    async def on_shutdown(self, app: web.Application) -> None:
+        """SIGINT or SIGTERM: every tab's app is ended and what it changed put back before serve goes (its apps die
+        with it); a second signal meanwhile is told to wait, not obeyed."""
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, self.log, "iosched serve: stopping: the tabs' devices are put back first")
+        if self.tabs:
+            pids = ", ".join(str(t.pid) for t in self.tabs.values())
+            self.log(f"iosched serve: stopping: ending the app of each tab (pid {pids})")
+        await asyncio.gather(*(self.end_tab(key) for key in list(self.tabs)))
+
+    def end_tab(self, key: int) -> Awaitable[None]:
+        """The tab's app ended and what it left put back, once, whoever asks first (its socket's end, serve's)."""
+        task = self._ending.get(key)
+        if task is None:
+            tab = self.tabs.get(key)
+            if tab is None:  # ended already
+                return asyncio.sleep(0)
+            task = self._ending[key] = asyncio.ensure_future(self._end(key, tab))
+        return asyncio.shield(task)
+
+    async def _end(self, key: int, tab: TabService) -> None:
+        pid = tab.pid
+        try:
+            put = self.tabs_write and pid is not None
+            starts = await asyncio.to_thread(starts_of, pid, self.root) if put and pid is not None else []
+            how = await tab.end()
+            if pid is None:
+                return
+            swept = await asyncio.to_thread(sweep, self.root, False, (pid, starts)) if put else Swept()
+            if starts or swept.lines or how != "quit":
+                running = f" while it ran a test on {', '.join(s.device for s in starts)}" if starts else ""
+                self.log(f"iosched serve: a tab ended{running}: its app (pid {pid}) {how}")
+            for line in swept.lines:
+                self.log(f"iosched serve: {printable(line)}")
+        except Exception as e:  # one line, never a traceback; `iosched restore` is there for the rest
+            self.log(f"iosched serve: putting back what a tab's app (pid {pid}) left failed: "
+                     f"{printable(str(e)[:300]) or e.__class__.__name__}; run `iosched restore`")
+        finally:
+            self.tabs.pop(key, None)
+            self._ending.pop(key, None)
 
     def serve(self, debug: bool = False, announce: Callable[[], None] = lambda: None) -> None:
         """Run until SIGINT or SIGTERM; `announce` is called once the port is bound, so the URL it prints works."""
@@ -189,6 +253,7 @@ class GuardedServer(Server):
 
     async def _make_app(self) -> web.Application:
         app = web.Application(middlewares=[self._check])
+        app.on_shutdown.append(self.on_shutdown)
         aiohttp_jinja2.setup(app, loader=jinja2.FileSystemLoader(self.templates_path))
         app.add_routes([
             web.get("/", self.handle_index, name="index"),
@@ -267,9 +332,8 @@ class GuardedServer(Server):
         except Exception as error:  # one line, never a traceback in the server's terminal
             self.log(f"iosched serve: a tab ended: {error.__class__.__name__}")
         finally:
-            # Shielded: a cancelled handler (the client went away) must still end the tab's app.
-            await asyncio.shield(tab.stop())
-            self.tabs.pop(key, None)
+            # Shielded: a cancelled handler (the client went away) must still end the tab's app and put back.
+            await self.end_tab(key)
             with contextlib.suppress(Exception):
                 await websocket.close()
         return websocket
@@ -280,7 +344,8 @@ def stderr_log(line: str) -> None:
 
 
 def make_server(argv: list[str], host: str, port: int, token: str, title: str, page_dir: Path,
-                max_tabs: int, memory_mb: int, extra_names: tuple[str, ...] = ()) -> GuardedServer:
+                max_tabs: int, memory_mb: int, extra_names: tuple[str, ...] = (), root: str = "/",
+                tabs_write: bool = False) -> GuardedServer:
     guard = Guard.for_server(host, port, token, extra_names)
-    return GuardedServer(argv, guard, max_tabs, memory_mb, stderr_log, host=host, port=port, title=title,
-                         templates_path=page_dir)
+    return GuardedServer(argv, guard, max_tabs, memory_mb, stderr_log, root, tabs_write, host=host, port=port,
+                         title=title, templates_path=page_dir)

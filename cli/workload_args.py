@@ -8,9 +8,14 @@ from __future__ import annotations
 
 import argparse
 
-from iosched.cli.numbers import flag_type, lazy_command
+from iosched.cli.numbers import flag_type, lazy_command, number
+from iosched.core.base.errors import BadInput
 from iosched.core.documents import params
 from iosched.core.documents.metrics import METRIC_NAMES
+
+# Who a command line runs as, one rule for every flag that takes one (core/load/cmd_tree.py invoking_user).
+RUNS_AS = ("as the user who typed it: under sudo the user who ran sudo, root only when root runs iosched itself "
+           "(a SUDO_UID that names no user is refused)")
 
 # The flags' parsers are those of core/documents/params.py: a saved file's values go through the same ones.
 ALPHA = flag_type(params.parse_alpha)
@@ -18,6 +23,53 @@ parse_size = flag_type(params.parse_size)
 parse_seconds = flag_type(params.parse_seconds)
 REPEAT = flag_type(params.parse_repeat)
 SETTLE = flag_type(params.parse_settle)
+FILL = flag_type(params.parse_fill)
+STEADY_DEFAULT = "iops_slope:1%"
+STEADY_WINDOW_S, STEADY_RAMP_S, STEADY_TIMEOUT_S = 10, 0, 60
+
+
+def conditions_opts(s: argparse.ArgumentParser) -> None:
+    """--fill and --steady (with its window, ramp and longest wait): compare, its matrices and advise take them."""
+    s.add_argument("--fill", type=FILL, metavar="PCT",
+                   help="before the first run, trim the raw device (where it takes discards) and write its first PCT%% "
+                        "with incompressible data, e.g. --fill 50%%: an SSD half full, not an empty one (the time is "
+                        "said first; needs the raw device, unmounted, blank or --destroy-data)")
+    steady_opts(s)
+
+
+def steady_opts(s: argparse.ArgumentParser) -> None:
+    """--steady with its window, ramp and longest wait."""
+    alone = STEADY_DEFAULT.replace("%", "%%")
+    s.add_argument("--steady", nargs="?", const=STEADY_DEFAULT, type=flag_type(params.parse_steady),
+                   metavar="CRITERION",
+                   help="before each run, run the job until fio finds it steady (fio's steadystate: iops_slope, iops, "
+                        f"bw_slope or bw, with a bound in %% of the mean; alone: {alone}), at most --steady-timeout; a "
+                        "run whose wait timed out is kept and marked")
+    s.add_argument("--steady-window", type=flag_type(params.parse_steady_window), metavar="S",
+                   help=f"with --steady: fio's rolling window, one sample a second (default {STEADY_WINDOW_S})")
+    s.add_argument("--steady-ramp", type=flag_type(params.parse_steady_ramp), metavar="S",
+                   help=f"with --steady: seconds before the window opens (default {STEADY_RAMP_S})")
+    s.add_argument("--steady-timeout", type=flag_type(params.parse_steady_timeout), metavar="S",
+                   help=f"with --steady: the longest wait before a run (default {STEADY_TIMEOUT_S})")
+
+
+def steady_wait(args: argparse.Namespace):  # -> SteadyWait | None (loaded only when a command runs)
+    """--steady and its flags as the wait each run makes, checked; None without --steady."""
+    shaped = [f for f, v in (("--steady-window", getattr(args, "steady_window", None)),
+                             ("--steady-ramp", getattr(args, "steady_ramp", None)),
+                             ("--steady-timeout", getattr(args, "steady_timeout", None))) if v is not None]
+    if getattr(args, "steady", None) is None:
+        if shaped:
+            raise BadInput(f"{shaped[0]} shapes the wait for steady state: give --steady too")
+        return None
+    from iosched.core.load.steady import SteadyWait
+
+    def given(value: float | None, default: int) -> int:
+        return default if value is None else int(value)
+
+    return SteadyWait(criterion=args.steady, window_s=given(args.steady_window, STEADY_WINDOW_S),
+                      ramp_s=given(args.steady_ramp, STEADY_RAMP_S),
+                      timeout_s=given(args.steady_timeout, STEADY_TIMEOUT_S)).check()
 
 
 def plot_opts(s: argparse.ArgumentParser) -> None:
@@ -53,7 +105,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--schedulers",
                    help="comma-separated variants, e.g. none,bfq or none,mq-deadline:read_expire=100")
     target_opts(s)
-    s.add_argument("--cmd", help="instead of a job: a shell command run and timed once per repeat")
+    s.add_argument("--cmd", help=f"instead of a job: a shell command run and timed once per repeat, {RUNS_AS}")
     s.add_argument("--background", metavar="JOB",
                    help="with --cmd or --startup: a catalog job or job file loading the device while the command or "
                         "the start-up runs (started before it, ended after it, each run); its figures come out as "
@@ -66,7 +118,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "suite's table); judged on startup_s, the background's cost as bg:METRIC; caches dropped "
                         "before each run; its offsets folded into the device; a capture with writes only where writes "
                         "may go")
-    s.add_argument("--startup-cap", type=float, default=50.0, metavar="N",
+    s.add_argument("--startup-cap", type=number(2, 1000), default=50.0, metavar="N",
                    help="with --startup: a run whose start-up takes longer than N times its time alone (measured once "
                         "at the start; at least 2 s) is ended there and counted at the cap, a lower bound (default "
                         "50)")
@@ -78,9 +130,11 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="a matrix: a catalog group (`iosched jobs`) or a comma-separated list of jobs and job files")
     s.add_argument("--study", metavar="FILE",
                    help="a matrix of fio jobs and commands from a TOML study file ([[workload]] tables with job = "
-                        "or cmd =), one report; see docs/recipes.md, \"One study, one command\"")
+                        f"or cmd =, each command run {RUNS_AS}), one report; see docs/recipes.md, \"One study, one "
+                        "command\"")
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
-    s.add_argument("--max-time", type=parse_seconds, metavar="S", help="refuse a matrix estimated to take longer")
+    s.add_argument("--max-time", type=parse_seconds, metavar="S",
+                   help="refuse a compare or a matrix estimated to take longer")
     s.add_argument("--repeat", type=REPEAT, default=None, help="runs per variant (default 3)")
     s.add_argument("--trace", action=argparse.BooleanOptionalAction, default=False,
                    help="block-layer tracing over every run: time in the scheduler and device time per variant "
@@ -90,7 +144,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="sync and drop caches before each run (a group may turn it on: --no-drop-caches)")
     s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
-    s.add_argument("--metric", help="the primary metric the verdict is about (default iops; wall_s for --cmd): "
+    conditions_opts(s)
+    s.add_argument("--metric", help="the primary metric the verdict is about (default: the job's own, iops, or mb_s "
+                                    "for a sequential bandwidth job; wall_s for --cmd): "
                                     + ", ".join(METRIC_NAMES))
     s.add_argument("--plan", action="store_true",
                    help="plan before running: a pilot of 2 runs per variant measures the noise, then prints how "
@@ -98,7 +154,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--until-verdict", action="store_true",
                    help="sequential: stop as soon as the primary metric crosses a boundary that keeps the overall "
                         "false-positive rate at alpha (at most --max-runs per variant, or --duration)")
-    s.add_argument("--max-runs", type=int, default=20,
+    s.add_argument("--max-runs", type=number(4, 200, integer=True), default=20,
                    help="with --until-verdict: most runs per variant (default 20)")
     s.add_argument("--replay", metavar="FILE",
                    help="instead of a job: replay a capture (`iosched capture`) onto the device each run; a capture "
@@ -137,11 +193,12 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s = sub.add_parser("capture", help="record a device's requests, or the IO one command does, into a capture to "
                                       "replay (fio iolog v3)")
     s.add_argument("device", nargs="?",
-                   help="whole-disk name, e.g. sda or nvme0n1; with --cmd, the one disk to keep to (else every disk)")
+                   help="whole-disk name, e.g. sda or nvme0n1; with --cmd, the one disk to keep to (else the disk its "
+                        "program is on, said at the start)")
     s.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="the iolog to write (a new file); its metadata goes to FILE.meta.json")
     s.add_argument("--cmd", metavar="CMD",
-                   help="run this shell command line (as the user who ran sudo; its output on stderr, its stdin "
+                   help=f"run this shell command line ({RUNS_AS}; its output on stderr, its stdin "
                         "/dev/null) and record only the IO its own "
                         "processes submit, on whichever disks, each line naming its disk: the reads, readahead, page "
                         "faults and direct IO of its start, say. Writes it leaves in the page cache reach the disk "
@@ -151,9 +208,12 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "nothing is written (exit 2), as for one that did no IO")
     s.add_argument("--cold", action="store_true",
                    help="with --cmd: sync and drop the page cache first, so the command starts cold")
+    s.add_argument("--every-disk", action="store_true",
+                   help="with --cmd: its IO on every disk, each line naming its own (for report; a replay takes one "
+                        "disk's)")
     s.add_argument("--duration", type=parse_seconds, default=60.0, help="seconds to capture (default 60; Ctrl-C "
                    "ends it sooner and keeps what was captured); with --cmd, the longest the command may run")
-    s.add_argument("--max-size", type=parse_size, default=parse_size("1G"),
+    s.add_argument("--max-size", type=flag_type(params.parse_capture_size), default=parse_size("1G"),
                    help="stop when the iolog reaches this size (default 1G, about 25 million requests)")
     s.add_argument("--json", action="store_true", help="the capture's metadata as JSON")
     s.set_defaults(func=lazy_command("iosched.cli.capture", "cmd_capture"))

@@ -13,6 +13,8 @@ from typing import Any
 
 from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
+from iosched.cli.terminal import rewrite_line
+from iosched.cli.workload_args import steady_wait
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.base.infile import read_bounded
@@ -27,7 +29,7 @@ from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.compare import ComparePlan
 from iosched.core.experiment.control import Cancelled
 from iosched.core.experiment.local_plan import LocalPlan, TargetRequest
-from iosched.core.experiment.matrix import decode_matrix
+from iosched.core.experiment.matrix import RUN_OVERHEAD_S, MatrixPlan, decode_matrix, format_duration
 from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.runner import Workload
 from iosched.core.experiment.service import all_invalid
@@ -63,9 +65,12 @@ def cmd_jobs(args: argparse.Namespace) -> int:
             group = j.group
             print(f"\n{group}:" if group != next(iter(CATALOG.values())).group else f"{group}:")
         flag = "W" if j.writes else " "
-        print(f"  {j.name:<24} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}")
-        if j.shows:  # a job with roles says what it shows and what its verdict is about
-            print(f"      shows {j.shows}\n      judged on {metric_label(j.primary or 'iops')} ({j.primary})")
+        # What a verdict is about where that is not IOPS: on a line of its own beside what a job shows.
+        judged = f"judged on {metric_label(j.primary)} ({j.primary})" if j.primary else ""
+        print(f"  {j.name:<24} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}"
+              + (f"; {judged}" if judged and not j.shows else ""))
+        if j.shows:
+            print(f"      shows {j.shows}\n      {judged or 'judged on IOPS (iops)'}")
     print("\ngroups (compare DEV --schedulers A,B --jobs GROUP):")
     for g in GROUPS.values():
         print(f"  {g.name:<22} {len(g.jobs):>2} jobs  {g.description}")
@@ -97,7 +102,7 @@ def _job(args: argparse.Namespace, runtime: float | None) -> tuple[Job | JobFile
         if args.dir or args.size:
             raise BadInput("a replay runs on the raw device at the captured offsets: --dir and --size do not apply")
         fio_binary()
-        return None, runtime  # the service checks and copies the capture (ExperimentPlan.replay)
+        return None, runtime  # the service checks and copies the capture (ComparePlan.replay)
     if not args.job:
         raise BadInput("--job NAME|FILE is required (`iosched jobs` lists the names)")
     job = load_job(args.job)
@@ -164,7 +169,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         last[0] = s
         if not args.json:
             line = _live(p, d.r_s + d.w_s if d else None)
-            print(("\r" + line + "\033[K") if tty else line, file=sys.stderr, end="" if tty else "\n", flush=True)
+            if tty:
+                rewrite_line(sys.stderr, line)
+            else:
+                print(line, file=sys.stderr, flush=True)
 
     target: Target = wl.target
     try:
@@ -197,6 +205,9 @@ def _check_metric(name: str | None, declared: list[CmdMetric] | None = None) -> 
 def cmd_compare(args: argparse.Namespace) -> int:
     if args.hosts and args.startup is not None:
         raise BadInput("--startup runs on this machine's device: --hosts does not apply")
+    if args.hosts and (args.fill is not None or args.steady is not None):
+        raise BadInput("--fill and --steady prepare this machine's device and runs: --hosts does not take them yet")
+    steady_wait(args)  # its flags checked together, before anything is read from the device
     if args.hosts:
         from iosched.cli.fleet_matrix import cmd_hosts
 
@@ -205,8 +216,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if reads and not args.cmd:
         raise BadInput("--cmd-metric reads a figure from a command's output: give --cmd too")
     _check_metric(args.metric, reads)
-    if not 0 < args.alpha < 0.5:
-        raise BadInput("--alpha must lie between 0 and 0.5")
     check_plot_file(args.plot_file)
     if args.trace and args.alternate:
         raise BadInput("--trace applies to repeated runs and matrices, not to live alternation")
@@ -238,17 +247,32 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 raise BadInput(f"--replay replays one capture per run: {flag} does not apply")
     if args.jobs or args.resume or args.study:
         return cmd_matrix(args)
-    if args.max_time is not None:
-        raise BadInput("--max-time applies to a matrix (--jobs)")
     if args.plan:
+        if args.max_time is not None:
+            raise BadInput("--plan runs its own short pilot of a compare: --max-time does not apply")
         return _plan(args)
-    plan: LocalPlan[Any] = _compare_plan(args)
+    plan = _compare_plan(args)
+    est = compare_estimate(plan)
+    if args.max_time is not None and est is None:
+        raise BadInput("--max-time bounds what can be estimated, and this compare's time cannot be: a command's time, "
+                       "or a replay's, is its own")
+    if args.max_time is not None and est is not None and est > args.max_time:
+        scale = "--max-runs or --runtime" if plan.until_verdict else "--runtime or --repeat"
+        raise BadInput(f"the compare exceeds --max-time {format_duration(args.max_time)}: it would take about "
+                       f"{format_duration(est)}; scale it with {scale}")
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
-    plan.on_target = _say_target
+
+    def announce(target: Target) -> None:  # after the service's checks: a refused plan says only why
+        _say_target(target)
+        if not (args.json or args.csv):
+            print(f"iosched: {compare_words(plan, est)}", file=sys.stderr)
+
+    plan.on_target = announce
     own = plan.cmd_metrics if isinstance(plan, ComparePlan) else []
     printer = ProgressPrinter(quiet=args.json or args.csv, lines=args.details, own=own)
+    runs: LocalPlan[Any] = plan  # either kind runs through the service alike
     try:
-        outcome = service.run(plan, saver, printer)
+        outcome = service.run(runs, saver, printer)
     finally:
         printer.close()  # the live line: the result follows on a clean screen
     if outcome.status != "final":
@@ -315,9 +339,9 @@ def _compare_plan(args: argparse.Namespace) -> ComparePlan | AlternationPlan:
         raise BadInput("--repeat must be between 1 and 1000")
     if args.until_verdict and not 4 <= args.max_runs <= 200:
         raise BadInput("--max-runs must be between 4 and 200")
-    check_variants(args.device, variants, args.root)
     if args.save is not None:  # '' too: refused, never silently not saved
         check_save_path(args.save)
+    check_variants(args.device, variants, args.root)
     most = None
     if args.until_verdict:
         # Alternation: blocks of two passes over the variants fit in --duration; batch: runs per variant.
@@ -338,14 +362,41 @@ def _compare_plan(args: argparse.Namespace) -> ComparePlan | AlternationPlan:
     if args.alternate:
         return AlternationPlan(args.device, variants, job=job, runtime=runtime, every=args.alternate,
                                duration=args.duration, alpha=args.alpha, metric=args.metric, until_verdict=most,
-                               root=args.root, target=target)
+                               root=args.root, target=target, fill=args.fill, steady=steady_wait(args))
     return ComparePlan(
         args.device, variants, job=job, cmd=args.cmd or None,
         background=_background(args) if args.cmd else None, cmd_metrics=parse_cmd_metrics(args.cmd_metric),
         replay=ReplayRequest(args.replay, args.replay_mode, args.replay_fit) if args.replay else None,
         runtime=runtime, repeat=repeat, drop_caches=bool(args.drop_caches) or isinstance(job, StartupJob),
         settle=args.settle, alpha=args.alpha, metric=args.metric, until_verdict=most, trace=args.trace,
-        root=args.root, target=target)
+        root=args.root, target=target, fill=args.fill, steady=steady_wait(args))
+
+
+def compare_estimate(plan: ComparePlan | AlternationPlan) -> float | None:
+    """Seconds a compare may take, as a matrix of its one workload estimates it (at most, until a verdict); None
+    when unknown: a command's time, or a replay's, is its own."""
+    if isinstance(plan, AlternationPlan):
+        return plan.duration + plan.settle + RUN_OVERHEAD_S
+    if plan.job is None:
+        return None
+    runs = plan.until_verdict or plan.repeat
+    return MatrixPlan(plan.variants, [plan.job], runs, plan.drop_caches, plan.settle, plan.runtime).estimate()
+
+
+def compare_words(plan: ComparePlan | AlternationPlan, est: float | None) -> str:
+    """"compare of 3 variants x 3 runs = 9 runs; estimated about 45 s": what a compare will do, before it does."""
+    k = len(plan.variants)
+    if isinstance(plan, AlternationPlan):
+        what = f"live alternation of {k} variants every {plan.every:g} s for {format_duration(plan.duration)}"
+    elif plan.until_verdict:
+        what = f"compare of {k} variants until a verdict: at most {plan.until_verdict} runs each"
+    else:
+        what = f"compare of {k} variants x {plan.repeat} runs = {k * plan.repeat} runs"
+    if plan.drop_caches:
+        what += ", caches dropped before each"
+    eta = ("unknown (a command's time, or a replay's, is its own)" if est is None else
+           f"{'at most' if plan.until_verdict else 'about'} {format_duration(est)}")
+    return f"{what}; estimated {eta}"
 
 
 def _say_target(target: Target) -> None:

@@ -95,7 +95,10 @@ def main() -> None:
                     "--cmd-metric", "tps=^tps = ([0-9.]+):higher",
                     "--cmd-metric", "latency=^latency average = ([0-9.]+) ms:lower",
                     "--repeat", "4", "--settle", "2"]
-            out = subprocess.run([iosched, *args], capture_output=True, text=True)
+            # The command becomes postgres with runuser, which only root may: iosched runs it as root itself, not as
+            # the user who ran this script through sudo (a command runs as sudo's user: docs/safety.md).
+            root_itself = {k: v for k, v in os.environ.items() if not k.startswith("SUDO_")}
+            out = subprocess.run([iosched, *args], capture_output=True, text=True, env=root_itself)
             if out.returncode != 0:
                 raise SystemExit(out.stderr)
             report = out.stdout.replace(str(sock), "SOCKDIR").replace(name, "loopN")

@@ -13,6 +13,7 @@ happens.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -60,12 +61,24 @@ def fill(mnt: Path) -> None:
     subprocess.run(["sync"], check=True)
 
 
+def _give_to_sudo_user(mnt: Path) -> None:
+    """The study's commands run as the user who ran this script through sudo (a command runs as sudo's user:
+    docs/safety.md), and write in the filesystem: it is theirs."""
+    uid, gid = os.environ.get("SUDO_UID"), os.environ.get("SUDO_GID")
+    if not uid or not uid.isdigit() or int(uid) == 0:
+        return
+    ids = (int(uid), int(gid) if gid and gid.isdigit() else int(uid))
+    for path in (mnt, *mnt.rglob("*")):
+        os.chown(path, *ids, follow_symlinks=False)
+
+
 def main() -> None:
     iosched = shutil.which("iosched") or str(ROOT / ".venv/bin/iosched")
     with tempfile.TemporaryDirectory(prefix="iosched-study-", dir="/var/tmp") as tmp, \
             common.ext4_on_loop(Path(tmp)) as (dev, mnt):
         study = Path(tmp, "study.toml")
         fill(mnt)
+        _give_to_sudo_user(Path(mnt))
         study.write_text(STUDY.replace("MNT", str(mnt)))
         name = Path(dev).name
         out = subprocess.run([iosched, "compare", name, "--study", str(study), *ARGS], capture_output=True,

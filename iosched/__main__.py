@@ -2,12 +2,14 @@
 
 import sys
 
+from iosched.cli.main import main
+
 try:
-    from iosched.cli.main import main
+    status = main()
 except ModuleNotFoundError as e:
-    # In a clone, before iosched is installed for this Python, only the root is found (iosched/): say so.
-    if not (e.name or "").startswith("iosched."):
+    # A Python where iosched's dependencies are not installed (a clone's, before the install step): say so. A missing
+    # iosched module is a fault of iosched's own, with its traceback.
+    if not e.name or e.name.split(".")[0] == "iosched":
         raise
     sys.exit(f"iosched: {e.name} is not installed for {sys.executable}; install iosched first (README.md, Install)")
-
-sys.exit(main())
+sys.exit(status)

@@ -28,7 +28,10 @@ def call(*argv: str) -> tuple[int, str, str]:
     """The command in this process: its exit code, stdout and stderr (a traceback fails the test)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(list(argv))
+        try:
+            code = main(list(argv))
+        except SystemExit as e:  # a flag argparse refused: its one sentence, exit 2
+            code = e.code if isinstance(e.code, int) else 1
     return code, out.getvalue(), err.getvalue()
 
 

@@ -28,6 +28,7 @@ from iosched.core.advice.advice_plan import STEPS
 from iosched.core.advice.plan import plan_lines
 from iosched.core.advice.request import AdviceRequest, Prepared, parse_budget, parse_goals, prepare_advice
 from iosched.core.base.errors import IoschedError
+from iosched.core.base.terminal_text import printable_text
 from iosched.core.documents.document import AdviceDoc
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Control
@@ -41,6 +42,7 @@ from iosched.core.present.result_file import ResultFile
 from iosched.core.statistics.advice_rule import GOALS, Rule
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.footer import KeysFooter
+from iosched.tui.worker_run import WorkerRun
 
 if TYPE_CHECKING:
     from iosched.core.kernel.device_doc import DeviceDoc
@@ -107,7 +109,7 @@ class AdviceEnded(Message):
         self.saved = saved
 
 
-class AdviseScreen(Screen[None]):
+class AdviseScreen(WorkerRun, Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+r", "go", "Plan / run", tooltip="make the plan (nothing changes); again: run it"),
         Binding("escape", "back", "Back / cancel",
@@ -187,7 +189,7 @@ class AdviseScreen(Screen[None]):
         self.query_one("#doing", Static).update(text)
 
     def _text(self, lines: list[str]) -> None:
-        self.query_one("#text", Static).update("\n".join(lines))
+        self.query_one("#text", Static).update(printable_text("\n".join(lines)))
 
     def on_input_changed(self, _: Input.Changed) -> None:
         self._stale()
@@ -340,9 +342,10 @@ class AdviseScreen(Screen[None]):
         self.step = "keep"
         self.watch_step("keep")  # every step done, also when it already read "keep"
         per_goal = short_answer(doc) if len(doc.advice) > 1 else []  # one goal: the headline says it all
-        self.query_one("#answer", Static).update("\n".join([headline(doc), *(f"  {s}" for s in per_goal)]))
+        answer = "\n".join([headline(doc), *(f"  {s}" for s in per_goal)])
+        self.query_one("#answer", Static).update(printable_text(answer))
         keep = [line for k in doc.keep for line in keep_lines(k, doc.device)]
-        self.query_one("#keep", Static).update("\n".join(keep or ["nothing to change"]))
+        self.query_one("#keep", Static).update(printable_text("\n".join(keep or ["nothing to change"])))
         persist = self.query_one("#persist", Button)
         persist.display = len(doc.keep) == 1 and doc.keep[0].rule is not None
         if persist.display:
@@ -361,23 +364,10 @@ class AdviseScreen(Screen[None]):
             return
         self.live.settings.persist(dev, k.scheduler, list(k.settings.items()))
 
-    # ---- leaving ------------------------------------------------------------------------------
+    # ---- leaving (cancel and wait: tui/worker_run.py) ---------------------------------------
     def action_back(self) -> None:
-        if self.running and self.ctl is not None:
-            self.leave_when_done = True
-            self.ctl.cancel()
+        if self.cancel_to_leave():
             self._doing("cancelling: stopping fio and putting the device back…")
             return
-        if not self.running:
+        if not self.running:  # while it plans (a read, no Control to stop) Esc waits for the plan
             self.dismiss(None)
-
-    def cancel(self) -> None:
-        """Quit path: stop fio now; the worker then puts the device back (see wait())."""
-        if self.running and self.ctl is not None:
-            self.ctl.cancel()
-
-    def wait(self, timeout: float = 20.0) -> None:
-        """After the UI is gone: give core the time to put the device back before the process ends."""
-        t = self.thread
-        if t is not None and t is not threading.current_thread():
-            t.join(timeout)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-from textual import work
+from textual import messages, work
 from textual.app import App
 from textual.binding import Binding, BindingsMap, BindingType
 from textual.dom import DOMNode
@@ -28,6 +28,7 @@ from iosched.tui.commands import SchedulerCommands
 from iosched.tui.dialogs import ConfirmScreen, HelpScreen
 from iosched.tui.live_screen import LiveScreen
 from iosched.tui.monitor_screen import MonitorScreen
+from iosched.tui.scrollbars import whole_cell_scrollbars
 from iosched.tui.styles_cache import unpin_styles_caches
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ class IoschedApp(App[int]):
         super().__init__()
         self.sandbox = sandbox  # the demo's device, put back and deleted when the demo ends
         unpin_styles_caches()
+        whole_cell_scrollbars()
         self.theme_name = theme_name if theme_name in THEME_NAMES else "dark"
         self.hangup_cleanups: list[Callable[[], None]] = []  # run on SIGHUP, which skips every `finally`
         self.live: LiveScreen | None = None
@@ -137,6 +139,12 @@ class IoschedApp(App[int]):
         """After the UI is gone: fio reaped, scratch files removed, an experiment's device put back."""
         if self.live is not None:
             self.live.wait_for_children()
+
+    def on_exit_app(self, _: messages.ExitApp) -> None:
+        """Every way out (quit, SIGTERM, a browser tab's quit) ends here while the loop still runs: experiments are
+        cancelled now, since Textual's end waits for every worker thread, and an experiment's runs on until
+        cancelled (a browser tab's app would be killed before its device is put back)."""
+        self.stop_children()
 
     async def action_quit(self) -> None:
         self.stop_children()

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Select, SelectionList, Static
 
 from iosched.core.base.errors import IoschedError
-from iosched.core.documents.params import parse_variants
+from iosched.core.documents.params import BadValue, number, parse_variants
 from iosched.core.experiment.alternation import AlternationPlan
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.compare import ComparePlan
@@ -43,8 +43,8 @@ STARTUP_SPEC = re.compile(r"startup:\s*(\S+)(?:\s+beside\s+(\S+))?")
 # a write flood, judged on its start-up time), until a verdict, looks at 4 and 6 runs per variant.
 DEMO_STARTUP = "startup: bundled beside seq-writers-1"
 DEMO_STARTUP_LABEL = "start an application while the disk is flooded"
-DEMO_STARTUP_INFO = ("a cold Python start (the bundled start-up's 1563 reads), replayed one read at a time beside a "
-                     "write flood: its start-up time under each scheduler")
+DEMO_STARTUP_INFO = ("a cold Python start, its 1563 reads replayed one at a time beside a write flood: its start-up "
+                     "time under each scheduler")  # whole in the 3 rows it has at 80 columns
 DEMO_RUNTIME_S, DEMO_REPEATS = 10, 6
 
 
@@ -54,13 +54,11 @@ def catalog_only(spec: str) -> bool:
 
 
 def _number(text: str, lo: float, hi: float, what: str) -> float:
+    """A number typed in the form, read as a flag's is (core/documents/params.py: ASCII digits, in range)."""
     try:
-        value = float(text)
-    except ValueError:
-        raise ValueError(f"{what} must be a number") from None
-    if not lo <= value <= hi:
-        raise ValueError(f"{what} must lie between {lo:g} and {hi:g}")
-    return value
+        return float(number(lo, hi)(text.strip()))
+    except BadValue:
+        raise ValueError(f"{what} must be a number between {lo:g} and {hi:g}") from None
 
 
 def tui_target(device: str, jobs: list[Job | JobFile], destroy: bool) -> TargetRequest:
@@ -82,8 +80,8 @@ class CompareForm(Vertical):
         self.demo = demo  # `iosched demo`'s sandbox: its contention job preset, until a verdict
 
     def compose(self) -> ComposeResult:
-        other = next((s for s in ("bfq", "mq-deadline", "kyber", "none") if s != self.current
-                      and s in self.available), None)
+        other = next((s for s in ("bfq", "mq-deadline", "kyber", "none", *self.available) if s != self.current
+                      and s in self.available), None)  # one outside the four when the device lists no other
         picks = {self.current, other}
         first = (DEMO_FIRST,) if self.demo else ()
         jobs = [(DEMO_STARTUP_LABEL, DEMO_STARTUP)] if self.demo else []

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from iosched.core.base.terminal_text import printable_text
 from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDoc
 from iosched.core.present.report import text_report
 
@@ -27,4 +28,4 @@ def result_text(doc: CompareDoc | AlternationDoc | MatrixDoc, saved: Path | None
             report = f"{LESS}\n\n{report}"
     if saved is not None:
         report += f"\nSaved to {saved}: `iosched report FILE` shows it again (--plot draws it).\n"
-    return report
+    return printable_text(report)  # a resumed file's words: shown, never escape sequences

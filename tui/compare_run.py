@@ -13,6 +13,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.message import Message
 from textual.widgets import ProgressBar, Static
 
+from iosched.core.base.terminal_text import printable
 from iosched.core.base.units import short_number
 from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDoc
 from iosched.core.documents.metrics import is_metric
@@ -120,7 +121,7 @@ class RunView(Vertical):
                 main = f"start-up {e.run.startup.sentence()}  bg {short_number(m.get('bg:mb_s') or 0.0)} MB/s"
             if (lag := m.get(REPLAY_LAG)) is not None:  # a timed replay: how far behind the capture's timing it ended
                 main += f"  replay lag {seconds_text(lag)}"
-            line = f"run {e.index + 1}: {e.label}  {main}  CPU/IO {m.get('cpu_us_per_io') or 0:.1f} µs{bad}"
+            line = printable(f"run {e.index + 1}: {e.label}  {main}  CPU/IO {m.get('cpu_us_per_io') or 0:.1f} µs{bad}")
             rep = self.query_one("#report", Static)
             rep.update(f"{rep.content}\n{line}" if str(rep.content) else line)
             if e.standing is not None and (lines := interim_lines(e.standing)):  # a compare's interim estimates
@@ -129,7 +130,8 @@ class RunView(Vertical):
             text = e.text if isinstance(e, Note) else look_words(e)
             if text:
                 rep = self.query_one("#report", Static)
-                rep.update(f"{rep.content}\nnote: {text}" if str(rep.content) else f"note: {text}")
+                note = printable(f"note: {text}")
+                rep.update(f"{rep.content}\n{note}" if str(rep.content) else note)
 
     def where(self, e: RunStarted) -> str:
         """"run 3 of 8 · bfq · about 40 s left": a matrix says its own estimate (from its plan, corrected by the
@@ -176,6 +178,9 @@ class RunView(Vertical):
         or with ``details`` its every table and charts; a matrix's table and charts."""
         self.result = (doc, saved)
         self.details = details
+        bar = self.query_one(ProgressBar)  # done: a verdict reached early leaves planned runs unmade, not undone
+        bar.update(total=bar.total or 1, progress=bar.total or 1)
+        self.eta("")
         self.query_one("#report", Static).update(result_text(doc, saved, details))
         from iosched.tui.result_charts import ResultCharts  # plotext loads with the first result
 

@@ -41,12 +41,13 @@ from iosched.tui.compare_run import ExperimentEnded, ExperimentEvent, RunView
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.footer import KeysFooter
 from iosched.tui.status_line import EXTRA
+from iosched.tui.worker_run import WorkerRun
 
 if TYPE_CHECKING:
     from iosched.core.live.monitor import Monitor
 
 
-class CompareScreen(Screen[None]):
+class CompareScreen(WorkerRun, Screen[None]):
     HELP_KEYS: ClassVar[tuple[tuple[str, str], ...]] = (
         ("(shift+)tab", "move between the fields"),
         ("↑/↓ · space", "highlight a scheduler · tick or untick it"),
@@ -321,22 +322,9 @@ class CompareScreen(Screen[None]):
         if self.leave_when_done:
             self.dismiss(None)
 
-    # ---- leaving ------------------------------------------------------------------------------
+    # ---- leaving (cancel and wait: tui/worker_run.py) ---------------------------------------
     def action_back(self) -> None:
-        if self.running and self.ctl is not None:
-            self.leave_when_done = True
-            self.ctl.cancel()
+        if self.cancel_to_leave():
             self.view.status("cancelling: stopping fio and putting the device back…")
             return
         self.dismiss(None)
-
-    def cancel(self) -> None:
-        """Quit path: stop fio now; the worker then puts the device back (see wait())."""
-        if self.running and self.ctl is not None:
-            self.ctl.cancel()
-
-    def wait(self, timeout: float = 20.0) -> None:
-        """After the UI is gone: give core the time to put the device back before the process ends."""
-        t = self.thread
-        if t is not None and t is not threading.current_thread():
-            t.join(timeout)

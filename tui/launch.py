@@ -38,6 +38,11 @@ def served_in_browser() -> bool:
     return os.environ.get("TEXTUAL_DRIVER", "").endswith(":WebDriver")
 
 
+def has_terminal() -> bool:
+    """Whether a screen can open here: a terminal to draw on and to read keys from, or a browser tab."""
+    return served_in_browser() or (sys.stdin.isatty() and sys.stdout.isatty())
+
+
 def run_replay(options: TuiOptions, path: Path) -> int:
     """The replay of the recording at ``path``: the screen opens at once, the file is read in a worker; a
     file found damaged on the way ends the TUI and is told in one sentence here (exit 2)."""

@@ -359,12 +359,18 @@ class LiveScreen(MonitorScreen):
         self.capturing.toggle(self.selected_device())
 
     # ---- compare ------------------------------------------------------------------------------
-    def action_compare(self) -> None:
+    def device_for_a_run(self) -> DeviceDoc | None:
+        """The selected device for a compare or an advice, which has it alone: None, and why said, while the screen
+        is read-only or its background job runs."""
         dev = self.device_to_write()
-        if dev is None:
-            return
-        if self.jobs.job is not None:
+        if dev is not None and self.jobs.job is not None:
             self.notify("Stop the running job first (x).", severity="warning")
+            return None
+        return dev
+
+    def action_compare(self) -> None:
+        dev = self.device_for_a_run()
+        if dev is None:
             return
         if self.compare is not None and self.compare.running:
             self.app.push_screen(self.compare)
@@ -395,11 +401,8 @@ class LiveScreen(MonitorScreen):
         if self.advise is not None and self.advise.running:
             self.app.push_screen(self.advise)
             return
-        dev = self.device_to_write()
+        dev = self.device_for_a_run()
         if dev is None:
-            return
-        if self.jobs.job is not None:
-            self.notify("Stop the running job first (x).", severity="warning")
             return
         if self.compare is not None and self.compare.running:
             self.notify("A comparison is running on this screen's devices: wait for it, or cancel it (c, Esc).",

@@ -28,7 +28,7 @@ from iosched.core.settings.sandbox import is_sandbox
 from iosched.core.settings.scheduler import switch_scheduler
 from iosched.core.settings.tunables import apply as apply_settings
 from iosched.core.settings.tunables import changed_here, list_settings
-from iosched.core.settings.writes import WriteResult, write_rules_file
+from iosched.core.settings.writes import WriteResult, WriteStuck, write_rules_file
 from iosched.tui.dialogs import PersistScreen, SchedulerPicker, TunablesScreen
 from iosched.tui.live_part import DevicesChanged, LivePart
 from iosched.tui.rule_dialog import RuleChangeScreen
@@ -75,15 +75,23 @@ class RuleWritten(Message):
 
 
 class WriteFailed(Message):
-    """A switch, a tunable edit or the rule file failed: ``title`` heads the notice, ``kind`` frees its debounce."""
+    """A switch, a tunable edit or the rule file failed: ``title`` heads the notice, ``kind`` frees its debounce;
+    ``pending``: the (device, attribute) of a write the kernel has not returned from, journaled as a change of this
+    session (the quit's restore names it, and puts it back once the kernel lets go)."""
 
     bubble = False
 
-    def __init__(self, kind: Literal["switch", "tunable", "rule"], title: str, error: str) -> None:
+    def __init__(self, kind: Literal["switch", "tunable", "rule"], title: str, error: str,
+                 pending: tuple[str, str] | None = None) -> None:
         super().__init__()
         self.kind = kind
         self.title = title
         self.error = error
+        self.pending = pending
+
+
+def _failed(kind: Literal["switch", "tunable"], title: str, e: Exception) -> WriteFailed:
+    return WriteFailed(kind, title, _error(e), (e.device, e.attr) if isinstance(e, WriteStuck) else None)
 
 
 def _error(e: Exception) -> str:
@@ -137,7 +145,7 @@ class SettingWrites(LivePart):
         try:
             self.post_message(SwitchDone(switch_scheduler(device, name, root=self.monitor.root)))
         except Exception as e:  # never let a write take the app down
-            self.post_message(WriteFailed("switch", f"{device}: switch failed", _error(e)))
+            self.post_message(_failed("switch", f"{device}: switch failed", e))
 
     @on(SwitchDone)
     def switch_done(self, message: SwitchDone) -> None:
@@ -178,7 +186,7 @@ class SettingWrites(LivePart):
         try:
             self.post_message(TunableDone(apply_settings(device, [change], self.monitor.root)[0]))
         except Exception as e:  # never let a write take the app down
-            self.post_message(WriteFailed("tunable", f"{device}: {change[0]} not changed", _error(e)))
+            self.post_message(_failed("tunable", f"{device}: {change[0]} not changed", e))
 
     @on(TunableDone)
     def tunable_done(self, message: TunableDone) -> None:
@@ -262,4 +270,6 @@ class SettingWrites(LivePart):
             self.switching = False
         elif message.kind == "tunable":
             self.tuning = False
+        if message.pending is not None:
+            self.changed.add(message.pending)
         self.notify(message.error, title=message.title, severity="error", timeout=8)

@@ -13,6 +13,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable
 
 from iosched.core.kernel.device_doc import DeviceDoc
+from iosched.core.kernel.devices import device_order
 from iosched.core.live.monitor import Marker, Monitor
 from iosched.tui.footer import KeysFooter
 from iosched.tui.widgets.cpu_pane import CpuPane
@@ -142,11 +143,11 @@ class MonitorScreen(Screen[None]):
     def _sorted_devices(self) -> list[DeviceDoc]:
         rates = self.monitor.last_rates
         if self.sort_key == "name" or rates is None:
-            return sorted(self.devices, key=lambda d: d.name)
+            return sorted(self.devices, key=lambda d: device_order(d.name))
 
-        def key(d: DeviceDoc) -> tuple[float, str]:
+        def key(d: DeviceDoc) -> tuple[float, tuple[tuple[int, int | str], ...]]:
             r = rates.disks.get(d.name)
-            return (-(getattr(r, self.sort_key) if r else 0.0), d.name)
+            return (-(getattr(r, self.sort_key) if r else 0.0), device_order(d.name))
 
         return sorted(self.devices, key=key)
 

@@ -21,7 +21,9 @@ from iosched.core.base.errors import BadInput
 from iosched.core.live.monitor import ReplayMonitor
 from iosched.core.live.recording_reader import LoadCancelled, Recording, read_header, scan
 from iosched.tui.monitor_screen import MonitorScreen
+from iosched.tui.status_line import EXTRA, KEEP, SPARE, USEFUL, fit_parts
 from iosched.tui.widgets.device_table import DeviceTable
+from iosched.tui.widgets.status_bar import StatusBar
 
 PROGRESS_EVERY_S = 0.5  # the part read so far is shown this often (a window read on the UI thread)
 
@@ -160,6 +162,9 @@ class ReplayScreen(MonitorScreen):
         wall = datetime.fromtimestamp(self.replay.recording.header.start_wall + at).astimezone()
         dev = self.selected_device()
         where = "" if dev is None else f"{dev.name} "
-        reading = f"  (read {share} so far)" if self.reading else ""
-        return (f"replay {self.file_name}  {where}{wall:%H:%M:%S} +{at:.1f}/{self.replay.span:.1f}s{reading}  "
-                ",/. step  </> 1 min  g/G start/end")
+        reading = f"(read {share} so far)" if self.reading else ""
+        # Fitted to the line (80 columns cut it at "g/G start/e"): the keys' hints go first, then the file's name.
+        width = self.app.size.width - self.query_one(StatusBar).styles.gutter.width
+        return fit_parts([("replay", KEEP), (self.file_name, EXTRA), (f"{where}{wall:%H:%M:%S}", KEEP),
+                          (f"+{at:.1f}/{self.replay.span:.1f}s", KEEP), (reading, USEFUL), (",/. step", USEFUL),
+                          ("</> 1 min", EXTRA), ("g/G start/end", SPARE)], width)

@@ -22,6 +22,7 @@ device has by then. A cancelled advice keeps its finished runs, saved, and gives
 from __future__ import annotations
 
 import contextlib
+import os
 import platform
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -35,7 +36,7 @@ from iosched.core.advice.keep import keep_doc
 from iosched.core.advice.loads import Load, load_of, prepare, release
 from iosched.core.advice.observe import Observation, observation_lines
 from iosched.core.advice.plan import GOAL_WORDS, MAX_RUN_S, PILOT_RUNS, Plan, PlannedTest, WorkloadSource, after_pilot
-from iosched.core.base.errors import BadInput
+from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.documents.document import (
     AdviceCandidateDoc,
     AdviceDoc,
@@ -50,14 +51,21 @@ from iosched.core.documents.document import (
 from iosched.core.documents.params import Variant
 from iosched.core.experiment.busy import BusyWatch
 from iosched.core.experiment.compare import ComparePlan
+from iosched.core.experiment.conditions import holding
+from iosched.core.experiment.control import Cancelled
 from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunStarted
 from iosched.core.experiment.local_plan import Runs, TargetRequest, choose_for, watched
 from iosched.core.experiment.runner import LocalRuns
 from iosched.core.experiment.slots import run_slots
 from iosched.core.experiment.variants import check_variants
 from iosched.core.kernel.devices import read_device
+from iosched.core.load.cmd_tree import invoking_user
+from iosched.core.load.conditions import read_conditions
+from iosched.core.load.fill import FillDoc, run_fill
+from iosched.core.load.jobs import Job, JobFile, space_needed
 from iosched.core.load.replay import ReplayJob
-from iosched.core.load.targets import Refused, Target, why_not_writable
+from iosched.core.load.steady import why_no_wait
+from iosched.core.load.targets import Refused, Target, check_scratch_dir, why_not_writable
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics.advice_looks import Looks, look_level, schedule
 from iosched.core.statistics.advice_rule import Goal, Rule
@@ -79,11 +87,24 @@ class HeldTarget(Target):
         return None
 
 
+# --- the checks a plan gets before it runs, and before it is only printed -------------------------------------
+
+
+def check_plan(tested_on: str, plan: Plan, root: str | Path = "/") -> None:
+    """What the accepted plan is checked for before anything is locked or changed (``AdvicePlan.check``), and the
+    printed plan of `--dry-run` alike: every variant's scheduler on the device tested and every setting one its
+    scheduler has, in range (core/experiment/variants.py); with a command, who it runs as (core/load/cmd_tree.py).
+    Where the tests write is ``where_tests_write``'s."""
+    check_variants(tested_on, plan.variants, root)
+    if any(load_of(t).cmd is not None for t in plan.tests):
+        invoking_user(os.environ, os.geteuid())  # a SUDO_UID naming no user: refused now, not at the first run
+
+
 # --- where the tests write, said before anything is made ------------------------------------------------------
 
 
 def where_tests_write(tested_on: str, loads: Sequence[Load], target_dir: str | None, destroy_data: str | None,
-                      root: str | Path = "/") -> str:
+                      root: str | Path = "/", fill: bool = False) -> str:
     """Where the tests' loads will do their IO, in words, checked as `choose_target` will check it but making
     nothing: Refused (confirmable by typing the device's name, or not) for a write the device cannot take."""
     dev = read_device(tested_on, root)
@@ -92,15 +113,21 @@ def where_tests_write(tested_on: str, loads: Sequence[Load], target_dir: str | N
     if destroy_data is not None and destroy_data != tested_on:
         raise BadInput(f"--destroy-data names {destroy_data!r} but the tests run on {tested_on}: they must match")
     mounts = [m for m in dev.mountpoints if m.startswith("/")]
+    if fill and dev.mountpoints:
+        raise BadInput(f"--fill writes the whole of raw {tested_on}, which is mounted or in use "
+                       f"({', '.join(dev.mountpoints[:3])}): run the tests --on an unmounted spare of the same model")
     words: list[str] = []
     for load in loads:
         if load.job is None and load.background is None:
             words.append("the command where it runs")
             continue
-        if not load.raw_only and (target_dir is not None or mounts):
-            words.append(f"a scratch file in {target_dir or mounts[0]} (removed afterwards)")
+        if not (load.raw_only or fill) and (target_dir is not None or mounts):
+            folder = target_dir or mounts[0]
+            jobs = [j for j in (load.job, load.background) if j is not None]
+            check_scratch_dir(folder, space_needed(jobs, 1 << 30))  # the run's own looks (targets.scratch_target)
+            words.append(f"a scratch file in {folder} (removed afterwards)")
             continue
-        if not load.writes:
+        if not (load.writes or fill):
             words.append(f"raw /dev/{tested_on}, reads only")
             continue
         why = why_not_writable(dev, root)
@@ -136,7 +163,8 @@ def plan_doc(plan: Plan, target: str) -> AdvicePlanDoc:
         candidates=[AdviceCandidateDoc(variant=c.variant.doc(), why=c.why, source=c.source, goals=list(c.goals))
                     for c in plan.candidates],
         seconds=plan.seconds, budget_s=plan.budget_s, pilot_runs=PILOT_RUNS if plan.pilot_s else 0,
-        cuts=list(plan.cuts), notes=list(plan.notes), target=target)
+        cuts=list(plan.cuts), notes=list(plan.notes), target=target,
+        fill=plan.fill.words() if plan.fill is not None else None, offers=list(plan.offers))
 
 
 def planned_test_doc(t: PlannedTest, alpha: float) -> AdviceTestDoc:
@@ -249,7 +277,7 @@ class AdvicePlan:
             self.on_step(name, what)
 
     def check(self) -> None:
-        check_variants(self.tested_on, self.plan.variants, self.root)
+        check_plan(self.tested_on, self.plan, self.root)
         if len(self.plan.tests) != len(self.doc.tests):
             raise BadInput("the advice's tests are not its plan's")
 
@@ -277,9 +305,10 @@ class AdvicePlan:
     def go(self, run: Running[AdviceDoc]) -> AdviceDoc:
         live = _Live(run, replace(self.doc, status="running"))
         run.keep(live.doc, False)
-        self.busy = BusyWatch(self.tested_on, self.root, lambda text: run.emit(Note(text)))
-        self.busy.before()
         try:
+            self._prepare(live)  # the fill, before the busy watch's first look: its load is iosched's own
+            self.busy = BusyWatch(self.tested_on, self.root, lambda text: run.emit(Note(text)))
+            self.busy.before()
             if live.doc.plan.pilot_runs:
                 self.step("test", "the pilot: the noise at the current setting, nothing changed")
                 self._pilot(live)
@@ -304,20 +333,46 @@ class AdvicePlan:
 
     def _target(self, segment: ComparePlan) -> Target | None:
         """Where a segment's load writes: chosen as any experiment's is, once per kind of load (a scratch file or the
-        raw device, reads or writes), and held until the advice ends."""
+        raw device, reads or writes), and held until the advice ends; with --fill, every test on the raw device the
+        fill wrote."""
         if not segment.jobs:  # a command alone: it runs where it runs
             return None
-        raw = any(isinstance(j, ReplayJob) for j in segment.jobs)
-        key = (any(j.writes for j in segment.jobs), raw)
+        fill = self.plan.fill is not None
+        raw = fill or any(isinstance(j, ReplayJob) for j in segment.jobs)
+        return self._held(fill or any(j.writes for j in segment.jobs), raw, segment.jobs)
+
+    def _held(self, writes: bool, raw: bool, jobs: list[Job | JobFile]) -> Target:
+        """The target of a kind of load (``writes``, on the ``raw`` device), chosen the first time (a fill's: the raw
+        device, written) and held until the advice ends."""
+        key = (writes, raw)
         if key not in self.targets:
             request = TargetRequest(None if raw else self.target_dir, raw, self.destroy_data)
-            made = choose_for(self.tested_on, segment.jobs, request, self.root)
+            made = choose_for(self.tested_on, jobs, request, self.root, fill=self.plan.fill is not None)
             assert made is not None
             self.targets[key] = made
             if self.on_target is not None:
                 self.on_target(made)
         t = self.targets[key]
         return HeldTarget(t.device, t.path, t.kind, t.scratch_dir, t.note)
+
+    def _prepare(self, live: _Live) -> None:
+        """What the tests run under, kept in the advice: with --fill, the raw device the tests run on trimmed and
+        written to its level first (said as it goes; this machine's runs only: a simulation has no device to fill)."""
+        fill: FillDoc | None = None
+        if self.plan.fill is not None and self.runs is None:
+            self.step("test", self.plan.fill.words())
+            ctl = live.run.ctl
+            try:
+                fill = run_fill(self.plan.fill, self._held(True, True, []), holder=holding(ctl))
+            except IoschedError:
+                if ctl.cancelled.is_set():
+                    raise Cancelled("cancelled") from None
+                raise
+            finally:
+                ctl.fio = None
+            live.run.emit(Note(fill.words()))
+        live.doc = replace(live.doc, conditions=read_conditions(self.tested_on, fill, self.plan.steady, self.root))
+        live.run.keep(live.doc, False)
 
     def _runtime(self, t: PlannedTest) -> float | None:
         """A run's length cap: a long capture replays its first minute; a job runs as scaled."""
@@ -330,8 +385,10 @@ class AdvicePlan:
         """One segment of test ``i``: a compare of ``variants`` through the one slot loop; ``grown`` says what the
         test's document becomes as the segment's compare grows (kept, and saved after each run)."""
         t, load = self.plan.tests[i], self.loads[i]
+        waits = load.job is not None and why_no_wait(load.job) is None  # --steady: a one-stream job's runs wait
         segment = ComparePlan(self.tested_on, variants, job=load.job, cmd=load.cmd, background=load.background,
-                              runtime=self._runtime(t), repeat=repeat, settle=self.settle, root=self.root)
+                              runtime=self._runtime(t), repeat=repeat, settle=self.settle, root=self.root,
+                              steady=self.plan.steady if waits else None)
         target = self._target(segment)
         executor = (self.runs or LocalRuns)(segment.setup(target), live.run.ctl)
         doc = segment.document(executor, target)

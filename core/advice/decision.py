@@ -23,7 +23,7 @@ from iosched.core.documents.document import (
     KeepDoc,
 )
 from iosched.core.documents.params import Variant
-from iosched.core.documents.saved import MAX_DEPTH
+from iosched.core.documents.saved import MAX_DEPTH, conditions_fault
 from iosched.core.statistics.advice_looks import Looks
 from iosched.core.statistics.advice_rule import (
     Advice,
@@ -108,6 +108,8 @@ def read_advice(doc: object, path: object) -> AdviceDoc:
         advice = decode(AdviceDoc, doc, max_depth=MAX_DEPTH)
     except DecodeError as e:
         raise BadInput(f"{path} is not a saved iosched advice: {e}") from None
+    if (fault := conditions_fault(advice.conditions)) is not None:
+        raise BadInput(f"{path} is not a saved iosched advice: {fault}")
     for i, t in enumerate(advice.tests):
         why = _holds_together(t)
         if why is not None:
@@ -115,14 +117,21 @@ def read_advice(doc: object, path: object) -> AdviceDoc:
     return advice
 
 
+NOT_FROM_RUNS = ("the file's runs do not reach its tests' last looks, and an answer is judged from the runs, never "
+                 "taken from a file")
+
+
 def decided_again(doc: AdviceDoc) -> AdviceDoc:
     """The advice decided again from the saved runs (what `report` shows); a setting newly recommended gets its
-    commands (its udev rule comes from `advise` on the device)."""
-    if doc.status != "final":
-        return doc
-    advice = decide_doc(doc)
+    commands (its udev rule comes from `advise` on the device). A saved advice is judged from its runs, never
+    trusted for its conclusion: without the runs that decide it (a file whose runs were taken out, one not
+    finished), the answer, trade-off and settings to keep it holds are dropped and it says why."""
+    advice = decide_doc(doc) if doc.status == "final" else None
     if advice is None:
-        return doc
+        if not (doc.advice or doc.keep or doc.tradeoff):
+            return doc
+        notes = doc.notes if doc.status != "final" else [*doc.notes, NOT_FROM_RUNS]
+        return replace(doc, advice=[], tradeoff=None, keep=[], notes=notes)
     goals = [goal_doc(g) for g in advice.goals]
     saved = {k.variant: k for k in doc.keep}
     keeps = []

@@ -18,9 +18,12 @@ from iosched.core.load.jobfile import fio_seconds
 from iosched.core.load.jobs import CATALOG, Job, JobFile
 from iosched.core.load.replay import ReplayJob, prepare_replay
 from iosched.core.load.replay_lag import ReplayLag
+from iosched.core.load.replay_latency import JUDGED
 
 FLOOD: tuple[tuple[str, str], ...] = dict(CATALOG["interactive-under-writes"].roles)["bg"]
 FG_METRIC = "fg:clat_p99_us"
+# A replay's foreground is judged on its requests' p99 in the block layer, not fio's (core/load/replay_latency.py).
+REPLAY_FG_METRIC = f"fg:{JUDGED}"
 
 
 def flood_job(runtime: float) -> Job:
@@ -42,7 +45,8 @@ def under_flood(job: Job) -> Job:
 class ReplayUnderFlood(ReplayJob):
     """A capture replayed at its timing as the foreground (fg, its role's figures as fg:…) beside the write flood
     (bg), on the raw device. Its timing is not held to the capture's: under a flood a request issued late is what
-    the flood does to it, so neither the lag bound nor the request count makes a run invalid here."""
+    the flood does to it, so neither the lag bound nor the request count makes a run invalid here. Its latency is
+    its own requests' in the block layer (``fg:total_p99_us``: its reads, the flood writing only)."""
 
     flood_s: float = 10.0
 
@@ -60,7 +64,11 @@ class ReplayUnderFlood(ReplayJob):
 
     @property
     def primary(self) -> str:
-        return FG_METRIC
+        return REPLAY_FG_METRIC
+
+    @property
+    def role(self) -> str | None:
+        return "fg"
 
     def lag(self, ran_s: float, issued: int) -> ReplayLag | None:
         return None

@@ -22,9 +22,11 @@ from iosched.core.advice.udev_rules import (
     effective_setting_rules,
     queue_rules,
 )
-from iosched.core.kernel.sysfs import parse_scheduler, read_attr, read_int
+from iosched.core.kernel.modules import installed_schedulers
+from iosched.core.kernel.sysfs import parse_scheduler, read_attr, read_int, tunable_home
 from iosched.core.settings.journal import Journal, JournalEntry, JournalUnreadable, default_run_dir
 from iosched.core.settings.scheduler import read_knobs, read_tunables
+from iosched.core.settings.writes import is_tunable
 
 SetterKind = Literal["iosched", "tuned", "udev", "kernel", "unknown"]
 
@@ -158,7 +160,7 @@ def observe(device: str, root: str | Path = "/") -> Observation:
     hits, problems = queue_rules(device, root)
     tuned = tuned_state(facts)
     entries, journal_problem = _journal(device, root, read_attr(sysdir / "dev"), read_int(sysdir / "diskseq"))
-    by_attr = {e.attr: e for e in entries if not (e.attr.startswith("queue/iosched/") and e.scheduler != current)}
+    by_attr = {e.attr: e for e in entries if not (is_tunable(e.attr) and e.scheduler != current)}
     rule = effective_scheduler_rule(hits)
     set_by = _scheduler_set_by(current, by_attr, tuned, schedulers, rule, kernel, root)
 
@@ -166,9 +168,9 @@ def observe(device: str, root: str | Path = "/") -> Observation:
     tunables = []
     for name, value in read_tunables(device, root).items():
         default = DEFAULTS.get(current or "", {}).get(name)
+        attr = tunable_home(sysdir, f"queue/iosched/{name}")  # async_depth is in queue/ on newer kernels
         tunables.append(Tunable(name, value, current or "", default,
-                                _tunable_set_by(name, value, f"queue/iosched/{name}", default, by_attr,
-                                                setting_rules, root)))
+                                _tunable_set_by(name, value, attr, default, by_attr, setting_rules, root)))
     for name, value in read_knobs(device, root).items():
         tunables.append(Tunable(name, value, "queue", None,
                                 _tunable_set_by(name, value, f"queue/{name}", None, by_attr, setting_rules, root)))
@@ -178,6 +180,11 @@ def observe(device: str, root: str | Path = "/") -> Observation:
         notes.append(journal_problem)
     notes += [f"could not read {p}" for p in problems]
     notes += list(tuned.problems)
+    for name, module in sorted(installed_schedulers(root).items()):
+        if name not in schedulers:
+            notes.append(f"{name} is installed as a module but not loaded, so it is no candidate: "
+                         f"`modprobe {module}` (or `iosched set {device} {name} --load-module`) lists it on every "
+                         "disk; then advise tests it too")
     if rule is not None and rule.scheduler != current and rule.match == "yes" and set_by.kind != "iosched":
         notes.append(f"the udev rule {rule.where()} sets {rule.scheduler}, yet {device} has {current}: something "
                      "changed it after udev did")

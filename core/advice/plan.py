@@ -6,7 +6,9 @@ per goal:
 
 - throughput: the workload at full speed (a capture replayed as fast as it goes, a job as written, a command timed);
 - latency: the workload at its own pace (a capture at its captured timing, a job at its own rate and depth), judged
-  on the tail (p99); a command has only its wall time, so it has no latency test;
+  on the tail (p99): a capture's in the block layer, not fio's (fio's replay reaps completions only when its queue
+  fills, core/load/replay_latency.py), so without a tracer a capture has no latency test; a command has only its
+  wall time, so it has no latency test either;
 - interactive: the workload as the foreground (fg) beside a write flood (bg), judged per role: the foreground's
   latency (a command's wall time), the writers' throughput stated as what it costs. A contention job from the
   catalog is such a test already and runs as it is, judged on its own primary metric and trade-off.
@@ -28,11 +30,14 @@ from pathlib import Path
 from typing import Literal
 
 from iosched.core.advice.device_class import DeviceClass
-from iosched.core.advice.tunings import Tuning, class_tunings, non_default
+from iosched.core.advice.tunings import Tuning, class_tunings, defaults_why, non_default
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.metrics import metric_label, split_metric
 from iosched.core.documents.params import Variant
+from iosched.core.load.fill import FillPlan
 from iosched.core.load.jobs import CATALOG, Job
+from iosched.core.load.replay_latency import JUDGED, untraced_words
+from iosched.core.load.steady import SteadyWait
 from iosched.core.statistics.advice_rule import GOALS, Goal
 from iosched.core.statistics.sequential import FIRST_LOOK
 from iosched.core.statistics.stats import runs_needed
@@ -109,6 +114,7 @@ class PlannedTest:
     writes: bool
     estimated: bool = False  # run_s is a guess (a command not yet timed) or an upper bound (a fast replay)
     settle_s: float = 1.0
+    wait_s: float = 0.0  # --steady: the longest wait for steady state before each run (a job of one stream)
 
     @property
     def seconds(self) -> float:
@@ -116,7 +122,7 @@ class PlannedTest:
 
     @property
     def run_s_with_overhead(self) -> float:
-        return self.run_s + self.settle_s + RUN_OVERHEAD_S
+        return self.run_s + self.wait_s + self.settle_s + RUN_OVERHEAD_S
 
 
 @dataclass(frozen=True)
@@ -130,10 +136,13 @@ class Plan:
     budget_s: float | None
     cuts: tuple[str, ...]
     notes: tuple[str, ...]
+    fill: FillPlan | None = None  # --fill: the raw device trimmed and written to a level before the pilot
+    steady: SteadyWait | None = None  # --steady: each run of a one-stream job's test waits for steady state first
+    offers: tuple[str, ...] = ()  # what another advice would add (an SSD: re-run at ≥ 50% full)
 
     @property
     def seconds(self) -> float:
-        return self.pilot_s + sum(t.seconds for t in self.tests)
+        return (self.fill.seconds if self.fill is not None else 0.0) + self.pilot_s + sum(t.seconds for t in self.tests)
 
     @property
     def fits(self) -> bool:
@@ -153,6 +162,9 @@ class Plan:
         out.append(f"a switch resets the scheduler's tunables and nr_requests; at the end, and on Ctrl-C, SIGTERM or "
                    f"a lost session, everything is put back to {self.baseline.label} (journaled)")
         writers = list(dict.fromkeys(GOAL_WORDS[t.goal] for t in self.tests if t.writes))
+        if self.fill is not None:
+            out.append(f"--fill writes the whole of raw {self.fill.device} before the first test: every test runs "
+                       "there")
         out.append("the tests run on a test target (a scratch file on the device's filesystem, an unmounted device "
                    "confirmed by name, or --on a spare disk), never on your files"
                    + (f"; the {', '.join(writers)} test{'s write' if len(writers) > 1 else ' writes'} there" if writers
@@ -170,6 +182,28 @@ def baseline_variant(scheduler: str, tunables: dict[str, str]) -> Variant:
     return Variant(_label(scheduler, settings), scheduler, tuple(settings))
 
 
+def waits_for_steady(src: WorkloadSource, pace: Pace) -> bool:
+    """Whether a test's runs can wait for steady state (`--steady`): a job of one stream, not beside the flood."""
+    return src.kind == "job" and pace != "foreground" and src.job is not None and not src.job.roles
+
+
+SSD_KINDS = ("nvme", "ssd", "mmc")  # flash whose speed depends on how full it is (not loop, zram or virtual disks)
+REFILL_PERCENT = 50.0
+
+
+def fill_offers(dev: DeviceClass, fill: FillPlan | None, tested_on: str | None = None) -> tuple[str, ...]:
+    """For an SSD tested below half full: the same advice again at ≥ 50% full, since its controller works harder
+    the fuller it is (and a read of a trimmed block never reaches flash)."""
+    if dev.rotational or dev.kind not in SSD_KINDS or (fill is not None and fill.percent >= REFILL_PERCENT):
+        return ()
+    on = tested_on or dev.name
+    now = f"{fill.percent:g}% full" if fill is not None else "as it is"
+    return (f"re-run at ≥ {REFILL_PERCENT:g}% full: {dev.name} is an SSD, and one tested {now} may rank the schedulers "
+            f"otherwise once it fills (`iosched advise {dev.name} --fill {REFILL_PERCENT:g}%"
+            + (f" --on {on}" if on != dev.name else " --on SPARE")
+            + f"`: it trims and writes the whole of {'a spare of the same model' if on == dev.name else on} first)",)
+
+
 def candidates_for(dev: DeviceClass, schedulers: tuple[str, ...] | list[str], baseline: Variant,
                    goals: tuple[Goal, ...]) -> list[Candidate]:
     """Every scheduler offered (its defaults) and the class's tunings for the goals, the baseline left out."""
@@ -178,7 +212,7 @@ def candidates_for(dev: DeviceClass, schedulers: tuple[str, ...] | list[str], ba
     for s in schedulers:
         if (s, ()) not in seen:
             seen.add((s, ()))
-            out.append(Candidate(Variant(s, s), "the scheduler with its defaults", None, goals, 1_000))
+            out.append(Candidate(Variant(s, s), defaults_why(s), None, goals, 1_000))
     tunings: list[Tuning] = class_tunings(dev, schedulers)
     for t in tunings:
         key = (t.scheduler, tuple(sorted(t.settings)))
@@ -198,17 +232,23 @@ def _latency_of(metric: str) -> str | None:
     return f"{role}:clat_p99_us" if role else "clat_p99_us"
 
 
-def _tests_for(goal: Goal, src: WorkloadSource, notes: list[str]) -> list[tuple[str, Pace, str, tuple[str, ...]]]:
-    """(how, pace, metric, costs) of the test a goal needs with this workload; empty when it has none."""
+def _tests_for(goal: Goal, src: WorkloadSource, notes: list[str],
+               untraced: str | None = None) -> list[tuple[str, Pace, str, tuple[str, ...]]]:
+    """(how, pace, metric, costs) of the test a goal needs with this workload; empty when it has none. ``untraced``:
+    why the block layer cannot be traced here, where a capture's latency is measured."""
     name = src.name
     if src.kind in ("capture", "replay"):
         what = "the observed capture" if src.kind == "capture" else name
         if goal == "throughput":
             return [(f"{what} replayed as fast as it goes", "full", "mb_s", ("iops",))]
+        if untraced is not None:
+            notes.append(f"{untraced_words(untraced)}: no {GOAL_WORDS[goal]} test")
+            return []
         if goal == "latency":
-            return [(f"{what} replayed at its captured timing", "own", "clat_p99_us", ("mb_s",))]
-        return [(f"{what} at its captured timing as the foreground (fg) beside a write flood (bg: {FLOOD})",
-                 "foreground", "fg:clat_p99_us", ("bg:mb_s",))]
+            return [(f"{what} replayed at its captured timing, its latency in the block layer", "own", JUDGED,
+                     ("mb_s",))]
+        return [(f"{what} at its captured timing as the foreground (fg) beside a write flood (bg: {FLOOD}), its "
+                 "latency in the block layer", "foreground", f"fg:{JUDGED}", ("bg:mb_s",))]
     if src.kind == "cmd":
         if goal == "throughput":
             return [(f"`{name}` timed", "full", "wall_s", ())]
@@ -276,11 +316,13 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
                 tunables: dict[str, str], goals: tuple[Goal, ...] | list[Goal], source: WorkloadSource | None = None,
                 budget_s: float | None = None, noise: Mapping[Goal, float] | None = None, settle_s: float = 1.0,
                 alpha: float = 0.05, max_runs: int = MAX_RUNS, runtime: float | None = None,
-                size: int | None = None, only: Sequence[Variant] | None = None) -> Plan:
+                size: int | None = None, only: Sequence[Variant] | None = None, untraced: str | None = None,
+                fill: FillPlan | None = None, tested_on: str | None = None, steady: SteadyWait | None = None) -> Plan:
     """The plan for ``device`` (its class ``dev``, its scheduler and tunables now) and ``goals``: candidates, tests,
     time, cut to ``budget_s`` where it can be. ``noise``: a pilot's per-run noise (log scale) per goal. ``runtime``
     and ``size`` scale the catalog's default tests (a job given is scaled by its caller); ``only``: the candidates
-    named (``--candidates``) instead of every scheduler and the class's tunings."""
+    named (``--candidates``) instead of every scheduler and the class's tunings; ``untraced``: why the block layer
+    cannot be traced here (a capture then has no latency or interactive test)."""
     goals = tuple(g for g in GOALS if g in goals)
     if not goals:
         raise BadInput("no goal: throughput, latency, interactive or all")
@@ -306,18 +348,27 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
     tests: list[PlannedTest] = []
     for goal in goals:
         src = source or job_source(CATALOG[DEFAULT_JOBS[goal]].scaled(runtime=runtime, size=size))
-        for how, pace, metric, costs in _tests_for(goal, src, notes):
+        for how, pace, metric, costs in _tests_for(goal, src, notes, untraced):
             run_s, guessed = _run_s(src, notes)
             labels = tuple([baseline.label, *(c.variant.label for c in cands if goal in c.goals)])
             runs = _runs_for((noise or {}).get(goal), len(labels), alpha, max_runs)
             writes = src.writes or pace == "foreground"
+            waits = steady is not None and waits_for_steady(src, pace)
+            if steady is not None and not waits:
+                notes.append(f"the {GOAL_WORDS[goal]} test's runs do not wait for steady state: fio judges one "
+                             "stream, and this test runs several, a command or a capture")
             tests.append(PlannedTest(goal, how, src, pace, metric, costs, labels, runs, run_s, writes,
-                                     guessed or (pace == "full" and src.kind in ("capture", "replay")), settle_s))
+                                     guessed or (pace == "full" and src.kind in ("capture", "replay")) or waits,
+                                     settle_s, float(steady.timeout_s) if steady is not None and waits else 0.0))
     if not tests:
+        if untraced is not None and source is not None and source.kind in ("capture", "replay"):
+            raise BadInput(f"{untraced_words(untraced)}, so --goal {','.join(goals)} cannot judge it: use --goal "
+                           "throughput, or run where block tracing works")
         raise BadInput("no test can judge these goals with this workload")
     notes = list(dict.fromkeys(notes))
-    pilot_s = 0.0 if noise else sum(PILOT_RUNS * (t.run_s + settle_s) for t in tests)
-    plan = Plan(device, goals, baseline, tuple(cands), tuple(tests), pilot_s, budget_s, (), tuple(notes))
+    pilot_s = 0.0 if noise else sum(PILOT_RUNS * (t.run_s + t.wait_s + settle_s) for t in tests)
+    plan = Plan(device, goals, baseline, tuple(cands), tuple(tests), pilot_s, budget_s, (), tuple(notes), fill,
+                steady, fill_offers(dev, fill, tested_on))
     return grow_to_budget(fit_budget(plan), max_runs)
 
 
@@ -390,6 +441,11 @@ def plan_lines(plan: Plan) -> list[str]:
     for c in plan.candidates:
         cite = f"; {c.source}" if c.source else ""
         lines.append(f"  candidate {c.variant.label}: {c.why}{cite}")
+    if plan.fill is not None:
+        lines.append(f"  first: {plan.fill.words()}")
+    if plan.steady is not None:
+        lines.append(f"  each run of a one-stream job waits for steady state first: {plan.steady.words()}; a run "
+                     "whose wait times out is kept, marked")
     if plan.pilot_s:
         lines.append(f"  pilot: {PILOT_RUNS} runs of each test at {plan.baseline.label} to measure the noise "
                      f"(nothing changes), about {duration_words(plan.pilot_s)}")
@@ -402,6 +458,7 @@ def plan_lines(plan: Plan) -> list[str]:
     lines += [f"  cut to fit: {c}" for c in plan.cuts]
     lines += [f"  on the device: {c}" for c in plan.changes()]
     lines += [f"  note: {n}" for n in plan.notes]
+    lines += [f"  offer: {o}" for o in plan.offers]
     return lines
 
 

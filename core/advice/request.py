@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from iosched.core.advice.advice_plan import AdvicePlan, new_advice, where_tests_write, workload_doc
+from iosched.core.advice.advice_plan import AdvicePlan, check_plan, new_advice, where_tests_write, workload_doc
 from iosched.core.advice.loads import load_of
 from iosched.core.advice.observe import Observation, observe
 from iosched.core.advice.plan import (
@@ -25,17 +25,19 @@ from iosched.core.advice.plan import (
 from iosched.core.advice.workload import capture_workload
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.document import AdviceDoc
-from iosched.core.documents.params import Variant, parse_variants
+from iosched.core.documents.params import BadValue, Variant, parse_alpha, parse_budget_s
 from iosched.core.experiment.local_plan import Runs
 from iosched.core.experiment.results import default_results_dir
+from iosched.core.kernel.devices import read_device
 from iosched.core.kernel.sysfs import check_device_name
+from iosched.core.load.fill import plan_fill
 from iosched.core.load.iolog import read_capture
 from iosched.core.load.jobs import CATALOG
+from iosched.core.load.steady import SteadyWait
 from iosched.core.load.targets import Target
 from iosched.core.statistics.advice_rule import GOALS, Goal, Rule
 from iosched.core.trace.capture import CaptureProgress
-
-MAX_BUDGET_S = 7 * 86400.0
+from iosched.core.trace.tracer import why_untraceable
 
 
 def parse_goals(text: str) -> tuple[Goal, ...]:
@@ -52,21 +54,12 @@ def parse_goals(text: str) -> tuple[Goal, ...]:
 
 
 def parse_budget(text: str) -> float:
-    """--budget: 900, 900s, 15m, 2h (up to a week)."""
-    t = text.strip().lower()
-    mult = {"s": 1.0, "m": 60.0, "h": 3600.0}.get(t[-1:], 1.0)
+    """--budget: 900, 900s, 15m, 2h (between 1 s and a week), as every duration is read
+    (core/documents/params.py ``duration_parser``)."""
     try:
-        seconds = float(t.rstrip("smh")) * mult
-    except ValueError:
-        raise BadInput(f"--budget {text[:30]!r} is not a duration (e.g. 900, 15m, 2h)") from None
-    if not 1.0 <= seconds <= MAX_BUDGET_S:  # NaN fails here too
-        raise BadInput("--budget must be between 1 s and a week")
-    return seconds
-
-
-def parse_candidates(text: str) -> list[Variant]:
-    """--candidates: variants as `--schedulers` writes them (one or more)."""
-    return parse_variants(f"{text},x")[:-1]
+        return parse_budget_s(text)
+    except BadValue as e:
+        raise BadInput(f"--budget: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -89,6 +82,8 @@ class AdviceRequest:
     target_dir: str | None = None
     destroy_data: str | None = None
     capture_to: Path | None = None  # where --observe writes its capture (default: the results directory's)
+    fill: float | None = None  # --fill: the tested device trimmed and written to this percent before the first test
+    steady: SteadyWait | None = None  # --steady: each run of a one-stream job waits for steady state first
     root: str | Path = "/"
 
     @property
@@ -109,8 +104,12 @@ class AdviceRequest:
         if self.job is not None and self.job not in CATALOG:
             raise BadInput(f"--job {self.job[:40]!r}: advise takes a catalog job (`iosched jobs` lists them); a job "
                            "file is compared with `compare --job FILE`")
-        if not 0 < self.alpha < 0.5:
-            raise BadInput("--alpha must lie between 0 and 0.5")
+        try:
+            parse_alpha(self.alpha)  # the flag's own range
+        except BadValue as e:
+            raise BadInput(f"--alpha {e}") from None
+        if self.fill is not None and self.target_dir is not None:
+            raise BadInput("--fill writes the whole raw device the tests run on: --dir runs them on a scratch file")
 
 
 @dataclass
@@ -182,9 +181,20 @@ def prepare_advice(r: AdviceRequest, on_progress: Callable[[CaptureProgress], ob
     if on_step is not None:
         on_step("plan", "the candidates, the tests each goal needs, the time against the budget")
     tunables = {t.name: t.value for t in obs.tunables if t.scope == obs.scheduler}
+    fill = None
+    if r.fill is not None:
+        tested = read_device(r.tested_on, r.root)
+        if tested is None:
+            raise BadInput(f"{r.tested_on} is not a whole-disk block device")
+        fill = plan_fill(tested, r.fill, r.root)
+    # A capture's latency is measured in the block layer: where it cannot be traced, no test judges it there.
+    replayed = source is not None and source.kind in ("capture", "replay") and r.goals != ("throughput",)
     plan = plan_advice(r.device, obs.device, obs.scheduler, tuple(schedulers), tunables, r.goals, source,
                        r.budget_s, settle_s=r.settle, alpha=r.alpha, runtime=r.runtime, size=r.size,
-                       only=r.candidates)
-    target = where_tests_write(r.tested_on, [load_of(t) for t in plan.tests], r.target_dir, r.destroy_data, r.root)
+                       only=r.candidates, untraced=why_untraceable(r.root) if replayed else None, fill=fill,
+                       tested_on=r.tested_on, steady=r.steady)
+    check_plan(r.tested_on, plan, r.root)  # the run's own check: a plan printed is one that would run
+    target = where_tests_write(r.tested_on, [load_of(t) for t in plan.tests], r.target_dir, r.destroy_data, r.root,
+                               fill=fill is not None)
     doc = new_advice(r.device, r.tested_on, plan, obs, target, Rule(alpha=r.alpha), workload_doc(source, summary))
     return Prepared(r, obs, plan, target, doc, notes)

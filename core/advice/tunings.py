@@ -28,6 +28,18 @@ DEFAULTS: dict[str, dict[str, str]] = {
 }
 
 
+MAINLINE = ("none", "mq-deadline", "kyber", "bfq")
+
+
+def defaults_why(scheduler: str) -> str:
+    """Why ``scheduler`` with its defaults is a candidate; one outside the mainline kernel (adios, kpp) is tested the
+    same way, as it comes: iosched knows no tuning of its own for it, nor which of its values are its defaults."""
+    if scheduler in MAINLINE:
+        return "the scheduler with its defaults"
+    return ("the scheduler with its defaults (not in the mainline kernel: tested as it comes, with no tunings of its "
+            "own)")
+
+
 def non_default(scheduler: str | None, tunables: dict[str, str]) -> list[tuple[str, str]]:
     """The tunables that differ from what ``scheduler`` starts with (those iosched knows the default of)."""
     known = DEFAULTS.get(scheduler or "", {})

@@ -43,12 +43,6 @@ def pad_cells(text: str, width: int) -> str:
     return text + " " * max(0, width - cell_width(text))
 
 
-def printable(text: str) -> str:
-    """Text from outside (a remote host, a saved file) as it may reach a terminal: control characters, escape
-    sequences included, shown escaped, never acted on."""
-    return text if text.isprintable() else "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
 def cut_at_word(text: str, width: int, mark: str = "…") -> str:
     """``text`` in at most ``width`` columns: whole, or cut after a whole word and ended with ``mark``.
 

@@ -24,6 +24,15 @@ def open_regular(path: str | Path, what: str) -> int:
     return fd
 
 
+def bound_words(limit: int) -> str:
+    """A bound in bytes as a sentence says it: "64 MiB", "256 KiB", "900 bytes" (never "0 MiB")."""
+    for shift, unit in ((30, "GiB"), (20, "MiB"), (10, "KiB")):
+        if limit >= 1 << shift:
+            whole = limit / (1 << shift)
+            return f"{whole:.0f} {unit}" if whole.is_integer() or whole >= 10 else f"{whole:.1f} {unit}"
+    return f"{limit} bytes"
+
+
 def read_bounded(path: str | Path, limit: int, what: str = "file") -> bytes:
     """The bytes of ``path``; BadInput when it is missing, not a regular file, unreadable or over ``limit``."""
     fd = open_regular(path, f"saved {what}")
@@ -32,7 +41,7 @@ def read_bounded(path: str | Path, limit: int, what: str = "file") -> bytes:
         while chunk := os.read(fd, 1 << 20):
             total += len(chunk)
             if total > limit:
-                raise BadInput(f"{path} is larger than {limit >> 20} MiB: not a {what} iosched wrote")
+                raise BadInput(f"{path} is larger than {bound_words(limit)}: not a {what} iosched wrote")
             chunks.append(chunk)
         return b"".join(chunks)
     except OSError as e:

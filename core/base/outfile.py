@@ -1,10 +1,12 @@
 """Writing a file, as root too, without writing through a link someone else planted: every file iosched writes
 goes through here (saved results, captures, charts, rules, the journal, recordings, job and registration files).
 
-- The target's folder is reached component by component from a descriptor, never by name again: a link on the
-  way is followed only when whoever could have put it there may already write that folder (``open_dir``), so a
-  link planted in place of a folder in a directory others can write (0777, not sticky, where
-  ``fs.protected_symlinks`` does not apply) is refused.
+- The target's folder is reached component by component from a descriptor, never by name again. One rule for a
+  link on the way (``open_dir``): it is followed only where root, or this process's user, owns every folder on the
+  way up to it, and none but they could have put it there (its folder is writable by its owner alone, or the link
+  is root's or ours). A link in another user's folder, or below one, is refused: that user may swap a subfolder of
+  theirs for a link to one of root's while iosched runs. So is one planted in a folder others may write (0777, not
+  sticky, where ``fs.protected_symlinks`` does not apply).
 - A replaced file is written whole beside itself under a random name made with ``O_CREAT|O_EXCL|O_NOFOLLOW`` in
   that folder's descriptor (what ``mkstemp`` does, but ``mkstemp`` takes a path), its mode and owner set through
   the descriptor, then renamed over the target: a crash leaves the old file or the new one, never half of one.
@@ -32,7 +34,7 @@ from iosched.core.base.errors import BadInput
 __all__ = ["WriteRefused", "check_target", "create_new", "discard", "open_dir", "remove_file", "replacing",
            "same_file", "write_file"]
 
-_MAX_LINKS = 40  # as the kernel's own limit on links followed in one lookup
+_MAX_LINKS = 40
 _DIR = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _TEMP = os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 _NO_HARD_LINKS = {errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK, errno.EXDEV}
@@ -50,26 +52,45 @@ class WriteRefused(BadInput):
 def open_dir(path: str | Path) -> int:
     """An ``O_PATH`` descriptor of the folder ``path`` (the caller closes it), reached one component at a time.
 
-    A link on the way is followed only when it cannot have been planted by someone without the right to write
-    its folder anyway: the folder is writable by its owner alone, or the link is root's or ours (and no hard link
-    to one), or the folder is sticky and the link its owner's (the rule of ``fs.protected_symlinks``). OSError
-    when a component is missing or no folder; WriteRefused for a link others could have put there."""
+    A link on the way is followed only where root or this process's user owns every folder walked so far (the one
+    the walk starts from, each one entered, the link's own) and none but they could have put the link there: its
+    folder is writable by its owner alone, or the link is root's or ours (and no hard link to one). OSError when a
+    component is missing or no folder; WriteRefused for a link another user could have put there or swapped in."""
     text = os.fspath(path) or "."
-    budget = [_MAX_LINKS]
     start = os.open("/" if text.startswith("/") else ".", _DIR)
+    way = _Way(os.geteuid())
     try:
-        return _walk(start, text, text, budget)
+        way.enter(start)
+    except BaseException:
+        os.close(start)
+        raise
+    try:
+        return _walk(start, text, text, way)
     except OSError as e:
         raise type(e)(e.errno, e.strerror, text) from None
 
 
-def _walk(fd: int, path: str, shown: str, budget: list[int]) -> int:
+class _Way:
+    """What the walk has met so far: the links it may still follow, and the first folder owned by another user."""
+
+    def __init__(self, me: int) -> None:
+        self.me = me
+        self.links_left = _MAX_LINKS  # as the kernel's own limit on links followed in one lookup
+        self.foreign: int | None = None  # the owner of the first folder on the way not root's or ours
+
+    def enter(self, fd: int) -> None:
+        uid = os.fstat(fd).st_uid
+        if self.foreign is None and uid not in (0, self.me):
+            self.foreign = uid
+
+
+def _walk(fd: int, path: str, shown: str, way: _Way) -> int:
     """Follow ``path`` from the folder ``fd`` (taken over: closed here or returned)."""
     try:
         for part in path.split("/"):
             if part in ("", "."):
                 continue
-            nxt = _step(fd, part, shown, budget)
+            nxt = _step(fd, part, shown, way)
             os.close(fd)
             fd = nxt
         return fd
@@ -78,37 +99,48 @@ def _walk(fd: int, path: str, shown: str, budget: list[int]) -> int:
         raise
 
 
-def _step(fd: int, name: str, shown: str, budget: list[int]) -> int:
+def _step(fd: int, name: str, shown: str, way: _Way) -> int:
     try:
-        return os.open(name, _DIR, dir_fd=fd)
+        nxt = os.open(name, _DIR, dir_fd=fd)
     except OSError as e:
         if e.errno not in (errno.ENOTDIR, errno.ELOOP):
             raise
+    else:
+        try:
+            way.enter(nxt)
+        except BaseException:
+            os.close(nxt)
+            raise
+        return nxt
     link = os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
     try:
         st = os.fstat(link)
         if not stat.S_ISLNK(st.st_mode):
             raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), name)
+        if way.foreign is not None:
+            raise WriteRefused(f"{shown} is reached through the link {name} in a folder of user {way.foreign}'s (or "
+                               "below one), who could have swapped a folder there for a link: nothing was written; "
+                               "name the real folder (iosched follows a link only where root or you own every "
+                               "folder on the way)")
         if not _trusted(os.fstat(fd), st):
             raise WriteRefused(f"{shown} is reached through the link {name}, which someone other than its folder's "
                                "owner could have put there (the folder is writable by others): nothing was written; "
                                "name the real folder")
-        budget[0] -= 1
-        if budget[0] < 0:
+        way.links_left -= 1
+        if way.links_left < 0:
             raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), name)
         target = os.readlink("", dir_fd=link)  # this very link: it cannot be swapped between the look and the read
     finally:
         os.close(link)
     start = os.open("/", _DIR) if target.startswith("/") else os.dup(fd)
-    return _walk(start, target, shown, budget)
+    return _walk(start, target, shown, way)
 
 
 def _trusted(folder: os.stat_result, link: os.stat_result) -> bool:
+    """Whether only root or we could have put ``link`` in ``folder`` (a folder of root's or ours)."""
     if not folder.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return True  # only the folder's owner (or root) can put anything there
-    if link.st_uid in (0, os.geteuid()) and link.st_nlink == 1:
-        return True  # ours or root's, and not a hard link to one made elsewhere
-    return bool(folder.st_mode & stat.S_ISVTX) and link.st_uid == folder.st_uid
+        return True  # only the folder's owner (root or us) can put anything there
+    return link.st_uid in (0, os.geteuid()) and link.st_nlink == 1  # ours or root's, no hard link to one
 
 
 def _parent(path: str | Path) -> tuple[int, str]:
@@ -153,14 +185,32 @@ def _look(fd: int, name: str, path: str | Path, replace: bool) -> os.stat_result
 
 
 def check_target(path: str | Path, replace: bool = True) -> os.stat_result | None:
-    """The early look a command takes before it starts (the write looks again): the folder reached as
-    ``open_dir`` reaches it, the target absent (None) or a regular file (its status). OSError when the folder is
-    missing; WriteRefused otherwise."""
-    fd, name = _parent(path)
+    """The early look a command takes before its first run (the write looks again): the folder reached as
+    ``open_dir`` reaches it, the target absent (None) or a regular file (its status), and the folder made to take
+    a file there and then: a temporary file made and removed, as the write will make one (so /proc, /sys, a
+    read-only or a full folder, one this user may not write, is refused now, not after the runs). OSError (its
+    name ``path``, as given) when the folder is missing or takes no file; WriteRefused otherwise."""
     try:
-        return _look(fd, name, path, replace)
+        fd, name = _parent(path)
+    except OSError as e:
+        raise _as_given(e, path) from None
+    try:
+        st = _look(fd, name, path, replace)
+        try:
+            probe, tmp = _make_temp(fd, name)
+        except OSError as e:
+            raise _as_given(e, path) from None
+        os.close(probe)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=fd)
+        return st
     finally:
         os.close(fd)
+
+
+def _as_given(e: OSError, path: str | Path) -> OSError:
+    """``e`` naming ``path`` as the user gave it, not a temporary file beside it."""
+    return type(e)(e.errno, e.strerror, os.fspath(path))
 
 
 # Writing a whole file ----------------------------------------------------------------------------------------
@@ -264,12 +314,15 @@ def _write_all(fd: int, data: bytes) -> None:
 
 
 def _write(path: str | Path, fill: Callable[[int], None], mode: int, keep: bool, sync: bool, replace: bool) -> None:
-    pending = _Pending(path, replace)
     try:
-        fill(pending.fd)
-        pending.commit(mode, keep, sync)
-    finally:
-        pending.close()
+        pending = _Pending(path, replace)
+        try:
+            fill(pending.fd)
+            pending.commit(mode, keep, sync)
+        finally:
+            pending.close()
+    except OSError as e:
+        raise _as_given(e, path) from None
 
 
 @contextlib.contextmanager
@@ -277,11 +330,17 @@ def replacing(path: str | Path, *, mode: int = 0o644, keep: bool = True, sync: b
               replace: bool = True) -> Iterator[TextIO]:
     """``write_file`` for text written as it is made (``json.dump``): the file the block writes is renamed over
     ``path`` when the block ends, and removed if it raises (the old file stays)."""
-    pending = _Pending(path, replace)
+    try:
+        pending = _Pending(path, replace)
+    except OSError as e:
+        raise _as_given(e, path) from None
     try:
         with os.fdopen(os.dup(pending.fd), "w", encoding="utf-8") as f:
             yield f
-        pending.commit(mode, keep, sync)
+        try:
+            pending.commit(mode, keep, sync)
+        except OSError as e:
+            raise _as_given(e, path) from None
     finally:
         pending.close()
 

@@ -17,17 +17,23 @@ into them by core/base/decode.py (core/documents/saved.py): a list field's ``"it
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Annotated, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
-from iosched.core.base.figures import FIGURE
+from iosched.core.base.figures import FIGURE, figure_fault
 from iosched.core.base.schema import NON_FINITE, JsonObject, Keywords, Schema, json_schema
 from iosched.core.documents.schema_version import SCHEMA_VERSION
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.live.recording_lines import RecordingLine
+from iosched.core.load.conditions import ConditionsDoc
 from iosched.core.load.iolog import CaptureDoc
 from iosched.core.load.replay_lag import ReplayLag
+from iosched.core.load.replay_latency import ReplayLatency
 from iosched.core.load.startup_timing import StartupTiming
+from iosched.core.load.steady import SteadyRun
 from iosched.core.settings.journal import JournalFile
+
+if TYPE_CHECKING:
+    from iosched.core.trace.runs import OpWindow, TraceWindow
 
 Status = Literal["running", "interim", "final", "cancelled"]
 Count = Annotated[int, Keywords(minimum=0)]
@@ -51,9 +57,9 @@ def _run_order(outer: tuple[Any, ...]) -> tuple[str, ...]:
     """A run's keys in its writer's order: a turn of a live alternation says why it is invalid last."""
     if outer and isinstance(outer[-1], AlternationDoc):
         return ("index", "variant", "start", "end", "valid", "config", "metrics", "fio", "invalid_reason", "trace",
-                "replay", "startup")
+                "replay", "latency", "startup", "steady")
     return ("index", "variant", "start", "end", "valid", "invalid_reason", "config", "metrics", "fio", "replay",
-            "trace", "startup")
+            "latency", "trace", "startup", "steady")
 
 
 def _baseline_cell(cell: CellDoc, outer: tuple[Any, ...]) -> bool:
@@ -201,14 +207,44 @@ class MatrixSequentialDoc:
 Bucket = tuple[Count, Count, Count]  # a log2 histogram's non-empty bucket: low µs, high µs (exclusive), count
 
 
+def _in_range(x: float | None) -> float | None:
+    """A traced figure, or None when it is not one a run may keep (core/base/figures.py)."""
+    return x if x is not None and figure_fault(x) is None else None
+
+
+def _op_doc(op: OpWindow | None) -> TraceOpDoc | None:
+    if op is None:
+        return None
+    return TraceOpDoc(ios=op.ios, mean_us=_in_range(op.mean_us), p50_us=_in_range(op.p50_us),
+                      p99_us=_in_range(op.p99_us))
+
+
+@dataclass(frozen=True, kw_only=True)
+class TraceOpDoc:
+    """One operation's requests over a run (reads or writes) and their total time in the block layer."""
+
+    ios: Count
+    mean_us: Figure | None = field(metadata={"doc": "exact: the interval iostat's r_await (w_await) averages"})
+    p50_us: Figure | None
+    p99_us: Figure | None
+
+
 @dataclass(frozen=True, kw_only=True)
 class TraceDoc:
-    """A run's block-layer histograms (`--trace`)."""
+    """A run's block-layer histograms (`--trace`, and every timed replay)."""
 
     ios: Count
     sched_us: list[Bucket]
     device_us: list[Bucket]
     total_us: list[Bucket]
+    reads: TraceOpDoc | None = field(default=None, metadata={"doc": "reads' total time", "absent": True})
+    writes: TraceOpDoc | None = field(default=None, metadata={"doc": "writes' total time", "absent": True})
+
+    @staticmethod
+    def of(window: TraceWindow) -> TraceDoc:
+        """A run's trace window (core/trace/runs.py) as its saved trace."""
+        return TraceDoc(ios=window.ios, sched_us=window.sched_us, device_us=window.device_us,
+                        total_us=window.total_us, reads=_op_doc(window.reads), writes=_op_doc(window.writes))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -229,9 +265,15 @@ class RunDoc:
     replay: ReplayLag | None = field(default=None, metadata={
         "doc": "a timed replay's run: how far it fell behind the capture's timing (also its metric replay_lag_s); "
                "past bound_s the run is invalid", "absent": True})
+    latency: ReplayLatency | None = field(default=None, metadata={
+        "doc": "a replay's run: its latency in the block layer against fio's (fio's figures left out past the share "
+               "rule) and against the device's own await", "absent": True})
     startup: StartupTiming | None = field(default=None, metadata={
         "doc": "a start-up's run (--startup): its time (also its metric startup_s), its time alone and its cap; "
                "one over the cap is counted at the cap", "absent": True})
+    steady: SteadyRun | None = field(default=None, metadata={
+        "doc": "--steady: its wait for steady state before it counted; one that did not reach it is kept, marked",
+        "absent": True})
 
     JSON_ORDER: ClassVar[Any] = _run_order
 
@@ -244,7 +286,7 @@ class MatrixRunDoc(RunDoc):
     workload: str = field(metadata={"doc": "the name of its job"})
 
     JSON_ORDER: ClassVar[Any] = ("index", "variant", "start", "end", "valid", "invalid_reason", "config", "metrics",
-                                 "fio", "replay", "trace", "startup", "slot", "workload")
+                                 "fio", "replay", "latency", "trace", "startup", "steady", "slot", "workload")
 
 
 # --- the judgement ------------------------------------------------------------------------------------------------
@@ -446,6 +488,9 @@ class _Document:
     machine: str
     host: str
     device: DeviceDoc | DeviceNameDoc | None = field(metadata={"doc": "null: not known (the report still reads)"})
+    conditions: ConditionsDoc | None = field(default=None, metadata={
+        "doc": "what the runs were measured under: CPU, device model and firmware, fill level, steady state "
+               "(absent: an older file)", "absent": True})
     variants: list[VariantDoc] = field(metadata={"doc": "the first is the baseline", "item": "variant"})
     notes: list[str]
     status: Status | None = field(default=None, metadata={"absent": True})
@@ -479,9 +524,9 @@ class CompareDoc(_Experiment):
     settle_s: float
     traced: bool = False
 
-    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "variants",
-                                 "order", "repeat", "drop_caches", "settle_s", "workload", "original", "runs", "notes",
-                                 "sequential", "traced", "status", "cancelled", "switches", "finished",
+    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "conditions",
+                                 "variants", "order", "repeat", "drop_caches", "settle_s", "workload", "original",
+                                 "runs", "notes", "sequential", "traced", "status", "cancelled", "switches", "finished",
                                  "primary_metric", "judgement", "comparisons")
 
 
@@ -496,9 +541,9 @@ class AlternationDoc(_Experiment):
     fio: JsonObject | None = field(default=None, metadata={"doc": "fio's own JSON output of the whole run",
                                                            "absent": True})
 
-    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "variants",
-                                 "every_s", "duration_s", "discard_s", "workload", "original", "runs", "notes",
-                                 "order", "sequential", "status", "cancelled", "switches", "finished", "fio",
+    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "conditions",
+                                 "variants", "every_s", "duration_s", "discard_s", "workload", "original", "runs",
+                                 "notes", "order", "sequential", "status", "cancelled", "switches", "finished", "fio",
                                  "primary_metric", "judgement", "comparisons")
 
 
@@ -566,8 +611,8 @@ class MatrixDoc(_Document):
     runs: list[MatrixRunDoc] = field(metadata={"item": "run"})
     judgement: MatrixJudgementDoc | None = field(default=None, metadata={"absent": True})
 
-    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "variants",
-                                 "jobs", "workloads", "repeat", "drop_caches", "settle_s", "job_runtime_s",
+    JSON_ORDER: ClassVar[Any] = ("version", "kind", "started", "kernel", "machine", "host", "device", "conditions",
+                                 "variants", "jobs", "workloads", "repeat", "drop_caches", "settle_s", "job_runtime_s",
                                  "primary_metric", "primary_metrics", "order", "sequential", "traced", "target",
                                  "runs", "notes",
                                  "status", "cancelled", "original", "switches", "finished", "judgement")
@@ -819,6 +864,12 @@ class AdvicePlanDoc:
     cuts: list[str] = field(metadata={"doc": "what was cut to fit the budget"})
     notes: list[str]
     target: str = field(metadata={"doc": "where the tests write, in words"})
+    fill: str | None = field(default=None, metadata={
+        "doc": "--fill: the device prepared before the first test, in words, with its time (counted in seconds)",
+        "absent": True})
+    offers: list[str] = field(default_factory=list, metadata={
+        "doc": "what another advice would add: an SSD tested below half full, the same at ≥ 50% full",
+        "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -903,6 +954,9 @@ class AdviceDoc:
     keep: list[KeepDoc] = field(metadata={"item": "recommendation",
                                           "doc": "how to keep each setting recommended (none: keep what you have)"})
     notes: list[str]
+    conditions: ConditionsDoc | None = field(default=None, metadata={
+        "doc": "what the tests were measured under: CPU, device model and firmware, fill level (absent: an older "
+               "file, or none ran)", "absent": True})
 
 
 def published_schemas() -> dict[str, Schema]:

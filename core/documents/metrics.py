@@ -27,6 +27,10 @@ METRICS: list[tuple[str, str, str, str, str]] = [
     ("fairness_jain", "Jain's fairness index", "", "higher", "lower"),
     ("share_min_max", "smallest / largest share", "", "higher", "lower"),
     ("cpu_us_per_io", "CPU µs per IO", "", "more", "less"),
+    # Where it goes (core/load/submission.py): fio's own threads, user + sys; the kernel workers (kblockd) that
+    # dispatch for a scheduler.
+    ("cpu_us_per_io_task", "task CPU µs per IO", "", "more", "less"),
+    ("cpu_us_per_io_workers", "kernel-worker CPU µs per IO", "", "more", "less"),
     ("cpu_usr", "CPU usr", "%", "more", "less"),
     ("cpu_sys", "CPU sys", "%", "more", "less"),
     ("cpu_iowait", "CPU iowait", "%", "more", "less"),
@@ -38,14 +42,19 @@ METRICS: list[tuple[str, str, str, str, str]] = [
     ("device_p50_us", "device-time p50", "µs", "higher", "lower"),
     ("device_p99_us", "device-time p99", "µs", "higher", "lower"),
     ("total_mean_us", "traced mean total", "µs", "higher", "lower"),
+    # Queue to completion in the block layer, as await times it: what a replay's latency is judged on.
+    ("total_p50_us", "block-layer p50 latency", "µs", "higher", "lower"),
+    ("total_p99_us", "block-layer p99 latency", "µs", "higher", "lower"),
     ("tracer_cpu", "tracer CPU", "%", "more", "less"),
     ("tracer_us_per_io", "tracer cost per IO", "µs", "more", "less"),
 ]
 METRIC_NAMES = [k for k, *_ in METRICS]
 
-# What each role measures: fio's figures of its own jobs, and its share of all the workload's IOs.
+# What each role measures: fio's figures of its own jobs, its share of all the workload's IOs, and (a replay beside a
+# flood, traced) its requests' total time in the block layer.
 ROLE_METRICS: list[tuple[str, str, str, str, str]] = [
-    *(m for m in METRICS if m[0] in ("iops", "mb_s", "clat_mean_us", "clat_p50_us", "clat_p99_us", "clat_p999_us")),
+    *(m for m in METRICS if m[0] in ("iops", "mb_s", "clat_mean_us", "clat_p50_us", "clat_p99_us", "clat_p999_us",
+                                     "total_mean_us", "total_p50_us", "total_p99_us")),
     ("share", "share of IOs", "", "larger", "smaller"),
 ]
 ROLE_METRIC_NAMES = [k for k, *_ in ROLE_METRICS]

@@ -41,13 +41,20 @@ from iosched.core.documents.params import (
     check_pattern,
     number,
     parse_alpha,
+    parse_fill,
     parse_metric,
     parse_repeat,
     parse_seconds,
     parse_settle,
     parse_size,
+    parse_steady,
+    parse_steady_ramp,
+    parse_steady_timeout,
+    parse_steady_window,
     parse_variants,
 )
+from iosched.core.load.conditions import ConditionsDoc
+from iosched.core.load.steady import SteadyWait
 
 MAX_DEPTH = 32  # fio's own JSON inside a run is about 10 levels deep
 MAX_INDEX = 10**6  # a run's place in its order: more runs than any experiment makes
@@ -160,6 +167,44 @@ def _workload(wl: WorkloadDoc) -> None:
     need(len(set(names)) == len(names), "it names a command metric twice")
 
 
+def _steady(wait: SteadyWait) -> SteadyWait:
+    """A saved steady-state wait, as --steady and its flags would give it."""
+    need(through(parse_steady, wait.criterion, "its steady-state criterion") == wait.criterion,
+         "its steady-state criterion is not in fio's own spelling")
+    through(parse_steady_window, wait.window_s, "its steady-state window")
+    through(parse_steady_ramp, wait.ramp_s, "its steady-state ramp")
+    through(parse_steady_timeout, wait.timeout_s, "its steady-state timeout")
+    try:
+        return wait.check()
+    except BadInput as e:
+        raise Bad(str(e)) from None
+
+
+def _conditions(c: ConditionsDoc | None) -> None:
+    if c is None:
+        return
+    if c.fill is not None and c.fill.asked is not None:
+        through(parse_fill, c.fill.asked, "its fill level asked")
+    if c.steady is not None:
+        _steady(c.steady)
+
+
+def conditions_fault(c: ConditionsDoc | None) -> str | None:
+    """Why saved conditions are not what --fill and --steady would give (None: they are)."""
+    try:
+        _conditions(c)
+    except Bad as e:
+        return str(e)
+    return None
+
+
+def saved_steady(conditions: object) -> SteadyWait | None:
+    """The steady-state wait a saved matrix's parsed conditions name (a resumed matrix waits so), checked as its
+    flags check it."""
+    steady = conditions.get("steady") if isinstance(conditions, dict) else None
+    return None if steady is None else _steady(decode(SteadyWait, steady, "conditions.steady"))
+
+
 def _sequential(seq: SequentialDoc) -> None:
     looks = seq.looks
     need(bool(looks) and all(x <= 10**5 for x in looks) and looks == sorted(set(looks)),
@@ -194,6 +239,7 @@ def _experiment(doc: object) -> ExperimentDoc:
         _sequential(d.sequential)
     if isinstance(d, AlternationDoc):
         through(number(0, d.every_s, hi_open=True), d.discard_s, "discard_s")
+    _conditions(d.conditions)
     _runs(d.runs, labels)
     return d
 
@@ -277,6 +323,7 @@ def _matrix(doc: object) -> MatrixDoc:
     labels = [v.label for v in saved_variants(d.variants)]
     need(bool(d.jobs), "it has no jobs")
     need(all(w.name for w in d.workloads), "a workload's name is empty")
+    _conditions(d.conditions)
     _runs(d.runs, labels)
     slots: set[int] = set()
     for n, run in enumerate(d.runs, 1):

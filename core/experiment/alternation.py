@@ -84,6 +84,11 @@ class AlternationPlan(LocalPlan[AlternationDoc]):
                            f"{' and '.join(ROLE_TURN_METRICS)} per turn (fio's status reports); "
                            f"use {role}:clat_mean_us, or repeated runs for percentiles")
 
+    def check_conditions(self) -> None:
+        if self.steady is not None:
+            raise BadInput("--steady waits before each run; a live alternation is one run whose variants take turns")
+        super().check_conditions()
+
     def workloads(self, target: Target | None) -> list[Workload]:
         return [Workload(job=self.job, target=target, runtime=None if isinstance(self.job, Job) else self.runtime)]
 

@@ -18,6 +18,7 @@ spawning thread), so a killed iosched takes it along.
 from __future__ import annotations
 
 import collections
+import os
 import signal
 import subprocess
 import threading
@@ -30,7 +31,7 @@ from iosched.core.base.errors import IoschedError
 from iosched.core.experiment.cmd_metrics import OUTPUT_TAIL, CmdMetric, read_figures
 from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.load.children import Child
-from iosched.core.load.cmd_tree import command_argv, end_tree
+from iosched.core.load.cmd_tree import command_argv, end_tree, invoking_user, user_env
 from iosched.core.load.fio import FioHandle, FioProgress, dies_with_us
 from iosched.core.load.fio_group import run_fio
 from iosched.core.load.fio_result import FIGURES, FioResult
@@ -90,14 +91,15 @@ def run_cmd(cmd: str, ctl: Control, check_drift: Callable[[], None], root: str |
     own rusage. Its output (stdout and stderr) never reaches iosched's own (a terminal UI, or JSON on stdout); its
     last MiB is returned with the figures, for --cmd-metric to read, and why the run is invalid (the command
     failed: a non-zero exit or a signal), or None."""
+    run_as = invoking_user(os.environ, os.geteuid())  # under sudo, sudo's user (cmd_tree.py: one rule)
     group = open_cmd_cgroup(root)  # None: its process group and session alone end what it starts
-    argv = command_argv(cmd, group.procs if group is not None else None, None, gated=False)
+    argv = command_argv(cmd, group.procs if group is not None else None, run_as, gated=False)
     t0 = time.monotonic()
     try:
         # Spawned and reaped in this thread: --pdeathsig follows the spawning thread. The signal (TERM) reaches
         # only the outer shell, whose trap kills the command's whole process group (a pipeline, a `sleep; dd`).
         proc = subprocess.Popen(dies_with_us(argv, "TERM"), start_new_session=True, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=user_env(os.environ, run_as))
     except BaseException:
         close_cmd_cgroup(group, root)
         raise

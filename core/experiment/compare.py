@@ -7,6 +7,7 @@ and its runs (matrix.py is the same with several). ``--until-verdict`` stops it 
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -24,13 +25,16 @@ from iosched.core.experiment.slots import Course, DocumentCourse, Slot, Stop
 from iosched.core.experiment.startup import over_cap_note
 from iosched.core.experiment.variants import plan_order
 from iosched.core.kernel.devices import read_device
+from iosched.core.load.cmd_tree import invoking_user
 from iosched.core.load.fio import FioProgress
 from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.replay import PRIMARY as REPLAY_PRIMARY
 from iosched.core.load.replay import ReplayJob, ReplayRequest, prepare_replay
+from iosched.core.load.replay_latency import untraced_words
 from iosched.core.load.startup_replay import StartupJob, prepare_foreground
 from iosched.core.load.targets import Target
 from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
+from iosched.core.trace.tracer import TracingUnavailable, why_untraceable
 
 
 @dataclass
@@ -78,7 +82,19 @@ class ComparePlan(LocalPlan[CompareDoc]):
     def check(self) -> None:
         if self.repeats < 1:
             raise BadInput("--repeat must be at least 1")
+        if self.replay is not None and self.replay.mode == "timed" and (why := why_untraceable(self.root)) is not None:
+            raise TracingUnavailable(f"{untraced_words(why)}: --replay-mode fast judges its throughput without it")
         super().check()
+        if self.cmd is not None:
+            invoking_user(os.environ, os.geteuid())  # who the command runs as: a SUDO_UID naming no user refused now
+
+    def check_conditions(self) -> None:
+        if self.steady is not None and (self.cmd is not None or self.replay is not None):
+            raise BadInput("--steady waits for a fio job's own rate to settle: a command or a replayed capture keeps "
+                           "its own pace")
+        if self.fill is not None and self.cmd is not None and self.background is None:
+            raise BadInput("--fill prepares the device a fio job runs on: a command alone writes where it writes")
+        super().check_conditions()
 
     def check_roles(self) -> None:
         if self.cmd:
@@ -111,7 +127,8 @@ class ComparePlan(LocalPlan[CompareDoc]):
             return [Workload(cmd=self.cmd, background=self.background, target=target, cmd_metrics=self.cmd_metrics)]
         if self.job is None:
             raise BadInput("an experiment needs a job or a command")
-        return [Workload(job=self.job, target=target, runtime=None if isinstance(self.job, Job) else self.runtime)]
+        return [Workload(job=self.job, target=target, runtime=None if isinstance(self.job, Job) else self.runtime,
+                         steady=self.steady)]
 
     def sequential(self) -> SequentialDoc | None:
         return boundary(self.until_verdict, self.alpha, len(self.variants), alternate=False)

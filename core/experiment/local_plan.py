@@ -9,7 +9,7 @@ machine's (runner.py ``LocalRuns``, or a live alternation's ``Turns``) or one a 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import KW_ONLY, dataclass, field, replace
 from pathlib import Path
@@ -19,6 +19,7 @@ from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDo
 from iosched.core.documents.metrics import check_roles
 from iosched.core.documents.params import Variant
 from iosched.core.experiment.busy import BusyWatch
+from iosched.core.experiment.conditions import check_fill, check_steady, prepare_conditions
 from iosched.core.experiment.control import Control
 from iosched.core.experiment.events import Event, Note, RunEnded, RunStarted
 from iosched.core.experiment.runner import LocalRuns, MachineRuns, OnThisMachine, Workload
@@ -28,6 +29,7 @@ from iosched.core.load.fio_group import check_cgroup_jobs
 from iosched.core.load.jobs import Job, JobFile, space_needed
 from iosched.core.load.replay import ReplayJob
 from iosched.core.load.startup_replay import StartupJob
+from iosched.core.load.steady import SteadyWait
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
 
@@ -48,15 +50,17 @@ class TargetRequest:
     default_size: int = 1 << 30
 
 
-def choose_for(device: str, jobs: list[Job | JobFile], request: TargetRequest, root: str | Path = "/") -> Target | None:
-    """Where ``jobs`` write on ``device`` (None: no fio job); Refused (maybe confirmable by typing the device's name)
-    or BadInput. The one way every experiment chooses its target (an advice's tests too)."""
-    if not jobs:
+def choose_for(device: str, jobs: list[Job | JobFile], request: TargetRequest, root: str | Path = "/",
+               fill: bool = False) -> Target | None:
+    """Where ``jobs`` write on ``device`` (None: no fio job, and no fill); Refused (maybe confirmable by typing the
+    device's name) or BadInput. ``fill``: --fill writes the raw device first, whatever the jobs do. The one way every
+    experiment chooses its target (an advice's tests too)."""
+    if not jobs and not fill:
         return None
     size = request.size if request.size is not None else space_needed(jobs, request.default_size)
     replay = any(isinstance(j, (ReplayJob, StartupJob)) for j in jobs)  # captured offsets: on the raw device only
-    return choose_target(device, any(j.writes for j in jobs), request.dir, size, raw=request.raw,
-                         destroy_data=request.destroy_data, root=root, scratch_ok=not replay)
+    return choose_target(device, fill or any(j.writes for j in jobs), request.dir, size, raw=request.raw or fill,
+                         destroy_data=request.destroy_data, root=root, scratch_ok=not replay and not fill)
 
 
 class Runs(Protocol):
@@ -77,6 +81,8 @@ class LocalPlan(Generic[D]):
     alpha: float = 0.05
     metric: str | None = None  # the primary metric (None: the workload's own, else IOPS)
     trace: bool = False  # block-layer tracing over every run
+    fill: float | None = None  # --fill: the raw device trimmed and written to this percent before the first run
+    steady: SteadyWait | None = None  # --steady: each run waits for steady state first (a matrix's: its plan's)
     drop_caches: bool = False
     settle: float = 1.0
     target: TargetRequest = field(default_factory=TargetRequest)
@@ -91,15 +97,39 @@ class LocalPlan(Generic[D]):
         """The fio jobs the plan runs: what its target is chosen and sized for."""
         raise NotImplementedError
 
+    @property
+    def waits(self) -> SteadyWait | None:
+        """The wait for steady state before each run (a matrix's: its plan's, saved with it)."""
+        return self.steady
+
+    @property
+    def waiting(self) -> Sequence[object]:
+        """What waits for steady state before each run: every workload's job (a study's commands too)."""
+        return self.jobs
+
+    @property
+    def going_on(self) -> bool:
+        """A saved experiment going on (a resumed matrix): its conditions are its file's, made when it began."""
+        return False
+
     def check(self) -> None:
         self.check_roles()
         backgrounds: list[Job | JobFile] = [j.background for j in self.jobs
                                             if isinstance(j, StartupJob) and j.background is not None]
         check_cgroup_jobs([*self.jobs, *backgrounds], self.root)  # cgroups this system cannot make: refused
+        self.check_conditions()
 
     def check_roles(self) -> None:
         """A metric of a role the workloads do not have is refused."""
         check_roles(self.metric, [(j.name, j.role_names) for j in self.jobs])
+
+    def check_conditions(self) -> None:
+        """--steady and --fill refused in one sentence where they cannot apply (conditions.py); a kind says what it
+        refuses of its own first."""
+        if self.waits is not None and not self.going_on:
+            check_steady(self.waits, self.waiting)
+        if self.fill is not None:
+            check_fill(self.device, self.target.dir, self.root)
 
     def hold(self, saver: Saver[D] | None) -> AbstractContextManager[Self]:
         return self._hold(saver)
@@ -137,15 +167,21 @@ class LocalPlan(Generic[D]):
                              self.root, self.trace)
 
     def go(self, run: Running[D]) -> D:
-        target = choose_for(self.device, self.jobs, self.target, self.root)
+        fill = self.fill is not None and not self.going_on
+        target = choose_for(self.device, self.jobs, self.target, self.root, fill=fill)
         if target is not None and self.on_target is not None:
             self.on_target(target)
+        # The fill, before any run (a resumed matrix's file keeps the conditions it began under).
+        conditions = None if self.going_on else prepare_conditions(self.device, self.fill, self.waits, target,
+                                                                   run.emit, run.ctl, self.root)
         busy = BusyWatch(self.device, self.root, lambda text: run.emit(Note(text)))
         busy.before()
         emit = watched(busy, run.emit)
         setup = self.setup(target)
         executor = (self.runs or (lambda s, c: self.executor(s, c, emit)))(setup, run.ctl)  # owns the targets now
         doc = self.document(executor, target)
+        if conditions is not None:  # every document the runs keep carries them
+            doc = replace(doc, conditions=conditions)
         try:
             return said_by(busy, run_slots(self.course(executor, doc), executor, doc, run.keep, emit, run.ctl))
         finally:
@@ -181,9 +217,10 @@ def said_by(busy: BusyWatch, doc: D) -> D:
     return replace(doc, notes=[*doc.notes, *new]) if new else doc
 
 
-def workload_of(job: Job | JobFile | CmdJob, target: Target | None, runtime: float | None) -> Workload:
-    """One of a plan's workloads as it runs: a fio job on the target (a job file with the plan's runtime), or a
-    study's command."""
+def workload_of(job: Job | JobFile | CmdJob, target: Target | None, runtime: float | None,
+                steady: SteadyWait | None = None) -> Workload:
+    """One of a plan's workloads as it runs: a fio job on the target (a job file with the plan's runtime; ``steady``:
+    each run waits for steady state first), or a study's command."""
     if isinstance(job, CmdJob):
         return Workload(cmd=job.cmd, cmd_metrics=list(job.cmd_metrics), target=target)
-    return Workload(job=job, target=target, runtime=None if isinstance(job, Job) else runtime)
+    return Workload(job=job, target=target, runtime=None if isinstance(job, Job) else runtime, steady=steady)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import random
 import re
 import time
@@ -50,7 +51,16 @@ from iosched.core.documents.params import (
     parse_settle,
     parse_size,
 )
-from iosched.core.documents.saved import Bad, decode_json, kind_of, need, read_matrix, saved_variants, through
+from iosched.core.documents.saved import (
+    Bad,
+    decode_json,
+    kind_of,
+    need,
+    read_matrix,
+    saved_steady,
+    saved_variants,
+    through,
+)
 from iosched.core.experiment.compare import on_clock
 from iosched.core.experiment.events import Event, LookReached, Progress, RunEnded, RunStarted
 from iosched.core.experiment.local_plan import LocalPlan, workload_of
@@ -61,9 +71,11 @@ from iosched.core.experiment.startup import over_cap_note
 from iosched.core.experiment.study import CmdJob, command_workload
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
 from iosched.core.kernel.devices import read_device
+from iosched.core.load.cmd_tree import invoking_user
 from iosched.core.load.fio import FioProgress
 from iosched.core.load.jobs import CATALOG, Job, JobFile, parse_job_file
 from iosched.core.load.startup_replay import StartupJob, prepare_foreground, startup_job
+from iosched.core.load.steady import SteadyWait
 from iosched.core.load.targets import Target
 from iosched.core.statistics.judge import primaries
 from iosched.core.statistics.matrix_judge import judge_matrix
@@ -197,6 +209,7 @@ class MatrixPlan:
     sequential: MatrixSequentialDoc | None = None  # --until-verdict: the boundary (core/statistics/
     # matrix_sequential.py); repeat is then the most runs per cell
     trace: bool = False  # --trace: block-layer tracing over every run, as a compare's (a resume traces on)
+    steady: SteadyWait | None = None  # --steady: each run waits for steady state first (saved in its conditions)
 
     def __post_init__(self) -> None:
         if not self.jobs:
@@ -218,7 +231,8 @@ class MatrixPlan:
         rt = job_runtime(self.jobs[w], self.runtime)
         if rt is None:
             return None
-        return rt + self.settle + RUN_OVERHEAD_S + (DROP_CACHES_S if self.drop_caches else 0.0)
+        wait = self.steady.timeout_s if self.steady is not None else 0.0  # at most
+        return rt + wait + self.settle + RUN_OVERHEAD_S + (DROP_CACHES_S if self.drop_caches else 0.0)
 
     def estimate(self, slots: list[int] | None = None) -> float | None:
         """Estimated seconds for the runs at ``slots`` of the order (all by default); None when unknown."""
@@ -272,7 +286,7 @@ def plan_from_doc(doc: object, path: object = "the file") -> MatrixPlan:
                      decode(dict[str, str] | None, doc.get("primary_metrics"), "primary_metrics"),
                      decode(list[tuple[str, str]], doc.get("order"), "order"),
                      None if seq is None else decode(MatrixSequentialDoc, seq, "sequential"),
-                     decode(bool, doc.get("traced", False), "traced"))
+                     decode(bool, doc.get("traced", False), "traced"), saved_steady(doc.get("conditions")))
     except (Bad, DecodeError) as e:
         raise BadInput(f"{path} is not a saved iosched matrix: {e}") from None
 
@@ -282,14 +296,16 @@ def plan_of(doc: MatrixDoc, path: object = "the file") -> MatrixPlan:
     naming ``path`` when it does not read back."""
     try:
         return _plan(doc.variants, doc.jobs, doc.repeat, doc.settle_s, doc.drop_caches, doc.job_runtime_s,
-                     doc.primary_metric, doc.primary_metrics, doc.order, doc.sequential, doc.traced)
+                     doc.primary_metric, doc.primary_metrics, doc.order, doc.sequential, doc.traced,
+                     doc.conditions.steady if doc.conditions is not None else None)
     except Bad as e:
         raise BadInput(f"{path} is not a saved iosched matrix: {e}") from None
 
 
 def _plan(saved: list[VariantDoc], specs: list[JobSpec], repeat_value: object,
           settle_value: object, drop: bool, runtime_value: object, primary_value: object, own: dict[str, str] | None,
-          pairs: list[tuple[str, str]], seq: MatrixSequentialDoc | None, traced: bool) -> MatrixPlan:
+          pairs: list[tuple[str, str]], seq: MatrixSequentialDoc | None, traced: bool,
+          steady: SteadyWait | None = None) -> MatrixPlan:
     variants = saved_variants(saved)
     need(bool(specs), "it has no jobs")
     try:
@@ -319,7 +335,7 @@ def _plan(saved: list[VariantDoc], specs: list[JobSpec], repeat_value: object,
         seq = _boundary(seq, repeat, len(jobs) * (len(variants) - 1))
     try:
         plan = MatrixPlan(variants, jobs, repeat, drop, settle, runtime, None if own is not None else str(primary),
-                          order, seq, traced)
+                          order, seq, traced, steady)
     except BadInput as e:
         raise Bad(str(e)) from None
     need(sorted(plan.order) == sorted(plan_order(len(jobs), len(variants), plan.repeat)),
@@ -440,12 +456,32 @@ class MatrixRunPlan(LocalPlan[MatrixDoc]):
     def jobs(self) -> list[Job | JobFile]:
         return self.plan.fio_jobs
 
+    @property
+    def waits(self) -> SteadyWait | None:
+        return self.plan.steady
+
+    @property
+    def waiting(self) -> Sequence[object]:
+        return self.plan.jobs
+
+    @property
+    def going_on(self) -> bool:
+        return self.resume is not None or self.reload is not None
+
     def check(self) -> None:
         super().check()
+        if any(isinstance(j, CmdJob) for j in self.plan.jobs):
+            invoking_user(os.environ, os.geteuid())  # who its commands run as: a SUDO_UID naming no user refused now
         make_boundary(self)
 
     def check_roles(self) -> None:
         check_roles(self.metric, [(j.name, j.role_names) for j in self.jobs])
+
+    def check_conditions(self) -> None:
+        if self.fill is not None and self.going_on:
+            raise BadInput("--fill prepares the device before a matrix's first run: a resumed matrix goes on with the "
+                           "device as it is (its file says how it was filled)")
+        super().check_conditions()
 
     def prepared(self, stack: contextlib.ExitStack) -> Self:
         """Each start-up's capture checked whole and copied for fio (once per capture, removed when the matrix
@@ -485,7 +521,7 @@ class MatrixRunPlan(LocalPlan[MatrixDoc]):
                              self.plan.settle, self.root, self.plan.trace, alone=bool(todo))
 
     def workloads(self, target: Target | None) -> list[Workload]:
-        return [workload_of(j, target, self.plan.runtime) for j in self.plan.jobs]
+        return [workload_of(j, target, self.plan.runtime, self.plan.steady) for j in self.plan.jobs]
 
     def todo(self, doc: MatrixDoc | None) -> list[int]:
         """The slots of the order not yet run."""

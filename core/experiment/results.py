@@ -32,14 +32,16 @@ def default_results_dir(root: str | Path = "/") -> Path:
 
 def check_save_path(path: str | Path) -> os.stat_result | None:
     """The existing file's status (None when there is none yet); BadInput unless ``path`` is a regular file or
-    a new name in an existing directory. A save replaces the file whole, so a device node (/dev/null), a FIFO
-    or a symlink there would itself be replaced, not written to. The early look of a command: the save looks
-    again when it writes (core/base/outfile.py)."""
+    a new name in an existing directory that takes a new file now (outfile.check_target makes and removes one).
+    A save replaces the file whole, so a device node (/dev/null), a FIFO or a symlink there would itself be
+    replaced, not written to. The early look of a command: the save looks again when it writes."""
     if not str(path):
         raise BadInput("no file name given to save to")
     try:
         return check_target(path)
-    except (FileNotFoundError, NotADirectoryError):
+    except (FileNotFoundError, NotADirectoryError) as e:
+        if os.path.isdir(os.path.dirname(os.fspath(path)) or "."):  # /proc/self: a folder that takes no file
+            raise BadInput(f"cannot save to {path}: its folder takes no new file ({e.strerror})") from None
         raise BadInput(f"cannot save to {path}: not a file in an existing directory") from None
     except OSError as e:
         raise BadInput(f"cannot save to {path}: {e.strerror or e}") from None

@@ -47,6 +47,8 @@ from iosched.core.load.replay import ReplayJob, replay_run
 from iosched.core.load.replay_lag import ReplayLag
 from iosched.core.load.startup_replay import StartupJob
 from iosched.core.load.startup_timing import StartupTiming
+from iosched.core.load.steady import SteadyRun, SteadyWait, wait_for_steady
+from iosched.core.load.submission import SubmissionClock
 from iosched.core.load.targets import Target
 from iosched.core.settings.writes import drop_caches
 from iosched.core.trace.runs import RunTracer
@@ -65,6 +67,7 @@ class Workload:
     cmd: str | None = None
     background: Job | JobFile | None = None  # with cmd: the job that loads the target while the command runs
     cmd_metrics: list[CmdMetric] = field(default_factory=list)  # with cmd: figures read from its output
+    steady: SteadyWait | None = None  # each run waits for steady state first (a job of one stream)
 
     @property
     def name(self) -> str:
@@ -215,7 +218,8 @@ class LocalRuns:
         try:
             check_variants(self.device, self.variants, self.root)
             self.cfg = Configurator(self.device, self.variants, self.root)
-            if setup.trace:
+            if setup.trace or any(isinstance(w.job, ReplayJob) and w.job.traced for w in self.workloads):
+                # --trace, or a timed replay, whose latency is the block layer's (core/load/replay_latency.py)
                 self.tracer = RunTracer(self.device, self.root)
                 self.tracer.start()  # TracingUnavailable/TracingFailed: one sentence, nothing changed yet
         except BaseException:
@@ -262,6 +266,9 @@ class LocalRuns:
                        self.monitor, self.ctl, self.root, progress, slot.index)
         if self.tracer is not None:
             run = self._add_trace(run, self.tracer)
+        job = self.workloads[slot.workload].job
+        if isinstance(job, ReplayJob):  # its latency: its requests' below fio, in the block layer
+            run = replace(run, **job.below_fio(run.metrics, run.trace))
         return run
 
     def _add_trace(self, run: RunDoc, tracer: RunTracer) -> RunDoc:
@@ -269,8 +276,7 @@ class LocalRuns:
         got = tracer.collect(run.start, run.end)
         if got is not None:
             metrics = {**run.metrics, **{k: v for k, v in got.metrics.items() if v is not None}}
-            trace = TraceDoc(ios=got.ios, sched_us=got.sched_us, device_us=got.device_us, total_us=got.total_us)
-            run = hold_to_range(replace(run, metrics=metrics, trace=trace))
+            run = hold_to_range(replace(run, metrics=metrics, trace=TraceDoc.of(got)))
         if tracer.stopped and not getattr(self, "_trace_said", False):
             self._trace_said = True
             self.note(f"tracing stopped after run {run.index + 1}: {tracer.stopped}")
@@ -313,7 +319,9 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
         if ctl.cancelled.is_set():
             run.stop()
 
+    steady = _steady_first(workload, ctl, progress, hold)
     s0 = monitor.snapshot()
+    clock = SubmissionClock.start(device, root)  # where the CPU per IO goes: the task, the kernel's workers
     fio_res: FioResult | None = None
     metrics: dict[str, float | None] = {}
     timing: ReplayLag | None = None  # a timed replay's lag (core/load/replay_lag.py)
@@ -361,8 +369,24 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
     # A command's or a start-up's CPU per IO counts the device's IOs (its own and its background's), a job's fio's.
     ios = fio_res.total_ios if fio_res and workload.cmd is None and startup is None else None
     metrics.update(window_metrics(device, s0, s1, ios))
+    metrics.update(clock.figures(fio_res.raw if fio_res and ios is not None else None, ios or metrics.get("dev_ios")))
     return hold_to_range(RunDoc(index=n, variant=v.label, start=s0.time, end=s1.time, valid=not drift,
                                 invalid_reason=drift[0] if drift else None, config=config, metrics=metrics,
-                                fio=fio_res.raw if fio_res else None, replay=timing, startup=startup))
+                                fio=fio_res.raw if fio_res else None, replay=timing, startup=startup, steady=steady))
+
+
+def _steady_first(workload: Workload, ctl: Control, progress: Callable[[FioProgress], None],
+                  hold: Callable[[FioHandle], None]) -> SteadyRun | None:
+    """A run's wait for steady state (core/load/steady.py), before its window opens; None when it waits for none."""
+    if workload.steady is None or workload.job is None or workload.target is None:
+        return None
+    try:
+        return wait_for_steady(workload.job, workload.target, workload.steady, progress, hold)
+    except IoschedError:
+        if ctl.cancelled.is_set():
+            raise Cancelled("cancelled") from None
+        raise
+    finally:
+        ctl.fio = None
 
 

@@ -4,11 +4,11 @@ back the configuration found at the start (a switch resets the scheduler's tunab
 first puts its variant's whole configuration in place)."""
 
 
-import contextlib
 from pathlib import Path
 
-from iosched.core.base.errors import BadInput, IoschedError, shown
+from iosched.core.base.errors import BadInput, DeviceGone, IoschedError, shown
 from iosched.core.documents.params import Variant
+from iosched.core.settings.putback import note, put_back, starting_point
 from iosched.core.settings.scheduler import (
     available_schedulers,
     read_knobs,
@@ -17,7 +17,7 @@ from iosched.core.settings.scheduler import (
     switch_scheduler,
 )
 from iosched.core.settings.tunables import validate
-from iosched.core.settings.writes import QUEUE_KNOBS, forget_unchanged, write_attr
+from iosched.core.settings.writes import QUEUE_KNOBS, write_attr
 
 # --- variants ---------------------------------------------------------------------------------------------
 
@@ -60,15 +60,18 @@ def alternation_order(n_variants: int, passes: int) -> list[int]:
 
 
 class Configurator:
-    """Applies variants with fresh defaults, and puts back the configuration found at the start."""
+    """Applies variants with fresh defaults, and puts back the configuration found at the start: the scheduler, its
+    tunables and every queue knob (core/settings/putback.py, the one path every ending of a run takes)."""
 
     def __init__(self, device: str, variants: list[Variant], root: str | Path = "/") -> None:
         self.device, self.root = device, root
-        # Queue knobs a variant sets; the others are left to the kernel (bfq turns wbt off, for one).
+        # Queue knobs a variant sets; the others are left to the kernel (bfq turns wbt off, for one) until the end.
         self.managed_knobs = {k for v in variants for k, _ in v.settings if k in QUEUE_KNOBS}
+        self.start = starting_point(device, root)
+        self.noted = False  # the start is written down before the first change, and put back only then
         self.original_scheduler, self.available = available_schedulers(device, root)
-        self.original_tunables = read_tunables(device, root)
-        self.original_knobs = read_knobs(device, root)
+        self.original_tunables = dict(self.start.tunables)
+        self.original_knobs = dict(self.start.knobs)
         self.defaults: dict[str, dict[str, str]] = {}  # scheduler -> tunables+knobs right after a fresh switch
         self.switches: list[tuple[float, str]] = []  # (monotonic time, scheduler) of every switch made
 
@@ -82,6 +85,9 @@ class Configurator:
 
     def apply(self, v: Variant) -> dict[str, str]:
         """Put ``v`` in place from its scheduler's defaults; returns every setting as now read back."""
+        if not self.noted:
+            self.start = note(self.start, self.root)
+            self.noted = True
         if v.scheduler not in self.defaults:
             if self._current() == v.scheduler:
                 # The device may carry hand-tuned values: switch away and back for the kernel's defaults.
@@ -110,14 +116,18 @@ class Configurator:
                 **{f"knob:{k}": x for k, x in read_knobs(self.device, self.root).items()}}
 
     def put_back(self) -> None:
-        """The configuration found at the start, then drop journal entries that are back at their originals."""
-        if self.original_scheduler and self._current() != self.original_scheduler:
-            self._switch(self.original_scheduler)
-        knobs = {k: x for k, x in self.original_knobs.items() if k in self.managed_knobs}
-        for name, value in {**knobs, **self.original_tunables}.items():
-            with contextlib.suppress(IoschedError):
-                write_attr(self.device, setting_attr(name), value, self.root)
-        forget_unchanged(self.device, self.root)
+        """The configuration found at the start, every value of it, and the run's own journal entries dropped; raises
+        (DeviceGone, IoschedError) naming what could not be put back, whose journal entries stay for restore."""
+        if not self.noted:
+            return  # nothing was changed
+        self.noted = False
+        done = put_back(self.start, self.root)
+        if done.switched_at is not None and self.start.scheduler is not None:
+            self.switches.append((done.switched_at, self.start.scheduler))
+        if done.status in ("gone", "replaced"):
+            raise DeviceGone(f"{self.device} is gone: {done.detail}")
+        if done.status == "failed":
+            raise IoschedError(f"{self.device} {'; '.join(done.failed)}; `iosched restore` tries again")
 
 
 def drifted(device: str, config: dict[str, str], root: str | Path = "/") -> str | None:

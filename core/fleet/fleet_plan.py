@@ -19,8 +19,8 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Literal, Protocol
 
-from iosched.core.base.cells import printable
 from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.terminal_text import printable
 from iosched.core.documents.document import CompareDoc, FleetDoc, FleetHostDoc
 from iosched.core.documents.metrics import METRIC_NAMES, check_roles, is_metric
 from iosched.core.documents.params import parse_variants

@@ -146,6 +146,43 @@ def read_device(name: str, root: str | Path = "/", mounts: dict[str, list[str]] 
     )
 
 
+def device_order(name: str) -> tuple[tuple[int, int | str], ...]:
+    """A device name's place in natural order, as lsblk lists them: loop2 before loop10, sda before sdaa."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.findall(r"\d+|\D+", name))
+
+
+def disks_below(maj_min: str, root: str | Path = "/") -> list[str]:
+    """The whole disks with a request queue of their own that block device ``maj_min`` reaches: itself, the disk of
+    a partition, the disks under a dm or md device (whose bios go on to them); [] for no block device (tmpfs,
+    overlay and btrfs give their files an anonymous device number)."""
+    found: list[str] = []
+
+    def walk(node: Path, depth: int) -> None:
+        try:
+            real = node.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return
+        if (real / "partition").exists():
+            real = real.parent
+        disk = Path(root, "sys/block", real.name)
+        if (disk / "mq").is_dir():
+            if real.name not in found:
+                found.append(real.name)
+        elif depth < 8:  # a stack is a few levels deep; a loop in it ends here
+            for below in _list_dir(disk / "slaves"):
+                walk(disk / "slaves" / below, depth + 1)
+
+    if re.fullmatch(r"\d{1,10}:\d{1,10}", maj_min) and not maj_min.startswith("0:"):
+        walk(Path(root, "sys/dev/block", maj_min), 0)
+    return sorted(found, key=device_order)
+
+
+def disks_holding(path: str | Path, root: str | Path = "/") -> list[str]:
+    """The disks a file's blocks are on (``disks_below`` its filesystem's device); [] when it is on none."""
+    st = os.stat(path)
+    return disks_below(f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}", root)
+
+
 def list_devices(root: str | Path = "/", include_empty: bool = False) -> list[DeviceDoc]:
     """Every whole disk under ``root``; hidden multipath paths and (unless asked) zero-size devices left out.
 
@@ -155,7 +192,7 @@ def list_devices(root: str | Path = "/", include_empty: bool = False) -> list[De
     mounts = parse_mountinfo(read_attr(root / "proc/self/mountinfo", "") or "")
     swaps = parse_swaps(read_attr(root / "proc/swaps", "") or "")
     devices = []
-    names = _list_dir(root / "sys/block")
+    names = sorted(_list_dir(root / "sys/block"), key=device_order)
     for name in names:
         if multipath_head(name) or read_attr(root / "sys/block" / name / "hidden") == "1":
             continue

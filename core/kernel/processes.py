@@ -10,7 +10,8 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 
 
 def stat_fields(text: str) -> list[str] | None:
@@ -55,6 +56,15 @@ def process_start(pid: int) -> int | None:
     return parse_start(text) if text is not None else None
 
 
+def running(pid: int, start: int | None) -> bool:
+    """Whether process ``pid``, started at ``start`` (None: whenever), is still running: neither gone, nor a zombie
+    waiting to be reaped, nor another process that got its pid."""
+    fields = stat_fields(read_stat(pid) or "")
+    if fields is None or fields[0] in ("Z", "X", "x"):
+        return False
+    return start is None or _number(fields, 22) == start
+
+
 def all_pids() -> list[int]:
     try:
         return [int(n) for n in os.listdir("/proc") if n.isascii() and n.isdigit()]
@@ -89,3 +99,59 @@ def kill_session(sid: int, sig: int = signal.SIGKILL) -> int:
         return text is not None and parse_session(text) == sid
 
     return sum(signal_if(pid, sig, member) for pid in all_pids() if member(pid))
+
+
+MAX_OPEN_FILES_SEEN = 200_000  # a machine's open files read for one look: thousands as a rule; then it stops
+
+
+def device_users(names: Iterable[str], root: str | Path = "/", me: int | None = None) -> dict[str, list[str]]:
+    """The processes holding each of the disks ``names`` open (or one of their partitions), as "fio (pid 4242)",
+    read from /proc/PID/fd (links, never followed: a file on a hung mount costs nothing); this process (``me``,
+    default os.getpid()) left out. Root sees every process, anyone else their own. Bounded: at most
+    MAX_OPEN_FILES_SEEN links are read."""
+    disks = {n for n in names if n}
+    proc = Path(root, "proc")
+    me = os.getpid() if me is None else me
+    found: dict[str, list[str]] = {}
+    seen = 0
+    try:
+        pids = sorted(int(n) for n in os.listdir(proc) if n.isascii() and n.isdigit() and len(n) < 12)
+    except OSError:
+        return found
+    for pid in pids:
+        if pid == me:
+            continue
+        try:
+            fds = os.listdir(proc / str(pid) / "fd")
+        except OSError:
+            continue  # gone, or another user's
+        held: set[str] = set()
+        for fd in fds:
+            seen += 1
+            if seen > MAX_OPEN_FILES_SEEN:
+                return found
+            try:
+                target = os.readlink(proc / str(pid) / "fd" / fd)
+            except OSError:
+                continue
+            if target.startswith("/dev/") and (disk := _disk_of_node(target[5:], disks)) is not None:
+                held.add(disk)
+        if held:
+            try:
+                with open(proc / str(pid) / "comm", "rb") as f:
+                    comm = f.read(64).decode(errors="replace").strip() or "?"
+            except OSError:
+                comm = "?"
+            for disk in held:
+                found.setdefault(disk, []).append(f"{comm} (pid {pid})")
+    return found
+
+
+def _disk_of_node(node: str, disks: set[str]) -> str | None:
+    """The disk of ``disks`` a /dev node names: the disk itself or one of its partitions (sda1, nvme0n1p2)."""
+    if node in disks:
+        return node
+    stem = node.rstrip("0123456789")
+    if stem != node and (stem in disks or (stem.endswith("p") and stem[:-1] in disks and stem[-2:-1].isdigit())):
+        return stem if stem in disks else stem[:-1]
+    return None

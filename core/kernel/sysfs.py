@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, UnknownDevice, shown
@@ -53,6 +54,62 @@ def parse_scheduler(text: str | None) -> tuple[str | None, list[str]]:
             current = token
         available.append(token)
     return current, available
+
+
+# Scheduler tunables the kernel moved from each scheduler's folder to queue/, where every scheduler shares them
+# (async_depth: a 2025 series, merged in 2026). Each is read and written where the device keeps it, and listed with
+# the scheduler's tunables either way: a switch resets it like them.
+MOVED_TO_QUEUE = ("async_depth",)
+_WHOLE = re.compile(r"^-?[0-9]{1,20}$")
+TUNABLE_NAME = re.compile(r"^[a-z0-9_]{1,40}$")  # what iosched writes under queue/iosched/: a name, never a path
+
+
+def tunable_home(sysdir: Path, attr: str) -> str:
+    """Where this device keeps ``attr`` (a path under it): a moved tunable named in the other place goes where its
+    file is, so a journal, a rule or a variant written for either layout finds it; anything else as it is."""
+    folder, _, name = attr.rpartition("/")
+    if name in MOVED_TO_QUEUE and folder in ("queue", "queue/iosched") and not (sysdir / attr).is_file():
+        other = f"queue/{name}" if folder == "queue/iosched" else f"queue/iosched/{name}"
+        if (sysdir / other).is_file():
+            return other
+    return attr
+
+
+def moved_here(root: str | Path = "/") -> tuple[str, ...]:
+    """The moved tunables this kernel keeps in queue/ (one kernel, one layout): those some disk has there."""
+    disks = sorted(Path(root, "sys/block").glob("*"))
+    return tuple(name for name in MOVED_TO_QUEUE if any((d / "queue" / name).is_file() for d in disks))
+
+
+def scheduler_tunables(sysdir: Path) -> dict[str, str]:
+    """The current scheduler's tunables as attribute (a path under ``sysdir``) -> value: each file of queue/iosched/
+    the kernel lets be written that reads as a whole number, then the moved ones this kernel keeps in queue/ while a
+    scheduler runs. An out-of-tree scheduler also lists read-only statistics, tables and write-only triggers there
+    (adios: batch_actual_max, lat_model_read, reset_lat_model): none of those is a setting to change, journal or put
+    back."""
+    out: dict[str, str] = {}
+    folder = sysdir / "queue/iosched"
+    try:
+        files = sorted(folder.iterdir())
+    except OSError:
+        files = []
+    for path in files:
+        if not TUNABLE_NAME.match(path.name):
+            continue
+        try:
+            writable = path.is_file() and bool(path.stat().st_mode & stat.S_IWUSR)
+        except OSError:
+            continue
+        value = read_attr(path) if writable else None
+        if value is not None and _WHOLE.match(value):
+            out[f"queue/iosched/{path.name}"] = value
+    current, _ = parse_scheduler(read_attr(sysdir / "queue/scheduler"))
+    if current not in (None, "none"):
+        for name in MOVED_TO_QUEUE:
+            value = read_attr(sysdir / "queue" / name)
+            if f"queue/iosched/{name}" not in out and value is not None and _WHOLE.match(value):
+                out[f"queue/{name}"] = value
+    return out
 
 
 def partition_parent(name: str, root: str | Path = "/") -> str | None:

@@ -2,10 +2,14 @@
 command, whether it times it (`compare --cmd`, a study's commands: core/experiment/commands.py) or records its IO
 (`capture --cmd`, run as its user and held at a gate until it may start: core/trace/cmd_capture.py).
 
-Who it runs as: the user who typed it. Under sudo that is ``SUDO_UID``/``SUDO_GID``, not root: a command line the
-user gave runs with the user's rights (a slip in it cannot do what only root may), reads the user's own files and
-caches (``HOME``, ``USER`` and ``LOGNAME`` from the user's passwd entry, the supplementary groups too), and leaves
-no root-owned file in the user's folders. Run by root itself (no sudo, or sudo from root), it stays root.
+Who it runs as, one rule for every command line a user gives (`capture --cmd`, `compare --cmd`, a study's commands,
+`advise --cmd`; ``invoking_user``): the user who typed it. Under sudo that is ``SUDO_UID``/``SUDO_GID``, not root: a
+command line the user gave runs with the user's rights (a slip in it cannot do what only root may), reads the user's
+own files and caches (``HOME``, ``USER`` and ``LOGNAME`` from the user's passwd entry, the supplementary groups too),
+and leaves no root-owned file in the user's folders. Run by root itself (no sudo, or sudo from root), it stays root;
+run by another user, it runs as that user. A ``SUDO_UID`` or ``SUDO_GID`` that names no user or group (``-1``,
+``4294967295``, other scripts' digits, spaces) is refused before anything runs: iosched never guesses, and never
+falls back to root.
 
 How it starts: ``setpriv --pdeathsig`` (it dies with the thread that started it), a shell that joins the cgroup
 (core/settings/cgroups.py ``joined``: root may write its ``cgroup.procs``; the user cannot, so nothing it starts
@@ -23,11 +27,13 @@ process group and session while the outer shell is still an unreaped zombie (the
 from __future__ import annotations
 
 import pwd
+import re
 import signal
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from iosched.core.base.errors import BadInput, shown
 from iosched.core.kernel.processes import kill_session
 from iosched.core.load.children import Child
 from iosched.core.settings.cgroups import joined
@@ -53,19 +59,34 @@ class RunAs:
     home: str | None = None
 
 
+_ID = re.compile(r"[0-9]{1,10}", re.ASCII)
+NO_ID = 2**32 - 1  # (uid_t)-1: "no change" to setresuid, never a user
+
+
+def _sudo_id(env: Mapping[str, str], name: str) -> int | None:
+    """``SUDO_UID`` or ``SUDO_GID`` as a number; None when unset; BadInput when it names no id."""
+    text = env.get(name)
+    if text is None:
+        return None
+    if not _ID.fullmatch(text) or int(text) >= NO_ID:
+        raise BadInput(f"{name} is {shown(text, 20)}, which is no user or group id: iosched will not guess who a "
+                       "command runs as (unset it to run the command as root, or run iosched through sudo again)")
+    return int(text)
+
+
 def invoking_user(env: Mapping[str, str], euid: int,
                   lookup: Callable[[int], tuple[str, str] | None] | None = None) -> RunAs | None:
-    """The user who ran iosched through sudo, when iosched runs as root and that user is not root; else None (the
-    command runs as iosched does). ``lookup`` gives a uid's name and home (the passwd entry)."""
-    uid_s, gid_s = env.get("SUDO_UID", ""), env.get("SUDO_GID", "")
-    if euid != 0 or not uid_s.isascii() or not uid_s.isdigit() or len(uid_s) > 10:
+    """Who a command line the user gave runs as (the module's rule): the user who ran iosched through sudo, when
+    iosched runs as root and that user is not root; else None (the command runs as iosched does: root itself, or
+    the user running it). BadInput for a ``SUDO_UID`` or ``SUDO_GID`` that names no id. ``lookup`` gives a uid's
+    name and home (the passwd entry)."""
+    if euid != 0:
         return None
-    uid = int(uid_s)
-    if uid == 0 or uid >= 2**32 - 1:
+    uid, gid = _sudo_id(env, "SUDO_UID"), _sudo_id(env, "SUDO_GID")
+    if uid is None or uid == 0:
         return None
     found = (lookup or passwd_entry)(uid)
-    gid = int(gid_s) if gid_s.isascii() and gid_s.isdigit() and len(gid_s) <= 10 and int(gid_s) < 2**32 - 1 else uid
-    return RunAs(uid, gid, *(found or (None, None)))
+    return RunAs(uid, gid if gid is not None else uid, *(found or (None, None)))
 
 
 def passwd_entry(uid: int) -> tuple[str, str] | None:

@@ -338,11 +338,17 @@ class CaptureWriter:
     path; None for a device gone, its records counted in ``unnamed``); ``out`` takes the lines as they come, and
     ``finish`` writes the whole iolog into ``dest`` once every device is known, and records that began before
     ``t0`` are left out (``early``). Per request this is a few microseconds of Python: records are parsed in
-    batches and sorted once per flush (mostly in order already)."""
+    batches and sorted once per flush (mostly in order already).
+
+    ``limit``: the iolog's bytes at most, exactly, the lines ``finish`` adds included. A line that would pass it is
+    not written, and neither is any after it (``over`` counts them, ``full`` says so): a capture stops there, a
+    command's capture is refused (``size`` says what the whole iolog would take)."""
 
     def __init__(self, out: IO[str], path: str | None, t0: int, reorder_s: float = REORDER_S,
-                 name_of: Callable[[int], str | None] | None = None) -> None:
+                 name_of: Callable[[int], str | None] | None = None, limit: int | None = None) -> None:
         self.out = out
+        self.limit = limit
+        self.over = 0  # records not written: the iolog would have passed its limit
         self.t0 = t0
         self.window = int(reorder_s * 1e9)
         self._pending: list[Record] = []
@@ -378,9 +384,30 @@ class CaptureWriter:
         bases = layout([f.extent for f in self.files])
         return bases[-1] + self.files[-1].extent if bases else 0
 
+    @property
+    def full(self) -> bool:
+        """Whether a line was left out at the limit."""
+        return self.over > 0
+
     def _line(self, text: str) -> None:
         self.out.write(text)
         self.written += len(text)
+
+    def _framing(self, end_us: int | None = None) -> int:
+        """The bytes ``finish`` writes besides the lines so far (with ``end_us`` unknown, as many as it may take)."""
+        end = len(str(end_us)) if end_us is not None else 20  # a 64-bit count of microseconds
+        close = sum(end + len(f" {f.path} close\n") for f in self.files)
+        if self._name_of is None:
+            return close  # the header and the add and open lines are written already
+        return len(HEADER) + 1 + sum(len(f"0 {f.path} add\n") + len(f"0 {f.path} open\n") for f in self.files) + close
+
+    def end_us(self, end_ns: int) -> int:
+        """The iolog's close time for an end at ``end_ns``: never before its last line."""
+        return max((end_ns - self.t0) // 1000, self._last_us)
+
+    def size(self, end_us: int | None = None) -> int:
+        """The whole iolog's bytes once finished (with ``end_us`` unknown, at most)."""
+        return self.written + self._framing(end_us)
 
     def add(self, t_ns: int, op: int, sector: int, nbytes: int, depth: int, dev: int = 0) -> None:
         self._pending.append((t_ns, op, sector, nbytes, depth, dev))
@@ -425,6 +452,9 @@ class CaptureWriter:
         counts, op_bytes, depths, series, files = self.counts, self.op_bytes, self.depths, self.series, self.files
         index = self._index
         out: list[str] = []
+        # Bytes the lines may still take: the limit less the iolog so far and what finish adds (again when a
+        # device is added: its own lines). None: no limit.
+        room = None if self.limit is None else self.limit - self.size()
         for t_ns, op, sector, nbytes, depth, dev in ready:
             if t_ns < t0 and skip_early:
                 self.early += 1
@@ -432,15 +462,28 @@ class CaptureWriter:
             if op > DISCARD:
                 counts[4] += 1
                 continue
-            k = index[dev] if dev in index else self._file_of(dev)
+            if dev in index:
+                k = index[dev]
+            else:
+                k = self._file_of(dev)
+                if room is not None and self.limit is not None:
+                    room = self.limit - self.size() - sum(map(len, out))
             if k is None:
                 self.unnamed += 1
                 continue
             f = files[k]
             us = (t_ns - t0) // 1000
-            if us < last:
-                late += 1
+            behind = us < last
+            if behind:
                 us = last
+            if room is not None:  # the line's own bytes, before anything is counted: one past the limit is not
+                need = len(f"{us} {f.path} ") + (len("sync 0 0\n") if op == FLUSH else
+                                                  len(f"{ACTIONS[op]} {sector * SECTOR} {nbytes}\n"))
+                if self.over or need > room:
+                    self.over += 1
+                    continue
+                room -= need
+            late += behind
             last = us
             counts[op] += 1
             f.requests += 1
@@ -474,7 +517,7 @@ class CaptureWriter:
         """Write what waits and the close lines (with several devices: the whole iolog into ``dest``, the device
         most bytes went to first); returns the duration in microseconds."""
         self.flush(final=True)
-        end_us = max((end_ns - self.t0) // 1000, self._last_us)
+        end_us = self.end_us(end_ns)
         if self._name_of is None:
             self._line(f"{end_us} {self.path} close\n")
             return end_us

@@ -38,7 +38,9 @@ class Job:
     ioengine: str = "libaio"
     extra: dict[str, str] = field(default_factory=dict)
     roles: tuple[Section, ...] = ()  # a contention job's sections; then rw, bs, numjobs and iodepth say nothing
-    primary: str | None = None  # the metric its verdict is about when none is named (None: IOPS)
+    # The metric its verdict is about when none is named, its natural figure (None: IOPS): MB/s for a sequential
+    # bandwidth job (as hdparm and CrystalDiskMark's SEQ1M say it), a contention job's own.
+    primary: str | None = None
     tradeoff: str | None = None  # the secondary metric that pays for the primary (the writer's MB/s)
     shows: str = ""  # one line: what it shows, and which scheduler it is about
     # Each role in a cgroup of its own at this bfq weight (iosched makes them): then each role is a fio process
@@ -104,6 +106,9 @@ class Job:
         return out
 
 
+BANDWIDTH = "mb_s"  # a sequential bandwidth job's natural figure
+
+
 def _catalog() -> dict[str, Job]:
     jobs: list[Job] = []
     mode_words = {"read": "sequential read", "write": "sequential write", "randread": "random read",
@@ -118,15 +123,15 @@ def _catalog() -> dict[str, Job]:
             short = "seq" if rw == "write" else "rand"
             jobs.append(Job(f"1m-{short}-{i}", "1M write patterns",
                             f"1 MiB {words} writes, pattern {i}: {nj} job(s) x iodepth {qd}, {size // GiB} GiB",
-                            rw, "1M", numjobs=nj, iodepth=qd, size=size, runtime=30.0))
+                            rw, "1M", numjobs=nj, iodepth=qd, size=size, runtime=30.0, primary=BANDWIDTH))
     for rw in ("randread", "read", "randwrite", "write"):
         for bs in ("1k", "4k", "16k", "64k", "128k", "256k"):
             jobs.append(Job(f"sweep-{rw}-{bs}", "request-size sweep", f"{bs} {mode_words[rw]}, iodepth 16",
                             rw, bs, iodepth=16, size=1 * GiB))
     jobs.append(Job("seqread-buffered", "sequential-read check", "1 MiB sequential read through the page cache "
-                    "(what hdparm -t measures)", "read", "1M", direct=False, ioengine="psync"))
+                    "(what hdparm -t measures)", "read", "1M", direct=False, ioengine="psync", primary=BANDWIDTH))
     jobs.append(Job("seqread-direct", "sequential-read check", "1 MiB sequential read, O_DIRECT (hdparm --direct)",
-                    "read", "1M", ioengine="psync"))
+                    "read", "1M", ioengine="psync", primary=BANDWIDTH))
     presets = [("seq1m-q8t1", "1M", 8, ("read", "write")), ("seq1m-q1t1", "1M", 1, ("read", "write")),
                ("rnd4k-q32t1", "4k", 32, ("randread", "randwrite")), ("rnd4k-q1t1", "4k", 1, ("randread", "randwrite"))]
     for stem, bs, qd, modes in presets:
@@ -135,7 +140,8 @@ def _catalog() -> dict[str, Job]:
             jobs.append(Job(f"{stem}-{kind}", "desktop presets",
                             f"{stem.upper().replace('-', ' ')} {kind}: {bs} {mode_words[rw]}, "
                             f"queue depth {qd}, 1 thread",
-                            rw, bs, iodepth=qd, size=1 * GiB, runtime=5.0))
+                            rw, bs, iodepth=qd, size=1 * GiB, runtime=5.0,
+                            primary=BANDWIDTH if stem.startswith("seq") else None))
     jobs.append(Job("randread-q16t2", "scheduler overhead", "4 KiB random read, 2 jobs x iodepth 16: "
                     "CPU-bound on fast devices, so scheduler cost shows", "randread", "4k", numjobs=2, iodepth=16,
                     size=1 * GiB, runtime=5.0))
@@ -212,11 +218,12 @@ def _startup_backgrounds() -> list[Job]:
     for n in (1, 5, 10):
         out.append(Job(f"seq-readers-{n}", STARTUP_GROUP, f"{n} sequential reader(s), 128 KiB a request, one at a "
                        "time each, each from its own part", "read", "128k", numjobs=n, iodepth=1, ioengine="psync",
-                       extra=_apart(n), shows="a start-up's reads queued behind readers that never pause"))
+                       extra=_apart(n), primary=BANDWIDTH, shows="a start-up's reads queued behind readers that never "
+                       "pause"))
     for n in (1, 5):
         out.append(Job(f"seq-writers-{n}", STARTUP_GROUP, f"{n} sequential writer(s), 1 MiB requests, 8 in flight "
                        "each: a write flood", "write", "1M", numjobs=n, iodepth=8,
-                       extra=_apart(n), shows="a start-up's reads queued behind a write flood"))
+                       extra=_apart(n), primary=BANDWIDTH, shows="a start-up's reads queued behind a write flood"))
     out.append(Job("rand-readers-5", STARTUP_GROUP, "5 random readers, 4 KiB, one at a time each", "randread", "4k",
                    numjobs=5, iodepth=1, ioengine="psync", shows="a start-up's reads among random readers"))
     out.append(Job("rand-writers-5", STARTUP_GROUP, "5 random writers, 4 KiB, 4 in flight each", "randwrite", "4k",

@@ -10,12 +10,15 @@ directory of its own; only that copy reaches fio. Two modes:
   capture mostly had (its 95th percentile): judged on throughput (MB/s).
 - ``timed``: each request at its captured time (``replay_time_scale`` 100), at up to the deepest the capture
   went: the same load, so the scheduler shows in the latency (p99). A run that falls behind the capture's timing
-  says by how much (``ReplayJob.lag``, core/load/replay_lag.py), and past a bound it is invalid.
+  says by how much (``ReplayJob.lag``, core/load/replay_lag.py), and past a bound it is invalid. Its latency is the
+  block layer's, traced over every run, not fio's: fio reaps a completion only when its queue fills, so the latency
+  it reports is mostly its own waiting (``ReplayJob.below_fio``, core/load/replay_latency.py).
 """
 
 from __future__ import annotations
 
 import math
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -23,16 +26,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 from iosched.core.base.errors import BadInput
+from iosched.core.base.units import human_size
 from iosched.core.load.fiopath import fio_filename
 from iosched.core.load.iolog import Capture, copy_for_replay, read_capture
 from iosched.core.load.jobfile import JobFile, fio_seconds
 from iosched.core.load.replay_lag import METRIC as LAG_METRIC
 from iosched.core.load.replay_lag import ReplayLag, requests_lag, span_lag
+from iosched.core.load.replay_latency import JUDGED, RunTrace, checked
 from iosched.core.load.workdirs import workdir_prefix
 
 Mode = Literal["fast", "timed"]
 MODES: tuple[Mode, ...] = ("fast", "timed")
-PRIMARY: dict[str, str] = {"fast": "mb_s", "timed": "clat_p99_us"}
+PRIMARY: dict[str, str] = {"fast": "mb_s", "timed": JUDGED}
 MAX_DEPTH = 1024
 REPLAY_LOG = "replay.iolog"
 
@@ -86,6 +91,25 @@ class ReplayJob(JobFile):
     @property
     def primary(self) -> str:
         return PRIMARY[self.mode]
+
+    @property
+    def role(self) -> str | None:
+        """The role whose requests are the capture's (None: the whole workload)."""
+        return None
+
+    @property
+    def traced(self) -> bool:
+        """Whether its runs need the block layer traced: a timed replay is judged on its latency there."""
+        return self.mode == "timed"
+
+    def below_fio(self, metrics: dict[str, float | None], trace: RunTrace | None) -> dict[str, Any]:
+        """What a run of it becomes with its latency the block layer's: its ``metrics`` (fio's latency left out past
+        the share rule) and its ``latency`` record (core/load/replay_latency.py); nothing for a fast replay run
+        untraced (judged on throughput)."""
+        if trace is None and not self.traced:
+            return {}
+        figures, latency = checked(metrics, trace, self.role)
+        return {"metrics": figures, "latency": latency}
 
     @property
     def writes(self) -> bool:
@@ -150,6 +174,20 @@ def check_fits(capture: Capture, device: str, size_bytes: int) -> None:
                        "as large (offsets are replayed as captured), or pass --replay-fit to fold them into it")
 
 
+def check_one_disk(capture: Capture) -> None:
+    """A replay is of one disk's requests: a capture of several (`capture --cmd … --every-disk`, or one made before a
+    command's capture kept to one disk) is refused, with the command that captures one."""
+    files = capture.meta.files
+    if len(files) < 2:
+        return
+    disks = ", ".join(f"{f.device.name} {human_size(f.read_bytes + f.write_bytes)}" for f in files)
+    c = capture.meta.command
+    again = (f"iosched capture {files[0].device.name} --cmd {shlex.quote(c.cmd)}{' --cold' if c.cold else ''} -o FILE"
+             if c is not None else f"iosched capture {files[0].device.name} --cmd CMD -o FILE")
+    raise BadInput(f"{capture.name} holds the IO of {len(files)} disks ({disks}): a replay is of one "
+                   f"disk's requests; capture it on the one its files are on: {again}")
+
+
 def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int, fit: bool = False,
                    section: tuple[str, tuple[tuple[str, str], ...]] | None = None) -> ReplayJob:
     """The replay of the capture at ``path`` on ``device``: the capture checked whole and copied for fio; with
@@ -161,6 +199,7 @@ def prepare_replay(path: str | Path, mode: str, device: str, size_bytes: int, fi
     if mode not in MODES:
         raise BadInput(f"--replay-mode {mode[:20]!r}: fast or timed")
     capture = read_capture(path)
+    check_one_disk(capture)
     if not fit:
         check_fits(capture, device, size_bytes)
     workdir = tempfile.mkdtemp(prefix=workdir_prefix())

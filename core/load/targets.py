@@ -124,9 +124,11 @@ def _scratch_needs_root(reg: Path) -> NotPermitted:
                         "none behind): run as root")
 
 
-def scratch_target(device: str, directory: str | Path, size: int, root: str | Path = "/") -> Target:
-    """A scratch file of ``size`` bytes in a fresh temp dir under ``directory``; checks free space first."""
-    dev = _device(device, root)
+def check_scratch_dir(directory: str | Path, size: int) -> Path:
+    """Every look a scratch file's folder gets before anything is made in it, as a plan that only prints
+    (`advise --dry-run`) and the run itself take it: a path fio can be given, a folder, one only root (or we) can
+    change all the way up, on a filesystem that holds files, with room for ``size`` bytes. The folder, resolved;
+    BadInput otherwise."""
     check_target_path(str(directory))  # before anything is created: fio could not be given the path
     d = Path(directory)
     if not d.is_dir():
@@ -137,10 +139,20 @@ def scratch_target(device: str, directory: str | Path, size: int, root: str | Pa
                        "folder only root can change")
     d = Path(os.path.realpath(d))  # the folders just checked, not a link that may change after
     st = os.statvfs(d)
+    if st.f_blocks == 0:
+        raise BadInput(f"scratch directory {d} is on a filesystem that holds no files (a pseudo-filesystem such as "
+                       "/proc or /sys): choose a folder on a disk")
     free = st.f_bavail * st.f_frsize
     if free < size + 16 * 1024 * 1024:
         raise BadInput(f"not enough space in {d} for a {size // 2**20} MiB scratch file "
                        f"({free // 2**20} MiB free): pass a smaller --size or another --dir")
+    return d
+
+
+def scratch_target(device: str, directory: str | Path, size: int, root: str | Path = "/") -> Target:
+    """A scratch file of ``size`` bytes in a fresh temp dir under ``directory``; checks free space first."""
+    dev = _device(device, root)
+    d = check_scratch_dir(directory, size)
     note = "" if _on_device(d, dev, root) else f"note: {d} is not on {device}; its IO will not show on {device}"
     reg = _registry(root)
     try:

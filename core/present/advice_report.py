@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from iosched.core.advice.plan import GOAL_WORDS, duration_words
 from iosched.core.base.units import human_size
-from iosched.core.documents.document import AdviceDoc, AdviceTestDoc, GoalAdviceDoc, KeepDoc
+from iosched.core.documents.document import AdviceDoc, AdviceTestDoc, GoalAdviceDoc, KeepDoc, RunDoc
 from iosched.core.documents.metrics import metric_label
 from iosched.core.present.advice_words import estimate_words, goal_lines, mde_words, short_words, the_rule
+from iosched.core.present.conditions import condition_lines
 from iosched.core.present.worded import worded_advice, worded_experiment
 
 SET_BY = {"iosched": "set by iosched", "tuned": "set by tuned", "udev": "set by a udev rule",
@@ -81,6 +82,7 @@ def advice_lines(doc: AdviceDoc) -> list[str]:
     for t in doc.tests:
         lines += ["  " + line for line in test_lines(t)]
     lines += ["  " + line for line in rule_lines(doc)]
+    lines += ["  " + line for line in condition_lines(doc.conditions, doc.kernel, advice_runs(doc))]
     lines += ["", "observed:"] + ["  " + line for line in doc.observed.lines]
     lines += doc_workload_lines(doc)
     p = doc.plan
@@ -89,9 +91,16 @@ def advice_lines(doc: AdviceDoc) -> list[str]:
     lines += ["", f"plan: at most about {duration_words(p.seconds)}{budget}{took}; baseline {p.baseline.label}; "
                   f"candidates {', '.join(c.variant.label for c in p.candidates)}",
               f"  the tests {'would write' if doc.status == 'planned' else 'wrote'} to {p.target}"]
+    lines += [f"  first: {p.fill}"] if p.fill else []
     lines += [f"  cut to fit: {c}" for c in p.cuts]
     lines += [f"  note: {n}" for n in [*p.notes, *doc.notes]]
+    lines += [f"  offer: {o}" for o in p.offers]
     return lines
+
+
+def advice_runs(doc: AdviceDoc) -> list[RunDoc]:
+    """Every run the tests made, the pilots' first."""
+    return [r for t in doc.tests for c in (t.pilot, t.result) if c is not None for r in c.runs]
 
 
 def rule_lines(doc: AdviceDoc) -> list[str]:
@@ -152,7 +161,10 @@ def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
     lines.append(f"- rule fixed before the first run: Holm over the candidates at alpha {r.alpha:g} (sequential "
                  f"looks), a win must reach the smallest detectable effect ({r.power:.0%} power) and stay within "
                  f"{r.margin:.0%} of the best on the other goals{took}")
-    lines.append(f"- kernel {doc.kernel}" + (f", iosched {version}" if version else ""))
+    measured = [f"- {line.strip()}" for line in condition_lines(doc.conditions, doc.kernel, advice_runs(doc))]
+    lines += measured or [f"- kernel {doc.kernel}"]  # "measured on" names the kernel with the machine
+    if version:
+        lines.append(f"- iosched {version}")
     return "\n".join(lines) + "\n"
 
 

@@ -13,9 +13,9 @@ import math
 import re
 import textwrap
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import plotext
@@ -273,6 +273,9 @@ class CpuData:
     variants: list[str]
     parts: dict[str, list[float]]  # "usr" -> per variant mean %
     per_io: Series  # CPU µs per IO, mean and CI per variant
+    # Where the CPU per IO went (core/load/submission.py): "task", "kernel workers", "other" -> per variant mean µs;
+    # empty for runs that did not split it.
+    split: dict[str, list[float]] = field(default_factory=dict)
 
     @property
     def has_ios(self) -> bool:
@@ -290,8 +293,22 @@ def cpu_data(t: Table) -> list[CpuData]:
         per_io = [t.value(w, v, "cpu_us_per_io") for v in vs]
         out.append(CpuData(w, vs, parts, Series("CPU µs per IO", [float(i + 1) for i in range(len(vs))],
                                                 [m for m, _, _ in per_io], [lo for _, lo, _ in per_io],
-                                                [hi for _, _, hi in per_io])))
+                                                [hi for _, _, hi in per_io]),
+                           cpu_split([t.value(w, v, k)[0] for v in vs] for k in SPLIT_KEYS)))
     return out
+
+
+SPLIT_KEYS = ("cpu_us_per_io", "cpu_us_per_io_task", "cpu_us_per_io_workers")
+
+
+def cpu_split(columns: Iterable[list[float]]) -> dict[str, list[float]]:
+    """The CPU per IO as task, kernel workers and the rest (interrupts, the driver, other loads), per variant; empty
+    unless every variant's runs split it."""
+    total, task, workers = list(columns)
+    if any(math.isnan(x) for x in (*task, *workers)):
+        return {}
+    return {"task": task, "kernel workers": workers,
+            "other": [max(0.0, t - a - b) if not math.isnan(t) else 0.0 for t, a, b in zip(total, task, workers)]}
 
 
 # --- drawing ------------------------------------------------------------------------------------------------
@@ -504,7 +521,13 @@ def draw_cpu_stack(fig: PlotextFigure, data: CpuData, color: bool = False, width
 
 def draw_cpu_per_io(fig: PlotextFigure, data: CpuData, color: bool = False, width: int | None = None) -> str:
     ys = [0.0 if math.isnan(y) else y for y in data.per_io.y]
-    fig.bar(data.variants, ys, marker=None if color else BAR_MARKERS[1])
+    if data.split:  # where it went: the submitting task, the kernel's workers, the rest
+        names = list(data.split)
+        fig.stacked_bar(data.variants, [data.split[n] for n in names], labels=names,
+                        color=list(COLORS[: len(names)]) if color else None,
+                        marker=None if color else list(BAR_MARKERS[: len(names)]))
+    else:
+        fig.bar(data.variants, ys, marker=None if color else BAR_MARKERS[1])
     _whiskers(fig, data.per_io.x, data.per_io, "red+" if color else None)
     _y_from_zero(fig, [data.per_io])
     return _title(fig, "CPU µs per IO", (WHISKERS,), width)  # beside the stack, which names the workload

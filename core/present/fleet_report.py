@@ -8,7 +8,7 @@ escape codes.
 
 from __future__ import annotations
 
-from iosched.core.base.cells import printable
+from iosched.core.base.terminal_text import printable
 from iosched.core.documents.document import CellVerdictDoc, FleetDoc, FleetMatrixDoc, PooledDoc, PooledRowDoc
 from iosched.core.documents.metrics import metric_label
 from iosched.core.present.report import hosts_runs_csv

@@ -10,6 +10,7 @@ import math
 from iosched.core.base.units import si
 from iosched.core.documents.document import CatalogJobDoc, CellDoc, MatrixDoc, MatrixJudgementDoc
 from iosched.core.documents.metrics import metric_words, ordered_metrics, split_metric
+from iosched.core.present.conditions import condition_lines
 from iosched.core.present.report import device_words
 from iosched.core.present.worded import worded_matrix_judgement
 
@@ -78,6 +79,7 @@ def matrix_text(doc: MatrixDoc, judgement: MatrixJudgementDoc) -> str:
              f"{len(judgement.workloads)} workload(s) x {len(judgement.variants)} variants, "
              f"{runs}{', caches dropped before each run' if doc.drop_caches else ''}",
              f"{what}: {figures} and {interval}, {star} (alpha {judgement.alpha:g})",
+             *condition_lines(doc.conditions, doc.kernel, doc.runs),
              ""]
     parts = {(c.workload, c.variant): _cell_parts(c, geometric) for c in judgement.cells}
     cells = {}

@@ -19,6 +19,7 @@ from iosched.core.documents.document import (
 )
 from iosched.core.documents.metrics import METRICS, metric_label, metric_words, ordered_metrics, roles_of
 from iosched.core.kernel.device_doc import DeviceDoc
+from iosched.core.present.conditions import condition_lines
 from iosched.core.present.sentences import background_named, comparison_sentence, relative_text
 from iosched.core.present.summary import MORE, rank_words, replay_timing, split_words, summary_lines
 from iosched.core.present.worded import worded, worded_judgement
@@ -91,18 +92,22 @@ def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool =
         lines.append(f"{doc.repeat} run(s) per variant, order {' '.join(doc.order)}")
     if (timing := replay_timing(doc)) is not None:
         lines.append(timing)
+    lines += condition_lines(doc.conditions, doc.kernel, doc.runs)
     summaries = verdict.summaries
     own = list(cmd_metrics_of(doc))
     keys = [k for k in ordered_metrics((k for s in summaries.values() for k in s), own)
             if any((x := s.get(k)) is not None and x.mean for s in summaries.values())]
     shown: list[str] = [k for k in (*own, "iops", "wall_s", "mb_s", "clat_mean_us", "clat_p99_us", "cpu_us_per_io",
-                                    "cpu_sys", "dev_r_await", "dev_w_await", "sched_p50_us", "sched_p99_us",
-                                    "device_p50_us", "device_p99_us") if k in keys]
+                                    "cpu_us_per_io_task", "cpu_us_per_io_workers", "cpu_sys", "dev_r_await",
+                                    "dev_w_await", "sched_p50_us", "sched_p99_us", "device_p50_us", "device_p99_us",
+                                    "total_p50_us", "total_p99_us")
+                        if k in keys]
     roles = roles_of(keys)
     if roles:  # a workload with roles: each role's own figures first, the primary metric before all
         primary = verdict.primary_metric
         per_role = [f"{r}:{m}" for r in roles for m in ("iops", "mb_s", "clat_p50_us", "clat_p99_us")]
-        extra = [k for k in ("fairness_jain", "share_min_max", "cpu_us_per_io") if k in keys]
+        extra = [k for k in ("fairness_jain", "share_min_max", "cpu_us_per_io", "cpu_us_per_io_task",
+                             "cpu_us_per_io_workers") if k in keys]
         shown = [k for k in dict.fromkeys([primary, *per_role, *extra]) if k in keys]
     labels = {k: _column_label(k) for k in shown}
     base = next(iter(summaries), "")
@@ -147,13 +152,18 @@ def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool =
     return "\n".join(lines) + "\n"
 
 
-_SHORT = {"fairness_jain": "Jain index", "share_min_max": "min/max share"}
+_SHORT = {"fairness_jain": "Jain index", "share_min_max": "min/max share", "cpu_us_per_io_task": "task CPU µs/IO",
+          "cpu_us_per_io_workers": "kworker CPU µs/IO", "total_p50_us": "block p50 (µs)",
+          "total_p99_us": "block p99 (µs)"}
 
 
 def _column_label(key: str) -> str:
     """A column's head, in at most 19 characters."""
     if key in _SHORT:
         return _SHORT[key]
+    role, _, base = key.rpartition(":")
+    if role and base in _SHORT:
+        return f"{role} {_SHORT[base]}"
     label, unit, *_ = metric_words(key)
     if ":" in key:  # a role's metric: its role name is short enough for a column
         label = f"{key.split(':')[0]} {metric_words(key.split(':')[1])[0]}"

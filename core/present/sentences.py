@@ -285,14 +285,12 @@ def invalid_lines(doc: ExperimentDoc | MatrixDoc) -> list[str]:
 
 def judgement_notes(doc: ExperimentDoc, metric: str, planning: PlanningDoc | None, split: Sequence[str],
                     left_out: int) -> list[str]:
-    """A compare's notes: runs left out after its last look, an unbalanced order, what more runs would show (or why
-    no figure can say: ``split``, the variants whose runs disagree on ``metric``)."""
+    """A compare's notes: runs left out after its last look, what more runs would show (or why no figure can say:
+    ``split``, the variants whose runs disagree on ``metric``). An odd number of runs is no note: the default three
+    would warn about itself (plan_order keeps its A B B A blocks whole as far as they go)."""
     notes: list[str] = []
-    if planning is not None:
-        if not isinstance(doc, AlternationDoc) and doc.sequential is None and doc.repeat % 2 == 1:
-            notes.append("an odd number of runs per variant leaves the A B B A order unbalanced against drift")
-        if planning.noise is not None and not split:
-            notes.append(planning_note(doc, metric, planning))
+    if planning is not None and planning.noise is not None and not split:
+        notes.append(planning_note(doc, metric, planning))
     if split:  # more runs of the same would only show the same groups again: no planning figure then
         notes.append(f"no planning figure: the runs of {', '.join(dict.fromkeys(split))} disagree among themselves, "
                      "and more runs would not settle which of them is typical; what differs between them would")

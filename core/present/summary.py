@@ -25,6 +25,8 @@ from iosched.core.documents.document import (
 )
 from iosched.core.documents.metrics import ROLE_WORDS, metric_label, metric_words, roles_of, split_metric
 from iosched.core.load.replay_lag import seconds_text
+from iosched.core.load.replay_latency import latency_note
+from iosched.core.present.conditions import summary_condition_lines
 from iosched.core.present.sentences import (
     PLANNING_NOTES,
     background_named,
@@ -236,6 +238,10 @@ def _fig(x: float) -> str:
 # --- the table of runs --------------------------------------------------------------------------------------
 
 
+SIBLING = {"clat_p50_us": "clat_p99_us", "clat_p99_us": "clat_p50_us", "total_p50_us": "total_p99_us",
+           "total_p99_us": "total_p50_us"}  # a latency's other percentile
+
+
 def deciding_metrics(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     """The primary metric and the two or three figures that decide the trade-off: tail latency and CPU per IO; for a
     job with roles, the primary role's other latency, the trade-off the job names and each other role's
@@ -246,15 +252,16 @@ def deciding_metrics(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     roles = roles_of(have)
     if roles:
         role, base = split_metric(primary)
-        sibling = {"clat_p50_us": "clat_p99_us", "clat_p99_us": "clat_p50_us"}.get(base)
+        sibling = SIBLING.get(base)
         job = doc.workload.job
         tradeoff = job.tradeoff if isinstance(job, CatalogJobDoc) else None
         others = [f"{r}:{'mb_s' if f'{r}:mb_s' in have else 'iops'}" for r in roles if r != role]
         wanted = [primary, f"{role}:{sibling}" if role and sibling else "", tradeoff or "", *others]
     elif doc.workload.cmd:
         wanted = [primary, *own, "wall_s", "bg:clat_p99_us", "cpu_us_per_io"]
-    else:
-        wanted = [primary, "clat_p99_us", "cpu_us_per_io"]
+    else:  # a replay judged on its latency in the block layer: its other percentile there (fio's is left out)
+        wanted = [primary, SIBLING.get(primary, "clat_p99_us") if primary.startswith("total_") else "clat_p99_us",
+                  "cpu_us_per_io"]
     return [k for k in dict.fromkeys(wanted) if k and k in have][:MAX_BLOCKS]
 
 
@@ -357,17 +364,18 @@ def _twins(a: str, b: str) -> bool:
 
 
 def note_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
-    """What matters to the verdict beside it: a busy machine, invalid runs, an unbalanced order, a timed replay that
-    fell behind, one line each."""
+    """What matters to the verdict beside it: a busy machine, invalid runs, a timed replay that fell behind, what a
+    replay's latency is, one line each."""
     judgement = worded_judgement(doc, judgement)
     notes = [n for n in judgement.notes if not n.startswith(PLANNING_NOTES)]
     timing = replay_timing(doc)
-    said = list(dict.fromkeys([*([timing] if timing else []), *notes, *doc.notes]))
+    below = latency_note([r.latency for r in doc.runs if r.latency is not None])  # a replay's latency, and fio's
+    said = list(dict.fromkeys([*([timing] if timing else []), *([below] if below else []), *notes, *doc.notes]))
     busy = [n for n in said if n.startswith("busy machine")]
     if len(busy) > 1:  # one is the point (the runs vary with another load); which loads, --details lists
         said = [n for n in said if n not in busy[1:]]
         said.insert(said.index(busy[0]) + 1, f"busy machine: and {len(busy) - 1} more such notes (--details)")
-    lines = [f"note: {n}" for n in said]
+    lines = [*summary_condition_lines(doc.conditions, doc.runs), *(f"note: {n}" for n in said)]
     bad = judgement.invalid
     lines += [f"invalid: {b}" for b in bad[:MAX_INVALID]]
     if len(bad) > MAX_INVALID:

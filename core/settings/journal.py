@@ -12,11 +12,12 @@ import json
 import os
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any
 
 from iosched.core.base.decode import DecodeError, decode
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import IoschedError, NotPermitted
 from iosched.core.base.outfile import replacing
 from iosched.core.base.schema import Keywords
@@ -24,6 +25,17 @@ from iosched.core.settings.owners import Owner
 
 JOURNAL_VERSION = 1  # the journal file's "version"
 Name = Annotated[str, Keywords(minLength=1)]
+
+
+@dataclass(frozen=True)
+class PendingWrite:
+    """A write the kernel had not returned from by its deadline: the value on its way, and the process left holding
+    it (its pid and start time), so that nothing more is written to the device, and no restore made, until it ends."""
+
+    value: Name
+    pid: int
+    start: int | None = None  # the writer's start time, clock ticks after boot: a pid given to another is not it
+    since: float = 0.0  # wall clock, for people reading the journal
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,7 @@ class JournalEntry:
     scheduler: str | None = None  # for iosched/* tunables: the scheduler they belonged to
     changed_at: float = 0.0  # wall clock, for people reading the journal
     pid: int = 0
+    pending: PendingWrite | None = field(default=None, metadata={"absent": True})
 
     @property
     def key(self) -> str:
@@ -108,7 +121,7 @@ class Journal:
 
     def _save(self, entries: dict[str, JournalEntry]) -> None:
         # Atomic: a crash leaves either the old or the new journal, never half of one; never through a link.
-        data = {"version": JOURNAL_VERSION, "entries": [asdict(e) for e in entries.values()]}
+        data = {"version": JOURNAL_VERSION, "entries": [encode(e) for e in entries.values()]}
         with replacing(self.path, sync=True) as f:
             json.dump(data, f, indent=1)
 

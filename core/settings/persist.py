@@ -7,8 +7,10 @@ lines someone else put in the file are kept as they are. ``ENV{DEVTYPE}=="disk"`
 
 A rule matches one device (serial, WWN, model, kernel name) or a class of disks: every disk whose
 ``queue/rotational`` says 0 (non-rotational) or 1 (rotational), among the kinds ``DISK_KERNELS`` names. A class
-rule needs no device at hand (``build_class_rule``): its scheduler and settings are checked against what the
-mainline kernel offers, and each disk's kernel has the last word when udev applies it.
+rule needs no device at hand (``build_class_rule``): its scheduler is one the mainline kernel has, one a disk here
+lists, or one whose module is installed for this kernel (the kernel loads it when udev writes its name), its
+settings are checked against what that scheduler has, and each disk's kernel has the last word when udev applies it.
+A moved tunable (async_depth) is written where this kernel keeps it: queue/ on newer kernels.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from typing import Any
 
 from iosched.core.base.errors import BadInput, shown
 from iosched.core.kernel.devices import read_device, udev_properties
+from iosched.core.kernel.modules import SCHEDULER_NAME, installed_schedulers
+from iosched.core.kernel.sysfs import moved_here, parse_scheduler, read_attr
 from iosched.core.settings.sandbox import is_sandbox
 from iosched.core.settings.scheduler import available_schedulers, setting_attr
 from iosched.core.settings.tunables import validate, validate_without_device
@@ -39,7 +43,8 @@ _TAG = re.compile(r"^# iosched: by=(?P<by>[a-z-]+) match=(?P<match>.*)$")
 _SAFE = re.compile(r'^[^"\\\n*?\[\]|]{1,120}$')  # no quotes, escapes or glob characters in a match value
 
 
-# The elevators the mainline kernel has: what a rule for disks not at hand may name.
+# The elevators the mainline kernel has: what a rule for disks not at hand may name, besides those this machine
+# lists or could load (``class_schedulers``).
 KNOWN_SCHEDULERS = ("none", "mq-deadline", "kyber", "bfq")
 # A class of disks by their queue/rotational flag: the names a user may give, and the flag each means.
 CLASSES = {"non-rotational": "0", "rotational": "1"}
@@ -77,12 +82,27 @@ def covers(device: str) -> bool:
     return any(fnmatch.fnmatchcase(device, pattern) for pattern in DISK_KERNELS.split("|"))
 
 
+def class_schedulers(root: str | Path = "/") -> list[str]:
+    """What a rule for a class of disks may name: the mainline kernel's schedulers, then any other a disk here lists
+    or whose module is installed for this kernel (adios, kpp: one module, the same on every disk it reaches)."""
+    out = list(KNOWN_SCHEDULERS)
+    for d in sorted(Path(root, "sys/block").glob("*")):
+        out += [s for s in parse_scheduler(read_attr(d / "queue/scheduler"))[1] if s not in out]
+    out += [s for s in sorted(installed_schedulers(root)) if s not in out]
+    return [s for s in out if SCHEDULER_NAME.match(s)]
+
+
 @dataclass(frozen=True)
 class Rule:
     by: str
     match: str
     scheduler: str
     settings: tuple[tuple[str, str], ...] = ()
+    in_queue: tuple[str, ...] = ()  # moved tunables this kernel keeps in queue/ (async_depth on newer kernels)
+
+    def attr(self, key: str) -> str:
+        """Where the rule writes setting ``key``, under /sys/block/DEV."""
+        return f"queue/{key}" if key in self.in_queue else setting_attr(key)
 
     def matcher(self) -> str:
         if self.by == "serial":
@@ -98,7 +118,7 @@ class Rule:
     def line(self) -> str:
         assigns = [f'ATTR{{queue/scheduler}}="{self.scheduler}"']
         # After the scheduler: a switch resets its tunables and nr_requests.
-        assigns += [f'ATTR{{{setting_attr(k)}}}="{v}"' for k, v in self.settings]
+        assigns += [f'ATTR{{{self.attr(k)}}}="{v}"' for k, v in self.settings]
         return ('ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", '
                 f'{self.matcher()}, TEST=="queue/scheduler", ' + ", ".join(assigns))
 
@@ -110,7 +130,7 @@ class Rule:
                 "rule": self.line()}
 
 
-_ASSIGN = re.compile(r'ATTR\{queue/(?:iosched/)?([a-z0-9_]+)\}="([^"]*)"')
+_ASSIGN = re.compile(r'ATTR\{queue/(iosched/)?([a-z0-9_]+)\}="([^"]*)"')
 
 
 def parse_rules(text: str) -> tuple[list[Rule], list[str]]:
@@ -123,9 +143,12 @@ def parse_rules(text: str) -> tuple[list[Rule], list[str]]:
         m = _TAG.match(lines[i])
         if m and i + 1 < len(lines):
             assigns = _ASSIGN.findall(lines[i + 1])
-            sched = next((v for k, v in assigns if k == "scheduler"), None)
+            sched = next((v for _, k, v in assigns if k == "scheduler"), None)
             if sched:
-                rules.append(Rule(m["by"], m["match"], sched, tuple((k, v) for k, v in assigns if k != "scheduler")))
+                settings = tuple((k, v) for _, k, v in assigns if k != "scheduler")
+                in_queue = tuple(k for folder, k, _ in assigns
+                                 if k != "scheduler" and not folder and setting_attr(k) != f"queue/{k}")
+                rules.append(Rule(m["by"], m["match"], sched, settings, in_queue))
                 i += 2
                 continue
         if lines[i] not in HEADER:
@@ -230,7 +253,12 @@ def build_rule(device: str, scheduler: str, settings: list[tuple[str, str]], by:
         raise BadInput(f"{device} has no scheduler {shown(scheduler)}; available: {', '.join(available)}")
     if settings:
         validate(device, settings, root, scheduler=scheduler)
-    return Rule(by, match_value(device, by, root), scheduler, tuple(settings))
+    return Rule(by, match_value(device, by, root), scheduler, tuple(settings), _in_queue(settings, root))
+
+
+def _in_queue(settings: list[tuple[str, str]], root: str | Path) -> tuple[str, ...]:
+    moved = moved_here(root)
+    return tuple(k for k, _ in settings if k in moved)
 
 
 def build_class_rule(klass: str, scheduler: str, settings: list[tuple[str, str]], device: str | None = None,
@@ -245,10 +273,12 @@ def build_class_rule(klass: str, scheduler: str, settings: list[tuple[str, str]]
         if settings:
             validate(device, settings, root, scheduler=scheduler)
     else:
-        if scheduler not in KNOWN_SCHEDULERS:
-            raise BadInput(f"no scheduler {shown(scheduler)}; the kernel's are {', '.join(KNOWN_SCHEDULERS)}")
-        validate_without_device(scheduler, settings)
-    return Rule("rotational", flag, scheduler, tuple(settings))
+        known = class_schedulers(root)
+        if scheduler not in known:
+            raise BadInput(f"no scheduler {shown(scheduler)} here: the kernel's are {', '.join(KNOWN_SCHEDULERS)}, and "
+                           f"this machine lists or could load {', '.join(known[len(KNOWN_SCHEDULERS):]) or 'no other'}")
+        validate_without_device(scheduler, settings, root)
+    return Rule("rotational", flag, scheduler, tuple(settings), _in_queue(settings, root))
 
 
 def merged(text: str, rule: Rule) -> str:
@@ -303,7 +333,7 @@ def tuned_snippet(rule: Rule) -> str:
     if rest:
         glob = rule.match if rule.by == "kernel-name" else "*"
         lines += ["", "[sysfs]"]
-        lines += [f"/sys/block/{glob}/{setting_attr(k)}={v}" for k, v in rest]
+        lines += [f"/sys/block/{glob}/{rule.attr(k)}={v}" for k, v in rest]
         if glob == "*":
             lines.append("# [sysfs] has no device match: narrow the glob to the disks this is meant for")
     return "\n".join(lines) + "\n"

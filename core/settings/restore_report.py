@@ -23,6 +23,7 @@ def restore_lines(outcomes: Sequence[RestoreOutcome]) -> list[str]:
         return [NOTHING_RECORDED]
     lines = []
     held: set[str] = set()
+    stuck: set[str] = set()
     for o in outcomes:
         what = f"{o.device} {o.attr.removeprefix('queue/')}"
         if o.status in ("restored", "would restore"):
@@ -31,6 +32,9 @@ def restore_lines(outcomes: Sequence[RestoreOutcome]) -> list[str]:
             lines.append(f"{what}: {o.status}{': ' + o.detail if o.detail else ''}")
         elif o.status == "not ours":
             lines.append(f"{what}: left alone: {o.detail}; `iosched restore` puts it back")
+        elif o.status == "stuck" and o.device not in stuck:  # one line for the device: nothing is written to it
+            stuck.add(o.device)
+            lines.append(f"{o.device}: left alone: {o.detail}")
         elif o.status == "held" and o.device not in held:  # one line for the device, not one per value
             held.add(o.device)
             lines.append(f"{o.device}: left alone: under load from iosched ({o.detail}), which puts back its own "
@@ -43,4 +47,5 @@ def restore_lines(outcomes: Sequence[RestoreOutcome]) -> list[str]:
 
 
 def restore_failed(outcomes: Sequence[RestoreOutcome]) -> bool:
-    return any(o.status == "failed" for o in outcomes)
+    """Whether something could not be put back: a failed write, or a device the kernel still owes a write."""
+    return any(o.status in ("failed", "stuck") for o in outcomes)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -18,10 +19,18 @@ from iosched.core.base.outfile import create_new, write_file
 from iosched.core.kernel.sysfs import read_attr
 from iosched.core.settings.journal import default_run_dir, kept_registrations, registry_files, stale_registrations
 from iosched.core.settings.owners import Left, Owner
+from iosched.core.settings.scheduler import available_schedulers, switch_scheduler
 from iosched.core.settings.writes import restore
 
 SANDBOX_PREFIX = "iosched-demo-"
 SANDBOX_FILE = "disk.img"
+
+
+def loop_default(release: str | None = None) -> str:
+    """The scheduler the kernel gives a new loop device: none since 5.15, when the loop driver began to ask for none
+    (BLK_MQ_F_NO_SCHED_BY_DEFAULT; core/advice/device_class.py has the whole rule), mq-deadline before."""
+    m = re.match(r"(\d+)\.(\d+)", release if release is not None else os.uname().release)
+    return "none" if m is None or (int(m.group(1)), int(m.group(2))) >= (5, 15) else "mq-deadline"
 
 
 @dataclass
@@ -74,6 +83,12 @@ def create(size: int, directory: str | Path | None = None, root: str | Path = "/
             raise IoschedError(f"losetup failed: {out.stderr.strip()}")
         sb.device = Path(out.stdout.strip()).name
         write_file(_reg_file(root, sb), json.dumps(sb.to_json()))
+        # A loop node keeps the scheduler its last user set after it is detached, and losetup hands such a node
+        # out again: a sandbox started from another's choice, which became the demo's baseline. It starts from the
+        # kernel's default, switched through the journal (so put back when the sandbox goes) like any change.
+        current, available = available_schedulers(sb.device, root)
+        if current is not None and current != loop_default() and loop_default() in available:
+            switch_scheduler(sb.device, loop_default(), root)
     except BaseException:
         destroy(sb, root)
         raise

@@ -7,17 +7,27 @@ comes back as a clear error, and a value it stores as something else is put back
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from iosched.core.base.errors import BadInput
-from iosched.core.kernel.sysfs import check_device_name, read_attr, read_int
+from iosched.core.kernel.sysfs import (
+    MOVED_TO_QUEUE,
+    check_device_name,
+    moved_here,
+    parse_scheduler,
+    read_attr,
+    read_int,
+    scheduler_tunables,
+)
 from iosched.core.settings.journal import Journal, default_run_dir
 from iosched.core.settings.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr
-from iosched.core.settings.writes import QUEUE_KNOBS, WriteResult, write_attr
+from iosched.core.settings.writes import QUEUE_KNOBS, WriteResult, is_tunable, write_attr
 
 BIG = 2**31 - 1
+_WHOLE = re.compile(r"^-?[0-9]{1,20}$")
 # Milliseconds the kernel keeps in jiffies read back through an int: at HZ below 1000 values near BIG round up
 # past it and read back negative (2147483647 reads -2147483648 at HZ=250). Whole seconds below BIG are safe
 # at every HZ.
@@ -72,6 +82,35 @@ INFO: dict[str, dict[str, Info]] = {
 }
 
 
+# A moved tunable (async_depth in queue/ on newer kernels) is every scheduler's: the same meaning and range for each.
+MOVED_INFO = {"async_depth": Info("most requests async IO (writes) may take at once", 1, BIG)}
+# A tunable iosched has no entry for (an out-of-tree scheduler's): a whole number within what the kernel's integer
+# parsers take; the kernel has the last word on its own range.
+UNKNOWN = Info("", -(2**31), 2**63 - 1)
+
+
+def info_of(scheduler: str, name: str) -> Info:
+    """What iosched knows of ``scheduler``'s tunable ``name``: its entry, else the moved tunables', else UNKNOWN."""
+    return INFO.get(scheduler, {}).get(name) or MOVED_INFO.get(name) or UNKNOWN
+
+
+def tunable_names(device: str, scheduler: str, root: str | Path = "/") -> set[str] | None:
+    """The tunables ``scheduler`` has on ``device``, whether it runs there or not: read from its folder where it runs
+    (there, or on another disk of this machine: one module, one set of files), else iosched's table for the in-tree
+    ones (with the moved ones where this kernel keeps them in queue/); None for an out-of-tree scheduler that runs
+    nowhere, whose files iosched cannot know before a switch."""
+    sysdir = check_device_name(device, root)
+    disks = [sysdir, *sorted(p for p in Path(root, "sys/block").iterdir() if p != sysdir)]
+    for d in disks:
+        if parse_scheduler(read_attr(d / "queue/scheduler"))[0] == scheduler:
+            return {attr.rsplit("/", 1)[-1] for attr in scheduler_tunables(d)}
+    if scheduler == "none":
+        return set()
+    if scheduler not in INFO:
+        return None
+    return set(INFO[scheduler]) | {k for k in MOVED_TO_QUEUE if (sysdir / "queue" / k).is_file()}
+
+
 @dataclass(frozen=True)
 class Setting:
     name: str
@@ -89,13 +128,12 @@ def list_settings(device: str, root: str | Path = "/") -> list[Setting]:
     """The current scheduler's tunables, then the queue knobs, each with its value and meaning."""
     current, _ = available_schedulers(device, root)
     out: list[Setting] = []
-    known = INFO.get(current or "", {})
     for name, value in read_tunables(device, root).items():
-        info = known.get(name)
-        out.append(Setting(name, value, current or "", info.meaning if info else "", info.unit if info else ""))
+        info = info_of(current or "", name)
+        out.append(Setting(name, value, current or "", info.meaning, info.unit))
     for name, value in read_knobs(device, root).items():
-        info = INFO["queue"].get(name)
-        out.append(Setting(name, value, "queue", info.meaning if info else "", info.unit if info else ""))
+        knob = INFO["queue"].get(name)
+        out.append(Setting(name, value, "queue", knob.meaning if knob else "", knob.unit if knob else ""))
     return out
 
 
@@ -114,7 +152,12 @@ def validate(device: str, pairs: list[tuple[str, str]], root: str | Path = "/",
     """Every setting exists for ``scheduler`` (default: the current one) and its value is in range."""
     sysdir = check_device_name(device, root)
     current = scheduler or available_schedulers(device, root)[0] or "none"
-    present = set(read_tunables(device, root)) if scheduler is None else set(INFO.get(current, {}))
+    present = set(read_tunables(device, root)) if scheduler is None else tunable_names(device, current, root)
+    if present is None:
+        if any(key not in QUEUE_KNOBS for key, _ in pairs):
+            raise BadInput(f"iosched reads {current}'s settings from its folder, and no disk here runs {current} "
+                           f"now: switch one to it first (iosched set {device} {current}), then name them")
+        present = set()
     _check_pairs(pairs, current, present, f"{device} with {current}")
     for key, value in pairs:
         if key == "max_sectors_kb":
@@ -123,10 +166,24 @@ def validate(device: str, pairs: list[tuple[str, str]], root: str | Path = "/",
                 raise BadInput(f"max_sectors_kb must not exceed max_hw_sectors_kb ({hw}) on {device}")
 
 
-def validate_without_device(scheduler: str, pairs: list[tuple[str, str]]) -> None:
-    """For a rule reaching disks not at hand (a class of disks): every setting is one ``scheduler`` or the queue
-    has in iosched's table and its value is in range; each disk's kernel has the last word when udev applies it."""
-    _check_pairs(pairs, scheduler, set(INFO.get(scheduler, {})), scheduler)
+def validate_without_device(scheduler: str, pairs: list[tuple[str, str]], root: str | Path = "/") -> None:
+    """For a rule reaching disks not at hand (a class of disks): every setting is one ``scheduler`` or the queue has
+    (an in-tree scheduler's from iosched's table, with the moved ones where this kernel keeps them in queue/; another
+    one's from the folder of a disk running it here) and its value is in range; each disk's kernel has the last word
+    when udev applies it."""
+    present: set[str] | None = None
+    for d in sorted(Path(root, "sys/block").glob("*")):
+        if parse_scheduler(read_attr(d / "queue/scheduler"))[0] == scheduler:
+            present = {attr.rsplit("/", 1)[-1] for attr in scheduler_tunables(d)}
+            break
+    if present is None and scheduler in INFO:
+        present = set(INFO[scheduler]) | set(moved_here(root))
+    if present is None:
+        if any(key not in QUEUE_KNOBS for key, _ in pairs):
+            raise BadInput(f"iosched reads {scheduler}'s settings from its folder, and no disk here runs {scheduler} "
+                           f"now: switch one to it first, then name them")
+        present = set()
+    _check_pairs(pairs, scheduler, present, scheduler)
 
 
 def _check_pairs(pairs: list[tuple[str, str]], current: str, present: set[str], owner: str) -> None:
@@ -134,14 +191,13 @@ def _check_pairs(pairs: list[tuple[str, str]], current: str, present: set[str], 
         if key in QUEUE_KNOBS:
             info = INFO["queue"].get(key)
         elif key in present:
-            info = INFO.get(current, {}).get(key)
+            info = info_of(current, key)
         else:
             names = sorted(present) + sorted(QUEUE_KNOBS)
             raise BadInput(f"{owner} has no setting {key!r}; settings: {', '.join(names)}")
-        try:
-            number = int(value)
-        except ValueError:
-            raise BadInput(f"{key} takes an integer, not {value!r}") from None
+        if not _WHOLE.match(value):  # int() would also take " 5", "1_000" and other scripts' digits
+            raise BadInput(f"{key} takes an integer, not {value!r}")
+        number = int(value)
         if info is not None and not info.low <= number <= info.high:
             raise BadInput(f"{key} must lie between {info.low} and {info.high}{' ' + info.unit if info.unit else ''}")
 
@@ -161,7 +217,7 @@ def changed_here(device: str, root: str | Path = "/") -> list[tuple[str, str]]:
     for e in Journal(default_run_dir(root)).entries().values():
         if e.device != device or e.attr in ("queue/scheduler", "queue/nr_requests"):
             continue
-        if e.attr.startswith("queue/iosched/") and e.scheduler != current:
+        if is_tunable(e.attr) and e.scheduler != current:
             continue
         value = read_attr(sysdir / e.attr)
         if value is not None and value != e.original:

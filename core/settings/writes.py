@@ -4,30 +4,53 @@ Kernel facts that shape this (6.x): the scheduler file accepts junk after 15 cha
 starts with "none" and an empty write as a silent no-op; some devices accept a write and change nothing;
 a buffered text-mode write reports EINVAL only at close(). So callers pass exact tokens, the write is one
 unbuffered os.write(), and the value is always read back.
+
+A write can also never return: a switch freezes the queue and waits for the requests in flight, and has hung for
+good (kernel bugzilla 219166). So each write is made by a child process within a deadline (``_Writer``), and one
+that does not return is left to the kernel: reported, journaled with the value on its way (``PendingWrite``), and
+not made again while its writer lives. A thread would not do: a thread stuck in write(2) keeps its process from
+ending (the group's exit waits for every thread to leave the kernel), so iosched could not quit.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import errno
+import math
 import os
 import re
+import select
+import subprocess
+import sys
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, DeviceGone, IoschedError, NotPermitted, WriteNotApplied, shown
 from iosched.core.base.outfile import remove_file, write_file
-from iosched.core.kernel.sysfs import check_device_name, parse_scheduler, read_attr, read_int
+from iosched.core.kernel.modules import MODULE_NAME
+from iosched.core.kernel.processes import process_start, running
+from iosched.core.kernel.sysfs import (
+    MOVED_TO_QUEUE,
+    check_device_name,
+    parse_scheduler,
+    read_attr,
+    read_int,
+    scheduler_tunables,
+    tunable_home,
+)
 from iosched.core.settings.device_lock import restoring
-from iosched.core.settings.journal import Journal, JournalEntry, default_run_dir, new_entry
+from iosched.core.settings.journal import Journal, JournalEntry, PendingWrite, default_run_dir, new_entry
+from iosched.core.settings.owners import Owner
 
 # Queue knobs the tool may change besides the scheduler and its iosched/* tunables.
 QUEUE_KNOBS = frozenset({
     "nr_requests", "read_ahead_kb", "rq_affinity", "nomerges", "wbt_lat_usec", "max_sectors_kb",
     "add_random", "io_poll_delay",
 })
-_TUNABLE = re.compile(r"^queue/iosched/[a-z0-9_]{1,40}$")
+_TUNABLE = re.compile(r"^queue/iosched/[a-z0-9_]{1,40}$")  # the names of sysfs.TUNABLE_NAME
 _VALUE = re.compile(r"^-?[A-Za-z0-9_.-]{1,40}$")
 
 
@@ -49,9 +72,15 @@ _MEANS_DEFAULT = {("queue/wbt_lat_usec", "-1")}
 def _check_attr(attr: str) -> None:
     if attr == "queue/scheduler" or _TUNABLE.match(attr):
         return
-    if attr.startswith("queue/") and attr[6:] in QUEUE_KNOBS:
+    if attr.startswith("queue/") and (attr[6:] in QUEUE_KNOBS or attr[6:] in MOVED_TO_QUEUE):
         return
     raise BadInput(f"{attr} is not a setting iosched changes")
+
+
+def is_tunable(attr: str) -> bool:
+    """Whether ``attr`` is a scheduler's tunable, wherever the kernel keeps it: it belongs to the scheduler that ran
+    when it was journaled, and a switch resets it."""
+    return attr.startswith("queue/iosched/") or attr.removeprefix("queue/") in MOVED_TO_QUEUE
 
 
 def _current_value(path: Path, attr: str) -> str | None:
@@ -63,28 +92,200 @@ def _current_value(path: Path, attr: str) -> str | None:
     return text
 
 
-def _raw_write(path: Path, value: str, device: str, attr: str) -> float:
-    """One unbuffered write; returns the seconds it took. Errors become our own exceptions."""
+# --- the write itself, made by a child process that can be abandoned ----------------------------------------------
+
+# How long the kernel may take over one write before it is reported stuck. A switch freezes the queue and waits for
+# the requests in flight (tens of ms under load, seconds on a slow disk under a flood); any other attribute returns
+# at once.
+SWITCH_DEADLINE_S = 30.0
+WRITE_DEADLINE_S = 10.0
+DEADLINE_ENV = "IOSCHED_WRITE_DEADLINE"  # seconds, for every write: a slow disk, or a test
+
+
+def write_deadline(attr: str) -> float:
+    """How long a write of ``attr`` may take: $IOSCHED_WRITE_DEADLINE seconds when set, else its default."""
+    text = os.environ.get(DEADLINE_ENV)
+    if not text:
+        return SWITCH_DEADLINE_S if attr == "queue/scheduler" else WRITE_DEADLINE_S
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = math.nan
+    if not 0.1 <= seconds <= 3600:
+        raise BadInput(f"{DEADLINE_ENV} must be seconds from 0.1 to 3600, not {shown(text)}")
+    return seconds
+
+
+class WriteStuck(IoschedError):
+    """The kernel did not return from a write within its deadline. The writer is left to it (a child process, which
+    ends once the kernel lets go); the device is left as the kernel has it; nothing reads it back meanwhile (a read
+    may wait on the same lock)."""
+
+    def __init__(self, device: str, attr: str, value: str, deadline_s: float, writer: Owner) -> None:
+        self.device, self.attr, self.value, self.writer = device, attr, value, writer
+        self.pending = PendingWrite(value, writer.pid, writer.start, time.time())
+        super().__init__(
+            f"the kernel has not returned from writing {value!r} to {device} {attr.removeprefix('queue/')} within "
+            f"{deadline_s:g} s (a switch can hang: kernel bugzilla 219166); {device} is left as the kernel has it, "
+            f"the write is journaled and not made again, and `iosched restore` puts back the original once the "
+            f"kernel lets go")
+
+
+class WritePending(IoschedError):
+    """A device the kernel still owes an earlier write: nothing more is written to it until that one returns."""
+
+    def __init__(self, entry: JournalEntry, pending: PendingWrite) -> None:
+        since = time.strftime("%H:%M:%S", time.localtime(pending.since)) if pending.since else "earlier"
+        super().__init__(
+            f"{entry.device} still has a write the kernel has not returned from ({pending.value!r} to "
+            f"{entry.attr.removeprefix('queue/')}, pid {pending.pid}, since {since}): iosched writes nothing more to "
+            f"{entry.device} until it returns; `iosched restore` then puts back what it changed")
+
+
+class _Abandoned(Exception):
+    def __init__(self, writer: Owner) -> None:
+        self.writer = writer
+
+
+# The writer: reads "PATHLEN VALUELEN\n" then the path and the value, opens, writes once, answers "ok 0 SECONDS" (how
+# long the open and write took), "open ERRNO" or "write ERRNO". Isolated (-I) and without site (-S): it imports only
+# os, sys and time.
+_CHILD = r"""
+import os, sys, time
+i, o = sys.stdin.buffer, sys.stdout.buffer
+while True:
+    head = i.readline()
+    if not head:
+        break
+    n, m = (int(x) for x in head.split())
+    path, value = i.read(n), i.read(m)
     t0 = time.perf_counter()
     try:
-        fd = os.open(path, os.O_WRONLY)
-    except FileNotFoundError as e:
-        raise DeviceGone(f"{device} is gone (no {attr})") from e
-    except PermissionError as e:
-        raise NotPermitted(f"permission denied writing {device} {attr}: run as root") from e
-    try:
-        os.write(fd, value.encode())
+        fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
     except OSError as e:
-        if e.errno == errno.EINVAL:
-            raise IoschedError(f"the kernel refused {value!r} for {device} {attr} (invalid argument)") from e
-        if e.errno in (errno.ENODEV, errno.ENXIO, errno.ENOENT):
-            raise DeviceGone(f"{device} went away during the write") from e
-        if e.errno in (errno.EACCES, errno.EPERM):
-            raise NotPermitted(f"permission denied writing {device} {attr}: run as root") from e
-        raise IoschedError(f"writing {value!r} to {device} {attr} failed: {e.strerror}") from e
-    finally:
-        os.close(fd)
-    return time.perf_counter() - t0
+        o.write(b"open %d\n" % (e.errno or 0))
+        o.flush()
+        continue
+    try:
+        os.write(fd, value)
+        answer = b"ok 0 %.9f\n" % (time.perf_counter() - t0)
+    except OSError as e:
+        answer = b"write %d\n" % (e.errno or 0)
+    os.close(fd)
+    o.write(answer)
+    o.flush()
+"""
+
+
+class _Writer:
+    """The child process that makes the sysfs writes, one at a time, each within its deadline. One that does not
+    return is abandoned with its child: its pipes closed, so that once the kernel lets go it finds no one to answer
+    and ends (a signal would wait for the kernel all the same), reaped later; the next write starts another child.
+    The child is in a session of its own (a Ctrl-C at the terminal is not for it)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.left: list[subprocess.Popen[bytes]] = []  # abandoned writers, reaped once the kernel lets them go
+
+    def write(self, path: Path, value: str, deadline_s: float) -> tuple[str, int, float]:
+        """("ok", 0, seconds the kernel took), ("open", errno, 0) or ("write", errno, 0); _Abandoned when the deadline
+        passed first."""
+        p, v = os.fsencode(path), value.encode()
+        request = b"%d %d\n" % (len(p), len(v)) + p + v
+        with self.lock:
+            self.left[:] = [c for c in self.left if c.poll() is None]
+            proc = self._started()
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                view = memoryview(request)
+                while view:
+                    view = view[os.write(proc.stdin.fileno(), view):]
+            except OSError as e:
+                self._abandon(proc)
+                raise IoschedError(f"iosched's writer process is gone ({e.strerror}): nothing was written") from e
+            until = time.monotonic() + deadline_s
+            answer = b""
+            while not answer.endswith(b"\n"):
+                ready, _, _ = select.select([proc.stdout.fileno()], [], [], max(0.0, until - time.monotonic()))
+                if not ready:
+                    writer = Owner(proc.pid, process_start(proc.pid))
+                    self._abandon(proc)
+                    raise _Abandoned(writer)
+                chunk = os.read(proc.stdout.fileno(), 64)
+                if not chunk:
+                    self._abandon(proc)
+                    raise IoschedError("iosched's writer process ended during the write")
+                answer += chunk
+            step, number, *took = answer.decode().split()
+            return step, int(number), float(took[0]) if took else 0.0
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self.proc is None or self.proc.poll() is not None:
+            if not sys.executable:
+                raise IoschedError("no Python interpreter to run the writer process with")
+            self.proc = subprocess.Popen([sys.executable, "-I", "-S", "-c", _CHILD], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, bufsize=0,
+                                         start_new_session=True)
+        return self.proc
+
+    def _abandon(self, proc: subprocess.Popen[bytes]) -> None:
+        for pipe in (proc.stdin, proc.stdout):
+            with contextlib.suppress(OSError):
+                pipe and pipe.close()
+        self.left.append(proc)
+        self.proc = None
+
+    def close(self) -> None:
+        """At exit: the idle writer reads the end of its input and ends; an abandoned one is left to the kernel."""
+        proc, self.proc = self.proc, None
+        if proc is not None and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(1)
+
+
+_WRITER = _Writer()
+atexit.register(_WRITER.close)
+
+
+def _raw_write(path: Path, value: str, device: str, attr: str) -> float:
+    """One write, made by the writer process within its deadline; returns the seconds the kernel took over it (as the
+    writer timed its open and write: not the writer's start). Errors become our own exceptions; WriteStuck when the
+    kernel has not returned by the deadline."""
+    deadline = write_deadline(attr)
+    try:
+        step, err, seconds = _WRITER.write(path, value, deadline)
+    except _Abandoned as e:
+        raise WriteStuck(device, attr, value, deadline, e.writer) from None
+    if step == "open":
+        if err == errno.ENOENT:
+            raise DeviceGone(f"{device} is gone (no {attr})")
+        if err in (errno.EACCES, errno.EPERM):
+            raise NotPermitted(f"permission denied writing {device} {attr}: run as root")
+        raise IoschedError(f"opening {device} {attr} failed: {os.strerror(err)}")
+    if step == "write":
+        if err == errno.EINVAL:
+            raise IoschedError(f"the kernel refused {value!r} for {device} {attr} (invalid argument)")
+        if err in (errno.ENODEV, errno.ENXIO, errno.ENOENT):
+            raise DeviceGone(f"{device} went away during the write")
+        if err in (errno.EACCES, errno.EPERM):
+            raise NotPermitted(f"permission denied writing {device} {attr}: run as root")
+        raise IoschedError(f"writing {value!r} to {device} {attr} failed: {os.strerror(err)}")
+    return seconds
+
+
+def _live_pending(entries: dict[str, JournalEntry], device: str) -> tuple[JournalEntry, PendingWrite] | None:
+    """The entry of ``device`` whose write the kernel still holds, if any; a pending write whose writer has ended
+    (the kernel let go) is cleared from its entry, which stays: what the write did is read like any change."""
+    for key, e in list(entries.items()):
+        if e.device != device or e.pending is None:
+            continue
+        if running(e.pending.pid, e.pending.start):
+            return e, e.pending
+        entries[key] = replace(e, pending=None)
+    return None
 
 
 def _identity(sysdir: Path) -> dict[str, object]:
@@ -96,6 +297,11 @@ def _identity(sysdir: Path) -> dict[str, object]:
     }
 
 
+def journal_identity(device: str, root: str | Path = "/") -> dict[str, object]:
+    """The device's identity as a journal entry keeps it (maj:min, diskseq, serial, a loop's backing file)."""
+    return _identity(check_device_name(device, root))
+
+
 def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
                journal: Journal | None = None) -> WriteResult:
     """Set ``/sys/block/DEVICE/ATTR`` to ``value``, journaling the original; raises if it does not stick."""
@@ -103,9 +309,16 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
     _check_attr(attr)
     if not _VALUE.match(value):
         raise BadInput(f"value {shown(value)} is not a plain token")
+    write_deadline(attr)  # a bad deadline is refused before anything is journaled
+    attr = tunable_home(sysdir, attr)
     path = sysdir / attr
     journal = journal or Journal(default_run_dir(root))
+    stuck: WriteStuck | None = None
+    stored = new = None
     with journal.locked() as entries:
+        held = _live_pending(entries, device)
+        if held is not None:
+            raise WritePending(*held)
         old = _current_value(path, attr)
         if old is None:
             raise DeviceGone(f"{device} has no {attr} (device gone, or not available with this scheduler)")
@@ -115,7 +328,7 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
         fresh = key not in entries
         if fresh:
             sched = None
-            if attr.startswith("queue/iosched/"):
+            if is_tunable(attr):
                 sched = _current_value(sysdir / "queue/scheduler", "queue/scheduler")
             entries[key] = new_entry(device, attr, old, scheduler=sched, **_identity(sysdir))
             if attr == "queue/scheduler":
@@ -123,15 +336,23 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
         at = time.monotonic()
         try:
             seconds = _raw_write(path, value, device, attr)
+        except WriteStuck as e:
+            # The kernel has the write: the original stays journaled with the value on its way, so a restore knows,
+            # and nothing is read back or written again until the writer ends.
+            entries[key] = replace(entries[key], pending=e.pending)
+            stuck = e
         finally:
-            stored = new = _current_value(path, attr)
-            if new is not None and new not in (old, value) and (attr, value) not in _MEANS_DEFAULT:
-                # The kernel kept something else (clamped, rounded to its clock, overflowed): not what was
-                # asked for, so the previous value goes back rather than a surprise staying in place.
-                new = _put_back(path, old, device, attr)
-            if fresh and new == old:
-                # Nothing changed (refused, ignored, or put back): nothing to restore either.
-                del entries[key]
+            if stuck is None:
+                stored = new = _current_value(path, attr)
+                if new is not None and new not in (old, value) and (attr, value) not in _MEANS_DEFAULT:
+                    # The kernel kept something else (clamped, rounded to its clock, overflowed): not what was
+                    # asked for, so the previous value goes back rather than a surprise staying in place.
+                    new = _put_back(path, old, device, attr)
+                if fresh and new == old:
+                    # Nothing changed (refused, ignored, or put back): nothing to restore either.
+                    del entries[key]
+    if stuck is not None:
+        raise stuck
     if stored is None or new is None:
         raise DeviceGone(f"{device} vanished right after the write")
     if stored != value and (attr, value) in _MEANS_DEFAULT:
@@ -158,9 +379,8 @@ def _journal_reset_by_switch(entries: dict[str, JournalEntry], device: str, sysd
     """A switch resets the old scheduler's tunables and nr_requests: journal them too, so that a restore
     brings back hand-tuned values, not just the scheduler's name."""
     identity = _identity(sysdir)
-    values = {f"queue/iosched/{p.name}": read_attr(p) for p in sorted((sysdir / "queue/iosched").glob("*"))}
-    for attr, value in values.items():
-        if value is not None and f"{device}/{attr}" not in entries:
+    for attr, value in scheduler_tunables(sysdir).items():
+        if f"{device}/{attr}" not in entries:
             entries[f"{device}/{attr}"] = new_entry(device, attr, value, scheduler=sched, **identity)
     nr = read_attr(sysdir / "queue/nr_requests")
     if nr is not None and f"{device}/queue/nr_requests" not in entries:
@@ -174,9 +394,11 @@ class RestoreOutcome:
     original: str
     current: str | None
     # "restored", "would restore", "unchanged", "gone", "replaced", "skipped", "failed"; left alone: "held" (the
-    # device is under load from another iosched, detail names it), "not ours" (another process made the entry)
+    # device is under load from another iosched, detail names it), "not ours" (another process made the entry),
+    # "stuck" (the kernel has not returned from a write to the device: nothing is written to it until it does)
     status: str
     detail: str = ""
+    pending: PendingWrite | None = None  # "stuck" by this restore's own write: the value on its way, its writer
 
 
 def _same_device(entry: JournalEntry, sysdir: Path) -> str | None:
@@ -190,10 +412,27 @@ def _same_device(entry: JournalEntry, sysdir: Path) -> str | None:
 
 
 def _order(entry: JournalEntry) -> int:
-    # The scheduler first (a switch resets nr_requests and iosched/*), then knobs, then tunables.
+    # The scheduler first (a switch resets nr_requests and iosched/*), then knobs, then tunables (a moved one too:
+    # the kernel scales queue/async_depth with nr_requests).
     if entry.attr == "queue/scheduler":
         return 0
-    return 2 if entry.attr.startswith("queue/iosched/") else 1
+    return 2 if is_tunable(entry.attr) else 1
+
+
+def _owed(entries: dict[str, JournalEntry], clear: bool) -> dict[str, str]:
+    """Device -> why it is left alone, for each device the kernel still owes a write (its writer runs); with
+    ``clear``, a pending write whose writer has ended is cleared from its entry (the entry stays, read as usual)."""
+    out: dict[str, str] = {}
+    for key, e in list(entries.items()):
+        if e.pending is None:
+            continue
+        if running(e.pending.pid, e.pending.start):
+            out.setdefault(e.device, f"the kernel has not returned from writing {e.pending.value!r} to "
+                                     f"{e.attr.removeprefix('queue/')} (pid {e.pending.pid}): nothing is written to "
+                                     f"{e.device} until it does; `iosched restore` then puts back the rest")
+        elif clear:
+            entries[key] = replace(e, pending=None)
+    return out
 
 
 def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: bool = False,
@@ -218,12 +457,14 @@ def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: boo
             return False
         if only is None or (e.device, e.attr) in only:
             return True
-        return e.device in switched and (e.attr == "queue/nr_requests" or e.attr.startswith("queue/iosched/"))
+        return e.device in switched and (e.attr == "queue/nr_requests" or is_tunable(e.attr))
 
     def mine(entries: dict[str, JournalEntry]) -> list[JournalEntry]:
         return sorted((e for e in entries.values() if wanted(e)), key=_order)
 
-    def left_alone(entry: JournalEntry, held: dict[str, str]) -> RestoreOutcome | None:
+    def left_alone(entry: JournalEntry, held: dict[str, str], owed: dict[str, str]) -> RestoreOutcome | None:
+        if entry.device in owed:
+            return RestoreOutcome(entry.device, entry.attr, entry.original, None, "stuck", owed[entry.device])
         if pid is not None and entry.pid != pid:
             who = f"pid {entry.pid}" if entry.pid else "an earlier iosched that recorded no process"
             return RestoreOutcome(entry.device, entry.attr, entry.original, None, "not ours",
@@ -232,25 +473,30 @@ def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: boo
             return RestoreOutcome(entry.device, entry.attr, entry.original, None, "held", held[entry.device])
         return None
 
-    def go(todo: list[JournalEntry], entries: dict[str, JournalEntry] | None) -> None:
+    def go(todo: list[JournalEntry], entries: dict[str, JournalEntry] | None, owed: dict[str, str]) -> None:
         with restoring({e.device for e in todo if pid is None or e.pid == pid}, root) as held:
             for entry in todo:
-                skipped = left_alone(entry, held)
+                skipped = left_alone(entry, held, owed)
                 if skipped is not None:
                     # Another process's take-along (nr_requests, iosched/*) is not worth naming.
-                    if skipped.status == "held" or only is None or (entry.device, entry.attr) in only:
+                    if skipped.status in ("held", "stuck") or only is None or (entry.device, entry.attr) in only:
                         outcomes.append(skipped)
                     continue
                 outcome = _restore_one(entry, root, dry_run=entries is None)
                 outcomes.append(outcome)
-                if entries is not None and outcome.status != "failed":
+                if outcome.pending is not None:  # this restore's own write did not return: never made again
+                    owed[entry.device] = outcome.detail
+                    if entries is not None:
+                        entries[entry.key] = replace(entry, pending=outcome.pending)
+                elif entries is not None and outcome.status != "failed":
                     del entries[entry.key]
 
     if dry_run:
-        go(mine(journal.entries()), None)
+        found = journal.entries()
+        go(mine(found), None, _owed(found, clear=False))
         return outcomes
     with journal.locked() as entries:
-        go(mine(entries), entries)
+        go(mine(entries), entries, _owed(entries, clear=True))
     return outcomes
 
 
@@ -264,12 +510,13 @@ def _restore_one(entry: JournalEntry, root: str | Path, dry_run: bool) -> Restor
     why = _same_device(entry, sysdir)
     if why:
         return out("replaced", detail=f"another device now has this name ({why}); left alone")
-    path = sysdir / entry.attr
+    attr = tunable_home(sysdir, entry.attr)  # a moved tunable is put back where this kernel keeps it
+    path = sysdir / attr
     if entry.scheduler is not None:
         sched = _current_value(sysdir / "queue/scheduler", "queue/scheduler")
         if sched != entry.scheduler:
             return out("skipped", None, f"belongs to {entry.scheduler}, device now runs {sched}")
-    current = _current_value(path, entry.attr)
+    current = _current_value(path, attr)
     if current is None:
         return out("skipped", detail=f"{entry.attr} no longer exists")
     if current == entry.original:
@@ -277,13 +524,47 @@ def _restore_one(entry: JournalEntry, root: str | Path, dry_run: bool) -> Restor
     if dry_run:
         return out("would restore", current)
     try:
-        _raw_write(path, entry.original, entry.device, entry.attr)
+        _raw_write(path, entry.original, entry.device, attr)
+    except WriteStuck as e:
+        return replace(out("stuck", current, str(e)), pending=e.pending)
     except IoschedError as e:
         return out("failed", current, str(e))
-    after = _current_value(path, entry.attr)
+    after = _current_value(path, attr)
     if after != entry.original:
         return out("failed", after, f"still reads {after!r}")
     return out("restored", current)
+
+
+MODPROBE = "modprobe"
+
+
+def load_module(module: str) -> None:
+    """``modprobe MODULE`` within the write deadline: a scheduler the kernel has not loaded (core/kernel/modules.py
+    names its module). Not journaled: loading changes no device's setting, and a scheduler's module cannot be taken
+    out while a device runs it; `iosched restore` leaves it loaded. A modprobe that does not end in time is left to
+    the kernel like a stuck write."""
+    if not MODULE_NAME.match(module):
+        raise BadInput(f"{shown(module)} is not a module name")
+    deadline = write_deadline("module")
+    try:
+        proc = subprocess.Popen([MODPROBE, "--", module], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, start_new_session=True)
+    except OSError as e:
+        raise IoschedError(f"cannot run {MODPROBE} to load {module}: {e.strerror}") from e
+    try:
+        _, err = proc.communicate(timeout=deadline)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            proc.kill()
+        _WRITER.left.append(proc)
+        raise IoschedError(f"`{MODPROBE} {module}` has not ended within {deadline:g} s; it is left to the kernel and "
+                           "not run again") from None
+    if proc.returncode == 0:
+        return
+    said = " ".join(err.decode(errors="replace").split())[:200]
+    if os.geteuid() != 0:
+        raise NotPermitted(f"loading {module} needs root: run as root")
+    raise IoschedError(f"`{MODPROBE} {module}` failed{': ' + said if said else ''}")
 
 
 def drop_caches(root: str | Path = "/") -> None:
@@ -296,16 +577,6 @@ def drop_caches(root: str | Path = "/") -> None:
         raise NotPermitted("permission denied dropping caches: run as root") from e
     except OSError as e:
         raise IoschedError(f"dropping caches failed: {e.strerror}") from e
-
-
-def forget_unchanged(device: str, root: str | Path = "/", journal: Journal | None = None) -> None:
-    """Drop journal entries of ``device`` whose value is back at the original: nothing left to restore."""
-    journal = journal or Journal(default_run_dir(root))
-    sysdir = Path(root, "sys/block", device)
-    with journal.locked() as entries:
-        for key, entry in list(entries.items()):
-            if entry.device == device and _current_value(sysdir / entry.attr, entry.attr) == entry.original:
-                del entries[key]
 
 
 def write_rules_file(path: str | Path, text: str | None) -> None:

@@ -239,7 +239,9 @@ def at_level(e: RatioEstimate, level: float) -> tuple[float, float]:
         return e.ci_low, e.ci_high
     c = LogComparison.of(e)
     half = t_ppf(0.5 + level / 2.0, c.df) * c.se
-    return math.exp(c.log_ratio - half), math.exp(c.log_ratio + half)
+    # At a stricter level than the estimate's own (a small --alpha, few runs far apart) an end may pass a double's
+    # range: infinite, as holm_intervals.py makes one, never an OverflowError after the runs.
+    return math.exp(c.log_ratio - half), (math.exp(c.log_ratio + half) if c.log_ratio + half < 709.0 else math.inf)
 
 
 def summary_doc(s: Summary) -> SummaryDoc:

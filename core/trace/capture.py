@@ -188,7 +188,7 @@ class CaptureRun:
 
     def _ready(self, out: IO[str], t: int) -> CaptureWriter:
         """The loader is ready (at ``t``, its clock): the writer its records go to."""
-        return CaptureWriter(out, f"/dev/{self.device}", t)
+        return CaptureWriter(out, f"/dev/{self.device}", t, limit=self.max_bytes)
 
     def _finish(self, writer: CaptureWriter, out: IO[str], started: str, t_end: int, lost: int, full: int,
                 io_start: bool) -> CaptureDoc:
@@ -251,7 +251,7 @@ class CaptureRun:
                                              writer.op_bytes[0] + writer.op_bytes[1], lost))
         if self.duration is not None and elapsed >= self.duration:
             self.stop("duration")
-        elif writer.written >= self.max_bytes:
+        elif writer.full or writer.size() >= self.max_bytes:
             self.stop("max-size")
 
 

@@ -26,9 +26,13 @@ again). So is a command that did no IO. Every way out ends its tree and removes 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
+import re
 import resource
 import select
+import shlex
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -40,7 +44,7 @@ from typing import IO
 from iosched.core.base.errors import BadInput, shown
 from iosched.core.base.units import human_size
 from iosched.core.kernel.device_doc import DeviceDoc
-from iosched.core.kernel.devices import read_device
+from iosched.core.kernel.devices import disks_holding, read_device
 from iosched.core.kernel.sysfs import DEVICE_NAME, check_device_name, read_attr
 from iosched.core.load.children import Child
 from iosched.core.load.cmd_tree import RunAs, check_cmd, command_argv, end_tree, exit_status, io_bytes, user_env
@@ -62,6 +66,37 @@ READY_S = 10.0  # how long the command's wrapper may take to join its cgroup and
 WATCH_S = 0.1  # how often the watcher looks for a stop while the command runs
 
 
+def program_of(cmd: str, env: Mapping[str, str], cwd: str | Path) -> str | None:
+    """The file a shell command line starts: its first word (after any NAME=value) as a path, or found on the
+    command's PATH; None for a shell word (a builtin, a keyword) or a line the shell would not read."""
+    try:
+        words = shlex.split(cmd)
+    except ValueError:
+        return None
+    first = next(itertools.dropwhile(lambda w: re.fullmatch(r"[A-Za-z_]\w*=.*", w, re.S) is not None, words), "")
+    if not first:
+        return None
+    if "/" in first:
+        path = Path(cwd, first)  # an absolute path stays itself
+        return str(path) if path.is_file() else None
+    return shutil.which(first, path=env.get("PATH") or os.defpath)
+
+
+def default_disk(cmd: str, env: Mapping[str, str], cwd: str | Path, root: str | Path = "/") -> tuple[str, str]:
+    """The disk a command's capture keeps to when none is named: the one its files live on, its program's (where its
+    libraries and data usually are too), else its working directory's; and which that is, in words ("the disk
+    /usr/bin/python3 is on"). A replay is of one disk's requests. BadInput when that is no disk, or several."""
+    what = program_of(cmd, env, cwd) or str(cwd)
+    try:
+        disks = disks_holding(what, root)
+    except OSError:
+        disks = []
+    if len(disks) == 1:
+        return disks[0], f"the disk {what} is on"
+    where = f"is on {', '.join(disks)}" if disks else "is on no disk a capture can see (tmpfs, an overlay, btrfs…)"
+    raise BadInput(f"{what} {where}: name the disk to capture (iosched capture DEV --cmd …), or --every-disk")
+
+
 class CommandCaptureRefused(BadInput):
     """A command's capture that is not one (no IO, or cut at a bound): nothing was written; the sentence says why."""
 
@@ -73,12 +108,13 @@ class CmdCaptureRun(CaptureRun):
     status_ms = 100  # the loader's status interval: how soon the size bound is seen
 
     def __init__(self, cmd: str, out: Path, duration: float | None, max_bytes: int, *, device: str | None = None,
-                 cold: bool = False, run_as: RunAs | None = None, env: Mapping[str, str] | None = None,
-                 root: str | Path = "/",
+                 chosen: str = "", cold: bool = False, run_as: RunAs | None = None,
+                 env: Mapping[str, str] | None = None, root: str | Path = "/",
                  on_progress: Callable[[CaptureProgress], object] | None = None) -> None:
         super().__init__(device or "", out, duration, max_bytes, root, on_progress)
         self.cmd = cmd
         self.only = device  # a disk the capture keeps to, else every request-based disk
+        self.chosen = chosen  # why that disk, when iosched chose it (``default_disk``): "the disk X is on"
         self.cold = cold
         self.run_as = run_as
         self.env = dict(os.environ if env is None else env)
@@ -110,7 +146,7 @@ class CmdCaptureRun(CaptureRun):
                 raise BadInput(f"{self.only} is not a whole-disk block device")
             if not Path(self.root, "sys/block", self.only, "mq").is_dir():
                 raise BadInput(f"{self.only} hands its IO to the disks below it (it has no request queue of its "
-                               "own): name one of those, or no disk to capture them all")
+                               "own): name one of those, or --every-disk to capture them all")
             major, minor = (int(x) for x in found.maj_min.split(":"))
             devt = kernel_dev(major, minor)
         loader = ready_tracer(self.root)
@@ -143,7 +179,7 @@ class CmdCaptureRun(CaptureRun):
         # Closed by run(), whichever way the capture ends.
         self._body = tempfile.TemporaryFile("w+", encoding="ascii", prefix="iosched-capture-")  # noqa: SIM115
         self._start_command()
-        return CaptureWriter(self._body, None, self._gate_ns, name_of=self._name_of)
+        return CaptureWriter(self._body, None, self._gate_ns, name_of=self._name_of, limit=self.max_bytes)
 
     def _start_command(self) -> None:
         assert self._group is not None
@@ -221,7 +257,7 @@ class CmdCaptureRun(CaptureRun):
         if self.on_progress is not None:
             self.on_progress(CaptureProgress(elapsed, writer.requests + len(writer.pending),
                                              writer.op_bytes[0] + writer.op_bytes[1], lost))
-        if writer.written >= self.max_bytes:
+        if writer.full:
             self._end_command("max-size")
 
     def _name_of(self, dev: int) -> str | None:
@@ -257,12 +293,20 @@ class CmdCaptureRun(CaptureRun):
         if why != "command" or code is None:
             raise CaptureFailed("the CO-RE tracer ended before the command did: nothing was written")
         writer.flush(final=True)
+        end_ns = self._exit_ns if self._exit_ns is not None else t_end
+        if writer.full or writer.size(writer.end_us(end_ns)) > self.max_bytes:
+            # Its last IO came between two looks, or at its end: the bound holds exactly, not now and then.
+            raise CommandCaptureRefused(f"{cmd} did more IO than --max-size {human_size(self.max_bytes)} of capture "
+                                        "holds: nothing was written")
         if writer.requests == 0:
             where = f"on {self.only}" if self.only else "on any block device"
-            cache = "" if self.cold else " (what it read came from the page cache: --cold drops that first)"
+            hints = [] if self.cold else ["what it read came from the page cache: --cold drops that first"]
+            if self.chosen:  # iosched chose the disk: its files may be on another
+                where += f", {self.chosen}"
+                hints.append("it read another disk: name that one (iosched capture DEV --cmd …)")
+            said = f" ({'; or '.join(hints)})" if hints else ""
             status = f"; it exited with status {exit_status(code)}" if code else ""
-            raise CommandCaptureRefused(f"{cmd} did no IO {where}{cache}{status}: nothing was written")
-        end_ns = self._exit_ns if self._exit_ns is not None else t_end
+            raise CommandCaptureRefused(f"{cmd} did no IO {where}{said}{status}: nothing was written")
         end_us = writer.finish(end_ns, dest=out)
         ru = self._command.rusage if self._command is not None else None
         run_as = self.run_as

@@ -1,6 +1,8 @@
 """Block-layer tracing over an experiment's runs: one tracer for the whole experiment, each run's window cut
 from its samples (time in the scheduler, device time, total time; bpftrace's own CPU with it, since tracing
-adds CPU per IO)."""
+adds CPU per IO). Total time is queue-to-complete: from when the kernel starts accounting a request (as diskstats
+does) to its completion, what a request spent below the program that submitted it; reads' and writes' apart too,
+as iostat's r_await and w_await (a replay beside a write flood is told by its reads: core/load/replay_latency.py)."""
 
 from __future__ import annotations
 
@@ -9,15 +11,25 @@ from pathlib import Path
 from typing import NamedTuple
 
 from iosched.core.trace.histograms import Log2Hist, merge
-from iosched.core.trace.parse import TraceSample
+from iosched.core.trace.parse import DeviceLatency, TraceSample
 from iosched.core.trace.tracer import Tracer, TracerStopped
 
 TRACE_INTERVAL = 0.5
-TRACE_METRICS = ("sched_p50_us", "sched_p99_us", "device_p50_us", "device_p99_us", "total_mean_us", "tracer_cpu",
-                 "tracer_us_per_io")
+TRACE_METRICS = ("sched_p50_us", "sched_p99_us", "device_p50_us", "device_p99_us", "total_mean_us", "total_p50_us",
+                 "total_p99_us", "tracer_cpu", "tracer_us_per_io")
 
 
 Bucket = tuple[int, int, int]  # a log2 histogram's non-empty bucket: low µs, high µs (exclusive), count
+
+
+class OpWindow(NamedTuple):
+    """One operation's requests over a run and their total time: the mean exact (its sum is carried), p50 and p99
+    from its log2 histogram."""
+
+    ios: int
+    mean_us: float | None
+    p50_us: float | None
+    p99_us: float | None
 
 
 class TraceWindow(NamedTuple):
@@ -28,10 +40,22 @@ class TraceWindow(NamedTuple):
     sched_us: list[Bucket]
     device_us: list[Bucket]
     total_us: list[Bucket]
+    reads: OpWindow | None = None  # what iostat's r_await averages
+    writes: OpWindow | None = None  # w_await's
 
 
 def _buckets(hist: Log2Hist) -> list[Bucket]:
     return [(low, high, count) for low, high, count in hist.rows()]
+
+
+def _op(devs: list[DeviceLatency], op: str) -> OpWindow | None:
+    """One operation's requests over the samples; None when there were none."""
+    got = [d.ops[op] for d in devs if op in d.ops]
+    total = merge([o.total for o in got])
+    if not total.total:
+        return None
+    return OpWindow(sum(o.ios for o in got), sum(o.total_ns for o in got) / total.total / 1e3, total.percentile(0.5),
+                    total.percentile(0.99))
 
 
 def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> TraceWindow | None:
@@ -53,11 +77,13 @@ def window(samples: list[TraceSample], device: str, t0: float, t1: float) -> Tra
         "sched_p50_us": sched.percentile(0.5), "sched_p99_us": sched.percentile(0.99),
         "device_p50_us": dev_t.percentile(0.5), "device_p99_us": dev_t.percentile(0.99),
         "total_mean_us": total_ns / total.total / 1e3 if total.total else None,
+        "total_p50_us": total.percentile(0.5), "total_p99_us": total.percentile(0.99),
         "tracer_cpu": sum(cpu) / len(cpu) if cpu else None,
         # What tracing cost this run (the CO-RE tracer measures it; bpftrace cannot): µs of CPU per IO.
         "tracer_us_per_io": sum(cost) / len(cost) if cost else None,
     }
-    return TraceWindow(metrics, sum(d.ios for d in devs), _buckets(sched), _buckets(dev_t), _buckets(total))
+    return TraceWindow(metrics, sum(d.ios for d in devs), _buckets(sched), _buckets(dev_t), _buckets(total),
+                       _op(devs, "read"), _op(devs, "write"))
 
 
 class RunTracer:

@@ -147,6 +147,23 @@ def check_available(root: str | Path = "/") -> str:
     return binary
 
 
+def why_untraceable(root: str | Path = "/") -> str | None:
+    """Why the block layer cannot be traced here, as ``Tracer.start`` would say it, or None when it can: the checks
+    alone, nothing started (for a plan that needs the tracer and is refused before anything runs)."""
+    try:
+        check_privileges(root)
+        try:
+            check_program(root)
+        except ProgramUnavailable as e:
+            try:
+                check_available(root)
+            except TracingUnavailable as fallback:
+                return f"{fallback} ({e})"
+    except TracingUnavailable as e:
+        return str(e)
+    return None
+
+
 def has_io_start(root: str | Path = "/") -> bool:
     return (tracefs_dir(root) / "events/block/block_io_start").is_dir()
 

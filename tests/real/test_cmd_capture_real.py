@@ -1,6 +1,7 @@
 """`iosched capture --cmd` on real loop devices: a cold command that reads known files from ext4 on loop A is
 captured with their bytes (every block of the files read, within 2% in all: the rest is ext4's own metadata),
-and agrees with the kernel's IO accounting of the command; several devices are each named, one kept to on request;
+and agrees with the kernel's IO accounting of the command; by default the disk its program is on, said, every disk
+on request (each named, and refused by a replay);
 writes it flushes itself are its lines, those left to writeback are only counted; under sudo it runs as the user;
 and a command that did no IO, or outlives its bound, is one sentence, exit 2, with nothing left behind: no file, no
 process, no cgroup."""
@@ -26,7 +27,7 @@ from schema_support import problems
 from iosched.core.load.iolog import check_iolog, meta_path, read_capture
 from iosched.core.settings.cmd_cgroup import own_cgroup
 
-from conftest import need, need_real
+from conftest import need, need_real, run_cli
 
 BLOCK = 4096
 
@@ -129,7 +130,7 @@ def test_a_cold_commands_reads_are_its_files_bytes(ext4, tmp_path, private_journ
     blocks = [e for f in files for e in extents(f)]
     file_bytes, block_bytes = sum(sizes), sum(n for _, n in blocks)
     out = tmp_path / "cat.iolog"
-    res, pid = capture("--cmd", f"cat {a}/f* > /dev/null", "--cold", "-o", str(out), "--json")
+    res, pid = capture("--cmd", f"cat {a}/f* > /dev/null", "--cold", "--every-disk", "-o", str(out), "--json")
     assert res.returncode == 0, res.stderr
     nothing_left(pid, private_journal)
     cap = read_capture(out)
@@ -157,7 +158,7 @@ def test_several_devices_are_each_named_and_one_is_kept_to_on_request(ext4, tmp_
     fa, fb = write_files(a, [2 << 20])[0], write_files(b, [1 << 20])[0]
     cmd = f"cat {fa} {fb} > /dev/null"
     out = tmp_path / "two.iolog"
-    res, _pid = capture("--cmd", cmd, "--cold", "-o", str(out))
+    res, _pid = capture("--cmd", cmd, "--cold", "--every-disk", "-o", str(out))
     assert res.returncode == 0, res.stderr
     m = read_capture(out).meta
     got = {f.device.name: f for f in m.files}
@@ -172,6 +173,34 @@ def test_several_devices_are_each_named_and_one_is_kept_to_on_request(ext4, tmp_
     assert res.returncode == 0, res.stderr
     m = read_capture(only).meta
     assert [f.device.name for f in m.files] == [loop_of(a)] and 2 << 20 <= m.read_bytes <= 1.02 * (2 << 20)
+
+
+def test_by_default_the_disk_its_program_is_on_and_a_replay_refuses_several(ext4, tmp_path, private_journal,
+                                                                            make_loop):
+    """No disk named: the capture keeps to the disk the command's program is on, and says so first; a capture of
+    several disks (--every-disk) is refused by a start-up's replay in one sentence that names the command to run."""
+    need_real("fio")
+    a, b, _top = ext4
+    prog = a / "reader"
+    shutil.copy2(shutil.which("cat") or "/bin/cat", prog)
+    fa, fb = write_files(a, [1 << 20])[0], write_files(b, [1 << 20])[0]
+    out = tmp_path / "own.iolog"
+    res, _pid = capture("--cmd", f"{prog} {fa} {fb} > /dev/null", "--cold", "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    assert res.stderr.startswith(f"iosched: capturing its IO on {loop_of(a)}, the disk {prog} is on"), res.stderr
+    m = read_capture(out).meta
+    assert [f.device.name for f in m.files] == [loop_of(a)] and 1 << 20 <= m.read_bytes <= 1.1 * (1 << 20)
+    both = tmp_path / "both.iolog"
+    res, _pid = capture("--cmd", f"cat {fa} {fb} > /dev/null", "--cold", "--every-disk", "-o", str(both))
+    assert res.returncode == 0 and len(read_capture(both).meta.files) >= 2, res.stderr
+    target = make_loop()
+    before = target.scheduler_text()
+    r = run_cli("compare", target.name, "--schedulers", "none,bfq", "--startup", str(both), "--background",
+                "seq-readers-1", "--repeat", "2")
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1, r
+    assert "both.iolog holds the IO of" in r.stderr and "a replay is of one disk's requests" in r.stderr
+    assert f"iosched capture {read_capture(both).meta.files[0].device.name} --cmd 'cat " in r.stderr
+    assert target.scheduler_text() == before
 
 
 def test_writes_it_flushes_are_its_lines_and_those_left_to_writeback_are_counted(ext4, tmp_path):
@@ -196,7 +225,8 @@ def test_under_sudo_the_command_runs_as_the_user(ext4, tmp_path):
     (f,) = write_files(a, [1 << 20])
     out = tmp_path / "user.iolog"
     env = clean_env(SUDO_UID="65534", SUDO_GID="65534", SUDO_USER="nobody")
-    res, _ = capture("--cmd", f"id -u; id -g; echo $HOME; cat {f} > /dev/null", "--cold", "-o", str(out), env=env)
+    res, _ = capture(loop_of(a), "--cmd", f"id -u; id -g; echo $HOME; cat {f} > /dev/null", "--cold", "-o", str(out),
+                     env=env)
     assert res.returncode == 0, res.stderr
     assert res.stderr.split()[:2] == ["65534", "65534"]  # its output, on iosched's stderr
     m = read_capture(out).meta
@@ -206,12 +236,15 @@ def test_under_sudo_the_command_runs_as_the_user(ext4, tmp_path):
 
 
 @pytest.mark.parametrize(("args", "said"), [
-    (["--cmd", "true"], "'true' did no IO on any block device (what it read came from the page cache: --cold"),
+    (["--cmd", "true", "--every-disk"],
+     "'true' did no IO on any block device (what it read came from the page cache: --cold"),
+    (["--cmd", "true"], ", the disk {true} is on (what it read came from the page cache: --cold drops that first; or "
+                        "it read another disk: name that one (iosched capture DEV --cmd …))"),
     (["--cmd", "cat {a}/f00 >/dev/null; sleep 41.{n} & setsid sleep 42.{n} & sleep 43.{n}", "--cold",
-      "--duration", "2"], "was still running after --duration 2 s: it was ended with every process it started, "
-                          "and nothing was written (give it longer with --duration)"),
-    (["--cmd", "cat {a}/f00 >/dev/null; sleep 44.{n}", "--cold", "--max-size", "1k"],
-     "did more IO than --max-size 1.0K of capture holds"),
+      "--duration", "2", "--every-disk"], "was still running after --duration 2 s: it was ended with every process "
+                                          "it started, and nothing was written (give it longer with --duration)"),
+    (["--cmd", "dd if={a}/f00 of=/dev/null bs=4k iflag=direct status=none; sleep 44.{n}", "--cold", "--max-size",
+      "4k", "--every-disk"], "did more IO than --max-size 4.0K of capture holds"),
 ])
 def test_no_io_or_a_bound_is_one_sentence_and_leaves_nothing(ext4, tmp_path, private_journal, args, said):
     a, _b, _top = ext4
@@ -220,10 +253,28 @@ def test_no_io_or_a_bound_is_one_sentence_and_leaves_nothing(ext4, tmp_path, pri
     out = tmp_path / "x.iolog"
     t0 = time.monotonic()
     res, pid = capture(*[x.format(a=a, n=n) for x in args], "-o", str(out), timeout=60)
-    assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1, res
-    assert said in res.stderr and "Traceback" not in res.stderr
+    sentences = [line for line in res.stderr.strip().splitlines() if not line.startswith("iosched: capturing its IO")]
+    assert res.returncode == 2 and len(sentences) == 1, res
+    assert said.format(true=shutil.which("true")) in res.stderr and "Traceback" not in res.stderr
     assert not out.exists() and not meta_path(out).exists() and time.monotonic() - t0 < 30
     nothing_left(pid, private_journal, *(f"sleep 4{k}.{n}" for k in range(1, 5)))
+
+
+def test_the_size_bound_holds_exactly_for_a_command_that_ends_between_two_looks(ext4, tmp_path, private_journal):
+    """`--max-size 4k` let a 5.9 kB iolog be written (exit 0): the bound was looked at now and then, and a command
+    that did its IO and ended between two looks passed it. A few hundred cold reads in well under a look's time:
+    refused, nothing written; the same with room for them: written, within its bound."""
+    a, _b, _top = ext4
+    files = write_files(a, [BLOCK] * 300)
+    cmd = f"cat {' '.join(str(f) for f in files)} > /dev/null"
+    out = tmp_path / "x.iolog"
+    res, pid = capture("--cmd", cmd, "--cold", "--max-size", "4k", "-o", str(out))
+    assert res.returncode == 2 and "did more IO than --max-size 4.0K of capture holds" in res.stderr, res
+    assert not out.exists() and not meta_path(out).exists()
+    nothing_left(pid, private_journal)
+    res, _ = capture("--cmd", cmd, "--cold", "--max-size", "64k", "-o", str(out))
+    assert res.returncode == 0, res.stderr
+    assert 4096 < out.stat().st_size <= 65536 and read_capture(out).meta.requests >= 100
 
 
 def test_ctrl_c_ends_the_command_and_writes_nothing(ext4, tmp_path, private_journal):

@@ -322,7 +322,7 @@ def test_refusals_change_nothing(loopdev, tmp_path, private_journal):
 
 def test_sequential_refusals_change_nothing(loopdev, private_journal):
     need_real("fio")
-    for extra, words in ((["--max-runs", "3"], "--max-runs must be between 4 and 200"),
+    for extra, words in ((["--max-runs", "3"], "--max-runs: must be at least 4 and at most 200"),
                          (["--alternate", "2", "--duration", "20"], "at least three blocks"),
                          (["--metric", "nonsense"], "unknown --metric 'nonsense'")):
         r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2",
@@ -359,14 +359,22 @@ def test_drop_caches_between_runs(loopdev):
 
 
 def test_a_save_that_fails_at_the_end_still_shows_the_result_with_one_warning(loopdev, tmp_path):
-    need_real("fio")
-    # /proc/self is a directory, so the name passes the check before the runs; writing there fails after them.
-    r = run_cli("compare", loopdev.name, "--schedulers", "none,none", "--job", "randread-q16t2", "--runtime", "0.5",
-                "--repeat", "2", "--settle", "0", "--json", "--save", "/proc/self/result.json", timeout=120)
+    need_real("fio", "mount")
+    # A full filesystem takes the empty file the check before the runs makes and removes; the save's bytes, after
+    # them, it does not. (A folder that takes no file at all, /proc/self, is refused before the runs.)
+    full = tmp_path / "full"
+    full.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(full)], check=True)
+    try:
+        subprocess.run(["dd", "if=/dev/zero", f"of={full / 'filler'}", "bs=4k"], capture_output=True)
+        r = run_cli("compare", loopdev.name, "--schedulers", "none,none", "--job", "randread-q16t2", "--runtime",
+                    "0.5", "--repeat", "2", "--settle", "0", "--json", "--save", str(full / "result.json"), timeout=120)
+    finally:
+        subprocess.run(["umount", str(full)], check=False)
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert json.loads(r.stdout)["comparisons"]  # the result is shown all the same
     warnings = [line for line in r.stderr.splitlines() if "could not be saved" in line]
-    assert len(warnings) == 1 and "/proc/self/result.json" in warnings[0]
+    assert len(warnings) == 1 and str(full / "result.json") in warnings[0], warnings
     assert loopdev.current() == loopdev.initial_scheduler
     # An empty name is refused before anything runs, not silently left unsaved.
     r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2", "--save", "")

@@ -16,11 +16,9 @@ from pathlib import Path
 
 import pytest
 from fio_support import fio_procs
-from test_tmux_e2e import tmux, wait_for
+from test_tmux_e2e import SESSION, tmux, wait_for
 
 from conftest import need_real, run_cli
-
-SESSION = "iosched-e2e"
 
 
 def start_demo(tmp_path: Path, run_dir: Path, done: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from pathlib import Path
 
 from conftest import Loop, detach_loop, need_real
 
-SESSION = "iosched-e2e"
+SESSION = f"iosched-e2e-{os.getpid()}"  # of its own: tests of other clones may run beside
 
 
 def tmux(*args: str) -> str:
@@ -54,20 +55,25 @@ def walk_to(device: str) -> None:
     raise AssertionError(f"the cursor never reached {device}; screen was:\n{screen()}")
 
 
+def start_iosched(run_dir: Path, results: Path, done: Path, width: int, height: int) -> None:
+    """`iosched` in a tmux window of ``width`` x ``height`` (sized first, then the app started in it: no resize race
+    at start-up), its exit status into ``done``; back once its device table shows (the machine may hold more devices
+    than the table shows: walk_to finds ours)."""
+    cmd = (f"cd {shlex.quote(os.getcwd())} && IOSCHED_RUN_DIR={shlex.quote(str(run_dir))} "
+           f"IOSCHED_RESULTS_DIR={shlex.quote(str(results))} "
+           f"{shlex.quote(sys.executable)} -m iosched.cli; echo $? > {shlex.quote(str(done))}; sleep 30")
+    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+    tmux("new-session", "-d", "-s", SESSION, "-x", str(width), "-y", str(height))
+    tmux("send-keys", "-t", SESSION, f"exec bash -c {shlex.quote(cmd)}", "Enter")
+    wait_for(lambda t: "iosched" in status_line(t) and "loop" in t, "the device table")
+
+
 def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_journal: Path, make_loop):
     need_real("tmux")
     loop: Loop = make_loop()
     done = tmp_path / "exit-code"
-    cmd = (f"cd {shlex.quote(os.getcwd())} && IOSCHED_RUN_DIR={shlex.quote(str(private_journal))} "
-           f"IOSCHED_RESULTS_DIR={shlex.quote(os.environ['IOSCHED_RESULTS_DIR'])} "
-           f"{shlex.quote(sys.executable)} -m iosched.cli; echo $? > {shlex.quote(str(done))}; sleep 30")
-    subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
-    # Size the window first, then start the app in it: no resize race at start-up.
-    tmux("new-session", "-d", "-s", SESSION, "-x", "100", "-y", "30")
-    tmux("send-keys", "-t", SESSION, f"exec bash -c {shlex.quote(cmd)}", "Enter")
     try:
-        # The machine may hold more devices than the table shows: wait for the app, then walk to ours.
-        wait_for(lambda t: "iosched" in status_line(t) and "loop" in t, "the device table")
+        start_iosched(private_journal, Path(os.environ["IOSCHED_RESULTS_DIR"]), done, 100, 30)
         walk_to(loop.name)
         original = loop.current()
         assert original != "bfq"
@@ -98,5 +104,74 @@ def test_switch_to_bfq_with_keys_then_detach_then_quit(tmp_path: Path, private_j
             time.sleep(0.2)
         assert done.read_text().strip() == "0"
         assert "iosched restore" in screen()
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)
+
+
+def footer_whole(text: str) -> bool:
+    """The key bar's last keys whole: Help, Quit and the palette's hint ("q Qui" was the cut one)."""
+    bar = text.rstrip("\n").splitlines()[-1]
+    return "f1 Help" in bar and "q Quit" in bar and bar.rstrip().endswith("^p palette")
+
+
+def test_at_80x24_the_live_view_a_job_a_compare_advise_and_quit(tmp_path: Path, private_journal: Path, make_loop):
+    """As a newcomer at 80x24: every column up to wMB/s, each screen's keys whole, a job's line, a compare that
+    decides before its last look (an interactive reader under a write flood, none against bfq, at most 8 runs each)
+    with its bar full, the Advise screen, and quit."""
+    need_real("tmux", "fio")
+    loop: Loop = make_loop("256M")
+    done = tmp_path / "exit-code"
+    try:
+        start_iosched(private_journal, tmp_path, done, 80, 24)
+        walk_to(loop.name)
+        wait_for(lambda t: " wMB/s" in t.splitlines()[1] and footer_whole(t), "wMB/s and the keys, whole")
+        # A job: its line, and the keys still whole.
+        tmux("send-keys", "-t", SESSION, "j")
+        wait_for(lambda t: "run a job for" in t, "the job picker")
+        tmux("send-keys", "-t", SESSION, "Enter")
+        text = wait_for(lambda t: "▶" in status_line(t), "the job's progress in the status line")
+        assert footer_whole(text), text
+        tmux("send-keys", "-t", SESSION, "x")
+        wait_for(lambda t: "▶" not in status_line(t), "the job to stop", timeout=20)
+        # A compare until a verdict, at most 8 runs a variant of 2 s.
+        tmux("send-keys", "-t", SESSION, "c")
+        wait_for(lambda t: "Compare schedulers on" in t, "the compare screen")
+
+        def type_in(*keys: str, then: str) -> str:
+            """Keys one at a time, as a person types them, until the screen shows ``then``."""
+            for key in keys:
+                time.sleep(0.3)
+                tmux("send-keys", "-t", SESSION, *(("-l", key[2:]) if key.startswith("l:") else (key,)))
+            return wait_for(lambda t: then in t, then)
+
+        type_in("Tab", "Tab", "l:interactive-under-writes", then="interactive-under-writes")  # the job field
+        type_in("Tab", "C-u", "8", then="repeats  8")
+        type_in("Tab", "C-u", "2", then="runtime s  2")
+        text = type_in("Tab", "Tab", "Tab", "Tab", "Tab", "space", then="▐X▌ until a verdict")
+        assert footer_whole(text), text
+        tmux("send-keys", "-t", SESSION, "C-r")
+        text = wait_for(lambda t: "done; the device is back" in t, "the verdict", timeout=180)
+        lines = text.splitlines()
+        (bar,) = [line for line in lines if "━" in line]
+        assert bar.split()[-1] == "100%", text
+        said = " ".join(" ".join(lines).split())
+        # Decided at a look before the 8 runs a variant it could run (4, or 6 on a loaded machine): the bar full.
+        ran = re.search(r"(\d+) runs per variant", said)
+        assert ran and int(ran.group(1)) < 8 and "lower foreground p50 latency than none" in said, text
+        assert footer_whole(text), text
+        # The Advise screen, from the live view; then quit: nothing this session switched, so nothing to ask.
+        tmux("send-keys", "-t", SESSION, "Escape")
+        wait_for(lambda t: "iosched" in status_line(t), "the live view again")
+        tmux("send-keys", "-t", SESSION, "a")
+        text = wait_for(lambda t: "Advise: which scheduler for" in t and footer_whole(t), "the Advise screen")
+        assert "· observe  · plan  · test  · decide  · keep" in text, text
+        tmux("send-keys", "-t", SESSION, "Escape")
+        wait_for(lambda t: "iosched" in status_line(t), "the live view again")
+        tmux("send-keys", "-t", SESSION, "q")
+        deadline = time.monotonic() + 15
+        while not done.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert done.read_text().strip() == "0"
+        assert loop.current() == loop.initial_scheduler
     finally:
         subprocess.run(["tmux", "kill-session", "-t", SESSION], capture_output=True)

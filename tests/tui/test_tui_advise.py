@@ -95,8 +95,9 @@ async def test_plan_changes_nothing_then_the_run_ends_in_a_card_with_persist(tmp
         persist = screen.query_one("#persist", Button)
         assert persist.display and str(persist.label) == "Persist kyber"
         persist.press()  # as a click or Enter on it does
-        assert await wait_until(pilot, lambda: isinstance(app.screen, PersistScreen), 5)
-        assert isinstance(app.screen, PersistScreen) and "kyber" in "\n".join(screen_text(app))
+        # Pushed, then drawn: its first frame may come a pause after it is the app's screen.
+        assert await wait_until(pilot, lambda: isinstance(app.screen, PersistScreen)
+                                and "kyber" in "\n".join(screen_text(app)), 5)
         await pilot.press("escape")
         await pilot.pause()
         await pilot.press("escape")

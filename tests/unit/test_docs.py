@@ -41,6 +41,30 @@ def test_the_readme_is_short_and_opens_with_install_and_tests():
     assert "bash tests/run" in (ROOT / ".ci/run").read_text()
 
 
+def test_the_install_lines_last_steps_end_well_without_a_terminal(tmp_path):
+    """Piped or in a script, the README's first command ends with exit 0 after a good install and says how to open
+    the TUI. Its last steps as written (the link onto the PATH, then `iosched`), the install's own paths moved into
+    a folder of the test's: the environment made by `python3 -m venv` and `pip install .` is this venv."""
+    import os
+    import subprocess
+    import sys
+
+    install = re.findall(r"```sh\n(.*?)```", (ROOT / "README.md").read_text(), re.S)[0]
+    steps = [step.strip() for step in install.replace("\n", " ").split("&&")]
+    last = [step for step in steps if step.startswith(("ln ", "iosched"))]
+    assert last == ["ln -sf /opt/iosched/bin/iosched /usr/local/bin/iosched", "iosched"]
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = " && ".join(last).replace("/opt/iosched/bin", str(Path(sys.executable).parent)) \
+        .replace("/usr/local/bin", str(bin_dir))
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8"}  # a fresh login's
+    done = subprocess.run(["bash", "-c", script], stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (bin_dir / "iosched").is_symlink() and os.access(bin_dir / "iosched", os.X_OK)
+    assert "run `iosched` in one" in done.stdout and "terminal" in done.stdout and done.stderr == ""
+
+
 def test_every_link_leads_to_a_file_and_heading_that_exist():
     broken = []
     for page in [ROOT / "README.md", *PAGES]:
@@ -93,3 +117,20 @@ def test_each_recipe_says_how_long_it_takes():
     for recipe in block.split("\n\n"):
         comment = " ".join(line for line in recipe.splitlines() if line.startswith("#"))
         assert "iosched compare" in recipe and re.search(r"at most|\d+ min", comment), recipe[:80]
+
+
+def test_every_test_the_safety_page_names_exists():
+    """docs/safety.md names a test beside each statement (`tests/…/test_x.py::test_name`, or `::test_name` after it
+    for the same file): each file and each function exists, so a renamed test cannot leave a promise unproven."""
+    named = 0
+    last: Path | None = None
+    for ref in re.findall(r"`((?:tests/[\w/]+\.py)?(?:::\w+)?)`", (DOCS / "safety.md").read_text()):
+        path, _, func = ref.partition("::")
+        if path:
+            last = ROOT / path
+            assert last.is_file(), ref
+        if func:
+            assert last is not None, ref
+            assert re.search(rf"^def {func}\(", last.read_text(), re.MULTILINE), ref
+        named += 1
+    assert named >= 10

@@ -13,10 +13,12 @@ from iosched.core.base.units import human_size, short_number
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.live.rates import DiskRates
 
-# Ordered by importance: at 80 columns the later ones scroll off to the right.
+# Ordered by importance: at 80 columns the later ones scroll off to the right, and every one up to wMB/s stays in
+# view, beside the scrollbar of a table longer than its rows (each column is its width and a cell of padding each side:
+# 78 with an 8-cell name; a MB/s figure takes at most 5, as its header: "99.99", "12345").
 RATE_COLUMNS: tuple[tuple[str, str, int], ...] = (
     ("r_s", "r/s", 6), ("w_s", "w/s", 6), ("r_await", "r_await", 7), ("w_await", "w_await", 7),
-    ("util", "%util", 5), ("rMB_s", "rMB/s", 6), ("wMB_s", "wMB/s", 6), ("aqu_sz", "aqu-sz", 6),
+    ("util", "%util", 5), ("rMB_s", "rMB/s", 5), ("wMB_s", "wMB/s", 5), ("aqu_sz", "aqu-sz", 6),
 )
 
 

@@ -9,15 +9,17 @@ from dataclasses import replace
 
 import pytest
 from advice_support import SimulatedRunner, nvme_disk
+from saved_support import call
 from schema_support import valid
 
 from iosched.core.advice.advice_plan import merged
 from iosched.core.advice.decision import decide_doc, goal_doc
-from iosched.core.advice.request import AdviceRequest, parse_budget, parse_candidates, parse_goals, prepare_advice
+from iosched.core.advice.request import AdviceRequest, parse_budget, parse_goals, prepare_advice
 from iosched.core.base.decode import decode
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.document import AdviceDoc
+from iosched.core.documents.params import parse_candidates
 from iosched.core.experiment import service
 from iosched.core.experiment.events import RunEnded
 from iosched.core.present.advice_report import advice_lines, advice_markdown, headline
@@ -160,3 +162,24 @@ def test_a_planned_advice_is_a_document_too(tree):
     assert doc.status == "planned" and doc.tests[0].result is None
     valid("advice.schema.json", json.loads(json.dumps(encode(doc))))
     assert headline(doc) == "nvme0n1: planned, not run"
+
+
+def test_a_saved_advice_is_judged_from_its_runs_never_from_its_conclusion(tree, tmp_path):
+    """A saved advice whose runs were taken out still showed its stored "kyber for throughput +30%": the answer comes
+    from the runs, so without them there is none, and the report says why (exit 0: a file shown, no advice in it)."""
+    prep = prepared(tree, goals=("throughput", "latency"))
+    outcome, _ = run(prep, SimulatedRunner({"kyber": {"iops": 1.3, "mb_s": 1.3, "clat_p99_us": 0.98}}, noise=0.03))
+    saved = json.loads(json.dumps(encode(outcome.doc)))
+    assert saved["advice"] and saved["keep"]
+    for t in saved["tests"]:
+        t.update(result=None, pilot=None, noise=None, looked=[], dropped=[])
+    for status in ("final", "running", "cancelled"):
+        path = tmp_path / f"{status}.json"
+        path.write_text(json.dumps(dict(saved, status=status)))
+        code, out, err = call("report", str(path))
+        assert code == 0, err
+        assert "kyber" not in out.splitlines()[0] and "+3" not in out and "iosched set" not in out, out
+        assert out.startswith("nvme0n1: no advice"), out
+        code, out, _ = call("report", str(path), "--json")
+        again = json.loads(out)
+        assert again["advice"] == [] and again["keep"] == [] and again["tradeoff"] is None

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from iosched.core.advice.observe import observation_lines, observe
 from iosched.core.settings.journal import Journal, JournalEntry
+
+from fixtree import ADIOS, LAYOUTS, add_kernel_disk
 
 BASE = 'ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", '
 
@@ -117,3 +121,27 @@ def test_an_unreadable_journal_is_said_not_raised(tree, private_journal):
     (private_journal / "journal.json").write_text("{not json")
     obs = observe("sda", tree.root)
     assert any("journal" in n and "unreadable" in n for n in obs.notes)
+
+
+@pytest.mark.parametrize("layout", ["6.1", "next"])
+def test_a_scheduler_outside_the_four_and_one_that_could_be_loaded(tree, private_journal, layout):
+    add_kernel_disk(tree, "sda", "8:0", LAYOUTS[layout], "adios", ("none", "mq-deadline", "kyber", "bfq", "adios"))
+    tree.write("proc/sys/kernel/osrelease", "7.0.0-test\n")
+    tree.write("lib/modules/7.0.0-test/modules.alias", "alias kpp-iosched kpp\nalias bfq-iosched bfq\n")
+    tree.write("sys/block/sda/queue/iosched/lat_target_read", "1000000\n")
+    if layout == "next":  # async_depth in queue/, journaled there by an iosched (this one) that changed it
+        tree.write("sys/block/sda/queue/async_depth", "32\n")
+        journal(private_journal, JournalEntry("sda", "queue/async_depth", "256", maj_min="8:0", scheduler="adios",
+                                              pid=os.getpid()))
+    obs = observe("sda", tree.root)
+    assert obs.scheduler == "adios" and obs.schedulers[-1] == "adios"
+    tunables = {t.name: t for t in obs.tunables if t.scope == "adios"}
+    assert set(tunables) == set(ADIOS) | ({"async_depth"} if layout == "next" else set())
+    # Its defaults are not iosched's to know: as the kernel made it, as far as iosched can tell.
+    assert tunables["lat_target_read"].default is None and tunables["lat_target_read"].set_by.kind == "kernel"
+    if layout == "next":
+        assert tunables["async_depth"].set_by.kind == "iosched" and "from 256" in tunables["async_depth"].set_by.words
+    (note,) = [n for n in obs.notes if "installed as a module" in n]
+    assert note.startswith("kpp is installed as a module but not loaded, so it is no candidate: `modprobe kpp` (or "
+                           "`iosched set sda kpp --load-module`)")
+    assert any("kpp is installed" in line for line in observation_lines(obs))

@@ -73,10 +73,12 @@ def test_a_baseline_with_its_own_tunables_keeps_them_and_the_plain_scheduler_is_
 def test_workload_sources_make_their_tests(tmp_path):
     cap = capture_source(tmp_path / "live.iolog", 20.0, writes=True)
     plan = plan_advice("d0", device(), "none", ALL, {}, GOALS, cap)
-    assert [(t.pace, t.metric) for t in plan.tests] == [("full", "mb_s"), ("own", "clat_p99_us"),
-                                                        ("foreground", "fg:clat_p99_us")]
+    # A capture's latency is its requests' in the block layer, not fio's (core/load/replay_latency.py).
+    assert [(t.pace, t.metric) for t in plan.tests] == [("full", "mb_s"), ("own", "total_p99_us"),
+                                                        ("foreground", "fg:total_p99_us")]
     assert plan.tests[0].estimated and not plan.tests[1].estimated  # as fast as it goes: at most its length
     assert "the observed capture at its captured timing as the foreground" in plan.tests[2].how
+    assert plan.tests[1].how.endswith("its latency in the block layer")
     long = plan_advice("d0", device(), "none", ALL, {}, ("latency",), capture_source("/x/l.iolog", 600.0, False,
                                                                                        observed=False))
     assert long.tests[0].run_s == 60.0 and any("first 60 s" in n for n in long.notes)
@@ -85,6 +87,24 @@ def test_workload_sources_make_their_tests(tmp_path):
     assert any("no latency test" in n for n in cmd.notes) and any("guessed" in n for n in cmd.notes)
     with pytest.raises(BadInput, match="wall time"):
         plan_advice("d0", device(), "none", ALL, {}, ("latency",), cmd_source("make"))
+
+
+def test_where_the_block_layer_cannot_be_traced_a_capture_has_only_its_throughput_test(tmp_path):
+    cap = capture_source(tmp_path / "live.iolog", 20.0, writes=True)
+    why = "block-layer tracing needs root (run iosched with sudo)"
+    plan = plan_advice("d0", device(), "none", ALL, {}, GOALS, cap, untraced=why)
+    assert [t.goal for t in plan.tests] == ["throughput"]  # never a latency judged on fio's figure
+    assert [n for n in plan.notes if why in n and "not fio's" in n] == [
+        f"a replay's latency is its requests' in the block layer, not fio's, and the tracer cannot run here ({why}): "
+        "no tail latency test",
+        f"a replay's latency is its requests' in the block layer, not fio's, and the tracer cannot run here ({why}): "
+        "no interactive use test"]
+    with pytest.raises(BadInput, match=r"cannot run here \(block-layer tracing needs root.*--goal latency,interactive "
+                                       "cannot judge it: use --goal throughput"):
+        plan_advice("d0", device(), "none", ALL, {}, ("latency", "interactive"), cap, untraced=why)
+    job = plan_advice("d0", device(), "none", ALL, {}, ("latency",), job_source(CATALOG["rnd4k-q1t1-read"]),
+                      untraced=why)
+    assert [t.metric for t in job.tests] == ["clat_p99_us"]  # a job runs as written: no capture's pacing
 
 
 def test_a_contention_job_is_its_own_interactive_test():
@@ -147,3 +167,16 @@ def test_the_printed_plan_says_time_tests_and_changes():
     assert "on the device: d0's scheduler switches among mq-deadline, bfq, kyber, none" in text
     assert "put back to mq-deadline (journaled)" in text
     assert "the interactive use test writes there" in text
+
+
+def test_a_scheduler_outside_the_four_is_a_candidate_like_the_others():
+    offered = (*ALL, "adios")
+    plan = plan_advice("d0", device(), "adios", offered, {"lat_target_read": "1000000"}, GOALS)
+    assert plan.baseline.label == "adios"  # its defaults unknown: what it has now, as it is
+    assert "adios" not in labels(plan) and {"none", "mq-deadline", "kyber", "bfq"} <= set(labels(plan))
+    away = plan_advice("d0", device(), "none", offered, {}, GOALS)
+    (cand,) = [c for c in away.candidates if c.variant.label == "adios"]
+    assert cand.why.startswith("the scheduler with its defaults (not in the mainline kernel: tested as it comes")
+    assert cand.goals == GOALS and not cand.tuning
+    assert any(line.startswith("  candidate adios: the scheduler with its defaults (not in the mainline")
+               for line in plan_lines(away))

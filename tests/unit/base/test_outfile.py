@@ -187,9 +187,41 @@ def test_links_the_folders_owner_or_root_made_are_followed(tmp_path, others_dir)
         plant(sticky / "theirs", real)  # fs.protected_symlinks' rule: not the folder owner's link
         with pytest.raises(WriteRefused):
             write_file(sticky / "theirs/d", "d")
-        os.chown(sticky, NOBODY, NOBODY)  # the folder's owner's own link is followed
-        write_file(sticky / "theirs/d", "d")
-        assert (real / "d").read_text() == "d"
+        os.chown(sticky, NOBODY, NOBODY)  # the folder's owner's own link: still not root's folder, refused
+        with pytest.raises(WriteRefused, match="in a folder of user 65534's"):
+            write_file(sticky / "theirs/d", "d")
+        assert not (real / "d").exists()
+
+
+@pytest.mark.skipif(not ROOT, reason="another user's folder: root makes it")
+def test_a_link_in_another_users_own_folder_is_not_followed(others_dir, tmp_path):
+    """The one trust rule for links: followed only where root, or we, own every folder on the way. A user's own
+    0755 folder is writable by its owner alone, and that owner may swap a subfolder for a link to root's while a
+    save runs: root's file behind it keeps its checksum, nothing is written, nothing left beside it."""
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    victim = make_victim(secret)
+    before = digest(victim)
+    home = others_dir / "home"
+    home.mkdir()
+    os.chown(home, NOBODY, NOBODY)
+    os.chmod(home, 0o755)
+    as_nobody("mkdir", str(home / "out"))
+    write_file(home / "out/victim", "the first save\n")  # no link yet: the folder is walked, the file written
+    as_nobody("mv", str(home / "out"), str(home / "old"))  # 3 s in, the user swaps the folder for a link
+    plant(home / "out", secret)
+    for attempt in (lambda: write_file(home / "out/victim", "{}"),
+                    lambda: create_new(home / "out/victim", replace=True),
+                    lambda: check_target(home / "out/victim"),
+                    lambda: write_file(others_dir / "home/out/../out/victim", "{}")):
+        with pytest.raises(WriteRefused, match=r"through the link out in a folder of user 65534's"):
+            attempt()
+    assert digest(victim) == before and temporaries(secret) == []
+    deeper = home / "old/deeper"  # a link below the user's folder, even one root made, is theirs to swap
+    deeper.symlink_to(secret)
+    with pytest.raises(WriteRefused):
+        write_file(deeper / "victim", "{}")
+    assert digest(victim) == before
 
 
 def test_a_hard_link_to_roots_link_made_by_another_user_is_not_trusted(others_dir, tmp_path):

@@ -108,7 +108,7 @@ def test_a_startup_is_the_plans_job_with_its_background_inside_and_caches_droppe
     (("--startup", "--jobs", "seq-writers-1", "--background", "seq-writers-5"),
      "beside --background JOB or beside each of --jobs: give one of them"),
     (("--startup", "--background", "seq-writers-1", "--no-drop-caches"), "--no-drop-caches does not apply"),
-    (("--startup", "--background", "seq-writers-1", "--startup-cap", "1"), "--startup-cap 1: a multiple of"),
+    (("--startup", "--background", "seq-writers-1", "--startup-cap", "1"), "--startup-cap: must be at least 2"),
     (("--startup", "--hosts", "h1,h2"), "--startup runs on this machine's device: --hosts does not apply"),
     (("--jobs", "startup-under-load"), "startup-under-load is the loads a start-up is replayed beside: give "
                                        "--startup FILE"),
@@ -119,3 +119,22 @@ def test_what_a_startup_does_not_take_is_one_sentence(tree, extra, said):
     tree.add_disk("sda", "8:0")
     err = one_sentence_exit_2("--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq", *extra)
     assert said in err
+
+
+def test_max_time_bounds_a_single_compare_as_a_matrix(tree):
+    """A compare says what it will do and for how long before its first run (a matrix of its one workload's
+    estimate), and --max-time refuses one estimated longer, in one sentence before anything runs."""
+    from iosched.cli.workloads import compare_estimate, compare_words
+
+    need(shutil.which("fio") is not None, "needs fio on PATH (a job checks for it)")
+    tree.add_disk("sda", "8:0")
+    base = ("--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq")
+    said = one_sentence_exit_2(*base, "--job", "randread-q16t2", "--runtime", "2", "--max-time", "10")
+    assert "the compare exceeds --max-time 10 s: it would take about 24 s; scale it with --runtime or --repeat" in said
+    said = one_sentence_exit_2(*base, "--job", "randread-q16t2", "--runtime", "2", "--until-verdict",
+                               "--max-runs", "6", "--max-time", "40")
+    assert "it would take about 48 s; scale it with --max-runs or --runtime" in said
+    assert "cannot be" in one_sentence_exit_2(*base, "--cmd", "true", "--max-time", "60")
+    args = build_parser().parse_args([*base, "--job", "randread-q16t2", "--runtime", "2"])
+    p = _compare_plan(args)
+    assert compare_words(p, compare_estimate(p)) == "compare of 2 variants x 3 runs = 6 runs; estimated about 24 s"

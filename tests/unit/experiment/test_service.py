@@ -5,13 +5,20 @@ fleets in tests/real/test_fleet_real.py)."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
+
+import pytest
 
 import iosched.cli
 import iosched.tui
+from iosched.core.documents.params import parse_variants
 from iosched.core.experiment import alternation, local_plan, matrix
+from iosched.core.experiment.compare import ComparePlan
 from iosched.core.fleet import fleet_matrix, fleet_plan
+from iosched.core.load.replay import ReplayRequest
 from iosched.core.present import result_file
+from iosched.core.trace.tracer import TracingUnavailable
 
 # What only the service (and the plans it runs) may call: the one slot loop and its executors, on this machine or on
 # a fleet's hosts, saving, locking a result file, putting a device back.
@@ -51,3 +58,18 @@ def test_the_front_ends_reach_experiments_only_through_the_service():
     assert any(p.endswith("fleet.py") for p in cli) and any(p.endswith("fleet_matrix.py") for p in cli)
     # Nor does any of them save a result itself: the one saver (ResultFile, the service's Saver) does.
     assert any("save_result" in names for names in imported_names(result_file).values())
+
+
+def test_a_timed_replay_where_the_block_layer_cannot_be_traced_is_refused_before_anything_runs(tmp_path):
+    # A fixture root has no BTF and no block tracepoints: no tracer can run there, whatever this machine has.
+    timed = ComparePlan("loop9", parse_variants("none,bfq"), root=tmp_path,
+                        replay=ReplayRequest(str(tmp_path / "x.iolog"), "timed"))
+    with pytest.raises(TracingUnavailable) as e:
+        timed.check()
+    assert str(e.value).startswith("a replay's latency is its requests' in the block layer, not fio's, and the "
+                                   "tracer cannot run here (")
+    assert str(e.value).endswith("): --replay-mode fast judges its throughput without it")
+    assert timed.primary == "total_p99_us"
+    fast = replace(timed, replay=ReplayRequest(str(tmp_path / "x.iolog"), "fast"))
+    fast.check()  # judged on MB/s: no tracer needed
+    assert fast.primary == "mb_s"

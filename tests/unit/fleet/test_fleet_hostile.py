@@ -233,7 +233,7 @@ def test_a_fleet_matrix_that_cannot_judge_a_job_exits_1(fleet):
     (("--cmd-metric", "x=y"), "--cmd-metric does not apply"),
     (("--replay-fit",), "--replay-fit does not apply"),
     (("--max-time", "60"), "--max-time does not apply"),
-    (("--until-verdict", "--max-runs", "2", "--independent"), "between 4 and 200"),
+    (("--until-verdict", "--max-runs", "2", "--independent"), "at least 4 and at most 200"),
     (("--schedulers", "none"), "--schedulers"),
     (("--schedulers", "none,,bfq"), "--schedulers"),
     (("--remote-iosched=-oProxyCommand=x",), "--remote-iosched"),

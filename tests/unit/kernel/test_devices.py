@@ -1,4 +1,4 @@
-from iosched.core.kernel.devices import list_devices, parse_mountinfo, read_device
+from iosched.core.kernel.devices import device_order, disks_below, list_devices, parse_mountinfo, read_device
 
 
 def test_rotational_disk_with_mounted_partition_and_udev_properties(tree):
@@ -57,3 +57,41 @@ def test_vanished_device_reads_as_none(tree):
 
 def test_mountinfo_unescapes_octal():
     assert parse_mountinfo("1 0 8:1 / /a\\011b rw - ext4 x rw\n") == {"8:1": ["/a\tb"]}
+
+
+def test_devices_are_listed_in_natural_order(tree):
+    """As lsblk lists them: loop10 after loop2, nvme10n1 after nvme2n1 (a string sort put loop10 between loop1 and
+    loop2)."""
+    for i, name in enumerate(["loop10", "loop2", "loop1", "nvme10n1", "nvme2n1", "sdaa", "sdb", "sda"]):
+        tree.add_disk(name, f"7:{i}")
+    assert [d.name for d in list_devices(tree.root)] == ["loop1", "loop2", "loop10", "nvme2n1", "nvme10n1", "sda",
+                                                         "sdaa", "sdb"]
+    assert sorted(["md127", "md9", "dm-10", "dm-1"], key=device_order) == ["dm-1", "dm-10", "md9", "md127"]
+
+
+def link(tree, at: str, to: str) -> None:
+    """A sysfs link as the kernel makes one (relative to the root of the tree)."""
+    path = tree.root / at
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(tree.root / to)
+
+
+def test_the_disks_below_a_partition_a_stack_or_nothing(tree):
+    tree.add_disk("vda", "254:0")
+    tree.add_partition("vda", "vda2", "254:2")
+    tree.add_disk("sda", "8:0")
+    tree.add_disk("sdb", "8:16")
+    tree.add_disk("dm-0", "253:0", scheduler=None, mq=False)  # LVM on vda2
+    tree.add_disk("md0", "9:0", scheduler=None, mq=False)  # a mirror of sda and sdb
+    link(tree, "sys/block/dm-0/slaves/vda2", "sys/block/vda/vda2")
+    for d in ("sda", "sdb"):
+        link(tree, f"sys/block/md0/slaves/{d}", f"sys/block/{d}")
+    for maj_min, at in (("254:0", "vda"), ("254:2", "vda/vda2"), ("253:0", "dm-0"), ("9:0", "md0")):
+        link(tree, f"sys/dev/block/{maj_min}", f"sys/block/{at}")
+    assert disks_below("254:2", tree.root) == ["vda"] and disks_below("254:0", tree.root) == ["vda"]
+    assert disks_below("253:0", tree.root) == ["vda"]  # the disk below the stack: where its requests are
+    assert disks_below("9:0", tree.root) == ["sda", "sdb"]
+    # tmpfs and overlay files (an anonymous device), a device gone, a name that is no MAJ:MIN: no disk.
+    assert disks_below("0:42", tree.root) == disks_below("8:99", tree.root) == disks_below("../x", tree.root) == []
+    link(tree, "sys/block/dm-0/slaves/dm-0", "sys/block/dm-0")  # a stack that loops ends
+    assert disks_below("253:0", tree.root) == ["vda"]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from iosched.core.base.errors import BadInput
 from iosched.core.load.cmd_tree import (
     GATED,
     MAX_CMD,
@@ -36,15 +37,21 @@ def passwd(uid: int) -> tuple[str, str] | None:
     ({"SUDO_UID": "0", "SUDO_GID": "0"}, 0, None),  # sudo from root: root it is
     ({"SUDO_UID": "1000"}, 1000, None),  # not root: the command runs as iosched does
     ({}, 0, None),
-    ({"SUDO_UID": "-1"}, 0, None),
-    ({"SUDO_UID": "1000 "}, 0, None),
-    ({"SUDO_UID": "٣"}, 0, None),  # a digit, but not an ASCII one
-    ({"SUDO_UID": "4294967295"}, 0, None),  # (uid_t)-1: "no change" to setresuid
-    ({"SUDO_UID": "9" * 40}, 0, None),
-    ({"SUDO_UID": "1000", "SUDO_GID": "x"}, 0, RunAs(1000, 1000, "alice", "/home/alice")),
+    ({"SUDO_UID": "-1"}, 1000, None),  # not root: sudo's words do not matter
 ])
 def test_the_invoking_user_is_sudos_unless_that_is_root(env, euid, want):
     assert invoking_user(env, euid, passwd) == want
+
+
+@pytest.mark.parametrize("env", [
+    {"SUDO_UID": "-1"}, {"SUDO_UID": "1000 "}, {"SUDO_UID": " 1000"}, {"SUDO_UID": "٣"}, {"SUDO_UID": "１０００"},
+    {"SUDO_UID": "4294967295"}, {"SUDO_UID": "9" * 40}, {"SUDO_UID": ""}, {"SUDO_UID": "1e3"},
+    {"SUDO_UID": "1000", "SUDO_GID": "x"}, {"SUDO_UID": "1000", "SUDO_GID": "4294967295"},
+])
+def test_a_sudo_id_that_names_no_user_is_refused_never_root(env):
+    """A malformed SUDO_UID ran `capture --cmd` as root, silently: iosched does not guess who a command runs as."""
+    with pytest.raises(BadInput, match=r"SUDO_[UG]ID is .*, which is no user or group id"):
+        invoking_user(env, 0, passwd)
 
 
 def test_the_argv_joins_the_cgroup_then_becomes_the_user_and_keeps_every_value_an_argument():

@@ -261,7 +261,7 @@ def test_the_replay_reads_only_its_own_checked_copy(tmp_path):
         assert f"read_iolog={copy}" in text and "replay_redirect=/dev/loop9" in text
         assert "replay_no_stall" not in text and "iodepth=4" in text  # timed: the deepest the capture went
         assert str(copy) not in job.to_json()["text"] and str(log) in job.to_json()["text"]
-        assert job.primary == "clat_p99_us" and job.writes and "replay (timed)" in job.name
+        assert job.primary == "total_p99_us" and job.writes and "replay (timed)" in job.name
         assert job.short_of(10) is None and "issued 9 of the capture's 10" in (job.short_of(9) or "")
         assert job.expected_s(5.0) is None  # --runtime caps a replay: ending sooner is no failure
         assert "runtime=5" in job.render(5.0) and "time_based" not in job.render(5.0)
@@ -423,6 +423,18 @@ def test_a_replay_of_several_devices_puts_each_at_its_base_on_the_one_target(tmp
     assert [int(line.split()[3]) for line in dest.read_text().splitlines()[3:6]] == [4096, 8192, 0]
 
 
+def test_a_replay_refuses_a_capture_of_several_disks_naming_the_command_that_captures_one(tmp_path):
+    """A start-up or a replay is one disk's requests, laid where they were: two disks' on one target is neither."""
+    from iosched.core.load.replay import prepare_replay
+
+    log = devices_capture(tmp_path / "c.iolog", TWO[1:6])
+    with pytest.raises(BadInput) as refused:
+        prepare_replay(log, "fast", "loop9", 8 << 20)
+    assert str(refused.value) == ("c.iolog holds the IO of 2 disks (loop8 12.5K, loop7 4.0K): a replay is of one "
+                                  "disk's requests; capture it on the one its files are on: iosched capture loop8 "
+                                  "--cmd 'cat a b' --cold -o FILE")
+
+
 @pytest.mark.parametrize(("change", "why"), [
     (lambda d: d["devices"][1].update(base=0), "laid end to end"),
     (lambda d: d["devices"][0].update(path="/dev/loop7"), "first device is not its device"),
@@ -475,3 +487,42 @@ def test_a_command_capture_meets_its_schema(tmp_path):
     doc = json.loads(meta_path(log).read_text())
     assert doc == asdict(read_capture(log).meta) and doc["command"]["cmd"] == "cat a b"
     assert problems("capture-meta.schema.json", doc) == []
+
+
+# --- a capture's bound, exact -------------------------------------------------------------------------------------
+
+records_st = st.lists(st.tuples(st.integers(0, 3 * 10**9), st.integers(0, 4), st.integers(0, 10**6),
+                                st.sampled_from([0, 512, 4096, 131072]), st.integers(1, 32),
+                                st.sampled_from([7 << 20 | 7, LOOP8])), max_size=120)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(records=records_st, limit=st.integers(200, 6000), several=st.booleans(), flushes=st.integers(1, 5))
+def test_a_captures_bound_holds_exactly_whatever_comes_between_two_looks(records, limit, several, flushes):
+    """`capture --cmd --max-size 4k` let a 5.9 kB iolog be written: the bound was looked at now and then. The writer
+    holds it: the finished iolog is never larger, the lines written are the requests counted, and a record left out
+    says the capture is full."""
+    names = {7 << 20 | 7: "/dev/loop7", LOOP8: "/dev/loop8"}
+    body, dest = io.StringIO(), io.StringIO()
+    w = (CaptureWriter(body, None, T0, name_of=names.get, limit=limit) if several else
+         CaptureWriter(body, "/dev/loop7", T0, limit=limit))
+    for i, (t, op, sector, nbytes, depth, dev) in enumerate(records):
+        w.add(T0 + t, op, sector, nbytes, depth, dev if several else 0)
+        if i % flushes == 0:
+            w.flush(now_ns=T0 + t)
+    w.flush(final=True)
+    end_ns = T0 + 4 * 10**9
+    size = w.size(w.end_us(end_ns))
+    if several and not w.files:
+        return  # nothing named: no iolog (the command's capture says it did no IO)
+    w.finish(end_ns, dest=dest if several else None)
+    text = dest.getvalue() if several else body.getvalue()
+    assert len(text) == size
+    writable = sum(1 for r in records if r[1] <= 3)
+    if not w.full:
+        assert w.requests == writable  # nothing left out: every line there
+    # Every byte of it, the lines finish adds included; a command's capture (several devices) past it only when a
+    # device first seen once the room was gone adds its own lines, and then it is full: refused whole.
+    assert size <= limit or (several and w.full), (size, limit)
+    lines = [line for line in text.splitlines() if len(line.split()) == 5]  # requests, not the framing
+    assert len(lines) == w.requests  # what is counted is what is written

@@ -3,7 +3,7 @@
 import pytest
 
 from iosched.core.base.errors import BadInput
-from iosched.core.load.jobs import CATALOG, GiB, catalog_job, load_job, parse_job_file
+from iosched.core.load.jobs import CATALOG, GROUPS, GiB, catalog_job, load_job, parse_job_file
 
 
 def test_catalog_holds_every_family():
@@ -66,3 +66,29 @@ def test_load_job_from_path_or_catalog(tmp_path):
         load_job(str(tmp_path / "missing.fio"))
     with pytest.raises(BadInput, match="not a regular file"):
         load_job(str(tmp_path))
+
+
+def test_a_jobs_natural_figure_is_its_primary_metric(tree):
+    """hdparm's recipe (seq-read), the desktop SEQ1M presets and the 1M write patterns measure bandwidth: a compare
+    and a matrix judge them on MB/s unless --metric says otherwise; a 4k job stays on IOPS."""
+    from matrix_support import plan_document
+
+    from iosched.cli.main import build_parser
+    from iosched.cli.matrix import build_plan
+    from iosched.cli.workloads import _compare_plan
+
+    bandwidth = [*GROUPS["seq-read"].jobs, *GROUPS["1m-patterns"].jobs, "seq1m-q8t1-read", "seq1m-q1t1-write"]
+    assert {CATALOG[n].primary for n in bandwidth} == {"mb_s"}
+    assert {CATALOG[n].primary for n in [*GROUPS["4k-matrix"].jobs, "rnd4k-q1t1-read", "randread-q16t2"]} == {None}
+    assert {CATALOG[n].primary for n in GROUPS["size-sweep"].jobs} == {None}  # one sweep, one unit on its chart
+    tree.add_disk("sda", "8:0")
+
+    def args(*given: str):
+        return build_parser().parse_args(["--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq",
+                                          *given])
+
+    assert _compare_plan(args("--job", "seqread-direct")).primary == "mb_s"
+    assert _compare_plan(args("--job", "seqread-direct", "--metric", "iops")).primary == "iops"
+    assert _compare_plan(args("--job", "4k-randread")).primary == "iops"
+    matrix, _ = build_plan(args("--jobs", "seq-read"))
+    assert plan_document(matrix).primary_metrics == {"seqread-buffered": "mb_s", "seqread-direct": "mb_s"}

@@ -43,7 +43,8 @@ def test_a_class_rule_needs_no_device_and_checks_what_the_kernel_offers():
     (back,), _ = parse_rules(f"{rule.tag()}\n{line}\n")
     assert back == rule
     assert "--subsystem-match=block" in apply_hint(rule) and "--sysname-match" not in apply_hint(rule)
-    with pytest.raises(BadInput, match="no scheduler 'cfq'; the kernel's are none, mq-deadline, kyber, bfq"):
+    with pytest.raises(BadInput, match="no scheduler 'cfq' here: the kernel's are none, mq-deadline, kyber, bfq, and "
+                                       "this machine lists or could load"):
         build_class_rule("ssd", "cfq", [])
     with pytest.raises(BadInput, match="bfq has no setting 'read_expire'"):
         build_class_rule("hdd", "bfq", [("read_expire", "100")])

@@ -1,6 +1,7 @@
 """The one door for privileged writes (core/settings/writes.py) on fixture trees: validation before any write, the
 write and its read-back, the original journaled once, a value stored as something else put back, no change while
-the journal is unreadable, and restore (idempotent, leaving a replaced device alone).
+the journal is unreadable, restore (idempotent, leaving a replaced device alone), and a write the kernel does not
+return from (its writer process made to hang): reported by its deadline, journaled, never made again.
 
 A fixture file is not sysfs: the write lands in it as bytes. `kernel()` adds what the kernel does after a write
 (shows the scheduler in brackets, clamps, ignores), so each test states the kernel behaviour it relies on."""
@@ -10,16 +11,21 @@ from __future__ import annotations
 import json
 import os
 import stat
-from collections.abc import Callable
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from link_support import digest, make_victim, plant, plant_while_writing, temporaries
+from stuck_support import REAL_CHILD, hanging_switches, let_go, writer_code
 
 from iosched.core.base.errors import BadInput, DeviceGone, UnknownDevice, WriteNotApplied
+from iosched.core.kernel.processes import running
 from iosched.core.settings import writes
 from iosched.core.settings.journal import Journal, JournalUnreadable, default_run_dir
-from iosched.core.settings.writes import restore, write_attr
+from iosched.core.settings.restore_report import restore_failed, restore_lines
+from iosched.core.settings.writes import WritePending, WriteStuck, restore, write_attr
 
 from fixtree import FixTree
 
@@ -232,3 +238,120 @@ def test_a_rules_file_never_goes_through_a_link_another_user_planted(others_dir,
         writes.write_rules_file(rules, None)  # removing one: the link is not taken for the file
     assert digest(victim) == before and rules.is_symlink()
     assert temporaries(others_dir) == [".61-iosched.rules.iosched-tmp"]
+
+
+# --- a write the kernel does not return from ------------------------------------------------------------------------
+
+@pytest.fixture
+def stuck_switches(monkeypatch) -> Iterator[list[subprocess.Popen[bytes]]]:
+    """Switches that never return (tests/stuck_support.py), reported after 0.3 s; yields the writers abandoned so
+    far, oldest first, until the next write reaps those that ended."""
+    yield from (writes._WRITER.left for _ in hanging_switches(monkeypatch))
+
+
+def test_a_switch_that_does_not_return_is_reported_by_its_deadline_and_journaled(disk, monkeypatch, stuck_switches):
+    disk.write("sys/block/sda/queue/scheduler", "none [mq-deadline] kyber bfq\n")
+    disk.write("sys/block/sda/queue/iosched/read_expire", "250\n")
+    with pytest.raises(WriteStuck, match=r"the kernel has not returned from writing 'bfq' to sda scheduler within "
+                                         r"0\.3 s \(a switch can hang: kernel bugzilla 219166\); sda is left as the "
+                                         r"kernel has it, the write is journaled and not made again"):
+        write_attr("sda", "queue/scheduler", "bfq", root=disk.root)
+    (writer,) = stuck_switches
+    assert writer.poll() is None  # left to the kernel, not waited for
+    entries = journal(disk)
+    sched = entries["sda/queue/scheduler"]
+    assert sched.original == "mq-deadline" and sched.pending is not None
+    assert (sched.pending.value, sched.pending.pid) == ("bfq", writer.pid) and sched.pending.start is not None
+    # What the switch would reset is journaled with it, as for any switch; the device is as the kernel has it.
+    assert {e.attr for e in entries.values()} == {"queue/scheduler", "queue/nr_requests", "queue/iosched/read_expire"}
+    assert read(disk, "queue/scheduler") == "none [mq-deadline] kyber bfq"
+    saved = json.loads((default_run_dir(disk.root) / "journal.json").read_text())["entries"]
+    assert [e["pending"]["value"] for e in saved if "pending" in e] == ["bfq"]  # only where there is one
+
+
+def test_nothing_more_is_written_to_a_device_the_kernel_owes_a_write(disk, monkeypatch, stuck_switches):
+    disk.add_disk("sdb", "8:16")
+    with pytest.raises(WriteStuck):
+        write_attr("sda", "queue/scheduler", "bfq", root=disk.root)
+    before = journal(disk)
+    # Never again blindly: not the same switch, not another setting of that device, not a restore of it.
+    for attr, value in [("queue/scheduler", "bfq"), ("queue/scheduler", "kyber"), ("queue/read_ahead_kb", "256")]:
+        with pytest.raises(WritePending, match=r"sda still has a write the kernel has not returned from \('bfq' to "
+                                               r"scheduler, pid \d+, since \d\d:\d\d:\d\d\): iosched writes nothing "
+                                               r"more to sda until it returns"):
+            write_attr("sda", attr, value, root=disk.root)
+    assert len(stuck_switches) == 1 and journal(disk) == before
+    outcomes = restore(root=disk.root)
+    assert {o.status for o in outcomes} == {"stuck"} and journal(disk) == before
+    lines = restore_lines(outcomes)
+    assert lines[0].startswith("sda: left alone: the kernel has not returned from writing 'bfq' to scheduler (pid ")
+    assert len(lines) == 2 and restore_failed(outcomes)
+    # Another device is written as ever, by a new writer.
+    assert write_attr("sdb", "queue/read_ahead_kb", "256", root=disk.root).new == "256"
+
+
+def test_once_the_kernel_lets_go_the_device_is_read_and_restored_as_usual(disk, monkeypatch, stuck_switches):
+    disk.write("sys/block/sda/queue/scheduler", "none [mq-deadline] kyber bfq\n")
+    hanging = writes._CHILD
+    with pytest.raises(WriteStuck) as first:
+        write_attr("sda", "queue/scheduler", "bfq", root=disk.root)
+    let_go(first.value.writer.pid)
+    disk.write("sys/block/sda/queue/scheduler", "none mq-deadline kyber [bfq]\n")  # the switch went through, late
+    # Its writer gone, the device may be written again (once: this switch hangs too, and is reported again).
+    with pytest.raises(WriteStuck) as second:
+        write_attr("sda", "queue/scheduler", "kyber", root=disk.root)
+    assert second.value.writer.pid != first.value.writer.pid
+    let_go(second.value.writer.pid)
+    assert journal(disk)["sda/queue/scheduler"].original == "mq-deadline"
+    writer_code(monkeypatch, REAL_CHILD)
+    kernel(monkeypatch, lambda path, v: scheduler_file(path, v) if path.name == "scheduler" else None)
+    outcomes = restore(root=disk.root)
+    assert (outcomes[0].attr, outcomes[0].status) == ("queue/scheduler", "restored")
+    assert read(disk, "queue/scheduler") == "none [mq-deadline] kyber bfq" and journal(disk) == {}
+    assert hanging != REAL_CHILD
+
+
+def test_a_restore_whose_own_write_does_not_return_keeps_the_entry_and_names_it(disk, monkeypatch, stuck_switches):
+    disk.write("sys/block/sda/queue/scheduler", "none [mq-deadline] kyber bfq\n")
+    hanging = writes._CHILD
+    writer_code(monkeypatch, REAL_CHILD)
+    kernel(monkeypatch, lambda path, v: scheduler_file(path, v) if path.name == "scheduler" else None)
+    write_attr("sda", "queue/scheduler", "bfq", root=disk.root)
+    writer_code(monkeypatch, hanging)
+    (outcome, *rest) = restore(root=disk.root)
+    assert (outcome.attr, outcome.status) == ("queue/scheduler", "stuck") and "within 0.3 s" in outcome.detail
+    assert {o.status for o in rest} <= {"stuck"}
+    entry = journal(disk)["sda/queue/scheduler"]
+    assert entry.original == "mq-deadline" and entry.pending is not None and entry.pending.value == "mq-deadline"
+    assert restore(root=disk.root)[0].status == "stuck"  # not made again while its writer lives
+    assert len(stuck_switches) == 1
+
+
+def test_iosched_ends_though_its_writer_is_stuck(tree, tmp_path):
+    """A thread stuck in write(2) keeps its process from ending; a child process does not: the command reports and
+    exits, its writer left behind (ended here by the test, as the kernel would)."""
+    tree.add_disk("sda", "8:0", scheduler="none [mq-deadline] kyber bfq")
+    script = ("import sys\n"
+              "from iosched.core.settings import writes\n"
+              "writes._CHILD = writes._CHILD.replace('    try:\\n        fd = os.open(', "
+              "'    import time; time.sleep(3600)\\n    try:\\n        fd = os.open(', 1)\n"
+              "try:\n"
+              "    writes.write_attr('sda', 'queue/scheduler', 'bfq', root=sys.argv[1])\n"
+              "except writes.WriteStuck as e:\n"
+              "    print(e.writer.pid, flush=True)\n")
+    out = subprocess.run([sys.executable, "-c", script, str(tree.root)], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "IOSCHED_WRITE_DEADLINE": "0.3"})
+    assert out.returncode == 0, out.stderr
+    pid = int(out.stdout)
+    try:
+        assert running(pid, None)  # still in its write, and iosched has ended
+    finally:
+        os.kill(pid, 9)
+
+
+@pytest.mark.parametrize("text", ["0", "abc", "1e9", "-1", "nan"])
+def test_a_deadline_out_of_bounds_is_one_sentence_before_anything_changes(disk, monkeypatch, text):
+    monkeypatch.setenv("IOSCHED_WRITE_DEADLINE", text)
+    with pytest.raises(BadInput, match=r"IOSCHED_WRITE_DEADLINE must be seconds from 0\.1 to 3600"):
+        write_attr("sda", "queue/read_ahead_kb", "256", root=disk.root)
+    assert read(disk, "queue/read_ahead_kb") == "128" and journal(disk) == {}

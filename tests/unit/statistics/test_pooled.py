@@ -145,6 +145,7 @@ def test_report_refuses_files_that_compare_different_things(tmp_path):
     for r in doc["runs"]:
         r["variant"] = "bfq" if r["variant"] == "mq-deadline" else r["variant"]
     doc["order"] = ["bfq" if v == "mq-deadline" else v for v in doc["order"]]
+    doc["started"] += 1  # another experiment (a copy of a's would be refused as the same one)
     b = tmp_path / "b.json"
     b.write_text(json.dumps(doc))
     err = one_sentence_exit_2("report", str(a), str(b))

@@ -103,3 +103,45 @@ def test_lines_past_the_size_bound_end_the_command_and_write_nothing(tmp_path, m
     with pytest.raises(CommandCaptureRefused, match=r"did more IO than --max-size 4\.0K of capture holds"):
         run.run()
     assert not out.exists() and left(marker) == "" and groups(run) == []
+
+
+def test_the_program_a_command_line_starts(tmp_path):
+    """Its first word after any NAME=value, found on the command's PATH or as a path; a shell word is none."""
+    from iosched.core.trace.cmd_capture import program_of
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    prog = bin_dir / "prog"
+    prog.write_text("#!/bin/sh\n")
+    prog.chmod(0o755)
+    env = {"PATH": str(bin_dir)}
+    assert program_of("prog --headless 'a b' > /dev/null", env, "/") == str(prog)
+    assert program_of("LANG=C X='1 2' prog", env, "/") == str(prog)
+    assert program_of("./bin/prog x", env, tmp_path) == str(tmp_path / "bin/prog")
+    assert program_of(f"{prog}", {}, "/") == str(prog)
+    for shell_word in ("cd /srv && make", "for f in *; do cat $f; done", "nosuch --x", "'unclosed", "", "A=1"):
+        assert program_of(shell_word, env, tmp_path) is None, shell_word
+
+
+def test_the_default_disk_is_the_one_its_program_is_on_or_says_why_not(tmp_path):
+    """The disk of the command's program (else of its working directory), in words; none, or several (a mirror),
+    is one sentence naming the way to choose."""
+    from iosched.core.base.errors import BadInput
+    from iosched.core.trace.cmd_capture import default_disk
+
+    from fixtree import FixTree
+
+    (tmp_path / "prog").write_text("#!/bin/sh\n")
+    (tmp_path / "prog").chmod(0o755)
+    st = os.stat(tmp_path)
+    here = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"  # the real filesystem's device, described by a fixture
+    tree = FixTree(tmp_path / "root")
+    tree.add_disk("sdz", here)
+    link = tree.root / "sys/dev/block" / here
+    link.parent.mkdir(parents=True)
+    with pytest.raises(BadInput, match="is on no disk a capture can see .*: name the disk to capture "
+                                       r"\(iosched capture DEV --cmd …\), or --every-disk"):
+        default_disk("./prog", {}, tmp_path, tree.root)
+    link.symlink_to(tree.root / "sys/block/sdz")
+    assert default_disk("./prog --x", {}, tmp_path, tree.root) == ("sdz", f"the disk {tmp_path}/prog is on")
+    assert default_disk("cd x && y", {}, tmp_path, tree.root) == ("sdz", f"the disk {tmp_path} is on")

@@ -1,0 +1,106 @@
+"""A scheduler switch the kernel does not return from, made on a real loop device: its backing file lies on a
+filesystem that is frozen (fsfreeze) with a write in flight, so the switch, which freezes the queue and waits for the
+requests in flight, waits in the kernel until the filesystem thaws (the hang of kernel bugzilla 219166, made at
+will). iosched reports it by its deadline, journals it, writes nothing more to the device, and restores once the
+kernel lets go."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from iosched.core.kernel.processes import running
+from iosched.core.settings.journal import Journal
+
+from conftest import Loop, detach_loop, need_real, run_cli
+
+
+@dataclass
+class Frozen:
+    loop: Loop  # the device whose requests cannot complete while the filesystem is frozen
+    mount: Path
+    writer: subprocess.Popen[bytes]  # a direct write in flight on it
+
+    def thaw(self) -> None:
+        subprocess.run(["fsfreeze", "-u", str(self.mount)], check=False, capture_output=True)
+
+
+def wait_for(check: Callable[[], bool], what: str, within: float = 30.0) -> None:
+    end = time.monotonic() + within
+    while not check():
+        assert time.monotonic() < end, f"never {what}"
+        time.sleep(0.05)
+
+
+def state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+    except OSError:
+        return "gone"
+
+
+@pytest.fixture
+def frozen(make_loop: Callable[..., Loop], tmp_path: Path) -> Iterator[Frozen]:
+    need_real("fsfreeze", "mkfs.ext4", "dd")
+    outer = make_loop("96M")
+    subprocess.run(["mkfs.ext4", "-q", "-F", outer.path], check=True, capture_output=True)
+    mount = tmp_path / "fs"
+    mount.mkdir()
+    subprocess.run(["mount", outer.path, str(mount)], check=True)
+    inner = None
+    dd = None
+    try:
+        inner = make_loop("32M", mount / "inner")
+        subprocess.run(["fsfreeze", "-f", str(mount)], check=True)
+        dd = subprocess.Popen(["dd", "if=/dev/zero", f"of={inner.path}", "bs=4k", "count=1", "oflag=direct"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        wait_for(lambda: state(dd.pid) == "D", "saw the write wait in the kernel")
+        f = Frozen(inner, mount, dd)
+        yield f
+    finally:
+        subprocess.run(["fsfreeze", "-u", str(mount)], check=False, capture_output=True)
+        if dd is not None:
+            dd.wait(60)
+        if inner is not None:
+            detach_loop(inner)  # before the filesystem its file lies on goes
+        subprocess.run(["umount", str(mount)], check=False)
+
+
+def test_a_switch_that_hangs_is_reported_by_its_deadline_journaled_and_restored_later(frozen, private_journal):
+    loop = frozen.loop
+    deadline = {"IOSCHED_WRITE_DEADLINE": "1"}
+    out = run_cli("set", loop.name, "bfq", env=deadline, timeout=60)  # the command returns: iosched is not held
+    assert out.returncode == 1, out
+    assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr
+    assert f"the kernel has not returned from writing 'bfq' to {loop.name} scheduler within 1 s" in out.stderr
+    assert "kernel bugzilla 219166" in out.stderr
+    # The journal holds the original and the write on its way, whose writer still waits in the kernel.
+    journaled = (private_journal / "journal.json").read_text()
+    entries = Journal(private_journal).entries()
+    entry = entries[f"{loop.name}/queue/scheduler"]
+    assert entry.original == "none" and entry.pending is not None and entry.pending.value == "bfq"
+    writer = entry.pending.pid
+    assert running(writer, entry.pending.start) and state(writer) == "D"
+    assert loop.current() == "none"  # left as the kernel has it
+    # Not made again, nor anything else on that device, nor a restore of it; each answer comes at once.
+    again = run_cli("set", loop.name, "kyber", env=deadline, timeout=60)
+    assert again.returncode == 1 and "still has a write the kernel has not returned from ('bfq'" in again.stderr
+    tune = run_cli("tune", loop.name, "read_ahead_kb=256", env=deadline, timeout=60)
+    assert tune.returncode == 1 and "iosched writes nothing more to" in tune.stderr
+    held = run_cli("restore", env=deadline, timeout=60)
+    assert held.returncode == 1 and f"{loop.name}: left alone: the kernel has not returned from writing 'bfq'" \
+        in held.stdout
+    assert (private_journal / "journal.json").read_text() == journaled  # intact: nothing dropped, nothing added
+    # The kernel lets go: the writer ends, the switch has happened after all, and restore puts the original back.
+    frozen.thaw()
+    wait_for(lambda: not running(writer, entry.pending.start), "saw the writer end")
+    assert loop.current() == "bfq"
+    done = run_cli("restore", timeout=60)
+    assert done.returncode == 0, done
+    assert f"{loop.name} scheduler: restored bfq -> none" in done.stdout
+    assert loop.current() == "none" and Journal(private_journal).entries() == {}

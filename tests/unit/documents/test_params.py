@@ -1,0 +1,155 @@
+"""core/documents/params.py: the parsers of what a user gives (a flag, or the same value in a saved file). Any text
+is a value in its stated range or one BadInput; nothing else, whatever the text."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from saved_support import SAVED
+
+from iosched.core.base.errors import BadInput
+from iosched.core.base.figures import FIGURE_MAX, FIGURE_MIN
+from iosched.core.documents import params
+from iosched.core.documents.params import (
+    MAX_CANDIDATES,
+    SCHEDULER_NAME,
+    SETTING_NAME,
+    SETTING_VALUE,
+    BadValue,
+    parse_alpha,
+    parse_budget_s,
+    parse_candidates,
+    parse_seconds,
+    parse_size,
+    parse_variants,
+)
+from iosched.core.documents.saved import read_experiment
+from iosched.core.experiment.matrix import decode_matrix
+from iosched.core.present.report import text_report
+from iosched.core.statistics.fleet_verdict import hosts_pooled
+from iosched.core.statistics.matrix_judge import judge_matrix
+from iosched.core.statistics.verdict import judge
+
+# What a person types, and what a script or a paste brings: other scripts' digits, spaces, underscores, units twice.
+typed = st.one_of(
+    st.text(st.sampled_from("0123456789.eE+-_ smhkKMGTib５٣\u00a0\t\nxinfa"), max_size=12),
+    st.text(max_size=30),
+    st.from_regex(r"\A[0-9]{1,6}(\.[0-9]{0,3})?[smh]?\Z"),
+)
+DURATION = re.compile(r"([0-9]+(\.[0-9]*)?|\.[0-9]+)[smhSMH]?", re.ASCII)
+
+
+@pytest.mark.parametrize(("parse", "lo", "hi"), [(parse_seconds, 0.5, 86400.0), (parse_budget_s, 1.0, 7 * 86400.0)])
+@given(text=typed)
+def test_a_duration_is_digits_and_one_unit_within_its_range_or_one_refusal(parse, lo, hi, text):
+    try:
+        seconds = parse(text)
+    except BadValue as e:
+        assert "duration" in str(e)
+        return
+    assert DURATION.fullmatch(text), text  # accepted: ASCII digits, a point, one unit, nothing around them
+    assert lo <= seconds <= hi
+    unit = {"s": 1, "m": 60, "h": 3600}.get(text[-1:].lower(), 1)
+    assert math.isclose(seconds, float(text.rstrip("smhSMH")) * unit)
+
+
+@pytest.mark.parametrize("text", ["10mm", " 5m", "5m ", "５m", "1_000s", "1e3", "inf", "nan", "-5", "5 m", "0x10",
+                                  "5min", "١٠", "10sm", ""])
+def test_what_a_duration_never_is(text):
+    for parse in (parse_seconds, parse_budget_s):
+        with pytest.raises(BadValue, match="is not a duration"):
+            parse(text)
+
+
+@given(text=typed)
+def test_a_size_and_a_number_from_text_are_ascii_or_one_refusal(text):
+    for parse in (parse_size, params.number(0, 1e9), params.number(1, 1000, integer=True), parse_alpha):
+        try:
+            value = parse(text)
+        except BadValue:
+            continue
+        assert text.isascii() and text == text.strip() and "_" not in text, text
+        assert math.isfinite(value)
+
+
+@given(alpha=typed)
+def test_alpha_is_stated_and_checked(alpha):
+    try:
+        value = parse_alpha(alpha)
+    except BadValue as e:
+        assert "0.001" in str(e) and "0.5" in str(e)
+        return
+    assert 0.001 <= value < 0.5
+
+
+def _saved(kind: str) -> dict:
+    return json.loads((SAVED / f"{kind}.json").read_text())
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(alpha=st.floats(0.001, 0.5, exclude_max=True),
+       figures=st.lists(st.one_of(st.floats(FIGURE_MIN, FIGURE_MAX), st.sampled_from([FIGURE_MIN, FIGURE_MAX, 1.0])),
+                        min_size=4, max_size=4))
+def test_every_alpha_in_its_range_judges_whatever_the_runs_hold(alpha, figures):
+    """A stated range is one every judge takes: no overflow, no refusal after the runs (an alpha of 1e-10 ran every
+    run and then raised OverflowError), for runs as far apart as a figure may be."""
+    raw = _saved("experiment")
+    for run, x in zip(raw["runs"], figures, strict=True):
+        run["metrics"] = dict.fromkeys(run["metrics"], x)  # every figure, the primary and the secondary ones
+    doc = read_experiment(raw, "x.json")
+    for kind in ("experiment", "alternation", "sequential", "command"):
+        judge(read_experiment(_saved(kind), f"{kind}.json"), alpha)
+    judged = judge(doc, alpha)
+    assert judged.comparisons and text_report(doc, judged, details=True)
+    for kind in ("matrix", "sweep"):
+        judge_matrix(decode_matrix(_saved(kind), f"{kind}.json"), alpha)
+    other = replace(doc, host="other", started=doc.started + 1)
+    hosts_pooled([("a", doc), ("b", other)], alpha, None)
+
+
+# --- variants and candidates ----------------------------------------------------------------------------------
+
+variant_text = st.one_of(
+    st.text(max_size=60),
+    st.lists(st.text(st.sampled_from("abfqnoe-:=,._/;1 ０"), max_size=12), max_size=20).map(",".join),
+    st.lists(st.from_regex(r"\A[a-z][a-z-]{0,8}(:[a-z_]{1,10}=-?[0-9]{1,6}){0,2}\Z"), min_size=1, max_size=20)
+    .map(",".join),
+)
+
+
+@given(text=variant_text)
+def test_candidates_are_sysfs_words_and_bounded_or_one_refusal(text):
+    try:
+        found = parse_candidates(text)
+    except BadInput:
+        return
+    assert 1 <= len(found) <= MAX_CANDIDATES
+    for v in found:
+        assert SCHEDULER_NAME.fullmatch(v.scheduler), v
+        assert all(SETTING_NAME.fullmatch(k) and SETTING_VALUE.fullmatch(x) for k, x in v.settings), v
+    again = parse_candidates(",".join(v.label.split("#")[0] for v in found))
+    assert again == found  # what was read reads back the same
+
+
+@pytest.mark.parametrize("text", ["bfq:../../../etc/x=1", "bfq:slice_idle=1e400", "kyber:read_lat_nsec=1;touch /x",
+                                  "bfq:slice_idle=1_000", "bfq:slice_idle=１", "bfq:slice_idle= 1", "BFQ",
+                                  "bfq/../x", "mq-deadline:read_expire=100:=1", "a" * 16, "bfq:x=" + "9" * 20])
+def test_what_a_candidate_never_is(text):
+    with pytest.raises(BadInput):
+        parse_candidates(text)
+    with pytest.raises(BadInput):
+        parse_variants(f"none,{text}")
+
+
+def test_candidates_and_variants_are_bounded():
+    parse_candidates(",".join(["bfq"] * MAX_CANDIDATES))
+    with pytest.raises(BadInput, match=f"at most {MAX_CANDIDATES}"):
+        parse_candidates(",".join(["bfq"] * (MAX_CANDIDATES + 1)))
+    with pytest.raises(BadInput, match="at most 16"):
+        parse_variants(",".join(["bfq:slice_idle=0"] * 200))
