@@ -13,25 +13,35 @@ from test_tui_advise import make_app, open_advise
 from test_tui_jobs import wait_until
 from textual import messages
 
-from iosched.core.experiment.control import Cancelled
-from iosched.core.experiment.events import RunStarted
+from iosched.core.experiment.control import Cancelled, Control
+from iosched.core.experiment.runner import OnThisMachine
+from iosched.core.experiment.simulated import Simulated, Simulation
 
 
 class WaitsToBeCancelled:
-    """A runner whose first run lasts until it is cancelled (at most a minute)."""
+    """The runs' executor (what an advice's ``runs`` takes): its first run lasts until it is cancelled (at most a
+    minute)."""
 
     def __init__(self) -> None:
         self.started, self.ended = threading.Event(), threading.Event()
 
-    def __call__(self, device, variants, load, repeat, runtime, emit, ctl, keep):
-        emit(RunStarted(0, repeat * len(variants), variants[0].label))
-        self.started.set()
+    def __call__(self, setup: OnThisMachine, ctl: Control) -> Simulated:
+        return Waiting(self, setup, ctl)
+
+
+class Waiting(Simulated):
+    def __init__(self, waits: WaitsToBeCancelled, setup: OnThisMachine, ctl: Control) -> None:
+        super().__init__(Simulation(), setup, ctl)
+        self.waits = waits
+
+    def run(self, slot, placed, progress):
+        self.waits.started.set()
         try:
-            if ctl.cancelled.wait(60):
+            if self.ctl.cancelled.wait(60):
                 raise Cancelled("cancelled")
             raise AssertionError("never cancelled")
         finally:
-            self.ended.set()
+            self.waits.ended.set()
 
 
 @pytest.mark.parametrize("way_out", ["a browser tab's quit", "SIGTERM", "q"])
