@@ -51,6 +51,7 @@ from iosched.core.load.startup_replay import StartupJob, prepare_foreground
 from iosched.core.load.steady import SteadyWait
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
+from iosched.core.settings.journal import Journal, default_run_dir
 from iosched.core.statistics.matrix_judge import judge_matrix
 from iosched.core.statistics.matrix_sequential import matrix_sequential_plan
 from iosched.core.statistics.verdict import RunningVerdict, judge, sequential_plan
@@ -335,6 +336,7 @@ def _check(plan: ExperimentPlan) -> None:
     check_conditions(plan)
     if plan.cmd is not None or (plan.matrix is not None and any(isinstance(j, CmdJob) for j in plan.matrix.jobs)):
         invoking_user(os.environ, os.geteuid())  # who its commands run as: a SUDO_UID naming no user refused now
+    Journal(default_run_dir(plan.root)).entries()  # every run switches: an unreadable journal refuses before a word
     make_boundary(plan)
 
 
