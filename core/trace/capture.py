@@ -222,7 +222,7 @@ class CaptureRun:
             # The loader drains its buffer and ends; what it wrote is read to the end.
             self.stop("interrupted" if isinstance(e, KeyboardInterrupt) else "stopped")
 
-        with _signals_end_reading(ended):
+        with _signals_end_reading(ended, lambda: writer is not None):  # once ready (a command's capture: started)
             while True:
                 try:
                     while chunk := stdout.read1(1 << 16):  # type: ignore[attr-defined]
@@ -268,17 +268,20 @@ class CaptureRun:
 
 
 @contextlib.contextmanager
-def _signals_end_reading(ended: Callable[[BaseException], None]) -> Iterator[None]:
-    """While the loader's lines are read, Ctrl-C, SIGTERM or SIGHUP ends the capture through ``ended``, given the
-    exception its handler raises, instead of raising it wherever the reader is: midway through a batch of records a
-    raise would drop the batch, and a capture that lags its loader would come out short. Signal handlers are the
-    main thread's alone: elsewhere nothing changes."""
+def _signals_end_reading(ended: Callable[[BaseException], None], reading: Callable[[], bool]) -> Iterator[None]:
+    """While records are read (``reading()``), Ctrl-C, SIGTERM or SIGHUP ends the capture through ``ended``, given
+    the exception its handler raises, instead of raising it wherever the reader is: midway through a batch of records
+    a raise would drop the batch, and a capture that lags its loader would come out short. Before that the handler
+    raises as it would. Signal handlers are the main thread's alone: elsewhere nothing changes."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     kept: dict[int, Callable[[int, FrameType | None], Any]] = {}
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        if not reading():
+            kept[signum](signum, frame)
+            return
         try:
             kept[signum](signum, frame)
         except (KeyboardInterrupt, SystemExit) as e:
