@@ -17,7 +17,7 @@ from conftest import need_real
 
 # A wait is a guard against a hang, never a speed limit: a loaded machine (CI's two cores, or a neighbour's fio) may
 # take many times an idle one's seconds, and a passing wait returns as soon as its condition holds.
-HANG_S = 180.0
+HANG_S = 120.0
 
 
 async def wait_until(pilot, cond, within: float = 10.0) -> bool:
