@@ -112,7 +112,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
             raise BadInput("--until-verdict runs until the cells decide, at most --max-runs per cell: "
                            "give --max-runs, not --repeat")
         if not 4 <= args.max_runs <= 200:
-            raise BadInput("--max-runs must be between 4 and 200")
+            raise BadInput(f"--max-runs must be at least 4 and at most 200, not {args.max_runs}")
     save = args.save if args.save is not None else args.resume  # '' is refused below, never ignored
     if save is not None:
         check_save_path(save)  # the service holds the file's lock and reads a resumed one again under it

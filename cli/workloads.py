@@ -336,9 +336,9 @@ def _compare_plan(args: argparse.Namespace) -> ComparePlan | AlternationPlan:
     variants: list[Variant] = parse_variants(args.schedulers)
     repeat = 3 if args.repeat is None else args.repeat
     if repeat < 1 or repeat > 1000:
-        raise BadInput("--repeat must be between 1 and 1000")
+        raise BadInput(f"--repeat must be at least 1 and at most 1000, not {repeat}")
     if args.until_verdict and not 4 <= args.max_runs <= 200:
-        raise BadInput("--max-runs must be between 4 and 200")
+        raise BadInput(f"--max-runs must be at least 4 and at most 200, not {args.max_runs}")
     if args.save is not None:  # '' too: refused, never silently not saved
         check_save_path(args.save)
     check_variants(args.device, variants, args.root)

@@ -10,6 +10,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+# A wait for something to start guards against a hang, never sets a speed: a loaded machine may take many times an
+# idle one's seconds, and a passing wait returns as soon as it sees what it waits for. (A wait for something to end
+# stays short: an orphan given long enough would end by itself, and the test could no longer fail.)
+HANG_S = 120.0
 
 
 def fio_procs(marker: str) -> list[int]:
@@ -44,7 +48,7 @@ def start_cli(*args: str) -> subprocess.Popen:
 
 
 def wait_for_fio(marker: str, proc: subprocess.Popen, timeout: float = 20) -> list[int]:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + max(timeout, HANG_S)
     while time.monotonic() < deadline:
         pids = fio_procs(marker)
         if pids:
@@ -65,7 +69,7 @@ def no_fio_left(marker: str) -> None:
 def wait_for_line(proc: subprocess.Popen, want: str, timeout: float = 60) -> list[str]:
     """stderr lines of ``proc`` up to the first that holds ``want``."""
     assert proc.stderr is not None
-    deadline, seen = time.monotonic() + timeout, []
+    deadline, seen = time.monotonic() + max(timeout, HANG_S), []
     while time.monotonic() < deadline:
         line = proc.stderr.readline()
         if not line:
@@ -91,7 +95,7 @@ def procs_with(marker: str) -> list[int]:
 
 
 def wait_for(marker: str, proc: subprocess.Popen, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + max(timeout, HANG_S)
     while not procs_with(marker):
         if proc.poll() is not None:
             pytest.fail(f"iosched ended before the command started: {proc.communicate()}")

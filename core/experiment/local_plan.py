@@ -32,6 +32,7 @@ from iosched.core.load.startup_replay import StartupJob
 from iosched.core.load.steady import SteadyWait
 from iosched.core.load.targets import Target, choose_target
 from iosched.core.settings.device_lock import load_lock
+from iosched.core.settings.journal import Journal, default_run_dir
 
 if TYPE_CHECKING:
     from iosched.core.experiment.service import Running, Saver
@@ -118,6 +119,7 @@ class LocalPlan(Generic[D]):
                                             if isinstance(j, StartupJob) and j.background is not None]
         check_cgroup_jobs([*self.jobs, *backgrounds], self.root)  # cgroups this system cannot make: refused
         self.check_conditions()
+        Journal(default_run_dir(self.root)).entries()  # every run switches: an unreadable journal refuses before a word
 
     def check_roles(self) -> None:
         """A metric of a role the workloads do not have is refused."""

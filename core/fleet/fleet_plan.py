@@ -84,7 +84,7 @@ class FleetSettings:
                 raise BadInput(f"unknown --metric {self.metric!r}; one of: {', '.join(METRIC_NAMES)}, or ROLE:METRIC")
             check_roles(self.metric, [(j, CATALOG[j].role_names) for j in jobs])
         if self.until_verdict and not 4 <= self.max_runs <= 200:
-            raise BadInput("--max-runs must be between 4 and 200")
+            raise BadInput(f"--max-runs must be at least 4 and at most 200, not {self.max_runs}")
         if self.independent:
             return
         if self.drop_caches:

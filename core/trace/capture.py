@@ -22,11 +22,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO
+from types import FrameType
+from typing import IO, Any
 
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import WriteRefused, check_target, create_new, discard, same_file
@@ -41,6 +42,7 @@ from iosched.core.trace.program import ProgramUnavailable, check_program
 from iosched.core.trace.tracer import TracingUnavailable, check_privileges
 
 STATUS_MS = 250  # the loader's status interval: how soon a duration or a stop is seen
+ENDING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 class CaptureFailed(IoschedError):
@@ -207,42 +209,48 @@ class CaptureRun:
         began = 0.0
         interrupted: BaseException | None = None
         rest = b""
-        while True:
-            try:
-                while chunk := stdout.read1(1 << 16):  # type: ignore[attr-defined]
-                    *lines, rest = (rest + chunk).split(b"\n")
-                    records: list[bytes] = []
-                    for line in lines:
-                        if line[:1] != b"{":
-                            records.append(line)
-                            continue
+
+        def ended(e: BaseException) -> None:
+            nonlocal interrupted
+            if interrupted is not None:
+                raise e  # a second one: out at once
+            interrupted = e
+            # The loader drains its buffer and ends; what it wrote is read to the end.
+            self.stop("interrupted" if isinstance(e, KeyboardInterrupt) else "stopped")
+
+        with _signals_end_reading(ended, lambda: writer is not None):  # once ready (a command's capture: started)
+            while True:
+                try:
+                    while chunk := stdout.read1(1 << 16):  # type: ignore[attr-defined]
+                        *lines, rest = (rest + chunk).split(b"\n")
+                        records: list[bytes] = []
+                        for line in lines:
+                            if line[:1] != b"{":
+                                records.append(line)
+                                continue
+                            if writer is not None:
+                                writer.add_lines(records)
+                                records = []
+                            status = json.loads(line)
+                            t_end = int(status.get("t", t_end))
+                            if status.get("ready"):
+                                io_start, began = bool(status.get("io_start")), time.monotonic()
+                                writer = self._ready(out, t_end)
+                                continue
+                            lost, full = int(status.get("lost", lost)), int(status.get("full", full))
+                            if writer is not None:
+                                writer.flush(now_ns=t_end)
+                                self._look(writer, time.monotonic() - began, lost)
                         if writer is not None:
                             writer.add_lines(records)
-                            records = []
-                        status = json.loads(line)
-                        t_end = int(status.get("t", t_end))
-                        if status.get("ready"):
-                            io_start, began = bool(status.get("io_start")), time.monotonic()
-                            writer = self._ready(out, t_end)
-                            continue
-                        lost, full = int(status.get("lost", lost)), int(status.get("full", full))
-                        if writer is not None:
-                            writer.flush(now_ns=t_end)
-                            self._look(writer, time.monotonic() - began, lost)
-                    if writer is not None:
-                        writer.add_lines(records)
-                self.interrupted = interrupted
-                return writer, t_end, lost, full, io_start
-            except (KeyboardInterrupt, SystemExit) as e:  # Ctrl-C, or SIGTERM/SIGHUP (raised as SystemExit)
-                if interrupted is not None:
-                    raise
-                interrupted = e
-                # The loader drains its buffer and ends; what it wrote is read to the end.
-                self.stop("interrupted" if isinstance(e, KeyboardInterrupt) else "stopped")
-            except (ValueError, TypeError, AttributeError) as e:
-                with contextlib.suppress(Exception):
-                    proc.kill()
-                raise CaptureFailed(f"the CO-RE tracer wrote a line iosched cannot read ({e})") from None
+                    self.interrupted = interrupted
+                    return writer, t_end, lost, full, io_start
+                except (KeyboardInterrupt, SystemExit) as e:  # Ctrl-C, or SIGTERM/SIGHUP (raised as SystemExit)
+                    ended(e)
+                except (ValueError, TypeError, AttributeError) as e:
+                    with contextlib.suppress(Exception):
+                        proc.kill()
+                    raise CaptureFailed(f"the CO-RE tracer wrote a line iosched cannot read ({e})") from None
 
     def _look(self, writer: CaptureWriter, elapsed: float, lost: int) -> None:
         """At each status: progress, and the duration or size bound reached."""
@@ -263,3 +271,35 @@ def ready_tracer(root: str | Path) -> Path:
         return check_program(root)
     except (TracingUnavailable, ProgramUnavailable) as e:
         raise CaptureFailed(f"cannot capture: {e} (capture needs the CO-RE tracer; bpftrace cannot)") from None
+
+
+@contextlib.contextmanager
+def _signals_end_reading(ended: Callable[[BaseException], None], reading: Callable[[], bool]) -> Iterator[None]:
+    """While records are read (``reading()``), Ctrl-C, SIGTERM or SIGHUP ends the capture through ``ended``, given
+    the exception its handler raises, instead of raising it wherever the reader is: midway through a batch of records
+    a raise would drop the batch, and a capture that lags its loader would come out short. Before that the handler
+    raises as it would. Signal handlers are the main thread's alone: elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    kept: dict[int, Callable[[int, FrameType | None], Any]] = {}
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        if not reading():
+            kept[signum](signum, frame)
+            return
+        try:
+            kept[signum](signum, frame)
+        except (KeyboardInterrupt, SystemExit) as e:
+            ended(e)
+
+    try:
+        for sig in ENDING_SIGNALS:
+            old = signal.getsignal(sig)
+            if callable(old):
+                kept[sig] = old
+                signal.signal(sig, handler)
+        yield
+    finally:
+        for signum, was in kept.items():
+            signal.signal(signum, was)

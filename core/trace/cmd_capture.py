@@ -178,7 +178,8 @@ class CmdCaptureRun(CaptureRun):
         opened. Its lines go to a temporary file until every device they name is known."""
         # Closed by run(), whichever way the capture ends.
         self._body = tempfile.TemporaryFile("w+", encoding="ascii", prefix="iosched-capture-")  # noqa: SIM115
-        self._start_command()
+        if self._ended is None:  # stopped before the tracer was ready (a Ctrl-C at once): nothing to start or end
+            self._start_command()
         return CaptureWriter(self._body, None, self._gate_ns, name_of=self._name_of, limit=self.max_bytes)
 
     def _start_command(self) -> None:

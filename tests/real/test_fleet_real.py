@@ -311,7 +311,8 @@ def test_bad_hosts_are_refused_before_anything_runs(tmp_path):
 
 
 @pytest.mark.parametrize(("flag", "why"), [
-    (["--until-verdict", "--max-runs", "2"], "between 4 and 200"), (["--drop-caches"], "add --independent"),
+    (["--until-verdict", "--max-runs", "2"], "--max-runs: must be at least 4 and at most 200, not 2"),
+    (["--drop-caches"], "add --independent"),
     (["--job", "cgroup-weights"], "add --independent"),
 ])
 def test_what_lockstep_leaves_to_independent_hosts(flag, why):

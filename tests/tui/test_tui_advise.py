@@ -18,11 +18,15 @@ from iosched.tui.app import IoschedApp
 from iosched.tui.commands import SchedulerCommands
 from iosched.tui.dialogs import PersistScreen
 
+from fixtree import LAYOUTS
+
 
 def make_app(tmp_path):
     tree = populated_tree(tmp_path / "root")
     for i in range(4):
         tree.write(f"sys/block/nvme0n1/mq/{i}/nr_tags", "1023\n")
+    for name, value in LAYOUTS["6.18"].folder("bfq").items():  # sda runs bfq: its folder is there, as the kernel's
+        tree.write(f"sys/block/sda/queue/iosched/{name}", value + "\n")
     app = IoschedApp(root=tree.root, sampler=SteppedSampler(tree.root), auto_tick=False, watch_udev=False)
     return app, tree
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import stat
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from link_support import digest, make_victim, nobody, temporaries
 
 from iosched.core.base.errors import BadInput
 from iosched.core.kernel.device_doc import DeviceDoc
-from iosched.core.load.iolog import check_iolog, meta_path, read_capture
+from iosched.core.load.iolog import CaptureWriter, check_iolog, meta_path, read_capture
 from iosched.core.trace.capture import CaptureFailed, CaptureRun
 
 from conftest import need
@@ -88,6 +89,35 @@ while :; do echo '{"t":1100000000,"lost":0,"full":0}'; sleep 0.05; done
     result = capture.run()
     assert result.meta.ended == "duration" and result.meta.timestamps == "issue" and result.meta.requests == 0
     assert read_capture(out).meta.requests == 0
+
+
+def test_ctrl_c_midway_through_a_batch_keeps_the_batch(tmp_path, monkeypatch):
+    # Ctrl-C lands while a batch of records is being written (a reader lagging its loader spends its time there):
+    # the capture ends with every record the loader wrote, the iolog agreeing with its metadata.
+    body = """
+trap 'echo "{\\"t\\":9000000000,\\"lost\\":0,\\"full\\":0,\\"end\\":1}"; exit 0' TERM
+echo '{"ready":1,"t":1000000000,"io_start":true,"capture":true}'
+echo '1001000000 0 0 4096 1'
+echo '1002000000 1 8 4096 2'
+echo '{"t":2500000000,"lost":0,"full":0}'
+for i in $(seq 100); do echo '{"t":2600000000,"lost":0,"full":0}'; sleep 0.05; done
+echo '{"t":9000000000,"lost":0,"full":0,"end":1}'
+"""
+    capture, out = run(tmp_path, body, monkeypatch, duration=None)
+    write = CaptureWriter._line
+    hits = []
+
+    def line_then_ctrl_c(self, text):
+        if "read" in text and not hits:  # the first batch of records, its counts taken, its lines not yet written
+            hits.append(text)
+            os.kill(os.getpid(), signal.SIGINT)
+        write(self, text)
+
+    monkeypatch.setattr(CaptureWriter, "_line", line_then_ctrl_c)
+    result = capture.run()
+    assert hits and result.meta.ended == "interrupted" and isinstance(capture.interrupted, KeyboardInterrupt)
+    assert (result.meta.reads, result.meta.writes) == (1, 1) and check_iolog(read_capture(out)) == 2
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C is Python's own again
 
 
 def planting_loader(*commands: list[str]) -> str:
