@@ -157,8 +157,8 @@ def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
     took = f", took {duration_words(doc.finished - doc.started)}" if doc.finished is not None else ""
     lines.append(f"- rule fixed before the first run: switch when a candidate's interval clears no change (Holm "
                  f"over the candidates at alpha {r.alpha:g}, sequential looks) and it is at least {r.margin:.0%} "
-                 f"better; keep when every candidate's {1 - 2 * r.alpha:.0%} interval shows it no more than {r.margin:.0%} "
-                 f"better; else cannot tell{took}")
+                 f"better; keep when every candidate's {1 - 2 * r.alpha:.0%} interval shows it no more than "
+                 f"{r.margin:.0%} better; else cannot tell{took}")
     lines.append(f"- kernel {doc.kernel}" + (f", iosched {version}" if version else ""))
     return "\n".join(lines) + "\n"
 
