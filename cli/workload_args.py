@@ -14,6 +14,7 @@ from iosched.core.documents.metrics import METRIC_NAMES
 
 # The flags' parsers are those of core/documents/params.py: a saved file's values go through the same ones.
 ALPHA = flag_type(params.parse_alpha)
+MARGIN = flag_type(params.parse_margin)
 parse_size = flag_type(params.parse_size)
 parse_seconds = flag_type(params.parse_seconds)
 REPEAT = flag_type(params.parse_repeat)
@@ -90,6 +91,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="sync and drop caches before each run (a group may turn it on: --no-drop-caches)")
     s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
+    s.add_argument("--margin", type=MARGIN, default=0.10, metavar="PCT",
+                   help="a difference that matters, in percent: a comparison not significant is equal when its 90%% "
+                        "interval lies within ±PCT, else cannot tell (default 10)")
     s.add_argument("--metric", help="the primary metric the verdict is about (default iops; wall_s for --cmd): "
                                     + ", ".join(METRIC_NAMES))
     s.add_argument("--plan", action="store_true",
@@ -163,6 +167,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="a file saved by compare --save, a recording, or a capture; several saved compares of "
                         "the same variants (one per host) are judged per host and pooled")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
+    s.add_argument("--margin", type=MARGIN, default=0.10, metavar="PCT",
+                   help="equal within ±PCT percent, as compare --margin (default 10)")
     s.add_argument("--metric", help="judge this primary metric instead of the saved one")
     s.add_argument("--json", action="store_true",
                    help="JSON: an experiment's verdict and comparisons, or a recording's intervals")

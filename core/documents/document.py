@@ -286,6 +286,13 @@ class ComparisonDoc:
                                                           "absent": True})
     rank: RankDoc | None = field(default=None, metadata={
         "doc": "the primary metric's rank cross-check (repeated runs only)", "absent": True})
+    outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
+        "doc": "a primary comparison's: differs (significant), equal (its equivalence interval inside ±margin) or "
+               "cannot-tell (reasons)", "absent": True})
+    reasons: list[Literal["too-wide", "two-groups", "too-few-runs", "unjudged", "replay-behind"]] = field(
+        default_factory=list, metadata={"doc": "cannot-tell: why, as codes", "absent": True})
+    equal_interval: Pair | None = field(default=None, metadata={
+        "doc": "the equivalence interval: two-sided at 1 - 2 alpha (90% at alpha 0.05), uncorrected", "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -358,6 +365,8 @@ class JudgementDoc:
         "absent": True})
     left_out: Count = field(default=0, metadata={
         "doc": "runs after a sequential compare's last planned look, left out of the statistics", "absent": True})
+    margin: Statistic | None = field(default=None, metadata={
+        "doc": "the margin a primary comparison is shown equal within (a fraction: 0.1 is ±10%)", "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -133,6 +133,14 @@ def parse_metric(value: object) -> str:
 parse_repeat = number(1, 1000, integer=True)  # --repeat: runs per variant
 parse_settle = number(0, 3600)  # --settle: seconds of quiet before each run
 parse_alpha = number(0, 0.5, lo_open=True, hi_open=True)  # --alpha
+_margin_percent = number(0, 100, lo_open=True, hi_open=True)
+
+
+def parse_margin(value: object) -> float:
+    """--margin PCT: "10" or "10%", above 0 and below 100, as a fraction (0.1)."""
+    if isinstance(value, str):
+        value = value.strip().removesuffix("%")
+    return _margin_percent(value) / 100.0
 
 
 # --- variants: --schedulers, and the variants a saved file names, read back through the same parser --------
