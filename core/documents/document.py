@@ -410,6 +410,13 @@ class CellDoc:
                                                                       "absent": True})
     planning: PlanningDoc | None = field(default=None, metadata={
         "doc": "an undecided cell's: what a 10% difference would need at its noise", "absent": True})
+    outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
+        "doc": "differs (significant), equal (its equivalence interval inside ±margin) or cannot-tell (reasons); "
+               "absent on the baseline's cells", "absent": True})
+    reasons: list[Literal["too-wide", "two-groups", "too-few-runs", "unjudged", "replay-behind"]] = field(
+        default_factory=list, metadata={"doc": "cannot-tell: why, as codes", "absent": True})
+    equal_interval: Pair | None = field(default=None, metadata={
+        "doc": "the equivalence interval: two-sided at 1 - 2 alpha (90% at alpha 0.05), uncorrected", "absent": True})
     geomean: Statistic | None = field(default=None, metadata={
         "doc": "the geometric mean of its valid runs (a cell decided at a look: of its runs to that look), the "
                "figure its ratio is of: the variant's over the baseline's", "absent": True})
