@@ -636,6 +636,11 @@ class PooledRowDoc:
                                                               "absent": _not_pooled})
     hosts_differ: list[str] | None = field(default=None, metadata={"absent": _not_pooled})
     per_host: list[HostRatioDoc] | None = field(default=None, metadata={"item": "host", "absent": _not_pooled})
+    outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
+        "doc": "differs (significant), equal (its equivalence interval inside ±10%) or cannot-tell", "absent": True})
+    reasons: list[Literal["too-wide"]] = field(default_factory=list, metadata={"absent": True})
+    equal_interval: Pair | None = field(default=None, metadata={
+        "doc": "the pooled interval at 1 - 2 alpha (90% at alpha 0.05)", "absent": True})
     sentence: str
 
 

@@ -28,10 +28,14 @@ FEW_RUNS = ("few-runs", "few-blocks")
 
 def equal_interval(e: RatioEstimate, alpha: float) -> tuple[float, float]:
     """The estimate's interval at 1 - 2 alpha, before any correction (each end a one-sided test at alpha)."""
-    half_95 = (math.log(e.ci_high) - math.log(e.ci_low)) / 2.0
-    se = half_95 / t_ppf(0.5 + e.level / 2.0, e.df)
-    half = t_ppf(1.0 - alpha, e.df) * se
-    d = math.log(e.ratio)
+    return interval_at(e.ratio, e.ci_low, e.ci_high, e.level, e.df, alpha)
+
+
+def interval_at(ratio: float, low: float, high: float, level: float, df: float, alpha: float) -> tuple[float, float]:
+    """A t-based interval (``low``..``high`` at ``level`` on ``df``) made again at 1 - 2 alpha."""
+    se = (math.log(high) - math.log(low)) / 2.0 / t_ppf(0.5 + level / 2.0, df)
+    half = t_ppf(1.0 - alpha, df) * se
+    d = math.log(ratio)
     return math.exp(d - half), math.exp(min(d + half, 709.0))
 
 

@@ -54,6 +54,8 @@ def without_added(x: Any) -> Any:
         added = ADDED_TO_COMPARISON
     elif "summaries" in x and "method" in x:  # an experiment's judgement
         added = ADDED_TO_JUDGEMENT
+    elif "skipped" in x and "sentence" in x:  # a fleet's pooled row
+        added = ("outcome", "reasons", "equal_interval")
     return {k: without_added(v) for k, v in x.items() if k not in added}
 
 
