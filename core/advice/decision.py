@@ -197,7 +197,8 @@ def goal_doc(g: GoalAdvice, alpha: float = 0.05) -> GoalAdviceDoc:
                          estimates=[estimate_doc(x, alpha) for x in g.estimates], runs_per_variant=g.runs_per_variant,
                          runs_needed=g.runs_needed,
                          splits=[SplitDoc(variant=x.variant, better=x.better, n=x.n, better_range=x.better_range,
-                                          worse_range=x.worse_range) for x in g.splits],
+                                          worse_range=x.worse_range, worse_vs_baseline=x.worse_vs_baseline)
+                                 for x in g.splits],
                          busy=list(g.busy), invalid_runs=g.invalid_runs, behind_runs=g.behind_runs)
 
 

@@ -38,6 +38,7 @@ Figure = Annotated[float, FIGURE]
 # A statistic of the runs: judged again on every read, and NaN or Infinity where Python's writer put one.
 Statistic = Annotated[float, NON_FINITE]
 Pair = tuple[Statistic, Statistic]  # an interval: low, high
+CompareReason = Literal["too-wide", "two-groups", "too-few-runs", "unjudged", "replay-behind"]  # a cannot-tell's
 
 
 # --- how the writers leave fields out (core/base/encode.py) --------------------------------------------------------
@@ -289,7 +290,7 @@ class ComparisonDoc:
     outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
         "doc": "a primary comparison's: differs (significant), equal (its equivalence interval inside ±margin) or "
                "cannot-tell (reasons)", "absent": True})
-    reasons: list[Literal["too-wide", "two-groups", "too-few-runs", "unjudged", "replay-behind"]] = field(
+    reasons: list[CompareReason] = field(
         default_factory=list, metadata={"doc": "cannot-tell: why, as codes", "absent": True})
     equal_interval: Pair | None = field(default=None, metadata={
         "doc": "the equivalence interval: two-sided at 1 - 2 alpha (90% at alpha 0.05), uncorrected", "absent": True})
@@ -413,7 +414,7 @@ class CellDoc:
     outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
         "doc": "differs (significant), equal (its equivalence interval inside ±margin) or cannot-tell (reasons); "
                "absent on the baseline's cells", "absent": True})
-    reasons: list[Literal["too-wide", "two-groups", "too-few-runs", "unjudged", "replay-behind"]] = field(
+    reasons: list[CompareReason] = field(
         default_factory=list, metadata={"doc": "cannot-tell: why, as codes", "absent": True})
     equal_interval: Pair | None = field(default=None, metadata={
         "doc": "the equivalence interval: two-sided at 1 - 2 alpha (90% at alpha 0.05), uncorrected", "absent": True})
@@ -638,7 +639,7 @@ class PooledRowDoc:
     per_host: list[HostRatioDoc] | None = field(default=None, metadata={"item": "host", "absent": _not_pooled})
     outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
         "doc": "differs (significant), equal (its equivalence interval inside ±10%) or cannot-tell", "absent": True})
-    reasons: list[Literal["too-wide"]] = field(default_factory=list, metadata={"absent": True})
+    reasons: list[CompareReason] = field(default_factory=list, metadata={"absent": True})
     equal_interval: Pair | None = field(default=None, metadata={
         "doc": "the pooled interval at 1 - 2 alpha (90% at alpha 0.05)", "absent": True})
     sentence: str
@@ -883,6 +884,8 @@ class SplitDoc:
     n: Count = field(metadata={"doc": "its valid runs"})
     better_range: tuple[Statistic, Statistic] = field(metadata={"doc": "that group's lowest and highest value"})
     worse_range: tuple[Statistic, Statistic]
+    worse_vs_baseline: Statistic | None = field(default=None, metadata={
+        "doc": "the worse group's geometric mean over the current setting's, as a ratio"})
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -206,6 +206,8 @@ def goal_lines(g: GoalAdviceDoc) -> list[str]:
     lines = [f"{GOAL_WORDS[g.goal]}: {goal_headline(g)}"]
     if g.outcome == "cannot-tell":
         lines += [f"  also: {c}" for c in reason_clauses(g)[1:]]
+    else:  # a switch whose winner's runs split by its designed effect: how often it fired
+        lines += [f"  {split_words(g, x)}" for x in g.splits]
     lines += [f"  {_cost_word(m, e)}: {estimate_words(m, e)}" for m, e in g.costs if e.ratio is not None]
     lines += [f"  left out: {v}: {why}" for v, why in g.excluded]
     lines += [f"  {n}" for n in g.notes]

@@ -23,10 +23,13 @@ on the log scale, turned so that larger is better. Every goal ends in one of thr
 3. **cannot-tell**: neither; with the reasons that applied, as codes (the words are core/present's):
    ``too-wide`` (a candidate's interval reaches past the margin: ``runs_needed`` says the runs a variant that would
    decide at the noise seen), ``two-groups`` (a variant's runs on the goal's metric fall in two groups,
-   core/statistics/run_groups.py: their mean is no one's experience, so neither switch nor keep is drawn from
-   them), ``busy`` (the busy-machine watch saw other load: never keep beside it), ``too-few-runs`` (a candidate
-   could not be judged for want of runs, or invalid runs left the interval too wide), ``unjudged`` (a candidate
-   could not be judged for another reason) and ``replay-behind`` (a replay fell behind its capture: never keep).
+   core/statistics/run_groups.py: their mean is no one's experience, so neither switch nor keep is drawn from them;
+   except the winner's own designed effect: its runs alone split, and its worse group is no worse than the current
+   setting by more than the margin, as bfq's weight raise catches the reader in some runs and leaves it as it was in
+   the others: then the switch stands, and the words say how often it fired), ``busy`` (the busy-machine watch saw
+   other load: never keep beside it), ``too-few-runs`` (a candidate could not be judged for want of runs, or invalid
+   runs left the interval too wide), ``unjudged`` (a candidate could not be judged for another reason) and
+   ``replay-behind`` (a replay fell behind its capture: never keep).
    A busy machine and a replay fallen behind stop a keep, not a switch: another load widens the runs' spread,
    which the interval carries, but a device kept from its pace cannot show a difference.
 
@@ -124,6 +127,7 @@ class Split:
     n: int
     better_range: tuple[float, float]
     worse_range: tuple[float, float]
+    worse_vs_baseline: float | None = None  # the worse group's geometric mean over the current setting's (a ratio)
 
 
 @dataclass(frozen=True)
@@ -304,8 +308,9 @@ def decide_goal(ev: GoalEvidence, others: Sequence[GoalEvidence], rule: Rule) ->
             winners.append((point, e))
         bound = _better_bound(e, higher, rule.alpha)
         wide = wide or bound is None or bound >= bar
-    split = bool(ev.splits)
     few = any(code.split(":")[0] in FEW_RUNS for _v, code in unjudged)
+    winners.sort(key=lambda w: -w[0])
+    split = bool(ev.splits) and not (winners and _designed(ev.splits, winners[0][1].variant, higher, bar))
     reasons: list[Reason] = []
     if split:
         reasons.append("two-groups")
@@ -345,17 +350,31 @@ def decide(evidence: Sequence[GoalEvidence], rule: Rule | None = None) -> Advice
     return Advice(rule, tuple(decide_goal(ev, evidence, rule) for ev in evidence))
 
 
+def _designed(splits: Sequence[Split], winner: str, higher: bool, bar: float) -> bool:
+    """Whether the only split is the winner's own designed effect: its better group is the effect (bfq's weight
+    raise catching the reader), and its worse group is no worse than the current setting by more than the margin,
+    so switching helps in some runs and costs nothing in the others."""
+    if len(splits) != 1 or splits[0].variant != winner or splits[0].worse_vs_baseline is None:
+        return False
+    r = splits[0].worse_vs_baseline
+    return (math.log(r) if higher else -math.log(r)) >= -bar
+
+
 def splits_of(values: Mapping[str, Sequence[float]], metric: str) -> tuple[Split, ...]:
     """Each variant whose valid runs on ``metric`` fall in two groups (run_groups.py ``TwoGroups``; one run apart is
-    not a split), the better group first."""
+    not a split), the better group first; ``values``' first entry is the current setting's."""
     higher = higher_is_better(metric)
+    base = next(iter(values.values()), [])
+    base_mean = math.exp(sum(math.log(x) for x in base) / len(base)) if base and min(base) > 0 else None
     out = []
     for v, xs in values.items():
         found = split_runs(list(xs))
         if not isinstance(found, TwoGroups):
             continue
         good, bad = (found.upper, found.lower) if higher else (found.lower, found.upper)
-        out.append(Split(v, good.count, found.n, (good.low, good.high), (bad.low, bad.high)))
+        worse = [xs[i] for i in bad.indices]
+        vs = None if base_mean is None else math.exp(sum(math.log(x) for x in worse) / len(worse)) / base_mean
+        out.append(Split(v, good.count, found.n, (good.low, good.high), (bad.low, bad.high), vs))
     return tuple(out)
 
 

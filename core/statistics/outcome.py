@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
-from iosched.core.documents.document import ComparisonDoc, JudgementDoc
+from iosched.core.documents.document import CompareReason, ComparisonDoc, JudgementDoc
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, t_ppf
 
 Outcome = Literal["differs", "equal", "cannot-tell"]
@@ -39,9 +39,9 @@ def interval_at(ratio: float, low: float, high: float, level: float, df: float, 
     return math.exp(d - half), math.exp(min(d + half, 709.0))
 
 
-def standing(e: RatioEstimate | CannotJudge, split: bool, behind: bool) -> list[str]:
+def standing(e: RatioEstimate | CannotJudge, split: bool, behind: bool) -> list[CompareReason]:
     """The reason codes that hold whatever the margin."""
-    out = []
+    out: list[CompareReason] = []
     if isinstance(e, CannotJudge):
         out.append("too-few-runs" if e.reason.split(":")[0] in FEW_RUNS else "unjudged")
     if split:
@@ -52,7 +52,7 @@ def standing(e: RatioEstimate | CannotJudge, split: bool, behind: bool) -> list[
 
 
 def decide(significant: bool, judged: bool, interval: tuple[float, float] | None, margin: float,
-           standing_reasons: Sequence[str]) -> tuple[Outcome, list[str]]:
+           standing_reasons: Sequence[CompareReason]) -> tuple[Outcome, list[CompareReason]]:
     """The outcome and its reasons (cannot-tell's), from the significance, the equivalence interval and the codes
     that hold whatever the margin."""
     if judged and significant:
@@ -60,7 +60,8 @@ def decide(significant: bool, judged: bool, interval: tuple[float, float] | None
     inside = interval is not None and 1.0 / (1.0 + margin) < interval[0] and interval[1] < 1.0 + margin
     if judged and inside and not standing_reasons:
         return "equal", []
-    return "cannot-tell", [*([] if inside or not judged else ["too-wide"]), *standing_reasons]
+    wide: list[CompareReason] = [] if inside or not judged else ["too-wide"]
+    return "cannot-tell", [*wide, *standing_reasons]
 
 
 def with_margin(j: JudgementDoc, margin: float) -> JudgementDoc:

@@ -113,6 +113,20 @@ def test_two_groups_stop_both_switch_and_keep():
     assert (s.better, s.n) == (3, 8)
 
 
+def test_the_winners_designed_effect_in_some_runs_still_switches():
+    """bfq's weight raise catches the reader in 5 of 8 runs and leaves it as it was in the other 3: a switch, with
+    how often it fired; the same split with the other runs far worse than the current setting cannot tell."""
+    fired = Split("bfq", 5, 8, (40.0, 60.0), (7000.0, 8000.0), 1.02)
+    g = decide([one(est("bfq", 0.2, 0.3), metric="fg:clat_p50_us", splits=(fired,))]).goals[0]
+    assert g.outcome == "switch" and g.recommended == "bfq" and g.splits == (fired,)
+    hurt = Split("bfq", 5, 8, (40.0, 60.0), (70000.0, 80000.0), 10.0)
+    g = decide([one(est("bfq", 0.2, 0.3), metric="fg:clat_p50_us", splits=(hurt,))]).goals[0]
+    assert g.outcome == "cannot-tell" and g.reasons == ("two-groups",)
+    values = {"none": [7500.0, 7700.0, 7600.0, 7400.0], "bfq": [50, 45, 7600, 55, 7800, 48, 7700, 52]}
+    (s,) = splits_of(values, "fg:clat_p50_us")
+    assert (s.better, s.n) == (5, 8) and s.worse_vs_baseline == pytest.approx(1.02, abs=0.02)
+
+
 def test_busy_and_a_replay_behind_stop_a_keep_never_a_switch():
     equal = est("none", 1.0, 0.02)
     g = decide([one(equal, busy=("loop9 (pid 42, compare)",))]).goals[0]
@@ -157,6 +171,7 @@ def test_the_whole_verdict_simulated():
     assert null["switch"] <= 0.05 + 0.02, null  # alpha, and a binomial margin for 800 draws
     better = rates(rng, [SimulatedGoal("throughput", "iops", {"a": 1.0, "b": 1.2})], 0.1, 12, 800)
     assert better["keep-equal"] <= 0.05, better
-    bimodal = rates(rng, [SimulatedGoal("throughput", "iops", dict.fromkeys(names, 1.0), {"b": (0.5, 4.0)})],
+    # The current setting's runs in two groups (half at four times the others): no mean of them is its experience.
+    bimodal = rates(rng, [SimulatedGoal("throughput", "iops", dict.fromkeys(names, 1.0), {"now": (0.5, 4.0)})],
                     0.1, 12, 400)
     assert bimodal["cannot-tell"] >= 0.5 and bimodal["keep-equal"] <= 0.05, bimodal
