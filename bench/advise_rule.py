@@ -1,16 +1,17 @@
 """`advise`'s decision rule on simulated tests: how often each outcome (switch, keep shown equal, cannot tell) comes
-when no candidate is better, when one is 20% better, and when the current setting's runs fall in two groups.
+when no candidate is better, when one is 20% better, and when one candidate's runs fall in two groups.
 
 Seeded simulation through the rule's own code (core/statistics/advice_simulation.py): the current setting and
 ``--candidates`` candidates, log-normal runs at each noise, looked at on the sequential schedule with clearly worse
 candidates dropped at the looks, judged at the last look, each variant's runs checked for two groups, decided by
 core/statistics/advice_rule.py. A switch when none is better must stay at or below alpha; a keep when one is 20%
-better at or below 5%; bimodal runs (half of the current setting's runs at ``--bimodal`` times its value) must never
-be kept. (A candidate whose own runs split by its designed effect, better in some and no worse in the others, is a
-switch: tests/unit/statistics/test_advice_outcomes.py.) The last column decides a switch also by the old gate (the
-estimate at least the smallest effect the experiment could see): what that gate costs in power beside the margin.
-Then the early drop's savings when the other candidates are 30% worse, and a candidate 20% better on throughput but
-30% worse on latency, left out for throughput when another is 15% better and no worse.
+better at or below 5%; bimodal runs (half of one candidate's runs at ``--bimodal`` times the others', around the
+current setting's) must never be kept. (A candidate whose own runs split by its designed effect, better in some and
+no worse in the others, is a switch: tests/unit/statistics/test_advice_outcomes.py.) The last column decides a
+switch also by the old gate (the estimate at least the smallest effect the experiment could see): what that gate
+costs in power beside the margin. Then the early drop's savings when the other candidates are 30% worse, and a
+candidate 20% better on throughput but 30% worse on latency, left out for throughput when another is 15% better and
+no worse.
 
     .venv/bin/python bench/advise_rule.py [--sims 2000] [--candidates 3] [--noise 0.05,0.1,0.2] [--runs 6,12,24]
 """
@@ -22,7 +23,7 @@ import random
 import time
 
 from iosched.core.statistics.advice_rule import Rule
-from iosched.core.statistics.advice_simulation import BASELINE, SimulatedGoal, simulate_advice
+from iosched.core.statistics.advice_simulation import SimulatedGoal, simulate_advice
 
 
 def main() -> None:
@@ -40,7 +41,9 @@ def main() -> None:
     names = [f"c{i + 1}" for i in range(args.candidates)]
     null = [SimulatedGoal("throughput", "iops", dict.fromkeys(names, 1.0))]
     better = [SimulatedGoal("throughput", "iops", {**dict.fromkeys(names, 1.0), names[-1]: args.effect})]
-    bimodal = [SimulatedGoal("throughput", "iops", dict.fromkeys(names, 1.0), {BASELINE: (0.5, args.bimodal)})]
+    # One candidate's runs in two groups around the current setting's: half at 1 / sqrt(--bimodal), half at sqrt(it).
+    bimodal = [SimulatedGoal("throughput", "iops", {**dict.fromkeys(names, 1.0), names[-1]: args.bimodal ** -0.5},
+                             {names[-1]: (0.5, args.bimodal)})]
     rule, old_gate = Rule(alpha=args.alpha), Rule(alpha=args.alpha, at_least_mde=True)
     arms = args.candidates + 1
     t0 = time.monotonic()

@@ -54,8 +54,8 @@ def looks_again(test: AdviceTestDoc) -> Looks:
 
 def evidence_of(test: AdviceTestDoc, alpha: float, busy: Sequence[str] = ()) -> GoalEvidence | None:
     """What the rule decides the test's goal on, once its last look was taken (None before): the estimates on its
-    figure and, for the survivors, the other figures stated beside it (at alpha, Holm over the survivors); the
-    current setting's and the survivors' runs checked for two groups; its invalid runs, and what the busy watch
+    figure and, for the survivors, the other figures stated beside it (at alpha, Holm over the survivors); every
+    variant's runs checked for two groups; its invalid runs, and what the busy watch
     named."""
     looks = looks_again(test)
     if not looks.done or test.result is None:
@@ -65,7 +65,7 @@ def evidence_of(test: AdviceTestDoc, alpha: float, busy: Sequence[str] = ()) -> 
     for metric in test.costs:
         judged = estimates(test.result, metric)
         costs.append(Cost(metric, estimates_of({v: judged[v] for v in looks.active if v in judged}, alpha)))
-    values: dict[str, list[float]] = {v: [] for v in [test.variants[0], *looks.active]}
+    values: dict[str, list[float]] = {v: [] for v in test.variants}  # the dropped ones' runs to their drop too
     for r in test.result.runs:
         x = r.metrics.get(test.metric)
         if r.valid and r.variant in values and x is not None:

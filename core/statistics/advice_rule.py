@@ -22,14 +22,15 @@ on the log scale, turned so that larger is better. Every goal ends in one of thr
    in the way of keeping.
 3. **cannot-tell**: neither; with the reasons that applied, as codes (the words are core/present's):
    ``too-wide`` (a candidate's interval reaches past the margin: ``runs_needed`` says the runs a variant that would
-   decide at the noise seen), ``two-groups`` (a variant's runs on the goal's metric fall in two groups,
-   core/statistics/run_groups.py: their mean is no one's experience, so neither switch nor keep is drawn from them;
-   except the winner's own designed effect: its runs alone split, and its worse group is no worse than the current
-   setting by more than the margin, as bfq's weight raise catches the reader in some runs and leaves it as it was in
-   the others: then the switch stands, and the words say how often it fired), ``busy`` (the busy-machine watch saw
-   other load: never keep beside it), ``too-few-runs`` (a candidate could not be judged for want of runs, or invalid
-   runs left the interval too wide), ``unjudged`` (a candidate could not be judged for another reason) and
-   ``replay-behind`` (a replay fell behind its capture: never keep).
+   decide at the noise seen), ``two-groups`` (a variant's runs on the goal's metric fall in two groups, or one run
+   stands 2x apart from the rest, a dropped variant's runs to its drop included, core/statistics/run_groups.py: their
+   mean is no one's experience, so neither switch nor keep is drawn from them; except the winner's own designed
+   effect: its runs alone split, and its worse group is no worse than the current setting by more than the margin, as
+   bfq's weight raise catches the reader in some runs and leaves it as it was in the others: then the switch stands,
+   and the words say how often it fired), ``busy`` (the busy-machine watch saw other load: never keep beside it),
+   ``too-few-runs`` (a candidate could not be judged for want of runs, or invalid runs left the interval too wide),
+   ``unjudged`` (a candidate could not be judged for another reason) and ``replay-behind`` (a replay fell behind its
+   capture: never keep).
    A busy machine and a replay fallen behind stop a keep, not a switch: another load widens the runs' spread,
    which the interval carries, but a device kept from its pace cannot show a difference.
 
@@ -55,7 +56,7 @@ from typing import Literal
 
 from iosched.core.documents.metrics import split_metric
 from iosched.core.statistics.holm_intervals import LogComparison, holm_intervals
-from iosched.core.statistics.run_groups import TwoGroups, split_runs
+from iosched.core.statistics.run_groups import Outlier, TwoGroups, split_runs
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, runs_needed, t_ppf
 
 Goal = Literal["throughput", "latency", "interactive"]
@@ -361,17 +362,22 @@ def _designed(splits: Sequence[Split], winner: str, higher: bool, bar: float) ->
 
 
 def splits_of(values: Mapping[str, Sequence[float]], metric: str) -> tuple[Split, ...]:
-    """Each variant whose valid runs on ``metric`` fall in two groups (run_groups.py ``TwoGroups``; one run apart is
-    not a split), the better group first; ``values``' first entry is the current setting's."""
+    """Each variant whose valid runs on ``metric`` fall in two groups, or have one run apart (run_groups.py
+    ``TwoGroups``, ``Outlier``: a run 2x from all the others is a group of one), the better group first; ``values``'
+    first entry is the current setting's."""
     higher = higher_is_better(metric)
     base = next(iter(values.values()), [])
     base_mean = math.exp(sum(math.log(x) for x in base) / len(base)) if base and min(base) > 0 else None
     out = []
     for v, xs in values.items():
         found = split_runs(list(xs))
-        if not isinstance(found, TwoGroups):
+        if isinstance(found, Outlier):  # one run apart: a group of one beside the rest
+            lower, upper = found.groups
+        elif isinstance(found, TwoGroups):
+            lower, upper = found.lower, found.upper
+        else:
             continue
-        good, bad = (found.upper, found.lower) if higher else (found.lower, found.upper)
+        good, bad = (upper, lower) if higher else (lower, upper)
         worse = [xs[i] for i in bad.indices]
         vs = None if base_mean is None else math.exp(sum(math.log(x) for x in worse) / len(worse)) / base_mean
         out.append(Split(v, good.count, found.n, (good.low, good.high), (bad.low, bad.high), vs))

@@ -54,7 +54,7 @@ def _test(rng: random.Random, sim: SimulatedGoal, noise: float, runs: int, alpha
             n += 1
         test.look(look, {v: log_ratio_welch(values[BASELINE], values[v], 0.95) for v in test.active})
     used = sum(len(xs) for xs in values.values())
-    ev = replace(test.evidence(), splits=splits_of({v: values[v] for v in [BASELINE, *test.active]}, sim.metric))
+    ev = replace(test.evidence(), splits=splits_of(values, sim.metric))
     return ev, used, [(sim.goal, d.variant) for d in test.dropped]
 
 

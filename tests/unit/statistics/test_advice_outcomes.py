@@ -171,7 +171,8 @@ def test_the_whole_verdict_simulated():
     assert null["switch"] <= 0.05 + 0.02, null  # alpha, and a binomial margin for 800 draws
     better = rates(rng, [SimulatedGoal("throughput", "iops", {"a": 1.0, "b": 1.2})], 0.1, 12, 800)
     assert better["keep-equal"] <= 0.05, better
-    # The current setting's runs in two groups (half at four times the others): no mean of them is its experience.
-    bimodal = rates(rng, [SimulatedGoal("throughput", "iops", dict.fromkeys(names, 1.0), {"now": (0.5, 4.0)})],
+    # One candidate's runs in two groups straddling the current setting (half at x0.5, half at x2): no mean of them
+    # is anyone's experience, and its worse half is far worse than what the device has.
+    bimodal = rates(rng, [SimulatedGoal("throughput", "iops", {"a": 1.0, "b": 0.5}, {"b": (0.5, 4.0)})],
                     0.1, 12, 400)
     assert bimodal["cannot-tell"] >= 0.5 and bimodal["keep-equal"] <= 0.05, bimodal
