@@ -180,7 +180,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
         _err(f"iosched: warning: the advice could not be saved to {outcome.save_error}")
     if outcome.save_refused:
         return 2
-    return 0 if doc.advice else 1
+    return 0 if doc.advice and all(g.outcome != "cannot-tell" for g in doc.advice) else 1  # 1: could not decide
 
 
 def _show(args: argparse.Namespace, doc: AdviceDoc) -> None:

@@ -19,6 +19,7 @@ RUNS_AS = ("as the user who typed it: under sudo the user who ran sudo, root onl
 
 # The flags' parsers are those of core/documents/params.py: a saved file's values go through the same ones.
 ALPHA = flag_type(params.parse_alpha)
+MARGIN = flag_type(params.parse_margin)
 parse_size = flag_type(params.parse_size)
 parse_seconds = flag_type(params.parse_seconds)
 REPEAT = flag_type(params.parse_repeat)
@@ -145,6 +146,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
     conditions_opts(s)
+    s.add_argument("--margin", type=MARGIN, default=0.10, metavar="PCT",
+                   help="a difference that matters, in percent: a comparison not significant is equal when its 90%% "
+                        "interval lies within ±PCT, else cannot tell (default 10)")
     s.add_argument("--metric", help="the primary metric the verdict is about (default: the job's own, iops, or mb_s "
                                     "for a sequential bandwidth job; wall_s for --cmd): "
                                     + ", ".join(METRIC_NAMES))
@@ -223,6 +227,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                    help="a file saved by compare --save, a recording, or a capture; several saved compares of "
                         "the same variants (one per host) are judged per host and pooled")
     s.add_argument("--alpha", type=ALPHA, default=0.05, help="significance level (default 0.05)")
+    s.add_argument("--margin", type=MARGIN, default=0.10, metavar="PCT",
+                   help="equal within ±PCT percent, as compare --margin (default 10)")
     s.add_argument("--metric", help="judge this primary metric instead of the saved one")
     s.add_argument("--json", action="store_true",
                    help="JSON: an experiment's verdict and comparisons, or a recording's intervals")

@@ -49,6 +49,7 @@ from iosched.core.present.summary import MORE
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics import planning
 from iosched.core.statistics.matrix_judge import judge_matrix
+from iosched.core.statistics.outcome import with_margin
 from iosched.core.statistics.planning import PILOT_RUNS
 from iosched.core.statistics.verdict import cmd_metrics_of, judge
 
@@ -286,8 +287,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         _save_warning(outcome.save_error)  # a failed save still shows the result
     doc = outcome.doc
     assert not isinstance(doc, MatrixDoc) and doc.judgement is not None  # a compare with runs is judged
-    _render(doc, doc.judgement, args)
-    plot_result(doc, doc.judgement, args)
+    judged = with_margin(doc.judgement, args.margin)  # equal within --margin, else cannot tell: said, exit unchanged
+    _render(doc, judged, args)
+    plot_result(doc, judged, args)
     return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(doc) else 0
 
 
@@ -459,7 +461,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     experiment = read_experiment(doc, args.file)
     reads = [CmdMetric(name, "") for name in cmd_metrics_of(experiment)]  # its command's own figures may be named
     _check_metric(args.metric, reads)
-    verdict = judge(experiment, args.alpha, args.metric)
+    verdict = judge(experiment, args.alpha, args.metric, margin=getattr(args, "margin", 0.10))
     _render(experiment, verdict, args, REPORT_MORE)
     plot_result(experiment, verdict, args)
     return 0

@@ -36,7 +36,7 @@ from iosched.core.experiment.events import Event, RunStarted
 from iosched.core.experiment.local_plan import Runs
 from iosched.core.experiment.results import default_results_dir
 from iosched.core.load.targets import Refused
-from iosched.core.present.advice_report import headline, keep_lines, short_answer
+from iosched.core.present.advice_report import headline, keep_lines, outcome_lines
 from iosched.core.present.advice_words import the_rule
 from iosched.core.present.result_file import ResultFile
 from iosched.core.statistics.advice_rule import GOALS, Rule
@@ -341,13 +341,14 @@ class AdviseScreen(WorkerRun, Screen[None]):
         self.doc = doc
         self.step = "keep"
         self.watch_step("keep")  # every step done, also when it already read "keep"
-        per_goal = short_answer(doc) if len(doc.advice) > 1 else []  # one goal: the headline says it all
+        per_goal = outcome_lines(doc)  # each goal's outcome, and why it cannot tell
         answer = "\n".join([headline(doc), *(f"  {s}" for s in per_goal)])
         self.query_one("#answer", Static).update(printable_text(answer))
         keep = [line for k in doc.keep for line in keep_lines(k, doc.device)]
         self.query_one("#keep", Static).update(printable_text("\n".join(keep or ["nothing to change"])))
         persist = self.query_one("#persist", Button)
-        persist.display = len(doc.keep) == 1 and doc.keep[0].rule is not None
+        persist.display = (len(doc.keep) == 1 and doc.keep[0].rule is not None and  # offered only on a switch
+                           any(g.outcome == "switch" and g.recommended == doc.keep[0].variant for g in doc.advice))
         if persist.display:
             persist.label = f"Persist {doc.keep[0].variant}"
         self.query_one("#card").display = True

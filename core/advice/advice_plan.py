@@ -329,6 +329,7 @@ class AdvicePlan:
             return doc
         self.busy.started()
         new = [line for line in self.busy.lines if line not in doc.notes]
+        doc = replace(doc, busy=list(self.busy.named)) if self.busy.named != doc.busy else doc
         return replace(doc, notes=[*doc.notes, *new]) if new else doc
 
     def _target(self, segment: ComparePlan) -> Target | None:
@@ -443,7 +444,7 @@ class AdvicePlan:
         advice = decide_doc(doc)
         if advice is None:
             return replace(doc, notes=[*doc.notes, "no test reached its last look: no advice"])
-        goals = [goal_doc(g) for g in advice.goals]
+        goals = [goal_doc(g, doc.rule.alpha) for g in advice.goals]
         self.step("keep", "the commands and the udev rule")
         variants = {v.label: v for v in self.plan.variants}
         keeps = [keep_doc(doc.device, variants[label], self.rotational, self.root) for label in recommended(goals)

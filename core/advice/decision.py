@@ -21,6 +21,7 @@ from iosched.core.documents.document import (
     EstimateDoc,
     GoalAdviceDoc,
     KeepDoc,
+    SplitDoc,
 )
 from iosched.core.documents.params import Variant
 from iosched.core.documents.saved import MAX_DEPTH, conditions_fault
@@ -34,6 +35,8 @@ from iosched.core.statistics.advice_rule import (
     Rule,
     decide,
     estimates_of,
+    higher_is_better,
+    splits_of,
 )
 from iosched.core.statistics.judge import estimates
 
@@ -49,9 +52,11 @@ def looks_again(test: AdviceTestDoc) -> Looks:
     return looks
 
 
-def evidence_of(test: AdviceTestDoc, alpha: float) -> GoalEvidence | None:
+def evidence_of(test: AdviceTestDoc, alpha: float, busy: Sequence[str] = ()) -> GoalEvidence | None:
     """What the rule decides the test's goal on, once its last look was taken (None before): the estimates on its
-    figure and, for the survivors, the other figures stated beside it (at alpha, Holm over the survivors)."""
+    figure and, for the survivors, the other figures stated beside it (at alpha, Holm over the survivors); every
+    variant's runs checked for two groups; its invalid runs, and what the busy watch
+    named."""
     looks = looks_again(test)
     if not looks.done or test.result is None:
         return None
@@ -60,7 +65,15 @@ def evidence_of(test: AdviceTestDoc, alpha: float) -> GoalEvidence | None:
     for metric in test.costs:
         judged = estimates(test.result, metric)
         costs.append(Cost(metric, estimates_of({v: judged[v] for v in looks.active if v in judged}, alpha)))
-    return replace(ev, costs=tuple(costs))
+    values: dict[str, list[float]] = {v: [] for v in test.variants}  # the dropped ones' runs to their drop too
+    for r in test.result.runs:
+        x = r.metrics.get(test.metric)
+        if r.valid and r.variant in values and x is not None:
+            values[r.variant].append(float(x))
+    invalid = [r for r in test.result.runs if not r.valid]
+    behind = sum(1 for r in invalid if r.replay is not None and r.replay.lag_s > r.replay.bound_s)
+    return replace(ev, costs=tuple(costs), splits=splits_of(values, test.metric), busy=tuple(busy),
+                   invalid_runs=len(invalid), behind_runs=behind)
 
 
 def rule_of(doc: AdviceDoc) -> Rule:
@@ -71,7 +84,7 @@ def decide_doc(doc: AdviceDoc) -> Advice | None:
     """The advice over every goal from the saved runs; None while a test has not reached its last look."""
     evidence = []
     for t in doc.tests:
-        ev = evidence_of(t, doc.rule.alpha)
+        ev = evidence_of(t, doc.rule.alpha, doc.busy)
         if ev is None:
             return None
         evidence.append(ev)
@@ -132,7 +145,7 @@ def decided_again(doc: AdviceDoc) -> AdviceDoc:
             return doc
         notes = doc.notes if doc.status != "final" else [*doc.notes, NOT_FROM_RUNS]
         return replace(doc, advice=[], tradeoff=None, keep=[], notes=notes)
-    goals = [goal_doc(g) for g in advice.goals]
+    goals = [goal_doc(g, doc.rule.alpha) for g in advice.goals]
     saved = {k.variant: k for k in doc.keep}
     keeps = []
     for label in recommended(goals):
@@ -154,22 +167,48 @@ def decided_again(doc: AdviceDoc) -> AdviceDoc:
 # --- the rule's types and the document's ----------------------------------------------------------------------
 
 
-def estimate_doc(e: Estimate) -> EstimateDoc:
+def estimate_doc(e: Estimate, alpha: float = 0.05) -> EstimateDoc:
+    eq = e.equal_interval(alpha)
     return EstimateDoc(variant=e.variant, ratio=e.ratio, ci_low=e.ci_low, ci_high=e.ci_high,
-                       p_adjusted=e.p_adjusted, sd_log=e.sd_log, n=e.n, cannot_judge=e.cannot_judge)
+                       p_adjusted=e.p_adjusted, sd_log=e.sd_log, n=e.n, cannot_judge=e.cannot_judge, level=e.level,
+                       equal_low=None if eq is None else eq[0], equal_high=None if eq is None else eq[1])
 
 
 def estimate_of(d: EstimateDoc) -> Estimate:
-    return Estimate(d.variant, d.ratio, d.ci_low, d.ci_high, d.p_adjusted, d.sd_log, d.n, d.cannot_judge)
+    return Estimate(d.variant, d.ratio, d.ci_low, d.ci_high, d.p_adjusted, d.sd_log, d.n, d.cannot_judge, d.level)
 
 
-def goal_doc(g: GoalAdvice) -> GoalAdviceDoc:
-    """A goal's answer as the document keeps it: the numbers; why a candidate was left out and why one could not be
-    judged are written from the decision's numbers (core/present/advice_report.py ``worded_advice``)."""
+def _change(ratio: float | None) -> float | None:
+    return None if ratio is None else ratio - 1.0
+
+
+def goal_doc(g: GoalAdvice, alpha: float = 0.05) -> GoalAdviceDoc:
+    """A goal's answer as the document keeps it: the numbers, every effect signed as the figure moves; why a
+    candidate was left out and why one could not be judged are written from the decision's numbers
+    (core/present/advice_report.py ``worded_advice``)."""
+    higher = higher_is_better(g.metric)
+    e = g.estimate
+    effect = low = high = level = None
+    if e is not None and e.judged:
+        effect = _change(e.ratio)
+        if g.outcome == "switch":
+            low, high, level = _change(e.ci_low), _change(e.ci_high), e.level
+        elif (eq := e.equal_interval(alpha)) is not None:
+            low, high, level = eq[0] - 1.0, eq[1] - 1.0, 1.0 - 2.0 * alpha
+    mde = g.smallest_effect
+    signed_mde = None if mde is None else mde if higher else 1.0 / (1.0 + mde) - 1.0
     return GoalAdviceDoc(goal=g.goal, metric=g.metric, baseline=g.baseline, recommended=g.recommended,
-                         estimate=None if g.estimate is None else estimate_doc(g.estimate),
-                         smallest_effect=g.smallest_effect, excluded=[(v, "") for v, _ in g.excluded],
-                         costs=[(m, estimate_doc(e)) for m, e in g.costs], notes=[])
+                         estimate=None if e is None else estimate_doc(e, alpha), smallest_effect=signed_mde,
+                         excluded=[(v, "") for v, _ in g.excluded],
+                         costs=[(m, estimate_doc(x, alpha)) for m, x in g.costs], notes=[], outcome=g.outcome,
+                         reasons=list(g.reasons), margin=g.margin, better="higher" if higher else "lower",
+                         effect=effect, effect_low=low, effect_high=high, effect_level=level,
+                         estimates=[estimate_doc(x, alpha) for x in g.estimates], runs_per_variant=g.runs_per_variant,
+                         runs_needed=g.runs_needed,
+                         splits=[SplitDoc(variant=x.variant, better=x.better, n=x.n, better_range=x.better_range,
+                                          worse_range=x.worse_range, worse_vs_baseline=x.worse_vs_baseline)
+                                 for x in g.splits],
+                         busy=list(g.busy), invalid_runs=g.invalid_runs, behind_runs=g.behind_runs)
 
 
 def recommended(goals: Sequence[GoalAdviceDoc]) -> list[str]:

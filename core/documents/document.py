@@ -44,6 +44,7 @@ Figure = Annotated[float, FIGURE]
 # A statistic of the runs: judged again on every read, and NaN or Infinity where Python's writer put one.
 Statistic = Annotated[float, NON_FINITE]
 Pair = tuple[Statistic, Statistic]  # an interval: low, high
+CompareReason = Literal["too-wide", "two-groups", "too-few-runs", "unjudged", "replay-behind"]  # a cannot-tell's
 
 
 # --- how the writers leave fields out (core/base/encode.py) --------------------------------------------------------
@@ -328,6 +329,13 @@ class ComparisonDoc:
                                                           "absent": True})
     rank: RankDoc | None = field(default=None, metadata={
         "doc": "the primary metric's rank cross-check (repeated runs only)", "absent": True})
+    outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
+        "doc": "a primary comparison's: differs (significant), equal (its equivalence interval inside ±margin) or "
+               "cannot-tell (reasons)", "absent": True})
+    reasons: list[CompareReason] = field(
+        default_factory=list, metadata={"doc": "cannot-tell: why, as codes", "absent": True})
+    equal_interval: Pair | None = field(default=None, metadata={
+        "doc": "the equivalence interval: two-sided at 1 - 2 alpha (90% at alpha 0.05), uncorrected", "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -400,6 +408,8 @@ class JudgementDoc:
         "absent": True})
     left_out: Count = field(default=0, metadata={
         "doc": "runs after a sequential compare's last planned look, left out of the statistics", "absent": True})
+    margin: Statistic | None = field(default=None, metadata={
+        "doc": "the margin a primary comparison is shown equal within (a fraction: 0.1 is ±10%)", "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -443,6 +453,13 @@ class CellDoc:
                                                                       "absent": True})
     planning: PlanningDoc | None = field(default=None, metadata={
         "doc": "an undecided cell's: what a 10% difference would need at its noise", "absent": True})
+    outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
+        "doc": "differs (significant), equal (its equivalence interval inside ±margin) or cannot-tell (reasons); "
+               "absent on the baseline's cells", "absent": True})
+    reasons: list[CompareReason] = field(
+        default_factory=list, metadata={"doc": "cannot-tell: why, as codes", "absent": True})
+    equal_interval: Pair | None = field(default=None, metadata={
+        "doc": "the equivalence interval: two-sided at 1 - 2 alpha (90% at alpha 0.05), uncorrected", "absent": True})
     geomean: Statistic | None = field(default=None, metadata={
         "doc": "the geometric mean of its valid runs (a cell decided at a look: of its runs to that look), the "
                "figure its ratio is of: the variant's over the baseline's", "absent": True})
@@ -665,6 +682,11 @@ class PooledRowDoc:
                                                               "absent": _not_pooled})
     hosts_differ: list[str] | None = field(default=None, metadata={"absent": _not_pooled})
     per_host: list[HostRatioDoc] | None = field(default=None, metadata={"item": "host", "absent": _not_pooled})
+    outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
+        "doc": "differs (significant), equal (its equivalence interval inside ±10%) or cannot-tell", "absent": True})
+    reasons: list[CompareReason] = field(default_factory=list, metadata={"absent": True})
+    equal_interval: Pair | None = field(default=None, metadata={
+        "doc": "the pooled interval at 1 - 2 alpha (90% at alpha 0.05)", "absent": True})
     sentence: str
 
 
@@ -893,22 +915,70 @@ class EstimateDoc:
     sd_log: Statistic | None = field(metadata={"doc": "its runs' noise, on the log scale"})
     n: Count
     cannot_judge: str | None
+    level: Statistic | None = field(default=None, metadata={"doc": "the confidence of ci_low..ci_high"})
+    equal_low: Statistic | None = field(default=None, metadata={
+        "doc": "the equivalence interval (two-sided at 1 - 2 alpha, 90% at alpha 0.05, uncorrected), as a ratio: its "
+               "end on the better side is the keep's one-sided bound"})
+    equal_high: Statistic | None = None
+
+
+Outcome = Literal["switch", "keep-equal", "cannot-tell"]
+Reason = Literal["too-wide", "two-groups", "busy", "too-few-runs", "unjudged", "replay-behind"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SplitDoc:
+    """A variant whose runs on the goal's figure fall in two groups."""
+
+    variant: str
+    better: Count = field(metadata={"doc": "runs in the group on the better side"})
+    n: Count = field(metadata={"doc": "its valid runs"})
+    better_range: tuple[Statistic, Statistic] = field(metadata={"doc": "that group's lowest and highest value"})
+    worse_range: tuple[Statistic, Statistic]
+    worse_vs_baseline: Statistic | None = field(default=None, metadata={
+        "doc": "the worse group's geometric mean over the current setting's, as a ratio"})
 
 
 @dataclass(frozen=True, kw_only=True)
 class GoalAdviceDoc:
-    """The answer for one goal: a setting to change to, or keep what the device has, with the evidence."""
+    """The answer for one goal: switch to a setting, keep what the device has (shown equal), or cannot tell, with
+    the evidence. Every effect is signed as the figure moves (candidate / current setting - 1: -0.95 is a 95% drop);
+    ``better`` says which way is better."""
 
     goal: Goal
     metric: str
     baseline: str
-    recommended: str | None = field(metadata={"doc": "the variant's label (null: keep what you have)"})
+    recommended: str | None = field(metadata={"doc": "the variant to switch to (null: keep-equal or cannot-tell)"})
     estimate: EstimateDoc | None = field(metadata={"doc": "the recommended variant's, else the closest candidate's"})
     smallest_effect: Statistic | None = field(
-        metadata={"doc": "the smallest effect the test could see (a fraction, the better way); null: unknown"})
+        metadata={"doc": "the smallest effect the test could see, signed as the figure moves (-0.91: a 91% drop, on "
+                         "a figure better lower); null: unknown"})
     excluded: list[tuple[str, str]] = field(metadata={"doc": "[variant, why] left out by another goal"})
-    costs: list[tuple[str, EstimateDoc]] = field(metadata={"doc": "[metric, estimate]: what the recommendation costs"})
+    costs: list[tuple[str, EstimateDoc]] = field(metadata={"doc": "[metric, estimate]: the recommendation's other "
+                                                                  "figures"})
     notes: list[str]
+    outcome: Outcome = field(default="cannot-tell", metadata={
+        "doc": "switch: a candidate is better by at least the margin; keep-equal: no candidate is better by the margin "
+               "(each one-sided bound below it); cannot-tell: neither (reasons)"})
+    reasons: list[Reason] = field(default_factory=list, metadata={"doc": "cannot-tell: why, as codes"})
+    margin: Statistic | None = field(default=None, metadata={"doc": "the effect that matters, as a fraction"})
+    better: Literal["higher", "lower"] | None = field(default=None, metadata={"doc": "which way the figure is better"})
+    effect: Statistic | None = field(default=None, metadata={
+        "doc": "estimate's ratio - 1, signed as the figure moves (null: none judged)"})
+    effect_low: Statistic | None = field(default=None, metadata={"doc": "its interval, signed the same way"})
+    effect_high: Statistic | None = None
+    effect_level: Statistic | None = field(default=None, metadata={
+        "doc": "that interval's confidence: a switch's the Holm-adjusted one; a keep's or cannot-tell's the "
+               "equivalence interval's (1 - 2 alpha)"})
+    estimates: list[EstimateDoc] = field(default_factory=list, metadata={"item": "candidate",
+                                                                         "doc": "every candidate's, in order"})
+    runs_per_variant: Count = 0
+    runs_needed: Count | None = field(default=None, metadata={
+        "doc": "too-wide: runs a variant with which the test would decide at the noise seen (null: unknown)"})
+    splits: list[SplitDoc] = field(default_factory=list, metadata={"item": "split"})
+    busy: list[str] = field(default_factory=list, metadata={"doc": "what the busy-machine watch named"})
+    invalid_runs: Count = 0
+    behind_runs: Count = field(default=0, metadata={"doc": "invalid runs of a replay that fell behind its capture"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -957,6 +1027,8 @@ class AdviceDoc:
     conditions: ConditionsDoc | None = field(default=None, metadata={
         "doc": "what the tests were measured under: CPU, device model and firmware, fill level (absent: an older "
                "file, or none ran)", "absent": True})
+    busy: list[str] = field(default_factory=list, metadata={
+        "doc": "other loads the busy-machine watch named beside the tests (devices, processes, the load average)"})
 
 
 def published_schemas() -> dict[str, Schema]:

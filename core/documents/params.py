@@ -233,6 +233,16 @@ parse_steady_ramp = whole_seconds(0, 3600)  # --steady-ramp: fio's steadystate_r
 parse_steady_timeout = whole_seconds(5, 24 * 3600)  # --steady-timeout: the longest wait before a run
 
 
+_margin_percent = number(0, 100, lo_open=True, hi_open=True)
+
+
+def parse_margin(value: object) -> float:
+    """--margin PCT: "10" or "10%", above 0 and below 100, as a fraction (0.1)."""
+    if isinstance(value, str):
+        value = value.removesuffix("%")  # nothing around it, as every number typed
+    return _margin_percent(value) / 100.0
+
+
 # --- variants: --schedulers, and the variants a saved file names, read back through the same parser --------
 
 

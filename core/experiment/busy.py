@@ -104,13 +104,15 @@ def cpu_busy(root: str | Path = "/", window: float = BUSY_WINDOW_S) -> float | N
 
 class BusyWatch:
     """Says each sign of a busy machine once: ``before()`` looks at the start and ``started()`` says it when the
-    first run starts; ``after_run(run)`` looks after each run. ``lines``: all that was said."""
+    first run starts; ``after_run(run)`` looks after each run. ``lines``: all that was said; ``named``: the other
+    loads it named, short (a device and its holder, the load average, CPU steal), for the advice's `busy`."""
 
     def __init__(self, device: str, root: str | Path = "/", say: Callable[[str], None] | None = None) -> None:
         self.device = device
         self.root = root
         self.say = say or (lambda text: None)
         self.lines: list[str] = []
+        self.named: list[str] = []
         self._pending: list[str] | None = []
         self._seen: set[str] = set()
         self._steal = False
@@ -132,6 +134,7 @@ class BusyWatch:
             if device == self.device or device in self._seen:
                 continue
             self._seen.add(device)
+            self.named.append(f"{device} ({holder})")
             self._note(f"busy machine: another iosched loads {device} ({holder}) {when}; its IO and CPU compete "
                        "with this experiment's")
 
@@ -140,6 +143,7 @@ class BusyWatch:
         if load is not None and load > cpus:
             busy = cpu_busy(self.root)
             if busy is not None and busy > BUSY_PERCENT:
+                self.named.append(f"load average {load:.1f} on {cpus} CPUs")
                 self._note(f"busy machine: the load average ({load:.1f}) exceeds the {cpus} CPUs, {busy:.0f}% busy "
                            "before the first run; runs will vary with that load")
         self._others("before the first run")
@@ -149,6 +153,7 @@ class BusyWatch:
         steal = run.metrics.get("cpu_steal")
         if steal is not None and steal > STEAL_PERCENT and not self._steal:
             self._steal = True
+            self.named.append(f"CPU steal {steal:.0f}%")
             self._note(f"busy machine: CPU steal was {steal:.0f}% in run {run.index + 1} (the "
                        "hypervisor gave the CPUs to other guests); runs will vary with it")
         self._others(f"during run {run.index + 1}")

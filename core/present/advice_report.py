@@ -1,5 +1,5 @@
-"""An advice in words, for both front ends and `report`: the answer first (the setting and its margin, or "keep
-what you have" with the smallest effect the tests could see), how to keep it, then the evidence (each test, its
+"""An advice in words, for both front ends and `report`: the answer first (switch, keep shown equal with its margin,
+or cannot tell with why and what would decide), how to keep it, then the evidence (each test, its
 drops, the rule, the device as observed, the plan); and a short markdown report to paste into a ticket.
 
 Made from the document alone (core/documents/document.py ``AdviceDoc``): what `advise` prints when it ends is what
@@ -13,7 +13,15 @@ from iosched.core.advice.plan import GOAL_WORDS, duration_words
 from iosched.core.base.units import human_size
 from iosched.core.documents.document import AdviceDoc, AdviceTestDoc, GoalAdviceDoc, KeepDoc, RunDoc
 from iosched.core.documents.metrics import metric_label
-from iosched.core.present.advice_words import estimate_words, goal_lines, mde_words, short_words, the_rule
+from iosched.core.present.advice_words import (
+    candidate_line,
+    estimate_words,
+    goal_headline,
+    goal_lines,
+    short_words,
+    shown_words,
+    the_rule,
+)
 from iosched.core.present.conditions import condition_lines
 from iosched.core.present.worded import worded_advice, worded_experiment
 
@@ -22,16 +30,15 @@ SET_BY = {"iosched": "set by iosched", "tuned": "set by tuned", "udev": "set by 
 
 
 def headline(doc: AdviceDoc) -> str:
-    """The answer in one line: "loop3: bfq for interactive use: foreground p50 −95%, background MB/s −12%"."""
+    """The answer in one line, each goal's outcome first: "loop3: throughput: switch to none: +28% IOPS (95% CI
+    +19% to +37%)"."""
     doc = worded_advice(doc)
     if doc.status == "planned":
         return f"{doc.device}: planned, not run"
     if doc.status != "final" or not doc.advice:
         return f"{doc.device}: no advice: {doc.notes[-1] if doc.notes else 'the tests did not finish'}"
-    if all(g.recommended is None for g in doc.advice):
-        mdes = [f"{GOAL_WORDS[g.goal]} {mde_words(g.metric, g.smallest_effect)}" for g in doc.advice]
-        return (f"{doc.device}: keep what you have ({doc.advice[0].baseline}): no candidate beat it by the smallest "
-                f"effect the tests could see ({', '.join(mdes)})")
+    if len(doc.advice) == 1:
+        return f"{doc.device}: {goal_headline(doc.advice[0])}"
     return f"{doc.device}: {doc.tradeoff}"
 
 
@@ -53,8 +60,9 @@ def keep_lines(k: KeepDoc, device: str) -> list[str]:
     return out
 
 
-def test_lines(t: AdviceTestDoc) -> list[str]:
-    """One test's evidence: what ran, how many runs, what left early, and its verdict's primary sentences."""
+def test_lines(t: AdviceTestDoc, g: GoalAdviceDoc | None = None) -> list[str]:
+    """One test's evidence: what ran, how many runs, what left early, and each candidate's comparison with the one
+    interval its goal's answer shows."""
     r = t.result
     runs = len(r.runs) if r else 0
     out = [f"{GOAL_WORDS[t.goal]}: {t.how}; judged on {metric_label(t.metric)}",
@@ -63,7 +71,9 @@ def test_lines(t: AdviceTestDoc) -> list[str]:
            + (f"; the pilot's noise {t.noise:.1%} per run" if t.noise is not None else "")]
     for d in t.dropped:
         out.append(f"  {d.variant} left at {d.at} runs per variant: clearly worse")
-    if r is not None and r.judgement is not None:
+    if g is not None:
+        out += [f"  {candidate_line(g, e)}" for e in g.estimates]
+    elif r is not None and r.judgement is not None:
         out += [f"  {c.verdict}" for c in worded_experiment(r).judgement.comparisons if c.primary]  # type: ignore[union-attr]
     return out
 
@@ -77,10 +87,12 @@ def advice_lines(doc: AdviceDoc) -> list[str]:
     for k in doc.keep:
         lines += keep_lines(k, doc.device)
     if doc.advice and not doc.keep:
-        lines.append("nothing to change")
+        lines.append("nothing to change" if all(g.outcome == "keep-equal" for g in doc.advice) else
+                     "nothing changed: the tests could not decide every goal")
     lines += ["", "evidence:"]
+    by_goal = {g.goal: g for g in doc.advice}
     for t in doc.tests:
-        lines += ["  " + line for line in test_lines(t)]
+        lines += ["  " + line for line in test_lines(t, by_goal.get(t.goal))]
     lines += ["  " + line for line in rule_lines(doc)]
     lines += ["  " + line for line in condition_lines(doc.conditions, doc.kernel, advice_runs(doc))]
     lines += ["", "observed:"] + ["  " + line for line in doc.observed.lines]
@@ -121,15 +133,9 @@ def _cell(text: str) -> str:
 
 
 def goal_row(g: GoalAdviceDoc) -> str:
-    if g.recommended is None:
-        closest = f"closest: {estimate_words(g.metric, g.estimate)}" if g.estimate and g.estimate.ratio else "–"
-        answer, effect = f"keep {g.baseline}", closest
-    else:
-        assert g.estimate is not None
-        answer, effect = g.recommended, estimate_words(g.metric, g.estimate)
+    effect = shown_words(g, g.estimate) if g.estimate is not None and g.estimate.ratio is not None else "–"
     costs = "; ".join(estimate_words(m, e) for m, e in g.costs) or "–"
-    return (f"| {GOAL_WORDS[g.goal]} | {_cell(answer)} | {_cell(effect)} | {mde_words(g.metric, g.smallest_effect)} | "
-            f"{_cell(costs)} |")
+    return f"| {GOAL_WORDS[g.goal]} | {_cell(goal_headline(g))} | {_cell(effect)} | {_cell(costs)} |"
 
 
 def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
@@ -138,8 +144,8 @@ def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
     o = doc.observed
     lines = [f"### iosched advise {doc.device}", "", f"**{_cell(headline(doc))}**", ""]
     if doc.advice:
-        lines += ["| goal | advice | effect against what it has (CI) | smallest detectable | its cost |",
-                  "|---|---|---|---|---|"]
+        lines += ["| goal | answer | effect against what it has | its other figures |",
+                  "|---|---|---|---|"]
         lines += [goal_row(g) for g in doc.advice]
         lines.append("")
     for k in doc.keep:
@@ -158,9 +164,10 @@ def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
                      f"{runs} runs{dropped}")
     r = doc.rule
     took = f", took {duration_words(doc.finished - doc.started)}" if doc.finished is not None else ""
-    lines.append(f"- rule fixed before the first run: Holm over the candidates at alpha {r.alpha:g} (sequential "
-                 f"looks), a win must reach the smallest detectable effect ({r.power:.0%} power) and stay within "
-                 f"{r.margin:.0%} of the best on the other goals{took}")
+    lines.append(f"- rule fixed before the first run: switch when a candidate's interval clears no change (Holm "
+                 f"over the candidates at alpha {r.alpha:g}, sequential looks) and it is at least {r.margin:.0%} "
+                 f"better; keep when every candidate's {1 - 2 * r.alpha:.0%} interval shows it no more than "
+                 f"{r.margin:.0%} better; else cannot tell{took}")
     measured = [f"- {line.strip()}" for line in condition_lines(doc.conditions, doc.kernel, advice_runs(doc))]
     lines += measured or [f"- kernel {doc.kernel}"]  # "measured on" names the kernel with the machine
     if version:
@@ -171,3 +178,13 @@ def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
 def short_answer(doc: AdviceDoc) -> list[str]:
     """The answer per goal, one clause each (the TUI's card)."""
     return [short_words(g) for g in doc.advice]
+
+
+def outcome_lines(doc: AdviceDoc) -> list[str]:
+    """Each goal's outcome and, when it cannot tell, every reason with what would decide it (the TUI's card)."""
+    doc = worded_advice(doc)
+    out: list[str] = []
+    for g in doc.advice:
+        out += [line for line in goal_lines(g) if not line.startswith("  left out") and not line.startswith("  its")
+                and not line.startswith("  beside")]
+    return out

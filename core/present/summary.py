@@ -29,6 +29,7 @@ from iosched.core.load.replay_latency import latency_note
 from iosched.core.present.conditions import summary_condition_lines
 from iosched.core.present.sentences import (
     PLANNING_NOTES,
+    Shown,
     background_named,
     better_way,
     comparison_sentence,
@@ -110,7 +111,7 @@ def verdict_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     for c in won:
         lines.append(comparison_sentence(c, better if metric in cmd_metrics_of(doc) else None, p_value=False)
                      + role_cost(doc, judgement, c.variant))
-    lines += no_difference(same, metric, alone=not won and not cannot)
+    lines += no_difference(same, metric, alone=not won and not cannot, margin=judgement.margin, alpha=judgement.alpha)
     lines += [comparison_sentence(c) for c in cannot]
     splits = [g for g in judgement.run_groups if g.metric == metric]
     base = doc.variants[0].label if doc.variants else ""
@@ -124,20 +125,39 @@ def verdict_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     return lines
 
 
-def no_difference(same: Sequence[ComparisonDoc], metric: str, alone: bool) -> list[str]:
-    """The comparisons that showed nothing: one line for all when nothing else was said, else one each."""
+OUTCOME_REASONS = {"two-groups": "its runs disagree (two groups, below)", "too-few-runs": "too few valid runs",
+                   "unjudged": "it could not be judged", "replay-behind": "a replay fell behind its capture"}
+
+
+def _equal_shown(c: ComparisonDoc, alpha: float) -> Shown | None:
+    """The one interval an undecided comparison shows: its equivalence interval (at 1 - 2 alpha), else its own."""
+    if c.equal_interval is not None:
+        return Shown(c.equal_interval[0], c.equal_interval[1], 1.0 - 2.0 * alpha, False)
+    return shown_interval(c)
+
+
+def no_difference(same: Sequence[ComparisonDoc], metric: str, alone: bool, margin: float | None = None,
+                  alpha: float = 0.05) -> list[str]:
+    """The comparisons that are not significant: each shown equal within ±margin (its 1 - 2 alpha interval inside),
+    or cannot tell, with why; one line for all when every one is equal and nothing else was said."""
     label = metric_label(metric)
-    shown = [(c, s) for c in same if c.ratio is not None and (s := shown_interval(c)) is not None]
-    if alone and len(shown) > 1 and all(s.holds_no_change for _, s in shown):
+    m = f"±{(margin if margin is not None else 0.1):.0%}"
+    shown = [(c, s) for c in same if c.ratio is not None and (s := _equal_shown(c, alpha)) is not None]
+    if c_old := [c for c, _ in shown if c.outcome is None]:  # a file judged before outcomes: as it was said
+        return [comparison_sentence(c, p_value=False) for c in c_old]
+    if alone and len(shown) > 1 and all(c.outcome == "equal" for c, _ in shown):
         each = ", ".join(f"{c.variant} {signed_percent(c.ratio or 1.0)} ({signed_interval(s)})" for c, s in shown)
-        return [f"no difference we could see in {label}: {each}"]
+        return [f"equal within {m} in {label}: {each}"]
     said = []
     for c, s in shown:
-        if not s.holds_no_change:  # an interval without the correction: the sentence says which it is
-            said.append(comparison_sentence(c, p_value=False))
-        else:
-            said.append(f"{c.variant} vs {c.baseline}: no difference we could see in {label}: "
-                        f"{signed_percent(c.ratio or 1.0)} ({signed_interval(s)})")
+        iv = f"({signed_interval(s)})"
+        if c.outcome == "equal":
+            said.append(f"{c.variant} vs {c.baseline}: equal within {m} in {label}: "
+                        f"{signed_percent(c.ratio or 1.0)} {iv}")
+            continue
+        why = [f"spans past {m}" if r == "too-wide" else OUTCOME_REASONS.get(r, r) for r in c.reasons]
+        said.append(f"{c.variant} vs {c.baseline}: cannot tell in {label}: {signed_percent(c.ratio or 1.0)} {iv}"
+                    + (f" {'; '.join(why)}" if why else ""))
     return said
 
 

@@ -3,26 +3,48 @@
 For each goal (throughput, tail latency, interactive use), each candidate is judged against what the device has
 now (the baseline) on the goal's primary metric: a ratio with an interval at the level that goes with its
 Holm-adjusted p-value (core/statistics/holm_intervals.py: significant exactly when the interval excludes no
-change). Effects are taken on the log scale, turned so that larger is better.
+change), and its equivalence interval, at 1 - 2 alpha before any correction (90% at alpha 0.05). Effects are taken
+on the log scale, turned so that larger is better. Every goal ends in one of three outcomes:
 
-1. Eligible (non-inferiority): on every other goal judged in the same advice, the candidate's interval shows it
-   within the margin of the best candidate there (the current setting included): its worse-side bound (the lower
-   end where more is better, the upper end of a latency) is no worse than the best's estimate by more than the
-   margin. The best on a goal passes there; a candidate not judged on a goal (not part of that goal's test, or
-   "cannot judge") is not held to it.
-2. Beats the current setting: its interval on the goal clears no change (the family-wise test at alpha, Holm over
-   the candidates; under the group-sequential boundary, its level), and its estimate is at least the smallest
-   effect the experiment could see: the minimum detectable effect at the test's level (Holm's first step: the
-   level over the candidates) and 80% power, from the observed noise (the candidates' pooled per-run standard
-   deviation of log values) and the runs per variant, by the t quantiles at the test's degrees of freedom.
-3. The advice for the goal is the eligible candidate that beats the current setting with the best estimate; if
-   none does, "keep what you have", with that smallest effect named.
+1. **switch**: a candidate eligible for the goal (below) whose Holm interval clears no change (the family-wise test
+   at alpha, Holm over the candidates; under the group-sequential boundary, its level) and whose estimate reaches
+   the margin (its point at least log(1 + margin) the better way). Among several, the best estimate.
+   Eligible (non-inferiority): on every other goal judged in the same advice, the candidate's interval shows it
+   within the margin of the best candidate there (the current setting included): its worse-side bound is no worse
+   than the best's estimate by more than the margin. The best on a goal passes there; a candidate not judged on a
+   goal (not part of that goal's test, or "cannot judge") is not held to it.
+2. **keep-equal** (keep what you have, shown equal): no switch, every candidate judged, and every eligible
+   candidate's one-sided (1 - alpha) bound on the better side (the better end of its 1 - 2 alpha interval) lies
+   below + margin: each is equal to the current setting within the margin, or worse. This is the upper half of
+   the two one-sided tests of equivalence (TOST); a keep needs every candidate's test to pass, an
+   intersection-union test, so each runs at alpha and no multiplicity correction is needed (Berger 1982). A
+   candidate left out by another goal's margin is shown worse there by more than the margin, so it does not stand
+   in the way of keeping.
+3. **cannot-tell**: neither; with the reasons that applied, as codes (the words are core/present's):
+   ``too-wide`` (a candidate's interval reaches past the margin: ``runs_needed`` says the runs a variant that would
+   decide at the noise seen), ``two-groups`` (a variant's runs on the goal's metric fall in two groups, or one run
+   stands 2x apart from the rest, a dropped variant's runs to its drop included, core/statistics/run_groups.py: their
+   mean is no one's experience, so neither switch nor keep is drawn from them; except the winner's own designed
+   effect: its runs alone split, and its worse group is no worse than the current setting by more than the margin, as
+   bfq's weight raise catches the reader in some runs and leaves it as it was in the others: then the switch stands,
+   and the words say how often it fired), ``busy`` (the busy-machine watch saw other load: never keep beside it),
+   ``too-few-runs`` (a candidate could not be judged for want of runs, or invalid runs left the interval too wide),
+   ``unjudged`` (a candidate could not be judged for another reason) and ``replay-behind`` (a replay fell behind its
+   capture: never keep).
+   A busy machine and a replay fallen behind stop a keep, not a switch: another load widens the runs' spread,
+   which the interval carries, but a device kept from its pace cannot show a difference.
+
+The margin gate replaced "at least the smallest effect the experiment could see": with the interval clearing no
+change, a switch already happens at most alpha of the time when nothing is better, and the margin alone keeps a
+tiny, certain win from changing a setting; the smallest-effect gate also cost power (bench/advise_rule.py prints
+both; ``Rule.at_least_mde`` keeps the old gate for that comparison). The smallest detectable effect is still stated.
 
 Clearly worse variants may leave early (``drop_at_look``): at an interim look of the group-sequential schedule
 (core/statistics/sequential.py), a variant whose Holm-adjusted p-value on the goal's metric is below the
 boundary's per-look level, in the worse direction, is dropped. The boundary is calibrated so that, with no
 difference anywhere, any crossing at any look (either direction, any variant) happens with probability alpha:
 a drop and a recommendation both need a crossing, so together they keep the overall error rate at alpha, per goal.
+A dropped variant was shown worse, so it passes the keep's test by its estimate at the look it left.
 """
 
 from __future__ import annotations
@@ -34,7 +56,8 @@ from typing import Literal
 
 from iosched.core.documents.metrics import split_metric
 from iosched.core.statistics.holm_intervals import LogComparison, holm_intervals
-from iosched.core.statistics.stats import CannotJudge, RatioEstimate, t_ppf
+from iosched.core.statistics.run_groups import Outlier, TwoGroups, split_runs
+from iosched.core.statistics.stats import CannotJudge, RatioEstimate, runs_needed, t_ppf
 
 Goal = Literal["throughput", "latency", "interactive"]
 GOALS: tuple[Goal, ...] = ("throughput", "latency", "interactive")
@@ -45,6 +68,13 @@ HIGHER_BETTER = frozenset({"iops", "mb_s", "fairness_jain", "share_min_max", "sh
 
 def higher_is_better(metric: str) -> bool:
     return split_metric(metric)[1] in HIGHER_BETTER
+
+
+Outcome = Literal["switch", "keep-equal", "cannot-tell"]
+OUTCOMES: tuple[Outcome, ...] = ("switch", "keep-equal", "cannot-tell")
+Reason = Literal["too-wide", "two-groups", "busy", "too-few-runs", "unjudged", "replay-behind"]
+REASONS: tuple[Reason, ...] = ("too-wide", "two-groups", "busy", "too-few-runs", "unjudged", "replay-behind")
+FEW_RUNS = ("few-runs", "few-blocks")  # a judge's "cannot judge" codes for want of runs
 
 
 @dataclass(frozen=True)
@@ -59,12 +89,25 @@ class Estimate:
     sd_log: float | None  # per-run noise on the log scale
     n: int  # runs of the variant
     cannot_judge: str | None = None
+    level: float | None = None  # the confidence of (ci_low, ci_high)
+    se_log: float | None = None  # the log ratio's standard error and its degrees of freedom: the equivalence test's
+    df: float | None = None
 
     @property
     def judged(self) -> bool:
         return (self.cannot_judge is None and self.ratio is not None and self.ci_low is not None and
                 self.ci_high is not None and self.ratio > 0 and self.ci_low > 0 and self.ci_high > 0 and
                 all(math.isfinite(x) for x in (self.ratio, self.ci_low, self.ci_high)))
+
+    def equal_interval(self, alpha: float) -> tuple[float, float] | None:
+        """The equivalence interval as ratios: two-sided at 1 - 2 alpha, no correction (each end a one-sided test at
+        alpha); None when not judged or its standard error is not known."""
+        if not self.judged or self.se_log is None or self.df is None or not (self.se_log > 0 and self.df > 0):
+            return None
+        assert self.ratio is not None
+        half = t_ppf(1.0 - alpha, self.df) * self.se_log
+        d = math.log(self.ratio)
+        return math.exp(d - half), math.exp(min(d + half, 709.0))
 
 
 @dataclass(frozen=True)
@@ -76,27 +119,45 @@ class Cost:
 
 
 @dataclass(frozen=True)
+class Split:
+    """A variant's runs on the goal's metric in two groups (core/statistics/run_groups.py): ``better`` of its ``n``
+    valid runs in the group on the better side, each group's range in the metric's units."""
+
+    variant: str
+    better: int
+    n: int
+    better_range: tuple[float, float]
+    worse_range: tuple[float, float]
+    worse_vs_baseline: float | None = None  # the worse group's geometric mean over the current setting's (a ratio)
+
+
+@dataclass(frozen=True)
 class GoalEvidence:
-    """What one goal's test found: every candidate against the current setting on the goal's metric."""
+    """What one goal's test found: every candidate against the current setting on the goal's metric, and what the
+    runs showed beside the estimates (a split, a busy machine, invalid runs)."""
 
     goal: Goal
     metric: str
-    baseline: str  # the current setting's label
+    baseline: str
     estimates: tuple[Estimate, ...]
     runs_per_variant: int  # the current setting's runs (the planned runs per variant)
     design: Design = "two-sample"
     level: float | None = None  # the per-comparison level the intervals were made at (sequential: the boundary's)
     costs: tuple[Cost, ...] = ()
+    splits: tuple[Split, ...] = ()  # variants (the current setting's included) whose runs fall in two groups
+    busy: tuple[str, ...] = ()  # what the busy-machine watch named (devices, processes); any: another load
+    invalid_runs: int = 0  # runs of the test left out as invalid
+    behind_runs: int = 0  # of those, a replay's that fell behind its capture
 
 
 @dataclass(frozen=True)
 class Rule:
     alpha: float = 0.05
-    margin: float = 0.10  # how much worse than the best on another goal a candidate may be shown to be
-    power: float = 0.80
-    # A win must also reach the smallest effect the experiment could see (step 2); False: the interval alone (for
-    # bench/advise_rule.py, which measures what that second condition costs in power and buys in false changes).
-    at_least_mde: bool = True
+    margin: float = 0.10  # the effect that matters: a switch reaches it, a keep shows none beyond it, and another
+    power: float = 0.80  # goal's winner may be shown worse than its best by at most it
+    # A switch must also reach the smallest effect the experiment could see (the rule before the margin gate; for
+    # bench/advise_rule.py, which measures what that second condition costs in power).
+    at_least_mde: bool = False
 
     def __post_init__(self) -> None:
         if not (0 < self.alpha < 0.5 and 0 <= self.margin < 1 and 0.5 < self.power < 1):
@@ -108,12 +169,22 @@ class GoalAdvice:
     goal: Goal
     metric: str
     baseline: str
-    recommended: str | None  # None: keep what you have
+    recommended: str | None  # the switch's variant; None: keep-equal or cannot-tell
     estimate: Estimate | None  # the recommended variant's, else the best judged candidate's (for the words)
     smallest_effect: float | None  # the minimum detectable effect, as a fraction in the better direction
     excluded: tuple[tuple[str, Exclusion], ...] = ()  # candidates left out by another goal, each with why
     costs: tuple[tuple[str, Estimate], ...] = ()  # the recommended variant's other figures on this test
     unjudged: tuple[tuple[str, str], ...] = field(default=())  # candidates that could not be judged, each with why
+    outcome: Outcome = "cannot-tell"
+    reasons: tuple[Reason, ...] = ()  # cannot-tell: why, in REASONS' order
+    margin: float = 0.10
+    estimates: tuple[Estimate, ...] = ()  # every candidate's, in the test's order
+    runs_per_variant: int = 0
+    runs_needed: int | None = None  # too-wide: runs a variant that would decide at the noise seen (None: unknown)
+    splits: tuple[Split, ...] = ()
+    busy: tuple[str, ...] = ()
+    invalid_runs: int = 0
+    behind_runs: int = 0
 
     @property
     def keep(self) -> bool:
@@ -124,6 +195,11 @@ class GoalAdvice:
 class Advice:
     rule: Rule
     goals: tuple[GoalAdvice, ...]
+
+    @property
+    def decided(self) -> bool:
+        """Every goal switched or shown equal: `advise` exits 1 otherwise."""
+        return all(g.outcome != "cannot-tell" for g in self.goals)
 
 
 @dataclass(frozen=True)
@@ -196,35 +272,116 @@ def not_within(variant: str, ev: GoalEvidence, margin: float) -> Exclusion | Non
     return Exclusion(ev.goal, ev.metric, margin, worst)
 
 
+def runs_to_decide(sd_log: float | None, margin: float, alpha: float, power: float = 0.8,
+                   design: Design = "two-sample") -> int | None:
+    """Runs a variant (or pairs) for a candidate no different from the current setting to be shown within the
+    margin with ``power``: its one-sided (1 - alpha) bound below log(1 + margin), at noise ``sd_log`` (the two-sided
+    test at 2 alpha, whose far tail is negligible). None when the noise is unknown or the runs past reason."""
+    if sd_log is None or not (sd_log > 0 and math.isfinite(sd_log)):
+        return None
+    return runs_needed(sd_log, 1.0 + margin, 2.0 * alpha, power, design)
+
+
+def _better_bound(e: Estimate, higher: bool, alpha: float) -> float | None:
+    """The equivalence interval's end on the better side, on the log scale turned so that larger is better."""
+    iv = e.equal_interval(alpha)
+    if iv is None:
+        return None
+    return math.log(iv[1]) if higher else -math.log(iv[0])
+
+
 def decide_goal(ev: GoalEvidence, others: Sequence[GoalEvidence], rule: Rule) -> GoalAdvice:
     higher = higher_is_better(ev.metric)
     mde = goal_mde(ev, rule)
+    bar = math.log1p(rule.margin)
     excluded: list[tuple[str, Exclusion]] = []
     winners: list[tuple[float, Estimate]] = []
     judged = [e for e in ev.estimates if e.judged]
     unjudged = tuple((e.variant, e.cannot_judge or "no-estimate") for e in ev.estimates if not e.judged)
+    wide = False
     for e in judged:
         why = next((w for o in others if o.goal != ev.goal and (w := not_within(e.variant, o, rule.margin))), None)
         if why is not None:
             excluded.append((e.variant, why))
             continue
         point, lo, _hi = _oriented(e, higher)
-        if lo > 0.0 and (not rule.at_least_mde or (mde is not None and point >= mde)):
+        if lo > 0.0 and point >= bar and (not rule.at_least_mde or (mde is not None and point >= mde)):
             winners.append((point, e))
-    mde_fraction = None if mde is None else math.expm1(mde)
-    if not winners:
-        best = max(judged, key=lambda e: _oriented(e, higher)[0], default=None)
-        return GoalAdvice(ev.goal, ev.metric, ev.baseline, None, best, mde_fraction, tuple(excluded), (), unjudged)
-    _point, chosen = max(winners, key=lambda w: w[0])
-    costs = tuple((c.metric, e) for c in ev.costs for e in c.estimates if e.variant == chosen.variant and e.judged)
-    return GoalAdvice(ev.goal, ev.metric, ev.baseline, chosen.variant, chosen, mde_fraction, tuple(excluded), costs,
-                      unjudged)
+        bound = _better_bound(e, higher, rule.alpha)
+        wide = wide or bound is None or bound >= bar
+    few = any(code.split(":")[0] in FEW_RUNS for _v, code in unjudged)
+    winners.sort(key=lambda w: -w[0])
+    split = bool(ev.splits) and not (winners and _designed(ev.splits, winners[0][1].variant, higher, bar))
+    reasons: list[Reason] = []
+    if split:
+        reasons.append("two-groups")
+    if winners and not split:
+        outcome: Outcome = "switch"
+    elif not wide and not unjudged and not split and not ev.busy and not ev.behind_runs and judged:
+        outcome = "keep-equal"
+    else:
+        outcome = "cannot-tell"
+        if wide and not winners:  # a winner stopped by two groups is not too wide: its runs disagree
+            reasons.append("too-wide")
+        if ev.busy:
+            reasons.append("busy")
+        if few or (wide and not winners and ev.invalid_runs):
+            reasons.append("too-few-runs")
+        if any(code.split(":")[0] not in FEW_RUNS for _v, code in unjudged) or not ev.estimates:
+            reasons.append("unjudged")
+        if ev.behind_runs:
+            reasons.append("replay-behind")
+    needed = None
+    if outcome == "cannot-tell":  # every candidate's test must pass: each at power ** (1 / m), so all at power
+        each = rule.power ** (1.0 / max(1, len(judged)))
+        needed = runs_to_decide(pooled_noise(ev.estimates), rule.margin, rule.alpha, each, ev.design)
+    chosen = max(winners, key=lambda w: w[0])[1] if outcome == "switch" else None
+    best = chosen or max(judged, key=lambda e: _oriented(e, higher)[0], default=None)
+    costs = () if chosen is None else tuple((c.metric, e) for c in ev.costs for e in c.estimates
+                                            if e.variant == chosen.variant and e.judged)
+    return GoalAdvice(ev.goal, ev.metric, ev.baseline, None if chosen is None else chosen.variant, best,
+                      None if mde is None else math.expm1(mde), tuple(excluded), costs, unjudged, outcome,
+                      tuple(r for r in REASONS if r in reasons), rule.margin, ev.estimates, ev.runs_per_variant,
+                      needed, ev.splits, ev.busy, ev.invalid_runs, ev.behind_runs)
 
 
 def decide(evidence: Sequence[GoalEvidence], rule: Rule | None = None) -> Advice:
-    """The advice for every goal judged, each by the rule (module docstring), the others' evidence for step 1."""
+    """The advice for every goal judged, each by the rule (module docstring), the others' evidence for eligibility."""
     rule = rule or Rule()
     return Advice(rule, tuple(decide_goal(ev, evidence, rule) for ev in evidence))
+
+
+def _designed(splits: Sequence[Split], winner: str, higher: bool, bar: float) -> bool:
+    """Whether the only split is the winner's own designed effect: its better group is the effect (bfq's weight
+    raise catching the reader), and its worse group is no worse than the current setting by more than the margin,
+    so switching helps in some runs and costs nothing in the others."""
+    if len(splits) != 1 or splits[0].variant != winner or splits[0].worse_vs_baseline is None:
+        return False
+    r = splits[0].worse_vs_baseline
+    return (math.log(r) if higher else -math.log(r)) >= -bar
+
+
+def splits_of(values: Mapping[str, Sequence[float]], metric: str) -> tuple[Split, ...]:
+    """Each variant whose valid runs on ``metric`` fall in two groups, or have one run apart (run_groups.py
+    ``TwoGroups``, ``Outlier``: a run 2x from all the others is a group of one), the better group first; ``values``'
+    first entry is the current setting's."""
+    higher = higher_is_better(metric)
+    base = next(iter(values.values()), [])
+    base_mean = math.exp(sum(math.log(x) for x in base) / len(base)) if base and min(base) > 0 else None
+    out = []
+    for v, xs in values.items():
+        found = split_runs(list(xs))
+        if isinstance(found, Outlier):  # one run apart: a group of one beside the rest
+            lower, upper = found.groups
+        elif isinstance(found, TwoGroups):
+            lower, upper = found.lower, found.upper
+        else:
+            continue
+        good, bad = (upper, lower) if higher else (lower, upper)
+        worse = [xs[i] for i in bad.indices]
+        vs = None if base_mean is None else math.exp(sum(math.log(x) for x in worse) / len(worse)) / base_mean
+        out.append(Split(v, good.count, found.n, (good.low, good.high), (bad.low, bad.high), vs))
+    return tuple(out)
 
 
 def drop_at_look(estimates: Sequence[Estimate], metric: str, boundary_level: float) -> list[str]:
@@ -254,5 +411,7 @@ def estimates_of(judged: Mapping[str, RatioEstimate | CannotJudge], level: float
             out.append(Estimate(v, None, None, None, None, None, 0, e.reason))
             continue
         est, h = by[v]
-        out.append(Estimate(v, est.ratio, h.ci_low, h.ci_high, h.p_adjusted, est.sd_log, est.n[1]))
+        c = LogComparison.of(est)
+        out.append(Estimate(v, est.ratio, h.ci_low, h.ci_high, h.p_adjusted, est.sd_log, est.n[1], None, h.level,
+                            c.se, c.df))
     return tuple(out)

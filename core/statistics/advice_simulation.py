@@ -2,8 +2,10 @@
 bench/advise_rule.py). Each goal's test is its own experiment: the current setting and the candidates, runs
 log-normal around each one's true value at a chosen noise, looked at on the group-sequential schedule
 (core/statistics/sequential.py) with clearly worse candidates dropped at the looks (``drop_at_look``), then the
-survivors judged at the last look (advice_looks.py ``Looks``: the loop `advise` itself runs), and the rule decides
-over every goal (core/statistics/advice_rule.py).
+survivors judged at the last look (advice_looks.py ``Looks``: the loop `advise` itself runs), each variant's runs
+checked for two groups as `advise` checks them, and the rule decides over every goal
+(core/statistics/advice_rule.py). A variant may be made bimodal: a share of its runs at another value (bfq's weight
+raise catching a reader in some runs).
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 from iosched.core.statistics.advice_looks import Looks, look_level, schedule
-from iosched.core.statistics.advice_rule import Advice, Goal, GoalEvidence, Rule, decide
+from iosched.core.statistics.advice_rule import Advice, Goal, GoalEvidence, Rule, decide, splits_of
 from iosched.core.statistics.stats import log_ratio_welch
 
 BASELINE = "now"
@@ -25,6 +27,8 @@ class SimulatedGoal:
     goal: Goal
     metric: str
     effects: Mapping[str, float]  # each candidate's true value over the current setting's (1.0: the same)
+    # variant -> (share, factor): that share of its runs, at random, at ``factor`` times its value
+    bimodal: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -44,11 +48,14 @@ def _test(rng: random.Random, sim: SimulatedGoal, noise: float, runs: int, alpha
     while (look := test.next_look()) is not None:
         while n < look:
             for v in [BASELINE, *test.active]:
-                values[v].append(1000.0 * sim.effects.get(v, 1.0) * math.exp(rng.gauss(0.0, noise)))
+                share, factor = sim.bimodal.get(v, (0.0, 1.0))
+                mode = factor if rng.random() < share else 1.0
+                values[v].append(1000.0 * sim.effects.get(v, 1.0) * mode * math.exp(rng.gauss(0.0, noise)))
             n += 1
         test.look(look, {v: log_ratio_welch(values[BASELINE], values[v], 0.95) for v in test.active})
     used = sum(len(xs) for xs in values.values())
-    return test.evidence(), used, [(sim.goal, d.variant) for d in test.dropped]
+    ev = replace(test.evidence(), splits=splits_of(values, sim.metric))
+    return ev, used, [(sim.goal, d.variant) for d in test.dropped]
 
 
 def simulate_advice(rng: random.Random, goals: Sequence[SimulatedGoal], noise: float, runs: int,

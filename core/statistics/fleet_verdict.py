@@ -26,6 +26,7 @@ from iosched.core.documents.document import (
     PooledRowDoc,
 )
 from iosched.core.statistics.host_judges import host_estimates, host_judgement, host_primary
+from iosched.core.statistics.outcome import MARGIN, decide, interval_at
 from iosched.core.statistics.pooled import HostEffect, NotPooled, Pooled, agreement, pool
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, holm, t_ppf
 
@@ -127,7 +128,9 @@ def pooled_row(p: Pooled, base: str, variant: str, metric: str, p_adj: float, al
     """One pooled variant with its adjusted p-value ``p_adj``, its numbers and its sentence."""
     significant = p_adj < alpha
     agree, differ = agreement(p)
-    return PooledRowDoc(
+    interval = interval_at(p.ratio, p.ci_low, p.ci_high, 0.95, p.df, alpha) if p.df > 0 else None
+    outcome, reasons = decide(significant, True, interval, MARGIN, [])
+    return PooledRowDoc(outcome=outcome, reasons=reasons, equal_interval=interval,
         variant=variant, skipped=list(skipped), ratio=p.ratio, ci_low=p.ci_low, ci_high=p.ci_high,
         p_value=p.p_value, p_adjusted=p_adj, significant=significant, i2=p.i2, tau2=p.tau2, q=p.q, df=p.df,
         hosts_agree=agree, hosts_differ=[h.host for h in differ],

@@ -21,6 +21,7 @@ from iosched.core.documents.document import (
     SecondaryDoc,
 )
 from iosched.core.statistics.judge import Judgement, judge
+from iosched.core.statistics.outcome import MARGIN, decide, equal_interval, standing
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, runs_needed
 from iosched.core.statistics.verdict import PLANNING_RATIO
 
@@ -35,13 +36,14 @@ def _compared(cell: CellDoc, e: RatioEstimate | CannotJudge) -> CellDoc:
 
 
 def judge_matrix(doc: MatrixDoc, alpha: float = 0.05, metric: str | None = None,
-                 planning: bool = True) -> MatrixJudgementDoc:
+                 planning: bool = True, margin: float = MARGIN) -> MatrixJudgementDoc:
     """A matrix's judgement: the one judge's (judge.py), as the document keeps it. ``planning=False`` leaves out the
     planning lines (the only costly part; simulations need no words)."""
-    return matrix_judgement(doc, judge(doc, alpha, metric), planning)
+    return matrix_judgement(doc, judge(doc, alpha, metric), planning, margin)
 
 
-def matrix_judgement(doc: MatrixDoc, j: Judgement, planning: bool = True) -> MatrixJudgementDoc:
+def matrix_judgement(doc: MatrixDoc, j: Judgement, planning: bool = True,
+                     margin: float = MARGIN) -> MatrixJudgementDoc:
     """What a matrix's document keeps of its judgement: cells (workload x variant) with the primary metric's summary,
     the ratio to the baseline, every other metric's mean and ratio, and what an undecided cell would need (its words,
     the summary per variant and the planning lines, are written from them: core/present/worded.py)."""
@@ -76,7 +78,11 @@ def matrix_judgement(doc: MatrixDoc, j: Judgement, planning: bool = True) -> Mat
                               interval_level=c.interval_level)
                 if planning and not c.significant:
                     out = replace(out, planning=cell_planning(c.estimate, alpha, comparisons))
-            out = replace(out, decided_at=c.decided_at, verdict="")
+            interval = equal_interval(c.estimate, alpha) if isinstance(c.estimate, RatioEstimate) else None
+            outcome, reasons = decide(c.significant, isinstance(c.estimate, RatioEstimate), interval, margin,
+                                      standing(c.estimate, False, False))
+            out = replace(out, decided_at=c.decided_at, verdict="", outcome=outcome, reasons=reasons,
+                          equal_interval=interval)
         cells.append(out)
     return MatrixJudgementDoc(
         alpha=alpha, primary_metric=j.metric(doc.primary_metric), baseline=base, comparisons=j.comparisons,

@@ -43,6 +43,7 @@ from iosched.core.statistics.judge import (
     valid_values,
 )
 from iosched.core.statistics.judge import judge as the_judge
+from iosched.core.statistics.outcome import MARGIN, comparison_outcome
 from iosched.core.statistics.stats import CannotJudge, RatioEstimate, detectable_ratio, runs_needed
 
 PLANNING_RATIO = 1.10  # the difference the planning figure is stated for
@@ -50,11 +51,11 @@ DETECT_POWER = 0.8  # the power the smallest detectable difference is stated at
 
 
 def judge(doc: ExperimentDoc, alpha: float = 0.05, primary: str | None = None, status: Status | None = None,
-          planning: bool = True) -> JudgementDoc:
+          planning: bool = True, margin: float = MARGIN) -> JudgementDoc:
     """A compare's (or a live alternation's) judgement, from its valid runs (re-judgeable): the one judge's
     (judge.py), as the document keeps it. ``planning=False`` leaves out the planning figure (simulations and a
     fleet's hosts need none)."""
-    return judgement_doc(doc, the_judge(doc, alpha, primary), status, planning)
+    return judgement_doc(doc, the_judge(doc, alpha, primary), status, planning, margin)
 
 
 def comparison_doc(c: Compared) -> ComparisonDoc:
@@ -75,14 +76,18 @@ def comparison_doc(c: Compared) -> ComparisonDoc:
 
 
 def judgement_doc(doc: ExperimentDoc, j: Judgement, status: Status | None = None,
-                  planning: bool = True) -> JudgementDoc:
+                  planning: bool = True, margin: float = MARGIN) -> JudgementDoc:
     """What a compare's document keeps of its judgement: each variant's summaries, the primary metric's
     comparisons, then every other metric's, the runs that disagree, the smallest detectable difference and what a
     10% difference would need."""
     (workload,) = j.workloads
     metric, alpha = j.metric_of[workload], j.alpha
     labels = j.variants
-    comps = [comparison_doc(c) for c in [*j.primary, *j.secondary]]
+    split = {g.variant for g in j.run_groups if g.metric == metric and g.kind == "two groups"}
+    behind = any(r.replay is not None and r.replay.lag_s > r.replay.bound_s for r in doc.runs)
+    comps = [comparison_outcome(comparison_doc(c), c.estimate, alpha, margin, bool(split & {c.variant, c.baseline}),
+                                behind) for c in j.primary]
+    comps += [comparison_doc(c) for c in j.secondary]
     primaries = comps[: len(labels) - 1]
     prim = {c.variant: c.estimate for c in j.primary}
     cancelled = doc.status == "cancelled" or doc.cancelled  # "cancelled": older saves
@@ -93,7 +98,7 @@ def judgement_doc(doc: ExperimentDoc, j: Judgement, status: Status | None = None
     return JudgementDoc(alpha=alpha, primary_metric=metric, status="cancelled" if cancelled else (status or "final"),
                         method="", summaries={c.variant: c.summaries for c in j.cells}, comparisons=comps,
                         invalid=[], notes=[], run_groups=j.run_groups, detectable=detectable, planning=plan,
-                        left_out=j.left_out)
+                        left_out=j.left_out, margin=margin)
 
 
 def planning_of(doc: ExperimentDoc, prim: dict[str, RatioEstimate | CannotJudge], alpha: float,

@@ -47,11 +47,13 @@ def test_a_saturating_random_read_names_the_fastest_with_its_margin(tmpfs_loop, 
     doc = json.loads(save.read_text())
     valid("advice.schema.json", doc)
     (g,) = doc["advice"]
-    assert g["recommended"] in ("none", "mq-deadline"), (g, doc["tests"][0]["noise"])
+    assert g["outcome"] == "switch" and g["recommended"] in ("none", "mq-deadline"), (g, doc["tests"][0]["noise"])
     e = g["estimate"]
-    assert e["ratio"] > 1.0 and e["ci_low"] > 1.0 and e["ratio"] >= 1 + g["smallest_effect"], g
+    assert e["ratio"] > 1.0 and e["ci_low"] > 1.0 and e["ratio"] >= 1 + g["margin"], g
+    assert g["better"] == "higher" and g["effect"] == e["ratio"] - 1 and g["effect_low"] > 0, g
     first = r.stdout.splitlines()[0]
-    assert first.startswith(f"{loop.name}: {g['recommended']} for throughput: IOPS +"), first
+    assert first.startswith(f"{loop.name}: switch to {g['recommended']}: +"), first
+    assert f"% IOPS ({round(g['effect_level'] * 100)}" in first, first
     assert f"iosched set {loop.name} {g['recommended']}" in r.stdout and 'ATTR{queue/scheduler}="' in r.stdout
     assert "[3/5 test]" in r.stderr and "[5/5 keep]" in r.stderr
     assert (tmp_path / "advice.md").read_text().startswith(f"### iosched advise {loop.name}")
@@ -73,12 +75,13 @@ def test_an_interactive_reader_under_writes_is_told_bfq_with_the_writers_cost(lo
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     (g,) = doc["advice"]
-    assert g["metric"] == "fg:clat_p50_us" and g["recommended"] == "bfq", g
+    assert g["metric"] == "fg:clat_p50_us" and g["outcome"] == "switch" and g["recommended"] == "bfq", g
     assert g["estimate"]["ratio"] < 0.5 and g["estimate"]["ci_high"] < 1.0
+    assert g["better"] == "lower" and g["effect"] < -0.5 and g["effect_high"] < 0, g  # signed as the figure moves
     (cost,) = g["costs"]
     assert cost[0] == "bg:mb_s" and cost[1]["variant"] == "bfq" and cost[1]["ratio"] is not None
-    assert doc["tradeoff"].startswith("bfq for interactive use: foreground p50 −") and "background MB/s" in \
-        doc["tradeoff"]
+    assert doc["tradeoff"].startswith("switch to bfq for interactive use: foreground p50 −") and "background MB/s" \
+        in doc["tradeoff"]
     (test,) = doc["tests"]
     assert 4 <= test["runs"] <= 6 and test["result"]["judgement"]["primary_metric"] == "fg:clat_p50_us"
     assert loopdev.current() == loopdev.initial_scheduler and journal_empty(private_journal)

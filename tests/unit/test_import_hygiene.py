@@ -87,7 +87,7 @@ def test_no_module_reaches_into_plotexts_private_modules():
 
 
 # The judges the front ends call; every other module of core/statistics is maths they must not import.
-JUDGES = {"judge", "verdict", "matrix_judge", "fleet_verdict", "host_judges", "planning", "advice_rule"}
+JUDGES = {"outcome", "judge", "verdict", "matrix_judge", "fleet_verdict", "host_judges", "planning", "advice_rule"}
 
 
 def test_the_front_ends_statistics_contract_names_every_maths_module():

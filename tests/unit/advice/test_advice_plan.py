@@ -40,7 +40,7 @@ def run(prep, runner, steps=None):
     return outcome, events
 
 
-def test_equal_candidates_keep_what_you_have_with_the_smallest_effect(tree):
+def test_equal_candidates_are_kept_shown_equal_with_the_margin(tree):
     prep = prepared(tree)
     steps: list[str] = []
     outcome, events = run(prep, SimulatedRunner(noise=0.05), steps)
@@ -48,12 +48,14 @@ def test_equal_candidates_keep_what_you_have_with_the_smallest_effect(tree):
     assert outcome.status == "final" and doc.status == "final"
     (g,) = doc.advice
     assert g.recommended is None and g.baseline == "none" and doc.keep == []
+    assert g.outcome == "keep-equal" and g.reasons == [] and g.margin == 0.1 and g.better == "higher"
+    assert g.effect_level == pytest.approx(0.9) and g.effect_low < g.effect < g.effect_high < 0.1
     assert g.smallest_effect is not None and 0.02 < g.smallest_effect < 0.5
     top = headline(doc)
-    assert top.startswith("nvme0n1: keep what you have (none): no candidate beat it by the smallest effect")
-    assert f"throughput {g.smallest_effect:.0%}" in top
+    assert top.startswith("nvme0n1: keep none — shown equal: no candidate is more than 10% better (90% intervals "
+                          "within "), top
     lines = advice_lines(doc)
-    assert lines[0] == top and "keep what you have (none)" in lines[1] and "nothing to change" in lines
+    assert lines[0] == top and "keep none — shown equal" in lines[1] and "nothing to change" in lines
     assert steps == ["test", "test", "decide", "keep"]
     # Every run is numbered over the whole advice and labelled with its goal.
     ended = [e for e in events if isinstance(e, RunEnded)]
@@ -75,10 +77,12 @@ def test_a_better_candidate_is_named_with_its_margin_and_its_cost(tree):
     assert [k.variant for k in doc.keep] == ["kyber"] and doc.keep[0].commands == ["iosched set nvme0n1 kyber"]
     assert doc.tradeoff == ""  # its words are written from the rule's numbers (core/present/worded.py)
     said = worded(doc)
-    assert said.tradeoff is not None and said.tradeoff.startswith("kyber for throughput: IOPS +3")
+    assert said.tradeoff is not None and said.tradeoff.startswith("switch to kyber for throughput: IOPS +3")
     assert headline(doc) == f"nvme0n1: {said.tradeoff}"
+    assert thr.outcome == "switch" and thr.effect is not None and thr.effect_low is not None and thr.effect_low > 0
+    assert thr.effect_level == thr.estimate.level
     md = advice_markdown(doc, "9.9")
-    assert md.startswith("### iosched advise nvme0n1\n") and "| throughput | kyber | IOPS +3" in md
+    assert md.startswith("### iosched advise nvme0n1\n") and "| throughput | switch to kyber: +3" in md
     assert "`iosched set nvme0n1 kyber`" in md
     # Saved and read back: the same document, valid against the published schema, deciding the same answer.
     saved = json.loads(json.dumps(encode(doc)))

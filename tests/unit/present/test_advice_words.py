@@ -12,12 +12,13 @@ from iosched.core.statistics.advice_rule import Rule
 
 def test_the_rule_is_stated_in_words():
     text = "\n".join(the_rule(Rule(alpha=0.05, margin=0.1)))
-    assert "fixed before the first run" in text and "keep what you have" in text and "within 10%" in text
+    assert "fixed before the first run" in text and "keep, shown equal" in text and "within 10%" in text
+    assert "90% interval" in text and "no correction needed" in text and "cannot tell" in text
 
 
 def test_the_smallest_effect_is_said_as_the_metric_moves():
-    """A rate's smallest effect reads as the fraction it must rise; a latency's as the fraction it must fall (a
-    fraction 9.87 in the better direction, said "987%", was a latency ten times lower)."""
-    assert mde_words("iops", 0.04) == "4%"
-    assert mde_words("fg:clat_p50_us", 9.87) == "−91%" and mde_words("clat_p99_us", 0.25) == "−20%"
-    assert mde_words("iops", None) == mde_words("iops", math.inf) == "unknown"
+    """Every effect is signed as the figure moves: a rate's smallest effect rises, a latency's falls (the document
+    once held 9.87, "the better way", for a latency ten times lower)."""
+    assert mde_words("iops", 0.04) == "+4.0%"
+    assert mde_words("fg:clat_p50_us", -0.91) == "−91%" and mde_words("clat_p99_us", -0.2) == "−20%"
+    assert mde_words("iops", None) == mde_words("iops", math.inf) == mde_words("iops", -1.0) == "unknown"

@@ -1,7 +1,7 @@
-"""The rule `advise` decides by: properties on random estimates (a recommendation's interval clears the current
-setting, its estimate reaches the smallest detectable effect, it is within the margin on the other goals, and it
-is the best of those that qualify), the early drop, the mapping from a judge's estimates, the words, and the
-simulated runner's error rate."""
+"""The rule `advise` decides by: properties on random estimates (a switch's interval clears the current setting, its
+estimate reaches the margin, it is within the margin on the other goals, and it is the best of those that qualify; a
+keep is shown equal), the early drop, the mapping from a judge's estimates, the words, and the simulated runner's
+error rate. The three outcomes and their reasons one by one: test_advice_outcomes.py."""
 
 from __future__ import annotations
 
@@ -27,7 +27,6 @@ from iosched.core.statistics.advice_rule import (
     decide,
     drop_at_look,
     estimates_of,
-    goal_mde,
     higher_is_better,
     not_within,
     smallest_effect,
@@ -40,7 +39,9 @@ POOL = ["bfq", "kyber", "mq-deadline", "bfq:slice_idle=0"]
 
 
 def est(variant: str, ratio: float, lo: float, hi: float, sd: float = 0.05, n: int = 8) -> Estimate:
-    return Estimate(variant, ratio, lo, hi, 0.01, sd, n)
+    """An estimate whose interval is a 95% one on 14 degrees of freedom (its standard error read back from it)."""
+    se = (math.log(hi) - math.log(lo)) / 2 / 2.1448
+    return Estimate(variant, ratio, lo, hi, 0.01, sd, n, None, 0.95, se, 14.0)
 
 
 def oriented(e: Estimate, metric: str) -> tuple[float, float, float]:
@@ -62,7 +63,8 @@ def evidence(draw):
             d = draw(st.floats(-1.0, 1.0))
             half = draw(st.floats(0.001, 0.8))
             ests.append(Estimate(v, math.exp(d), math.exp(d - half), math.exp(d + half), draw(st.floats(0, 1)),
-                                 draw(st.floats(0.005, 0.5)), draw(st.integers(2, 20))))
+                                 draw(st.floats(0.005, 0.5)), draw(st.integers(2, 20)), None, 0.95,
+                                 half / draw(st.floats(1.7, 3.0)), 10.0))
         out.append(GoalEvidence(goal, METRICS[goal], "now", tuple(ests), draw(st.integers(2, 20))))
     return out
 
@@ -71,8 +73,7 @@ def qualifies(e: Estimate, ev: GoalEvidence, evidence: list[GoalEvidence], rule:
     if not e.judged:
         return False
     point, lo, _hi = oriented(e, ev.metric)
-    mde = goal_mde(ev, rule)
-    if not (lo > 0 and mde is not None and point >= mde):
+    if not (lo > 0 and point >= math.log1p(rule.margin)):
         return False
     return all(not_within(e.variant, o, rule.margin) is None for o in evidence if o.goal != ev.goal)
 
@@ -85,15 +86,23 @@ def test_a_recommendation_clears_the_current_setting_and_is_the_best_that_qualif
     assert [g.goal for g in advice.goals] == [ev.goal for ev in evs]
     for g, ev in zip(advice.goals, evs, strict=True):
         ok = [e for e in ev.estimates if qualifies(e, ev, evs, rule)]
-        assert g.keep == (not ok)
+        assert g.keep == (not ok) == (g.outcome != "switch")
         if g.keep:
             assert g.costs == ()
+            assert (g.outcome == "cannot-tell") == bool(g.reasons)  # a cannot-tell always says why
+            if g.outcome == "keep-equal":  # every candidate judged, each shown at most the margin better
+                left_out = {v for v, _ in g.excluded}
+                assert all(e.judged for e in ev.estimates)
+                for e in ev.estimates:
+                    lo, hi = e.equal_interval(rule.alpha)
+                    bound = math.log(hi) if higher_is_better(ev.metric) else -math.log(lo)
+                    assert e.variant in left_out or bound < math.log1p(margin)
             continue
         chosen = g.estimate
         assert chosen.variant == g.recommended
         point, lo, _hi = oriented(chosen, ev.metric)
         assert lo > 0  # its interval clears what the device has now
-        assert point >= math.log1p(g.smallest_effect) - 1e-12  # by at least the smallest detectable effect
+        assert point >= math.log1p(margin) - 1e-12  # by at least the margin
         for other in evs:  # within the margin of the best on every other goal it was judged on
             e = next((x for x in other.estimates if x.variant == g.recommended and x.judged), None)
             if other.goal == ev.goal or e is None:
@@ -123,23 +132,24 @@ def said(g):
     return worded_goal(goal_doc(g), g)
 
 
-def test_keep_what_you_have_names_the_smallest_effect():
+def test_keep_shown_equal_names_its_margin_and_the_intervals():
     ev = GoalEvidence("throughput", "iops", "none", (est("bfq", 1.03, 0.98, 1.08), est("kyber", 0.99, 0.95, 1.03)),
                       8)
     g = decide([ev]).goals[0]
-    assert g.keep and g.estimate.variant == "bfq"
+    assert g.keep and g.outcome == "keep-equal" and g.reasons == () and g.estimate.variant == "bfq"
     mde = smallest_effect(0.05, 8, 0.05 / 2)
     assert g.smallest_effect == pytest.approx(math.expm1(mde))
     lines = goal_lines(said(g))
-    assert lines[0] == (f"throughput: keep what you have (none): no candidate beat it by the smallest effect this "
-                        f"experiment could see in IOPS, {math.expm1(mde):.0%}")
-    assert lines[1] == "  closest: bfq, IOPS +3.0% (−2.0% to +8.0%)"
+    assert lines[0].startswith("throughput: keep none — shown equal: no candidate is more than 10% better (90% "
+                               "intervals within −"), lines[0]
 
 
-def test_significant_but_below_the_smallest_detectable_effect_is_kept():
+def test_significant_but_below_the_margin_is_not_a_switch():
     ev = GoalEvidence("throughput", "iops", "none", (est("bfq", 1.04, 1.01, 1.07),), 8)
-    assert decide([ev]).goals[0].keep
-    assert decide([ev], Rule(at_least_mde=False)).goals[0].recommended == "bfq"
+    g = decide([ev]).goals[0]
+    assert g.keep and g.outcome == "keep-equal"  # its 90% interval's top, +6.5%, is below +10%
+    assert decide([ev], Rule(margin=0.03)).goals[0].recommended == "bfq"
+    assert decide([ev], Rule(margin=0.03, at_least_mde=True)).goals[0].outcome == "cannot-tell"  # the old gate
 
 
 def test_the_trade_off_in_one_sentence():
@@ -150,9 +160,10 @@ def test_the_trade_off_in_one_sentence():
                        (est("bfq", 0.97, 0.93, 1.01), est("kyber", 1.01, 0.98, 1.04)), 8)
     advice = decide([inter, thr])
     assert tradeoff_words([said(g) for g in advice.goals]) == (
-        "bfq for interactive use: foreground p50 −95%, background MB/s −30%; for throughput keep mq-deadline")
+        "switch to bfq for interactive use: foreground p50 −95%, background MB/s −30%; keep mq-deadline for "
+        "throughput (shown equal within 10%)")
     lines = goal_lines(said(advice.goals[0]))
-    assert lines[0].startswith("interactive use: bfq, foreground p50 −95% (−97% to −90%) against mq-deadline")
+    assert lines[0] == "interactive use: switch to bfq: −95% foreground p50 (95% CI −97% to −90%)"
     assert lines[1] == "  its cost: background MB/s −30% (−40% to −20%)"
 
 
@@ -172,6 +183,7 @@ def test_cannot_judge_is_noted_and_never_recommended():
     ev = GoalEvidence("throughput", "iops", "none", (Estimate("bfq", None, None, None, None, None, 1, "one run"),), 8)
     g = decide([ev]).goals[0]
     assert g.keep and g.smallest_effect is None and g.unjudged == (("bfq", "one run"),)
+    assert g.outcome == "cannot-tell" and g.reasons == ("unjudged",)
     assert said(g).notes == ["bfq: cannot judge (one run)"]
 
 
@@ -209,7 +221,7 @@ def test_estimates_of_a_judge_carry_holm_and_its_intervals():
 def test_simulated_runner_keeps_when_nothing_is_better_and_finds_a_clear_winner():
     rng = random.Random(40)
     equal = [SimulatedGoal("throughput", "iops", {"a": 1.0, "b": 1.0, "c": 1.0})]
-    changes = sum(not simulate_advice(rng, equal, 0.1, 8).advice.goals[0].keep for _ in range(200))
+    changes = sum(simulate_advice(rng, equal, 0.1, 8).advice.goals[0].outcome == "switch" for _ in range(200))
     assert changes <= 0.05 * 200
     better = [SimulatedGoal("throughput", "iops", {"a": 1.0, "b": 1.2})]
     found = [simulate_advice(rng, better, 0.05, 8) for _ in range(30)]
