@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched import __version__
+from iosched.cli.leftovers import owed_said
 from iosched.cli.terminal import rewrite_line
 from iosched.cli.workload_args import steady_wait
 from iosched.core.advice.advice_plan import FioRunner
@@ -164,7 +165,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
                        fill=prep.plan.fill is not None, steady=prep.plan.steady)
     advice = prep.plan_to_run(runner, None if args.json else _step)
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
-    outcome = service.run(advice, saver, _printer(args.json))
+    with owed_said(prep.request.tested_on, args.root):
+        outcome = service.run(advice, saver, _printer(args.json))
     if sys.stderr.isatty() and not args.json:
         _err("")
     doc = outcome.doc

@@ -10,6 +10,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from iosched.cli.leftovers import owed_said
 from iosched.cli.progress import ProgressPrinter
 from iosched.cli.terminal import control
 from iosched.cli.workload_args import steady_wait
@@ -159,10 +160,11 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     resumed = args.resume
     experiment.on_target = announce
     experiment.reload = (lambda: load_matrix(resumed)) if resumed else None
-    try:
-        outcome = service.run(experiment, saver, printer)
-    finally:
-        printer.close()
+    with owed_said(args.device, args.root):
+        try:
+            outcome = service.run(experiment, saver, printer)
+        finally:
+            printer.close()
     if outcome.save_error and not printer.warned:  # a failed save still shows the result, once
         print(f"iosched: warning: the result could not be saved to {outcome.save_error}", file=sys.stderr)
     if outcome.status != "final":

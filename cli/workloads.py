@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+from iosched.cli.leftovers import owed_said
 from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
 from iosched.cli.terminal import rewrite_line
@@ -263,10 +264,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     plan.on_target = announce
     printer = ProgressPrinter(quiet=args.json or args.csv, lines=args.details, own=plan.cmd_metrics)
-    try:
-        outcome = service.run(plan, saver, printer)
-    finally:
-        printer.close()  # the live line: the result follows on a clean screen
+    with owed_said(plan.device, args.root):
+        try:
+            outcome = service.run(plan, saver, printer)
+        finally:
+            printer.close()  # the live line: the result follows on a clean screen
     if outcome.status != "final":
         if saver is not None and outcome.saved is not None:
             print(f"iosched: the {outcome.finished_runs} finished run(s) were saved to {args.save} "

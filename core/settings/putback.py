@@ -32,7 +32,7 @@ from iosched.core.settings.device_lock import restoring
 from iosched.core.settings.journal import Journal, Name, default_run_dir, registry_files, stale_registrations
 from iosched.core.settings.owners import Owner
 from iosched.core.settings.scheduler import available_schedulers, read_knobs, read_tunables
-from iosched.core.settings.writes import QUEUE_KNOBS, WriteResult, journal_identity, write_attr
+from iosched.core.settings.writes import QUEUE_KNOBS, WriteResult, journal_identity, owed_write, write_attr
 
 _TUNABLE_NAME = re.compile(r"^[a-z0-9_]{1,40}$")  # as writes.py takes them under queue/iosched/
 Status = Literal["put back", "would put back", "as found", "not as found", "failed", "gone", "replaced", "held"]
@@ -137,6 +137,12 @@ def put_back(start: StartingPoint, root: str | Path = "/") -> PutBack:
     if why is not None:
         _file(start, root).unlink(missing_ok=True)
         return PutBack(start.device, start.pid, "gone" if not sysdir.is_dir() else "replaced", detail=why)
+    owed = _owed(start, root)
+    if owed is not None:
+        # The kernel still holds a write the run made (stuck, or its wait interrupted): what the device reads now may
+        # change when it returns, so nothing is written and every journal entry stays for `iosched restore`.
+        _file(start, root).unlink(missing_ok=True)
+        return PutBack(start.device, start.pid, "failed", failed=(owed,))
     values: list[tuple[str, str]] = []
     failed: list[str] = []
     switched_at = None
@@ -243,6 +249,17 @@ def _sane(start: StartingPoint) -> bool:
     """Every name in ``start`` one iosched writes: a bare device name, queue knobs it knows, tunable names."""
     return (DEVICE_NAME.match(start.device) is not None and set(start.knobs) <= QUEUE_KNOBS
             and all(_TUNABLE_NAME.match(name) for name in start.tunables))
+
+
+def _owed(start: StartingPoint, root: str | Path) -> str | None:
+    """What could not be put back while the kernel owes the device a write, in put_back's words: "scheduler none (the
+    kernel has not returned from writing 'bfq' to scheduler (pid 42): nothing is written to loop5 until it does)"."""
+    owed = owed_write(start.device, root)
+    if owed is None:
+        return None
+    attr, why = owed
+    name = attr.rsplit("/", 1)[-1]
+    return f"{name} {start.value_of(attr) or 'as found'} ({why})"
 
 
 def _scheduler(sysdir: Path) -> str | None:
