@@ -27,7 +27,7 @@ from typing import Literal
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import IoschedError, NotPermitted
 from iosched.core.base.outfile import write_file
-from iosched.core.kernel.sysfs import DEVICE_NAME, parse_scheduler, read_attr
+from iosched.core.kernel.sysfs import DEVICE_NAME, MOVED_TO_QUEUE, parse_scheduler, read_attr
 from iosched.core.settings.device_lock import restoring
 from iosched.core.settings.journal import Journal, Name, default_run_dir, registry_files, stale_registrations
 from iosched.core.settings.owners import Owner
@@ -60,7 +60,9 @@ class StartingPoint:
             return self.scheduler
         if attr.startswith("queue/iosched/"):
             return self.tunables.get(attr.removeprefix("queue/iosched/"))
-        return self.knobs.get(attr.removeprefix("queue/"))
+        name = attr.removeprefix("queue/")
+        # A tunable this kernel keeps in queue/ (async_depth on newer kernels) is the scheduler's, read as one.
+        return self.tunables.get(name) if name in MOVED_TO_QUEUE else self.knobs.get(name)
 
 
 @dataclass(frozen=True)
@@ -74,16 +76,24 @@ class PutBack:
     failed: tuple[str, ...] = ()  # what could not be put back, each with why
     detail: str = ""
     switched_at: float | None = None  # monotonic time of the switch back, for the run's timeline
+    # A dry run's that needs a switch back: the scheduler's tunables as found, each written after the switch unless
+    # the switch already gives it (its default), which cannot be known before switching.
+    unless_default: tuple[tuple[str, str], ...] = ()
 
     def line(self) -> str:
         who = f"pid {self.pid}'s run"
         shown = ", ".join(f"{name} {value}" for name, value in self.values)
+        more = ", ".join(f"{name} {value}" for name, value in self.unless_default)
+        if self.status == "would put back" and more:
+            return (f"{self.device}: would put back as {who} found it: {shown}; then each of its tunables the switch "
+                    f"leaves at another value: {more}")
         if self.status in ("put back", "would put back"):
             return f"{self.device}: {self.status} as {who} found it: {shown}"
         if self.status == "as found":
             return f"{self.device}: as {who} found it: nothing to put back"
         if self.status == "not as found":
-            return (f"{self.device}: not as {who} found it, which had {shown}; `iosched restore` puts back what the "
+            had = ", ".join(x for x in (shown, more) if x)
+            return (f"{self.device}: not as {who} found it, which had {had}; `iosched restore` puts back what the "
                     "journal holds")
         if self.status == "failed":
             done = f" ({shown} put back)" if shown else ""
@@ -177,7 +187,9 @@ def put_back(start: StartingPoint, root: str | Path = "/") -> PutBack:
 
 
 def would_put_back(start: StartingPoint, root: str | Path = "/") -> PutBack:
-    """What ``put_back`` would write (``iosched restore --dry-run``): the values that differ now."""
+    """What ``put_back`` would write (``iosched restore --dry-run``): the values that differ now; where the scheduler
+    must be switched back, its tunables too (``unless_default``: the switch resets them to defaults unknown before
+    it, and each that differs from the run's start is then written)."""
     sysdir = Path(root, "sys/block", start.device)
     why = _not_the_same(start, root)
     if why is not None:
@@ -187,10 +199,12 @@ def would_put_back(start: StartingPoint, root: str | Path = "/") -> PutBack:
     if not same and start.scheduler is not None:
         values.append(("scheduler", start.scheduler))
     now = {**read_knobs(start.device, root), **(read_tunables(start.device, root) if same else {})}
-    for name, value in [*start.knobs.items(), *start.tunables.items()]:
-        if now.get(name) != value and (same or name in start.knobs):
+    for name, value in [*start.knobs.items(), *(start.tunables.items() if same else ())]:
+        if now.get(name) != value:
             values.append((name, value))
-    return PutBack(start.device, start.pid, "would put back" if values else "as found", tuple(values))
+    after_switch = tuple(sorted(start.tunables.items())) if not same and start.scheduler is not None else ()
+    return PutBack(start.device, start.pid, "would put back" if values else "as found", tuple(values),
+                   unless_default=after_switch)
 
 
 def put_back_left(root: str | Path = "/", dry_run: bool = False, pid: int | None = None) -> list[PutBack]:
