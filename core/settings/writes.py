@@ -26,6 +26,7 @@ import math
 import os
 import re
 import select
+import stat
 import subprocess
 import sys
 import threading
@@ -600,7 +601,35 @@ def _restore_one(entry: JournalEntry, root: str | Path,
     return out("restored", current)
 
 
-MODPROBE = "modprobe"
+# Where modprobe is looked for: fixed places, never the PATH (root would run whatever a PATH entry holds).
+MODPROBE = ("/usr/sbin/modprobe", "/sbin/modprobe", "/usr/bin/modprobe", "/bin/modprobe")
+
+
+def _modprobe() -> str:
+    """The first of ``MODPROBE`` that is there and that only root could have put there: the program it leads to, and
+    every folder above it and above the link to it, owned by root and writable by no one else. Run by the name found
+    (modprobe is often a link to kmod, which acts on the name it is run by)."""
+    for candidate in MODPROBE:
+        real = Path(os.path.realpath(candidate))
+        if not real.is_file():
+            continue
+        why = _not_roots(real) or _not_roots(Path(candidate).parent)
+        if why is not None:
+            raise IoschedError(f"{candidate} is not run: {why}")
+        return candidate
+    raise IoschedError(f"modprobe is not in {' or '.join(MODPROBE[:2])} (apt-get install -y kmod)")
+
+
+def _not_roots(path: Path) -> str | None:
+    """Why ``path`` could have been put or changed by someone other than root, or None: it and each folder above it
+    owned by root and writable by no one else (a sticky folder's other entries aside, as /tmp's)."""
+    for p in (path, *path.parents):
+        st = os.stat(p)
+        if st.st_uid != 0:
+            return f"{p} is owned by uid {st.st_uid}, not root"
+        if st.st_mode & 0o022 and not (p != path and st.st_mode & stat.S_ISVTX and st.st_mode & 0o002):
+            return f"{p} is writable by others than root"
+    return None
 
 
 def load_module(module: str) -> None:
@@ -611,25 +640,26 @@ def load_module(module: str) -> None:
     if not MODULE_NAME.match(module):
         raise BadInput(f"{shown(module)} is not a module name")
     deadline = write_deadline("module")
+    modprobe = _modprobe()
     try:
-        proc = subprocess.Popen([MODPROBE, "--", module], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen([modprobe, "--", module], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, start_new_session=True)
     except OSError as e:
-        raise IoschedError(f"cannot run {MODPROBE} to load {module}: {e.strerror}") from e
+        raise IoschedError(f"cannot run {modprobe} to load {module}: {e.strerror}") from e
     try:
         _, err = proc.communicate(timeout=deadline)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(OSError):
             proc.kill()
         _WRITER.left.append(proc)
-        raise IoschedError(f"`{MODPROBE} {module}` has not ended within {deadline:g} s; it is left to the kernel and "
+        raise IoschedError(f"`modprobe {module}` has not ended within {deadline:g} s; it is left to the kernel and "
                            "not run again") from None
     if proc.returncode == 0:
         return
     said = " ".join(err.decode(errors="replace").split())[:200]
     if os.geteuid() != 0:
         raise NotPermitted(f"loading {module} needs root: run as root")
-    raise IoschedError(f"`{MODPROBE} {module}` failed{': ' + said if said else ''}")
+    raise IoschedError(f"`modprobe {module}` failed{': ' + said if said else ''}")
 
 
 def drop_caches(root: str | Path = "/") -> None:
