@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -27,14 +26,13 @@ from typing import Literal
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import IoschedError, NotPermitted
 from iosched.core.base.outfile import write_file
-from iosched.core.kernel.sysfs import DEVICE_NAME, MOVED_TO_QUEUE, parse_scheduler, read_attr
+from iosched.core.kernel.sysfs import DEVICE_NAME, MOVED_TO_QUEUE, TUNABLE_NAME, parse_scheduler, read_attr
 from iosched.core.settings.device_lock import restoring
 from iosched.core.settings.journal import Journal, Name, default_run_dir, registry_files, stale_registrations
 from iosched.core.settings.owners import Owner
 from iosched.core.settings.scheduler import available_schedulers, read_knobs, read_tunables
 from iosched.core.settings.writes import QUEUE_KNOBS, WriteResult, journal_identity, owed_write, write_attr
 
-_TUNABLE_NAME = re.compile(r"^[a-z0-9_]{1,40}$")  # as writes.py takes them under queue/iosched/
 Status = Literal["put back", "would put back", "as found", "not as found", "failed", "gone", "replaced", "held"]
 
 
@@ -262,7 +260,7 @@ def put_back_after(pid: int, starts: list[StartingPoint], root: str | Path = "/"
 def _sane(start: StartingPoint) -> bool:
     """Every name in ``start`` one iosched writes: a bare device name, queue knobs it knows, tunable names."""
     return (DEVICE_NAME.match(start.device) is not None and set(start.knobs) <= QUEUE_KNOBS
-            and all(_TUNABLE_NAME.match(name) for name in start.tunables))
+            and all(TUNABLE_NAME.match(name) for name in start.tunables))
 
 
 def _owed(start: StartingPoint, root: str | Path) -> str | None:

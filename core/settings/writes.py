@@ -41,6 +41,7 @@ from iosched.core.kernel.modules import MODULE_NAME
 from iosched.core.kernel.processes import process_start, running
 from iosched.core.kernel.sysfs import (
     MOVED_TO_QUEUE,
+    TUNABLE_NAME,
     check_device_name,
     parse_scheduler,
     read_attr,
@@ -57,7 +58,6 @@ QUEUE_KNOBS = frozenset({
     "nr_requests", "read_ahead_kb", "rq_affinity", "nomerges", "wbt_lat_usec", "max_sectors_kb",
     "add_random", "io_poll_delay",
 })
-_TUNABLE = re.compile(r"^queue/iosched/[a-z0-9_]{1,40}$")  # the names of sysfs.TUNABLE_NAME
 _VALUE = re.compile(r"^-?[A-Za-z0-9_.-]{1,40}$")
 
 
@@ -77,7 +77,7 @@ _MEANS_DEFAULT = {("queue/wbt_lat_usec", "-1")}
 
 
 def _check_attr(attr: str) -> None:
-    if attr == "queue/scheduler" or _TUNABLE.match(attr):
+    if attr == "queue/scheduler" or (attr.startswith("queue/iosched/") and TUNABLE_NAME.match(attr[14:])):
         return
     if attr.startswith("queue/") and (attr[6:] in QUEUE_KNOBS or attr[6:] in MOVED_TO_QUEUE):
         return
