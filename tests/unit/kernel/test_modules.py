@@ -110,6 +110,18 @@ def test_the_command_line_refuses_in_one_sentence_naming_the_modprobe(tree):
     assert "--load-module" in help_text
 
 
+@pytest.mark.parametrize("args", [
+    ["compare", "sda", "--schedulers", "none,kpp", "--job", "rnd4k-q1t1-read"],
+    ["compare", "sda", "--schedulers", "none,kpp", "--jobs", "rnd4k-q1t1-read,rnd4k-q1t1-write"],
+    ["advise", "sda", "--candidates", "kpp"],
+])
+def test_compare_and_advise_name_the_modprobe_of_a_scheduler_installed_but_not_loaded(tree, args):
+    add_kernel_disk(tree, "sda", "8:0", LAYOUTS["6.1"], "mq-deadline")
+    modules(tree)
+    said = one_sentence_exit_2("--root", str(tree.root), *args)
+    assert "sda has no scheduler 'kpp' loaded; its module kpp is installed: load it with `modprobe kpp`" in said
+
+
 def test_a_modprobe_that_does_not_end_is_left_by_its_deadline(tree, tmp_path, monkeypatch):
     add_kernel_disk(tree, "sda", "8:0", LAYOUTS["6.18"], "mq-deadline")
     modules(tree)
