@@ -27,7 +27,7 @@ from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest, all_invalid
 from iosched.core.experiment.study import CmdJob, read_study
 from iosched.core.experiment.variants import check_variants
-from iosched.core.load.fill import fill_seconds
+from iosched.core.load.fill import fill_most_s
 from iosched.core.load.fio import fio_binary
 from iosched.core.load.jobs import Job, JobFile, JobGroup, resolve_jobs, space_needed
 from iosched.core.load.startup_replay import startup_job
@@ -111,16 +111,26 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     return _run_matrix(args, save)
 
 
+def bound_words(est: float, steady: bool, fill: bool) -> str:
+    """"up to 12 min (…)" where the estimate counts a bound (the fill's, the waits'), else "about 12 min"."""
+    if not (steady or fill):
+        return f"about {format_duration(est)}"
+    what = " and ".join(w for w, on in (("the fill to its time bound", fill),
+                                        ("each wait for steady state to its timeout", steady)) if on)
+    return f"up to {format_duration(est)} ({what})"
+
+
 def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     plan, doc = build_plan(args)
     check_variants(args.device, plan.variants, args.root)
     todo = [i for i in range(plan.runs) if doc is None or i not in done_slots(doc)]
     est = plan.estimate(todo)
-    if est is not None and getattr(args, "fill", None) is not None:
-        est += fill_seconds(args.device, args.fill, args.root)
+    filled = getattr(args, "fill", None) is not None
+    if est is not None and filled:
+        est += fill_most_s(args.device, args.fill, args.root)  # at most: the fill's time bound
     if args.max_time is not None and (est is None or est > args.max_time):
         why = ("its duration cannot be estimated (a job file without runtime: give --runtime)" if est is None
-               else f"it would take about {format_duration(est)}")
+               else f"it could take {bound_words(est, plan.steady is not None, filled)}")
         raise BadInput(f"the matrix exceeds --max-time {format_duration(args.max_time)}: {why}; "
                        "scale it with --runtime or --repeat")
     fio_binary()
@@ -144,7 +154,7 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
         if plan.trace:
             what += ", block-layer tracing over every run"
         eta = ("unknown (a command, or a job file without runtime)" if est is None else
-               f"about {format_duration(est)}")
+               bound_words(est, plan.steady is not None, filled))
         if plan.sequential and est is not None:
             eta = f"at most {format_duration(est)}"
         if target.note:

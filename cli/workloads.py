@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched.cli.leftovers import owed_said
-from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
+from iosched.cli.matrix import bound_words, build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
 from iosched.cli.terminal import rewrite_line
 from iosched.cli.workload_args import steady_wait
@@ -32,6 +32,7 @@ from iosched.core.experiment.runner import Workload
 from iosched.core.experiment.service import ExperimentPlan, ResultFile, TargetRequest, all_invalid
 from iosched.core.experiment.variants import check_variants
 from iosched.core.live.sampler import Sampler, compute_rates
+from iosched.core.load.fill import fill_most_s
 from iosched.core.load.fio import FioProgress, fio_binary
 from iosched.core.load.fio_group import check_cgroup_jobs, run_fio
 from iosched.core.load.iolog import is_capture
@@ -253,8 +254,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                        "or a replay's, is its own")
     if args.max_time is not None and est is not None and est > args.max_time:
         scale = "--max-runs or --runtime" if plan.until_verdict else "--runtime or --repeat"
-        raise BadInput(f"the compare exceeds --max-time {format_duration(args.max_time)}: it would take about "
-                       f"{format_duration(est)}; scale it with {scale}")
+        raise BadInput(f"the compare exceeds --max-time {format_duration(args.max_time)}: it could take "
+                       f"{bound_words(est, plan.steady is not None, plan.fill is not None)}; scale it with {scale}")
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
 
     def announce(target: Target) -> None:  # after the service's checks: a refused plan says only why
@@ -372,7 +373,12 @@ def compare_estimate(plan: ExperimentPlan) -> float | None:
     if plan.job is None:
         return None
     runs = plan.until_verdict or plan.repeat
-    return MatrixPlan(plan.variants, [plan.job], runs, plan.drop_caches, plan.settle, plan.runtime).estimate()
+    est = MatrixPlan(plan.variants, [plan.job], runs, plan.drop_caches, plan.settle, plan.runtime,
+                     steady=plan.steady).estimate()  # each wait for steady state to its timeout
+    if est is not None and plan.fill is not None:
+        est += fill_most_s(plan.device, plan.fill, plan.root)  # the fill to its time bound
+    return est
+
 
 
 def compare_words(plan: ExperimentPlan, est: float | None) -> str:
@@ -387,7 +393,8 @@ def compare_words(plan: ExperimentPlan, est: float | None) -> str:
     if plan.drop_caches:
         what += ", caches dropped before each"
     eta = ("unknown (a command's time, or a replay's, is its own)" if est is None else
-           f"{'at most' if plan.until_verdict else 'about'} {format_duration(est)}")
+           f"at most {format_duration(est)}" if plan.until_verdict else
+           bound_words(est, plan.steady is not None, plan.fill is not None))
     return f"{what}; estimated {eta}"
 
 

@@ -105,9 +105,17 @@ class FillPlan:
         return int(self.size_bytes * self.percent / 100.0) // MiB * MiB
 
     @property
+    def trim_s(self) -> float:
+        return 2.0 + self.size_bytes / (100 << 30) if self.discards else 0.0
+
+    @property
     def seconds(self) -> float:
-        trim = 2.0 + self.size_bytes / (100 << 30) if self.discards else 0.0
-        return trim + self.bytes / (self.rate_mb_s * 1e6)
+        return self.trim_s + self.bytes / (self.rate_mb_s * 1e6)
+
+    @property
+    def most_s(self) -> float:
+        """The longest the fill may take: the trim, then the write to its time bound (what a budget counts)."""
+        return self.trim_s + self.bound_s
 
     @property
     def bound_s(self) -> float:
@@ -132,10 +140,10 @@ def plan_fill(dev: DeviceDoc, percent: float, root: str | Path = "/") -> FillPla
     return FillPlan(dev.name, percent, dev.size_bytes, discards, assumed_mb_s(dev))
 
 
-def fill_seconds(device: str, percent: float, root: str | Path = "/") -> float:
-    """How long filling ``device`` to ``percent`` should take (0 for a device that is gone)."""
+def fill_most_s(device: str, percent: float, root: str | Path = "/") -> float:
+    """The longest filling ``device`` to ``percent`` may take, its time bound (0 for a device that is gone)."""
     dev = read_device(device, root)
-    return plan_fill(dev, percent, root).seconds if dev is not None else 0.0
+    return plan_fill(dev, percent, root).most_s if dev is not None else 0.0
 
 
 class FillFailed(IoschedError):
