@@ -20,6 +20,7 @@ from iosched.core.kernel.devices import read_device
 from iosched.core.load.conditions import ConditionsDoc, read_conditions
 from iosched.core.load.fill import found_fill, plan_fill, run_fill
 from iosched.core.load.fio import FioHandle
+from iosched.core.load.jobs import space_needed
 from iosched.core.load.steady import SteadyWait, why_no_wait
 from iosched.core.load.targets import Target
 
@@ -32,6 +33,12 @@ Doc = CompareDoc | AlternationDoc | MatrixDoc
 def steady_of(plan: ExperimentPlan) -> SteadyWait | None:
     """The wait the plan's runs make: a compare's, or its matrix's (saved with it)."""
     return plan.matrix.steady if plan.matrix is not None else plan.steady
+
+
+def runs_range(plan: ExperimentPlan) -> int:
+    """The bytes from the target's start the plan's jobs address: the largest job's (the target's size, chosen)."""
+    t = plan.target
+    return t.size if t.size is not None else space_needed(plan.jobs, t.default_size)
 
 
 def check_conditions(plan: ExperimentPlan) -> None:
@@ -94,6 +101,7 @@ def prepare_conditions(plan: ExperimentPlan, target: Target | None, emit: Callab
             raise
         finally:
             ctl.fio = None
+        fill = fill.over(min(dev.size_bytes, runs_range(plan)))
         emit(Note(fill.words()))
     return read_conditions(plan.device, fill, steady_of(plan), plan.root)
 

@@ -33,7 +33,7 @@ from iosched.core.experiment.alternation import ROLE_TURN_METRICS, run_alternati
 from iosched.core.experiment.busy import BusyWatch
 from iosched.core.experiment.cmd_metrics import CmdMetric
 from iosched.core.experiment.commands import BACKGROUND
-from iosched.core.experiment.conditions import check_conditions, conditioned, prepare_conditions
+from iosched.core.experiment.conditions import check_conditions, conditioned, prepare_conditions, runs_range
 from iosched.core.experiment.control import Cancelled, Control
 from iosched.core.experiment.events import Event, Interim, Note, RunEnded, RunStarted, SaveFailed
 from iosched.core.experiment.matrix import MatrixPlan, run_matrix
@@ -43,7 +43,7 @@ from iosched.core.experiment.study import CmdJob
 from iosched.core.kernel.devices import read_device
 from iosched.core.load.cmd_tree import invoking_user
 from iosched.core.load.fio_group import check_cgroup_jobs
-from iosched.core.load.jobs import Job, JobFile, space_needed
+from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.replay import PRIMARY as REPLAY_PRIMARY
 from iosched.core.load.replay import ReplayJob, ReplayRequest, prepare_replay
 from iosched.core.load.replay_latency import untraced_words
@@ -317,7 +317,7 @@ def choose(plan: ExperimentPlan) -> Target | None:
     if not jobs:
         return None
     t = plan.target
-    size = t.size if t.size is not None else space_needed(jobs, t.default_size)
+    size = runs_range(plan)
     replay = any(isinstance(j, (ReplayJob, StartupJob)) for j in jobs)  # captured offsets: on the raw device only
     fill = plan.fill is not None and plan.resume is None  # --fill writes the raw device, whatever the jobs do
     return choose_target(plan.device, fill or any(j.writes for j in jobs), t.dir, size, raw=t.raw or fill,
