@@ -174,7 +174,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
         if saver is not None and outcome.saved is not None:
             _err(f"iosched: the {outcome.finished_runs} finished run(s) were saved to {args.save} (no advice: "
                  "stopped before the tests finished)")
-        raise outcome.error or Cancelled("cancelled")
+        raise outcome.error or Cancelled(outcome.reason or "cancelled")
     if args.persist:
         doc = _persist(args, doc)
         if saver is not None:

@@ -181,7 +181,7 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
         if outcome.saved is not None:
             print(f"iosched: {outcome.finished_runs} of {plan.runs} runs are saved in {save}; "
                   f"continue with `iosched compare {args.device} --resume {save}`", file=sys.stderr)
-        raise outcome.error or Cancelled("cancelled")
+        raise outcome.error or Cancelled(outcome.reason or "cancelled")
     assert isinstance(outcome.doc, MatrixDoc) and outcome.doc.judgement is not None  # runs made: judged
     render_matrix(outcome.doc, outcome.doc.judgement, args)
     return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(outcome.doc) else 0

@@ -276,7 +276,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
                   "(status: cancelled)", file=sys.stderr)
         elif outcome.save_error:
             _save_warning(outcome.save_error)
-        raise outcome.error or Cancelled("cancelled")
+        raise outcome.error or Cancelled(outcome.reason or "cancelled")
     if outcome.save_error:
         _save_warning(outcome.save_error)  # a failed save still shows the result
     doc = outcome.doc
@@ -315,7 +315,7 @@ def _plan(args: argparse.Namespace) -> int:
     finally:
         printer.close()
     if outcome.status != "final":
-        raise outcome.error or Cancelled("cancelled")
+        raise outcome.error or Cancelled(outcome.reason or "cancelled")
     assert not isinstance(outcome.doc, MatrixDoc)
     table = planning.plan(outcome.doc, plan.primary, args.alpha)
     if args.json:

@@ -97,7 +97,9 @@ def prepare_conditions(plan: ExperimentPlan, target: Target | None, emit: Callab
         except BaseException as e:
             target.release(plan.root)
             if isinstance(e, IoschedError) and ctl.cancelled.is_set():
-                raise Cancelled("cancelled") from None
+                left = "trimmed and partly written" if planned.discards else "partly written"
+                raise Cancelled(f"cancelled while filling {plan.device} to {planned.percent:g}%: it is left {left}, "
+                                "and no run was made") from None
             raise
         finally:
             ctl.fio = None

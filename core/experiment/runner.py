@@ -223,7 +223,7 @@ def why_ended(error: BaseException) -> str:
     if isinstance(error, KeyboardInterrupt):
         return "Ctrl-C"
     if isinstance(error, Cancelled):
-        return "cancelled"
+        return str(error) or "cancelled"  # what a cancel stopped, where it says ("cancelled while run 4 waited …")
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 
@@ -399,7 +399,7 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
         if ctl.cancelled.is_set():
             run.stop()
 
-    steady = _steady_first(workload, ctl, progress, hold)
+    steady = _steady_first(workload, ctl, progress, hold, n)
     s0 = monitor.snapshot()
     clock = SubmissionClock.start(device, root)  # where the CPU per IO goes: the task, the kernel's workers
     fio_res: FioResult | None = None
@@ -461,15 +461,18 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
 
 
 def _steady_first(workload: Workload, ctl: Control, progress: Callable[[FioProgress], None],
-                  hold: Callable[[FioHandle], None]) -> SteadyRun | None:
-    """A run's wait for steady state (core/load/steady.py), before its window opens; None when it waits for none."""
+                  hold: Callable[[FioHandle], None], n: int = 0) -> SteadyRun | None:
+    """A run's wait for steady state (core/load/steady.py), before its window opens; None when it waits for none.
+    A cancel says what it stopped: the wait of run ``n`` (from 0), which then is not made."""
     if workload.steady is None or workload.job is None or workload.target is None:
         return None
+    t0 = time.monotonic()
     try:
         return wait_for_steady(workload.job, workload.target, workload.steady, progress, hold)
     except IoschedError:
         if ctl.cancelled.is_set():
-            raise Cancelled("cancelled") from None
+            raise Cancelled(f"cancelled while run {n + 1} waited for steady state ({time.monotonic() - t0:.0f} s of "
+                            f"at most {workload.steady.timeout_s} s): that run was not made") from None
         raise
     finally:
         ctl.fio = None

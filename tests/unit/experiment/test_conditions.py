@@ -54,3 +54,49 @@ def test_fill_where_it_would_not_be_the_raw_device(tree) -> None:
     tree.write("proc/self/mountinfo", "36 25 8:16 / /srv rw,relatime shared:1 - ext4 /dev/sdx rw\n")
     with pytest.raises(BadInput, match=r"mounted or in use \(/srv\)"):
         check_conditions(plan(tree, fill=50.0))
+
+
+def test_a_cancelled_fill_says_what_it_left(tree, monkeypatch) -> None:
+    """A cancel during the fill: one sentence, what was stopped and what is left; the target released."""
+    from iosched.core.base.errors import IoschedError
+    from iosched.core.experiment import conditions
+    from iosched.core.experiment.control import Cancelled, Control
+    from iosched.core.load.fill import FillPlan
+    from iosched.core.load.targets import Target
+
+    ctl, released, said = Control(), [], []
+
+    def stopped(*_a: object, **_k: object) -> None:
+        ctl.cancelled.set()
+        raise IoschedError("fio was stopped")
+
+    monkeypatch.setattr(conditions, "plan_fill", lambda *_a: FillPlan("sdx", 50, 256 << 20, True, 500.0))
+    monkeypatch.setattr(conditions, "run_fill", stopped)
+    target = Target("sdx", "/dev/sdx", "device")
+    monkeypatch.setattr(target, "release", lambda root: released.append(root))
+    with pytest.raises(Cancelled, match=r"^cancelled while filling sdx to 50%: it is left trimmed and partly "
+                                        r"written, and no run was made$"):
+        conditions.prepare_conditions(plan(tree, fill=50.0), target, said.append, ctl)
+    assert released == [tree.root]
+
+
+def test_a_cancelled_wait_for_steady_state_says_which_run_it_stopped(monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from iosched.core.base.errors import IoschedError
+    from iosched.core.experiment import runner
+    from iosched.core.experiment.control import Cancelled, Control
+
+    ctl = Control()
+
+    def stopped(*_a: object, **_k: object) -> None:
+        ctl.cancelled.set()
+        raise IoschedError("fio was stopped")
+
+    monkeypatch.setattr(runner, "wait_for_steady", stopped)
+    workload = SimpleNamespace(steady=WAIT, job=CATALOG["rnd4k-q1t1-read"], target=object())
+    with pytest.raises(Cancelled, match=r"^cancelled while run 4 waited for steady state \(0 s of at most 60 s\): "
+                                        r"that run was not made$") as e:
+        runner._steady_first(workload, ctl, lambda p: None, lambda r: None, 3)  # type: ignore[arg-type]
+    assert runner.why_ended(e.value) == str(e.value)  # the saved note and the command line's last line say it
+    assert runner.why_ended(Cancelled("")) == "cancelled"
