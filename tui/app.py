@@ -180,7 +180,10 @@ class IoschedApp(App[int]):
     @work(thread=True, group="restore", exit_on_error=False)
     def _restore_and_exit(self, changed: set[tuple[str, str]]) -> None:
         """Restore in a worker: a switch on a busy device waits for its queue to drain. Only the journal entries
-        this process made: another iosched's (or an older one's, which recorded no process) stay."""
+        this process made: another iosched's (or an older one's, which recorded no process) stay. A cancelled
+        experiment puts its device back first: the restore waits for it, not to write beside it."""
+        if self.live is not None:
+            self.live.wait_for_experiments()
         try:
             outcomes = restore(self.monitor.root, only=changed, pid=os.getpid())
         except IoschedError as e:
