@@ -96,8 +96,8 @@ def run(args: argparse.Namespace) -> str:
         f"(a 1 GiB loop device over /dev/shm, written whole first; {cpu}, kernel {doc['kernel']}, "
         f"{os.cpu_count()} CPUs; load average {load:.2f} before it; took {took / 60:.0f} min)",
         "QD1: rnd4k-q1t1-read, 4 KiB random reads one at a time; saturation: randread-q16t2, 2 jobs x depth 16.",
-        "CPU µs/IO: every CPU's busy time per IO (the sampler's); task: fio's threads, user + sys; workers: the",
-        "kernel's kblockd and loop kworkers. Means of the valid runs.", "",
+        "CPU µs/IO: every CPU's busy time per IO (the sampler's); task: fio's threads, user + sys; workers: all the",
+        "kernel's kblockd (every disk's) and loop kworkers on the machine. Means of the valid runs.", "",
         *table(doc, schedulers)])
 
 

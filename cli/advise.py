@@ -17,6 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from iosched import __version__
+from iosched.cli.leftovers import owed_said
 from iosched.cli.terminal import rewrite_line
 from iosched.cli.workload_args import steady_wait
 from iosched.core.advice.plan import plan_lines
@@ -162,7 +163,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
         raise BadInput(f"not accepted: nothing was changed on {prep.request.tested_on}")
     advice = prep.plan_to_run(None, None if args.json else _step, _say_target)
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
-    outcome = service.run(advice, saver, _printer(args.json))
+    with owed_said(prep.request.tested_on, args.root):
+        outcome = service.run(advice, saver, _printer(args.json))
     if sys.stderr.isatty() and not args.json:
         _err("")
     doc = outcome.doc
@@ -170,7 +172,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
         if saver is not None and outcome.saved is not None:
             _err(f"iosched: the {outcome.finished_runs} finished run(s) were saved to {args.save} (no advice: "
                  "stopped before the tests finished)")
-        raise outcome.error or Cancelled("cancelled")
+        raise outcome.error or Cancelled(outcome.reason or "cancelled")
     if args.persist:
         doc = _persist(args, doc)
         if saver is not None:

@@ -9,9 +9,13 @@ goes; what a live one holds is kept and named with why.
 
 from __future__ import annotations
 
+import contextlib
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from iosched.core.base.errors import IoschedError
 from iosched.core.load.targets import clean_stale_scratch, kept_scratch
 from iosched.core.load.workdirs import clean_stale_workdirs
 from iosched.core.settings.cgroups import clean_stale_cgroups, kept_cgroups
@@ -20,6 +24,7 @@ from iosched.core.settings.owners import Left
 from iosched.core.settings.putback import StartingPoint, put_back_after, put_back_left
 from iosched.core.settings.sandbox import clean_stale as clean_stale_sandboxes
 from iosched.core.settings.sandbox import kept_sandboxes
+from iosched.core.settings.writes import owed_write
 
 
 @dataclass
@@ -64,3 +69,17 @@ def sweep(root: str | Path = "/", dry_run: bool = False, ended: tuple[int, list[
         out.stuck += why is not None
     out.kept += [*kept_cgroups(root), *kept_cmd_cgroups(root)]
     return out
+
+
+@contextlib.contextmanager
+def owed_said(device: str, root: str | Path = "/") -> Iterator[None]:
+    """Around a run of ``device``: however it ends (Ctrl-C, SIGTERM, an error), a write the kernel has not returned
+    from is said in one line, since the device could not be put back meanwhile (the journal holds it)."""
+    try:
+        yield
+    finally:
+        with contextlib.suppress(IoschedError):  # an unreadable journal is said by whatever raised
+            owed = owed_write(device, root)
+            if owed is not None:
+                print(f"iosched: {device} was not put back: {owed[1]}; `iosched restore` puts back what the run "
+                      "changed once the kernel returns", file=sys.stderr)

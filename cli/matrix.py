@@ -10,6 +10,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from iosched.cli.leftovers import owed_said
 from iosched.cli.progress import ProgressPrinter
 from iosched.cli.terminal import control
 from iosched.cli.workload_args import steady_wait
@@ -33,7 +34,7 @@ from iosched.core.experiment.results import check_save_path
 from iosched.core.experiment.service import all_invalid
 from iosched.core.experiment.study import CmdJob, read_study
 from iosched.core.experiment.variants import check_variants
-from iosched.core.load.fill import fill_seconds
+from iosched.core.load.fill import fill_most_s
 from iosched.core.load.fio import fio_binary
 from iosched.core.load.jobs import Job, JobFile, JobGroup, resolve_jobs, space_needed
 from iosched.core.load.startup_replay import startup_job
@@ -119,16 +120,26 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     return _run_matrix(args, save)
 
 
+def bound_words(est: float, steady: bool, fill: bool) -> str:
+    """"up to 12 min (…)" where the estimate counts a bound (the fill's, the waits'), else "about 12 min"."""
+    if not (steady or fill):
+        return f"about {format_duration(est)}"
+    what = " and ".join(w for w, on in (("the fill to its time bound", fill),
+                                        ("each wait for steady state to its timeout", steady)) if on)
+    return f"up to {format_duration(est)} ({what})"
+
+
 def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     plan, doc = build_plan(args)
     check_variants(args.device, plan.variants, args.root)
     todo = [i for i in range(plan.runs) if doc is None or i not in done_slots(doc)]
     est = plan.estimate(todo)
-    if est is not None and getattr(args, "fill", None) is not None:
-        est += fill_seconds(args.device, args.fill, args.root)
+    filled = getattr(args, "fill", None) is not None
+    if est is not None and filled:
+        est += fill_most_s(args.device, args.fill, args.root)  # at most: the fill's time bound
     if args.max_time is not None and (est is None or est > args.max_time):
         why = ("its duration cannot be estimated (a job file without runtime: give --runtime)" if est is None
-               else f"it would take about {format_duration(est)}")
+               else f"it could take {bound_words(est, plan.steady is not None, filled)}")
         raise BadInput(f"the matrix exceeds --max-time {format_duration(args.max_time)}: {why}; "
                        "scale it with --runtime or --repeat")
     fio_binary()
@@ -152,7 +163,7 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
         if plan.trace:
             what += ", block-layer tracing over every run"
         eta = ("unknown (a command, or a job file without runtime)" if est is None else
-               f"about {format_duration(est)}")
+               bound_words(est, plan.steady is not None, filled))
         if plan.sequential and est is not None:
             eta = f"at most {format_duration(est)}"
         if target.note:
@@ -168,17 +179,18 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
     resumed = args.resume
     experiment.on_target = announce
     experiment.reload = (lambda: load_matrix(resumed)) if resumed else None
-    try:
-        outcome = service.run(experiment, saver, printer)
-    finally:
-        printer.close()
+    with owed_said(args.device, args.root):
+        try:
+            outcome = service.run(experiment, saver, printer)
+        finally:
+            printer.close()
     if outcome.save_error and not printer.warned:  # a failed save still shows the result, once
         print(f"iosched: warning: the result could not be saved to {outcome.save_error}", file=sys.stderr)
     if outcome.status != "final":
         if outcome.saved is not None:
             print(f"iosched: {outcome.finished_runs} of {plan.runs} runs are saved in {save}; "
                   f"continue with `iosched compare {args.device} --resume {save}`", file=sys.stderr)
-        raise outcome.error or Cancelled("cancelled")
+        raise outcome.error or Cancelled(outcome.reason or "cancelled")
     assert isinstance(outcome.doc, MatrixDoc) and outcome.doc.judgement is not None  # runs made: judged
     render_matrix(outcome.doc, outcome.doc.judgement, args)
     return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(outcome.doc) else 0

@@ -104,7 +104,7 @@ class ProgressPrinter:
         left = f"  ETA {e.eta}" if e.eta else ""
         split = ""
         if m.get(TASK) is not None or m.get(WORKERS) is not None:  # where the CPU went: fio's threads, the kworkers
-            split = f" (task {si(m.get(TASK))}, workers {si(m.get(WORKERS))})"
+            split = f" (task {si(m.get(TASK))}, all kworkers {si(m.get(WORKERS))})"
         return (f"run {total} {e.label:<14} {main}  CPU/IO {si(m.get('cpu_us_per_io'))} µs{split}{roles}{bad}"
                 f"{steady_mark(e.run)}{left}")
 

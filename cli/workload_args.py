@@ -135,7 +135,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "command\"")
     s.add_argument("--resume", metavar="FILE", help="continue an interrupted matrix saved in FILE")
     s.add_argument("--max-time", type=parse_seconds, metavar="S",
-                   help="refuse a compare or a matrix estimated to take longer")
+                   help="refuse a compare or a matrix estimated to take longer (a --fill to its time bound, "
+                        "each --steady wait to its timeout)")
     s.add_argument("--repeat", type=REPEAT, default=None, help="runs per variant (default 3)")
     s.add_argument("--trace", action=argparse.BooleanOptionalAction, default=False,
                    help="block-layer tracing over every run: time in the scheduler and device time per variant "

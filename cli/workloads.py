@@ -11,7 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from iosched.cli.matrix import build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
+from iosched.cli.leftovers import owed_said
+from iosched.cli.matrix import bound_words, build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
 from iosched.cli.terminal import rewrite_line
 from iosched.cli.workload_args import steady_wait
@@ -35,6 +36,7 @@ from iosched.core.experiment.runner import Workload
 from iosched.core.experiment.service import all_invalid
 from iosched.core.experiment.variants import check_variants
 from iosched.core.live.sampler import Sampler, compute_rates
+from iosched.core.load.fill import fill_most_s
 from iosched.core.load.fio import FioProgress, fio_binary
 from iosched.core.load.fio_group import check_cgroup_jobs, run_fio
 from iosched.core.load.iolog import is_capture
@@ -259,8 +261,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
                        "or a replay's, is its own")
     if args.max_time is not None and est is not None and est > args.max_time:
         scale = "--max-runs or --runtime" if plan.until_verdict else "--runtime or --repeat"
-        raise BadInput(f"the compare exceeds --max-time {format_duration(args.max_time)}: it would take about "
-                       f"{format_duration(est)}; scale it with {scale}")
+        raise BadInput(f"the compare exceeds --max-time {format_duration(args.max_time)}: it could take "
+                       f"{bound_words(est, plan.steady is not None, plan.fill is not None)}; scale it with {scale}")
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save else None
 
     def announce(target: Target) -> None:  # after the service's checks: a refused plan says only why
@@ -272,17 +274,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
     own = plan.cmd_metrics if isinstance(plan, ComparePlan) else []
     printer = ProgressPrinter(quiet=args.json or args.csv, lines=args.details, own=own)
     runs: LocalPlan[Any] = plan  # either kind runs through the service alike
-    try:
-        outcome = service.run(runs, saver, printer)
-    finally:
-        printer.close()  # the live line: the result follows on a clean screen
+    with owed_said(plan.device, args.root):
+        try:
+            outcome = service.run(runs, saver, printer)
+        finally:
+            printer.close()  # the live line: the result follows on a clean screen
     if outcome.status != "final":
         if saver is not None and outcome.saved is not None:
             print(f"iosched: the {outcome.finished_runs} finished run(s) were saved to {args.save} "
                   "(status: cancelled)", file=sys.stderr)
         elif outcome.save_error:
             _save_warning(outcome.save_error)
-        raise outcome.error or Cancelled("cancelled")
+        raise outcome.error or Cancelled(outcome.reason or "cancelled")
     if outcome.save_error:
         _save_warning(outcome.save_error)  # a failed save still shows the result
     doc = outcome.doc
@@ -321,7 +324,7 @@ def _plan(args: argparse.Namespace) -> int:
     finally:
         printer.close()
     if outcome.status != "final":
-        raise outcome.error or Cancelled("cancelled")
+        raise outcome.error or Cancelled(outcome.reason or "cancelled")
     assert not isinstance(outcome.doc, MatrixDoc)
     table = planning.plan(outcome.doc, plan.primary, args.alpha)
     if args.json:
@@ -377,12 +380,17 @@ def _compare_plan(args: argparse.Namespace) -> ComparePlan | AlternationPlan:
 def compare_estimate(plan: ComparePlan | AlternationPlan) -> float | None:
     """Seconds a compare may take, as a matrix of its one workload estimates it (at most, until a verdict); None
     when unknown: a command's time, or a replay's, is its own."""
+    est: float | None
     if isinstance(plan, AlternationPlan):
-        return plan.duration + plan.settle + RUN_OVERHEAD_S
-    if plan.job is None:
+        est = plan.duration + plan.settle + RUN_OVERHEAD_S
+    elif plan.job is None:
         return None
-    runs = plan.until_verdict or plan.repeat
-    return MatrixPlan(plan.variants, [plan.job], runs, plan.drop_caches, plan.settle, plan.runtime).estimate()
+    else:
+        est = MatrixPlan(plan.variants, [plan.job], plan.until_verdict or plan.repeat, plan.drop_caches, plan.settle,
+                         plan.runtime, steady=plan.steady).estimate()  # each wait for steady state to its timeout
+    if est is not None and plan.fill is not None:
+        est += fill_most_s(plan.device, plan.fill, plan.root)  # the fill to its time bound
+    return est
 
 
 def compare_words(plan: ComparePlan | AlternationPlan, est: float | None) -> str:
@@ -397,7 +405,8 @@ def compare_words(plan: ComparePlan | AlternationPlan, est: float | None) -> str
     if plan.drop_caches:
         what += ", caches dropped before each"
     eta = ("unknown (a command's time, or a replay's, is its own)" if est is None else
-           f"{'at most' if plan.until_verdict else 'about'} {format_duration(est)}")
+           f"at most {format_duration(est)}" if plan.until_verdict else
+           bound_words(est, plan.steady is not None, plan.fill is not None))
     return f"{what}; estimated {eta}"
 
 

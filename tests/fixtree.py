@@ -174,9 +174,9 @@ def kernel_writes(monkeypatch: Any, tree: FixTree, layout: Layout) -> list[tuple
 
     real, made = writes._raw_write, []
 
-    def raw(path: Path, value: str, device: str, attr: str) -> float:
+    def raw(path: Path, value: str, device: str, attr: str, sending: object = None) -> float:
         before = path.read_text() if path.is_file() else ""
-        seconds = real(path, value, device, attr)
+        seconds = real(path, value, device, attr, sending)
         made.append((device, attr, value))
         if attr == "queue/scheduler":
             listed = before.replace("[", "").replace("]", "").split()

@@ -19,6 +19,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.screen import Screen
@@ -42,6 +43,7 @@ from iosched.core.present.result_file import ResultFile
 from iosched.core.statistics.advice_rule import GOALS, Rule
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.footer import KeysFooter
+from iosched.tui.plain import marked
 from iosched.tui.worker_run import WorkerRun
 
 if TYPE_CHECKING:
@@ -167,14 +169,14 @@ class AdviseScreen(WorkerRun, Screen[None]):
             yield Static("", id="text", markup=False)  # the plan, then the runs as they end
         yield KeysFooter()
 
-    def _title(self) -> str:
+    def _title(self) -> Content:
         if self.running:
             keys = "running · Esc cancels it"
         elif self.prep is not None and self.doc is None:
             keys = "ctrl+r runs this plan · Esc goes back"
         else:
             keys = "ctrl+r plans · Esc goes back"
-        return f"[b]Advise: which scheduler for {self.device}?[/b] · {keys}"
+        return marked(f"[b]Advise: which scheduler for $device?[/b] · {keys}", device=self.device)
 
     def _retitle(self) -> None:
         self.query_one("#title", Static).update(self._title())

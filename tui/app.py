@@ -15,10 +15,12 @@ from textual import messages, work
 from textual.app import App
 from textual.binding import Binding, BindingsMap, BindingType
 from textual.dom import DOMNode
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.theme import Theme
 
 from iosched.core.base.errors import IoschedError
+from iosched.core.base.terminal_text import printable, printable_text
 from iosched.core.live.monitor import Monitor, SampleSource
 from iosched.core.settings.persist import DEFAULT_RULES
 from iosched.core.settings.restore_report import restore_failed, restore_lines
@@ -117,6 +119,13 @@ class IoschedApp(App[int]):
         self._apply_theme()
         self.notify(f"theme: {self.theme_name}", timeout=2)
 
+    def notify(self, message: str, *, title: str = "", severity: SeverityLevel = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        """Every notification as plain text: its message quotes outside text (an error's words, a path, a device's
+        or a job's name), which markup would read; iosched's own notifications use none (tui/plain.py)."""
+        super().notify(printable_text(message), title=printable(title), severity=severity, timeout=timeout,
+                       markup=False)
+
     def help_keys(self) -> list[tuple[str, str]]:
         """The keys of the screen in front and the app's, from their bindings."""
         own = [w for w in self.screen.walk_children() if type(w).__module__.startswith("iosched.")]
@@ -171,7 +180,10 @@ class IoschedApp(App[int]):
     @work(thread=True, group="restore", exit_on_error=False)
     def _restore_and_exit(self, changed: set[tuple[str, str]]) -> None:
         """Restore in a worker: a switch on a busy device waits for its queue to drain. Only the journal entries
-        this process made: another iosched's (or an older one's, which recorded no process) stay."""
+        this process made: another iosched's (or an older one's, which recorded no process) stay. A cancelled
+        experiment puts its device back first: the restore waits for it, not to write beside it."""
+        if self.live is not None:
+            self.live.wait_for_experiments()
         try:
             outcomes = restore(self.monitor.root, only=changed, pid=os.getpid())
         except IoschedError as e:

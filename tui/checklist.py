@@ -17,6 +17,8 @@ from textual.widgets import Checkbox, SelectionList
 from textual.widgets.option_list import OptionDoesNotExist
 from textual.widgets.selection_list import Selection
 
+from iosched.tui.plain import plain
+
 EMPTY = " "
 
 
@@ -54,7 +56,7 @@ class SchedulerChecklist(SelectionList[str]):
     def __init__(self, names: list[str], picked: Collection[str | None], id: str | None = None) -> None:
         self.names = names
         self.chosen: str | None = None  # None: the first selected is the baseline
-        super().__init__(*[Selection(n, n, n in picked) for n in names], id=id)
+        super().__init__(*[Selection(plain(n), n, n in picked) for n in names], id=id)
 
     @property
     def baseline(self) -> str | None:
@@ -86,7 +88,7 @@ class SchedulerChecklist(SelectionList[str]):
     def mark_baseline(self) -> None:
         base = self.baseline
         for i, name in enumerate(self.names):
-            self.replace_option_prompt_at_index(i, f"{name} (baseline)" if name == base else name)
+            self.replace_option_prompt_at_index(i, plain(f"{name} (baseline)" if name == base else name))
 
     def render_line(self, y: int) -> Strip:
         line = super().render_line(y)

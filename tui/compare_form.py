@@ -24,6 +24,7 @@ from iosched.core.load.replay import ReplayRequest
 from iosched.core.load.startup_replay import StartupJob, startup_job
 from iosched.tui.checklist import MarkedCheckbox, SchedulerChecklist
 from iosched.tui.job_run import DEMO_FIRST, SUGGESTED, TUI_MAX_SIZE
+from iosched.tui.plain import plain
 
 CMD_METRIC_START = re.compile(r"[a-z][a-z0-9_]{0,31}=")  # where the next NAME=REGEX of the figure field begins
 SERVED_NOTICE = ("a browser view runs catalog jobs and groups only: commands (cmd:), replays (replay:) and job files "
@@ -133,7 +134,7 @@ class CompareForm(Vertical):
             text = f"baseline: {order[0]} (A/A)"
         else:
             text = f"baseline: {order[0]} (b sets)"
-        self.query_one("#baseline", Static).update(text)
+        self.query_one("#baseline", Static).update(plain(text))
 
     def on_select_changed(self, event: Select.Changed) -> None:
         if event.value == DEMO_STARTUP:

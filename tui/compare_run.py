@@ -25,6 +25,7 @@ from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.targets import Refused
 from iosched.core.present.sentences import interim_lines, look_words
 from iosched.tui.compare_result import result_text
+from iosched.tui.plain import plain
 from iosched.tui.status_line import EXTRA, USEFUL, FittedLine
 
 if TYPE_CHECKING:
@@ -148,13 +149,13 @@ class RunView(Vertical):
     def eta(self, text: str) -> None:
         """A matrix's time left beside the progress bar; no room taken from the bar otherwise."""
         eta = self.query_one("#eta", Static)
-        eta.update(text)
+        eta.update(plain(text))
         eta.display = bool(text)
 
     def so_far(self, lines: list[str]) -> None:
         """The interim estimates while the run goes on; hidden (not left above the verdict) when it ends."""
         so_far = self.query_one("#so-far", Static)
-        so_far.update("\n".join(f"so far: {t}" for t in lines))
+        so_far.update(plain("\n".join(f"so far: {t}" for t in lines)))
         so_far.display = bool(lines)
 
     def status(self, *parts: str | tuple[str, int]) -> None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.content import Content
 from textual.message import Message
 from textual.message_pump import MessagePump
 from textual.reactive import reactive, var
@@ -40,6 +41,7 @@ from iosched.tui.compare_form import SERVED_NOTICE, CompareForm, tui_target
 from iosched.tui.compare_run import ExperimentEnded, ExperimentEvent, RunView
 from iosched.tui.dialogs import TypeNameScreen
 from iosched.tui.footer import KeysFooter
+from iosched.tui.plain import marked
 from iosched.tui.status_line import EXTRA
 from iosched.tui.worker_run import WorkerRun
 
@@ -152,10 +154,10 @@ class CompareScreen(WorkerRun, Screen[None]):
         yield self.view
         yield KeysFooter()
 
-    def _title(self) -> str:
+    def _title(self) -> Content:
         """What the keys do now: starting is no longer on offer while an experiment runs."""
         keys = "running · Esc cancels it" if self.running else "ctrl+r starts · Esc goes back"
-        return f"[b]Compare schedulers on {self.device}[/b] · {keys}"
+        return marked(f"[b]Compare schedulers on $device[/b] · {keys}", device=self.device)
 
     def on_mount(self) -> None:
         self._look_for_resumable()

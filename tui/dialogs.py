@@ -16,6 +16,8 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from iosched.core.base.cells import cut_at_word
+from iosched.core.base.terminal_text import printable
+from iosched.tui.plain import marked, plain
 
 ResultType = TypeVar("ResultType")
 
@@ -29,7 +31,7 @@ class CutRow:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         room = options.max_width - cell_len(self.head)
-        yield Text(self.head + cut_at_word(self.tail, room), no_wrap=True, overflow="crop")
+        yield Text(printable(self.head + cut_at_word(self.tail, room)), no_wrap=True, overflow="crop")
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement(cell_len(self.head) + 12, cell_len(self.head) + cell_len(self.tail))
@@ -69,9 +71,9 @@ class SchedulerPicker(Dialog[str | None]):
         self.available = available
 
     def compose(self) -> ComposeResult:
-        options = [Option(f"{'● ' if s == self.current else '  '}{s}", id=s) for s in self.available]
+        options = [Option(plain(f"{'● ' if s == self.current else '  '}{s}"), id=s) for s in self.available]
         with Vertical():
-            yield Label(f"[b]{self.device}[/b]: IO scheduler (Enter switches, Esc cancels)")
+            yield Label(marked("[b]$device[/b]: IO scheduler (Enter switches, Esc cancels)", device=self.device))
             yield OptionList(*options, id="schedulers")
 
     def on_mount(self) -> None:
@@ -102,7 +104,7 @@ class ConfirmScreen(Dialog[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(self.question)
+            yield Static(plain(self.question))
             yield Static("[b]y[/b] yes   [b]n[/b] no", classes="keys")
 
 
@@ -164,8 +166,9 @@ class JobPicker(Dialog[str | None]):
         options = [Option(CutRow(f"{name:<16} {'W' if writes else ' '} ", desc), id=name)
                    for name, desc, writes, _shows in self.jobs]
         with Vertical():
-            yield Label(f"[b]{self.device}[/b]: run a job for {self.runtime:g} s (Enter starts, Esc cancels)")
-            yield Label(self.target_hint)
+            yield Label(marked(f"[b]$device[/b]: run a job for {self.runtime:g} s (Enter starts, Esc cancels)",
+                             device=self.device))
+            yield Label(plain(self.target_hint))
             # Above the list, where the box's height limit never cuts it off; hidden while the highlighted job
             # has nothing to say, so the picker of the other jobs looks as it did.
             shows = Static("", id="shows", markup=False)
@@ -179,7 +182,7 @@ class JobPicker(Dialog[str | None]):
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         shows = self.shows.get(event.option.id or "", "")
         line = self.query_one("#shows", Static)
-        line.update(f"shows: {shows}" if shows else "")
+        line.update(plain(f"shows: {shows}" if shows else ""))
         line.display = bool(shows)
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
@@ -202,8 +205,10 @@ class TypeNameScreen(Dialog[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(f"[b]This job writes to raw {self.device}[/b] and would destroy its data:\n{self.reason}\n\n"
-                         f"Type [b]{self.device}[/b] and Enter to go ahead; Esc cancels.")
+            device = self.device
+            yield Static(marked("[b]This job writes to raw $device[/b] and would destroy its data:\n", device=device)
+                         + plain(self.reason)
+                         + marked("\n\nType [b]$device[/b] and Enter to go ahead; Esc cancels.", device=device))
             yield Input(placeholder=self.device, id="confirm-name")
 
     def on_mount(self) -> None:
@@ -249,7 +254,8 @@ class TunablesScreen(Dialog[tuple[str, str] | None]):
             scope = "queue" if s.scope == "queue" else "sched"
             options.append(Option(CutRow(f"{s.name:<18} {value:<12} {scope:<6} ", s.meaning), id=s.name))
         with Vertical():
-            yield Label(f"[b]{self.device}[/b]: settings (Enter edits, Esc closes); changes are journaled")
+            yield Label(marked("[b]$device[/b]: settings (Enter edits, Esc closes); changes are journaled",
+                             device=self.device))
             yield OptionList(*options, id="settings")
             yield Static("", id="meaning", markup=False)  # the highlighted one's meaning, whole
             yield Input(id="value")
@@ -259,7 +265,7 @@ class TunablesScreen(Dialog[tuple[str, str] | None]):
 
     def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         setting = next((s for s in self.settings if s.name == event.option.id), None)
-        self.query_one("#meaning", Static).update(f"{setting.name}: {setting.meaning}" if setting else "")
+        self.query_one("#meaning", Static).update(plain(f"{setting.name}: {setting.meaning}" if setting else ""))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.editing = event.option.id
@@ -299,9 +305,10 @@ class PersistScreen(Dialog[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Label(f"[b]Make {self.scheduler} permanent for {self.device}[/b]: a udev rule in {self.path}.\n"
-                        "Match the device by (Enter shows the rule to confirm, Esc cancels):")
-            yield OptionList(*[Option(f"{by:<12} {what}", id=by) for by, what in self.choices], id="by")
+            yield Label(marked("[b]Make $scheduler permanent for $device[/b]: a udev rule in $path.\n"
+                               "Match the device by (Enter shows the rule to confirm, Esc cancels):",
+                               scheduler=self.scheduler, device=self.device, path=self.path))
+            yield OptionList(*[Option(plain(f"{by:<12} {what}"), id=by) for by, what in self.choices], id="by")
 
     def on_mount(self) -> None:
         self.query_one(OptionList).focus()

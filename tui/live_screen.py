@@ -430,6 +430,13 @@ class LiveScreen(MonitorScreen):
         if self.capturing.run is not None:
             self.capturing.run.stop()
 
+    def wait_for_experiments(self) -> None:
+        """A cancelled compare's or advice's own put-back done (each given its switch's deadline): before the
+        quit's restore, which would race it, and before the process ends."""
+        for run in (self.compare, self.advise):
+            if run is not None:
+                run.wait()
+
     def wait_for_children(self, timeout: float = 20.0) -> None:
         """After the UI is gone: fio reaped, scratch files removed, an experiment's device put back."""
         self.tracing.stop_now()
@@ -437,7 +444,4 @@ class LiveScreen(MonitorScreen):
         if (job := self.jobs.job) is not None:
             job.kill(self.monitor.root, wait=True)
             job.finished.wait(timeout)
-        if self.compare is not None:
-            self.compare.wait(timeout)
-        if self.advise is not None:
-            self.advise.wait(timeout)
+        self.wait_for_experiments()

@@ -27,6 +27,7 @@ from iosched.core.present.charts import (
     percentile_lines,
     result_charts,
 )
+from iosched.tui.plain import plain
 
 
 class ResultChart(PlotextPlot):
@@ -46,7 +47,7 @@ class ResultChart(PlotextPlot):
         left_out = self.draw(self.plt, *self.args, True, width=self.size.width)
         if left_out != self.left_out:
             self.left_out = left_out
-            self.tooltip = left_out or None
+            self.tooltip = plain(left_out) if left_out else None
         return super().render()
 
 
@@ -69,7 +70,7 @@ class ResultCharts(Vertical):
                 yield ResultChart(draw_bars, chart)
             elif isinstance(chart, LatencyChart):
                 yield ResultChart(draw_latency, chart.workload, chart.curves)
-                yield Static("\n".join(percentile_lines(chart.curves)))
+                yield Static(plain("\n".join(percentile_lines(chart.curves))))
             elif isinstance(chart, CpuData):
                 with Horizontal():
                     yield ResultChart(draw_cpu_stack, chart)

@@ -11,6 +11,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from iosched.core.base.cells import cut_at_word
+from iosched.tui.plain import plain
 
 # Priorities: a part of a higher number goes first when the line is too long.
 KEEP, USEFUL, EXTRA, SPARE = 0, 1, 2, 3
@@ -48,7 +49,7 @@ class FittedLine(Static):
     def show(self, *parts: str | tuple[str, int]) -> None:
         """The parts in display order: a text (which stays, cut at a word if it must) or (text, priority)."""
         self.parts = tuple(p if isinstance(p, tuple) else (p, KEEP) for p in parts)
-        self.update(self.sep.join(t for t, _ in self.parts if t))
+        self.update(plain(self.sep.join(t for t, _ in self.parts if t)))
 
     def render(self) -> Text:
         return Text(fit_parts(self.parts, self.content_size.width, self.sep), no_wrap=True)

@@ -7,6 +7,15 @@ from __future__ import annotations
 import threading
 
 from iosched.core.experiment.control import Control
+from iosched.core.settings.writes import write_deadline
+
+# Beside the scheduler switch's deadline: fio's end once told to stop, and the tunables written back after the switch.
+AROUND_SWITCH_S = 15.0
+
+
+def put_back_wait_s() -> float:
+    """How long a cancelled run is given to put its device back: the switch back within its deadline, and the rest."""
+    return write_deadline("queue/scheduler") + AROUND_SWITCH_S
 
 
 class WorkerRun:
@@ -32,8 +41,9 @@ class WorkerRun:
         if self.running and self.ctl is not None:
             self.ctl.cancel()
 
-    def wait(self, timeout: float = 20.0) -> None:
-        """After the UI is gone: give core the time to put the device back before the process ends."""
+    def wait(self, timeout: float | None = None) -> None:
+        """After a cancel (the UI gone, or a restore about to run): give core the time to put the device back,
+        by default as long as its switch back may take (put_back_wait_s)."""
         t = self.thread
         if t is not None and t is not threading.current_thread():
-            t.join(timeout)
+            t.join(put_back_wait_s() if timeout is None else timeout)

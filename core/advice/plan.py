@@ -142,7 +142,8 @@ class Plan:
 
     @property
     def seconds(self) -> float:
-        return (self.fill.seconds if self.fill is not None else 0.0) + self.pilot_s + sum(t.seconds for t in self.tests)
+        # At most: the fill to its time bound, each wait for steady state to its timeout (PlannedTest.wait_s).
+        return (self.fill.most_s if self.fill is not None else 0.0) + self.pilot_s + sum(t.seconds for t in self.tests)
 
     @property
     def fits(self) -> bool:

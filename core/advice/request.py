@@ -35,6 +35,7 @@ from iosched.core.load.iolog import read_capture
 from iosched.core.load.jobs import CATALOG
 from iosched.core.load.steady import SteadyWait
 from iosched.core.load.targets import Target
+from iosched.core.settings.scheduler import available_schedulers, not_listed
 from iosched.core.statistics.advice_rule import GOALS, Goal, Rule
 from iosched.core.trace.capture import CaptureProgress
 from iosched.core.trace.tracer import why_untraceable
@@ -164,6 +165,12 @@ def prepare_advice(r: AdviceRequest, on_progress: Callable[[CaptureProgress], ob
     """Observe and plan (the first two steps); BadInput, or Refused (maybe confirmable by typing the tested device's
     name: ask, then prepare again with ``destroy_data``), for what cannot run. Nothing on the device changes."""
     r.check()
+    for device in (r.device, r.on) if r.on is not None else (r.device,):
+        # A candidate either disk does not list is refused first, naming the modprobe of one installed, not loaded.
+        _, available = available_schedulers(device, r.root)
+        for v in r.candidates or ():
+            if v.scheduler not in available:
+                raise not_listed(device, v.scheduler, available, r.root)
     if on_step is not None:
         on_step("observe", f"{r.device}: its class, its scheduler and who set it")
     obs = observe(r.device, r.root)

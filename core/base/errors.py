@@ -4,10 +4,19 @@ from __future__ import annotations
 
 
 def shown(text: str, limit: int = 40) -> str:
-    """``text`` quoted for an error message, cut when long: a 10 KB name is not echoed back whole."""
-    if len(text) <= limit:
-        return repr(text)
-    return f"{text[:limit]!r}… ({len(text)} characters)"
+    """``text`` quoted for an error message, cut when long: a 10 KB name is not echoed back whole. The bound is the
+    quoted form's (``limit`` characters between the quotes): one character may be shown as ten (``\\U000e0001``)."""
+    quoted = repr(text[:limit + 1])
+    if len(text) <= limit and len(quoted) <= limit + 2:
+        return quoted
+    low, high = 0, min(len(text), limit)  # the longest start of text whose quoted form fits
+    while low < high:
+        mid = (low + high + 1) // 2
+        if len(repr(text[:mid])) <= limit + 2:
+            low = mid
+        else:
+            high = mid - 1
+    return f"{text[:low]!r}… ({len(text)} characters)"
 
 
 class IoschedError(Exception):

@@ -27,10 +27,10 @@ METRICS: list[tuple[str, str, str, str, str]] = [
     ("fairness_jain", "Jain's fairness index", "", "higher", "lower"),
     ("share_min_max", "smallest / largest share", "", "higher", "lower"),
     ("cpu_us_per_io", "CPU µs per IO", "", "more", "less"),
-    # Where it goes (core/load/submission.py): fio's own threads, user + sys; the kernel workers (kblockd) that
-    # dispatch for a scheduler.
+    # Where it goes (core/load/submission.py): fio's own threads, user + sys; the kernel's block workers (kblockd,
+    # which serves every disk, and the device's own workqueue): all of them on this machine during the run.
     ("cpu_us_per_io_task", "task CPU µs per IO", "", "more", "less"),
-    ("cpu_us_per_io_workers", "kernel-worker CPU µs per IO", "", "more", "less"),
+    ("cpu_us_per_io_workers", "all block kworkers' CPU µs per IO", "", "more", "less"),
     ("cpu_usr", "CPU usr", "%", "more", "less"),
     ("cpu_sys", "CPU sys", "%", "more", "less"),
     ("cpu_iowait", "CPU iowait", "%", "more", "less"),

@@ -214,16 +214,18 @@ def parse_steady(value: object) -> str:
     return f"{name}:{_plain(_BOUND(bound[:-1]))}%"
 
 
+_WHOLE_SECONDS = re.compile(r"(?P<n>[0-9]{1,9})(?P<unit>[sm]?)", re.ASCII | re.IGNORECASE)
+
+
 def whole_seconds(lo: int, hi: int) -> Parser:
-    """A duration in whole seconds between ``lo`` and ``hi``: "10", "10s", "2m", or a whole number from JSON."""
+    """A duration in whole seconds between ``lo`` and ``hi``: "10", "10s", "2m" (ASCII digits and one unit, nothing
+    around them: not "10sm", " 10" or "１０"), or a whole number from JSON."""
     def parse(value: object) -> float:
         if isinstance(value, str):
-            t = value.lower()
-            mult = 60 if t.endswith("m") else 1
-            digits = t.rstrip("sm")
-            if not (digits.isascii() and digits.isdigit() and len(digits) <= 9):
+            m = _typed(value, _WHOLE_SECONDS)
+            if m is None:
                 raise BadValue(f"{brief(value, 40)!r} is not a whole number of seconds (e.g. 10, 10s, 2m)")
-            value = int(digits) * mult
+            value = int(m["n"]) * (60 if m["unit"].lower() == "m" else 1)
         return number(lo, hi, integer=True)(value)
     return parse
 

@@ -20,6 +20,7 @@ from iosched.core.kernel.devices import read_device
 from iosched.core.load.conditions import ConditionsDoc, read_conditions
 from iosched.core.load.fill import found_fill, plan_fill, run_fill
 from iosched.core.load.fio import FioHandle
+from iosched.core.load.jobs import Job, JobFile, space_needed
 from iosched.core.load.steady import SteadyWait, why_no_wait
 from iosched.core.load.targets import Target
 
@@ -44,6 +45,12 @@ def check_fill(device: str, scratch_dir: str | None, root: str | Path = "/") -> 
                        f"({', '.join(dev.mountpoints[:3])}): fill an unmounted spare of the same model instead")
 
 
+def runs_range(jobs: list[Job | JobFile], size: int | None, default_size: int) -> int:
+    """The bytes from the target's start ``jobs`` address: the largest job's (capped at ``default_size``), or the
+    ``size`` asked; the target is chosen for it (local_plan.py ``choose_for``) and a fill is said of it."""
+    return size if size is not None else space_needed(jobs, default_size)
+
+
 def holding(ctl: Control) -> Callable[[FioHandle], None]:
     """What a fio started outside a run hands its handle to, so that a cancel stops it."""
     def hold(run: FioHandle) -> None:
@@ -54,9 +61,11 @@ def holding(ctl: Control) -> Callable[[FioHandle], None]:
 
 
 def prepare_conditions(device: str, fill: float | None, steady: SteadyWait | None, target: Target | None,
-                       emit: Callable[[Event], None], ctl: Control, root: str | Path = "/") -> ConditionsDoc:
-    """The conditions of the runs on ``device``, the fill (``fill`` percent of the raw device) made first. A fill
-    that fails or is cancelled releases the target: the experiment ends before its first run."""
+                       emit: Callable[[Event], None], ctl: Control, root: str | Path = "/",
+                       range_bytes: int = 0) -> ConditionsDoc:
+    """The conditions of the runs on ``device``, the fill (``fill`` percent of the raw device) made first and said
+    of the runs' range too (``range_bytes``, ``runs_range``; 0: not known). A fill that fails or is cancelled
+    releases the target, saying what it left: the experiment ends before its first run."""
     made = found_fill(target) if target is not None else None
     if fill is not None and target is not None:
         dev = read_device(device, root)
@@ -69,9 +78,12 @@ def prepare_conditions(device: str, fill: float | None, steady: SteadyWait | Non
         except BaseException as e:
             target.release(root)
             if isinstance(e, IoschedError) and ctl.cancelled.is_set():
-                raise Cancelled("cancelled") from None
+                left = "trimmed and partly written" if planned.discards else "partly written"
+                raise Cancelled(f"cancelled while filling {device} to {planned.percent:g}%: it is left {left}, "
+                                "and no run was made") from None
             raise
         finally:
             ctl.fio = None
+        made = made.over(min(dev.size_bytes, range_bytes))  # what share of the runs' range it wrote
         emit(Note(made.words()))
     return read_conditions(device, made, steady, root)

@@ -19,14 +19,14 @@ from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDo
 from iosched.core.documents.metrics import check_roles
 from iosched.core.documents.params import Variant
 from iosched.core.experiment.busy import BusyWatch
-from iosched.core.experiment.conditions import check_fill, check_steady, prepare_conditions
+from iosched.core.experiment.conditions import check_fill, check_steady, prepare_conditions, runs_range
 from iosched.core.experiment.control import Control
 from iosched.core.experiment.events import Event, Note, RunEnded, RunStarted
 from iosched.core.experiment.runner import LocalRuns, MachineRuns, OnThisMachine, Workload
 from iosched.core.experiment.slots import Course, run_slots
 from iosched.core.experiment.study import CmdJob
 from iosched.core.load.fio_group import check_cgroup_jobs
-from iosched.core.load.jobs import Job, JobFile, space_needed
+from iosched.core.load.jobs import Job, JobFile
 from iosched.core.load.replay import ReplayJob
 from iosched.core.load.startup_replay import StartupJob
 from iosched.core.load.steady import SteadyWait
@@ -58,7 +58,7 @@ def choose_for(device: str, jobs: list[Job | JobFile], request: TargetRequest, r
     experiment chooses its target (an advice's tests too)."""
     if not jobs and not fill:
         return None
-    size = request.size if request.size is not None else space_needed(jobs, request.default_size)
+    size = runs_range(jobs, request.size, request.default_size)
     replay = any(isinstance(j, (ReplayJob, StartupJob)) for j in jobs)  # captured offsets: on the raw device only
     return choose_target(device, fill or any(j.writes for j in jobs), request.dir, size, raw=request.raw or fill,
                          destroy_data=request.destroy_data, root=root, scratch_ok=not replay and not fill)
@@ -174,8 +174,9 @@ class LocalPlan(Generic[D]):
         if target is not None and self.on_target is not None:
             self.on_target(target)
         # The fill, before any run (a resumed matrix's file keeps the conditions it began under).
-        conditions = None if self.going_on else prepare_conditions(self.device, self.fill, self.waits, target,
-                                                                   run.emit, run.ctl, self.root)
+        conditions = None if self.going_on else prepare_conditions(
+            self.device, self.fill, self.waits, target, run.emit, run.ctl, self.root,
+            range_bytes=runs_range(self.jobs, self.target.size, self.target.default_size))
         busy = BusyWatch(self.device, self.root, lambda text: run.emit(Note(text)))
         busy.before()
         emit = watched(busy, run.emit)

@@ -11,6 +11,7 @@ restore` replays.
 from __future__ import annotations
 
 import platform
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -319,7 +320,7 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
         if ctl.cancelled.is_set():
             run.stop()
 
-    steady = _steady_first(workload, ctl, progress, hold)
+    steady = _steady_first(workload, ctl, progress, hold, n)
     s0 = monitor.snapshot()
     clock = SubmissionClock.start(device, root)  # where the CPU per IO goes: the task, the kernel's workers
     fio_res: FioResult | None = None
@@ -376,15 +377,18 @@ def _one_run(device: str, v: Variant, config: dict[str, str], workload: Workload
 
 
 def _steady_first(workload: Workload, ctl: Control, progress: Callable[[FioProgress], None],
-                  hold: Callable[[FioHandle], None]) -> SteadyRun | None:
-    """A run's wait for steady state (core/load/steady.py), before its window opens; None when it waits for none."""
+                  hold: Callable[[FioHandle], None], n: int = 0) -> SteadyRun | None:
+    """A run's wait for steady state (core/load/steady.py), before its window opens; None when it waits for none.
+    A cancel says what it stopped: the wait of run ``n`` (from 0), which then is not made."""
     if workload.steady is None or workload.job is None or workload.target is None:
         return None
+    t0 = time.monotonic()
     try:
         return wait_for_steady(workload.job, workload.target, workload.steady, progress, hold)
     except IoschedError:
         if ctl.cancelled.is_set():
-            raise Cancelled("cancelled") from None
+            raise Cancelled(f"cancelled while run {n + 1} waited for steady state ({time.monotonic() - t0:.0f} s of "
+                            f"at most {workload.steady.timeout_s} s): that run was not made") from None
         raise
     finally:
         ctl.fio = None

@@ -260,7 +260,7 @@ def why_ended(error: BaseException) -> str:
     if isinstance(error, KeyboardInterrupt):
         return "Ctrl-C"
     if isinstance(error, Cancelled):
-        return "cancelled"
+        return str(error) or "cancelled"  # what a cancel stopped, where it says ("cancelled while run 4 waited …")
     return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
 
 

@@ -6,11 +6,12 @@ first puts its variant's whole configuration in place)."""
 
 from pathlib import Path
 
-from iosched.core.base.errors import BadInput, DeviceGone, IoschedError, shown
+from iosched.core.base.errors import DeviceGone, IoschedError
 from iosched.core.documents.params import Variant
 from iosched.core.settings.putback import note, put_back, starting_point
 from iosched.core.settings.scheduler import (
     available_schedulers,
+    not_listed,
     read_knobs,
     read_tunables,
     setting_attr,
@@ -27,7 +28,7 @@ def check_variants(device: str, variants: list[Variant], root: str | Path = "/")
     _, available = available_schedulers(device, root)
     for v in variants:
         if v.scheduler not in available:
-            raise BadInput(f"{device} has no scheduler {shown(v.scheduler)}; available: {', '.join(available)}")
+            raise not_listed(device, v.scheduler, available, root)
         if v.settings:
             validate(device, list(v.settings), root, scheduler=v.scheduler)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput, UnknownDevice, shown
@@ -60,7 +61,7 @@ def parse_scheduler(text: str | None) -> tuple[str | None, list[str]]:
 # (async_depth: a 2025 series, merged in 2026). Each is read and written where the device keeps it, and listed with
 # the scheduler's tunables either way: a switch resets it like them.
 MOVED_TO_QUEUE = ("async_depth",)
-_WHOLE = re.compile(r"^-?[0-9]{1,20}$")
+WHOLE_NUMBER = re.compile(r"^-?[0-9]{1,20}$")  # ASCII digits alone: int() would also take " 5", "1_000", "٥"
 TUNABLE_NAME = re.compile(r"^[a-z0-9_]{1,40}$")  # what iosched writes under queue/iosched/: a name, never a path
 
 
@@ -101,15 +102,36 @@ def scheduler_tunables(sysdir: Path) -> dict[str, str]:
         except OSError:
             continue
         value = read_attr(path) if writable else None
-        if value is not None and _WHOLE.match(value):
+        if value is not None and WHOLE_NUMBER.match(value):
             out[f"queue/iosched/{path.name}"] = value
     current, _ = parse_scheduler(read_attr(sysdir / "queue/scheduler"))
     if current not in (None, "none"):
         for name in MOVED_TO_QUEUE:
             value = read_attr(sysdir / "queue" / name)
-            if f"queue/iosched/{name}" not in out and value is not None and _WHOLE.match(value):
+            if f"queue/iosched/{name}" not in out and value is not None and WHOLE_NUMBER.match(value):
                 out[f"queue/{name}"] = value
     return out
+
+
+def disk_schedulers(root: str | Path = "/", first: Path | None = None) -> Iterator[tuple[Path, str | None, list[str]]]:
+    """Each disk of /sys/block with its scheduler listing (current, available), ``first`` first (a disk's folder),
+    then the others in name order."""
+    try:
+        others = sorted(p for p in Path(root, "sys/block").iterdir() if p != first)
+    except OSError:
+        others = []
+    for d in [first, *others] if first is not None else others:
+        current, available = parse_scheduler(read_attr(d / "queue/scheduler"))
+        yield d, current, available
+
+
+def running_tunables(scheduler: str, root: str | Path = "/", first: Path | None = None) -> set[str] | None:
+    """The tunables ``scheduler`` has, read from the folder of a disk running it (``first`` when it does: one module,
+    one set of files on every disk), or None when no disk here runs it now."""
+    for d, current, _ in disk_schedulers(root, first):
+        if current == scheduler:
+            return {attr.rsplit("/", 1)[-1] for attr in scheduler_tunables(d)}
+    return None
 
 
 def partition_parent(name: str, root: str | Path = "/") -> str | None:

@@ -5,9 +5,11 @@ stat (utime + stime, clock ticks), as pidstat reads them; a kernel thread is a t
 With any scheduler but none, blk-mq may dispatch a queue's requests from the kblockd workqueue instead of the
 submitting task (blk_mq_run_hw_queue's async path): that CPU shows on no process of the workload. A kworker serves
 whichever workqueue has work, and names the last one it ran after a dash ("kworker/1:1H-kblockd", since 4.20:
-wq_worker_comm), so a worker counts as the device's when it names kblockd or the device's own workqueue (the loop
-driver's "loop3") at either edge of the window: other kworkers (a filesystem's, writeback's, memory reclaim's) are
-another load. A worker that ran kblockd work between two other names is missed: the figure is a lower bound.
+wq_worker_comm), so a worker counts when it names kblockd or the device's own workqueue (the loop driver's
+"loop3") at either edge of the window: other kworkers (a filesystem's, writeback's, memory reclaim's) are another
+load. kblockd is one workqueue for every disk: its workers' time is the machine's block dispatch during the window,
+not the device's alone (nothing in /proc tells it apart). A worker that ran kblockd work between two other names is
+missed: the figure is a lower bound of every block worker's.
 
 Pure parsing of stat text; a thin reader with a movable root. Bounded: at most ``MAX_TASKS`` threads are read (a
 machine has a few thousand), each stat line at most 4 KiB.

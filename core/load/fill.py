@@ -22,7 +22,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
@@ -62,6 +62,12 @@ class FillDoc:
     seconds: Annotated[float, Keywords(minimum=0, maximum=1e7)] = 0.0
     short: bool = field(default=False, metadata={"doc": "the write was stopped at its time bound, short of the level "
                                                         "asked", "absent": True})
+    range_bytes: Annotated[int, Keywords(minimum=0)] = field(default=0, metadata={
+        "doc": "the runs' range: the first bytes of the target the largest job addresses (0: not known)",
+        "absent": True})
+    range_level: Percent | None = field(default=None, metadata={
+        "doc": "percent of the runs' range iosched wrote before the first run (null: not known); at least that "
+               "much holds data where the target was not trimmed", "absent": True})
 
     def words(self) -> str:
         """"loop0 filled to 50.0% (trimmed first; 128 MiB of incompressible data in 0.4 s)"."""
@@ -70,8 +76,21 @@ class FillDoc:
                 f"{self.of}: its fill level is not known"
         how = "trimmed first; " if self.trimmed else "not trimmed (it takes no discard); "
         short = f", stopped at its time bound short of the {self.asked:g}% asked" if self.short else ""
-        return (f"{self.of} filled to {self.level or 0:.1f}% ({how}{human_size(self.bytes_written)} of incompressible "
+        said = (f"{self.of} filled to {self.level or 0:.1f}% ({how}{human_size(self.bytes_written)} of incompressible "
                 f"data in {self.seconds:.1f} s{short})")
+        if self.range_level is not None and self.range_bytes:
+            least = "" if self.trimmed else "at least "  # untrimmed: what was there before may hold data too
+            said += (f"; the runs' range, the first {human_size(self.range_bytes)}, was {least}{self.range_level:.0f}% "
+                     "written before the runs")
+        return said
+
+    def over(self, range_bytes: int) -> FillDoc:
+        """The fill with the share of the runs' range it wrote: they address the first ``range_bytes`` of the target,
+        the fill wrote its first ``bytes_written``."""
+        if self.how != "written" or range_bytes <= 0:
+            return self
+        share = min(100.0, min(self.bytes_written, range_bytes) / range_bytes * 100.0)
+        return replace(self, range_bytes=range_bytes, range_level=round(share, 3))
 
 
 def assumed_mb_s(dev: DeviceDoc) -> float:
@@ -105,9 +124,17 @@ class FillPlan:
         return int(self.size_bytes * self.percent / 100.0) // MiB * MiB
 
     @property
+    def trim_s(self) -> float:
+        return 2.0 + self.size_bytes / (100 << 30) if self.discards else 0.0
+
+    @property
     def seconds(self) -> float:
-        trim = 2.0 + self.size_bytes / (100 << 30) if self.discards else 0.0
-        return trim + self.bytes / (self.rate_mb_s * 1e6)
+        return self.trim_s + self.bytes / (self.rate_mb_s * 1e6)
+
+    @property
+    def most_s(self) -> float:
+        """The longest the fill may take: the trim, then the write to its time bound (what a budget counts)."""
+        return self.trim_s + self.bound_s
 
     @property
     def bound_s(self) -> float:
@@ -132,10 +159,10 @@ def plan_fill(dev: DeviceDoc, percent: float, root: str | Path = "/") -> FillPla
     return FillPlan(dev.name, percent, dev.size_bytes, discards, assumed_mb_s(dev))
 
 
-def fill_seconds(device: str, percent: float, root: str | Path = "/") -> float:
-    """How long filling ``device`` to ``percent`` should take (0 for a device that is gone)."""
+def fill_most_s(device: str, percent: float, root: str | Path = "/") -> float:
+    """The longest filling ``device`` to ``percent`` may take, its time bound (0 for a device that is gone)."""
     dev = read_device(device, root)
-    return plan_fill(dev, percent, root).seconds if dev is not None else 0.0
+    return plan_fill(dev, percent, root).most_s if dev is not None else 0.0
 
 
 class FillFailed(IoschedError):

@@ -3,8 +3,10 @@
 - ``cpu_us_per_io_task``: fio's job threads, user + sys, as fio accounts them itself (getrusage per thread; its JSON
   gives each entry's ``usr_cpu`` and ``sys_cpu`` as percents of its ``job_runtime``, which group reporting sums over
   the entry's threads), per IO fio completed.
-- ``cpu_us_per_io_workers``: the kernel workers that did the device's block work over the run's window
-  (core/kernel/workers.py: kblockd's and the device's own workqueue), per IO.
+- ``cpu_us_per_io_workers``: every kernel block worker on this machine over the run's window
+  (core/kernel/workers.py: kblockd's, whatever disk it served, and the device's own workqueue), per IO of the run.
+  kblockd serves every disk and /proc cannot tell its work apart per device: on a machine where other disks are
+  busy this counts their dispatch too.
 
 Beside the sampler's ``cpu_us_per_io`` (every CPU's busy time per IO, core/experiment/runner.py ``window_metrics``):
 with none, requests go from the task to the driver; with a scheduler they may wait in it and be dispatched by

@@ -273,7 +273,8 @@ class CpuData:
     variants: list[str]
     parts: dict[str, list[float]]  # "usr" -> per variant mean %
     per_io: Series  # CPU µs per IO, mean and CI per variant
-    # Where the CPU per IO went (core/load/submission.py): "task", "kernel workers", "other" -> per variant mean µs;
+    # Where the CPU per IO went (core/load/submission.py): "task", "all kworkers" (every block worker on this machine
+    # during the run, whatever disk it served), "other" -> per variant mean µs;
     # empty for runs that did not split it.
     split: dict[str, list[float]] = field(default_factory=dict)
 
@@ -307,7 +308,7 @@ def cpu_split(columns: Iterable[list[float]]) -> dict[str, list[float]]:
     total, task, workers = list(columns)
     if any(math.isnan(x) for x in (*task, *workers)):
         return {}
-    return {"task": task, "kernel workers": workers,
+    return {"task": task, "all kworkers": workers,
             "other": [max(0.0, t - a - b) if not math.isnan(t) else 0.0 for t, a, b in zip(total, task, workers)]}
 
 

@@ -142,6 +142,8 @@ def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool =
                 lines.append(f"{against:<{width}}" + "".join(diffs))
     lines.append("  mean ± half-width of its 95% CI; vs rows: the difference from the baseline")
     lines.append("  with its 95% CI, from the ratio on the log scale as in the verdict")
+    if "cpu_us_per_io_workers" in shown:
+        lines += WORKERS_NOTE
     lines.append("")
     lines += bar_charts(verdict)
     verdict_lines = verdict_text(doc, verdict)
@@ -152,8 +154,11 @@ def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool =
     return "\n".join(lines) + "\n"
 
 
+# kblockd serves every disk: its workers' time cannot be told apart per device from /proc.
+WORKERS_NOTE = ["  all kworkers: every kernel block worker on this machine during the run (kblockd's, whatever",
+                "  disk it served, and the device's own workqueue), per IO of the run; a lower bound of theirs"]
 _SHORT = {"fairness_jain": "Jain index", "share_min_max": "min/max share", "cpu_us_per_io_task": "task CPU µs/IO",
-          "cpu_us_per_io_workers": "kworker CPU µs/IO", "total_p50_us": "block p50 (µs)",
+          "cpu_us_per_io_workers": "all kworkers µs/IO", "total_p50_us": "block p50 (µs)",
           "total_p99_us": "block p99 (µs)"}
 
 

@@ -77,10 +77,12 @@ class Journal:
     def __init__(self, run_dir: str | Path) -> None:
         self.dir = Path(run_dir)
         self.path = self.dir / "journal.json"
+        self._on_disk: dict[str, JournalEntry] | None = None  # while locked: the entries as last read or saved
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[dict[str, JournalEntry]]:
-        """Hold the journal lock; yields the entries, saved back on clean exit if they changed."""
+        """Hold the journal lock; yields the entries, saved back on clean exit if they changed. Whatever ends the
+        block early (an error, Ctrl-C) leaves the file as last saved: as read, or as ``save_now`` wrote it."""
         try:
             self.dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
@@ -91,12 +93,21 @@ class Journal:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             entries = self.entries()
-            before = dict(entries)
+            self._on_disk = dict(entries)
             yield entries
-            if entries != before:
-                self._save(entries)
+            self.save_now(entries)
         finally:
+            self._on_disk = None
             os.close(fd)
+
+    def save_now(self, entries: dict[str, JournalEntry]) -> None:
+        """Within ``locked``: the entries on disk now, if they differ from what is there (a write journaled before
+        it is made, so that what ends the process during the write finds it recorded)."""
+        if self._on_disk is None:
+            raise RuntimeError("the journal is saved only while it is locked")
+        if entries != self._on_disk:
+            self._save(entries)
+            self._on_disk = dict(entries)
 
     def entries(self) -> dict[str, JournalEntry]:
         """The entries on disk, checked for shape; JournalUnreadable while the file is not a journal."""

@@ -25,7 +25,7 @@ from typing import Any
 from iosched.core.base.errors import BadInput, shown
 from iosched.core.kernel.devices import read_device, udev_properties
 from iosched.core.kernel.modules import SCHEDULER_NAME, installed_schedulers
-from iosched.core.kernel.sysfs import moved_here, parse_scheduler, read_attr
+from iosched.core.kernel.sysfs import disk_schedulers, moved_here
 from iosched.core.settings.sandbox import is_sandbox
 from iosched.core.settings.scheduler import available_schedulers, setting_attr
 from iosched.core.settings.tunables import validate, validate_without_device
@@ -86,8 +86,8 @@ def class_schedulers(root: str | Path = "/") -> list[str]:
     """What a rule for a class of disks may name: the mainline kernel's schedulers, then any other a disk here lists
     or whose module is installed for this kernel (adios, kpp: one module, the same on every disk it reaches)."""
     out = list(KNOWN_SCHEDULERS)
-    for d in sorted(Path(root, "sys/block").glob("*")):
-        out += [s for s in parse_scheduler(read_attr(d / "queue/scheduler"))[1] if s not in out]
+    for _, _, listed in disk_schedulers(root):
+        out += [s for s in listed if s not in out]
     out += [s for s in sorted(installed_schedulers(root)) if s not in out]
     return [s for s in out if SCHEDULER_NAME.match(s)]
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import re
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -27,14 +26,13 @@ from typing import Literal
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import IoschedError, NotPermitted
 from iosched.core.base.outfile import write_file
-from iosched.core.kernel.sysfs import DEVICE_NAME, parse_scheduler, read_attr
+from iosched.core.kernel.sysfs import DEVICE_NAME, MOVED_TO_QUEUE, TUNABLE_NAME, parse_scheduler, read_attr
 from iosched.core.settings.device_lock import restoring
 from iosched.core.settings.journal import Journal, Name, default_run_dir, registry_files, stale_registrations
 from iosched.core.settings.owners import Owner
 from iosched.core.settings.scheduler import available_schedulers, read_knobs, read_tunables
-from iosched.core.settings.writes import QUEUE_KNOBS, WriteResult, journal_identity, write_attr
+from iosched.core.settings.writes import QUEUE_KNOBS, WriteResult, journal_identity, owed_write, write_attr
 
-_TUNABLE_NAME = re.compile(r"^[a-z0-9_]{1,40}$")  # as writes.py takes them under queue/iosched/
 Status = Literal["put back", "would put back", "as found", "not as found", "failed", "gone", "replaced", "held"]
 
 
@@ -60,7 +58,9 @@ class StartingPoint:
             return self.scheduler
         if attr.startswith("queue/iosched/"):
             return self.tunables.get(attr.removeprefix("queue/iosched/"))
-        return self.knobs.get(attr.removeprefix("queue/"))
+        name = attr.removeprefix("queue/")
+        # A tunable this kernel keeps in queue/ (async_depth on newer kernels) is the scheduler's, read as one.
+        return self.tunables.get(name) if name in MOVED_TO_QUEUE else self.knobs.get(name)
 
 
 @dataclass(frozen=True)
@@ -74,16 +74,24 @@ class PutBack:
     failed: tuple[str, ...] = ()  # what could not be put back, each with why
     detail: str = ""
     switched_at: float | None = None  # monotonic time of the switch back, for the run's timeline
+    # A dry run's that needs a switch back: the scheduler's tunables as found, each written after the switch unless
+    # the switch already gives it (its default), which cannot be known before switching.
+    unless_default: tuple[tuple[str, str], ...] = ()
 
     def line(self) -> str:
         who = f"pid {self.pid}'s run"
         shown = ", ".join(f"{name} {value}" for name, value in self.values)
+        more = ", ".join(f"{name} {value}" for name, value in self.unless_default)
+        if self.status == "would put back" and more:
+            return (f"{self.device}: would put back as {who} found it: {shown}; then each of its tunables the switch "
+                    f"leaves at another value: {more}")
         if self.status in ("put back", "would put back"):
             return f"{self.device}: {self.status} as {who} found it: {shown}"
         if self.status == "as found":
             return f"{self.device}: as {who} found it: nothing to put back"
         if self.status == "not as found":
-            return (f"{self.device}: not as {who} found it, which had {shown}; `iosched restore` puts back what the "
+            had = ", ".join(x for x in (shown, more) if x)
+            return (f"{self.device}: not as {who} found it, which had {had}; `iosched restore` puts back what the "
                     "journal holds")
         if self.status == "failed":
             done = f" ({shown} put back)" if shown else ""
@@ -137,6 +145,12 @@ def put_back(start: StartingPoint, root: str | Path = "/") -> PutBack:
     if why is not None:
         _file(start, root).unlink(missing_ok=True)
         return PutBack(start.device, start.pid, "gone" if not sysdir.is_dir() else "replaced", detail=why)
+    owed = _owed(start, root)
+    if owed is not None:
+        # The kernel still holds a write the run made (stuck, or its wait interrupted): what the device reads now may
+        # change when it returns, so nothing is written and every journal entry stays for `iosched restore`.
+        _file(start, root).unlink(missing_ok=True)
+        return PutBack(start.device, start.pid, "failed", failed=(owed,))
     values: list[tuple[str, str]] = []
     failed: list[str] = []
     switched_at = None
@@ -171,7 +185,9 @@ def put_back(start: StartingPoint, root: str | Path = "/") -> PutBack:
 
 
 def would_put_back(start: StartingPoint, root: str | Path = "/") -> PutBack:
-    """What ``put_back`` would write (``iosched restore --dry-run``): the values that differ now."""
+    """What ``put_back`` would write (``iosched restore --dry-run``): the values that differ now; where the scheduler
+    must be switched back, its tunables too (``unless_default``: the switch resets them to defaults unknown before
+    it, and each that differs from the run's start is then written)."""
     sysdir = Path(root, "sys/block", start.device)
     why = _not_the_same(start, root)
     if why is not None:
@@ -181,10 +197,12 @@ def would_put_back(start: StartingPoint, root: str | Path = "/") -> PutBack:
     if not same and start.scheduler is not None:
         values.append(("scheduler", start.scheduler))
     now = {**read_knobs(start.device, root), **(read_tunables(start.device, root) if same else {})}
-    for name, value in [*start.knobs.items(), *start.tunables.items()]:
-        if now.get(name) != value and (same or name in start.knobs):
+    for name, value in [*start.knobs.items(), *(start.tunables.items() if same else ())]:
+        if now.get(name) != value:
             values.append((name, value))
-    return PutBack(start.device, start.pid, "would put back" if values else "as found", tuple(values))
+    after_switch = tuple(sorted(start.tunables.items())) if not same and start.scheduler is not None else ()
+    return PutBack(start.device, start.pid, "would put back" if values else "as found", tuple(values),
+                   unless_default=after_switch)
 
 
 def put_back_left(root: str | Path = "/", dry_run: bool = False, pid: int | None = None) -> list[PutBack]:
@@ -242,7 +260,18 @@ def put_back_after(pid: int, starts: list[StartingPoint], root: str | Path = "/"
 def _sane(start: StartingPoint) -> bool:
     """Every name in ``start`` one iosched writes: a bare device name, queue knobs it knows, tunable names."""
     return (DEVICE_NAME.match(start.device) is not None and set(start.knobs) <= QUEUE_KNOBS
-            and all(_TUNABLE_NAME.match(name) for name in start.tunables))
+            and all(TUNABLE_NAME.match(name) for name in start.tunables))
+
+
+def _owed(start: StartingPoint, root: str | Path) -> str | None:
+    """What could not be put back while the kernel owes the device a write, in put_back's words: "scheduler none (the
+    kernel has not returned from writing 'bfq' to scheduler (pid 42): nothing is written to loop5 until it does)"."""
+    owed = owed_write(start.device, root)
+    if owed is None:
+        return None
+    attr, why = owed
+    name = attr.rsplit("/", 1)[-1]
+    return f"{name} {start.value_of(attr) or 'as found'} ({why})"
 
 
 def _scheduler(sysdir: Path) -> str | None:

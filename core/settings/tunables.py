@@ -7,7 +7,6 @@ comes back as a clear error, and a value it stores as something else is put back
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,19 +14,18 @@ from typing import Any
 from iosched.core.base.errors import BadInput
 from iosched.core.kernel.sysfs import (
     MOVED_TO_QUEUE,
+    WHOLE_NUMBER,
     check_device_name,
     moved_here,
-    parse_scheduler,
     read_attr,
     read_int,
-    scheduler_tunables,
+    running_tunables,
 )
 from iosched.core.settings.journal import Journal, default_run_dir
 from iosched.core.settings.scheduler import available_schedulers, read_knobs, read_tunables, setting_attr
 from iosched.core.settings.writes import QUEUE_KNOBS, WriteResult, is_tunable, write_attr
 
 BIG = 2**31 - 1
-_WHOLE = re.compile(r"^-?[0-9]{1,20}$")
 # Milliseconds the kernel keeps in jiffies read back through an int: at HZ below 1000 values near BIG round up
 # past it and read back negative (2147483647 reads -2147483648 at HZ=250). Whole seconds below BIG are safe
 # at every HZ.
@@ -100,10 +98,9 @@ def tunable_names(device: str, scheduler: str, root: str | Path = "/") -> set[st
     ones (with the moved ones where this kernel keeps them in queue/); None for an out-of-tree scheduler that runs
     nowhere, whose files iosched cannot know before a switch."""
     sysdir = check_device_name(device, root)
-    disks = [sysdir, *sorted(p for p in Path(root, "sys/block").iterdir() if p != sysdir)]
-    for d in disks:
-        if parse_scheduler(read_attr(d / "queue/scheduler"))[0] == scheduler:
-            return {attr.rsplit("/", 1)[-1] for attr in scheduler_tunables(d)}
+    running = running_tunables(scheduler, root, first=sysdir)
+    if running is not None:
+        return running
     if scheduler == "none":
         return set()
     if scheduler not in INFO:
@@ -171,11 +168,7 @@ def validate_without_device(scheduler: str, pairs: list[tuple[str, str]], root: 
     (an in-tree scheduler's from iosched's table, with the moved ones where this kernel keeps them in queue/; another
     one's from the folder of a disk running it here) and its value is in range; each disk's kernel has the last word
     when udev applies it."""
-    present: set[str] | None = None
-    for d in sorted(Path(root, "sys/block").glob("*")):
-        if parse_scheduler(read_attr(d / "queue/scheduler"))[0] == scheduler:
-            present = {attr.rsplit("/", 1)[-1] for attr in scheduler_tunables(d)}
-            break
+    present = running_tunables(scheduler, root)
     if present is None and scheduler in INFO:
         present = set(INFO[scheduler]) | set(moved_here(root))
     if present is None:
@@ -195,7 +188,7 @@ def _check_pairs(pairs: list[tuple[str, str]], current: str, present: set[str], 
         else:
             names = sorted(present) + sorted(QUEUE_KNOBS)
             raise BadInput(f"{owner} has no setting {key!r}; settings: {', '.join(names)}")
-        if not _WHOLE.match(value):  # int() would also take " 5", "1_000" and other scripts' digits
+        if not WHOLE_NUMBER.match(value):
             raise BadInput(f"{key} takes an integer, not {value!r}")
         number = int(value)
         if info is not None and not info.low <= number <= info.high:

@@ -10,6 +10,10 @@ good (kernel bugzilla 219166). So each write is made by a child process within a
 that does not return is left to the kernel: reported, journaled with the value on its way (``PendingWrite``), and
 not made again while its writer lives. A thread would not do: a thread stuck in write(2) keeps its process from
 ending (the group's exit waits for every thread to leave the kernel), so iosched could not quit.
+
+The value on its way is journaled before the request is sent (on disk, naming the writer by pid and start time) and
+cleared when the answer comes: whatever ends the wait first (the deadline, Ctrl-C, SIGTERM, SIGHUP, SIGKILL) leaves
+the write recorded, so a change the kernel makes after iosched has stopped waiting is still put back by a restore.
 """
 
 from __future__ import annotations
@@ -17,14 +21,17 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import functools
 import math
 import os
 import re
 import select
+import stat
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -34,6 +41,7 @@ from iosched.core.kernel.modules import MODULE_NAME
 from iosched.core.kernel.processes import process_start, running
 from iosched.core.kernel.sysfs import (
     MOVED_TO_QUEUE,
+    TUNABLE_NAME,
     check_device_name,
     parse_scheduler,
     read_attr,
@@ -50,7 +58,6 @@ QUEUE_KNOBS = frozenset({
     "nr_requests", "read_ahead_kb", "rq_affinity", "nomerges", "wbt_lat_usec", "max_sectors_kb",
     "add_random", "io_poll_delay",
 })
-_TUNABLE = re.compile(r"^queue/iosched/[a-z0-9_]{1,40}$")  # the names of sysfs.TUNABLE_NAME
 _VALUE = re.compile(r"^-?[A-Za-z0-9_.-]{1,40}$")
 
 
@@ -70,7 +77,7 @@ _MEANS_DEFAULT = {("queue/wbt_lat_usec", "-1")}
 
 
 def _check_attr(attr: str) -> None:
-    if attr == "queue/scheduler" or _TUNABLE.match(attr):
+    if attr == "queue/scheduler" or (attr.startswith("queue/iosched/") and TUNABLE_NAME.match(attr[14:])):
         return
     if attr.startswith("queue/") and (attr[6:] in QUEUE_KNOBS or attr[6:] in MOVED_TO_QUEUE):
         return
@@ -159,6 +166,8 @@ while True:
         break
     n, m = (int(x) for x in head.split())
     path, value = i.read(n), i.read(m)
+    if len(path) != n or len(value) != m:
+        break
     t0 = time.perf_counter()
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
@@ -188,37 +197,57 @@ class _Writer:
         self.proc: subprocess.Popen[bytes] | None = None
         self.left: list[subprocess.Popen[bytes]] = []  # abandoned writers, reaped once the kernel lets them go
 
-    def write(self, path: Path, value: str, deadline_s: float) -> tuple[str, int, float]:
+    def write(self, path: Path, value: str, deadline_s: float,
+              sending: Callable[[Owner], None] | None = None) -> tuple[str, int, float]:
         """("ok", 0, seconds the kernel took), ("open", errno, 0) or ("write", errno, 0); _Abandoned when the deadline
-        passed first."""
+        passed first. ``sending`` is told the writer just before the request goes (to journal it). Anything that
+        ends the wait early (Ctrl-C, SIGTERM's SystemExit) abandons the writer as a missed deadline does: its answer
+        is never read as the answer to another request."""
         p, v = os.fsencode(path), value.encode()
         request = b"%d %d\n" % (len(p), len(v)) + p + v
         with self.lock:
             self.left[:] = [c for c in self.left if c.poll() is None]
             proc = self._started()
-            assert proc.stdin is not None and proc.stdout is not None
             try:
-                view = memoryview(request)
-                while view:
-                    view = view[os.write(proc.stdin.fileno(), view):]
-            except OSError as e:
+                return self._exchange(proc, request, deadline_s, sending)
+            except BaseException:
+                if self.proc is proc:
+                    self._abandon(proc)
+                raise
+
+    def _exchange(self, proc: subprocess.Popen[bytes], request: bytes, deadline_s: float,
+                  sending: Callable[[Owner], None] | None) -> tuple[str, int, float]:
+        assert proc.stdin is not None and proc.stdout is not None
+        writer = Owner(proc.pid, process_start(proc.pid))
+        if sending is not None:
+            sending(writer)
+        try:
+            view = memoryview(request)
+            while view:
+                view = view[os.write(proc.stdin.fileno(), view):]
+        except OSError as e:
+            self._abandon(proc)
+            raise IoschedError(f"iosched's writer process is gone ({e.strerror}): nothing was written") from e
+        until = time.monotonic() + deadline_s
+        answer = b""
+        while not answer.endswith(b"\n"):
+            ready, _, _ = select.select([proc.stdout.fileno()], [], [], max(0.0, until - time.monotonic()))
+            if not ready:
                 self._abandon(proc)
-                raise IoschedError(f"iosched's writer process is gone ({e.strerror}): nothing was written") from e
-            until = time.monotonic() + deadline_s
-            answer = b""
-            while not answer.endswith(b"\n"):
-                ready, _, _ = select.select([proc.stdout.fileno()], [], [], max(0.0, until - time.monotonic()))
-                if not ready:
-                    writer = Owner(proc.pid, process_start(proc.pid))
-                    self._abandon(proc)
-                    raise _Abandoned(writer)
-                chunk = os.read(proc.stdout.fileno(), 64)
-                if not chunk:
-                    self._abandon(proc)
-                    raise IoschedError("iosched's writer process ended during the write")
-                answer += chunk
-            step, number, *took = answer.decode().split()
-            return step, int(number), float(took[0]) if took else 0.0
+                raise _Abandoned(writer)
+            chunk = os.read(proc.stdout.fileno(), 64)
+            if not chunk:
+                self._abandon(proc)
+                raise IoschedError("iosched's writer process ended during the write")
+            answer += chunk
+        step, number, *took = answer.decode().split()
+        return step, int(number), float(took[0]) if took else 0.0
+
+    def idle(self, pid: int) -> bool:
+        """Whether ``pid`` is this process's writer waiting for its next request: a write journaled as on its way
+        whose answer came before the journal could say so (an interruption between the two) is not pending."""
+        proc = self.proc
+        return proc is not None and proc.pid == pid and proc.poll() is None and not self.lock.locked()
 
     def _started(self) -> subprocess.Popen[bytes]:
         if self.proc is None or self.proc.poll() is not None:
@@ -250,13 +279,14 @@ _WRITER = _Writer()
 atexit.register(_WRITER.close)
 
 
-def _raw_write(path: Path, value: str, device: str, attr: str) -> float:
+def _raw_write(path: Path, value: str, device: str, attr: str,
+               sending: Callable[[Owner], None] | None = None) -> float:
     """One write, made by the writer process within its deadline; returns the seconds the kernel took over it (as the
     writer timed its open and write: not the writer's start). Errors become our own exceptions; WriteStuck when the
-    kernel has not returned by the deadline."""
+    kernel has not returned by the deadline. ``sending``: told the writer before the request goes."""
     deadline = write_deadline(attr)
     try:
-        step, err, seconds = _WRITER.write(path, value, deadline)
+        step, err, seconds = _WRITER.write(path, value, deadline, sending)
     except _Abandoned as e:
         raise WriteStuck(device, attr, value, deadline, e.writer) from None
     if step == "open":
@@ -276,16 +306,53 @@ def _raw_write(path: Path, value: str, device: str, attr: str) -> float:
     return seconds
 
 
-def _live_pending(entries: dict[str, JournalEntry], device: str) -> tuple[JournalEntry, PendingWrite] | None:
-    """The entry of ``device`` whose write the kernel still holds, if any; a pending write whose writer has ended
-    (the kernel let go) is cleared from its entry, which stays: what the write did is read like any change."""
+def _owed(entries: dict[str, JournalEntry], clear: bool) -> dict[str, tuple[JournalEntry, PendingWrite]]:
+    """Device -> its entry whose write the kernel still holds, for each device the kernel owes a write (its writer
+    runs, and is not this process's idle one). With ``clear``, a pending write whose writer has ended (the kernel let
+    go) is cleared from its entry, which stays: what the write did is read like any change."""
+    out: dict[str, tuple[JournalEntry, PendingWrite]] = {}
     for key, e in list(entries.items()):
-        if e.device != device or e.pending is None:
+        if e.pending is None:
             continue
-        if running(e.pending.pid, e.pending.start):
-            return e, e.pending
-        entries[key] = replace(e, pending=None)
-    return None
+        if running(e.pending.pid, e.pending.start) and not _WRITER.idle(e.pending.pid):
+            out.setdefault(e.device, (e, e.pending))
+        elif clear:
+            entries[key] = replace(e, pending=None)
+    return out
+
+
+def _owed_words(entry: JournalEntry, pending: PendingWrite) -> str:
+    return (f"the kernel has not returned from writing {pending.value!r} to {entry.attr.removeprefix('queue/')} (pid "
+            f"{pending.pid}): nothing is written to {entry.device} until it does")
+
+
+def owed_write(device: str, root: str | Path = "/") -> tuple[str, str] | None:
+    """When the kernel still owes ``device`` a write (journaled as on its way, its writer alive: a stuck write, or one
+    whose wait was interrupted), the attribute and why nothing is written to the device meanwhile; else None. Read
+    without the journal lock."""
+    held = _owed(Journal(default_run_dir(root)).entries(), clear=False).get(device)
+    return (held[0].attr, _owed_words(*held)) if held is not None else None
+
+
+def _journaled_write(journal: Journal, entries: dict[str, JournalEntry], key: str, path: Path, attr: str, *,
+                     value: str, device: str) -> float:
+    """``_raw_write`` of the entry ``key``'s attribute, journaled before it is made: the entry's ``pending`` names the
+    value and the writer, on disk before the request is sent, and is cleared when the answer comes. A write the kernel
+    does not return from (WriteStuck), or whose wait something else ends (Ctrl-C, SIGTERM), stays journaled so."""
+
+    def sending(writer: Owner) -> None:
+        entries[key] = replace(entries[key], pending=PendingWrite(value, writer.pid, writer.start, time.time()))
+        journal.save_now(entries)
+
+    try:
+        seconds = _raw_write(path, value, device, attr, sending)
+    except WriteStuck:
+        raise
+    except IoschedError:
+        entries[key] = replace(entries[key], pending=None)  # answered, or never sent
+        raise
+    entries[key] = replace(entries[key], pending=None)
+    return seconds
 
 
 def _identity(sysdir: Path) -> dict[str, object]:
@@ -316,7 +383,7 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
     stuck: WriteStuck | None = None
     stored = new = None
     with journal.locked() as entries:
-        held = _live_pending(entries, device)
+        held = _owed(entries, clear=True).get(device)
         if held is not None:
             raise WritePending(*held)
         old = _current_value(path, attr)
@@ -334,21 +401,26 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
             if attr == "queue/scheduler":
                 _journal_reset_by_switch(entries, device, sysdir, old)
         at = time.monotonic()
+        answered = False
         try:
-            seconds = _raw_write(path, value, device, attr)
+            seconds = _journaled_write(journal, entries, key, path, attr, value=value, device=device)
+            answered = True
         except WriteStuck as e:
             # The kernel has the write: the original stays journaled with the value on its way, so a restore knows,
             # and nothing is read back or written again until the writer ends.
-            entries[key] = replace(entries[key], pending=e.pending)
             stuck = e
+        except IoschedError:
+            answered = True  # refused: read back below, then raised
+            raise
         finally:
-            if stuck is None:
+            # Anything else ended the wait (Ctrl-C, SIGTERM): the write stays journaled as on its way, read no more.
+            if answered:
                 stored = new = _current_value(path, attr)
                 if new is not None and new not in (old, value) and (attr, value) not in _MEANS_DEFAULT:
                     # The kernel kept something else (clamped, rounded to its clock, overflowed): not what was
                     # asked for, so the previous value goes back rather than a surprise staying in place.
-                    new = _put_back(path, old, device, attr)
-                if fresh and new == old:
+                    new = _put_back(journal, entries, key, path, old, device, attr)
+                if fresh and new == old and entries[key].pending is None:
                     # Nothing changed (refused, ignored, or put back): nothing to restore either.
                     del entries[key]
     if stuck is not None:
@@ -368,10 +440,12 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
     return WriteResult(device, attr, old, new, seconds, at)
 
 
-def _put_back(path: Path, old: str, device: str, attr: str) -> str | None:
-    """Write ``old`` again after a read-back that differed; returns what reads back then."""
+def _put_back(journal: Journal, entries: dict[str, JournalEntry], key: str, path: Path, old: str, device: str,
+              attr: str) -> str | None:
+    """Write ``old`` again after a read-back that differed (journaled as on its way, as any write); returns what reads
+    back then."""
     with contextlib.suppress(IoschedError):  # the read-back below says whether it went back
-        _raw_write(path, old, device, attr)
+        _journaled_write(journal, entries, key, path, attr, value=old, device=device)
     return _current_value(path, attr)
 
 
@@ -417,22 +491,6 @@ def _order(entry: JournalEntry) -> int:
     if entry.attr == "queue/scheduler":
         return 0
     return 2 if is_tunable(entry.attr) else 1
-
-
-def _owed(entries: dict[str, JournalEntry], clear: bool) -> dict[str, str]:
-    """Device -> why it is left alone, for each device the kernel still owes a write (its writer runs); with
-    ``clear``, a pending write whose writer has ended is cleared from its entry (the entry stays, read as usual)."""
-    out: dict[str, str] = {}
-    for key, e in list(entries.items()):
-        if e.pending is None:
-            continue
-        if running(e.pending.pid, e.pending.start):
-            out.setdefault(e.device, f"the kernel has not returned from writing {e.pending.value!r} to "
-                                     f"{e.attr.removeprefix('queue/')} (pid {e.pending.pid}): nothing is written to "
-                                     f"{e.device} until it does; `iosched restore` then puts back the rest")
-        elif clear:
-            entries[key] = replace(e, pending=None)
-    return out
 
 
 def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: bool = False,
@@ -482,25 +540,33 @@ def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: boo
                     if skipped.status in ("held", "stuck") or only is None or (entry.device, entry.attr) in only:
                         outcomes.append(skipped)
                     continue
-                outcome = _restore_one(entry, root, dry_run=entries is None)
+                if entries is None:
+                    outcomes.append(_restore_one(entry, root, None))
+                    continue
+                outcome = _restore_one(entry, root, functools.partial(_journaled_write, journal, entries, entry.key,
+                                                                      value=entry.original, device=entry.device))
                 outcomes.append(outcome)
                 if outcome.pending is not None:  # this restore's own write did not return: never made again
                     owed[entry.device] = outcome.detail
-                    if entries is not None:
-                        entries[entry.key] = replace(entry, pending=outcome.pending)
-                elif entries is not None and outcome.status != "failed":
+                elif outcome.status != "failed":
                     del entries[entry.key]
+
+    def why(entries: dict[str, JournalEntry], clear: bool) -> dict[str, str]:
+        return {device: f"{_owed_words(*held)}; `iosched restore` then puts back the rest"
+                for device, held in _owed(entries, clear).items()}
 
     if dry_run:
         found = journal.entries()
-        go(mine(found), None, _owed(found, clear=False))
+        go(mine(found), None, why(found, clear=False))
         return outcomes
     with journal.locked() as entries:
-        go(mine(entries), entries, _owed(entries, clear=True))
+        go(mine(entries), entries, why(entries, clear=True))
     return outcomes
 
 
-def _restore_one(entry: JournalEntry, root: str | Path, dry_run: bool) -> RestoreOutcome:
+def _restore_one(entry: JournalEntry, root: str | Path,
+                 write: Callable[[Path, str], float] | None) -> RestoreOutcome:
+    """Put ``entry``'s original back with ``write(path, attr)`` (None: a dry run, nothing written)."""
     def out(status: str, current: str | None = None, detail: str = "") -> RestoreOutcome:
         return RestoreOutcome(entry.device, entry.attr, entry.original, current, status, detail)
 
@@ -521,10 +587,10 @@ def _restore_one(entry: JournalEntry, root: str | Path, dry_run: bool) -> Restor
         return out("skipped", detail=f"{entry.attr} no longer exists")
     if current == entry.original:
         return out("unchanged", current)
-    if dry_run:
+    if write is None:
         return out("would restore", current)
     try:
-        _raw_write(path, entry.original, entry.device, attr)
+        write(path, attr)
     except WriteStuck as e:
         return replace(out("stuck", current, str(e)), pending=e.pending)
     except IoschedError as e:
@@ -535,7 +601,35 @@ def _restore_one(entry: JournalEntry, root: str | Path, dry_run: bool) -> Restor
     return out("restored", current)
 
 
-MODPROBE = "modprobe"
+# Where modprobe is looked for: fixed places, never the PATH (root would run whatever a PATH entry holds).
+MODPROBE = ("/usr/sbin/modprobe", "/sbin/modprobe", "/usr/bin/modprobe", "/bin/modprobe")
+
+
+def _modprobe() -> str:
+    """The first of ``MODPROBE`` that is there and that only root could have put there: the program it leads to, and
+    every folder above it and above the link to it, owned by root and writable by no one else. Run by the name found
+    (modprobe is often a link to kmod, which acts on the name it is run by)."""
+    for candidate in MODPROBE:
+        real = Path(os.path.realpath(candidate))
+        if not real.is_file():
+            continue
+        why = _not_roots(real) or _not_roots(Path(candidate).parent)
+        if why is not None:
+            raise IoschedError(f"{candidate} is not run: {why}")
+        return candidate
+    raise IoschedError(f"modprobe is not in {' or '.join(MODPROBE[:2])} (apt-get install -y kmod)")
+
+
+def _not_roots(path: Path) -> str | None:
+    """Why ``path`` could have been put or changed by someone other than root, or None: it and each folder above it
+    owned by root and writable by no one else (a sticky folder's other entries aside, as /tmp's)."""
+    for p in (path, *path.parents):
+        st = os.stat(p)
+        if st.st_uid != 0:
+            return f"{p} is owned by uid {st.st_uid}, not root"
+        if st.st_mode & 0o022 and not (p != path and st.st_mode & stat.S_ISVTX and st.st_mode & 0o002):
+            return f"{p} is writable by others than root"
+    return None
 
 
 def load_module(module: str) -> None:
@@ -546,25 +640,26 @@ def load_module(module: str) -> None:
     if not MODULE_NAME.match(module):
         raise BadInput(f"{shown(module)} is not a module name")
     deadline = write_deadline("module")
+    modprobe = _modprobe()
     try:
-        proc = subprocess.Popen([MODPROBE, "--", module], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        proc = subprocess.Popen([modprobe, "--", module], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, start_new_session=True)
     except OSError as e:
-        raise IoschedError(f"cannot run {MODPROBE} to load {module}: {e.strerror}") from e
+        raise IoschedError(f"cannot run {modprobe} to load {module}: {e.strerror}") from e
     try:
         _, err = proc.communicate(timeout=deadline)
     except subprocess.TimeoutExpired:
         with contextlib.suppress(OSError):
             proc.kill()
         _WRITER.left.append(proc)
-        raise IoschedError(f"`{MODPROBE} {module}` has not ended within {deadline:g} s; it is left to the kernel and "
+        raise IoschedError(f"`modprobe {module}` has not ended within {deadline:g} s; it is left to the kernel and "
                            "not run again") from None
     if proc.returncode == 0:
         return
     said = " ".join(err.decode(errors="replace").split())[:200]
     if os.geteuid() != 0:
         raise NotPermitted(f"loading {module} needs root: run as root")
-    raise IoschedError(f"`{MODPROBE} {module}` failed{': ' + said if said else ''}")
+    raise IoschedError(f"`modprobe {module}` failed{': ' + said if said else ''}")
 
 
 def drop_caches(root: str | Path = "/") -> None:

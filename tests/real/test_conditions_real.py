@@ -61,11 +61,13 @@ def test_fill_50_fills_to_within_two_percent_and_records_it(shm_loop: Loop) -> N
     doc = json.loads(out.stdout)
     fill = doc["conditions"]["fill"]
     assert fill["asked"] == 50 and abs(fill["level"] - 50) <= 2 and fill["trimmed"] and fill["how"] == "written"
+    assert (fill["range_bytes"], fill["range_level"]) == (64 * MiB, 100)  # the job's 64 MiB lie in the written half
     assert doc["conditions"]["device"] == shm_loop.name and doc["conditions"]["steady"] is None
     said = out.stderr.splitlines()
     planned = next(i for i, line in enumerate(said) if line.startswith(f"iosched: fill {shm_loop.name} to 50%"))
     assert "trim it whole" in said[planned] and "about" in said[planned]  # its time, before anything is written
     assert f"{shm_loop.name} (256.0M) filled to 50.0% (trimmed first" in said[planned + 1]
+    assert said[planned + 1].endswith("; the runs' range, the first 64.0M, was 100% written before the runs")
     for run in doc["runs"]:  # where the CPU per IO went
         assert run["metrics"]["cpu_us_per_io_task"] > 0 and run["metrics"]["cpu_us_per_io_workers"] >= 0
         assert "steady" not in run

@@ -6,6 +6,7 @@ kernel lets go."""
 
 from __future__ import annotations
 
+import signal
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fio_support import start_cli
 
 from iosched.core.kernel.processes import running
 from iosched.core.settings.journal import Journal
@@ -104,3 +106,63 @@ def test_a_switch_that_hangs_is_reported_by_its_deadline_journaled_and_restored_
     assert done.returncode == 0, done
     assert f"{loop.name} scheduler: restored bfq -> none" in done.stdout
     assert loop.current() == "none" and Journal(private_journal).entries() == {}
+
+
+def writer_of(pid: int) -> int | None:
+    """The one door's writer process iosched ``pid`` started (its child running the writer's code), if any."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rpartition(")")[2].split()[1])
+            cmd = (d / "cmdline").read_bytes().split(b"\0")
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid == pid and b"-I" in cmd and b"-S" in cmd and b"-c" in cmd:
+            return int(d.name)
+    return None
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGKILL, -9)])
+def test_a_compare_ended_while_the_kernel_is_in_its_switch_leaves_it_journaled(frozen, private_journal, sig, code):
+    """Ctrl-C, or SIGKILL, while the compare's first switch waits in the kernel: the write was journaled before it
+    was sent, so when the kernel makes the switch after iosched has gone, `iosched restore` puts the original back."""
+    loop = frozen.loop
+    p = start_cli("compare", loop.name, "--schedulers", "bfq,kyber", "--cmd", "true", "--repeat", "1",
+                  "--settle", "0")
+    try:
+        writer: int | None = None
+
+        def in_switch() -> bool:
+            nonlocal writer
+            writer = writer_of(p.pid)
+            return writer is not None and state(writer) == "D"
+
+        wait_for(in_switch, "saw the switch wait in the kernel")
+        p.send_signal(sig)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode == code, err
+    assert "Traceback" not in err
+    if sig == signal.SIGINT:  # the put-back says why it wrote nothing
+        assert (f"iosched: {loop.name} was not put back: the kernel has not returned from writing 'bfq' to scheduler "
+                f"(pid {writer}): nothing is written to {loop.name} until it does") in err, err
+    entry = Journal(private_journal).entries()[f"{loop.name}/queue/scheduler"]
+    assert entry.original == "none" and entry.pending is not None
+    assert (entry.pending.value, entry.pending.pid) == ("bfq", writer)
+    assert running(writer, entry.pending.start) and state(writer) == "D"
+    held = run_cli("restore", timeout=60)
+    assert held.returncode == 1 and f"{loop.name}: left alone: the kernel has not returned from writing 'bfq'" \
+        in held.stdout, held
+    # The kernel lets go: the switch happens after all, with no iosched waiting for it; restore puts it back.
+    frozen.thaw()
+    wait_for(lambda: not running(writer, entry.pending.start), "saw the writer end")
+    assert loop.current() == "bfq"
+    done = run_cli("restore", timeout=60)
+    assert done.returncode == 0, done
+    assert f"{loop.name} scheduler: restored bfq -> none" in done.stdout
+    assert loop.current() == "none" and Journal(private_journal).entries() == {}
+    assert not list((private_journal / "starts").glob("*.json"))

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.widgets import DataTable
 from textual.widgets.data_table import ColumnKey, RowKey
 
+from iosched.core.base.terminal_text import printable
 from iosched.core.base.units import human_size, short_number
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.live.rates import DiskRates
@@ -71,7 +72,7 @@ class DeviceTable(DataTable):
                 name, kind, sched = self._static_cells(d)
                 self.add_row(name, sched, *(["-"] * len(RATE_COLUMNS)), kind, "", "", key=d.name)
                 self.update_cell(d.name, "size", human_size(d.size_bytes))
-                self.update_cell(d.name, "model", d.model or d.transport or "")
+                self.update_cell(d.name, "model", Text(printable(d.model or d.transport or "")))
             if selected in wanted:
                 self.move_cursor(row=wanted.index(selected))
         else:
@@ -80,8 +81,8 @@ class DeviceTable(DataTable):
 
     @staticmethod
     def _static_cells(d: DeviceDoc) -> tuple[Text, str, Text]:
-        sched = Text(d.scheduler or "—") if d.has_scheduler else Text("no sched", style="italic")
-        return Text(d.name), ("HDD" if d.rotational else "SSD"), sched
+        sched = Text(printable(d.scheduler or "—")) if d.has_scheduler else Text("no sched", style="italic")
+        return Text(printable(d.name)), ("HDD" if d.rotational else "SSD"), sched
 
     def update_rates(self, devices: Sequence[DeviceDoc], rates: dict[str, DiskRates]) -> None:
         dim = Style(dim=True)
@@ -101,7 +102,7 @@ class DeviceTable(DataTable):
             shown[d.name] = state
             row: dict[str, object] = {key: Text(text, style=dim if idle else "", justify="right")
                                       for key, text in cells}
-            row["name"] = Text(d.name, style=dim if idle else "bold")
+            row["name"] = Text(printable(d.name), style=dim if idle else "bold")
             changed[d.name] = row
         self.set_row_cells(changed)
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from rich.style import Style
 
+from iosched.core.base.terminal_text import printable
 from iosched.core.live.monitor import Marker
 from iosched.core.trace.histograms import Log2Hist, bucket_bounds
 from iosched.tui.widgets.rows import RowsWidget, Runs
@@ -148,7 +149,7 @@ class LatencyPane(RowsWidget):
             dt = samples[-1].interval or 1.0
             for p in procs:
                 r = Runs()
-                r.add(f"{p.pid:>7} {p.comm[:16]:<16} {p.ios / dt:8.0f} {p.bytes / dt / 1e6:8.2f} "
+                r.add(f"{p.pid:>7} {printable(p.comm)[:16]:<16} {p.ios / dt:8.0f} {p.bytes / dt / 1e6:8.2f} "
                       f"{_fmt(p.total.percentile(0.99)):>8}", plain)
                 rows.append(r)
         return rows[:height]
@@ -212,6 +213,7 @@ class LatencyPane(RowsWidget):
         rows.append(head)
         for r in (self.procio.rates if self.procio else ())[: max(0, height - len(rows))]:
             line = Runs()
-            line.add(f"{r.pid:>7} {r.comm[:16]:<16} {r.read_bytes_s / 1e6:10.2f} {r.write_bytes_s / 1e6:10.2f}", plain)
+            comm = printable(r.comm)[:16]
+            line.add(f"{r.pid:>7} {comm:<16} {r.read_bytes_s / 1e6:10.2f} {r.write_bytes_s / 1e6:10.2f}", plain)
             rows.append(line)
         return rows

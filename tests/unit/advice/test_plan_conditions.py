@@ -23,7 +23,8 @@ def device(kind: str = "nvme", rotational: bool = False) -> DeviceClass:
 def test_the_fill_comes_first_and_counts_against_the_budget() -> None:
     plain = plan_advice("d0", device(), "none", ALL, {}, GOALS)
     filled = plan_advice("d0", device(), "none", ALL, {}, GOALS, fill=HALF)
-    assert filled.seconds == plain.seconds + HALF.seconds
+    # At most: the fill to fio's time bound for its write (three times its estimate), not its estimate.
+    assert filled.seconds == plain.seconds + HALF.most_s and HALF.most_s > 2 * HALF.seconds
     lines = plan_lines(filled)
     assert lines.index(f"  first: {HALF.words()}") < next(i for i, x in enumerate(lines) if "pilot:" in x)
     assert any("--fill writes the whole of raw d0" in x for x in filled.changes())

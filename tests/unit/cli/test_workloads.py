@@ -130,11 +130,37 @@ def test_max_time_bounds_a_single_compare_as_a_matrix(tree):
     tree.add_disk("sda", "8:0")
     base = ("--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq")
     said = one_sentence_exit_2(*base, "--job", "randread-q16t2", "--runtime", "2", "--max-time", "10")
-    assert "the compare exceeds --max-time 10 s: it would take about 24 s; scale it with --runtime or --repeat" in said
+    assert "the compare exceeds --max-time 10 s: it could take about 24 s; scale it with --runtime or --repeat" in said
     said = one_sentence_exit_2(*base, "--job", "randread-q16t2", "--runtime", "2", "--until-verdict",
                                "--max-runs", "6", "--max-time", "40")
-    assert "it would take about 48 s; scale it with --max-runs or --runtime" in said
+    assert "it could take about 48 s; scale it with --max-runs or --runtime" in said
     assert "cannot be" in one_sentence_exit_2(*base, "--cmd", "true", "--max-time", "60")
     args = build_parser().parse_args([*base, "--job", "randread-q16t2", "--runtime", "2"])
     p = _compare_plan(args)
     assert compare_words(p, compare_estimate(p)) == "compare of 2 variants x 3 runs = 6 runs; estimated about 24 s"
+
+
+def test_the_estimate_counts_the_fill_and_the_waits_to_their_bounds(tree):
+    """--steady and --fill: each run's wait counted to its timeout, the fill to its time bound; the estimate then
+    says "up to", and --max-time refuses what those bounds could make too long."""
+    from iosched.cli.workloads import compare_estimate, compare_words
+    from iosched.core.load.fill import fill_most_s
+
+    need(shutil.which("fio") is not None, "needs fio on PATH (a job checks for it)")
+    tree.add_disk("sda", "8:0")
+    base = ("--root", str(tree.root), "compare", "sda", "--schedulers", "none,bfq", "--job", "randread-q16t2",
+            "--runtime", "2")
+    p = _compare_plan(build_parser().parse_args([*base, "--steady", "--steady-timeout", "30"]))
+    assert compare_estimate(p) == 24 + 6 * 30
+    assert compare_words(p, compare_estimate(p)).endswith(
+        "estimated up to 3 min 24 s (each wait for steady state to its timeout)")
+    p = _compare_plan(build_parser().parse_args([*base, "--fill", "50%"]))
+    fill = fill_most_s("sda", 50, tree.root)
+    assert fill >= 60 and compare_estimate(p) == 24 + fill
+    assert "estimated up to" in compare_words(p, compare_estimate(p))
+    said = one_sentence_exit_2(*base, "--steady", "--steady-timeout", "30", "--max-time", "50")
+    assert "the compare exceeds --max-time 50 s: it could take up to 3 min 24 s (each wait for steady state to its " \
+           "timeout)" in said
+    said = one_sentence_exit_2(*base[:-4], "--jobs", "randread-q16t2,rnd4k-q1t1-read", "--runtime", "2",
+                               "--fill", "50%", "--max-time", "50")
+    assert "the matrix exceeds --max-time 50 s: it could take up to" in said and "the fill to its time bound" in said

@@ -78,6 +78,56 @@ def test_a_size_and_a_number_from_text_are_ascii_or_one_refusal(text):
         assert math.isfinite(value)
 
 
+# Every parser of a single value, and a value it takes: each is tried with that value's digits in other scripts and
+# with spaces around it (a flag's text and a saved file's are one value, typed in ASCII).
+ONE_VALUE = {
+    "parse_alpha": "0.05", "parse_budget_s": "30m", "parse_capture_size": "30M", "parse_fill": "30%",
+    "parse_repeat": "30", "parse_seconds": "30s", "parse_settle": "30", "parse_size": "30G",
+    "parse_steady": "iops_slope:3%", "parse_steady_ramp": "30", "parse_steady_timeout": "30m",
+    "parse_steady_window": "30s",
+}
+LISTS = {"parse_variants", "parse_candidates", "parse_metric"}  # words, not numbers: tested below and above
+OTHER_DIGITS = {"0": "０٠۰०", "3": "３٣۳३", "5": "５٥۵५"}
+
+
+def test_every_parser_of_a_value_is_named_here():
+    parsers = {n for n in dir(params) if n.startswith("parse_") and callable(getattr(params, n))}
+    assert parsers == set(ONE_VALUE) | LISTS
+
+
+@pytest.mark.parametrize("name", sorted(ONE_VALUE))
+@given(data=st.data())
+def test_no_parser_takes_other_scripts_digits_or_spaces_around_a_value(name, data):
+    parse, good = getattr(params, name), ONE_VALUE[name]
+    parse(good)  # the value as typed is taken
+    digit = data.draw(st.sampled_from([c for c in good if c in OTHER_DIGITS]))
+    other = data.draw(st.sampled_from(OTHER_DIGITS[digit]))
+    at = data.draw(st.sampled_from([i for i, c in enumerate(good) if c == digit]))
+    space = data.draw(st.sampled_from([" ", "\t", "\u00a0", "\u3000", "\n"]))
+    for text in (good[:at] + other + good[at + 1:], space + good, good + space):
+        with pytest.raises(BadValue):
+            parse(text)
+
+
+@pytest.mark.parametrize("name", sorted(ONE_VALUE))
+@given(text=typed)
+def test_a_value_any_parser_takes_is_ascii_with_nothing_around_it(name, text):
+    try:
+        got = getattr(params, name)(text)
+    except BadValue as e:
+        assert str(e) and "\n" not in str(e)
+        return
+    assert text.isascii() and text == text.strip() and "_" not in text, text
+    assert math.isfinite(got) if isinstance(got, float) else True
+
+
+@pytest.mark.parametrize("text", ["10sm", "10ms", "10mm", "10ss", " 10", "10 ", "１０", "10_0"])
+def test_what_a_wait_in_whole_seconds_never_is(text):
+    for parse in (params.parse_steady_window, params.parse_steady_ramp, params.parse_steady_timeout):
+        with pytest.raises(BadValue, match="is not a whole number of seconds"):
+            parse(text)
+
+
 @given(alpha=typed)
 def test_alpha_is_stated_and_checked(alpha):
     try:

@@ -75,3 +75,51 @@ def test_a_resumed_matrix_is_not_filled_again(tree) -> None:
     going_on = MatrixRunPlan("sdx", VARIANTS, matrix=m, resume=plan_document(m, "sdx"), fill=50.0, root=tree.root)
     with pytest.raises(BadInput, match="a resumed matrix goes on with the device as it is"):
         going_on.check_conditions()
+
+
+def test_a_cancelled_fill_says_what_it_left(tree, monkeypatch) -> None:
+    """A cancel during the fill: one sentence, what was stopped and what is left; the target released."""
+    from iosched.core.base.errors import IoschedError
+    from iosched.core.experiment import conditions
+    from iosched.core.experiment.control import Cancelled, Control
+    from iosched.core.load.fill import FillPlan
+    from iosched.core.load.targets import Target
+
+    tree.add_disk("sdx", "8:16")
+    ctl, released, said = Control(), [], []
+
+    def stopped(*_a: object, **_k: object) -> None:
+        ctl.cancelled.set()
+        raise IoschedError("fio was stopped")
+
+    monkeypatch.setattr(conditions, "plan_fill", lambda *_a: FillPlan("sdx", 50, 256 << 20, True, 500.0))
+    monkeypatch.setattr(conditions, "run_fill", stopped)
+    target = Target("sdx", "/dev/sdx", "device")
+    monkeypatch.setattr(target, "release", lambda root: released.append(root))
+    with pytest.raises(Cancelled, match=r"^cancelled while filling sdx to 50%: it is left trimmed and partly "
+                                        r"written, and no run was made$"):
+        conditions.prepare_conditions("sdx", 50.0, None, target, said.append, ctl, tree.root)
+    assert released == [tree.root]
+
+
+def test_a_cancelled_wait_for_steady_state_says_which_run_it_stopped(monkeypatch) -> None:
+    from types import SimpleNamespace
+
+    from iosched.core.base.errors import IoschedError
+    from iosched.core.experiment import runner
+    from iosched.core.experiment.control import Cancelled, Control
+    from iosched.core.experiment.slots import why_ended
+
+    ctl = Control()
+
+    def stopped(*_a: object, **_k: object) -> None:
+        ctl.cancelled.set()
+        raise IoschedError("fio was stopped")
+
+    monkeypatch.setattr(runner, "wait_for_steady", stopped)
+    workload = SimpleNamespace(steady=WAIT, job=CATALOG["rnd4k-q1t1-read"], target=object())
+    with pytest.raises(Cancelled, match=r"^cancelled while run 4 waited for steady state \(0 s of at most 60 s\): "
+                                        r"that run was not made$") as e:
+        runner._steady_first(workload, ctl, lambda p: None, lambda r: None, 3)  # type: ignore[arg-type]
+    assert why_ended(e.value) == str(e.value)  # the saved note and the command line's last line say it
+    assert why_ended(Cancelled("")) == "cancelled"

@@ -5,6 +5,7 @@ its deadline."""
 
 from __future__ import annotations
 
+import os
 import stat
 
 import pytest
@@ -78,7 +79,7 @@ done
 echo "$1" >> {tmp_path}/loaded
 """)
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setattr(writes, "MODPROBE", str(script))
+    monkeypatch.setattr(writes, "MODPROBE", (str(script),))
     return tmp_path / "loaded"
 
 
@@ -109,13 +110,25 @@ def test_the_command_line_refuses_in_one_sentence_naming_the_modprobe(tree):
     assert "--load-module" in help_text
 
 
+@pytest.mark.parametrize("args", [
+    ["compare", "sda", "--schedulers", "none,kpp", "--job", "rnd4k-q1t1-read"],
+    ["compare", "sda", "--schedulers", "none,kpp", "--jobs", "rnd4k-q1t1-read,rnd4k-q1t1-write"],
+    ["advise", "sda", "--candidates", "kpp"],
+])
+def test_compare_and_advise_name_the_modprobe_of_a_scheduler_installed_but_not_loaded(tree, args):
+    add_kernel_disk(tree, "sda", "8:0", LAYOUTS["6.1"], "mq-deadline")
+    modules(tree)
+    said = one_sentence_exit_2("--root", str(tree.root), *args)
+    assert "sda has no scheduler 'kpp' loaded; its module kpp is installed: load it with `modprobe kpp`" in said
+
+
 def test_a_modprobe_that_does_not_end_is_left_by_its_deadline(tree, tmp_path, monkeypatch):
     add_kernel_disk(tree, "sda", "8:0", LAYOUTS["6.18"], "mq-deadline")
     modules(tree)
     script = tmp_path / "modprobe"
     script.write_text("#!/bin/sh\nexec sleep 3600\n")
     script.chmod(0o755)
-    monkeypatch.setattr(writes, "MODPROBE", str(script))
+    monkeypatch.setattr(writes, "MODPROBE", (str(script),))
     monkeypatch.setenv("IOSCHED_WRITE_DEADLINE", "0.3")
     before = (tree.root / "sys/block/sda/queue/scheduler").read_text()
     with pytest.raises(IoschedError, match=r"`\S+ adios` has not ended within 0\.3 s; it is left to the kernel and "
@@ -133,7 +146,50 @@ def test_a_modprobe_that_fails_says_why(tree, tmp_path, monkeypatch):
     script = tmp_path / "modprobe"
     script.write_text("#!/bin/sh\necho 'modprobe: ERROR: could not insert adios: Invalid argument' >&2\nexit 1\n")
     script.chmod(0o755)
-    monkeypatch.setattr(writes, "MODPROBE", str(script))
+    monkeypatch.setattr(writes, "MODPROBE", (str(script),))
     with pytest.raises(IoschedError, match=r"adios` failed: modprobe: ERROR: could not insert adios: Invalid "
                                            r"argument$"):
         switch_scheduler("sda", "adios", tree.root, load=True)
+
+
+def test_a_modprobe_on_the_path_is_never_the_one_run(tmp_path, monkeypatch):
+    """Root runs modprobe from fixed places, not whatever a PATH entry holds (a folder another user could write)."""
+    planted = tmp_path / "bin"
+    planted.mkdir()
+    (planted / "modprobe").write_text(f"#!/bin/sh\ntouch {tmp_path}/ran\n")
+    (planted / "modprobe").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{planted}:{os.environ['PATH']}")
+    with pytest.raises(IoschedError, match=r"^`modprobe iosched-no-such-module` failed: .*not found"):
+        writes.load_module("iosched-no-such-module")  # the system's modprobe, which finds no such module
+    assert not (tmp_path / "ran").exists()
+
+
+def test_modprobe_is_the_first_of_its_places_that_is_there(tmp_path, monkeypatch):
+    script = tmp_path / "modprobe"
+    script.write_text(f"#!/bin/sh\ntouch {tmp_path}/ran\n")
+    script.chmod(0o755)
+    monkeypatch.setattr(writes, "MODPROBE", ("/nonexistent/modprobe", str(script)))
+    writes.load_module("iosched-test")
+    assert (tmp_path / "ran").exists()
+    monkeypatch.setattr(writes, "MODPROBE", ("/nonexistent/modprobe",))
+    with pytest.raises(IoschedError, match=r"^modprobe is not in /nonexistent/modprobe \(apt-get install -y kmod\)$"):
+        writes.load_module("iosched-test")
+
+
+@pytest.mark.parametrize("mode", [0o775, 0o757])
+def test_a_modprobe_others_could_have_changed_is_not_run(tmp_path, monkeypatch, mode):
+    script = tmp_path / "modprobe"
+    script.write_text(f"#!/bin/sh\ntouch {tmp_path}/ran\n")
+    script.chmod(mode)
+    monkeypatch.setattr(writes, "MODPROBE", (str(script),))
+    with pytest.raises(IoschedError, match=rf"^{script} is not run: {script} is writable by others than root$"):
+        writes.load_module("iosched-test")
+    assert not (tmp_path / "ran").exists()
+    script.chmod(0o755)
+    folder = tmp_path.stat().st_mode
+    tmp_path.chmod(mode)  # the folder above it: anyone could put another program in its place
+    try:
+        with pytest.raises(IoschedError, match=rf"^{script} is not run: {tmp_path} is writable by others than root$"):
+            writes.load_module("iosched-test")
+    finally:
+        tmp_path.chmod(folder)

@@ -11,11 +11,13 @@ from iosched.core.base.errors import BadInput, UnknownDevice
 from iosched.core.kernel.sysfs import (
     check_device_name,
     device_identity,
+    disk_schedulers,
     gone_reason,
     multipath_head,
     parse_scheduler,
     read_attr,
     read_int,
+    running_tunables,
 )
 
 
@@ -87,3 +89,17 @@ def test_a_device_is_gone_when_removed_emptied_or_its_name_taken(tree) -> None:
     tree.write("sys/block/loop0/size", "0\n")  # a detached loop device keeps its node
     assert gone_reason("loop0", was, tree.root) == "no medium attached"
     assert gone_reason("loop1", was, tree.root) == "removed"
+
+
+def test_a_schedulers_tunables_are_read_where_a_disk_runs_it(tree) -> None:
+    tree.add_disk("sda", "8:0", scheduler="none [mq-deadline] kyber bfq")
+    tree.add_disk("sdb", "8:16", scheduler="none mq-deadline [kyber] bfq adios")
+    tree.write("sys/block/sda/queue/iosched/read_expire", "500\n")
+    tree.write("sys/block/sdb/queue/iosched/read_lat_nsec", "2000000\n")
+    sdb = tree.root / "sys/block/sdb"
+    assert [(d.name, cur) for d, cur, _ in disk_schedulers(tree.root)] == [("sda", "mq-deadline"), ("sdb", "kyber")]
+    assert [d.name for d, _, _ in disk_schedulers(tree.root, first=sdb)] == ["sdb", "sda"]
+    assert running_tunables("mq-deadline", tree.root, first=sdb) == {"read_expire"}
+    assert running_tunables("kyber", tree.root) == {"read_lat_nsec"}
+    assert running_tunables("bfq", tree.root) is None  # listed, but running nowhere: its files are not known
+    assert list(disk_schedulers(tree.root / "nothing")) == []

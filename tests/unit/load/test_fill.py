@@ -3,6 +3,7 @@ time from the device's kind, the job fio reads through the allow-list, and a fil
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from hypothesis import given
@@ -56,3 +57,19 @@ def test_what_a_fill_says() -> None:
     short = FillDoc(asked=80, level=31.0, how="written", of="sdb (1.0T)", trimmed=False, bytes_written=5, seconds=9,
                     short=True)
     assert "not trimmed" in short.words() and "short of the 80% asked" in short.words()
+
+
+def test_the_fill_is_said_of_the_runs_range_too() -> None:
+    """The fill writes the target's first bytes; the runs address their own range: what they exercise is the share
+    of that range written, "at least" where nothing was trimmed (older data may lie beyond what was written)."""
+    half = FillDoc(asked=50, level=50.0, how="written", of="sdb (1.0T)", trimmed=True, bytes_written=512 << 30,
+                   seconds=600)
+    inside = half.over(64 << 30)  # a 64 GiB job inside the written half
+    assert (inside.range_bytes, inside.range_level) == (64 << 30, 100.0)
+    assert inside.words().endswith("; the runs' range, the first 64.0G, was 100% written before the runs")
+    whole = replace(half, trimmed=False).over(1 << 40)  # a job over the whole disk: half of it written
+    assert whole.range_level == 50.0
+    assert whole.words().endswith("; the runs' range, the first 1.0T, was at least 50% written before the runs")
+    assert half.over(0) == half and "runs' range" not in half.words()  # not known: not said
+    found = FillDoc(asked=None, level=12.0, how="found", of="the filesystem holding /x (1.0T)")
+    assert found.over(1 << 30) == found

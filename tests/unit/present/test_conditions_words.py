@@ -1,16 +1,21 @@
 """What a result was measured under, in words (core/present/conditions.py), and where its CPU per IO went in the
-matrix's CPU chart (core/present/charts.py)."""
+matrix's CPU chart (core/present/charts.py) and the report's columns (core/present/report.py)."""
 
 from __future__ import annotations
 
 import math
 
+from doc_support import experiment_doc
+
 from iosched.core.documents.document import MatrixRunDoc, RunDoc
+from iosched.core.documents.metrics import metric_label
 from iosched.core.load.conditions import ConditionsDoc
 from iosched.core.load.fill import FillDoc
 from iosched.core.load.steady import SteadyRun, SteadyWait
 from iosched.core.present.charts import cpu_split
 from iosched.core.present.conditions import condition_lines, steady_mark, summary_condition_lines
+from iosched.core.present.report import text_report
+from iosched.core.statistics.verdict import judge
 
 WAIT = SteadyWait(criterion="iops_slope:1%", window_s=10, ramp_s=0, timeout_s=60)
 FILL = FillDoc(asked=50, level=50.0, how="written", of="nvme0n1 (1.0T)", trimmed=True, bytes_written=1 << 39,
@@ -55,7 +60,21 @@ def test_an_older_result_says_nothing_of_them() -> None:
 
 
 def test_the_cpu_per_io_split_for_the_chart() -> None:
-    assert cpu_split([[10.0, 20.0], [3.0, 4.0], [1.0, 9.0]]) == {"task": [3.0, 4.0], "kernel workers": [1.0, 9.0],
+    assert cpu_split([[10.0, 20.0], [3.0, 4.0], [1.0, 9.0]]) == {"task": [3.0, 4.0], "all kworkers": [1.0, 9.0],
                                                                  "other": [6.0, 7.0]}
     assert cpu_split([[2.0], [3.0], [1.0]])["other"] == [0.0]  # never below zero: the total is another clock
     assert cpu_split([[10.0], [math.nan], [1.0]]) == {}  # runs from before the split: the total alone
+
+
+def test_the_workers_figure_is_named_the_machines_not_the_devices() -> None:
+    """kblockd serves every disk: its workers' time is every block worker's on the machine during the run, and each
+    place that shows it says so (the column, its note, the metric's name)."""
+    runs = [{"index": i, "variant": v, "metrics": {"iops": 1e5 + i, "cpu_us_per_io": 9.0 + i % 3,
+                                                    "cpu_us_per_io_task": 3.0, "cpu_us_per_io_workers": 1.0 + i % 2}}
+            for i, v in enumerate(["none", "bfq"] * 3)]
+    doc = experiment_doc({"variants": [{"label": "none"}, {"label": "bfq"}], "runs": runs, "kind": "compare",
+                          "device": {"name": "loop0"}, "kernel": "6.18", "workload": {"job": {"name": "randread"}}})
+    text = text_report(doc, judge(doc), details=True)
+    assert "all kworkers µs/IO" in text
+    assert "all kworkers: every kernel block worker on this machine during the run (kblockd's, whatever" in text
+    assert metric_label("cpu_us_per_io_workers").startswith("all block kworkers'")

@@ -18,6 +18,7 @@ from iosched.core.documents.params import parse_variants
 from iosched.core.experiment.variants import Configurator, check_variants
 from iosched.core.settings.journal import Journal, default_run_dir
 from iosched.core.settings.persist import build_class_rule, build_rule, parse_rules
+from iosched.core.settings.putback import note, put_back, starting_point
 from iosched.core.settings.scheduler import available_schedulers, read_knobs, read_tunables, switch_scheduler
 from iosched.core.settings.tunables import apply, list_settings, validate
 from iosched.core.settings.writes import restore
@@ -213,6 +214,23 @@ def test_a_variant_puts_async_depth_and_an_out_of_tree_schedulers_settings_in_pl
     assert available_schedulers("sda", tree.root)[0] == "mq-deadline"
     assert value(tree, layout.async_depth_attr()) == "256"
     assert {o.status for o in restore(tree.root)} <= {"unchanged", "skipped"}  # nothing left to put back
+
+
+@layouts
+def test_a_runs_own_async_depth_entry_goes_with_its_put_back_wherever_it_lives(tree, monkeypatch, layout):
+    """async_depth moved by the kernel under the run (a write to nr_requests resets it) and then set by the run: its
+    entry's original is not where the run found it, and it goes all the same once put back, in queue/ too."""
+    add_kernel_disk(tree, "sda", "8:0", layout, "mq-deadline")
+    kernel_writes(monkeypatch, tree, layout)
+    (tree.root / "sys/block/sda" / layout.async_depth_attr()).write_text("48\n")
+    start = note(starting_point("sda", tree.root), tree.root)
+    assert start.value_of(layout.async_depth_attr()) == "48"
+    (tree.root / "sys/block/sda" / layout.async_depth_attr()).write_text("64\n")  # as nr_requests' write resets it
+    apply("sda", [("async_depth", "8")], tree.root)
+    assert entries(tree) == {layout.async_depth_attr(): ("64", "mq-deadline")}
+    done = put_back(start, tree.root)
+    assert done.status == "put back" and value(tree, layout.async_depth_attr()) == "48"
+    assert entries(tree) == {}
 
 
 _name = st.text(st.sampled_from("abcz09_-./ \n["), min_size=1, max_size=12)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from stuck_support import REAL_CHILD, hanging_switches, let_go, writer_code
 
 from iosched.core.documents.params import Variant
 from iosched.core.experiment.variants import Configurator
@@ -26,7 +27,7 @@ from iosched.core.settings.putback import (
     starting_point,
     starts_of,
 )
-from iosched.core.settings.writes import write_attr
+from iosched.core.settings.writes import restore, write_attr
 
 from fixtree import FixTree
 
@@ -59,8 +60,8 @@ def kernel(disk: FixTree, monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, st
     real, written = writes._raw_write, []
     queue = disk.root / "sys/block/sda/queue"
 
-    def raw(path: Path, value: str, device: str, attr: str) -> float:
-        seconds = real(path, value, device, attr)
+    def raw(path: Path, value: str, device: str, attr: str, sending: object = None) -> float:
+        seconds = real(path, value, device, attr, sending)
         written.append((attr, value))
         path.write_text(value + "\n")  # a fixture file takes the bytes over its old ones; sysfs takes the value
         if attr == "queue/scheduler":
@@ -117,10 +118,10 @@ def test_a_value_the_kernel_refuses_is_named_and_its_entry_stays(disk, kernel, m
     cfg.apply(Variant("kyber", "kyber"))
     refuse = writes._raw_write
 
-    def no_64(path: Path, value: str, device: str, attr: str) -> float:
+    def no_64(path: Path, value: str, device: str, attr: str, sending: object = None) -> float:
         if attr == "queue/nr_requests":
             raise writes.IoschedError(f"the kernel refused {value!r} for {device} {attr} (invalid argument)")
-        return refuse(path, value, device, attr)
+        return refuse(path, value, device, attr, sending)
 
     monkeypatch.setattr(writes, "_raw_write", no_64)
     said = r"sda nr_requests 64 \(the kernel refused .*invalid argument\)\); `iosched restore` tries again"
@@ -142,6 +143,28 @@ def killed_run(disk: FixTree, private_journal: Path, scheduler: str = "bfq") -> 
     return f
 
 
+def test_a_write_the_kernel_still_holds_keeps_the_journal_and_is_named(disk, kernel, monkeypatch, private_journal):
+    """A switch the kernel has not returned from (stuck, or its wait cut short by Ctrl-C): the device still reads as
+    the run found it, but may change when the kernel lets go, so nothing is written and every entry stays for
+    `iosched restore`, the put-back failing with why; the starting point's file goes (the journal holds the rest)."""
+    for _ in hanging_switches(monkeypatch):
+        cfg = Configurator("sda", [Variant("kyber", "kyber")], disk.root)
+        kernel.clear()
+        with pytest.raises(writes.WriteStuck):
+            cfg.apply(Variant("kyber", "kyber"))
+        entries = journal(disk)
+        said = (r"sda scheduler mq-deadline \(the kernel has not returned from writing 'kyber' to scheduler "
+                r"\(pid \d+\): nothing is written to sda until it does\); `iosched restore` tries again")
+        with pytest.raises(writes.IoschedError, match=said):
+            cfg.put_back()
+        assert journal(disk) == entries and entries["sda/queue/scheduler"].pending is not None
+        assert kernel == []  # no write answered: the stuck switch, and nothing after it
+        assert list((private_journal / "starts").iterdir()) == []
+        let_go(entries["sda/queue/scheduler"].pending.pid)
+        writer_code(monkeypatch, REAL_CHILD)
+        assert {o.status for o in restore(root=disk.root)} == {"unchanged"} and journal(disk) == {}
+
+
 def test_a_killed_runs_device_is_put_back_from_its_file(disk, kernel, private_journal):
     before = hand_set(disk)
     f = killed_run(disk, private_journal)
@@ -151,7 +174,11 @@ def test_a_killed_runs_device_is_put_back_from_its_file(disk, kernel, private_jo
         entries["sda/queue/rq_affinity"] = writes.JournalEntry(**{**entries["sda/queue/rq_affinity"].__dict__,
                                                                   "pid": 1})
     (dry,) = put_back_left(disk.root, dry_run=True)
-    assert dry.status == "would put back" and ("scheduler", "mq-deadline") in dry.values and f.exists()
+    assert dry.status == "would put back" and f.exists()
+    # The dry run names what the real one may write: after the switch back, each tunable not at its default.
+    assert dry.line() == (f"sda: would put back as pid {os.getpid()}'s run found it: scheduler mq-deadline, "
+                          "nr_requests 64; then each of its tunables the switch leaves at another value: "
+                          "async_depth 16, fifo_batch 16, read_expire 200")
     (done,) = put_back_left(disk.root)
     assert done.status == "put back" and hand_set(disk) == before and not f.exists()
     assert done.line() == (f"sda: put back as pid {os.getpid()}'s run found it: scheduler mq-deadline, "

@@ -8,11 +8,14 @@ A fixture file is not sysfs: the write lands in it as bytes. `kernel()` adds wha
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -51,9 +54,9 @@ def kernel(monkeypatch: pytest.MonkeyPatch, shows: Callable[[Path, str], str | N
     Returns the values written, in order."""
     real, written = writes._raw_write, []
 
-    def raw(path: Path, value: str, device: str, attr: str) -> float:
+    def raw(path: Path, value: str, device: str, attr: str, sending: object = None) -> float:
         before = path.read_text()
-        seconds = real(path, value, device, attr)
+        seconds = real(path, value, device, attr, sending)
         written.append(value)
         shown = shows(path, value)
         path.write_text((before if shown == "" else value if shown is None else shown) + "\n")
@@ -347,6 +350,102 @@ def test_iosched_ends_though_its_writer_is_stuck(tree, tmp_path):
         assert running(pid, None)  # still in its write, and iosched has ended
     finally:
         os.kill(pid, 9)
+
+
+@contextlib.contextmanager
+def ctrl_c_after(seconds: float) -> Iterator[None]:
+    """Ctrl-C (KeyboardInterrupt in the main thread) ``seconds`` from now, as a terminal's would arrive."""
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def test_a_write_whose_wait_is_interrupted_stays_journaled_as_on_its_way(disk, monkeypatch, stuck_switches):
+    """Ctrl-C (or SIGTERM's SystemExit) while the kernel is still in the write: the journal on disk holds the original
+    and the value on its way, written before the request went, so the change the kernel makes later is restored."""
+    monkeypatch.setenv("IOSCHED_WRITE_DEADLINE", "60")
+    disk.write("sys/block/sda/queue/scheduler", "none [mq-deadline] kyber bfq\n")
+    with pytest.raises(KeyboardInterrupt), ctrl_c_after(0.5):
+        write_attr("sda", "queue/scheduler", "bfq", root=disk.root)
+    (writer,) = stuck_switches  # abandoned, as at a deadline: its answer is no one's
+    assert writer.poll() is None and writes._WRITER.proc is None
+    entries = journal(disk)
+    sched = entries["sda/queue/scheduler"]
+    assert sched.original == "mq-deadline" and sched.pending is not None
+    assert (sched.pending.value, sched.pending.pid) == ("bfq", writer.pid) and running(writer.pid, sched.pending.start)
+    assert {e.attr for e in entries.values()} == {"queue/scheduler", "queue/nr_requests"}
+    # Nothing more is written to the device while the kernel holds the write; once it lets go, restore as usual.
+    with pytest.raises(WritePending, match=r"sda still has a write the kernel has not returned from \('bfq'"):
+        write_attr("sda", "queue/read_ahead_kb", "256", root=disk.root)
+    assert restore(root=disk.root)[0].status == "stuck"
+    let_go(writer.pid)
+    disk.write("sys/block/sda/queue/scheduler", "none mq-deadline kyber [bfq]\n")  # the switch went through, late
+    writer_code(monkeypatch, REAL_CHILD)
+    kernel(monkeypatch, lambda path, v: scheduler_file(path, v) if path.name == "scheduler" else None)
+    outcomes = restore(root=disk.root)
+    assert (outcomes[0].attr, outcomes[0].status) == ("queue/scheduler", "restored")
+    assert read(disk, "queue/scheduler") == "none [mq-deadline] kyber bfq" and journal(disk) == {}
+
+
+def test_an_answer_is_never_read_as_the_answer_to_the_next_write(disk, monkeypatch):
+    """A write whose wait was interrupted leaves its writer behind: the next write is answered by a new writer, not
+    by the old one's late answer (a failing write read as ok, a good one as the failure before it)."""
+    opening = "    try:\n        fd = os.open("
+    slow = REAL_CHILD.replace(opening, "    time.sleep(0.5)\n" + opening, 1)
+    assert slow != REAL_CHILD
+    writer_code(monkeypatch, slow)
+    try:
+        with pytest.raises(KeyboardInterrupt), ctrl_c_after(0.1):
+            writes._raw_write(disk.root / "sys/block/sda/queue/read_ahead_kb", "256", "sda", "queue/read_ahead_kb")
+        # The next: a folder cannot be opened for writing; the late "ok" above must not answer it.
+        with pytest.raises(writes.IoschedError, match="opening sda queue failed: Is a directory"):
+            writes._raw_write(disk.root / "sys/block/sda/queue", "1", "sda", "queue")
+    finally:
+        for proc in writes._WRITER.left:
+            proc.kill()
+            proc.wait()
+        writes._WRITER.left.clear()
+        writes._WRITER.close()
+
+
+def test_a_write_killed_with_its_process_is_journaled_as_on_its_way(tree, tmp_path):
+    """SIGKILL while the kernel is in the write: no code of iosched runs after it, and the journal on disk already
+    holds the original and the value on its way, with its writer."""
+    tree.add_disk("sda", "8:0", scheduler="none [mq-deadline] kyber bfq")
+    script = ("import sys\n"
+              "from iosched.core.settings import writes\n"
+              "writes._CHILD = writes._CHILD.replace('    try:\\n        fd = os.open(', "
+              "'    import time; time.sleep(3600)\\n    try:\\n        fd = os.open(', 1)\n"
+              "writes.write_attr('sda', 'queue/scheduler', 'bfq', root=sys.argv[1])\n")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(tree.root)],
+                            env={**os.environ, "IOSCHED_WRITE_DEADLINE": "3600"})
+    entry = None
+    try:
+        for _ in range(600):
+            with contextlib.suppress(KeyError):
+                entry = journal(tree)["sda/queue/scheduler"]
+                break
+            assert proc.poll() is None
+            time.sleep(0.05)
+        assert entry is not None, "the write was never journaled while its writer waited"
+        proc.kill()
+        proc.wait()
+        entry = journal(tree)["sda/queue/scheduler"]
+        assert entry.original == "mq-deadline" and entry.pending is not None and entry.pending.value == "bfq"
+        assert running(entry.pending.pid, entry.pending.start)  # the writer, still in the kernel's hands
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if entry is not None and entry.pending is not None and running(entry.pending.pid, entry.pending.start):
+            os.kill(entry.pending.pid, 9)
 
 
 @pytest.mark.parametrize("text", ["0", "abc", "1e9", "-1", "nan"])
