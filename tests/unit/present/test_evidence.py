@@ -231,6 +231,14 @@ def test_an_advice_page_carries_each_tests_evidence(tree) -> None:
     assert any(x.startswith("<details><summary>The ") and "every run in run order" in x for x in lines)
     assert lines.index(next(x for x in lines if "per variant" in x)) > lines.index(
         next(x for x in lines if x.startswith("- measured on:")))
+    from iosched.core.present.worded import worded_json
+
+    data = json.loads(json.dumps(worded_json(doc)))  # --json: the same facts
+    assert data["conditions"]["device"] == "nvme0n1" and data["conditions"]["steady"]["window_s"] == 10
+    result = data["tests"][0]["result"]
+    assert [r["index"] for r in result["runs"]] == list(range(len(result["runs"])))  # (a simulated run waits for none)
+    assert f"every run in run order ({len(result['runs'])})" in text
+    assert all(len(m["ci95"]) == 2 for v in result["judgement"]["summaries"].values() for m in v.values())
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
