@@ -18,6 +18,7 @@ from pathlib import Path
 
 from iosched import __version__
 from iosched.cli.leftovers import owed_said
+from iosched.cli.markdown_page import write_markdown
 from iosched.cli.terminal import rewrite_line
 from iosched.cli.workload_args import steady_wait
 from iosched.core.advice.plan import plan_lines
@@ -237,6 +238,9 @@ def report_advice(parsed: object, args: argparse.Namespace) -> int:
     if args.csv or args.plot or args.plot_file or args.metric:
         raise BadInput("an advice is shown as it was decided: --csv, --plot and --metric apply to a compare")
     doc = decided_again(read_advice(parsed, args.file))
+    if getattr(args, "markdown", None) is not None:
+        write_markdown(args.markdown, advice_markdown(doc, __version__))
+        return 0
     if args.json:
         print(json.dumps(worded_json(doc), indent=1))
     else:

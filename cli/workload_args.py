@@ -236,5 +236,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--csv", action="store_true", help="CSV: one row per run, or per interval of a recording")
     s.add_argument("--details", action="store_true",
                    help="an experiment's every metric, every comparison and the charts (default: its summary)")
+    s.add_argument("--markdown", metavar="FILE",
+                   help="a compare's, a matrix's or an advice's answer, conditions and evidence (per variant and "
+                        "every run, collapsed) as markdown a tracker comment holds ('-': stdout)")
     plot_opts(s)
     s.set_defaults(func=lazy_command("iosched.cli.workloads", "cmd_report"))

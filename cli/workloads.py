@@ -11,7 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from iosched import __version__
 from iosched.cli.leftovers import owed_said
+from iosched.cli.markdown_page import write_markdown
 from iosched.cli.matrix import bound_words, build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
 from iosched.cli.terminal import rewrite_line
@@ -424,6 +426,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     from iosched.core.live.recording import is_recording
 
     files = args.file if isinstance(args.file, list) else [args.file]
+    markdown = getattr(args, "markdown", None)
+    if markdown is not None:
+        _check_markdown(args, markdown)
+    if len(files) > 1 and markdown is not None:
+        raise BadInput("--markdown shows one compare, matrix or advice: give one file")
     if len(files) > 1:
         from iosched.cli.pooled import pooled_report
 
@@ -432,6 +439,8 @@ def cmd_report(args: argparse.Namespace) -> int:
         pooled_report(files, args)
         return 0
     args.file = files[0]
+    if markdown is not None and (is_recording(args.file) or is_capture(args.file)):
+        raise BadInput("--markdown shows a compare, a matrix or an advice: a recording or a capture has no verdict")
     if is_recording(args.file):
         _check_metric(args.metric)
         recording_report(args.file, args)
@@ -447,6 +456,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     data = read_bounded(args.file, MAX_SAVED_BYTES, "experiment (--save) or recording")
     doc = decode_json(data, args.file, "experiment")
     kind = kind_of(doc)
+    if markdown is not None and kind in ("fleet", "fleet_matrix"):
+        raise BadInput("--markdown shows one host's result: report a host's compare (its --save) instead of a fleet's")
     if kind == "fleet":
         from iosched.cli.fleet import report_fleet
 
@@ -465,15 +476,36 @@ def cmd_report(args: argparse.Namespace) -> int:
     if kind == "matrix":
         matrix = decode_matrix(doc, args.file)  # the whole file checked: what follows cannot meet a bad field
         _check_metric(args.metric)
-        render_matrix(matrix, judge_matrix(matrix, args.alpha, args.metric), args)
+        judged = judge_matrix(matrix, args.alpha, args.metric)
+        if markdown is not None:
+            from iosched.core.present.evidence import matrix_markdown
+
+            write_markdown(markdown, matrix_markdown(matrix, judged, __version__))
+            return 0
+        render_matrix(matrix, judged, args)
         return 0
     experiment = read_experiment(doc, args.file)
     reads = [CmdMetric(name, "") for name in cmd_metrics_of(experiment)]  # its command's own figures may be named
     _check_metric(args.metric, reads)
     verdict = judge(experiment, args.alpha, args.metric, margin=getattr(args, "margin", 0.10))
+    if markdown is not None:
+        from iosched.core.present.evidence import experiment_markdown
+
+        write_markdown(markdown, experiment_markdown(experiment, verdict, __version__))
+        return 0
     _render(experiment, verdict, args, REPORT_MORE)
     plot_result(experiment, verdict, args)
     return 0
+
+
+def _check_markdown(args: argparse.Namespace, markdown: str) -> None:
+    """--markdown: a file it may write, and not stdout beside another output there."""
+    if markdown != "-":
+        check_save_path(markdown)
+    elif args.json or args.csv or args.plot:
+        raise BadInput("--json, --csv or --plot and --markdown - all write to stdout: give --markdown a file")
+    if args.details:
+        raise BadInput("--markdown holds the summary and every run: --details applies to the text report")
 
 
 REPORT_MORE = "--details: every metric, every comparison and the charts; --json: all of it as data"

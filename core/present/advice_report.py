@@ -23,6 +23,7 @@ from iosched.core.present.advice_words import (
     the_rule,
 )
 from iosched.core.present.conditions import condition_lines
+from iosched.core.present.evidence import advice_tables, code, conditions_markdown, fenced, md, page
 from iosched.core.present.worded import worded_advice, worded_experiment
 
 SET_BY = {"iosched": "set by iosched", "tuned": "set by tuned", "udev": "set by a udev rule",
@@ -129,7 +130,7 @@ def doc_workload_lines(doc: AdviceDoc) -> list[str]:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md(text, 600)
 
 
 def goal_row(g: GoalAdviceDoc) -> str:
@@ -142,21 +143,21 @@ def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
     """A short report to paste into a ticket: the answer, a table per goal, how to keep it, what was tested."""
     doc = worded_advice(doc)
     o = doc.observed
-    lines = [f"### iosched advise {doc.device}", "", f"**{_cell(headline(doc))}**", ""]
+    lines = [f"### iosched advise {_cell(doc.device)}", "", f"**{_cell(headline(doc))}**", ""]
     if doc.advice:
         lines += ["| goal | answer | effect against what it has | its other figures |",
                   "|---|---|---|---|"]
         lines += [goal_row(g) for g in doc.advice]
         lines.append("")
     for k in doc.keep:
-        lines.append(f"Keep {k.variant}: `{' && '.join(k.commands)}`" + (f"; at every boot ({k.scope}):" if k.rule
-                                                                          else ""))
+        lines.append(f"Keep {_cell(k.variant)}: {code(' && '.join(k.commands))}"
+                     + (f"; at every boot ({_cell(k.scope or '')}):" if k.rule else ""))
         if k.rule:
-            lines += ["", "```", k.rule, "```", ""]
+            lines += ["", *fenced([k.rule]), ""]
     ident = ", ".join(x for x in (o.model, human_size(o.size_bytes), o.kind) if x)
     spare = f"; tested on {doc.tested_on}" if doc.tested_on != doc.device else ""
-    lines.append(f"- device: {doc.device} ({ident}{', rotational' if o.rotational else ''}); it had "
-                 f"{o.scheduler} ({SET_BY.get(o.set_by, o.set_by)}){spare}")
+    lines.append(_cell(f"- device: {doc.device} ({ident}{', rotational' if o.rotational else ''}); it had "
+                       f"{o.scheduler} ({SET_BY.get(o.set_by, o.set_by)}){spare}"))
     for t in doc.tests:
         runs = len(t.result.runs) if t.result else 0
         dropped = f"; left early: {', '.join(d.variant for d in t.dropped)}" if t.dropped else ""
@@ -168,11 +169,10 @@ def advice_markdown(doc: AdviceDoc, version: str = "") -> str:
                  f"over the candidates at alpha {r.alpha:g}, sequential looks) and it is at least {r.margin:.0%} "
                  f"better; keep when every candidate's {1 - 2 * r.alpha:.0%} interval shows it no more than "
                  f"{r.margin:.0%} better; else cannot tell{took}")
-    measured = [f"- {line.strip()}" for line in condition_lines(doc.conditions, doc.kernel, advice_runs(doc))]
-    lines += measured or [f"- kernel {doc.kernel}"]  # "measured on" names the kernel with the machine
+    lines += conditions_markdown(doc.conditions, doc.kernel, advice_runs(doc))
     if version:
-        lines.append(f"- iosched {version}")
-    return "\n".join(lines) + "\n"
+        lines.append(f"- iosched {_cell(version)}")
+    return page(lines, advice_tables(doc))  # the evidence collapsed, the whole bounded for a tracker comment
 
 
 def short_answer(doc: AdviceDoc) -> list[str]:

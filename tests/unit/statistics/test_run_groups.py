@@ -138,5 +138,7 @@ def test_the_answer_follows_the_runs_not_their_unit_or_order(values, scale, rnd)
     rnd.shuffle(perm)
     again = split_runs([values[i] * scale for i in perm])
     assert type(again) is type(found)
-    assert again.statistic == pytest.approx(found.statistic, rel=1e-6)
+    # Rescaling and reordering round differently: a near-tie inside a group makes the statistic huge and its last
+    # digits rounding's, so the same answer is the same statistic to a few parts in a hundred thousand.
+    assert again.statistic == pytest.approx(found.statistic, rel=1e-4)
     assert sorted(perm[i] for i in again.groups[0].indices) == list(low.indices)
