@@ -29,6 +29,9 @@ from iosched.core.settings.cmd_cgroup import own_cgroup
 
 from conftest import need, need_real, run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
+
 BLOCK = 4096
 
 
