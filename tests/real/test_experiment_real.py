@@ -101,13 +101,14 @@ def test_until_verdict_stops_at_the_boundary(loopdev, tmp_path):
     assert loopdev.current() == loopdev.initial_scheduler
 
 
+@pytest.mark.plumbing
 def test_three_schedulers_answer_first_in_at_most_30_lines(loopdev, tmp_path):
     """A newcomer's first compare: the verdict within the first 5 lines after the progress, all of it in 30;
     the progress into a file is one line per run, never fio's per-second status."""
     need_real("fio")
     save = tmp_path / "three.json"
     r = run_cli("compare", loopdev.name, "--schedulers", "none,mq-deadline,bfq", "--job", "randread-q16t2",
-                "--runtime", "2", "--repeat", "3", "--save", str(save), timeout=240)
+                "--runtime", "1", "--repeat", "3", "--save", str(save), timeout=240)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) <= 30, r.stdout
