@@ -143,15 +143,21 @@ def make_loop(tmp_path: Path) -> Iterator[Callable[..., Loop]]:
 
 
 @pytest.fixture
-def tmpfs_loop(make_loop: Callable[..., Loop]) -> Iterator[Loop]:
-    """A loop device over a sparse 1 GiB file in tmpfs, for tests whose fio writes at random: on the disk such
-    a file ends in tens of thousands of extents, whose unlink took 4-10 s of each teardown; tmpfs frees its
-    pages at once (and takes direct IO)."""
+def shm_dir() -> Iterator[Path]:
+    """A folder in tmpfs for the file under a loop device that fio writes at random (`make_loop(size, shm_dir)`):
+    on the disk such a file ends in tens of thousands of extents, whose unlink took 4-40 s of a teardown; tmpfs
+    frees its pages at once (and takes direct IO)."""
     directory = Path(tempfile.mkdtemp(prefix="iosched-test-", dir="/dev/shm"))
     try:
-        yield make_loop("1G", directory)
+        yield directory
     finally:
         shutil.rmtree(directory, ignore_errors=True)  # detached next, by make_loop: its pages go then
+
+
+@pytest.fixture
+def tmpfs_loop(make_loop: Callable[..., Loop], shm_dir: Path) -> Loop:
+    """A loop device over a sparse 1 GiB file in tmpfs (shm_dir), for tests whose fio writes at random."""
+    return make_loop("1G", shm_dir)
 
 
 @pytest.fixture

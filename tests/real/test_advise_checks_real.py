@@ -14,6 +14,9 @@ import pytest
 
 from conftest import need_real, run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
+
 SHORT = ["--job", "randread-q16t2", "--goal", "throughput", "--runtime", "1", "--budget", "60", "--settle", "0"]
 
 

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from iosched.core.advice.observe import observation_lines, observe
 from iosched.core.settings.scheduler import switch_scheduler
 from iosched.core.settings.writes import restore
 
 from conftest import need_real
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def test_a_fresh_loop_device_has_the_kernels_default_then_iosched_switches_it(loopdev):

@@ -17,6 +17,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from fio_support import no_fio_left, start_cli, wait_for_fio
 from schema_support import valid
 
@@ -88,6 +89,7 @@ def test_an_interactive_reader_under_writes_is_told_bfq_with_the_writers_cost(lo
     no_fio_left(loopdev.path)
 
 
+@pytest.mark.plumbing
 def test_nothing_changes_before_the_plan_is_accepted(loopdev, private_journal):
     """Without a terminal and without --yes the plan is printed and nothing runs (exit 2); --dry-run likewise,
     exit 0; a raw device holding data is refused until its name is typed."""
@@ -142,6 +144,7 @@ def _on_a_terminal(args: list[str], answers: list[str], timeout: float = 60) -> 
     return out.decode(errors="replace")
 
 
+@pytest.mark.plumbing
 def test_signals_mid_advice_put_everything_back(loopdev, tmp_path, private_journal):
     """Ctrl-C, SIGTERM and a lost SSH session (SIGHUP) while a candidate runs: fio ends, the scheduler is put back,
     the scratch files go, the finished runs are saved and no advice is given."""

@@ -3,12 +3,15 @@ device for the whole command, the job's figures as bg:METRIC, and no fio left, a
 
 import json
 
+import pytest
 from fio_support import cmd_cgroups_of, gone, no_fio_left, start_cli, wait_for, wait_for_fio
 from schema_support import valid
 
 from iosched.core.load.fio_result import job_seconds
 
 from conftest import need_real, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def test_a_command_is_timed_under_a_background_write_job(loopdev):

@@ -6,9 +6,13 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from iosched.core.settings.device_lock import load_lock
 
 from conftest import need_real, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def test_another_iosched_load_is_named_before_the_first_run(make_loop):

@@ -24,6 +24,8 @@ from iosched.core.load.iolog import meta_path, read_capture
 
 from conftest import need_real, one_sentence_exit_2, run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 def diskstats(name: str) -> dict[str, int]:
     for line in Path("/proc/diskstats").read_text().splitlines():

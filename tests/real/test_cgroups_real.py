@@ -15,6 +15,8 @@ from iosched.core.settings.cgroups import probe_weights
 
 from conftest import need, need_real, run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 def hierarchy() -> IoHierarchy:
     need_real("fio", "setpriv")

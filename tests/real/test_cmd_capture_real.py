@@ -22,12 +22,16 @@ from dataclasses import asdict
 from pathlib import Path
 
 import pytest
+from fio_support import wait_for
 from schema_support import problems
 
 from iosched.core.load.iolog import check_iolog, meta_path, read_capture
 from iosched.core.settings.cmd_cgroup import own_cgroup
 
 from conftest import need, need_real, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 BLOCK = 4096
 
@@ -282,9 +286,9 @@ def test_ctrl_c_ends_the_command_and_writes_nothing(ext4, tmp_path, private_jour
     out = tmp_path / "i.iolog"
     proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "capture", "--cmd", f"sleep 45.{n}", "-o", str(out)],
                             stderr=subprocess.PIPE, text=True, env=clean_env())
-    time.sleep(2)
+    wait_for(f"sleep 45.{n}", proc)  # a signal before Python is up would kill it outright (-2), not interrupt it
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and "interrupted: the command was ended" in err and "Traceback" not in err
+    assert proc.returncode == 130 and "interrupted: the command was ended" in err and "Traceback" not in err, err
     assert not out.exists()
     nothing_left(proc.pid, private_journal, f"sleep 45.{n}")

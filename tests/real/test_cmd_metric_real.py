@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import Loop, need_real, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def test_a_figure_read_from_the_output_is_the_primary_metric_and_a_run_without_it_is_invalid(loopdev: Loop,

@@ -17,6 +17,9 @@ import pytest
 
 from conftest import need_real
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
+
 NOBODY = 65534
 
 

@@ -21,6 +21,8 @@ from iosched.core.settings.cmd_cgroup import own_cgroup
 
 from conftest import Loop, need, need_real, run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 def running(pid: int, marker: str) -> bool:
     """Whether ``pid`` is still the process whose command line holds ``marker``."""

@@ -48,6 +48,7 @@ def allocated_percent(loop: Loop) -> float:
     return st.st_blocks * 512 / st.st_size * 100
 
 
+@pytest.mark.plumbing
 def test_fill_50_fills_to_within_two_percent_and_records_it(shm_loop: Loop) -> None:
     need_real("fio", "setpriv", "blkdiscard", "dd")
     subprocess.run(["dd", "if=/dev/urandom", f"of={shm_loop.path}", "bs=1M", "count=256", "oflag=direct"],
@@ -73,6 +74,7 @@ def test_fill_50_fills_to_within_two_percent_and_records_it(shm_loop: Loop) -> N
         assert "steady" not in run
 
 
+@pytest.mark.plumbing
 def test_advise_plans_the_fill_in_its_time(shm_loop: Loop) -> None:
     need_real("fio")
     out = run_cli("advise", shm_loop.name, "--goal", "throughput", "--runtime", "1", "--fill", "50%", "--dry-run",

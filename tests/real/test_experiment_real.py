@@ -101,13 +101,14 @@ def test_until_verdict_stops_at_the_boundary(loopdev, tmp_path):
     assert loopdev.current() == loopdev.initial_scheduler
 
 
+@pytest.mark.plumbing
 def test_three_schedulers_answer_first_in_at_most_30_lines(loopdev, tmp_path):
     """A newcomer's first compare: the verdict within the first 5 lines after the progress, all of it in 30;
     the progress into a file is one line per run, never fio's per-second status."""
     need_real("fio")
     save = tmp_path / "three.json"
     r = run_cli("compare", loopdev.name, "--schedulers", "none,mq-deadline,bfq", "--job", "randread-q16t2",
-                "--runtime", "2", "--repeat", "3", "--save", str(save), timeout=240)
+                "--runtime", "1", "--repeat", "3", "--save", str(save), timeout=240)
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     assert len(lines) <= 30, r.stdout
@@ -133,6 +134,7 @@ def test_three_schedulers_answer_first_in_at_most_30_lines(loopdev, tmp_path):
     assert loopdev.current() == loopdev.initial_scheduler
 
 
+@pytest.mark.plumbing
 def test_tuned_variants_are_applied_per_run_and_put_back(loopdev):
     need_real("fio")
     r = run_cli("compare", loopdev.name, "--schedulers", "mq-deadline,mq-deadline:read_expire=100:fifo_batch=4",
@@ -148,6 +150,7 @@ def test_tuned_variants_are_applied_per_run_and_put_back(loopdev):
     assert loopdev.current() == loopdev.initial_scheduler
 
 
+@pytest.mark.plumbing
 def test_command_workload_is_timed(loopdev):
     need_real()
     cmd = f"dd if={loopdev.path} of=/dev/null bs=1M count=32 iflag=direct status=none"
@@ -181,6 +184,7 @@ def test_live_alternation(loopdev, tmp_path):
     no_fio_left(loopdev.path)
 
 
+@pytest.mark.plumbing
 def test_run_shows_fio_and_the_device(loopdev, tmp_path):
     need_real("fio")
     r = run_cli("run", loopdev.name, "--job", "rnd4k-q32t1-read", "--runtime", "1", "--json")
@@ -193,6 +197,7 @@ def test_run_shows_fio_and_the_device(loopdev, tmp_path):
     assert "IOPS" in r.stdout and not list(tmp_path.glob("iosched-scratch-*"))
 
 
+@pytest.mark.plumbing
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143), (signal.SIGHUP, 129)])
 def test_signal_mid_experiment_cleans_up(loopdev, tmp_path, private_journal, sig, code):
     need_real("fio")
@@ -211,6 +216,7 @@ def test_signal_mid_experiment_cleans_up(loopdev, tmp_path, private_journal, sig
     assert json.loads((private_journal / "journal.json").read_text())["entries"] == []
 
 
+@pytest.mark.plumbing
 def test_runs_finished_before_ctrl_c_are_saved(loopdev, tmp_path):
     need_real("fio")
     save = tmp_path / "partial.json"
@@ -233,6 +239,7 @@ def test_runs_finished_before_ctrl_c_are_saved(loopdev, tmp_path):
     assert loopdev.current() == loopdev.initial_scheduler
 
 
+@pytest.mark.plumbing
 def test_runs_finished_before_the_device_vanished_are_saved(loopdev, tmp_path):
     """Detached mid-compare: the finished runs and the reason are saved, and the exit says why in one sentence."""
     need_real("fio")
@@ -258,6 +265,7 @@ def test_runs_finished_before_the_device_vanished_are_saved(loopdev, tmp_path):
     no_fio_left(loopdev.path)
 
 
+@pytest.mark.plumbing
 def test_fio_killed_in_every_run_fails_cleanly(loopdev):
     need_real("fio")
     p = start_cli("compare", loopdev.name, "--schedulers", "bfq,none", "--job", "randread-q16t2",
@@ -274,6 +282,7 @@ def test_fio_killed_in_every_run_fails_cleanly(loopdev):
     assert loopdev.current() == loopdev.initial_scheduler
 
 
+@pytest.mark.plumbing
 def test_sigkill_of_iosched_takes_fio_along_and_restore_repairs(loopdev, tmp_path):
     need_real("fio")
     scratch = tmp_path / "scratch"
@@ -291,6 +300,7 @@ def test_sigkill_of_iosched_takes_fio_along_and_restore_repairs(loopdev, tmp_pat
     assert "removed scratch files" in r.stdout and list(scratch.iterdir()) == []
 
 
+@pytest.mark.plumbing
 def test_fio_missing_changes_nothing(loopdev, private_journal):
     need_real()
     r = run_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "4k-read",
@@ -299,6 +309,7 @@ def test_fio_missing_changes_nothing(loopdev, private_journal):
     assert loopdev.current() == loopdev.initial_scheduler and not (private_journal / "journal.json").exists()
 
 
+@pytest.mark.plumbing
 def test_refusals_change_nothing(loopdev, tmp_path, private_journal):
     need_real("fio", "mkfs.ext4", "mount")
     bad = tmp_path / "bad.fio"
@@ -321,6 +332,7 @@ def test_refusals_change_nothing(loopdev, tmp_path, private_journal):
     assert not Path("/tmp/pwned").exists()
 
 
+@pytest.mark.plumbing
 def test_sequential_refusals_change_nothing(loopdev, private_journal):
     need_real("fio")
     for extra, words in ((["--max-runs", "3"], "--max-runs: must be at least 4 and at most 200"),
@@ -332,6 +344,7 @@ def test_sequential_refusals_change_nothing(loopdev, private_journal):
     assert loopdev.current() == loopdev.initial_scheduler and not (private_journal / "journal.json").exists()
 
 
+@pytest.mark.plumbing
 def test_a_scheduler_changed_behind_our_back_marks_the_run_invalid(loopdev):
     need_real("fio")
     p = start_cli("compare", loopdev.name, "--schedulers", "none,bfq", "--job", "randread-q16t2",
@@ -350,6 +363,7 @@ def test_a_scheduler_changed_behind_our_back_marks_the_run_invalid(loopdev):
     assert loopdev.current() == loopdev.initial_scheduler
 
 
+@pytest.mark.plumbing
 def test_drop_caches_between_runs(loopdev):
     need_real()
     cmd = f"dd if={loopdev.path} of=/dev/null bs=1M count=8 status=none"
@@ -359,6 +373,7 @@ def test_drop_caches_between_runs(loopdev):
     assert json.loads(r.stdout)["drop_caches"] is True
 
 
+@pytest.mark.plumbing
 def test_a_save_that_fails_at_the_end_still_shows_the_result_with_one_warning(loopdev, tmp_path):
     need_real("fio", "mount")
     # A full filesystem takes the empty file the check before the runs makes and removes; the save's bytes, after
@@ -382,6 +397,7 @@ def test_a_save_that_fails_at_the_end_still_shows_the_result_with_one_warning(lo
     assert r.returncode == 2 and "no file name given to save to" in r.stderr and r.stdout == ""
 
 
+@pytest.mark.plumbing
 @pytest.mark.parametrize("cmd", ["sleep 30.25", "sleep 30.5; true"])
 def test_sigkill_of_iosched_takes_the_command_along(loopdev, cmd):
     need_real("setpriv")
@@ -424,6 +440,7 @@ def test_command_cpu_time_is_its_own_rusage(tmp_path):
     assert m["cmd_usr_s"] + m["cmd_sys_s"] < other["cpu"] / 2, (m, other)
 
 
+@pytest.mark.plumbing
 def test_resume_from_dev_zero_or_a_fifo_is_refused_at_once(loopdev, tmp_path):
     need_real()
     fifo = tmp_path / "fifo"
@@ -434,6 +451,7 @@ def test_resume_from_dev_zero_or_a_fifo_is_refused_at_once(loopdev, tmp_path):
     assert loopdev.current() == loopdev.initial_scheduler
 
 
+@pytest.mark.plumbing
 def test_links_another_user_plants_mid_run_get_neither_the_save_nor_the_charts(loopdev, others_dir, tmp_path):
     """compare --save/--plot-file into a folder anyone may write: the names pass the check at the start; links
     planted while the runs go (over the file the first save wrote, if it is there yet) receive nothing."""

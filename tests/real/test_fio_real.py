@@ -20,6 +20,8 @@ from iosched.core.load.targets import Target, choose_target
 
 from conftest import need_real, run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 def test_a_colon_in_the_scratch_dir_is_one_file_for_fio(loopdev, tmp_path):
     need_real("fio")

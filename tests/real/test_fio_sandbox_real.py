@@ -14,6 +14,8 @@ from iosched.core.load.fio_sandbox import INSIDE, check_fence, fenced
 
 from conftest import need_real
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 def fenced_sh(script: str, work: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(fenced(["/bin/sh", "-c", script], work), capture_output=True, text=True, timeout=30)

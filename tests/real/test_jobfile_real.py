@@ -8,9 +8,12 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
 from fio_support import no_fio_left, start_cli, wait_for_fio
 
 from conftest import run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def refused(loop, job: Path, *extra: str, env: dict[str, str] | None = None):

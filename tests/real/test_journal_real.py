@@ -8,6 +8,9 @@ import pytest
 
 from conftest import run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
+
 GOOD = {"device": "loop9", "attr": "queue/scheduler", "original": "none"}
 
 

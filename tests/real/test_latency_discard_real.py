@@ -9,12 +9,16 @@ import subprocess
 import time
 from datetime import datetime
 
+import pytest
 from test_tracer_real import samples_until
 
 from iosched.cli.latency import latency_json, latency_text
 from iosched.core.trace.tracer import Tracer
 
 from conftest import need_real
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 MiB = 1 << 20
 

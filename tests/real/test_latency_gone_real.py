@@ -8,7 +8,11 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import detach_loop, need_real
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def wait_for(proc: subprocess.Popen, lines: list[str], want: int, timeout: float = 30) -> None:

@@ -15,6 +15,7 @@ def fio_iops(run: dict) -> float:
     return sum(j["read"]["iops"] + j["write"]["iops"] for j in run["fio"]["jobs"])
 
 
+@pytest.mark.plumbing
 def test_two_variants_by_five_workloads(loopdev, private_journal, tmp_path):
     need_real("fio")
     save = tmp_path / "matrix.json"
@@ -51,6 +52,7 @@ def test_two_variants_by_five_workloads(loopdev, private_journal, tmp_path):
     assert html.read_text().startswith("<!DOCTYPE html>")
 
 
+@pytest.mark.plumbing
 def test_ctrl_c_then_resume_finishes_the_same_matrix(loopdev, private_journal, tmp_path):
     need_real("fio")
     save = tmp_path / "matrix.json"
@@ -104,6 +106,7 @@ def _one_sentence(r) -> None:
     assert r.stdout == ""
 
 
+@pytest.mark.plumbing
 def test_bad_matrices_change_nothing(loopdev, private_journal, tmp_path):
     need_real("fio")
     # A saved, unfinished matrix to resume from, written by the code under test (0 runs so it stays resumable).
@@ -177,6 +180,7 @@ def test_until_verdict_matrix_stops_the_cells_that_decided(loopdev, private_jour
     assert refused.returncode == 2 and "finished matrix" in refused.stderr
 
 
+@pytest.mark.plumbing
 def test_a_study_runs_a_fio_job_and_a_command_as_one_matrix(loopdev, private_journal, tmp_path):
     need_real("fio")
     study = tmp_path / "study.toml"

@@ -20,6 +20,9 @@ import pytest
 
 from conftest import Loop, attach_loop, detach_loop, need_real, run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
+
 NOBODY = ["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups"]
 OK = "ok"
 ROOT = "root"

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 from link_support import digest, make_victim, plant, temporaries
 
 from iosched.core.settings.persist import (
@@ -14,6 +15,8 @@ from iosched.core.settings.persist import (
 )
 
 from conftest import need, need_real, one_sentence_exit_2, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def test_cli_persist_writes_lists_removes(loopdev, tmp_path):

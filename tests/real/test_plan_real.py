@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import Loop, need_real, one_sentence_exit_2, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def test_the_pilot_runs_twice_per_variant_and_plans_from_its_noise(loopdev: Loop, private_journal):

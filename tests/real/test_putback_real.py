@@ -17,6 +17,9 @@ from putback_support import hand_set, journal_entries, settings_of, starts_left,
 
 from conftest import need_real, run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
+
 COMPARE = ("--schedulers", "mq-deadline,bfq", "--job", "randread-q16t2", "--repeat", "1", "--settle", "0")
 ADVISE = ("--goal", "throughput", "--job", "randread-q16t2", "--candidates", "bfq", "--settle", "0", "--yes")
 # SIGKILL: no ending of its own; `iosched restore` puts the device back from the run's starting point.

@@ -7,6 +7,7 @@ import signal
 import tempfile
 from pathlib import Path
 
+import pytest
 from fio_support import no_fio_left, start_cli, wait_for_fio
 
 from iosched.core.settings.restore_report import (
@@ -15,6 +16,8 @@ from iosched.core.settings.restore_report import (
 )
 
 from conftest import need_real, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def test_restore_prints_only_what_it_put_back(loopdev):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fio_support import start_cli, wait_for_line
 
 from iosched.core.settings.device_lock import load_lock
@@ -14,6 +15,8 @@ from iosched.core.settings.scheduler import switch_scheduler
 from iosched.core.settings.writes import restore
 
 from conftest import need_real, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def test_restore_beside_a_running_compare_leaves_its_device_alone(loopdev, tmp_path):

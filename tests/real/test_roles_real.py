@@ -34,6 +34,7 @@ def test_the_foreground_is_judged_apart_and_bfq_serves_it_first(loopdev: Loop):
         assert run["metrics"]["fg:iops"] == pytest.approx(jobs["fg"]["read"]["iops"], rel=1e-3)
 
 
+@pytest.mark.plumbing
 def test_role_io_counts_add_up_to_the_device(loopdev: Loop):
     """4 KiB reads are never split or merged on their way down: the roles' IOs are the device's."""
     need_real("fio")
@@ -50,6 +51,7 @@ def test_role_io_counts_add_up_to_the_device(loopdev: Loop):
         assert m["be0:iops"] + m["idle:iops"] == pytest.approx(m["iops"], rel=1e-6)
 
 
+@pytest.mark.plumbing
 def test_a_role_the_job_lacks_is_refused_with_its_roles(loopdev: Loop):
     before = loopdev.scheduler_text()
     err = one_sentence_exit_2("compare", loopdev.name, "--schedulers", "none,bfq", "--job",

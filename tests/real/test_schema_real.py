@@ -15,6 +15,8 @@ from schema_support import problems, valid
 
 from conftest import attach_loop, detach_loop, run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 @pytest.mark.real
 def test_compare_json_and_its_save_validate(loopdev, tmp_path: Path) -> None:

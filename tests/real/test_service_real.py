@@ -21,6 +21,8 @@ from iosched.core.settings.device_lock import DeviceBusy, load_lock
 
 from conftest import Loop, need_real
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 def small_plan(loop: Loop, tmp_path: Path, repeat: int = 3) -> ComparePlan:
     job = CATALOG["randread-q16t2"].scaled(runtime=1.0, size=16 << 20)

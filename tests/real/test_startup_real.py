@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 from capture_support import make_capture, mixed
 from fio_support import no_fio_left, start_cli
 from schema_support import valid
@@ -110,6 +111,7 @@ def digest(path: str, size: int = 16 << 20) -> str:
         return hashlib.sha256(f.read(size)).hexdigest()
 
 
+@pytest.mark.plumbing
 def test_a_startup_with_writes_onto_a_device_holding_data_is_one_sentence_and_writes_nothing(make_loop, tmp_path):
     need_real("fio", "setpriv", "mkfs.ext4")
     loop = make_loop("64M")

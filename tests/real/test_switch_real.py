@@ -14,6 +14,8 @@ from iosched.core.settings.writes import restore
 
 from conftest import detach_loop, need_real, run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 def test_every_available_scheduler_and_back_then_restore(loopdev, private_journal):
     original = loopdev.current()

@@ -12,6 +12,8 @@ from iosched.core.load.targets import Refused, choose_target
 
 from conftest import need_real, run_cli
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 def test_real_blank_loop_takes_raw_writes_but_not_once_it_has_a_filesystem(loopdev, tmp_path):
     need_real("blkid", "mkfs.ext4", "mount")

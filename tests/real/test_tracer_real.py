@@ -135,6 +135,7 @@ def test_switch_none_to_bfq_shows_time_in_the_scheduler(loopdev, tracer_of):
     assert all(d.device.total > 0 for d in before + after)
 
 
+@pytest.mark.plumbing
 def test_the_tracer_killed_mid_run_is_a_clear_stop(loopdev, tracer_of):
     need_tracing()
     tracer = tracer_of([loopdev.name])
@@ -222,6 +223,7 @@ def test_iosched_sigkilled_leaves_no_tracer_and_nothing_loaded(loopdev):
             cli.kill()
 
 
+@pytest.mark.plumbing
 def test_latency_json_contract_under_load(loopdev):
     need_tracing()
     load = fio(loopdev.path, 30)  # killed once iosched is done
@@ -263,6 +265,7 @@ def test_top_traced_names_fio_on_the_device(loopdev):
     assert all(p["device"] == loopdev.name for p in last["processes"])
 
 
+@pytest.mark.plumbing
 def test_top_without_root_falls_back_to_procfs():
     need_real("setpriv")
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
@@ -275,6 +278,7 @@ def test_top_without_root_falls_back_to_procfs():
     assert obj["source"] == "procfs" and obj["system_wide"] is True
 
 
+@pytest.mark.plumbing
 def test_latency_without_root_is_one_sentence():
     need_real("setpriv")
     r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
@@ -284,6 +288,7 @@ def test_latency_without_root_is_one_sentence():
     assert r.stdout == ""
 
 
+@pytest.mark.plumbing
 def test_compare_with_trace_records_scheduler_and_device_time_per_run(loopdev, tmp_path):
     need_tracing()
     saved = tmp_path / "exp.json"
@@ -305,6 +310,7 @@ def test_compare_with_trace_records_scheduler_and_device_time_per_run(loopdev, t
     assert loopdev.current() == loopdev.initial_scheduler  # put back
 
 
+@pytest.mark.plumbing
 def test_a_traced_matrix_keeps_each_runs_histograms_and_plots_them_per_workload(loopdev, tmp_path):
     """`compare --jobs … --trace`: each run carries its block-layer figures as a compare's do, and `report --plot`
     draws the histograms per workload and variant."""
@@ -337,6 +343,7 @@ def test_a_traced_matrix_keeps_each_runs_histograms_and_plots_them_per_workload(
     assert len(traced) == 4 and all("none: " in line and "bfq: " in line for line in traced)
 
 
+@pytest.mark.plumbing
 def test_trace_refused_with_live_alternation(loopdev):
     need_real()
     r = subprocess.run([sys.executable, "-m", "iosched.cli", "compare", loopdev.name, "--schedulers", "none,bfq",
@@ -345,6 +352,7 @@ def test_trace_refused_with_live_alternation(loopdev):
     assert r.returncode == 2 and "--trace applies to repeated runs" in r.stderr
 
 
+@pytest.mark.plumbing
 def test_a_device_removed_while_traced_leaves_tracing_running(loopdev, tmp_path, tracer_of, make_loop):
     need_tracing()
     other_dir = tmp_path / "other"
@@ -396,6 +404,7 @@ def test_real_switching_map_sets_keeps_timing_every_request(tmp_path, make_loop)
         tracer.stop()
 
 
+@pytest.mark.plumbing
 @pytest.mark.parametrize("broken", ["fails to load", "was not built"])
 def test_where_the_core_tracer_cannot_run_bpftrace_does_and_says_why(loopdev, tmp_path, broken):
     need_tracing()
@@ -423,6 +432,7 @@ def test_where_the_core_tracer_cannot_run_bpftrace_does_and_says_why(loopdev, tm
     assert tracer.description.startswith("bpftrace, since " + why[broken])
 
 
+@pytest.mark.plumbing
 def test_the_core_tracer_alone_refuses_where_it_cannot_run(loopdev, tmp_path):
     need_tracing()
     tracer = Tracer(interval=0.5, devices=[loopdev.name], loader=tmp_path / "absent", use="libbpf")

@@ -5,9 +5,12 @@ import json
 import signal
 import time
 
+import pytest
 from fio_support import start_cli, wait_for_fio
 
 from conftest import need_real, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def test_tune_on_a_real_device_journals_and_restores(loopdev):

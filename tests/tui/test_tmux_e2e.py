@@ -10,7 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import Loop, detach_loop, need_real
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 SESSION = f"iosched-e2e-{os.getpid()}"  # of its own: tests of other clones may run beside
 

@@ -19,6 +19,8 @@ from iosched.tui.widgets.line_chart import LineChart
 
 from conftest import detach_loop, need_real
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 def fixture_app(tmp_path, **kw) -> tuple[IoschedApp, object]:
     tree = populated_tree(tmp_path / "root")

@@ -20,6 +20,8 @@ from iosched.tui.dialogs import PersistScreen
 
 from fixtree import LAYOUTS
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
 
 def make_app(tmp_path):
     tree = populated_tree(tmp_path / "root")

@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from test_tui_jobs import wait_until
 from tui_support import wait_for_exit
 
@@ -19,6 +20,8 @@ from iosched.tui.dialogs import ConfirmScreen
 from iosched.tui.widgets.status_bar import StatusBar
 
 from conftest import need_real
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def whole_captures(directory: Path) -> list[str]:

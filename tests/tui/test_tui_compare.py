@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from fio_support import fio_procs
 from test_tui_jobs import select, wait_until
 from textual.widgets import Input, ProgressBar, SelectionList, Static
@@ -17,6 +18,8 @@ from iosched.tui.compare_screen import CompareScreen
 from iosched.tui.dialogs import SchedulerPicker
 
 from conftest import need_real
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 async def open_compare(app: IoschedApp, pilot, loop) -> CompareScreen:

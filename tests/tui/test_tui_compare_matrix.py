@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from fio_support import fio_procs
 from test_tui_compare import open_compare
 from test_tui_jobs import wait_until
@@ -20,6 +21,8 @@ from iosched.tui.compare_screen import CompareScreen
 from iosched.tui.result_charts import ResultChart
 
 from conftest import need_real, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def small_matrix(screen: CompareScreen) -> None:

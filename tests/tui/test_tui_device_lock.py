@@ -3,6 +3,7 @@ refused."""
 
 from __future__ import annotations
 
+import pytest
 from fio_support import fio_procs
 from test_tui_compare import open_compare
 from test_tui_jobs import select, wait_until
@@ -12,6 +13,8 @@ from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import JobPicker
 
 from conftest import need_real
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 async def test_the_tui_refuses_a_job_and_an_experiment_on_a_device_under_load_elsewhere(loopdev):

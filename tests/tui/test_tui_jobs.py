@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import time
 
+import pytest
 from fio_support import fio_procs
 from textual.widgets import Input
 from tui_support import wait_for_exit
@@ -17,6 +18,9 @@ from conftest import need_real
 
 # A wait is a guard against a hang, never a speed limit: a loaded machine (CI's two cores, or a neighbour's fio) may
 # take many times an idle one's seconds, and a passing wait returns as soon as its condition holds.
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
+
 HANG_S = 120.0
 
 
@@ -77,9 +81,9 @@ async def test_job_runs_beside_the_live_graphs_switch_marks_and_x_stops(tmp_path
     assert loop.current() == loop.initial_scheduler
 
 
-async def test_write_job_on_a_device_with_data_needs_its_name_typed_and_quit_kills_fio(tmp_path, make_loop):
+async def test_write_job_on_a_device_with_data_needs_its_name_typed_and_quit_kills_fio(make_loop, shm_dir):
     need_real("fio", "mkfs.ext4")
-    loop = make_loop("256M")
+    loop = make_loop("256M", shm_dir)  # 4k-randwrite: its file in tmpfs (conftest.shm_dir)
     subprocess.run(["mkfs.ext4", "-q", "-F", loop.path], check=True, capture_output=True)  # noqa: ASYNC221
     app = IoschedApp(interval=0.25, watch_udev=False)
     async with app.run_test(size=(120, 40)) as pilot:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from tui_support import SteppedSampler, populated_tree
 
 from iosched.tui.app import IoschedApp
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 def write_bad_journal(run_dir: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from test_tui_jobs import select, wait_until
 from tui_support import wait_for_exit
 
@@ -14,6 +15,8 @@ from iosched.tui.app import IoschedApp
 from iosched.tui.dialogs import ConfirmScreen
 
 from conftest import need_real, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 async def test_quit_restores_only_what_this_session_changed(tmp_path, make_loop):

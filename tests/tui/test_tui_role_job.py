@@ -20,6 +20,9 @@ from iosched.tui.widgets.status_bar import StatusBar
 
 from conftest import need_real
 
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
+
+
 BRAILLE = {chr(c) for c in range(0x2801, 0x2900)}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from test_tui_jobs import select, wait_until
 from textual.geometry import Region
 from textual.widgets import Input
@@ -12,6 +13,8 @@ from iosched.tui.dialogs import ConfirmScreen, PersistScreen, TunablesScreen
 from iosched.tui.rule_dialog import RuleChangeScreen
 
 from conftest import need_real, run_cli
+
+pytestmark = pytest.mark.plumbing  # measures nothing: runs beside another test (tests/run)
 
 
 async def test_edit_a_tunable_then_restore_on_quit(tmp_path, make_loop):

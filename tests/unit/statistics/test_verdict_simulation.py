@@ -10,6 +10,7 @@ import math
 import random
 from collections.abc import Callable
 
+import numpy as np
 import pytest
 from doc_support import experiment_doc, run_doc
 from scipy.stats import ttest_ind
@@ -120,12 +121,14 @@ def test_judge_tests_a_sequential_experiment_only_at_its_looks():
 def test_peeking_at_a_fixed_level_would_fail_the_same_check():
     """The check above can fail: stopping at the first p < alpha over the same looks is far above alpha."""
     rng = random.Random(300)
-    sims, hits = 1500, 0
-    for _ in range(sims):
-        a = [rng.gauss(0, 0.2) for _ in range(12)]
-        b = [rng.gauss(0, 0.2) for _ in range(12)]
-        hits += any(ttest_ind(a[:n], b[:n], equal_var=False).pvalue < ALPHA for n in (4, 6, 8, 10, 12))
-    assert hits / sims > 0.09
+    sims = 1500
+    pairs = [([rng.gauss(0, 0.2) for _ in range(12)], [rng.gauss(0, 0.2) for _ in range(12)]) for _ in range(sims)]
+    a, b = (np.array([pair[k] for pair in pairs]) for k in (0, 1))
+    # The same Welch tests as one per simulation and look, done a look at a time over every simulation at once.
+    claimed = np.zeros(sims, dtype=bool)
+    for n in (4, 6, 8, 10, 12):
+        claimed |= ttest_ind(a[:, :n], b[:, :n], axis=1, equal_var=False).pvalue < ALPHA
+    assert claimed.sum() / sims > 0.09
 
 
 def test_sequential_stops_early_on_a_large_effect():
