@@ -19,7 +19,7 @@ from pathlib import Path
 from iosched import __version__
 from iosched.cli.terminal import rewrite_line
 from iosched.cli.workload_args import steady_wait
-from iosched.core.advice.plan import plan_lines
+from iosched.core.advice.plan import over_budget_words, plan_lines
 from iosched.core.advice.request import (
     AdviceRequest,
     Prepared,
@@ -55,7 +55,8 @@ def _step(name: str, what: str) -> None:
 
 
 def _tty() -> bool:
-    return sys.stdin.isatty() and sys.stderr.isatty()
+    """Whether a person can answer: a terminal on stdin (stdout and stderr may go to a pipe: `advise … | tee log`)."""
+    return sys.stdin.isatty()
 
 
 def _ask(question: str) -> str:
@@ -72,7 +73,8 @@ def request_of(args: argparse.Namespace, destroy_data: str | None = None) -> Adv
         cmd=args.cmd, budget_s=args.budget, on=args.on,
         candidates=tuple(args.candidates) if args.candidates else None, runtime=args.runtime,
         size=args.size, settle=args.settle, alpha=args.alpha, target_dir=args.dir,
-        destroy_data=destroy_data or args.destroy_data, fill=args.fill, steady=steady_wait(args), root=args.root)
+        destroy_data=destroy_data or args.destroy_data, fill=args.fill, steady=steady_wait(args),
+        time_cmd=not args.dry_run, root=args.root)
 
 
 def _printer(quiet: bool):
@@ -141,12 +143,16 @@ def cmd_advise(args: argparse.Namespace) -> int:
         raise BadInput("--dry-run changes nothing: --persist does not apply")
     prep = _prepare(args)
     plan = prep.plan
-    shown = [*plan_lines(plan), f"  the tests write to: {prep.target}", *(f"  note: {n}" for n in prep.notes),
+    shown = [*plan_lines(plan, prep.target), *(f"  note: {n}" for n in prep.notes),
              *the_rule(Rule(alpha=args.alpha))]
-    if not plan.fits:
-        print("\n".join(shown))
-        raise BadInput(f"the plan takes longer than --budget {args.budget:g} s: give a larger budget, fewer goals "
-                       "(--goal), fewer candidates (--candidates) or shorter runs (--runtime)")
+    # --dry-run times no command: a plan over budget only by a guess is shown, not refused.
+    guessed = any(t.source.kind == "cmd" and t.source.seconds is None for t in plan.tests)
+    if not plan.fits and not (args.dry_run and guessed):
+        if args.json:
+            print(json.dumps(worded_json(prep.doc), indent=1))
+        else:
+            print("\n".join(shown))
+        raise BadInput(over_budget_words(plan, runtime_given=args.runtime is not None))
     if args.dry_run or (not args.yes and not _tty()):
         if args.json:
             print(json.dumps(worded_json(prep.doc), indent=1))
