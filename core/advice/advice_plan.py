@@ -323,6 +323,7 @@ class AdvicePlan:
     targets: dict[tuple[bool, bool], Target] = field(default_factory=dict)  # per kind of load, held to the end
     busy: BusyWatch | None = None
     clock: Callable[[], float] = time.monotonic  # the budget's clock (a test's: a fake one)
+    accepted: float | None = None  # the budget's clock when the plan was accepted (None: as the tests start)
     deadline: float | None = None  # set as the tests start: when what the budget leaves is spent
     stopped: bool = False  # the tests stopped at the budget
     took: dict[int, list[float]] = field(default_factory=dict)  # per test, each run's measured length
@@ -360,7 +361,7 @@ class AdvicePlan:
     def go(self, run: Running[AdviceDoc]) -> AdviceDoc:
         live = _Live(run, replace(self.doc, status="running"))
         run.keep(live.doc, False)
-        start = self.clock()
+        start = self.clock() if self.accepted is None else self.accepted  # the locks and checks count too
         if self.plan.left_s is not None:
             self.deadline = start + self.plan.left_s - END_S
         try:
@@ -516,7 +517,7 @@ class AdvicePlan:
             t = live.doc.tests[i]
             live.set_test(i, True, result=result, looked=[*t.looked, len(result.runs)],
                           dropped=[*t.dropped, *(DroppedDoc(variant=v, at=n) for v in drops)])
-        if result is not None:
+        if result is not None and result.runs:
             judged = judge(result, self.rule.alpha, td.metric)
             live.set_test(i, True, result=replace(result, primary_metric=td.metric, judgement=judged))
 

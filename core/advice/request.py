@@ -135,7 +135,7 @@ class Prepared:
         r = self.request
         return AdvicePlan(self.doc, self.plan, r.tested_on, self.observation.device.rotational, runs,
                           Rule(alpha=r.alpha), r.runtime, r.settle, r.target_dir, r.destroy_data, r.root, on_step,
-                          on_target)
+                          on_target, accepted=time.monotonic())
 
 
 def _source(r: AdviceRequest, summary: list[str], on_progress: Callable[[CaptureProgress], object] | None,

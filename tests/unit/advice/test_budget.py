@@ -153,7 +153,7 @@ def test_the_tests_stop_at_the_budget_and_say_so(tree):
     assert prep.plan.fits
     advice = prep.plan_to_run(SimulatedRunner(noise=0.05))
     now = [0.0]
-    advice.clock = lambda: now[0]
+    advice.clock, advice.accepted = (lambda: now[0]), 0.0
 
     def each(e):  # every run takes 4 s on the budget's clock, where the plan counted 2.5
         if isinstance(e, RunStarted):
@@ -176,3 +176,23 @@ def test_within_the_budget_nothing_stops(tree):
     outcome = service.run(prepare_advice(req).plan_to_run(SimulatedRunner(noise=0.05)), None, lambda e: None)
     b = outcome.doc.budget
     assert b is not None and not b.stopped and b.runs_short == 0 and outcome.doc.advice
+
+
+def test_a_stop_in_the_pilot_begins_no_test(tree):
+    nvme_disk(tree)
+    req = AdviceRequest("nvme0n1", goals=("throughput", "latency"),
+                        candidates=tuple(parse_candidates("mq-deadline")), runtime=1.0, settle=0.0, budget_s=60,
+                        root=tree.root)
+    advice = prepare_advice(req).plan_to_run(SimulatedRunner(noise=0.05))
+    now = [0.0]
+    advice.clock, advice.accepted = (lambda: now[0]), 0.0
+
+    def each(e):  # a run takes 30 s: the second would end past the budget
+        if isinstance(e, RunStarted):
+            now[0] += 30.0
+
+    outcome = service.run(advice, None, each)
+    doc = outcome.doc
+    assert doc.budget is not None and doc.budget.stopped and doc.budget.elapsed_s <= 60
+    assert [len(t.pilot.runs) if t.pilot else 0 for t in doc.tests] == [1, 0]
+    assert all(t.result is None for t in doc.tests) and doc.advice == []
