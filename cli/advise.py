@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -74,7 +76,21 @@ def request_of(args: argparse.Namespace, destroy_data: str | None = None) -> Adv
         candidates=tuple(args.candidates) if args.candidates else None, runtime=args.runtime,
         size=args.size, settle=args.settle, alpha=args.alpha, target_dir=args.dir,
         destroy_data=destroy_data or args.destroy_data, fill=args.fill, steady=steady_wait(args),
-        time_cmd=not args.dry_run, root=args.root)
+        time_cmd=not args.dry_run, started=time.monotonic() - _age(), root=args.root)
+
+
+def _age() -> float:
+    """Seconds since this process started (Python's start and its imports count against --budget too); 0 when
+    /proc cannot say."""
+    try:
+        with open("/proc/self/stat", "rb") as f:
+            stat = f.read(4096)
+        with open("/proc/uptime", "rb") as f:
+            uptime = float(f.read(64).split()[0])
+        start = int(stat[stat.rindex(b")") + 2:].split()[19]) / os.sysconf("SC_CLK_TCK")  # field 22
+    except (OSError, ValueError, IndexError):
+        return 0.0
+    return min(max(uptime - start, 0.0), 60.0)
 
 
 def _printer(quiet: bool):

@@ -93,7 +93,7 @@ if TYPE_CHECKING:
 
 R = TypeVar("R")
 STEPS = ("observe", "plan", "test", "decide", "keep")
-END_S = 2.0  # kept from the budget for what follows the last run: the put-back, the decision, the save
+END_S = 3.0  # kept from the budget for what follows the last run: the put-back, the decision, the save
 
 
 class Budgeted(Generic[R]):

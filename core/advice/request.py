@@ -89,6 +89,7 @@ class AdviceRequest:
     fill: float | None = None  # --fill: the tested device trimmed and written to this percent before the first test
     steady: SteadyWait | None = None  # --steady: each run of a one-stream job waits for steady state first
     time_cmd: bool = True  # a command timed once before the plan, with a budget (False: --dry-run runs nothing)
+    started: float | None = None  # the budget's clock (monotonic) at the command's start (None: as prepared)
     root: str | Path = "/"
 
     @property
@@ -177,7 +178,8 @@ def prepare_advice(r: AdviceRequest, on_progress: Callable[[CaptureProgress], ob
     """Observe and plan (the first two steps); BadInput, or Refused (maybe confirmable by typing the tested device's
     name: ask, then prepare again with ``destroy_data``), for what cannot run. Nothing on the device changes."""
     r.check()
-    started = time.monotonic()  # the budget counts from here: the observation, a capture, a command timed
+    # The budget counts from the command's start: the observation, a capture, a command timed.
+    started = r.started if r.started is not None else time.monotonic()
     if on_step is not None:
         on_step("observe", f"{r.device}: its class, its scheduler and who set it")
     obs = observe(r.device, r.root)
