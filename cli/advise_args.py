@@ -31,7 +31,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     w.add_argument("--job", metavar="NAME", help="a catalog job (`iosched jobs`) to test with")
     w.add_argument("--cmd", metavar="CMD", help=f"a shell command to time under each candidate, {RUNS_AS}")
     s.add_argument("--budget", metavar="DURATION", type=flag_type(params.parse_budget_s),
-                   help="the most the whole advice may take, e.g. 15m or 2h: tunings are left out first, then runs")
+                   help="the most the whole advice may take, e.g. 15m or 2h: tunings are left out first, then runs, "
+                        "then a catalog job's run length; the tests stop at it")
     s.add_argument("--candidates", metavar="LIST", type=flag_type(params.parse_candidates),
                    help="only these variants beside what the device has, e.g. bfq,kyber:read_lat_nsec=500000 "
                         "(default: every scheduler it offers and the tunings that matter for its class)")

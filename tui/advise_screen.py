@@ -26,7 +26,7 @@ from textual.screen import Screen
 from textual.widgets import Button, Input, Label, Select, Static
 
 from iosched.core.advice.advice_plan import STEPS
-from iosched.core.advice.plan import plan_lines
+from iosched.core.advice.plan import over_budget_words, plan_lines
 from iosched.core.advice.request import AdviceRequest, Prepared, parse_budget, parse_goals, prepare_advice
 from iosched.core.base.errors import IoschedError
 from iosched.core.base.terminal_text import printable_text
@@ -266,14 +266,14 @@ class AdviseScreen(WorkerRun, Screen[None]):
             return
         self.prep = message.prep
         plan = message.prep.plan
-        self._text([*plan_lines(plan), f"  the tests write to: {message.prep.target}",
-                    *(f"  note: {n}" for n in message.prep.notes), *the_rule(Rule(alpha=message.prep.request.alpha))])
+        self._text([*plan_lines(plan, message.prep.target), *(f"  note: {n}" for n in message.prep.notes),
+                    *the_rule(Rule(alpha=message.prep.request.alpha))])
         if plan.fits:
             self._doing(f"the plan takes at most about {plan.seconds / 60:.0f} min: ctrl+r runs it (nothing has "
                         "changed yet)")
         else:
             self.prep = None  # over budget: nothing to run
-            self._doing("over budget: give a larger budget or fewer goals, then ctrl+r plans again")
+            self._doing(f"over budget: {over_budget_words(plan)}; ctrl+r plans again")
         self._retitle()
 
     def _run(self, prep: Prepared) -> None:

@@ -15,6 +15,10 @@ and the advice document (core/documents/document.py ``AdviceDoc``) kept after ev
   document after every run.
 - **judged**: the advice from the saved runs (core/advice/decision.py, the same looks again), then how to keep it.
 
+With a budget the tests stop at it: a run that would end past what the budget leaves is not started (``Budgeted``,
+the executor held to the deadline: the slot loop ends as when nothing is left to run on), the remaining tests are
+not begun, and the advice is what the runs show, its ``budget`` saying it stopped there.
+
 Not resumable: the current setting is the baseline, and an advice stopped half way would go on from whatever the
 device has by then. A cancelled advice keeps its finished runs, saved, and gives no advice.
 """
@@ -29,15 +33,25 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from iosched.core.advice.decision import decide_doc, goal_doc, recommended
 from iosched.core.advice.keep import keep_doc
 from iosched.core.advice.loads import Load, load_of, prepare, release
 from iosched.core.advice.observe import Observation, observation_lines
-from iosched.core.advice.plan import GOAL_WORDS, MAX_RUN_S, PILOT_RUNS, Plan, PlannedTest, WorkloadSource, after_pilot
+from iosched.core.advice.plan import (
+    GOAL_WORDS,
+    MAX_RUN_S,
+    PILOT_RUNS,
+    Plan,
+    PlannedTest,
+    WorkloadSource,
+    after_pilot,
+    smallest_s,
+)
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.documents.document import (
+    AdviceBudgetDoc,
     AdviceCandidateDoc,
     AdviceDoc,
     AdvicePlanDoc,
@@ -56,12 +70,13 @@ from iosched.core.experiment.control import Cancelled
 from iosched.core.experiment.events import Event, Note, Progress, RunEnded, RunStarted
 from iosched.core.experiment.local_plan import Runs, TargetRequest, choose_for, watched
 from iosched.core.experiment.runner import LocalRuns
-from iosched.core.experiment.slots import run_slots
+from iosched.core.experiment.slots import Executor, Slot, run_slots
 from iosched.core.experiment.variants import check_variants
 from iosched.core.kernel.devices import read_device
 from iosched.core.load.cmd_tree import invoking_user
 from iosched.core.load.conditions import read_conditions
 from iosched.core.load.fill import FillDoc, run_fill
+from iosched.core.load.fio import FioProgress
 from iosched.core.load.jobs import Job, JobFile, space_needed
 from iosched.core.load.replay import ReplayJob
 from iosched.core.load.steady import why_no_wait
@@ -76,7 +91,41 @@ from iosched.core.statistics.verdict import judge
 if TYPE_CHECKING:
     from iosched.core.experiment.service import Running, Saver
 
+R = TypeVar("R")
 STEPS = ("observe", "plan", "test", "decide", "keep")
+END_S = 3.0  # kept from the budget for what follows the last run: the put-back, the decision, the save
+
+
+class Budgeted(Generic[R]):
+    """An executor held to a deadline: a slot whose run would end past it is not begun (``apply`` answers None, so
+    the slot loop ends as when nothing is left to run on, the variant not even put in place). A run's length is
+    the longest one measured so far (from putting its variant in place to its end), or the planned one before."""
+
+    def __init__(self, inner: Executor[R], deadline: float, run_s: float, clock: Callable[[], float],
+                 measured: list[float]) -> None:
+        self.inner, self.deadline, self.run_s, self.clock = inner, deadline, run_s, clock
+        self.settle = inner.settle
+        self.measured = measured  # shared by the test's segments: what its runs took
+        self.stopped = False
+        self.t0 = 0.0
+
+    def begin(self, say: Callable[[str], None], note: Callable[[str], None]) -> None:
+        self.inner.begin(say, note)
+
+    def apply(self, slot: Slot) -> object | None:
+        self.t0 = self.clock()
+        if self.t0 + max(self.measured, default=self.run_s) > self.deadline:
+            self.stopped = True
+            return None
+        return self.inner.apply(slot)
+
+    def run(self, slot: Slot, placed: object, progress: Callable[[FioProgress], None]) -> R | None:
+        got = self.inner.run(slot, placed, progress)
+        self.measured.append(self.clock() - self.t0)
+        return got
+
+    def end(self) -> IoschedError | None:
+        return self.inner.end()
 
 
 class HeldTarget(Target):
@@ -118,27 +167,28 @@ def where_tests_write(tested_on: str, loads: Sequence[Load], target_dir: str | N
                        f"({', '.join(dev.mountpoints[:3])}): run the tests --on an unmounted spare of the same model")
     words: list[str] = []
     for load in loads:
-        if load.job is None and load.background is None:
-            words.append("the command where it runs")
+        if load.cmd is not None and load.background is None:
+            words.append(f"nothing of iosched's: `{load.cmd}` reads and writes where it does itself")
             continue
+        flood = "the write flood beside the command: " if load.cmd is not None else ""
         if not (load.raw_only or fill) and (target_dir is not None or mounts):
             folder = target_dir or mounts[0]
             jobs = [j for j in (load.job, load.background) if j is not None]
             check_scratch_dir(folder, space_needed(jobs, 1 << 30))  # the run's own looks (targets.scratch_target)
-            words.append(f"a scratch file in {folder} (removed afterwards)")
+            words.append(f"{flood}a scratch file in {folder} (removed afterwards)")
             continue
         if not (load.writes or fill):
-            words.append(f"raw /dev/{tested_on}, reads only")
+            words.append(f"{flood}raw /dev/{tested_on}, reads only")
             continue
         why = why_not_writable(dev, root)
         if why is None:
-            words.append(f"raw /dev/{tested_on}, written over (blank and unused)")
+            words.append(f"{flood}raw /dev/{tested_on}, written over (blank and unused)")
         elif dev.mountpoints:
             raise Refused(f"refused: the tests write to raw {tested_on} (a replay keeps the captured offsets, a "
                           f"flood writes beside it) and that would destroy data: {why}; run them --on a spare "
                           "device", why)
         elif destroy_data == tested_on:
-            words.append(f"raw /dev/{tested_on}, written over although {why} (confirmed)")
+            words.append(f"{flood}raw /dev/{tested_on}, written over although {why} (confirmed)")
         else:
             raise Refused(f"refused: the tests write to raw {tested_on}, which would destroy data: {why}; type its "
                           f"name to confirm (--destroy-data {tested_on}), or run them --on a spare device", why,
@@ -164,7 +214,8 @@ def plan_doc(plan: Plan, target: str) -> AdvicePlanDoc:
                     for c in plan.candidates],
         seconds=plan.seconds, budget_s=plan.budget_s, pilot_runs=PILOT_RUNS if plan.pilot_s else 0,
         cuts=list(plan.cuts), notes=list(plan.notes), target=target,
-        fill=plan.fill.words() if plan.fill is not None else None, offers=list(plan.offers))
+        fill=plan.fill.words() if plan.fill is not None else None, offers=list(plan.offers),
+        smallest_s=smallest_s(plan))
 
 
 def planned_test_doc(t: PlannedTest, alpha: float) -> AdviceTestDoc:
@@ -271,6 +322,11 @@ class AdvicePlan:
     loads: list[Load] = field(default_factory=list)  # per test, prepared under hold()
     targets: dict[tuple[bool, bool], Target] = field(default_factory=dict)  # per kind of load, held to the end
     busy: BusyWatch | None = None
+    clock: Callable[[], float] = time.monotonic  # the budget's clock (a test's: a fake one)
+    accepted: float | None = None  # the budget's clock when the plan was accepted (None: as the tests start)
+    deadline: float | None = None  # set as the tests start: when what the budget leaves is spent
+    stopped: bool = False  # the tests stopped at the budget
+    took: dict[int, list[float]] = field(default_factory=dict)  # per test, each run's measured length
 
     def step(self, name: str, what: str) -> None:
         if self.on_step is not None:
@@ -305,15 +361,21 @@ class AdvicePlan:
     def go(self, run: Running[AdviceDoc]) -> AdviceDoc:
         live = _Live(run, replace(self.doc, status="running"))
         run.keep(live.doc, False)
+        start = self.clock() if self.accepted is None else self.accepted  # the locks and checks count too
+        if self.plan.left_s is not None:
+            self.deadline = start + self.plan.left_s - END_S
         try:
             self._prepare(live)  # the fill, before the busy watch's first look: its load is iosched's own
             self.busy = BusyWatch(self.tested_on, self.root, lambda text: run.emit(Note(text)))
             self.busy.before()
             if live.doc.plan.pilot_runs:
-                self.step("test", "the pilot: the noise at the current setting, nothing changed")
+                self.step("test", f"the pilot: the noise at {self.plan.baseline.label}, put in place as every "
+                          "variant is")
                 self._pilot(live)
             self.step("test", "the tests: " + ", ".join(GOAL_WORDS[g] for g in self.plan.goals))
             for i in range(len(self.plan.tests)):
+                if self.stopped:
+                    break
                 self._test(live, i)
         finally:
             for target in self.targets.values():
@@ -321,7 +383,17 @@ class AdvicePlan:
             self.targets.clear()
             if run.doc is not None:
                 run.keep(self._said(run.doc), False)
-        return self._said(replace(live.doc, status="final", finished=time.time()))
+        done = replace(live.doc, status="final", finished=time.time(), budget=self._budget(live, start))
+        return self._said(done)
+
+    def _budget(self, live: _Live, start: float) -> AdviceBudgetDoc | None:
+        """The budget as held: what it counted, and whether the tests stopped at it."""
+        if self.plan.budget_s is None:
+            return None
+        short = max(live.total() - runs_in(live.doc), 0) if self.stopped else 0
+        return AdviceBudgetDoc(budget_s=self.plan.budget_s, before_s=self.plan.spent_s,
+                               elapsed_s=self.plan.spent_s + self.clock() - start, stopped=self.stopped,
+                               runs_short=short)
 
     def _said(self, doc: AdviceDoc) -> AdviceDoc:
         """``doc`` with what the busy watch said among its notes."""
@@ -399,11 +471,23 @@ class AdvicePlan:
 
         assert self.busy is not None
         emit = watched(self.busy, live.emitter(t.goal, runs_in(live.doc)))
-        return run_slots(segment.course(executor, doc, interim=False), executor, doc, keep, emit, live.run.ctl)
+        course = segment.course(executor, doc, interim=False)
+        if self.deadline is None:
+            return run_slots(course, executor, doc, keep, emit, live.run.ctl)
+        held = Budgeted(executor, self.deadline, t.run_s_with_overhead, self.clock, self.took.setdefault(i, []))
+        try:
+            return run_slots(course, held, doc, keep, emit, live.run.ctl)
+        finally:
+            if held.stopped and not self.stopped:
+                self.stopped = True
+                live.run.emit(Note(f"the budget ({self.plan.budget_s:g} s) leaves no time for another run: the "
+                                   "tests stop here, and the answer is what their runs show"))
 
     def _pilot(self, live: _Live) -> None:
         noise: dict[Goal, float | None] = {}
         for i, t in enumerate(self.plan.tests):
+            if self.stopped:
+                break
             pilot = self._segment(live, i, [self.plan.baseline], PILOT_RUNS, lambda seg: {"pilot": seg})
             sd, _df = pilot_noise(pilot, t.metric)
             noise[t.goal] = sd
@@ -427,11 +511,14 @@ class AdvicePlan:
 
             seg = self._segment(live, i, variants, n - looks.reached, grown)
             result = merged(before, seg)
+            if self.stopped:  # the look not reached: the runs stand as they are
+                live.set_test(i, True, result=result)
+                break
             drops = looks.look(n, estimates(result, td.metric))
             t = live.doc.tests[i]
             live.set_test(i, True, result=result, looked=[*t.looked, len(result.runs)],
                           dropped=[*t.dropped, *(DroppedDoc(variant=v, at=n) for v in drops)])
-        if result is not None:
+        if result is not None and result.runs:
             judged = judge(result, self.rule.alpha, td.metric)
             live.set_test(i, True, result=replace(result, primary_metric=td.metric, judgement=judged))
 
@@ -443,7 +530,11 @@ class AdvicePlan:
         self.step("decide", "the rule stated before the first run")
         advice = decide_doc(doc)
         if advice is None:
-            return replace(doc, notes=[*doc.notes, "no test reached its last look: no advice"])
+            b = doc.budget
+            note = (f"the tests stopped at the budget, {b.runs_short} run(s) at most short of their plan: no test "
+                    "reached its last look" if b is not None and b.stopped else
+                    "no test reached its last look: no advice")
+            return replace(doc, notes=[*doc.notes, note])
         goals = [goal_doc(g, doc.rule.alpha) for g in advice.goals]
         self.step("keep", "the commands and the udev rule")
         variants = {v.label: v for v in self.plan.variants}

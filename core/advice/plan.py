@@ -17,13 +17,18 @@ With no workload named, each goal's test is the catalog's: a saturating 4k rando
 the interactive reader beside a write flood.
 
 Each test's time is variants x runs x (one run + settle + the per-run overhead), plus a pilot at the current
-setting (which changes nothing) when the noise is not known yet. Over the budget, the tunings go first (the one
-that matters least first), then runs per variant, two at a time (the A B B A order needs whole pairs), down to the
-first look of the sequential schedule; what was cut is said. Pure: the callers read the device and the workload.
+setting when the noise is not known yet. A command's run is timed once before the plan (``cmd_source`` with its
+seconds); the time already spent (the timing, an --observe capture) counts against the budget too. Over the budget,
+the tunings go first (the one that matters least first), then runs per variant, two at a time (the A B B A order
+needs whole pairs), down to the first look of the sequential schedule, then a catalog job's run length (when
+--runtime did not set it), down to ``MIN_RUN_S``; what was cut is said. ``smallest_s`` is what is left after every
+cut: the smallest budget that can decide the goals, stated before asking and in a refusal, whose suggestions are
+only those that would fit (``over_budget_words``). Pure: the callers read the device and the workload.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -55,7 +60,9 @@ TARGET_EFFECT = 0.10  # the difference the runs are planned to see, with a pilot
 PILOT_RUNS = 3  # at the current setting, per test: the noise, without changing anything
 RUN_OVERHEAD_S = 1.5  # per run: the switch, tunables written and read back, fio's start and its result
 MAX_RUN_S = 60.0  # a longer capture replays its first minute
-CMD_GUESS_S = 10.0  # a command's length before a pilot has timed it
+CMD_GUESS_S = 10.0  # a command's length when it was not timed (--dry-run runs nothing, so it guesses)
+MIN_RUN_S = 5.0  # a catalog job shortened to fit the budget: two of the interactive foreground's bursts, 2.5 s apart
+FLOOD_SLOWDOWN = 2.0  # a command timed alone, run beside the write flood: planned at twice its time
 
 GOAL_WORDS: dict[str, str] = {"throughput": "throughput", "latency": "tail latency", "interactive": "interactive use"}
 
@@ -115,6 +122,7 @@ class PlannedTest:
     estimated: bool = False  # run_s is a guess (a command not yet timed) or an upper bound (a fast replay)
     settle_s: float = 1.0
     wait_s: float = 0.0  # --steady: the longest wait for steady state before each run (a job of one stream)
+    shortens: bool = False  # a catalog job whose length --runtime did not set: its runs may be shortened to fit
 
     @property
     def seconds(self) -> float:
@@ -139,6 +147,7 @@ class Plan:
     fill: FillPlan | None = None  # --fill: the raw device trimmed and written to a level before the pilot
     steady: SteadyWait | None = None  # --steady: each run of a one-stream job's test waits for steady state first
     offers: tuple[str, ...] = ()  # what another advice would add (an SSD: re-run at ≥ 50% full)
+    spent_s: float = 0.0  # already spent before the plan and counted against the budget (--observe, a command timed)
 
     @property
     def seconds(self) -> float:
@@ -147,7 +156,12 @@ class Plan:
 
     @property
     def fits(self) -> bool:
-        return self.budget_s is None or self.seconds <= self.budget_s
+        return self.budget_s is None or self.spent_s + self.seconds <= self.budget_s
+
+    @property
+    def left_s(self) -> float | None:
+        """What the budget leaves for the pilot and the tests, once the observation and the timing are spent."""
+        return None if self.budget_s is None else self.budget_s - self.spent_s
 
     @property
     def variants(self) -> list[Variant]:
@@ -162,14 +176,9 @@ class Plan:
                + (f"; tunables written: {', '.join(settings)}" if settings else "")]
         out.append(f"a switch resets the scheduler's tunables and nr_requests; at the end, and on Ctrl-C, SIGTERM or "
                    f"a lost session, everything is put back to {self.baseline.label} (journaled)")
-        writers = list(dict.fromkeys(GOAL_WORDS[t.goal] for t in self.tests if t.writes))
         if self.fill is not None:
             out.append(f"--fill writes the whole of raw {self.fill.device} before the first test: every test runs "
                        "there")
-        out.append("the tests run on a test target (a scratch file on the device's filesystem, an unmounted device "
-                   "confirmed by name, or --on a spare disk), never on your files"
-                   + (f"; the {', '.join(writers)} test{'s write' if len(writers) > 1 else ' writes'} there" if writers
-                      else ""))
         return out
 
 
@@ -282,13 +291,19 @@ def _tests_for(goal: Goal, src: WorkloadSource, notes: list[str],
              ("bg:mb_s",))]
 
 
-def _run_s(src: WorkloadSource, notes: list[str]) -> tuple[float, bool]:
+def _run_s(src: WorkloadSource, pace: Pace, notes: list[str]) -> tuple[float, bool]:
     if src.seconds is None:
-        notes.append(f"one run of `{src.name}` is guessed at {CMD_GUESS_S:.0f} s until the pilot times it")
+        notes.append(f"one run of `{src.name}` is guessed at {CMD_GUESS_S:.0f} s: it was not timed (--dry-run runs "
+                     "nothing; `advise` times one run before it plans)")
         return CMD_GUESS_S, True
     if src.kind in ("capture", "replay") and src.seconds > MAX_RUN_S:
         notes.append(f"{src.name} lasts {src.seconds:.0f} s: each run replays its first {MAX_RUN_S:.0f} s")
         return MAX_RUN_S, False
+    if src.kind == "cmd":
+        notes.append(f"one run of `{src.name}` was timed at {src.seconds:.2f} s before this plan (at the current "
+                     f"setting)" + (f"; beside the write flood it is planned at {FLOOD_SLOWDOWN:g}x that"
+                                    if pace == "foreground" else ""))
+        return max(src.seconds * (FLOOD_SLOWDOWN if pace == "foreground" else 1.0), 0.5), True
     return max(src.seconds, 0.5), False
 
 
@@ -318,12 +333,14 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
                 budget_s: float | None = None, noise: Mapping[Goal, float] | None = None, settle_s: float = 1.0,
                 alpha: float = 0.05, max_runs: int = MAX_RUNS, runtime: float | None = None,
                 size: int | None = None, only: Sequence[Variant] | None = None, untraced: str | None = None,
-                fill: FillPlan | None = None, tested_on: str | None = None, steady: SteadyWait | None = None) -> Plan:
+                fill: FillPlan | None = None, tested_on: str | None = None, steady: SteadyWait | None = None,
+                spent_s: float = 0.0) -> Plan:
     """The plan for ``device`` (its class ``dev``, its scheduler and tunables now) and ``goals``: candidates, tests,
     time, cut to ``budget_s`` where it can be. ``noise``: a pilot's per-run noise (log scale) per goal. ``runtime``
     and ``size`` scale the catalog's default tests (a job given is scaled by its caller); ``only``: the candidates
     named (``--candidates``) instead of every scheduler and the class's tunings; ``untraced``: why the block layer
-    cannot be traced here (a capture then has no latency or interactive test)."""
+    cannot be traced here (a capture then has no latency or interactive test); ``spent_s``: the budget's seconds
+    already spent (an --observe capture, a command timed)."""
     goals = tuple(g for g in GOALS if g in goals)
     if not goals:
         raise BadInput("no goal: throughput, latency, interactive or all")
@@ -350,7 +367,7 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
     for goal in goals:
         src = source or job_source(CATALOG[DEFAULT_JOBS[goal]].scaled(runtime=runtime, size=size))
         for how, pace, metric, costs in _tests_for(goal, src, notes, untraced):
-            run_s, guessed = _run_s(src, notes)
+            run_s, guessed = _run_s(src, pace, notes)
             labels = tuple([baseline.label, *(c.variant.label for c in cands if goal in c.goals)])
             runs = _runs_for((noise or {}).get(goal), len(labels), alpha, max_runs)
             writes = src.writes or pace == "foreground"
@@ -360,17 +377,31 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
                              "stream, and this test runs several, a command or a capture")
             tests.append(PlannedTest(goal, how, src, pace, metric, costs, labels, runs, run_s, writes,
                                      guessed or (pace == "full" and src.kind in ("capture", "replay")) or waits,
-                                     settle_s, float(steady.timeout_s) if steady is not None and waits else 0.0))
+                                     settle_s, float(steady.timeout_s) if steady is not None and waits else 0.0,
+                                     src.kind == "job" and runtime is None and run_s > MIN_RUN_S))
     if not tests:
         if untraced is not None and source is not None and source.kind in ("capture", "replay"):
             raise BadInput(f"{untraced_words(untraced)}, so --goal {','.join(goals)} cannot judge it: use --goal "
                            "throughput, or run where block tracing works")
         raise BadInput("no test can judge these goals with this workload")
     notes = list(dict.fromkeys(notes))
-    pilot_s = 0.0 if noise else sum(PILOT_RUNS * (t.run_s + t.wait_s + settle_s) for t in tests)
+    pilot_s = 0.0 if noise else pilot_seconds(tests)
     plan = Plan(device, goals, baseline, tuple(cands), tuple(tests), pilot_s, budget_s, (), tuple(notes), fill,
-                steady, fill_offers(dev, fill, tested_on))
+                steady, fill_offers(dev, fill, tested_on), spent_s)
     return grow_to_budget(fit_budget(plan), max_runs)
+
+
+def pilot_seconds(tests: Sequence[PlannedTest]) -> float:
+    """The pilot's time: ``PILOT_RUNS`` of each test at the current setting."""
+    return sum(PILOT_RUNS * (t.run_s + t.wait_s + t.settle_s) for t in tests)
+
+
+def shortened(t: PlannedTest, run_s: float) -> PlannedTest:
+    """A catalog job's test with runs of ``run_s`` (never longer than planned, never under ``MIN_RUN_S``)."""
+    if not t.shortens or t.source.job is None:
+        return t
+    run_s = max(MIN_RUN_S, min(t.run_s, run_s))
+    return replace(t, run_s=run_s, source=job_source(t.source.job.scaled(runtime=run_s)))
 
 
 def after_pilot(plan: Plan, noise: Mapping[Goal, float | None], alpha: float = 0.05) -> Plan:
@@ -400,17 +431,15 @@ def grow_to_budget(plan: Plan, max_runs: int = MAX_RUNS) -> Plan:
 
 def fit_budget(plan: Plan) -> Plan:
     """The plan cut to its budget: the tunings first (lowest keep first), then runs per variant, two at a time,
-    down to MIN_RUNS; each cut said. A plan that cannot fit comes back over budget (``fits`` False)."""
+    down to MIN_RUNS, then a catalog job's run length, down to MIN_RUN_S; each cut said. A plan that cannot fit
+    comes back over budget (``fits`` False), cut as far as it goes: its time is then ``smallest_s``."""
     if plan.fits:
         return plan
     cuts: list[str] = list(plan.cuts)
     for cand in sorted((c for c in plan.candidates if c.tuning), key=lambda c: c.keep):
         if plan.fits:
             break
-        kept = tuple(c for c in plan.candidates if c is not cand)
-        tests = tuple(replace(t, variants=tuple(v for v in t.variants if v != cand.variant.label))
-                      for t in plan.tests)
-        plan = replace(plan, candidates=kept, tests=tests)
+        plan = _without(plan, cand)
         cuts.append(f"left out {cand.variant.label} ({cand.why})")
     runs = max((t.runs for t in plan.tests), default=MIN_RUNS)
     start = runs
@@ -419,7 +448,94 @@ def fit_budget(plan: Plan) -> Plan:
         plan = replace(plan, tests=tuple(replace(t, runs=min(t.runs, max(runs, MIN_RUNS))) for t in plan.tests))
     if runs < start:
         cuts.append(f"at most {max(runs, MIN_RUNS)} runs per variant instead of {start}")
+    longest = max((t.run_s for t in plan.tests if t.shortens), default=0.0)
+    run_s = longest
+    while not plan.fits and run_s > MIN_RUN_S:
+        run_s = max(MIN_RUN_S, run_s - 1.0)
+        plan = _with_runs_of(plan, run_s)
+    if run_s < longest:
+        cuts.append(f"runs of {run_s:g} s instead of {longest:g} s (--runtime sets a run's length)")
     return replace(plan, cuts=tuple(cuts))
+
+
+def _without(plan: Plan, cand: Candidate) -> Plan:
+    kept = tuple(c for c in plan.candidates if c is not cand)
+    tests = tuple(replace(t, variants=tuple(v for v in t.variants if v != cand.variant.label)) for t in plan.tests)
+    return replace(plan, candidates=kept, tests=tests)
+
+
+def _with_runs_of(plan: Plan, run_s: float) -> Plan:
+    tests = tuple(shortened(t, run_s) for t in plan.tests)
+    return replace(plan, tests=tests, pilot_s=pilot_seconds(tests) if plan.pilot_s else 0.0)
+
+
+def _smallest(plan: Plan, goals: Sequence[Goal] | None = None, variants: int | None = None,
+              run_s: float | None = None) -> float:
+    """The plan's time cut as far as it goes: no tunings, ``MIN_RUNS`` a variant, a catalog job's runs at
+    ``MIN_RUN_S``; only ``goals``' tests, at most ``variants`` a test (the baseline counted), every run of
+    ``run_s`` (a shorter capture, command or --runtime), when given."""
+    tuned = {c.variant.label for c in plan.candidates if c.tuning}
+    tests = []
+    for t in plan.tests:
+        if goals is not None and t.goal not in goals:
+            continue
+        labels = tuple(v for v in t.variants if v not in tuned)
+        if variants is not None:
+            labels = labels[:variants]
+        t = replace(t, variants=labels, runs=MIN_RUNS)
+        t = shortened(t, MIN_RUN_S) if run_s is None else replace(t, run_s=run_s)
+        tests.append(t)
+    fill = plan.fill.seconds if plan.fill is not None else 0.0
+    return fill + (pilot_seconds(tests) if plan.pilot_s else 0.0) + sum(t.seconds for t in tests)
+
+
+def smallest_s(plan: Plan) -> float:
+    """The smallest budget that can decide the plan's goals: every cut made, the time already spent counted."""
+    return plan.spent_s + _smallest(plan)
+
+
+def smallest_per_goal(plan: Plan) -> list[tuple[Goal, float]]:
+    """Each goal's smallest budget alone (the time already spent counted): what `--goal G` would need."""
+    return [(g, plan.spent_s + _smallest(plan, goals=(g,))) for g in plan.goals if any(t.goal == g for t in plan.tests)]
+
+
+def over_budget_words(plan: Plan, runtime_given: bool = False) -> str:
+    """Why the plan is refused and only what would fit: a budget of at least ``smallest_s``, the goals that fit
+    alone, one candidate, shorter runs of what can be shortened (a capture, a command, --runtime), each checked
+    against the budget."""
+    budget = plan.budget_s or 0.0
+    ways = [f"--budget {budget_words(smallest_s(plan))} or more"]
+    if len(plan.goals) > 1:
+        alone = [g for g, s in smallest_per_goal(plan) if s <= budget]
+        if alone:
+            ways.append(f"--goal {alone[0]} alone" + (f" (or {', '.join(alone[1:])})" if alone[1:] else ""))
+    if plan.spent_s + _smallest(plan, variants=2) <= budget:
+        plain = [c.variant.label for c in plan.candidates if not c.tuning]
+        ways.append(f"one candidate (--candidates {plain[0] if plain else 'NAME'})")
+    kind = plan.tests[0].source.kind if plan.tests else "job"
+    if kind != "job" or runtime_given:
+        # Every test runs the one workload: its time is a + b x (one run's length), solved for the length that fits.
+        a = plan.spent_s + _smallest(plan, run_s=0.0)
+        b = plan.spent_s + _smallest(plan, run_s=1.0) - a
+        if kind == "capture":  # a shorter --observe shortens the capture's own time too
+            b += 1.0
+            a -= plan.spent_s
+        longest = (budget - a) / b if b > 0 else 0.0
+        if longest >= 1.0:
+            ways.append({"capture": f"a shorter --observe (at most {longest:.0f} s)",
+                         "replay": f"a shorter capture to replay (at most {longest:.0f} s a run)",
+                         "cmd": f"a shorter command (at most {longest:.1f} s a run)"}.get(kind, f"--runtime "
+                                                                                          f"{int(longest)}"))
+    spent = f" ({duration_words(plan.spent_s)} of it spent before the plan)" if plan.spent_s >= 1 else ""
+    return (f"the plan needs at least {budget_words(smallest_s(plan))}{spent}, more than --budget "
+            f"{budget_words(budget)}: give " + ", or ".join(ways) + " (nothing was changed)")
+
+
+def budget_words(s: float) -> str:
+    """A duration as --budget reads it, rounded up: 90s, 4m."""
+    if s < 120:
+        return f"{math.ceil(s)}s"
+    return f"{math.ceil(s / 60)}m"
 
 
 def duration_words(s: float) -> str:
@@ -431,14 +547,20 @@ def duration_words(s: float) -> str:
     return f"{s / 3600:.1f} h"
 
 
-def plan_lines(plan: Plan) -> list[str]:
-    """The plan as `advise` prints it before anything changes: time first, then the tests, then the changes."""
+def plan_lines(plan: Plan, target: str | None = None) -> list[str]:
+    """The plan as `advise` prints it before anything changes: time first (with the smallest budget that can decide
+    each goal), then the tests, then the changes and where the tests write (``target``, in words)."""
     budget = "" if plan.budget_s is None else f" of a {duration_words(plan.budget_s)} budget"
-    over = "" if plan.fits else (f" (over budget by {duration_words(plan.seconds - (plan.budget_s or 0))}: give a "
-                                 "larger --budget, fewer goals or a shorter workload)")
+    spent = f" (and {duration_words(plan.spent_s)} spent before it)" if plan.spent_s >= 1 else ""
+    past = plan.spent_s + plan.seconds - (plan.budget_s or 0.0)
+    over = "" if plan.fits else f" (over budget by {duration_words(past)})"
     lines = [f"plan for {plan.device} ({', '.join(GOAL_WORDS[g] for g in plan.goals)}): at most about "
-             f"{duration_words(plan.seconds)}{budget}{over}",
-             f"  baseline: {plan.baseline.label} (what {plan.device} has now)"]
+             f"{duration_words(plan.seconds)}{spent}{budget}{over}"]
+    per_goal = smallest_per_goal(plan)
+    least = "; ".join(f"{GOAL_WORDS[g]} {duration_words(s)}" for g, s in per_goal)
+    lines.append(f"  smallest budget that can decide: {least}" + (
+        f"; all together {duration_words(smallest_s(plan))}" if len(per_goal) > 1 else ""))
+    lines.append(f"  baseline: {plan.baseline.label} (what {plan.device} has now)")
     for c in plan.candidates:
         cite = f"; {c.source}" if c.source else ""
         lines.append(f"  candidate {c.variant.label}: {c.why}{cite}")
@@ -448,19 +570,32 @@ def plan_lines(plan: Plan) -> list[str]:
         lines.append(f"  each run of a one-stream job waits for steady state first: {plan.steady.words()}; a run "
                      "whose wait times out is kept, marked")
     if plan.pilot_s:
-        lines.append(f"  pilot: {PILOT_RUNS} runs of each test at {plan.baseline.label} to measure the noise "
-                     f"(nothing changes), about {duration_words(plan.pilot_s)}")
+        lines.append(f"  pilot: {PILOT_RUNS} runs of each test at {plan.baseline.label} to measure the noise, about "
+                     f"{duration_words(plan.pilot_s)}; {plan.baseline.scheduler} is put in place as every variant "
+                     "is (switched away and back once, so its tunables are the kernel's defaults with "
+                     f"{plan.baseline.label}'s own written), and put back as found at the end")
     for t in plan.tests:
         costs = f"; also stated: {', '.join(metric_label(c) for c in t.costs)}" if t.costs else ""
-        guess = " (at most: a guess until the pilot)" if t.estimated else ""
         lines.append(f"  {GOAL_WORDS[t.goal]}: {t.how}; judged on {metric_label(t.metric)}{costs}")
         lines.append(f"    {len(t.variants)} variants x {t.runs} runs x {t.run_s_with_overhead:.0f} s = "
-                     f"{duration_words(t.seconds)}{guess}; a clearly worse variant leaves early")
+                     f"{duration_words(t.seconds)}{_estimate_words(t)}; a clearly worse variant leaves early")
     lines += [f"  cut to fit: {c}" for c in plan.cuts]
     lines += [f"  on the device: {c}" for c in plan.changes()]
+    if target is not None:
+        lines.append(f"  the tests write to: {target}")
     lines += [f"  note: {n}" for n in plan.notes]
     lines += [f"  offer: {o}" for o in plan.offers]
+    if plan.budget_s is not None:
+        lines.append("  at the budget the tests stop, whatever they reached, and the answer is what their runs show")
     return lines
+
+
+def _estimate_words(t: PlannedTest) -> str:
+    if not t.estimated:
+        return ""
+    if t.source.kind == "cmd":
+        return " (a guess: not timed)" if t.source.seconds is None else " (from one timed run)"
+    return " (at most)"
 
 
 def runs_total(plan: Plan) -> int:

@@ -12,14 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from iosched.core.advice.advice_plan import AdvicePlan, check_plan, new_advice, where_tests_write, workload_doc
+from iosched.core.advice.cmd_timing import time_command
 from iosched.core.advice.loads import load_of
 from iosched.core.advice.observe import Observation, observe
 from iosched.core.advice.plan import (
+    MIN_RUNS,
+    PILOT_RUNS,
     Plan,
     WorkloadSource,
     capture_source,
     cmd_source,
     job_source,
+    over_budget_words,
     plan_advice,
 )
 from iosched.core.advice.workload import capture_workload
@@ -85,6 +89,8 @@ class AdviceRequest:
     capture_to: Path | None = None  # where --observe writes its capture (default: the results directory's)
     fill: float | None = None  # --fill: the tested device trimmed and written to this percent before the first test
     steady: SteadyWait | None = None  # --steady: each run of a one-stream job waits for steady state first
+    time_cmd: bool = True  # a command timed once before the plan, with a budget (False: --dry-run runs nothing)
+    started: float | None = None  # the budget's clock (monotonic) at the command's start (None: as prepared)
     root: str | Path = "/"
 
     @property
@@ -131,21 +137,29 @@ class Prepared:
         r = self.request
         return AdvicePlan(self.doc, self.plan, r.tested_on, self.observation.device.rotational, runs,
                           Rule(alpha=r.alpha), r.runtime, r.settle, r.target_dir, r.destroy_data, r.root, on_step,
-                          on_target)
+                          on_target, accepted=time.monotonic())
 
 
 def _source(r: AdviceRequest, summary: list[str], on_progress: Callable[[CaptureProgress], object] | None,
-            on_step: Callable[[str, str], None] | None) -> WorkloadSource | None:
+            on_step: Callable[[str, str], None] | None,
+            fits: Callable[[WorkloadSource], None] = lambda src: None) -> WorkloadSource | None:
+    """The workload named or observed; ``fits`` refuses one the budget cannot hold before it is captured or timed."""
     if r.job is not None:
         return job_source(CATALOG[r.job].scaled(runtime=r.runtime, size=r.size))
     if r.cmd is not None:
-        return cmd_source(r.cmd)
+        if r.budget_s is None or not r.time_cmd:
+            return cmd_source(r.cmd)
+        bound = max(1.0, r.budget_s / (PILOT_RUNS + 2 * MIN_RUNS))  # the longest run the smallest plan holds
+        if on_step is not None:
+            on_step("plan", f"timing one run of `{r.cmd}` at the current setting (at most {bound:.0f} s)")
+        return cmd_source(r.cmd, time_command(r.cmd, bound, r.root))
     if r.replay is not None:
         cap = read_capture(r.replay)
         return capture_source(r.replay, cap.meta.duration_s, cap.meta.has_writes, observed=False)
     if r.observe_s is not None:
         out = r.capture_to or default_results_dir(r.root) / "captures" / \
             f"advise-{r.device}-{time.strftime('%Y%m%d-%H%M%S')}.iolog"
+        fits(capture_source(out, r.observe_s, False))  # refused before a second of it is captured
         out.parent.mkdir(parents=True, exist_ok=True)
         if on_step is not None:
             on_step("observe", f"capturing {r.device}'s workload for {r.observe_s:g} s into {out}")
@@ -165,6 +179,8 @@ def prepare_advice(r: AdviceRequest, on_progress: Callable[[CaptureProgress], ob
     """Observe and plan (the first two steps); BadInput, or Refused (maybe confirmable by typing the tested device's
     name: ask, then prepare again with ``destroy_data``), for what cannot run. Nothing on the device changes."""
     r.check()
+    # The budget counts from the command's start: the observation, a capture, a command timed.
+    started = r.started if r.started is not None else time.monotonic()
     for device in (r.device, r.on) if r.on is not None else (r.device,):
         # A candidate either disk does not list is refused first, naming the modprobe of one installed, not loaded.
         _, available = available_schedulers(device, r.root)
@@ -183,10 +199,6 @@ def prepare_advice(r: AdviceRequest, on_progress: Callable[[CaptureProgress], ob
         if (a.kind, a.rotational, a.model) != (b.kind, b.rotational, b.model):
             notes.append(f"{r.on} is not the same kind of disk as {r.device} ({b.words()}): what it shows may not "
                          f"hold on {r.device}")
-    summary: list[str] = []
-    source = _source(r, summary, on_progress, on_step)
-    if on_step is not None:
-        on_step("plan", "the candidates, the tests each goal needs, the time against the budget")
     tunables = {t.name: t.value for t in obs.tunables if t.scope == obs.scheduler}
     fill = None
     if r.fill is not None:
@@ -194,12 +206,25 @@ def prepare_advice(r: AdviceRequest, on_progress: Callable[[CaptureProgress], ob
         if tested is None:
             raise BadInput(f"{r.tested_on} is not a whole-disk block device")
         fill = plan_fill(tested, r.fill, r.root)
-    # A capture's latency is measured in the block layer: where it cannot be traced, no test judges it there.
-    replayed = source is not None and source.kind in ("capture", "replay") and r.goals != ("throughput",)
-    plan = plan_advice(r.device, obs.device, obs.scheduler, tuple(schedulers), tunables, r.goals, source,
-                       r.budget_s, settle_s=r.settle, alpha=r.alpha, runtime=r.runtime, size=r.size,
-                       only=r.candidates, untraced=why_untraceable(r.root) if replayed else None, fill=fill,
-                       tested_on=r.tested_on, steady=r.steady)
+
+    def planned(source: WorkloadSource | None, spent_s: float) -> Plan:
+        # A capture's latency is measured in the block layer: where it cannot be traced, no test judges it there.
+        replayed = source is not None and source.kind in ("capture", "replay") and r.goals != ("throughput",)
+        return plan_advice(r.device, obs.device, obs.scheduler, tuple(schedulers), tunables, r.goals, source,
+                           r.budget_s, settle_s=r.settle, alpha=r.alpha, runtime=r.runtime, size=r.size,
+                           only=r.candidates, untraced=why_untraceable(r.root) if replayed else None, fill=fill,
+                           tested_on=r.tested_on, steady=r.steady, spent_s=spent_s)
+
+    def fits(source: WorkloadSource) -> None:
+        ahead = planned(source, time.monotonic() - started + (source.seconds or 0.0))
+        if not ahead.fits:
+            raise BadInput(f"--observe {r.observe_s:g}s: {over_budget_words(ahead)}")
+
+    summary: list[str] = []
+    source = _source(r, summary, on_progress, on_step, fits)
+    if on_step is not None:
+        on_step("plan", "the candidates, the tests each goal needs, the time against the budget")
+    plan = planned(source, time.monotonic() - started if r.budget_s is not None else 0.0)
     check_plan(r.tested_on, plan, r.root)  # the run's own check: a plan printed is one that would run
     target = where_tests_write(r.tested_on, [load_of(t) for t in plan.tests], r.target_dir, r.destroy_data, r.root,
                                fill=fill is not None)

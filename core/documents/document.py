@@ -874,6 +874,20 @@ class AdviceTestDoc:
 
 
 @dataclass(frozen=True, kw_only=True)
+class AdviceBudgetDoc:
+    """The budget as it was held: what it counted and whether the tests stopped at it."""
+
+    budget_s: float = field(metadata={"doc": "--budget, in seconds"})
+    before_s: float = field(metadata={"doc": "spent before the plan and counted against the budget: an --observe "
+                                             "capture, a command timed once"})
+    elapsed_s: float = field(metadata={"doc": "before_s and the pilot and tests (the wait for the plan's acceptance "
+                                              "is not counted): at most budget_s"})
+    stopped: bool = field(metadata={"doc": "the tests stopped at the budget before every test reached its last "
+                                           "look: what their runs show is the answer"})
+    runs_short: Count = field(metadata={"doc": "runs the plan still had, at most, when the tests stopped"})
+
+
+@dataclass(frozen=True, kw_only=True)
 class AdvicePlanDoc:
     """The plan, as printed and accepted before anything changed."""
 
@@ -892,6 +906,9 @@ class AdvicePlanDoc:
     offers: list[str] = field(default_factory=list, metadata={
         "doc": "what another advice would add: an SSD tested below half full, the same at ≥ 50% full",
         "absent": True})
+    smallest_s: float | None = field(default=None, metadata={
+        "doc": "the smallest budget that can decide the goals: every cut made, the time spent before the plan "
+               "counted (absent: an older file)", "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -1029,6 +1046,8 @@ class AdviceDoc:
                "file, or none ran)", "absent": True})
     busy: list[str] = field(default_factory=list, metadata={
         "doc": "other loads the busy-machine watch named beside the tests (devices, processes, the load average)"})
+    budget: AdviceBudgetDoc | None = field(default=None, metadata={
+        "doc": "--budget as it was held (absent: no budget, an older file, or none ran)", "absent": True})
 
 
 def published_schemas() -> dict[str, Schema]:

@@ -166,7 +166,9 @@ def test_the_printed_plan_says_time_tests_and_changes():
     assert "judged on foreground p50 latency; also stated: background MB/s" in text
     assert "on the device: d0's scheduler switches among mq-deadline, bfq, kyber, none" in text
     assert "put back to mq-deadline (journaled)" in text
-    assert "the interactive use test writes there" in text
+    assert "smallest budget that can decide: interactive use " in text
+    assert "at the budget the tests stop" in text
+    assert "the tests write to: raw /dev/d0" in "\n".join(plan_lines(plan, "raw /dev/d0, written over"))
 
 
 def test_a_scheduler_outside_the_four_is_a_candidate_like_the_others():
