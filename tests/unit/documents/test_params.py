@@ -83,7 +83,7 @@ def test_a_size_and_a_number_from_text_are_ascii_or_one_refusal(text):
 ONE_VALUE = {
     "parse_alpha": "0.05", "parse_budget_s": "30m", "parse_capture_size": "30M", "parse_fill": "30%",
     "parse_repeat": "30", "parse_seconds": "30s", "parse_settle": "30", "parse_size": "30G",
-    "parse_steady": "iops_slope:3%", "parse_steady_ramp": "30", "parse_steady_timeout": "30m",
+    "parse_steady": "iops_slope:3%", "parse_steady_ramp": "30", "parse_steady_timeout": "30m", "parse_margin": "10%",
     "parse_steady_window": "30s",
 }
 LISTS = {"parse_variants", "parse_candidates", "parse_metric"}  # words, not numbers: tested below and above
