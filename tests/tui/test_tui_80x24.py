@@ -71,7 +71,7 @@ async def test_an_early_verdict_fills_the_progress_bar(tmp_path):
         verdict = RunningVerdict([v.label for v in doc.variants])
         for r in doc.runs:
             verdict.add(r)
-            screen.post_message(ExperimentEvent(RunEnded(r.index, 0, r.variant, r, tuple(verdict.lines()))))
+            screen.post_message(ExperimentEvent(RunEnded(r.index, 0, r.variant, r, standing=verdict.standing())))
             await pilot.pause()
         (bar,) = [row for row in screen_text(app) if "━" in row]
         assert bar.split()[-1] == f"{100 * len(doc.runs) // (len(doc.runs) * 3 // 2)}%", bar
