@@ -286,7 +286,8 @@ def test_ctrl_c_ends_the_command_and_writes_nothing(ext4, tmp_path, private_jour
     out = tmp_path / "i.iolog"
     proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "capture", "--cmd", f"sleep 45.{n}", "-o", str(out)],
                             stderr=subprocess.PIPE, text=True, env=clean_env())
-    wait_for(f"sleep 45.{n}", proc)  # a signal before Python is up would kill it outright (-2), not interrupt it
+    wait_for(f"45.{n}", proc)  # sleep itself (iosched holds "sleep 45.N" as one word): a signal before Python is up
+    # would kill iosched outright (-2), not interrupt it
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and "interrupted: the command was ended" in err and "Traceback" not in err, err
