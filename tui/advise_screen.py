@@ -344,6 +344,8 @@ class AdviseScreen(WorkerRun, Screen[None]):
         self.step = "keep"
         self.watch_step("keep")  # every step done, also when it already read "keep"
         per_goal = outcome_lines(doc)  # each goal's outcome, and why it cannot tell
+        if len(doc.advice) == 1:
+            per_goal = per_goal[1:]  # one goal: the headline is its outcome; what follows is why
         answer = "\n".join([headline(doc), *(f"  {s}" for s in per_goal)])
         self.query_one("#answer", Static).update(printable_text(answer))
         keep = [line for k in doc.keep for line in keep_lines(k, doc.device)]

@@ -421,8 +421,10 @@ def write_attr(device: str, attr: str, value: str, root: str | Path = "/",
                     # asked for, so the previous value goes back rather than a surprise staying in place.
                     new = _put_back(journal, entries, key, path, old, device, attr)
                 if fresh and new == old and entries[key].pending is None:
-                    # Nothing changed (refused, ignored, or put back): nothing to restore either.
+                    # Nothing changed (refused, ignored, or put back): nothing to restore either. Saved now: the
+                    # entry went to disk before the write, and a refusal leaves the block by its error.
                     del entries[key]
+                    journal.save_now(entries)
     if stuck is not None:
         raise stuck
     if stored is None or new is None:

@@ -89,7 +89,7 @@ async def test_plan_changes_nothing_then_the_run_ends_in_a_card_with_persist(tmp
         doc = screen.doc
         assert doc is not None and doc.status == "final" and doc.advice[0].recommended == "kyber"
         answer = text_of(screen, "#answer")
-        assert answer.startswith("nvme0n1: kyber for throughput: IOPS +") and "\n" not in answer
+        assert answer.startswith("nvme0n1: switch to kyber: +") and "IOPS" in answer and "\n" not in answer
         assert "iosched report " in text_of(screen, "#text")
         assert "iosched set nvme0n1 kyber" in text_of(screen, "#keep")
         assert screen.query_one("#card").display
@@ -112,13 +112,14 @@ async def test_plan_changes_nothing_then_the_run_ends_in_a_card_with_persist(tmp
         await pilot.press("q")
 
 
-async def test_equal_candidates_keep_what_you_have_and_offer_no_persist(tmp_path):
+async def test_equal_candidates_keep_shown_equal_and_offer_no_persist(tmp_path):
     app, _ = make_app(tmp_path)
     async with app.run_test(size=(100, 40)) as pilot:
         screen = await open_advise(app, pilot, runner=all_equal)
         await plan_and_run(pilot, screen)
         answer = text_of(screen, "#answer")
-        assert answer.startswith("nvme0n1: keep what you have (none): no candidate beat it by the smallest effect")
+        assert answer.startswith("nvme0n1: keep none — shown equal: no candidate is more than 10% better (90% "
+                                 "intervals within")
         assert text_of(screen, "#keep") == "nothing to change"
         assert not screen.query_one("#persist", Button).display
         await pilot.press("escape")
