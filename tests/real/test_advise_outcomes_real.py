@@ -41,7 +41,7 @@ def test_a_command_whose_time_is_random_cannot_tell_and_names_the_runs_needed(lo
     counter = tmp_path / "n"
     counter.write_text("0")
     cmd = (f"{sys.executable} -c \"import pathlib, random, time; p = pathlib.Path('{counter}'); n = int(p.read_text());"
-           " p.write_text(str(n + 1)); time.sleep(random.Random(n).uniform(0.1, 0.9))\"")
+           " p.write_text(str(n + 1)); time.sleep(random.Random(f'draw-{n}').uniform(0.1, 0.9))\"")
     r = run_cli("advise", loopdev.name, "--goal", "throughput", "--cmd", cmd, "--candidates", "mq-deadline",
                 "--settle", "0.2", "--budget", "180", "--yes", "--json", timeout=240)
     assert r.returncode == 1, (r.stdout, r.stderr)
