@@ -47,7 +47,9 @@ def test_hand_set_values_are_back_after_every_ending(tmpfs_loop, private_journal
             p.send_signal(sig)
         _, err = p.communicate(timeout=120)
         ending = sig.name if sig is not None else "the end"
-        assert p.returncode == code, (ending, err)
+        # An advice run to its end answers 0, or 1 when its runs cannot tell (on half-second runs, often): both end.
+        ends = {0, 1} if sig is None and command == "advise" else {code}
+        assert p.returncode in ends, (ending, err)
         assert "Traceback" not in err
         if sig == signal.SIGKILL:
             no_fio_left(loop.path)  # it dies with iosched (setpriv --pdeathsig)
