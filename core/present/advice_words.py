@@ -14,7 +14,7 @@ from iosched.core.advice.plan import GOAL_WORDS
 from iosched.core.base.units import si
 from iosched.core.documents.document import AdviceRuleDoc, EstimateDoc, GoalAdviceDoc, SplitDoc
 from iosched.core.documents.metrics import ROLE_WORDS, metric_label, split_metric
-from iosched.core.present.sentences import reason_words
+from iosched.core.present.sentences import level_text, reason_words
 from iosched.core.statistics.advice_rule import Exclusion, GoalAdvice, Rule, higher_is_better
 
 
@@ -38,11 +38,8 @@ def estimate_words(metric: str, e: EstimateDoc) -> str:
 
 
 def level_words(level: float | None) -> str:
-    """A confidence as people write it: "95%", "98.3%"."""
-    if level is None:
-        return "?"
-    pct = level * 100.0
-    return f"{pct:.0f}%" if abs(pct - round(pct)) < 0.05 else f"{pct:.1f}%"
+    """A confidence as people write it: "95%", "97.5%" (sentences.level_text), "?" when unknown."""
+    return "?" if level is None else level_text(level)
 
 
 def _shown(g: GoalAdviceDoc, e: EstimateDoc) -> tuple[float, float, float] | None:

@@ -107,6 +107,7 @@ def _current_value(path: Path, attr: str) -> str | None:
 SWITCH_DEADLINE_S = 30.0
 WRITE_DEADLINE_S = 10.0
 DEADLINE_ENV = "IOSCHED_WRITE_DEADLINE"  # seconds, for every write: a slow disk, or a test
+SETTLE_S = 5.0  # at most this long a put-back waits for a write of its own whose wait was interrupted
 
 
 def write_deadline(attr: str) -> float:
@@ -264,6 +265,15 @@ class _Writer:
                 pipe and pipe.close()
         self.left.append(proc)
         self.proc = None
+
+    def settle(self, pid: int, until: float) -> None:
+        """When ``pid`` is a writer this process abandoned because its wait was cut short (Ctrl-C, SIGTERM), wait
+        for the kernel to let it go, up to ``until`` (time.time()): a switch usually returns within milliseconds, and
+        the put-back that follows then reads the device instead of leaving it, and its entries, to a later restore."""
+        for proc in self.left:
+            if proc.pid == pid:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(max(0.0, min(until - time.time(), SETTLE_S)))
 
     def close(self) -> None:
         """At exit: the idle writer reads the end of its input and ends; an abandoned one is left to the kernel."""
@@ -562,6 +572,9 @@ def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: boo
         go(mine(found), None, why(found, clear=False))
         return outcomes
     with journal.locked() as entries:
+        for e in mine(entries):
+            if e.pending is not None:
+                _WRITER.settle(e.pending.pid, e.pending.since + write_deadline(e.attr))
         go(mine(entries), entries, why(entries, clear=True))
     return outcomes
 

@@ -21,6 +21,8 @@ import pytest
 from fio_support import no_fio_left, start_cli, wait_for_fio
 from schema_support import valid
 
+from iosched.core.present.sentences import level_text
+
 from conftest import need_real, run_cli
 
 
@@ -54,7 +56,7 @@ def test_a_saturating_random_read_names_the_fastest_with_its_margin(tmpfs_loop, 
     assert g["better"] == "higher" and g["effect"] == e["ratio"] - 1 and g["effect_low"] > 0, g
     first = r.stdout.splitlines()[0]
     assert first.startswith(f"{loop.name}: switch to {g['recommended']}: +"), first
-    assert f"% IOPS ({round(g['effect_level'] * 100)}" in first, first
+    assert f"% IOPS ({level_text(g['effect_level'])} CI " in first, first
     assert f"iosched set {loop.name} {g['recommended']}" in r.stdout and 'ATTR{queue/scheduler}="' in r.stdout
     assert "[3/5 test]" in r.stderr and "[5/5 keep]" in r.stderr
     assert (tmp_path / "advice.md").read_text().startswith(f"### iosched advise {loop.name}")

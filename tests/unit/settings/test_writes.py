@@ -371,6 +371,7 @@ def test_a_write_whose_wait_is_interrupted_stays_journaled_as_on_its_way(disk, m
     """Ctrl-C (or SIGTERM's SystemExit) while the kernel is still in the write: the journal on disk holds the original
     and the value on its way, written before the request went, so the change the kernel makes later is restored."""
     monkeypatch.setenv("IOSCHED_WRITE_DEADLINE", "60")
+    monkeypatch.setattr(writes, "SETTLE_S", 0.2)  # a put-back waits this long for the kernel, then leaves it
     disk.write("sys/block/sda/queue/scheduler", "none [mq-deadline] kyber bfq\n")
     with pytest.raises(KeyboardInterrupt), ctrl_c_after(0.5):
         write_attr("sda", "queue/scheduler", "bfq", root=disk.root)
@@ -392,6 +393,33 @@ def test_a_write_whose_wait_is_interrupted_stays_journaled_as_on_its_way(disk, m
     outcomes = restore(root=disk.root)
     assert (outcomes[0].attr, outcomes[0].status) == ("queue/scheduler", "restored")
     assert read(disk, "queue/scheduler") == "none [mq-deadline] kyber bfq" and journal(disk) == {}
+
+
+def test_a_put_back_waits_for_its_own_interrupted_write_and_then_puts_back(disk, monkeypatch):
+    """Ctrl-C lands while the kernel is in a write that returns soon after (a switch under load): the put-back that
+    follows waits for that write, then reads the device and puts its original back, leaving no entry behind."""
+    monkeypatch.setenv("IOSCHED_WRITE_DEADLINE", "60")
+    opening = "    try:\n        fd = os.open("
+    slow = REAL_CHILD.replace(opening, "    time.sleep(0.6)\n" + opening, 1)
+    assert slow != REAL_CHILD
+    writer_code(monkeypatch, slow)
+    disk.write("sys/block/sda/queue/read_ahead_kb", "128\n")
+    try:
+        with pytest.raises(KeyboardInterrupt), ctrl_c_after(0.1):
+            write_attr("sda", "queue/read_ahead_kb", "256", root=disk.root)
+        entry = journal(disk)["sda/queue/read_ahead_kb"]
+        assert entry.pending is not None and entry.pending.value == "256"
+        started = time.monotonic()
+        (outcome,) = restore(root=disk.root)
+        assert time.monotonic() - started < writes.SETTLE_S
+        assert (outcome.status, outcome.current) == ("restored", "256"), outcome  # the late write, then put back
+        assert read(disk, "queue/read_ahead_kb") == "128" and journal(disk) == {}
+    finally:
+        for proc in writes._WRITER.left:
+            proc.kill()
+            proc.wait()
+        writes._WRITER.left.clear()
+        writes._WRITER.close()
 
 
 def test_an_answer_is_never_read_as_the_answer_to_the_next_write(disk, monkeypatch):
