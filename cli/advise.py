@@ -154,8 +154,9 @@ def _check_paths(args: argparse.Namespace) -> None:
 
 def cmd_advise(args: argparse.Namespace) -> int:
     if args.hosts:
-        raise BadInput("--hosts: advise does not test fleets yet: run it on each host, or compare the fleet with "
-                       "`iosched compare --hosts` (nothing was changed)")
+        from iosched.cli.advise_hosts import cmd_advise_hosts
+
+        return cmd_advise_hosts(args)
     _check_paths(args)
     if args.persist and args.dry_run:
         raise BadInput("--dry-run changes nothing: --persist does not apply")
@@ -257,6 +258,10 @@ def report_advice(parsed: object, args: argparse.Namespace) -> int:
     """`iosched report ADVICE.json`: the advice decided again from its saved runs, as `advise` printed it."""
     from iosched.core.advice.decision import decided_again, read_advice
 
+    if isinstance(parsed, dict) and parsed.get("kind") == "advice_fleet":
+        from iosched.cli.advise_hosts import report_hosts_advice
+
+        return report_hosts_advice(parsed, args)
     if args.csv or args.plot or args.plot_file or args.metric:
         raise BadInput("an advice is shown as it was decided: --csv, --plot and --metric apply to a compare")
     doc = decided_again(read_advice(parsed, args.file))

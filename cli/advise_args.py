@@ -65,8 +65,11 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                                                   "`iosched report FILE` shows it again")
     s.add_argument("--markdown", metavar="FILE", help="a short markdown report to paste into a ticket ('-': stdout)")
     s.add_argument("--hosts", metavar="FILE|H1,H2,…",
-                   help="not yet: refused (exit 2), nothing run; advise each host on its own, or compare the "
-                        "fleet with `compare --hosts`")
+                   help="advise on every host (a hosts file, one host a line, or names; DEV where a line names "
+                        "none): each host's own iosched runs the whole advice over SSH at its own pace, then the "
+                        "hosts are pooled per device model: whether they agree, and who does not by how much, "
+                        "before one answer per model and a udev rule matching the model (needs --yes; exit 1 when "
+                        "a host gave no advice or a model could not decide)")
     s.add_argument("--remote-iosched", default="iosched", metavar="PATH",
                    help="with --hosts: the iosched command on the hosts")
     s.add_argument("--ssh", default="ssh", help=argparse.SUPPRESS)

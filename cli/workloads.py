@@ -469,7 +469,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         _check_metric(args.metric)
         report_fleet_matrix(doc, args)
         return 0
-    if kind == "advice":
+    if kind in ("advice", "advice_fleet"):
         from iosched.cli.advise import report_advice
 
         return report_advice(doc, args)

@@ -1,7 +1,8 @@
 """How to keep what `advise` recommends: the commands that set it now, and the udev rule that sets it at every boot,
 for this device (its most stable identity: serial, WWN, model, else its name) and for its whole class (rotational or
 not). The rules come from the persist path's own choice (core/settings/persist_target.py ``rule_for``): reads only;
-`advise --persist` writes one through `iosched persist`'s path.
+`advise --persist` writes one through `iosched persist`'s path. An advice on many hosts keeps its answer for every disk
+of the model it measured (``model_keep``), a rule made from the model the hosts recorded, with no disk at hand.
 """
 
 from __future__ import annotations
@@ -9,9 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from iosched.core.base.errors import BadInput
-from iosched.core.documents.document import KeepDoc
+from iosched.core.documents.document import KeepDoc, ModelKeepDoc
 from iosched.core.documents.params import Variant
-from iosched.core.settings.persist_target import rule_for
+from iosched.core.settings.persist import Rule, safe_match
+from iosched.core.settings.persist_target import match_label, rule_for
 
 
 def commands(device: str, v: Variant) -> list[str]:
@@ -43,3 +45,25 @@ def keep_doc(device: str, v: Variant, rotational: bool, root: str | Path = "/") 
         warnings.append(f"no rule for every {klass} disk: {e}")
     return KeepDoc(variant=v.label, scheduler=v.scheduler, settings=dict(v.settings), commands=commands(device, v),
                    rule=rule, scope=scope, class_rule=class_rule, class_scope=class_scope, warnings=warnings)
+
+
+def model_keep(model: str | None, firmware: str | None, v: Variant, hosts: list[tuple[str, str]]) -> ModelKeepDoc:
+    """The commands for each host (``hosts``: name, device) and one udev rule for every disk of ``model``: matched
+    as udev names the model (``ENV{ID_MODEL}``, what the hosts recorded; `iosched persist --by model`'s rule, so
+    `persist --list` and `--remove` know it), the same rule on every host of the fleet. The model comes from the
+    hosts' own words: one that cannot stand in a rule as it is makes none, said."""
+    cmds = [f"{host}: {c}" for host, device in hosts for c in commands(device, v)]
+    warnings: list[str] = []
+    rule = scope = None
+    if model is None:
+        warnings.append("no rule for the model: the devices name none (set it on each host, or "
+                        "`iosched persist` there)")
+    elif not safe_match(model):
+        warnings.append("no rule for the model: its name cannot be matched safely in a udev rule")
+    else:
+        made = Rule("model", model, v.scheduler, v.settings)
+        rule, scope = made.line(), match_label("", "model", model)
+        if firmware is not None:
+            scope += f" (measured on firmware {firmware}: other firmware is matched too)"
+    return ModelKeepDoc(variant=v.label, scheduler=v.scheduler, settings=dict(v.settings), commands=cmds, rule=rule,
+                        scope=scope, warnings=warnings)

@@ -1050,6 +1050,98 @@ class AdviceDoc:
         "doc": "--budget as it was held (absent: no budget, an older file, or none ran)", "absent": True})
 
 
+
+# --- advice on many hosts (`iosched advise --hosts`) ----------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class AdviceHostDoc:
+    """One host of a fleet advice: how it ended, its device before and after as the controller read it, the model it
+    is pooled under, and its own advice (decided again from its runs)."""
+
+    host: str
+    device: str
+    status: Literal["done", "failed", "cancelled", "running"]
+    reason: str | None = field(metadata={"doc": "why it failed (null: it did not)"})
+    scheduler_before: str | None = field(metadata={"doc": "null: not read"})
+    scheduler_after: str | None = field(metadata={"doc": "null: not read (the host could not be reached)"})
+    put_back: str = field(metadata={"doc": "what the controller found of the device afterwards, in words"})
+    model: str | None = field(metadata={"doc": "the device's model as its advice recorded it (null: it names none)"})
+    firmware: str | None = field(metadata={"doc": "its firmware revision as recorded (null: none)"})
+    result: AdviceDoc | None = field(metadata={"doc": "the host's own advice (null: none came back)"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class HostAnswerDoc:
+    """One host's own answer on a goal, beside its model's pooled answer."""
+
+    host: str
+    outcome: Outcome
+    recommended: str | None = field(metadata={"doc": "the variant it would switch to (null: keep or cannot tell)"})
+    variant: str | None = field(metadata={"doc": "the candidate its figure is of: the pooled answer's (null: none)"})
+    ratio: Statistic | None = field(metadata={"doc": "that candidate / the current setting on this host, on the "
+                                                     "goal's figure (null: not judged there)"})
+    agrees: bool = field(metadata={"doc": "its answer is the one the hosts' answers are weighed against"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelGoalDoc:
+    """One goal over the hosts of one model: each host's answer, whether they agree, and the pooled answer."""
+
+    goal: Goal
+    hosts: list[HostAnswerDoc] = field(metadata={"item": "host"})
+    agree: bool = field(metadata={"doc": "every host gave the same answer"})
+    differ: list[str] = field(metadata={"doc": "the hosts whose answer is not the one most hosts (or the pool) give"})
+    pooled: GoalAdviceDoc | None = field(metadata={
+        "doc": "each candidate pooled over the hosts (a random-effects mean of their log ratios), decided by the rule "
+               "(null: not pooled, see why)"})
+    i2: Statistic | None = field(default=None, metadata={
+        "doc": "the pooled candidate's share of spread beyond the hosts' own noise", "absent": True})
+    why: str | None = field(default=None, metadata={
+        "doc": "a code: one-host (its one host's answer is the model's), few-hosts, not-tested, different-tests",
+        "absent": True})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelKeepDoc:
+    """How to keep one model's recommendation on every disk of that model."""
+
+    variant: str
+    scheduler: str
+    settings: dict[str, str]
+    commands: list[str] = field(metadata={"doc": "what sets it now on each host (until the next boot)"})
+    rule: str | None = field(metadata={"doc": "the udev rule matching the model (null: none can be made, see "
+                                              "warnings)"})
+    scope: str | None = field(metadata={"doc": "what that rule reaches"})
+    warnings: list[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelAdviceDoc:
+    """The hosts of one device model and firmware, pooled: per goal the agreement first, then the one answer."""
+
+    model: str | None = field(metadata={"doc": "the device model as recorded (null: the devices name none)"})
+    firmware: str | None
+    hosts: list[str]
+    goals: list[ModelGoalDoc] = field(metadata={"item": "goal"})
+    keep: list[ModelKeepDoc] = field(metadata={"item": "recommendation",
+                                               "doc": "each setting the pooled answers recommend (none: keep)"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class FleetAdviceDoc:
+    """`iosched advise --hosts` (`--json`, `--save`): each host's own advice, run by its own iosched at its own
+    pace, then pooled per device model (`report` decides every host again from its runs and pools again)."""
+
+    version: Annotated[int, Keywords(const=SCHEMA_VERSION)] = SCHEMA_VERSION
+    kind: Literal["advice_fleet"]
+    started: float = field(metadata={"doc": "wall clock (Unix seconds), on the controller"})
+    finished: float | None = None
+    goals: str = field(metadata={"doc": "--goal as given"})
+    alpha: float
+    hosts: list[AdviceHostDoc] = field(metadata={"item": "host"})
+    models: list[ModelAdviceDoc] = field(metadata={"item": "model", "doc": "the hosts pooled per model"})
+
 def published_schemas() -> dict[str, Schema]:
     """docs/schema/'s files: name -> JSON Schema."""
     return {
@@ -1075,6 +1167,7 @@ def published_schemas() -> dict[str, Schema]:
             CaptureDoc, "iosched capture metadata",
             "A capture's metadata (`iosched capture DEV -o FILE` writes FILE.meta.json beside fio's iolog v3)."),
         "advice.schema.json": json_schema(
-            AdviceDoc, "iosched advice",
-            "What `iosched advise DEV` observed, planned, tested and decided (`--save`, `--json`)."),
+            AdviceDoc | FleetAdviceDoc, "iosched advice",
+            "What `iosched advise DEV` observed, planned, tested and decided (`--save`, `--json`); with `--hosts`, "
+            "each host's advice and the hosts pooled per device model."),
     }

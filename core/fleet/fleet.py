@@ -341,8 +341,10 @@ class OnItsOwn:
     settle = 0.0
 
     def __init__(self, hosts: Sequence[Host], remote: Callable[[Host], list[str]],
-                 on_line: Callable[[str, str], None], ssh: str = "ssh", iosched: str | None = None) -> None:
+                 on_line: Callable[[str, str], None], ssh: str = "ssh", iosched: str | None = None,
+                 answered: tuple[int, ...] = (0,)) -> None:
         self.remote, self.on_line, self.ssh, self.iosched = remote, on_line, ssh, iosched
+        self.answered = answered  # the exit statuses that come with a result (an advice that could not decide: 1)
         self.runs = [HostRun(h) for h in hosts]
         self.children: list[Child] = []
         self.lock = threading.Lock()
@@ -430,7 +432,7 @@ class OnItsOwn:
         if broke:
             run.status, run.reason = "failed", broke[0]
             return
-        if rc == 0:
+        if rc in self.answered:
             doc = parse_json(out[0] if out else "")
             if isinstance(doc, dict):
                 run.status, run.answer = "done", doc

@@ -22,6 +22,7 @@ from iosched.core.documents.document import (
     CompareDoc,
     ComparisonDoc,
     ExperimentDoc,
+    FleetAdviceDoc,
     FleetDoc,
     FleetMatrixDoc,
     JudgementDoc,
@@ -55,7 +56,7 @@ def worded(doc: T) -> T:
     """``doc`` (any document iosched writes) with every sentence field written from its numbers."""
     kinds: tuple[tuple[type | tuple[type, ...], Callable[[Any], object]], ...] = (
         ((CompareDoc, AlternationDoc), worded_experiment), (MatrixDoc, worded_matrix), (FleetDoc, worded_fleet),
-        (FleetMatrixDoc, worded_fleet_matrix), (AdviceDoc, worded_advice))
+        (FleetMatrixDoc, worded_fleet_matrix), (AdviceDoc, worded_advice), (FleetAdviceDoc, worded_hosts_advice))
     for kind, word in kinds:
         if isinstance(doc, kind):
             return cast(T, word(doc))
@@ -181,3 +182,11 @@ def worded_advice(doc: AdviceDoc) -> AdviceDoc:
     goals = [worded_goal(g, decided.goals[i] if decided is not None and i < len(decided.goals) else None)
              for i, g in enumerate(doc.advice)]
     return replace(doc, advice=goals, tradeoff=tradeoff_words(goals))
+
+
+def worded_hosts_advice(doc: FleetAdviceDoc) -> FleetAdviceDoc:
+    """An advice on many hosts: each host's advice and each model's pooled answers with their words."""
+    hosts = [replace(h, result=worded_advice(h.result)) if h.result is not None else h for h in doc.hosts]
+    models = [replace(m, goals=[replace(g, pooled=worded_goal(g.pooled, None) if g.pooled is not None else None)
+                                for g in m.goals]) for m in doc.models]
+    return replace(doc, hosts=hosts, models=models)

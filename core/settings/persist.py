@@ -211,6 +211,11 @@ def read_rules_file(path: str | Path, missing_dir_ok: bool = False) -> str:
     return text
 
 
+def safe_match(value: str) -> bool:
+    """Whether ``value`` can stand in a rule's match as it is: printable, no quote, escape or glob character."""
+    return bool(_SAFE.match(value)) and value.isprintable()
+
+
 def match_value(device: str, by: str, root: str | Path = "/") -> str:
     """What identifies ``device`` for a rule ``by`` serial, model, rotational flag or kernel name."""
     if by not in BY:
