@@ -129,6 +129,7 @@ class _PrintGenerated(argparse.Action):
                  option_string: str | None = None) -> None:
         from iosched.cli import shell_files
 
+        terminal.unwrapped(sys.stdout)  # roff and shell code, never broken at a terminal's width
         text = (shell_files.man_page(parser) if option_string == "--print-man"
                 else shell_files.completion_script(parser, values))
         sys.stdout.write(text if text.endswith("\n") else text + "\n")  # a failed write: terminal.finished
@@ -232,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Carry out parsed arguments; core errors become one sentence on stderr and an exit code."""
+    if getattr(args, "json", False) or getattr(args, "csv", False) or getattr(args, "markdown", None) == "-":
+        terminal.unwrapped(sys.stdout)  # data for a program, even when a person pipes nothing
     try:
         return args.func(args)
     except BadInput as e:

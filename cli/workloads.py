@@ -16,7 +16,7 @@ from iosched.cli.leftovers import owed_said
 from iosched.cli.markdown_page import write_markdown
 from iosched.cli.matrix import bound_words, build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
-from iosched.cli.terminal import rewrite_line
+from iosched.cli.terminal import fitted, rewrite_line
 from iosched.cli.workload_args import steady_wait
 from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
@@ -72,13 +72,13 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         flag = "W" if j.writes else " "
         # What a verdict is about where that is not IOPS: on a line of its own beside what a job shows.
         judged = f"judged on {metric_label(j.primary)} ({j.primary})" if j.primary else ""
-        print(f"  {j.name:<24} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}"
-              + (f"; {judged}" if judged and not j.shows else ""))
+        print(fitted(f"  {j.name:<24} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}"
+                     + (f"; {judged}" if judged and not j.shows else ""), 44))  # the description under itself
         if j.shows:
             print(f"      shows {j.shows}\n      {judged or 'judged on IOPS (iops)'}")
     print("\ngroups (compare DEV --schedulers A,B --jobs GROUP):")
     for g in GROUPS.values():
-        print(f"  {g.name:<22} {len(g.jobs):>2} jobs  {g.description}")
+        print(fitted(f"  {g.name:<22} {len(g.jobs):>2} jobs  {g.description}", 33))
     print("\nW = writes (refused on a raw device that holds data). Scale with --runtime and --size.")
     print("Jobs with roles (fg, bg, ...) are judged per role: --metric ROLE:METRIC, e.g. fg:clat_p99_us.")
     return 0
