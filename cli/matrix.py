@@ -193,6 +193,8 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
         raise outcome.error or Cancelled(outcome.reason or "cancelled")
     assert isinstance(outcome.doc, MatrixDoc) and outcome.doc.judgement is not None  # runs made: judged
     render_matrix(outcome.doc, outcome.doc.judgement, args)
+    if outcome.saved is not None and not outcome.save_error:
+        print(f"iosched: saved to {outcome.saved}", file=sys.stderr)  # last: stdout stays the answer
     return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(outcome.doc) else 0
 
 

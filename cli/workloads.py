@@ -307,7 +307,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
     judged = with_margin(doc.judgement, args.margin)  # equal within --margin, else cannot tell: said, exit unchanged
     _render(doc, judged, args)
     plot_result(doc, judged, args)
+    _said_saved(outcome.saved if saver is not None and not outcome.save_error else None)
     return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(doc) else 0
+
+
+def _said_saved(path: Path | None) -> None:
+    """--save: the file written, named last on stderr (stdout stays the answer)."""
+    if path is not None:
+        print(f"iosched: saved to {path}", file=sys.stderr)
 
 
 def _scheduler_now(device: str, root: str | Path) -> str | None:

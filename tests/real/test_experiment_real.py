@@ -110,6 +110,7 @@ def test_three_schedulers_answer_first_in_at_most_30_lines(loopdev, tmp_path):
     r = run_cli("compare", loopdev.name, "--schedulers", "none,mq-deadline,bfq", "--job", "randread-q16t2",
                 "--runtime", "1", "--repeat", "3", "--save", str(save), timeout=240)
     assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == f"iosched: saved to {save}", r.stderr  # on stderr: stdout is the answer
     lines = r.stdout.splitlines()
     assert len(lines) <= 30, r.stdout
     assert lines[0].startswith(f"randread-q16t2 on {loopdev.name}, kernel ") and "3 runs per variant" in lines[0]
