@@ -42,6 +42,7 @@ from iosched.core.load.targets import Target
 from iosched.core.present.matrix import matrix_csv, matrix_text
 from iosched.core.present.result_file import ResultFile
 from iosched.core.present.worded import worded_json
+from iosched.core.statistics.sequential import MOST_PER_ARM
 
 # --- the command --------------------------------------------------------------------------------------------
 
@@ -112,8 +113,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         if args.repeat is not None:
             raise BadInput("--until-verdict runs until the cells decide, at most --max-runs per cell: "
                            "give --max-runs, not --repeat")
-        if not 4 <= args.max_runs <= 200:
-            raise BadInput(f"--max-runs must be at least 4 and at most 200, not {args.max_runs}")
+        if not 4 <= args.max_runs <= MOST_PER_ARM:
+            raise BadInput(f"--max-runs must be at least 4 and at most {MOST_PER_ARM}, not {args.max_runs}")
     save = args.save if args.save is not None else args.resume  # '' is refused below, never ignored
     if save is not None:
         check_save_path(save)  # the service holds the file's lock and reads a resumed one again under it

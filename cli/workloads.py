@@ -58,6 +58,7 @@ from iosched.core.statistics import planning
 from iosched.core.statistics.matrix_judge import judge_matrix
 from iosched.core.statistics.outcome import with_margin
 from iosched.core.statistics.planning import PILOT_RUNS
+from iosched.core.statistics.sequential import MOST_PER_ARM
 from iosched.core.statistics.verdict import cmd_metrics_of, judge
 
 # --- jobs ---------------------------------------------------------------------------------------------------
@@ -388,8 +389,8 @@ def _compare_plan(args: argparse.Namespace) -> ComparePlan | AlternationPlan:
     repeat = 3 if args.repeat is None else args.repeat
     if repeat < 1 or repeat > 1000:
         raise BadInput(f"--repeat must be at least 1 and at most 1000, not {repeat}")
-    if args.until_verdict and not 4 <= args.max_runs <= 200:
-        raise BadInput(f"--max-runs must be at least 4 and at most 200, not {args.max_runs}")
+    if args.until_verdict and not 4 <= args.max_runs <= MOST_PER_ARM:
+        raise BadInput(f"--max-runs must be at least 4 and at most {MOST_PER_ARM}, not {args.max_runs}")
     if args.save is not None:  # '' too: refused, never silently not saved
         check_save_path(args.save)
     check_variants(args.device, variants, args.root)

@@ -39,6 +39,7 @@ from iosched.core.present.sentences import (
 )
 from iosched.core.present.worded import worded_judgement
 from iosched.core.statistics.judge import at_last_look
+from iosched.core.statistics.sequential import MOST_PER_ARM
 from iosched.core.statistics.verdict import cmd_metrics_of
 
 STRIP = 30  # cells of a runs strip
@@ -122,7 +123,37 @@ def verdict_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
         lines.append(f"  the smallest difference these runs could have shown: +{_pct(r - 1)} or -{_pct(1 - 1 / r)} "
                      "(80% power)")
     lines += [f"  {n}" for n in judgement.notes if n.startswith(PLANNING_NOTES) and (same or splits)]
+    seq = doc.sequential
+    if seq is not None and doc.status == "final" and any(c.outcome == "cannot-tell" for c in primary) \
+            and (isinstance(doc, AlternationDoc) or len(doc.runs) >= seq.max_per_arm * len(doc.variants)):
+        lines.append(f"  {ran_out(doc, judgement)}")
     return lines
+
+
+def ran_out(doc: ExperimentDoc, judgement: JudgementDoc) -> str:
+    """--until-verdict that used its every run without a verdict: said so, with what would decide."""
+    planning = judgement.planning
+    n = planning.runs if planning is not None and planning.noise is not None else None
+    diff = f"a {planning.difference:.0%} difference" if planning is not None else "a difference"
+    if isinstance(doc, AlternationDoc):
+        said = f"until a verdict: none within --duration {doc.duration_s:g} s, at the noise seen"
+        if n is None:
+            return f"{said}; no practical length would decide {diff}: quieter turns first (an idle machine)"
+        return (f"{said}; about {n} blocks would decide {diff}: --duration "
+                f"{n * 2 * len(doc.variants) * doc.every_s:.0f}")
+    assert doc.sequential is not None
+    said = f"until a verdict: none within --max-runs {doc.sequential.max_per_arm}, at the noise seen"
+    quieter = "quieter runs first (a longer --runtime, an idle machine)"
+    if n is None:
+        return f"{said}; no practical number of runs would decide {diff}: {quieter}"
+    most = doc.sequential.max_per_arm
+    if n > MOST_PER_ARM:
+        return (f"{said}; {diff} would take about {n} runs per variant, past --max-runs' most ({MOST_PER_ARM}): "
+                f"{quieter}")
+    if n <= most:  # enough for a 10% difference: the effect itself lies near the margin
+        return f"{said}; the difference lies near the margin: more runs (--max-runs {min(2 * most, MOST_PER_ARM)}) " \
+               "would narrow it"
+    return f"{said}; about --max-runs {n} would decide {diff}"
 
 
 OUTCOME_REASONS = {"two-groups": "its runs disagree (two groups, below)", "too-few-runs": "too few valid runs",
