@@ -34,13 +34,14 @@ class Swept:
     kept: list[Left] = field(default_factory=list)  # what a run that may still be going holds, with why
 
 
-def sweep(root: str | Path = "/", dry_run: bool = False, ended: tuple[int, list[StartingPoint]] | None = None) -> Swept:
+def sweep(root: str | Path = "/", dry_run: bool = False, ended: tuple[int, list[StartingPoint]] | None = None,
+          devices: set[str] | None = None) -> Swept:
     """Put back and remove what dead runs left. ``ended``: a process that just ended (a tab's app) and the runs it
     had under way: only its devices are put back, and those it put back itself are checked (another dead run's
-    device may have been set by hand since: `iosched restore` is for that)."""
+    device may have been set by hand since: `iosched restore` is for that). ``devices``: only theirs put back."""
     out = Swept()
     verb = "would remove" if dry_run else "removed"
-    puts = put_back_left(root, dry_run) if ended is None else put_back_after(*ended, root)
+    puts = put_back_left(root, dry_run, devices=devices) if ended is None else put_back_after(*ended, root)
     for done in puts:
         out.lines.append(done.line())
         out.stuck += done.status in ("failed", "not as found")

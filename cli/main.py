@@ -23,10 +23,11 @@ from iosched.cli.serve import add_arguments as add_serve_arguments
 from iosched.cli.settings import add_arguments as add_settings_arguments
 from iosched.cli.workload_args import add_arguments as add_workload_arguments
 from iosched.cli.workload_args import parse_size
-from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.errors import BadInput, IoschedError, UnknownDevice
 from iosched.core.base.terminal_text import printable
 from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import check_device_name
+from iosched.core.settings.journal import Journal, default_run_dir
 from iosched.core.settings.restore_report import restore_failed, restore_lines
 from iosched.core.settings.scheduler import switch_scheduler
 from iosched.core.settings.writes import restore
@@ -62,9 +63,16 @@ def cmd_set(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
+    devices = set(args.devices) or None
+    for dev in args.devices:  # a device gone since it was changed is still named by the journal: that one may be
+        try:
+            check_device_name(dev, args.root)
+        except UnknownDevice:
+            if dev not in {e.device for e in Journal(default_run_dir(args.root)).entries().values()}:
+                raise
     # What dead runs left first: a run's device put back as it found it takes its own journal entries along.
-    swept = sweep(args.root, args.dry_run)
-    outcomes = restore(args.root, dry_run=args.dry_run)
+    swept = sweep(args.root, args.dry_run, devices=devices)
+    outcomes = restore(args.root, dry_run=args.dry_run, devices=devices)
     lines = [] if not outcomes and (swept.lines or swept.kept) else restore_lines(outcomes)
     # What a run that may still be going holds is said last, after the settings: left to it, with why.
     for line in [*swept.lines, *lines, *(k.line() for k in swept.kept)]:
@@ -167,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_set)
 
     s = sub.add_parser("restore", help="put back every scheduler and setting iosched changed")
+    s.add_argument("devices", nargs="*", metavar="DEV", help="only these devices (default: every device)")
     s.add_argument("--dry-run", "--list", dest="dry_run", action="store_true", help="show, change nothing")
     s.set_defaults(func=cmd_restore)
 
