@@ -27,6 +27,7 @@ from iosched.core.base.errors import BadInput, IoschedError, UnknownDevice
 from iosched.core.base.terminal_text import printable
 from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import check_device_name
+from iosched.core.live.monitor import MAX_INTERVAL, MIN_INTERVAL, REFRESH_STEPS
 from iosched.core.settings.journal import Journal, default_run_dir
 from iosched.core.settings.restore_report import restore_failed, restore_lines
 from iosched.core.settings.scheduler import switch_scheduler
@@ -80,7 +81,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 1 if swept.stuck or restore_failed(outcomes) else 0
 
 
-_positive_interval = number(0.05, 3600)
+_positive_interval = number(MIN_INTERVAL, MAX_INTERVAL)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -148,8 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneSentenceParser(prog="iosched", description="See, switch and compare Linux IO schedulers.")
     p.add_argument("--root", default="/", help=argparse.SUPPRESS)  # fixture trees in tests
     p.add_argument("--theme", choices=THEME_NAMES, help="TUI theme (default dark; mono when NO_COLOR is set)")
-    p.add_argument("-i", "--interval", type=_positive_interval, default=1.0, dest="tui_interval",
-                   help="TUI refresh in seconds (0.25 to 5)")
+    p.add_argument("-i", "--interval", type=number(REFRESH_STEPS[0], REFRESH_STEPS[-1]), default=1.0,
+                   dest="tui_interval", help="TUI refresh in seconds, the nearest of "
+                   f"{', '.join(f'{x:g}' for x in REFRESH_STEPS[:-1])} and {REFRESH_STEPS[-1]:g} (default 1)")
     p.add_argument("--read-only", action="store_true",
                    help="TUI that only watches: no switching, jobs or tuning; runs beside another iosched")
     p.add_argument("--served", action="store_true", help=argparse.SUPPRESS)  # set by `iosched serve`
