@@ -20,7 +20,9 @@ from iosched.core.load.targets import clean_stale_scratch, kept_scratch
 from iosched.core.load.workdirs import clean_stale_workdirs
 from iosched.core.settings.cgroups import clean_stale_cgroups, kept_cgroups
 from iosched.core.settings.cmd_cgroup import clean_stale_cmd_cgroups, kept_cmd_cgroups
+from iosched.core.settings.journal import default_run_dir
 from iosched.core.settings.owners import Left
+from iosched.core.settings.pidlock import sweep as sweep_locks
 from iosched.core.settings.putback import StartingPoint, put_back_after, put_back_left
 from iosched.core.settings.sandbox import clean_stale as clean_stale_sandboxes
 from iosched.core.settings.sandbox import kept_sandboxes
@@ -69,6 +71,9 @@ def sweep(root: str | Path = "/", dry_run: bool = False, ended: tuple[int, list[
                          if why is None else f"could not remove the cgroup of a killed run's command: {path} ({why})")
         out.stuck += why is not None
     out.kept += [*kept_cgroups(root), *kept_cmd_cgroups(root)]
+    if not dry_run:  # bookkeeping, not a setting: a lock file whose holder died goes without a word
+        for folder in ("devices", "results"):
+            sweep_locks(default_run_dir(root) / folder)
     return out
 
 
