@@ -98,3 +98,10 @@ def test_every_interval_states_its_range_and_the_tuis_is_its_steps():
     for name in ("watch", "record", "latency", "top", "export"):
         (interval,) = [a for a in sub[name]._actions if a.dest == "interval"]
         assert f"at least {MIN_INTERVAL:g} and at most {MAX_INTERVAL:g}" in interval.help, name
+
+
+def test_an_unknown_command_is_answered_with_the_commands_a_person_uses():
+    r = run_cli("nosuch")
+    assert r.returncode == 2 and "invalid choice: 'nosuch' (choose from 'list', " in r.stderr, r.stderr
+    assert "fleet-host" not in r.stderr and "'top')" in r.stderr  # hidden as in --help; the rest all there
+    assert "fleet-host" not in run_cli("--help").stdout
