@@ -168,9 +168,9 @@ async def test_the_form_starts_from_the_devices_scheduler_and_takes_the_command_
         assert "baseline: bfq" in "\n".join(screen_text(app))
         form.query_one("#runtime", Input).value = "7200"
         plan, _ = form.plan("/", False)
-        assert [v.label for v in plan.variants][0] == "bfq" and plan.job.runtime == 7200
+        assert plan.variants[0].label == "bfq" and plan.job.runtime == 7200
         form.query_one("#runtime", Input).value = "90000"
-        with pytest.raises(ValueError, match="runtime must be a number between 0.5 and 86400"):
+        with pytest.raises(ValueError, match=r"runtime must be a number between 0\.5 and 86400"):
             form.plan("/", False)
         await pilot.press("escape")
         await pilot.press("q")

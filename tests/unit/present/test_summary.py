@@ -75,7 +75,8 @@ def test_a_startups_heading_names_its_background_once():
 @pytest.mark.parametrize(("noise", "said"), [
     (0.1, "until a verdict: none within --max-runs 4, at the noise seen; about --max-runs 30 would decide a 10% "
           "difference"),
-    (0.5, "a 10% difference would take about 715 runs per variant, past the most a compare runs (200): quieter runs first"),
+    (0.5, "a 10% difference would take about 715 runs per variant, past the most a compare runs (200): quieter runs "
+          "first"),
 ])
 def test_until_a_verdict_that_used_every_run_says_so_and_what_would_decide(tree, noise, said):
     outcome, _ = run(compare(tree, Simulation({"bfq": {"iops": 1.0}}, noise=noise, seed=3), until_verdict=4))

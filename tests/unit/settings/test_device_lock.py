@@ -64,9 +64,9 @@ def test_lock_files_go_with_their_lock_and_a_dead_holders_with_restore_never_a_l
     assert list(folder.iterdir()) == []
 
     def holder(device: str) -> subprocess.Popen[str]:
-        p = subprocess.Popen([sys.executable, "-c", "import sys, time; from iosched.core.settings.device_lock import "
-                              "load_lock\nwith load_lock(sys.argv[2], 'test', sys.argv[1]):\n    print('held', flush=True)"
-                              "\n    time.sleep(60)", str(tree.root), device], stdout=subprocess.PIPE, text=True)
+        code = ("import sys, time; from iosched.core.settings.device_lock import load_lock\n"
+                "with load_lock(sys.argv[2], 'test', sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(60)")
+        p = subprocess.Popen([sys.executable, "-c", code, str(tree.root), device], stdout=subprocess.PIPE, text=True)
         assert p.stdout is not None and p.stdout.readline().strip() == "held"
         return p
 
