@@ -18,7 +18,7 @@ from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
 from iosched.core.base.terminal_text import holds_control, printable_text
 from iosched.core.documents.document import AlternationDoc, CompareDoc, JudgementDoc, MatrixDoc, MatrixJudgementDoc
-from iosched.core.documents.params import Variant, parse_variants
+from iosched.core.documents.params import MOST_PER_ARM, Variant, parse_variants
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Cancelled
 from iosched.core.experiment.local_plan import TargetRequest
@@ -42,7 +42,6 @@ from iosched.core.load.targets import Target
 from iosched.core.present.matrix import matrix_csv, matrix_text
 from iosched.core.present.result_file import ResultFile
 from iosched.core.present.worded import worded_json
-from iosched.core.statistics.sequential import MOST_PER_ARM
 
 # --- the command --------------------------------------------------------------------------------------------
 

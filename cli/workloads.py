@@ -25,7 +25,7 @@ from iosched.core.base.infile import read_bounded
 from iosched.core.base.units import human_size, si
 from iosched.core.documents.document import ExperimentDoc, JudgementDoc, MatrixDoc
 from iosched.core.documents.metrics import METRIC_NAMES, is_metric, metric_label
-from iosched.core.documents.params import Variant, parse_variants
+from iosched.core.documents.params import MOST_PER_ARM, Variant, parse_variants
 from iosched.core.documents.saved import MAX_SAVED_BYTES, decode_json, kind_of, read_experiment
 from iosched.core.experiment import service
 from iosched.core.experiment.alternation import AlternationPlan
@@ -58,7 +58,6 @@ from iosched.core.statistics import planning
 from iosched.core.statistics.matrix_judge import judge_matrix
 from iosched.core.statistics.outcome import with_margin
 from iosched.core.statistics.planning import PILOT_RUNS
-from iosched.core.statistics.sequential import MOST_PER_ARM
 from iosched.core.statistics.verdict import cmd_metrics_of, judge
 
 # --- jobs ---------------------------------------------------------------------------------------------------

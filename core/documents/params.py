@@ -267,6 +267,7 @@ class Variant:
 SCHEDULER_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,14}", re.ASCII)
 SETTING_NAME = re.compile(r"[a-z][a-z0-9_]{0,47}", re.ASCII)
 SETTING_VALUE = re.compile(r"-?[0-9]{1,19}", re.ASCII)
+MOST_PER_ARM = 200  # --max-runs' most (until a verdict, runs per variant): beyond it, the noise wants a cure
 MAX_VARIANTS = 16  # the baseline and 15 others: every scheduler a kernel offers and its tunings, and more
 MAX_SETTINGS = 8  # settings of one variant
 

@@ -25,6 +25,7 @@ from iosched.core.documents.document import (
     RunSplitDoc,
 )
 from iosched.core.documents.metrics import ROLE_WORDS, metric_label, metric_words, roles_of, split_metric
+from iosched.core.documents.params import MOST_PER_ARM
 from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.replay_latency import latency_note
 from iosched.core.present.conditions import summary_condition_lines
@@ -40,7 +41,6 @@ from iosched.core.present.sentences import (
 )
 from iosched.core.present.worded import worded_judgement
 from iosched.core.statistics.judge import at_last_look
-from iosched.core.statistics.sequential import MOST_PER_ARM
 from iosched.core.statistics.verdict import cmd_metrics_of
 
 STRIP = 30  # cells of a runs strip

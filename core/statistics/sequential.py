@@ -22,7 +22,6 @@ from typing import Literal
 from iosched.core.statistics.stats import t_ppf, t_sf2
 
 Design = Literal["two-sample", "paired"]
-MOST_PER_ARM = 200  # --max-runs' most: beyond it, the noise wants a cure, not more runs
 FIRST_LOOK = 4  # runs per arm: fewer leave t with 1-3 degrees of freedom and spend alpha for little
 SIMULATIONS = 20_000
 SEED = 20_261_123
