@@ -204,6 +204,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
     _show(args, doc)
     if outcome.save_error:
         _err(f"iosched: warning: the advice could not be saved to {outcome.save_error}")
+    elif saver is not None and outcome.saved is not None:
+        _err(f"iosched: saved to {outcome.saved}")
     if outcome.save_refused:
         return 2
     return 0 if doc.advice and all(g.outcome != "cannot-tell" for g in doc.advice) else 1  # 1: could not decide

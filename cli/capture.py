@@ -37,16 +37,20 @@ def cmd_capture(args: argparse.Namespace) -> int:
     last = [0.0]
 
     def progress(p: CaptureProgress) -> None:
+        # Figures that change go only to a terminal, rewritten in place; a pipe or a file gets one line when the
+        # capture starts (nothing there goes stale) and the counts in the result.
         now = time.monotonic()
-        if now - last[0] < (0.5 if live else 10.0):
+        if not live:
+            if not last[0]:
+                last[0] = now
+                print(f"iosched: capturing {args.device} for up to {_clock(args.duration)} (Ctrl-C ends it sooner "
+                      "and keeps what was captured)", file=sys.stderr, flush=True)
+            return
+        if now - last[0] < 0.5:
             return
         last[0] = now
         lost = f", {p.lost} lost" if p.lost else ""
-        line = f"capturing {args.device} {_clock(p.elapsed_s)}, {count(p.requests)} requests{lost}"
-        if live:
-            rewrite_line(sys.stderr, line)
-        else:
-            print(line, file=sys.stderr, flush=True)
+        rewrite_line(sys.stderr, f"capturing {args.device} {_clock(p.elapsed_s)}, {count(p.requests)} requests{lost}")
 
     run = CaptureRun(args.device, out, args.duration, args.max_size, args.root, progress)
     result = run.run()

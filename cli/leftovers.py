@@ -20,7 +20,9 @@ from iosched.core.load.targets import clean_stale_scratch, kept_scratch
 from iosched.core.load.workdirs import clean_stale_workdirs
 from iosched.core.settings.cgroups import clean_stale_cgroups, kept_cgroups
 from iosched.core.settings.cmd_cgroup import clean_stale_cmd_cgroups, kept_cmd_cgroups
+from iosched.core.settings.journal import default_run_dir
 from iosched.core.settings.owners import Left
+from iosched.core.settings.pidlock import sweep as sweep_locks
 from iosched.core.settings.putback import StartingPoint, put_back_after, put_back_left
 from iosched.core.settings.sandbox import clean_stale as clean_stale_sandboxes
 from iosched.core.settings.sandbox import kept_sandboxes
@@ -34,13 +36,14 @@ class Swept:
     kept: list[Left] = field(default_factory=list)  # what a run that may still be going holds, with why
 
 
-def sweep(root: str | Path = "/", dry_run: bool = False, ended: tuple[int, list[StartingPoint]] | None = None) -> Swept:
+def sweep(root: str | Path = "/", dry_run: bool = False, ended: tuple[int, list[StartingPoint]] | None = None,
+          devices: set[str] | None = None) -> Swept:
     """Put back and remove what dead runs left. ``ended``: a process that just ended (a tab's app) and the runs it
     had under way: only its devices are put back, and those it put back itself are checked (another dead run's
-    device may have been set by hand since: `iosched restore` is for that)."""
+    device may have been set by hand since: `iosched restore` is for that). ``devices``: only theirs put back."""
     out = Swept()
     verb = "would remove" if dry_run else "removed"
-    puts = put_back_left(root, dry_run) if ended is None else put_back_after(*ended, root)
+    puts = put_back_left(root, dry_run, devices=devices) if ended is None else put_back_after(*ended, root)
     for done in puts:
         out.lines.append(done.line())
         out.stuck += done.status in ("failed", "not as found")
@@ -68,6 +71,9 @@ def sweep(root: str | Path = "/", dry_run: bool = False, ended: tuple[int, list[
                          if why is None else f"could not remove the cgroup of a killed run's command: {path} ({why})")
         out.stuck += why is not None
     out.kept += [*kept_cgroups(root), *kept_cmd_cgroups(root)]
+    if not dry_run:  # bookkeeping, not a setting: a lock file whose holder died goes without a word
+        for folder in ("devices", "results"):
+            sweep_locks(default_run_dir(root) / folder)
     return out
 
 

@@ -23,10 +23,12 @@ from iosched.cli.serve import add_arguments as add_serve_arguments
 from iosched.cli.settings import add_arguments as add_settings_arguments
 from iosched.cli.workload_args import add_arguments as add_workload_arguments
 from iosched.cli.workload_args import parse_size
-from iosched.core.base.errors import BadInput, IoschedError
+from iosched.core.base.errors import BadInput, IoschedError, UnknownDevice
 from iosched.core.base.terminal_text import printable
 from iosched.core.kernel.devices import list_devices
 from iosched.core.kernel.sysfs import check_device_name
+from iosched.core.live.monitor import MAX_INTERVAL, MIN_INTERVAL, REFRESH_STEPS
+from iosched.core.settings.journal import Journal, default_run_dir
 from iosched.core.settings.restore_report import restore_failed, restore_lines
 from iosched.core.settings.scheduler import switch_scheduler
 from iosched.core.settings.writes import restore
@@ -62,9 +64,16 @@ def cmd_set(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
+    devices = set(args.devices) or None
+    for dev in args.devices:  # a device gone since it was changed is still named by the journal: that one may be
+        try:
+            check_device_name(dev, args.root)
+        except UnknownDevice:
+            if dev not in {e.device for e in Journal(default_run_dir(args.root)).entries().values()}:
+                raise
     # What dead runs left first: a run's device put back as it found it takes its own journal entries along.
-    swept = sweep(args.root, args.dry_run)
-    outcomes = restore(args.root, dry_run=args.dry_run)
+    swept = sweep(args.root, args.dry_run, devices=devices)
+    outcomes = restore(args.root, dry_run=args.dry_run, devices=devices)
     lines = [] if not outcomes and (swept.lines or swept.kept) else restore_lines(outcomes)
     # What a run that may still be going holds is said last, after the settings: left to it, with why.
     for line in [*swept.lines, *lines, *(k.line() for k in swept.kept)]:
@@ -72,7 +81,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     return 1 if swept.stuck or restore_failed(outcomes) else 0
 
 
-_positive_interval = number(0.05, 3600)
+_positive_interval = number(MIN_INTERVAL, MAX_INTERVAL)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -129,6 +138,7 @@ class _PrintGenerated(argparse.Action):
                  option_string: str | None = None) -> None:
         from iosched.cli import shell_files
 
+        terminal.unwrapped(sys.stdout)  # roff and shell code, never broken at a terminal's width
         text = (shell_files.man_page(parser) if option_string == "--print-man"
                 else shell_files.completion_script(parser, values))
         sys.stdout.write(text if text.endswith("\n") else text + "\n")  # a failed write: terminal.finished
@@ -139,8 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = OneSentenceParser(prog="iosched", description="See, switch and compare Linux IO schedulers.")
     p.add_argument("--root", default="/", help=argparse.SUPPRESS)  # fixture trees in tests
     p.add_argument("--theme", choices=THEME_NAMES, help="TUI theme (default dark; mono when NO_COLOR is set)")
-    p.add_argument("-i", "--interval", type=_positive_interval, default=1.0, dest="tui_interval",
-                   help="TUI refresh in seconds (0.25 to 5)")
+    p.add_argument("-i", "--interval", type=number(REFRESH_STEPS[0], REFRESH_STEPS[-1]), default=1.0,
+                   dest="tui_interval", help="TUI refresh in seconds, the nearest of "
+                   f"{', '.join(f'{x:g}' for x in REFRESH_STEPS[:-1])} and {REFRESH_STEPS[-1]:g} (default 1)")
     p.add_argument("--read-only", action="store_true",
                    help="TUI that only watches: no switching, jobs or tuning; runs beside another iosched")
     p.add_argument("--served", action="store_true", help=argparse.SUPPRESS)  # set by `iosched serve`
@@ -166,6 +177,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_set)
 
     s = sub.add_parser("restore", help="put back every scheduler and setting iosched changed")
+    s.add_argument("devices", nargs="*", metavar="DEV", help="only these devices (default: every device)")
     s.add_argument("--dry-run", "--list", dest="dry_run", action="store_true", help="show, change nothing")
     s.set_defaults(func=cmd_restore)
 
@@ -232,6 +244,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Carry out parsed arguments; core errors become one sentence on stderr and an exit code."""
+    if getattr(args, "json", False) or getattr(args, "csv", False) or getattr(args, "markdown", None) == "-":
+        terminal.unwrapped(sys.stdout)  # data for a program, even when a person pipes nothing
     try:
         return args.func(args)
     except BadInput as e:

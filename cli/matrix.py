@@ -18,7 +18,7 @@ from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.outfile import write_file
 from iosched.core.base.terminal_text import holds_control, printable_text
 from iosched.core.documents.document import AlternationDoc, CompareDoc, JudgementDoc, MatrixDoc, MatrixJudgementDoc
-from iosched.core.documents.params import Variant, parse_variants
+from iosched.core.documents.params import MOST_PER_ARM, Variant, parse_variants
 from iosched.core.experiment import service
 from iosched.core.experiment.control import Cancelled
 from iosched.core.experiment.local_plan import TargetRequest
@@ -112,8 +112,8 @@ def cmd_matrix(args: argparse.Namespace) -> int:
         if args.repeat is not None:
             raise BadInput("--until-verdict runs until the cells decide, at most --max-runs per cell: "
                            "give --max-runs, not --repeat")
-        if not 4 <= args.max_runs <= 200:
-            raise BadInput(f"--max-runs must be at least 4 and at most 200, not {args.max_runs}")
+        if not 4 <= args.max_runs <= MOST_PER_ARM:
+            raise BadInput(f"--max-runs must be at least 4 and at most {MOST_PER_ARM}, not {args.max_runs}")
     save = args.save if args.save is not None else args.resume  # '' is refused below, never ignored
     if save is not None:
         check_save_path(save)  # the service holds the file's lock and reads a resumed one again under it
@@ -193,6 +193,8 @@ def _run_matrix(args: argparse.Namespace, save: str | None) -> int:
         raise outcome.error or Cancelled(outcome.reason or "cancelled")
     assert isinstance(outcome.doc, MatrixDoc) and outcome.doc.judgement is not None  # runs made: judged
     render_matrix(outcome.doc, outcome.doc.judgement, args)
+    if outcome.saved is not None and not outcome.save_error:
+        print(f"iosched: saved to {outcome.saved}", file=sys.stderr)  # last: stdout stays the answer
     return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(outcome.doc) else 0
 
 

@@ -67,6 +67,15 @@ class OneSentenceParser(argparse.ArgumentParser):
             kwargs["help"] = f"{text[:-1]}; {stated})" if text.endswith(")") else f"{text} ({stated})"
         return super().add_argument(*args, **kwargs)
 
+    def _check_value(self, action: argparse.Action, value: object) -> None:
+        """A command that is no command is answered with the commands a person uses: those with a help line (the
+        hidden `fleet-host`, which a controller runs over SSH, stays hidden here too)."""
+        if isinstance(action, argparse._SubParsersAction) and action.choices is not None \
+                and value not in action.choices:
+            shown = ", ".join(repr(a.dest) for a in action._choices_actions)
+            raise argparse.ArgumentError(action, f"invalid choice: {value!r} (choose from {shown})")
+        super()._check_value(action, value)
+
     def error(self, message: str) -> NoReturn:
         print(f"{self.prog}: {message} (see {self.prog} --help)", file=sys.stderr)
         sys.exit(2)

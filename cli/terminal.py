@@ -8,6 +8,10 @@
   sentence on stderr and exit 1 (``OutputFailed``), never a traceback; a reader that left (``| head``) ends the
   command quietly, as before. A standard descriptor closed at the start is held on /dev/null, so no file iosched
   opens later can take its number.
+- On a terminal, a line wider than the terminal is broken at spaces to its width (its continuation indented), so a
+  word is never cut in two at the edge; tables are fitted by their commands before they reach here. Into a pipe or
+  a file every line goes out whole, as written, so scripts see the same lines at any width; a command's
+  machine-readable stdout (--json, --csv, --markdown -) is never broken (``unwrapped``).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TextIO
 
+from iosched.core.base.cells import wrap_cells
 from iosched.core.base.errors import IoschedError
 from iosched.core.base.terminal_text import printable_text
 
@@ -37,8 +42,34 @@ class TerminalStream:
 
     def __init__(self, raw: TextIO | None, name: str) -> None:
         self.raw, self.name = raw, name
+        self.wrap = True  # on a terminal, lines broken at spaces to its width (``unwrapped`` turns it off)
         self._lock = threading.Lock()
         self._pending: dict[int, str] = {}  # per thread: the start of a line not yet ended
+        self._mid: set[int] = set()  # threads whose line has begun with text put out by ``control``
+
+    def columns(self) -> int | None:
+        """The terminal's width when lines are broken to it (``COLUMNS`` first, as shutil reads it); else None."""
+        if not self.wrap or self.raw is None:
+            return None
+        try:
+            if not self.raw.isatty():
+                return None
+            env = os.environ.get("COLUMNS", "")
+            return int(env) if env.isdigit() and int(env) > 0 else os.get_terminal_size(self.raw.fileno()).columns
+        except (OSError, ValueError):
+            return None
+
+    def _fitted(self, text: str, me: int) -> str:
+        """Whole lines (``text`` ends with one) broken at spaces to the terminal's width; a line begun by ``control``
+        is left as it is (where it starts on the screen is not known)."""
+        width = self.columns()
+        mid = me in self._mid
+        self._mid.discard(me)
+        if width is None:
+            return text
+        lines = text.split("\n")
+        return "\n".join(line if i == 0 and mid else "\n".join(wrap_cells(line, width))
+                         for i, line in enumerate(lines))
 
     def _out(self) -> TextIO:
         if self.raw is None:
@@ -59,20 +90,27 @@ class TerminalStream:
             if tail:
                 self._pending[me] = tail
             if nl:
-                self._put(head + nl)
+                self._put(self._fitted(head, me) + nl)
         return len(text)
 
     def control(self, sequence: str) -> None:
         """iosched's own terminal sequence (``\\r``, ``\\x1b[K``, colours), written as it is, after what this thread
         wrote before it."""
+        me = threading.get_ident()
         with self._lock:
-            self._put(self._pending.pop(threading.get_ident(), "") + sequence)
+            text = self._pending.pop(me, "")
+            self._put(text + sequence)
+            if "\n" in sequence or "\r" in sequence:  # its own escape sequences after a line break take no room
+                self._mid.discard(me)
+            elif text:
+                self._mid.add(me)
 
     def _drain(self) -> None:
         """Every thread's unended line written (under the lock)."""
         while self._pending:
-            _, text = self._pending.popitem()
+            thread, text = self._pending.popitem()
             self._put(text)
+            self._mid.add(thread)  # what that thread writes next goes on after it
 
     def _put(self, text: str) -> None:
         out = self._out()
@@ -125,6 +163,25 @@ def rewrite_line(stream: object, text: str, end: str = "") -> None:
     if end:
         stream.write(end)  # type: ignore[attr-defined]
     stream.flush()  # type: ignore[attr-defined]
+
+
+def columns(stream: object) -> int | None:
+    """The width ``stream``'s lines are broken to (a terminal's, unless ``unwrapped``); None: lines go out whole."""
+    return stream.columns() if isinstance(stream, TerminalStream) else None
+
+
+def fitted(line: str, hang: int, stream: object | None = None) -> str:
+    """``line`` broken at spaces to ``stream``'s width (default stdout), its continuations ``hang`` columns in: a
+    table's last, free-text column wraps under itself."""
+    width = columns(sys.stdout if stream is None else stream)
+    return line if width is None else "\n".join(wrap_cells(line, width, hang))
+
+
+def unwrapped(stream: object) -> None:
+    """What ``stream`` writes goes out whole even on a terminal: a machine-readable output (JSON, CSV, markdown, a
+    man page)."""
+    if isinstance(stream, TerminalStream):
+        stream.wrap = False
 
 
 def held_on_null(raw: TextIO | None) -> None:

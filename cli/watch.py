@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
+from iosched.cli.terminal import columns
 from iosched.core.live.monitor import Monitor, Ticker
 from iosched.core.live.sampler import Rates
 
@@ -36,18 +37,30 @@ def _cpu_order(key: str) -> int:
     return -1 if key == "all" else int(key)
 
 
-def rates_to_text(rates: Rates, wall: datetime, devices: Iterable[str] | None) -> str:
+def rates_to_text(rates: Rates, wall: datetime, devices: Iterable[str] | None, columns: int | None = None) -> str:
+    """One interval as iostat prints it. ``columns``: a terminal's width, which the table is folded to (the columns
+    that do not fit follow in a block of their own under the same device names, as a row never wraps mid-way);
+    None (a pipe, a file): every row whole, whatever its width."""
     names = _shown(rates, devices)
     lines = [f"{wall:%H:%M:%S}  interval {rates.interval:.2f}s"]
     cpu = rates.cpus.get("all")
     if cpu is not None:
         c = cpu.sysstat()
-        lines.append("%cpu   " + "  ".join(f"{k} {c[k]:5.1f}" for k in CPU_COLUMNS))
+        line = "%cpu "
+        for pair in (f"{k} {c[k]:5.1f}" for k in CPU_COLUMNS):
+            if columns is not None and len(line) + 2 + len(pair) > columns and line.strip():
+                lines.append(line)
+                line = " " * 5
+            line += "  " + pair
+        lines.append(line)
     width = max([6, *(len(n) for n in names)])
-    lines.append(f"{'Device':<{width}} " + " ".join(f"{c:>8}" for c in TEXT_COLUMNS))
-    for n in names:
-        s = rates.disks[n].sysstat()
-        lines.append(f"{n:<{width}} " + " ".join(f"{s[c]:8.2f}" for c in TEXT_COLUMNS))
+    per = len(TEXT_COLUMNS) if columns is None else max(1, (columns - width) // 9)
+    for i in range(0, len(TEXT_COLUMNS), per):
+        shown = TEXT_COLUMNS[i:i + per]
+        lines.append(f"{'Device':<{width}} " + " ".join(f"{c:>8}" for c in shown))
+        for n in names:
+            s = rates.disks[n].sysstat()
+            lines.append(f"{n:<{width}} " + " ".join(f"{s[c]:8.2f}" for c in shown))
     return "\n".join(lines) + "\n"
 
 
@@ -69,5 +82,5 @@ def watch(out: TextIO, interval: float, devices: list[str] | None, as_json: bool
         if as_json:
             out.write(json.dumps(rates_to_json(rates, wall, shown)) + "\n")
         else:
-            out.write(rates_to_text(rates, wall, shown) + "\n")
+            out.write(rates_to_text(rates, wall, shown, columns(out)) + "\n")  # read each time: a resized window
         out.flush()

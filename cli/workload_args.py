@@ -159,7 +159,7 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--until-verdict", action="store_true",
                    help="sequential: stop as soon as the primary metric crosses a boundary that keeps the overall "
                         "false-positive rate at alpha (at most --max-runs per variant, or --duration)")
-    s.add_argument("--max-runs", type=number(4, 200, integer=True), default=20,
+    s.add_argument("--max-runs", type=number(4, params.MOST_PER_ARM, integer=True), default=20,
                    help="with --until-verdict: most runs per variant (default 20)")
     s.add_argument("--replay", metavar="FILE",
                    help="instead of a job: replay a capture (`iosched capture`) onto the device each run; a capture "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
 import json
 import sys
@@ -16,15 +17,15 @@ from iosched.cli.leftovers import owed_said
 from iosched.cli.markdown_page import write_markdown
 from iosched.cli.matrix import bound_words, build_plan, check_plot_file, cmd_matrix, plot_result, render_matrix
 from iosched.cli.progress import ProgressPrinter
-from iosched.cli.terminal import rewrite_line
+from iosched.cli.terminal import fitted, rewrite_line
 from iosched.cli.workload_args import steady_wait
 from iosched.core.base.encode import encode
-from iosched.core.base.errors import BadInput
+from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.infile import read_bounded
 from iosched.core.base.units import human_size, si
 from iosched.core.documents.document import ExperimentDoc, JudgementDoc, MatrixDoc
 from iosched.core.documents.metrics import METRIC_NAMES, is_metric, metric_label
-from iosched.core.documents.params import Variant, parse_variants
+from iosched.core.documents.params import MOST_PER_ARM, Variant, parse_variants
 from iosched.core.documents.saved import MAX_SAVED_BYTES, decode_json, kind_of, read_experiment
 from iosched.core.experiment import service
 from iosched.core.experiment.alternation import AlternationPlan
@@ -51,6 +52,8 @@ from iosched.core.present.result_file import ResultFile
 from iosched.core.present.sentences import pilot_lines
 from iosched.core.present.summary import MORE
 from iosched.core.settings.device_lock import load_lock
+from iosched.core.settings.scheduler import available_schedulers
+from iosched.core.settings.writes import owed_write
 from iosched.core.statistics import planning
 from iosched.core.statistics.matrix_judge import judge_matrix
 from iosched.core.statistics.outcome import with_margin
@@ -72,13 +75,13 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         flag = "W" if j.writes else " "
         # What a verdict is about where that is not IOPS: on a line of its own beside what a job shows.
         judged = f"judged on {metric_label(j.primary)} ({j.primary})" if j.primary else ""
-        print(f"  {j.name:<24} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}"
-              + (f"; {judged}" if judged and not j.shows else ""))
+        print(fitted(f"  {j.name:<24} {flag} {j.runtime:>4.0f}s {human_size(j.size):>7}  {j.description}"
+                     + (f"; {judged}" if judged and not j.shows else ""), 44))  # the description under itself
         if j.shows:
             print(f"      shows {j.shows}\n      {judged or 'judged on IOPS (iops)'}")
     print("\ngroups (compare DEV --schedulers A,B --jobs GROUP):")
     for g in GROUPS.values():
-        print(f"  {g.name:<22} {len(g.jobs):>2} jobs  {g.description}")
+        print(fitted(f"  {g.name:<22} {len(g.jobs):>2} jobs  {g.description}", 33))
     print("\nW = writes (refused on a raw device that holds data). Scale with --runtime and --size.")
     print("Jobs with roles (fg, bg, ...) are judged per role: --metric ROLE:METRIC, e.g. fg:clat_p99_us.")
     return 0
@@ -276,17 +279,26 @@ def cmd_compare(args: argparse.Namespace) -> int:
     own = plan.cmd_metrics if isinstance(plan, ComparePlan) else []
     printer = ProgressPrinter(quiet=args.json or args.csv, lines=args.details, own=own)
     runs: LocalPlan[Any] = plan  # either kind runs through the service alike
+    start = _scheduler_now(plan.device, args.root)
     with owed_said(plan.device, args.root):
         try:
             outcome = service.run(runs, saver, printer)
+        except (KeyboardInterrupt, SystemExit) as e:  # before any run finished: put back, nothing to keep
+            printer.close()
+            print(_interrupted(e, plan.device, start, args.root, 0, None), file=sys.stderr)
+            raise
         finally:
             printer.close()  # the live line: the result follows on a clean screen
     if outcome.status != "final":
-        if saver is not None and outcome.saved is not None:
+        if outcome.save_error:
+            _save_warning(outcome.save_error)
+        if isinstance(outcome.error, (KeyboardInterrupt, SystemExit)):
+            print(_interrupted(outcome.error, plan.device, start, args.root, outcome.finished_runs,
+                               outcome.saved if saver is not None else None, bool(outcome.save_error)),
+                  file=sys.stderr)
+        elif saver is not None and outcome.saved is not None:
             print(f"iosched: the {outcome.finished_runs} finished run(s) were saved to {args.save} "
                   "(status: cancelled)", file=sys.stderr)
-        elif outcome.save_error:
-            _save_warning(outcome.save_error)
         raise outcome.error or Cancelled(outcome.reason or "cancelled")
     if outcome.save_error:
         _save_warning(outcome.save_error)  # a failed save still shows the result
@@ -295,7 +307,39 @@ def cmd_compare(args: argparse.Namespace) -> int:
     judged = with_margin(doc.judgement, args.margin)  # equal within --margin, else cannot tell: said, exit unchanged
     _render(doc, judged, args)
     plot_result(doc, judged, args)
+    _said_saved(outcome.saved if saver is not None and not outcome.save_error else None)
     return 2 if outcome.save_refused else 1 if outcome.save_error or all_invalid(doc) else 0
+
+
+def _said_saved(path: Path | None) -> None:
+    """--save: the file written, named last on stderr (stdout stays the answer)."""
+    if path is not None:
+        print(f"iosched: saved to {path}", file=sys.stderr)
+
+
+def _scheduler_now(device: str, root: str | Path) -> str | None:
+    with contextlib.suppress(IoschedError):
+        return available_schedulers(device, root)[0]
+    return None
+
+
+def _interrupted(how: BaseException, device: str, start: str | None, root: str | Path, finished: int,
+                 saved: Path | None, save_failed: bool = False) -> str:
+    """One line after Ctrl-C (or SIGTERM, SIGHUP): what was put back, and what was kept of the runs."""
+    now = _scheduler_now(device, root)
+    with contextlib.suppress(IoschedError):
+        if owed_write(device, root) is not None:
+            now = None  # a write the kernel has not returned from: said on a line of its own (owed_said)
+    what = "interrupted" if isinstance(how, KeyboardInterrupt) else "stopped"
+    back = (f"{device} is back on {start} as it was" if now is not None and now == start else
+            f"{device} is on {now}, not {start}: `iosched restore` puts it back" if now is not None and start else
+            f"{device} may not be back as it was")
+    runs = f"{finished} finished run{'s' if finished != 1 else ''}"
+    kept = ("no run had finished: nothing to save" if not finished else
+            f"its {runs} could not be saved (the warning above says why)" if save_failed else
+            f"its {runs} saved in {saved} (`iosched report {saved}` shows them)" if saved is not None else
+            f"its {runs} not saved (--save FILE keeps a compare's runs)")
+    return f"iosched: {what}: {back}; {kept}"
 
 
 def _check_startup(args: argparse.Namespace) -> None:
@@ -344,8 +388,8 @@ def _compare_plan(args: argparse.Namespace) -> ComparePlan | AlternationPlan:
     repeat = 3 if args.repeat is None else args.repeat
     if repeat < 1 or repeat > 1000:
         raise BadInput(f"--repeat must be at least 1 and at most 1000, not {repeat}")
-    if args.until_verdict and not 4 <= args.max_runs <= 200:
-        raise BadInput(f"--max-runs must be at least 4 and at most 200, not {args.max_runs}")
+    if args.until_verdict and not 4 <= args.max_runs <= MOST_PER_ARM:
+        raise BadInput(f"--max-runs must be at least 4 and at most {MOST_PER_ARM}, not {args.max_runs}")
     if args.save is not None:  # '' too: refused, never silently not saved
         check_save_path(args.save)
     check_variants(args.device, variants, args.root)

@@ -273,7 +273,7 @@ class AdviseScreen(WorkerRun, Screen[None]):
                         "changed yet)")
         else:
             self.prep = None  # over budget: nothing to run
-            self._doing(f"over budget: {over_budget_words(plan)}; ctrl+r plans again")
+            self._doing(f"over budget: {over_budget_words(plan, form=True)}; ctrl+r plans again")
         self._retitle()
 
     def _run(self, prep: Prepared) -> None:

@@ -53,9 +53,10 @@ class SchedulerChecklist(SelectionList[str]):
         Binding("b", "make_baseline", "Baseline", tooltip="make the highlighted scheduler the baseline"),
     ]
 
-    def __init__(self, names: list[str], picked: Collection[str | None], id: str | None = None) -> None:
+    def __init__(self, names: list[str], picked: Collection[str | None], id: str | None = None,
+                 baseline: str | None = None) -> None:
         self.names = names
-        self.chosen: str | None = None  # None: the first selected is the baseline
+        self.chosen: str | None = baseline  # None: the first selected is the baseline
         super().__init__(*[Selection(plain(n), n, n in picked) for n in names], id=id)
 
     @property

@@ -13,7 +13,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Input, Label, Select, SelectionList, Static
 
 from iosched.core.base.errors import IoschedError
-from iosched.core.documents.params import BadValue, number, parse_variants
+from iosched.core.documents.params import MAX_SECONDS, MIN_SECONDS, BadValue, number, parse_variants
 from iosched.core.experiment.alternation import AlternationPlan
 from iosched.core.experiment.cmd_metrics import CmdMetric, parse_cmd_metrics
 from iosched.core.experiment.compare import ComparePlan
@@ -92,7 +92,8 @@ class CompareForm(Vertical):
         preset = jobs[0][1]
         with Horizontal():
             with Vertical(id="left"):
-                yield SchedulerChecklist(self.available, picks, id="schedulers")
+                # What the device runs now is what the others are judged against (b makes another the baseline).
+                yield SchedulerChecklist(self.available, picks, id="schedulers", baseline=self.current)
                 yield Static("", id="baseline")
             with Vertical(id="right"):
                 yield Select(jobs, value=preset, allow_blank=False, compact=True, id="job")
@@ -217,12 +218,12 @@ class CompareForm(Vertical):
             raise ValueError("pick at least one scheduler")
         alternate = self.query_one("#alternate", MarkedCheckbox).value
         repeat = int(_number(self.query_one("#repeat", Input).value, 2, 100, "repeats"))
-        runtime = _number(self.query_one("#runtime", Input).value, 0.5, 3600, "runtime")
+        runtime = _number(self.query_one("#runtime", Input).value, MIN_SECONDS, MAX_SECONDS, "runtime")
         every, duration = 3.0, 0.0
         if alternate:  # its fields mean nothing to a batch comparison: never refuse one over them
             every = _number(self.query_one("#every", Input).value, 2, 600, "every")
             # Alternation runs whole blocks of two passes, at least two blocks (core/experiment/runner.py).
-            duration = _number(self.query_one("#duration", Input).value, 4 * len(names) * every, 24 * 3600,
+            duration = _number(self.query_one("#duration", Input).value, 4 * len(names) * every, MAX_SECONDS,
                                "duration")
         jobs, drop, cmd = self.workloads(duration + 10 if alternate else runtime)
         replay = self.replay() if not jobs and cmd is None else None

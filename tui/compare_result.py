@@ -9,9 +9,12 @@ from pathlib import Path
 from iosched.core.base.terminal_text import printable_text
 from iosched.core.documents.document import AlternationDoc, CompareDoc, MatrixDoc
 from iosched.core.present.report import text_report
+from iosched.core.present.summary import Ways
 
 MORE = "ctrl+d: every metric, every comparison and the charts"
 LESS = "ctrl+d: back to the summary"
+# The form's fields and the screen's key where the command line would name its flags.
+WAYS = Ways(details="ctrl+d", runs="{n} repeats", duration="a duration of {s}", runtime="a longer runtime")
 
 
 def result_text(doc: CompareDoc | AlternationDoc | MatrixDoc, saved: Path | None, details: bool = False) -> str:
@@ -23,7 +26,7 @@ def result_text(doc: CompareDoc | AlternationDoc | MatrixDoc, saved: Path | None
         report = matrix_text(doc, doc.judgement)
     else:
         assert doc.judgement is not None
-        report = text_report(doc, doc.judgement, verdict_first=True, details=details, more=MORE)
+        report = text_report(doc, doc.judgement, verdict_first=True, details=details, more=MORE, ways=WAYS)
         if details:
             report = f"{LESS}\n\n{report}"
     if saved is not None:

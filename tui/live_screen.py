@@ -24,7 +24,7 @@ from textual.worker import get_current_worker
 
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.kernel.devices import inventory_signature
-from iosched.core.live.monitor import Marker, Monitor
+from iosched.core.live.monitor import REFRESH_STEPS, Marker, Monitor
 from iosched.core.settings.journal import journal_problem
 from iosched.core.settings.persist import DEFAULT_RULES
 from iosched.tui.live_capture import CAPTURE_KEYS, Capturing
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from iosched.tui.advise_screen import AdviseScreen
     from iosched.tui.compare_screen import CompareScreen
 
-INTERVALS = (0.25, 0.5, 1.0, 2.0, 5.0)
+INTERVALS = REFRESH_STEPS
 INVENTORY_POLL_S = 2.0  # an outside scheduler change shows within this
 INVENTORY_GAP_S = 1.0  # at most one full inventory read per this, however many uevents arrive
 # The graphs and the CPU pane are redrawn at most this often: at 0.25 s sampling every other sample draws

@@ -499,16 +499,20 @@ def smallest_per_goal(plan: Plan) -> list[tuple[Goal, float]]:
     return [(g, plan.spent_s + _smallest(plan, goals=(g,))) for g in plan.goals if any(t.goal == g for t in plan.tests)]
 
 
-def over_budget_words(plan: Plan, runtime_given: bool = False) -> str:
+def over_budget_words(plan: Plan, runtime_given: bool = False, form: bool = False) -> str:
     """Why the plan is refused and only what would fit: a budget of at least ``smallest_s``, the goals that fit
     alone, one candidate, shorter runs of what can be shortened (a capture, a command, --runtime), each checked
-    against the budget."""
+    against the budget. ``form``: said for a screen whose fields are the goal and the budget (no flags)."""
     budget = plan.budget_s or 0.0
     ways = [f"--budget {budget_words(smallest_s(plan))} or more"]
-    if len(plan.goals) > 1:
-        alone = [g for g, s in smallest_per_goal(plan) if s <= budget]
-        if alone:
-            ways.append(f"--goal {alone[0]} alone" + (f" (or {', '.join(alone[1:])})" if alone[1:] else ""))
+    alone = [g for g, s in smallest_per_goal(plan) if s <= budget] if len(plan.goals) > 1 else []
+    if alone:
+        ways.append(f"--goal {alone[0]} alone" + (f" (or {', '.join(alone[1:])})" if alone[1:] else ""))
+    if form:
+        ways = [f"a budget of {budget_words(smallest_s(plan))} or more"]
+        ways += [f"the goal {alone[0]} alone" + (f" (or {', '.join(alone[1:])})" if alone[1:] else "")] if alone else []
+        return (f"the plan needs at least {budget_words(smallest_s(plan))}, more than the budget "
+                f"{budget_words(budget)}: give " + ", or ".join(ways) + " (nothing was changed)")
     if plan.spent_s + _smallest(plan, variants=2) <= budget:
         plain = [c.variant.label for c in plan.candidates if not c.tuning]
         ways.append(f"one candidate (--candidates {plain[0] if plain else 'NAME'})")

@@ -65,3 +65,31 @@ def cut_at_word(text: str, width: int, mark: str = "…") -> str:
     if cell_width(cut) < room // 2:
         cut = head
     return cut + mark
+
+
+def wrap_cells(text: str, width: int, hang: int | None = None) -> list[str]:
+    """``text`` (one line) as lines of at most ``width`` columns, broken at spaces, what the terminal would do were
+    it not for cutting words in two. The spacing inside each line is kept (a table's columns stay aligned); a
+    word longer than a line is cut inside itself. Lines after the first start with ``hang`` spaces (default: the
+    text's own indent and two more, so a continuation reads as one, at most half the width); a ``hang`` given
+    leaves at least 20 columns of text beside it."""
+    if width < 1 or cell_width(text) <= width:
+        return [text]
+    indent = len(text) - len(text.lstrip(" "))
+    pad = " " * (min(indent + 2, width // 2) if hang is None else max(0, min(hang, width - 20)))
+    out: list[str] = []
+    line, floor = text, indent
+    while cell_width(line) > width:
+        head = head_cells(line, width)
+        cut = max(len(head), floor + 1)  # a wide character that cannot fit goes on the line all the same
+        if not line[cut:].startswith(" "):
+            space = head.rfind(" ", floor)
+            if space > floor and head[:space].strip():
+                cut = space
+        out.append(line[:cut].rstrip(" "))
+        rest = line[cut:].lstrip(" ")
+        if not rest:
+            return out
+        line, floor = pad + rest, len(pad)
+    out.append(line)
+    return out

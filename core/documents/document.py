@@ -16,7 +16,7 @@ into them by core/base/decode.py (core/documents/saved.py): a list field's ``"it
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal
 
 from iosched.core.base.figures import FIGURE, figure_fault
@@ -304,7 +304,36 @@ class SummaryDoc:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ComparisonDoc:
+class _Outcome:
+    """What a comparison comes to, in one of three outcomes: a primary comparison's, a matrix's compared cell's."""
+
+    outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
+        "doc": "a primary comparison's: differs (significant), equal (its equivalence interval inside ±margin) or "
+               "cannot-tell (reasons); absent on a matrix's baseline cells", "absent": True})
+    reasons: list[CompareReason] = field(
+        default_factory=list, metadata={"doc": "cannot-tell: why, as codes", "absent": True})
+    equal_interval: Pair | None = field(default=None, metadata={
+        "doc": "the equivalence interval: two-sided at 1 - 2 alpha (90% at alpha 0.05), uncorrected", "absent": True})
+
+
+def _outcome_after(last: str | None = None) -> Any:
+    """A class with the outcome: its fields written after ``last`` (None: at the end), where they always were."""
+
+    def order(cls: type) -> type:
+        own = [f.name for f in fields(cls) if f.name not in OUTCOME_FIELDS]
+        at = own.index(last) + 1 if last is not None else len(own)
+        cls.JSON_ORDER = (*own[:at], *OUTCOME_FIELDS, *own[at:])  # type: ignore[attr-defined]
+        return cls
+
+    return order
+
+
+OUTCOME_FIELDS = tuple(f.name for f in fields(_Outcome))
+
+
+@_outcome_after()
+@dataclass(frozen=True, kw_only=True)
+class ComparisonDoc(_Outcome):
     """One metric, one variant against the baseline, as a ratio (variant / baseline) on the log scale."""
 
     metric: str
@@ -329,13 +358,6 @@ class ComparisonDoc:
                                                           "absent": True})
     rank: RankDoc | None = field(default=None, metadata={
         "doc": "the primary metric's rank cross-check (repeated runs only)", "absent": True})
-    outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
-        "doc": "a primary comparison's: differs (significant), equal (its equivalence interval inside ±margin) or "
-               "cannot-tell (reasons)", "absent": True})
-    reasons: list[CompareReason] = field(
-        default_factory=list, metadata={"doc": "cannot-tell: why, as codes", "absent": True})
-    equal_interval: Pair | None = field(default=None, metadata={
-        "doc": "the equivalence interval: two-sided at 1 - 2 alpha (90% at alpha 0.05), uncorrected", "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -423,8 +445,9 @@ class SecondaryDoc:
     ci95: Pair | None = field(default=None, metadata={"absent": _in_baseline_cell})
 
 
+@_outcome_after("planning")
 @dataclass(frozen=True, kw_only=True)
-class CellDoc:
+class CellDoc(_Outcome):
     """One workload under one variant: the primary metric's mean and, off the baseline, the comparison."""
 
     workload: str
@@ -453,13 +476,6 @@ class CellDoc:
                                                                       "absent": True})
     planning: PlanningDoc | None = field(default=None, metadata={
         "doc": "an undecided cell's: what a 10% difference would need at its noise", "absent": True})
-    outcome: Literal["differs", "equal", "cannot-tell"] | None = field(default=None, metadata={
-        "doc": "differs (significant), equal (its equivalence interval inside ±margin) or cannot-tell (reasons); "
-               "absent on the baseline's cells", "absent": True})
-    reasons: list[CompareReason] = field(
-        default_factory=list, metadata={"doc": "cannot-tell: why, as codes", "absent": True})
-    equal_interval: Pair | None = field(default=None, metadata={
-        "doc": "the equivalence interval: two-sided at 1 - 2 alpha (90% at alpha 0.05), uncorrected", "absent": True})
     geomean: Statistic | None = field(default=None, metadata={
         "doc": "the geometric mean of its valid runs (a cell decided at a look: of its runs to that look), the "
                "figure its ratio is of: the variant's over the baseline's", "absent": True})

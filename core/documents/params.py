@@ -267,6 +267,7 @@ class Variant:
 SCHEDULER_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,14}", re.ASCII)
 SETTING_NAME = re.compile(r"[a-z][a-z0-9_]{0,47}", re.ASCII)
 SETTING_VALUE = re.compile(r"-?[0-9]{1,19}", re.ASCII)
+MOST_PER_ARM = 200  # --max-runs' most (until a verdict, runs per variant): beyond it, the noise wants a cure
 MAX_VARIANTS = 16  # the baseline and 15 others: every scheduler a kernel offers and its tunings, and more
 MAX_SETTINGS = 8  # settings of one variant
 
@@ -278,6 +279,11 @@ def parse_variants(text: str, least: int = 2, most: int = MAX_VARIANTS, flag: st
     (core/experiment/variants.py ``check_variants``)."""
     out: list[Variant] = []
     parts = [p.strip() for p in text.split(",")]
+    if "" in parts and len(parts) > 1:
+        where = ("the first item" if parts[0] == "" else "the last item" if parts[-1] == "" else
+                 f"item {parts.index('') + 1} of {len(parts)}")
+        raise BadInput(f"{flag} {shown(text)}: {where} is empty (a comma too many); give the variants between "
+                       "single commas, e.g. none,bfq")
     if len(parts) < least or not all(parts):
         raise BadInput(f"{flag} needs at least {'two' if least == 2 else 'one'} comma-separated "
                        f"variant{'s' if least > 1 else ''}, got {shown(text)}")

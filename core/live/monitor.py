@@ -30,6 +30,10 @@ if TYPE_CHECKING:  # annotations only: a live Monitor does not load the reader
 
 # Points kept per series whatever the interval: 5 min at 0.25 s, 20 min at 1 s, 100 min at 5 s.
 # Idle devices share one zero-rates object, so a full window stays small (docs/performance.md: Memory).
+# Seconds between samples: a command's (watch, record, latency, top, export) anywhere in this range; the TUI's one
+# of these steps (its -i snapped to the nearest, + and - step through them).
+MIN_INTERVAL, MAX_INTERVAL = 0.05, 3600.0
+REFRESH_STEPS = (0.25, 0.5, 1.0, 2.0, 5.0)
 HISTORY_POINTS = 1200
 MARKERS_KEPT = 500
 MARK_DEDUP_S = 5.0  # our own switch and the inventory poll both see one change: mark it once

@@ -21,7 +21,15 @@ from iosched.core.documents.metrics import METRICS, metric_label, metric_words, 
 from iosched.core.kernel.device_doc import DeviceDoc
 from iosched.core.present.conditions import condition_lines
 from iosched.core.present.sentences import background_named, comparison_sentence, relative_text
-from iosched.core.present.summary import MORE, rank_words, replay_timing, split_words, summary_lines
+from iosched.core.present.summary import (
+    CLI_WAYS,
+    MORE,
+    Ways,
+    rank_words,
+    replay_timing,
+    split_words,
+    summary_lines,
+)
 from iosched.core.present.worded import worded, worded_judgement
 from iosched.core.statistics.verdict import cmd_metrics_of
 
@@ -70,12 +78,12 @@ def device_words(doc: ExperimentDoc | MatrixDoc) -> str:
 
 
 def text_report(doc: ExperimentDoc, verdict: JudgementDoc, verdict_first: bool = False, details: bool = False,
-                more: str | None = MORE) -> str:
-    """The result: its summary (core/present/summary.py; ``more`` its last line), or with ``details`` the whole of
-    it: what ran, a table of means with their 95% CI, charts and every comparison in words (``verdict_first``: the
-    verdict before the tables, as a screen shows its top first)."""
+                more: str | None = MORE, ways: Ways = CLI_WAYS) -> str:
+    """The result: its summary (core/present/summary.py; ``more`` its last line, ``ways`` the face's words for
+    asking for more), or with ``details`` the whole of it: what ran, a table of means with their 95% CI, charts and
+    every comparison in words (``verdict_first``: the verdict before the tables, as a screen shows its top first)."""
     if not details:
-        return "\n".join(summary_lines(doc, verdict, more)) + "\n"
+        return "\n".join(summary_lines(doc, verdict, more, ways)) + "\n"
     verdict = worded_judgement(doc, verdict)
     wl = doc.workload
     what = (wl.job.name if wl.job is not None else None) or f"cmd: {wl.cmd}"

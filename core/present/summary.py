@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from iosched.core.base.units import si
 from iosched.core.documents.document import (
@@ -24,6 +25,7 @@ from iosched.core.documents.document import (
     RunSplitDoc,
 )
 from iosched.core.documents.metrics import ROLE_WORDS, metric_label, metric_words, roles_of, split_metric
+from iosched.core.documents.params import MOST_PER_ARM
 from iosched.core.load.replay_lag import seconds_text
 from iosched.core.load.replay_latency import latency_note
 from iosched.core.present.conditions import summary_condition_lines
@@ -49,18 +51,33 @@ MORE = ("--details: every metric, every comparison and the charts; --json: all o
         "report FILE (of --save) shows it again")
 
 
-def summary_lines(doc: ExperimentDoc, judgement: JudgementDoc, more: str | None = MORE) -> list[str]:
+@dataclass(frozen=True)
+class Ways:
+    """How a reader of a summary asks for more, in the words of the face showing it: the command line's flags
+    (``CLI_WAYS``), or a screen's keys and fields."""
+
+    details: str = "--details"  # where the rest of a list is: "and 3 more (--details)"
+    runs: str = "--max-runs {n}"  # the most runs per variant until a verdict
+    duration: str = "--duration {s}"  # a live alternation's length, in seconds
+    runtime: str = "a longer --runtime"
+
+
+CLI_WAYS = Ways()
+
+
+def summary_lines(doc: ExperimentDoc, judgement: JudgementDoc, more: str | None = MORE,
+                  ways: Ways = CLI_WAYS) -> list[str]:
     """A judged experiment's summary (see the module's docstring); ``more``: the last line, saying where the rest is
-    (None: no such line)."""
+    (None: no such line); ``ways``: the face's words for asking for more."""
     judgement = worded_judgement(doc, judgement)
-    lines = verdict_lines(doc, judgement)
+    lines = verdict_lines(doc, judgement, ways)
     table = runs_table(doc, judgement)
     if table:
         lines += ["", *table]
-    trade = tradeoff_lines(doc, judgement)
+    trade = tradeoff_lines(doc, judgement, ways)
     if trade:
         lines += ["", *trade]
-    tail = note_lines(doc, judgement)
+    tail = note_lines(doc, judgement, ways)
     if tail or more:
         lines.append("")
     lines += tail
@@ -95,7 +112,7 @@ def heading(doc: ExperimentDoc, judgement: JudgementDoc) -> str:
             f"{metric_label(judgement.primary_metric)}{state}")
 
 
-def verdict_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
+def verdict_lines(doc: ExperimentDoc, judgement: JudgementDoc, ways: Ways = CLI_WAYS) -> list[str]:
     """The heading, then the verdict on the primary metric (winners first), the runs that disagree, the rank test
     where it disagrees, and what "no difference" could have missed."""
     judgement = worded_judgement(doc, judgement)
@@ -122,7 +139,37 @@ def verdict_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
         lines.append(f"  the smallest difference these runs could have shown: +{_pct(r - 1)} or -{_pct(1 - 1 / r)} "
                      "(80% power)")
     lines += [f"  {n}" for n in judgement.notes if n.startswith(PLANNING_NOTES) and (same or splits)]
+    seq = doc.sequential
+    if seq is not None and doc.status == "final" and any(c.outcome == "cannot-tell" for c in primary) \
+            and (isinstance(doc, AlternationDoc) or len(doc.runs) >= seq.max_per_arm * len(doc.variants)):
+        lines.append(f"  {ran_out(doc, judgement, ways)}")
     return lines
+
+
+def ran_out(doc: ExperimentDoc, judgement: JudgementDoc, ways: Ways = CLI_WAYS) -> str:
+    """--until-verdict that used its every run without a verdict: said so, with what would decide."""
+    planning = judgement.planning
+    n = planning.runs if planning is not None and planning.noise is not None else None
+    diff = f"a {planning.difference:.0%} difference" if planning is not None else "a difference"
+    if isinstance(doc, AlternationDoc):
+        said = f"until a verdict: none within {ways.duration.format(s=f'{doc.duration_s:g}')} s, at the noise seen"
+        if n is None:
+            return f"{said}; no practical length would decide {diff}: quieter turns first (an idle machine)"
+        return (f"{said}; about {n} blocks would decide {diff}: "
+                f"{ways.duration.format(s=f'{n * 2 * len(doc.variants) * doc.every_s:.0f}')} s")
+    assert doc.sequential is not None
+    said = f"until a verdict: none within {ways.runs.format(n=doc.sequential.max_per_arm)}, at the noise seen"
+    quieter = f"quieter runs first ({ways.runtime}, an idle machine)"
+    if n is None:
+        return f"{said}; no practical number of runs would decide {diff}: {quieter}"
+    most = doc.sequential.max_per_arm
+    if n > MOST_PER_ARM:
+        return (f"{said}; {diff} would take about {n} runs per variant, past the most a compare runs "
+                f"({MOST_PER_ARM}): {quieter}")
+    if n <= most:  # enough for a 10% difference: the effect itself lies near the margin
+        return (f"{said}; the difference lies near the margin: more runs "
+                f"({ways.runs.format(n=min(2 * most, MOST_PER_ARM))}) would narrow it")
+    return f"{said}; about {ways.runs.format(n=n)} would decide {diff}"
 
 
 OUTCOME_REASONS = {"two-groups": "its runs disagree (two groups, below)", "too-few-runs": "too few valid runs",
@@ -354,7 +401,7 @@ def runs_strip(values: Sequence[float], lo: float, hi: float, width: int = STRIP
 # --- trade-offs and notes -------------------------------------------------------------------------------------
 
 
-def tradeoff_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
+def tradeoff_lines(doc: ExperimentDoc, judgement: JudgementDoc, ways: Ways = CLI_WAYS) -> list[str]:
     """The significant differences in the other metrics, one line each (the primary's twin, MB/s beside IOPS, and a
     role job's trade-off already in its verdict line left out)."""
     primary = judgement.primary_metric
@@ -372,7 +419,7 @@ def tradeoff_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
                                          cmd_metrics_of(doc) else None, p_value=False))
     if len(shown) > MAX_TRADEOFFS:
         left = len(shown) - MAX_TRADEOFFS + 1
-        shown = [*shown[:MAX_TRADEOFFS - 1], f"and {left} more significant differences (--details)"]
+        shown = [*shown[:MAX_TRADEOFFS - 1], f"and {left} more significant differences ({ways.details})"]
     return shown
 
 
@@ -383,7 +430,7 @@ def _twins(a: str, b: str) -> bool:
     return ra == rb and {ba, bb} == {"iops", "mb_s"}
 
 
-def note_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
+def note_lines(doc: ExperimentDoc, judgement: JudgementDoc, ways: Ways = CLI_WAYS) -> list[str]:
     """What matters to the verdict beside it: a busy machine, invalid runs, a timed replay that fell behind, what a
     replay's latency is, one line each."""
     judgement = worded_judgement(doc, judgement)
@@ -394,12 +441,12 @@ def note_lines(doc: ExperimentDoc, judgement: JudgementDoc) -> list[str]:
     busy = [n for n in said if n.startswith("busy machine")]
     if len(busy) > 1:  # one is the point (the runs vary with another load); which loads, --details lists
         said = [n for n in said if n not in busy[1:]]
-        said.insert(said.index(busy[0]) + 1, f"busy machine: and {len(busy) - 1} more such notes (--details)")
+        said.insert(said.index(busy[0]) + 1, f"busy machine: and {len(busy) - 1} more such notes ({ways.details})")
     lines = [*summary_condition_lines(doc.conditions, doc.runs), *(f"note: {n}" for n in said)]
     bad = judgement.invalid
     lines += [f"invalid: {b}" for b in bad[:MAX_INVALID]]
     if len(bad) > MAX_INVALID:
-        lines.append(f"invalid: and {len(bad) - MAX_INVALID} more runs (--details)")
+        lines.append(f"invalid: and {len(bad) - MAX_INVALID} more runs ({ways.details})")
     return lines
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.kernel.sysfs import check_device_name
 from iosched.core.settings.journal import default_run_dir
-from iosched.core.settings.pidlock import Held, holding, take
+from iosched.core.settings.pidlock import Held, holding, release, take
 
 # Devices this process holds under load, so that its own restore (a TUI quitting while its compare ends)
 # is not kept off them by its own lock: a second flock in the same process conflicts like any other.
@@ -71,11 +71,12 @@ def restoring(devices: Iterable[str], root: str | Path = "/") -> Iterator[dict[s
                 check_device_name(device, root)  # a bare, existing name: safe as a file name below
             except BadInput:
                 continue
+            path = default_run_dir(root) / "devices" / f"{device}.lock"
             try:
-                fd = take(default_run_dir(root) / "devices" / f"{device}.lock", f"pid {os.getpid()}, restore")
+                fd = take(path, f"pid {os.getpid()}, restore")
             except Held as e:
                 others[device] = e.holder
                 continue
             if fd is not None:
-                stack.callback(os.close, fd)
+                stack.callback(release, path, fd)
         yield others

@@ -205,10 +205,11 @@ def would_put_back(start: StartingPoint, root: str | Path = "/") -> PutBack:
                    unless_default=after_switch)
 
 
-def put_back_left(root: str | Path = "/", dry_run: bool = False, pid: int | None = None) -> list[PutBack]:
+def put_back_left(root: str | Path = "/", dry_run: bool = False, pid: int | None = None,
+                  devices: set[str] | None = None) -> list[PutBack]:
     """Put back every run whose process is gone without putting its device back (killed), from the file it wrote
-    first (with ``pid``, only that process's); a device another live iosched has under load is left to it, its file
-    kept for later. A file that is no starting point is removed."""
+    first (with ``pid``, only that process's; with ``devices``, only on those); a device another live iosched has
+    under load is left to it, its file kept for later. A file that is no starting point is removed."""
     out: list[PutBack] = []
     for f, info in stale_registrations(_registry(root)):
         if pid is not None and info.get("pid") != pid:
@@ -221,6 +222,8 @@ def put_back_left(root: str | Path = "/", dry_run: bool = False, pid: int | None
         if start is None or not _sane(start) or f.name != _file(start, root).name:
             if not dry_run:
                 f.unlink(missing_ok=True)
+            continue
+        if devices is not None and start.device not in devices:
             continue
         if dry_run:
             out.append(would_put_back(start, root))

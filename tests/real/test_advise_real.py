@@ -47,6 +47,7 @@ def test_a_saturating_random_read_names_the_fastest_with_its_margin(tmpfs_loop, 
                 "--settle", "0.3", "--candidates", "none,mq-deadline", "--budget", "100", "--yes", "--save",
                 str(save), "--markdown", str(tmp_path / "advice.md"), timeout=240)
     assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == f"iosched: saved to {save}", r.stderr  # the file --save wrote, named
     doc = json.loads(save.read_text())
     valid("advice.schema.json", doc)
     (g,) = doc["advice"]

@@ -53,10 +53,12 @@ def start_capture(dev: str, out: Path, duration: float) -> subprocess.Popen[str]
     proc = subprocess.Popen([sys.executable, "-m", "iosched.cli", "capture", dev, "-o", str(out), "--duration",
                              str(duration)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 20
-    # Ready once the loader's status lines start: its first progress line (written at once on a pipe).
+    # Ready once the loader's status lines start: on a pipe, one line saying so and no figure that would go stale.
     assert proc.stderr is not None
     line = proc.stderr.readline()
-    assert "capturing" in line or time.monotonic() > deadline, line
+    clock = f"{int(duration) // 60:02d}:{int(duration) % 60:02d}"
+    assert line == f"iosched: capturing {dev} for up to {clock} (Ctrl-C ends it sooner and keeps what was captured)\n" \
+        or time.monotonic() > deadline, line
     return proc
 
 
@@ -82,6 +84,7 @@ def test_capture_agrees_with_diskstats_and_replays_exactly(two_loops, tmp_path):
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, stderr
+    assert "capturing" not in stderr  # no progress line after the first into a pipe
     assert "captured" in stdout and "ended early (what was captured is kept)" in stdout, stdout
     cap = read_capture(out)
     m = cap.meta

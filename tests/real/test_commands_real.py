@@ -120,6 +120,7 @@ def test_a_failing_command_is_an_invalid_run_and_the_study_goes_on(loopdev: Loop
     save = tmp_path / "study.json"
     r = run_cli("compare", loopdev.name, "--study", str(study), "--settle", "0", "--save", str(save), timeout=120)
     assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == f"iosched: saved to {save}", r.stderr
     doc = json.loads(save.read_text())
     assert doc["status"] == "final" and len(doc["runs"]) == 12
     bad = {(run["workload"], run["invalid_reason"]) for run in doc["runs"] if not run["valid"]}

@@ -110,6 +110,7 @@ def test_three_schedulers_answer_first_in_at_most_30_lines(loopdev, tmp_path):
     r = run_cli("compare", loopdev.name, "--schedulers", "none,mq-deadline,bfq", "--job", "randread-q16t2",
                 "--runtime", "1", "--repeat", "3", "--save", str(save), timeout=240)
     assert r.returncode == 0, r.stderr
+    assert r.stderr.splitlines()[-1] == f"iosched: saved to {save}", r.stderr  # on stderr: stdout is the answer
     lines = r.stdout.splitlines()
     assert len(lines) <= 30, r.stdout
     assert lines[0].startswith(f"randread-q16t2 on {loopdev.name}, kernel ") and "3 runs per variant" in lines[0]
@@ -211,6 +212,11 @@ def test_signal_mid_experiment_cleans_up(loopdev, tmp_path, private_journal, sig
     _, err = p.communicate(timeout=30)
     assert p.returncode == code, err
     assert loopdev.current() == loopdev.initial_scheduler
+    # Said in one line: what was put back, and that nothing was left to keep.
+    word = "interrupted" if sig == signal.SIGINT else "stopped"
+    assert err.strip().splitlines()[-1] == (f"iosched: {word}: {loopdev.name} is back on "
+                                            f"{loopdev.initial_scheduler} as it was; no run had finished: nothing to "
+                                            "save"), err
     assert list(scratch.iterdir()) == []
     no_fio_left(str(scratch))
     assert json.loads((private_journal / "journal.json").read_text())["entries"] == []
@@ -228,6 +234,9 @@ def test_runs_finished_before_ctrl_c_are_saved(loopdev, tmp_path):
     _, err = p.communicate(timeout=30)
     assert p.returncode == 130, err
     doc = json.loads(save.read_text())
+    assert err.strip().splitlines()[-1] == (f"iosched: interrupted: {loopdev.name} is back on "
+                                            f"{loopdev.initial_scheduler} as it was; its {len(doc['runs'])} finished "
+                                            f"runs saved in {save} (`iosched report {save}` shows them)"), err
     assert doc["status"] == "cancelled" and "cancelled" not in doc  # one field, as the JSON contract says
     assert len(doc["runs"]) >= 2 and "ended early" in doc["notes"][0]
     assert doc["judgement"]["status"] == "cancelled"

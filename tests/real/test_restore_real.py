@@ -54,3 +54,19 @@ def test_restore_removes_the_work_directory_of_a_killed_run(loopdev, tmp_path):
     assert out.returncode == 0, out.stderr
     assert f"removed a fio work directory a killed run left: {left}" in out.stdout
     assert not left.exists()
+
+
+def test_restore_of_named_devices_leaves_the_others_and_refuses_an_unknown_one(make_loop):
+    first, second = make_loop("64M"), make_loop("64M")
+    for loop in (first, second):
+        assert run_cli("set", loop.name, "bfq").returncode == 0
+    r = run_cli("restore", "nosuchdisk9")
+    assert r.returncode == 2 and r.stderr == "iosched: no block device named nosuchdisk9\n" and not r.stdout
+    assert first.current() == second.current() == "bfq"  # nothing changed
+    r = run_cli("restore", first.name)
+    assert r.returncode == 0 and r.stdout.splitlines() == [f"{first.name} scheduler: restored bfq -> none"], r
+    assert first.current() == "none" and second.current() == "bfq"
+    r = run_cli("restore", "--dry-run", second.name)
+    assert r.stdout.splitlines()[0] == f"{second.name} scheduler: would restore bfq -> none", r
+    assert first.name not in r.stdout
+    assert run_cli("restore").stdout.splitlines() == [f"{second.name} scheduler: restored bfq -> none"]

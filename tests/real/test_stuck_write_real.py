@@ -94,18 +94,28 @@ def test_a_switch_that_hangs_is_reported_by_its_deadline_journaled_and_restored_
     assert again.returncode == 1 and "still has a write the kernel has not returned from ('bfq'" in again.stderr
     tune = run_cli("tune", loop.name, "read_ahead_kb=256", env=deadline, timeout=60)
     assert tune.returncode == 1 and "iosched writes nothing more to" in tune.stderr
-    held = run_cli("restore", env=deadline, timeout=60)
+    assert (private_journal / "journal.json").read_text() == journaled  # the refusals added nothing
+    left_alone_then_put_back(frozen, writer, entry.pending.start, private_journal, deadline)
+
+
+def left_alone_then_put_back(frozen: Frozen, writer: int, start: int, journal: Path,
+                             env: dict[str, str] | None = None) -> None:
+    """While the kernel holds the write, `restore` leaves the device alone and the journal intact (nothing dropped,
+    nothing added); once the kernel lets go, the writer ends, the switch has happened after all, and `restore` puts
+    the original back."""
+    loop = frozen.loop
+    journaled = (journal / "journal.json").read_text()
+    held = run_cli("restore", env=env, timeout=60)
     assert held.returncode == 1 and f"{loop.name}: left alone: the kernel has not returned from writing 'bfq'" \
-        in held.stdout
-    assert (private_journal / "journal.json").read_text() == journaled  # intact: nothing dropped, nothing added
-    # The kernel lets go: the writer ends, the switch has happened after all, and restore puts the original back.
+        in held.stdout, held
+    assert (journal / "journal.json").read_text() == journaled
     frozen.thaw()
-    wait_for(lambda: not running(writer, entry.pending.start), "saw the writer end")
+    wait_for(lambda: not running(writer, start), "saw the writer end")
     assert loop.current() == "bfq"
     done = run_cli("restore", timeout=60)
     assert done.returncode == 0, done
     assert f"{loop.name} scheduler: restored bfq -> none" in done.stdout
-    assert loop.current() == "none" and Journal(private_journal).entries() == {}
+    assert loop.current() == "none" and Journal(journal).entries() == {}
 
 
 def writer_of(pid: int) -> int | None:
@@ -154,15 +164,6 @@ def test_a_compare_ended_while_the_kernel_is_in_its_switch_leaves_it_journaled(f
     assert entry.original == "none" and entry.pending is not None
     assert (entry.pending.value, entry.pending.pid) == ("bfq", writer)
     assert running(writer, entry.pending.start) and state(writer) == "D"
-    held = run_cli("restore", timeout=60)
-    assert held.returncode == 1 and f"{loop.name}: left alone: the kernel has not returned from writing 'bfq'" \
-        in held.stdout, held
-    # The kernel lets go: the switch happens after all, with no iosched waiting for it; restore puts it back.
-    frozen.thaw()
-    wait_for(lambda: not running(writer, entry.pending.start), "saw the writer end")
-    assert loop.current() == "bfq"
-    done = run_cli("restore", timeout=60)
-    assert done.returncode == 0, done
-    assert f"{loop.name} scheduler: restored bfq -> none" in done.stdout
-    assert loop.current() == "none" and Journal(private_journal).entries() == {}
+    # The kernel lets go later: the switch happens after all, with no iosched waiting for it.
+    left_alone_then_put_back(frozen, writer, entry.pending.start, private_journal)
     assert not list((private_journal / "starts").glob("*.json"))

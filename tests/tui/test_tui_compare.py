@@ -153,3 +153,24 @@ async def test_three_schedulers_at_80x24_end_on_a_verdict_that_fits(loopdev):
         assert loopdev.current() == loopdev.initial_scheduler
         await pilot.press("escape")
         await pilot.press("q")
+
+
+async def test_the_form_starts_from_the_devices_scheduler_and_takes_the_command_lines_runtimes(tmp_path, make_loop):
+    """The baseline preselected is what the device runs now, not the first in the kernel's list; a runtime the
+    command line takes (up to 24 h, core's bound) the form takes too, and one past it is refused alike."""
+    need_real()
+    loop = make_loop("64M")
+    (loop.sysdir / "queue/scheduler").write_text("bfq")  # listed after mq-deadline, the other one picked
+    app = IoschedApp(interval=0.25, watch_udev=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_compare(app, pilot, loop)
+        form = screen.query_one(CompareForm)
+        assert "baseline: bfq" in "\n".join(screen_text(app))
+        form.query_one("#runtime", Input).value = "7200"
+        plan, _ = form.plan("/", False)
+        assert plan.variants[0].label == "bfq" and plan.job.runtime == 7200
+        form.query_one("#runtime", Input).value = "90000"
+        with pytest.raises(ValueError, match=r"runtime must be a number between 0\.5 and 86400"):
+            form.plan("/", False)
+        await pilot.press("escape")
+        await pilot.press("q")

@@ -84,13 +84,13 @@ async def test_the_baseline_is_named_marked_and_chosen_with_b(tmp_path):
         screen = await open_compare(tmp_path, pilot, app)
         checklist = screen.query_one(SchedulerChecklist)
         text = rows(app)
-        # Picked at open: the device's bfq and mq-deadline; the first selected in the list is the baseline.
-        assert "mq-deadline (baseline)" in text and "baseline: mq-deadline" in text
-        assert "bfq (baseline)" not in text
+        # Picked at open: the device's bfq and mq-deadline; what the device runs now, bfq, is the baseline.
+        assert "bfq (baseline)" in text and "baseline: bfq" in text
+        assert "mq-deadline (baseline)" not in text
         await pilot.press("down", "b")  # kyber: ticked and made the baseline in one key
         await pilot.pause()
         text = rows(app)
-        assert "kyber (baseline)" in text and "baseline: kyber" in text and "mq-deadline (baseline)" not in text
+        assert "kyber (baseline)" in text and "baseline: kyber" in text and "bfq (baseline)" not in text
         assert checklist.order == ["kyber", "mq-deadline", "bfq"]
         await pilot.press("space")  # unticked: the first selected is the baseline again
         await pilot.pause()
@@ -144,9 +144,10 @@ async def test_the_verdict_replaces_the_interim_lines_and_fits(tmp_path, size):
         assert doc.judgement is not None
         # The summary: what ran, then a verdict line per variant, the runs as dots under it.
         verdict = verdict_lines(doc, doc.judgement)
-        assert verdict[1].startswith("bfq: 35% fewer IOPS than mq-deadline"), verdict
+        assert labels[0] == "bfq"  # the device's own
+        assert verdict[1].startswith(f"{labels[1]}: 35% fewer IOPS than bfq"), verdict
         assert all(flat(v) in text for v in verdict[1:3]), verdict
-        assert "each against mq-deadline" in text and "•" in text
+        assert "each against bfq" in text and "•" in text
         # Every comparison is behind ctrl+d, further down: the screen says how to get there, and the keys get there.
         assert "PgDn/PgUp scroll the results" in text and "^d Details" in text
         await pilot.press("ctrl+d")

@@ -134,3 +134,19 @@ def test_every_test_the_safety_page_names_exists():
             assert re.search(rf"^def {func}\(", last.read_text(), re.MULTILINE), ref
         named += 1
     assert named >= 10
+
+
+def test_the_commands_that_run_without_root_are_one_list_in_the_readme_and_the_command_line_page():
+    """Both pages name the same read-only commands, each one the parser has; replay, which only reads a recording,
+    among them beside record."""
+    from iosched.cli.main import build_parser
+
+    def listed(text: str) -> list[str]:
+        found = re.search(r"Without root, what only reads works \((.*?)\)[;.]", " ".join(text.split()))
+        assert found, "the list is gone"
+        return [w.split()[0] for w in re.findall(r"`([^`]+)`", found.group(1))]
+
+    readme, commands = listed((ROOT / "README.md").read_text()), listed((DOCS / "commands.md").read_text())
+    assert readme == commands and "replay" in readme, (readme, commands)
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    assert set(readme) <= set(sub.choices)

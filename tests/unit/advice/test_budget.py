@@ -196,3 +196,13 @@ def test_a_stop_in_the_pilot_begins_no_test(tree):
     assert doc.budget is not None and doc.budget.stopped and doc.budget.elapsed_s <= 60
     assert [len(t.pilot.runs) if t.pilot else 0 for t in doc.tests] == [1, 0]
     assert all(t.result is None for t in doc.tests) and doc.advice == []
+
+
+def test_a_screens_refusal_names_its_fields_not_flags():
+    plan = plan_advice("d0", device(), "none", ALL, {}, GOALS, budget_s=200.0)
+    assert not plan.fits
+    words = over_budget_words(plan, form=True)
+    assert words.startswith(f"the plan needs at least {budget_words(smallest_s(plan))}, more than the budget "
+                            f"{budget_words(200.0)}: give a budget of {budget_words(smallest_s(plan))} or more"), words
+    assert "--" not in words
+    _fits_with(words.replace("a budget of ", "--budget ").replace("the goal ", "--goal "), 200.0)

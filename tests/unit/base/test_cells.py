@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 
 from iosched.cli.devtable import shorten, table_lines
-from iosched.core.base.cells import cell_width, cut_at_word, head_cells, pad_cells, tail_cells
+from iosched.core.base.cells import cell_width, cut_at_word, head_cells, pad_cells, tail_cells, wrap_cells
 from iosched.core.kernel.devices import list_devices
 
 from fixtree import FixTree
@@ -79,3 +79,22 @@ def test_a_cut_ends_after_a_whole_word_and_never_in_an_open_bracket():
     assert cut_at_word("4 KiB random read, 2 jobs x iodepth 16: CPU-bound on", 51) == \
         "4 KiB random read, 2 jobs x iodepth 16: CPU-bound…"  # the cut falls on a space: the word stays
     assert cut_at_word("cmd: tar-xzf-/a/very/long/path", 20) == "cmd: tar-xzf-/a/ver…"  # one long word: cut in it
+
+
+WORDS = st.lists(st.text("abcdefghij(),.:;%-", min_size=1, max_size=12), min_size=1, max_size=30)
+
+
+@given(WORDS, st.sampled_from([" ", "  ", "   "]), st.integers(0, 6), st.integers(22, 90))
+def test_a_wrapped_line_fits_and_keeps_every_word_whole(words, gap, indent, width):
+    text = " " * indent + gap.join(words)
+    lines = wrap_cells(text, width)
+    assert all(cell_width(line) <= width for line in lines), lines
+    assert " ".join(lines).split() == text.split()  # no word cut: none is wider than a line (12 < 22 - 8)
+    assert lines[0].startswith(" " * indent)
+    assert all(line.startswith(" " * min(indent + 2, width // 2)) for line in lines[1:])
+
+
+def test_a_wrap_keeps_a_tables_spacing_and_cuts_only_a_word_longer_than_a_line():
+    assert wrap_cells("a    b    c", 7) == ["a    b", "  c"]
+    assert wrap_cells("x " + "p" * 30, 12, hang=0) == ["x", "pppppppppppp", "pppppppppppp", "pppppp"]
+    assert wrap_cells("fits", 4) == ["fits"]

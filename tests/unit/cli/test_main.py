@@ -80,3 +80,28 @@ def test_a_permission_error_no_check_named_is_one_sentence(monkeypatch, capsys):
     monkeypatch.setattr(os, "geteuid", lambda: 65534)
     assert run(argparse.Namespace(func=_denied)) == 1
     assert capsys.readouterr().err == "iosched: permission denied on /run/iosched/somewhere: run as root\n"
+
+
+def test_every_interval_states_its_range_and_the_tuis_is_its_steps():
+    """-i says what it takes: the TUI's the steps its + and - go through (core's), a command's core's one range."""
+    from iosched.cli.main import build_parser
+    from iosched.core.live.monitor import MAX_INTERVAL, MIN_INTERVAL, REFRESH_STEPS
+
+    parser = build_parser()
+    (tui,) = [a for a in parser._actions if a.dest == "tui_interval"]
+    assert tui.help == ("TUI refresh in seconds, the nearest of 0.25, 0.5, 1, 2 and 5 (default 1; at least 0.25 and at "
+                        "most 5)")
+    assert (REFRESH_STEPS[0], REFRESH_STEPS[-1]) == (0.25, 5.0)
+    refused = run_cli("-i", "0.1", "list")
+    assert refused.returncode == 2 and "must be at least 0.25 and at most 5, not 0.1" in refused.stderr
+    sub = next(a for a in parser._actions if a.dest == "command").choices
+    for name in ("watch", "record", "latency", "top", "export"):
+        (interval,) = [a for a in sub[name]._actions if a.dest == "interval"]
+        assert f"at least {MIN_INTERVAL:g} and at most {MAX_INTERVAL:g}" in interval.help, name
+
+
+def test_an_unknown_command_is_answered_with_the_commands_a_person_uses():
+    r = run_cli("nosuch")
+    assert r.returncode == 2 and "invalid choice: 'nosuch' (choose from 'list', " in r.stderr, r.stderr
+    assert "fleet-host" not in r.stderr and "'top')" in r.stderr  # hidden as in --help; the rest all there
+    assert "fleet-host" not in run_cli("--help").stdout

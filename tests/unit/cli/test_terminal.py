@@ -138,3 +138,54 @@ def test_lines_from_two_threads_never_mix():
     lines = raw.getvalue().splitlines()
     assert lines[-1] == "no newline yet" and len(lines) == 1201
     assert set(lines[:-1]) == {f"{n} says a whole line\\x1b[2J" for n in words}
+
+
+def in_terminal(args: list[str], columns: int = 80, timeout: float = 30) -> str:
+    """What `iosched ARGS` shows on a terminal ``columns`` wide (a pseudo-terminal: stdout and stderr), as text."""
+    import fcntl
+    import pty
+    import struct
+    import termios
+
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    child = subprocess.Popen([sys.executable, "-m", "iosched.cli", *args], stdin=subprocess.DEVNULL,
+                             stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    got = b""
+    try:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the child closed its end
+                break
+            if not chunk:
+                break
+            got += chunk
+    finally:
+        os.close(leader)
+        child.wait(timeout)
+    return got.decode().replace("\r\n", "\n")
+
+
+def test_long_lines_break_at_spaces_on_a_terminal_and_go_whole_into_a_pipe():
+    """`iosched jobs` at 80 columns: no line wider, no word cut in two (every word of the piped text stands whole),
+    the descriptions continued under themselves; into a pipe the same lines whole, as scripts read them."""
+    piped = run_cli("jobs").stdout
+    shown = in_terminal(["jobs"])
+    assert any(len(line) > 80 for line in piped.splitlines()), "nothing to break: the test proves nothing"
+    assert max(len(line) for line in shown.splitlines()) <= 80
+    assert shown.split() == piped.split()  # the same words, each whole, in the same order
+    continued = [line for line in shown.splitlines() if line.startswith(" " * 44) and line.strip()]
+    assert continued, shown
+    as_json = in_terminal(["jobs", "--json"])
+    assert json.loads(as_json) == json.loads(run_cli("jobs", "--json").stdout)  # data is never broken
+
+
+def test_watch_folds_its_table_to_the_terminal_and_not_into_a_pipe():
+    shown = in_terminal(["watch", "-c", "1", "-i", "0.1"])
+    assert max(len(line) for line in shown.splitlines()) <= 80, shown
+    assert shown.count("Device") == 2 and "util" in shown and "idle" in shown  # every column, in two blocks
+    piped = run_cli("watch", "-c", "1", "-i", "0.1").stdout
+    assert piped.count("Device") == 1 and max(len(line) for line in piped.splitlines()) > 80

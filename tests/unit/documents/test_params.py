@@ -203,3 +203,12 @@ def test_candidates_and_variants_are_bounded():
         parse_candidates(",".join(["bfq"] * (MAX_CANDIDATES + 1)))
     with pytest.raises(BadInput, match="at most 16"):
         parse_variants(",".join(["bfq:slice_idle=0"] * 200))
+
+
+@pytest.mark.parametrize(("text", "where"), [("none,,bfq", "item 2 of 3"), (",bfq", "the first item"),
+                                             ("none,bfq,", "the last item"), ("none, ,bfq", "item 2 of 3")])
+def test_an_empty_variant_is_named_in_one_sentence(text, where):
+    with pytest.raises(BadInput) as e:
+        parse_variants(text)
+    assert str(e.value) == (f"--schedulers {text!r}: {where} is empty (a comma too many); give the variants between "
+                            "single commas, e.g. none,bfq")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
 from doc_support import experiment_doc
+from service_support import compare, run
 
 from iosched.core.documents.document import ComparisonDoc, RankDoc
+from iosched.core.experiment.simulated import Simulation
 from iosched.core.present.summary import note_lines, rank_words, summary_lines
 from iosched.core.statistics.verdict import judge
 
@@ -67,3 +70,20 @@ def test_a_startups_heading_names_its_background_once():
     cmd = replace(doc, workload=experiment_doc({**_raw(), "workload": {"cmd": "make", **workload}}).workload)
     cmd = replace(cmd, workload=replace(cmd.workload, job=None))
     assert summary_lines(cmd, doc.judgement)[0].startswith("cmd: make under seq-writers-1 on loop0")
+
+
+@pytest.mark.parametrize(("noise", "said"), [
+    (0.1, "until a verdict: none within --max-runs 4, at the noise seen; about --max-runs 30 would decide a 10% "
+          "difference"),
+    (0.5, "a 10% difference would take about 715 runs per variant, past the most a compare runs (200): quieter runs "
+          "first"),
+])
+def test_until_a_verdict_that_used_every_run_says_so_and_what_would_decide(tree, noise, said):
+    outcome, _ = run(compare(tree, Simulation({"bfq": {"iops": 1.0}}, noise=noise, seed=3), until_verdict=4))
+    doc = outcome.doc
+    lines = summary_lines(doc, doc.judgement)
+    assert len(doc.runs) == 8 and doc.judgement.comparisons[0].outcome == "cannot-tell", lines
+    (line,) = [ln for ln in lines if "until a verdict" in ln]
+    assert said in line, line
+    decided, _ = run(compare(tree, Simulation({"bfq": {"iops": 0.5}}, noise=0.02), until_verdict=4))
+    assert not [ln for ln in summary_lines(decided.doc, decided.doc.judgement) if "until a verdict" in ln]

@@ -45,3 +45,51 @@ def test_a_second_load_on_a_device_is_refused_with_the_holders_pid(tmp_path):
         holder.wait()
     with load_lock("sdb", "compare", tree.root):
         pass
+
+
+def test_lock_files_go_with_their_lock_and_a_dead_holders_with_restore_never_a_live_ones(tmp_path, private_journal):
+    """The run folder does not fill with lock files: a lock released takes its file along; one a killed holder left
+    is removed by `restore`; a live holder's is left to it and still refuses a second load."""
+    import fcntl
+    import os
+
+    from iosched.core.settings.pidlock import _named, sweep, take
+
+    tree = FixTree(tmp_path / "root")
+    tree.add_disk("sdb", "8:16")
+    tree.add_disk("sdc", "8:32")
+    folder = private_journal / "devices"
+    with load_lock("sdb", "compare", tree.root):
+        assert [p.name for p in folder.iterdir()] == ["sdb.lock"]
+    assert list(folder.iterdir()) == []
+
+    def holder(device: str) -> subprocess.Popen[str]:
+        code = ("import sys, time; from iosched.core.settings.device_lock import load_lock\n"
+                "with load_lock(sys.argv[2], 'test', sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(60)")
+        p = subprocess.Popen([sys.executable, "-c", code, str(tree.root), device], stdout=subprocess.PIPE, text=True)
+        assert p.stdout is not None and p.stdout.readline().strip() == "held"
+        return p
+
+    dead, live = holder("sdb"), holder("sdc")
+    try:
+        dead.kill()  # SIGKILL: no release, its file stays
+        dead.wait()
+        assert sorted(p.name for p in folder.iterdir()) == ["sdb.lock", "sdc.lock"]
+        assert run_cli("--root", str(tree.root), "restore").returncode == 0
+        assert [p.name for p in folder.iterdir()] == ["sdc.lock"]  # the live one's kept, and still holds
+        r = run_cli("--root", str(tree.root), "run", "sdc", "--job", "4k-read")
+        assert r.returncode == 1 and f"pid {live.pid}, test" in r.stderr
+    finally:
+        for p in (dead, live):
+            p.kill()
+            p.wait()
+    # A taker that opened a file a sweep then removed holds nothing by it: the name leads elsewhere, it takes again.
+    path = folder / "sdc.lock"
+    opened = os.open(path, os.O_RDWR)
+    assert sweep(folder) == [path] and not path.exists()
+    fcntl.flock(opened, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the removed file's lock: free, and worth nothing
+    assert not _named(path, opened)
+    fd = take(path, "pid 1, test")
+    assert fd is not None and _named(path, fd)
+    os.close(fd)
+    os.close(opened)
