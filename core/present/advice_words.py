@@ -104,10 +104,20 @@ def si_words(r: tuple[float, float]) -> str:
     return si(lo) if lo == hi else f"{si(lo)}–{si(hi)}"
 
 
+BUSY_SHOWN = 4  # other loads named in the answer's line; the notes name them all
+
+
+def busy_words(named: Sequence[str]) -> str:
+    """The other loads the busy watch named, the heaviest first, in a line: "python3 (pid 42) 99% of a CPU, loop7 …
+    and 3 more"."""
+    shown = ", ".join(named[:BUSY_SHOWN]) or "another load"
+    return shown + (f" and {len(named) - BUSY_SHOWN} more" if len(named) > BUSY_SHOWN else "")
+
+
 def reason_clauses(g: GoalAdviceDoc) -> list[str]:
     """Why a goal cannot tell, one clause a reason, each with what would decide it."""
     out: list[str] = []
-    for code in g.reasons:
+    for code in sorted(g.reasons, key=lambda c: c != "busy"):  # another load, when there was one, first: its cause
         if code == "too-wide":
             judged = [e for e in g.estimates if e.ratio is not None]
             if judged:
@@ -120,7 +130,7 @@ def reason_clauses(g: GoalAdviceDoc) -> list[str]:
         elif code == "two-groups":
             out += [split_words(g, s) for s in g.splits]
         elif code == "busy":
-            out.append(f"the machine was busy beside the tests: {', '.join(g.busy) or 'another load'}; a quieter time "
+            out.append(f"the machine was busy beside the tests: {busy_words(g.busy)}; a quieter time "
                        "(or --on a spare) would decide")
         elif code == "too-few-runs":
             out.append(f"too few valid runs: {g.invalid_runs} invalid; more runs (a larger --budget) would decide")
