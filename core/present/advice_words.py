@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from iosched.core.advice.plan import GOAL_WORDS
+from iosched.core.advice.plan import GOAL_WORDS, budget_words
 from iosched.core.base.units import si
 from iosched.core.documents.document import AdviceRuleDoc, EstimateDoc, GoalAdviceDoc, SplitDoc
 from iosched.core.documents.metrics import ROLE_WORDS, metric_label, split_metric
@@ -119,14 +119,16 @@ def reason_clauses(g: GoalAdviceDoc) -> list[str]:
     out: list[str] = []
     for code in sorted(g.reasons, key=lambda c: c != "busy"):  # another load, when there was one, first: its cause
         if code == "too-wide":
-            judged = [e for e in g.estimates if e.ratio is not None]
-            if judged:
-                e = max(judged, key=lambda x: _better_end(g, x))
-                iv = _shown(g, e)
-                span = f"{_pct(iv[0])} to {_pct(iv[1])}" if iv is not None else "an interval unknown"
-                out.append(f"{e.variant} vs {g.baseline} {span} spans past ±{(g.margin or 0):.0%}; {runs_words(g)}")
-            else:
-                out.append(f"no interval to hold to ±{(g.margin or 0):.0%}; {runs_words(g)}")
+            widest = _widest(g)
+            out.append(f"{widest or 'no interval to hold to'} ±{(g.margin or 0):.0%}; {runs_words(g)}")
+        elif code == "budget":
+            widest = _widest(g)
+            where = (f"{widest} ±{(g.margin or 0):.0%} at {g.runs_per_variant} runs a variant, where the budget "
+                     "stopped the tests" if widest and g.runs_per_variant else
+                     "the budget stopped the tests before this one had runs to judge")
+            budget = (f": a budget of about {budget_words(g.budget_needed_s)} would" if g.budget_needed_s is not None
+                      else "" if g.runs_needed is not None else ": a larger --budget would")
+            out.append(f"{where}; {runs_words(g)}{budget}")
         elif code == "two-groups":
             out += [split_words(g, s) for s in g.splits]
         elif code == "busy":
@@ -140,6 +142,18 @@ def reason_clauses(g: GoalAdviceDoc) -> list[str]:
             out.append(f"{g.behind_runs} replay run(s) fell behind the capture's timing: the device or this machine "
                        "could not keep its pace")
     return out
+
+
+def _widest(g: GoalAdviceDoc) -> str | None:
+    """"none vs mq-deadline −5.0% to +31% spans past": the candidate whose shown interval reaches furthest the better
+    way; None when none was judged."""
+    judged = [e for e in g.estimates if e.ratio is not None]
+    if not judged:
+        return None
+    e = max(judged, key=lambda x: _better_end(g, x))
+    iv = _shown(g, e)
+    span = f"{_pct(iv[0])} to {_pct(iv[1])}" if iv is not None else "an interval unknown"
+    return f"{e.variant} vs {g.baseline} {span} spans past"
 
 
 def goal_headline(g: GoalAdviceDoc) -> str:
@@ -177,7 +191,8 @@ def short_words(g: GoalAdviceDoc) -> str:
     return f"cannot tell for {GOAL_WORDS[g.goal]} ({', '.join(REASON_WORDS.get(r, r) for r in g.reasons)})"
 
 
-REASON_WORDS = {"too-wide": "the intervals are too wide", "two-groups": "runs in two groups",
+REASON_WORDS = {"too-wide": "the intervals are too wide", "budget": "stopped at the budget",
+                "two-groups": "runs in two groups",
                 "busy": "a busy machine", "too-few-runs": "too few valid runs",
                 "unjudged": "a candidate could not be judged", "replay-behind": "a replay fell behind"}
 
@@ -231,8 +246,8 @@ def the_rule(rule: Rule | AdviceRuleDoc) -> list[str]:
         f"its interval shows it within {m} of the best there;",
         f"  keep, shown equal: no switch, and every candidate's {1 - 2 * a:.0%} interval (a one-sided test at "
         f"{a:g} each, all of which must pass: no correction needed) shows it no more than {m} better;",
-        "  cannot tell: neither, or runs in two groups, a busy machine, too few valid runs, a candidate not judged or "
-        "a replay fallen behind: said with what would decide it (exit 1);",
+        "  cannot tell: neither, or runs in two groups, a busy machine, too few valid runs, a candidate not judged, "
+        "a replay fallen behind or the tests stopped at the budget: said with what would decide it (exit 1);",
         "  a variant whose comparison crosses the sequential boundary in the worse direction at a look is "
         f"dropped: drops and wins together keep the error rate at {a:g} per goal.",
     ]
