@@ -223,9 +223,21 @@ def candidate_line(g: GoalAdviceDoc, e: EstimateDoc) -> str:
     return f"{e.variant} vs {g.baseline}: {shown_words(g, e)}"
 
 
+def level_note(g: GoalAdviceDoc) -> str | None:
+    """Why a switch's interval is wider than the plain 95%: "99.6% CI: the level a repeated look needs for 95%
+    overall" (several candidates: "repeated looks at 3 candidates need"); None at the plain level."""
+    e = g.estimate
+    if g.outcome != "switch" or e is None or e.level is None or e.level <= 1.0 - _alpha(g) + 1e-9:
+        return None
+    n = len(g.estimates)
+    who = f"repeated looks at {n} candidates need" if n > 1 else "a repeated look needs"
+    return f"{level_words(e.level)} CI: the level {who} for {level_words(1.0 - _alpha(g))} overall"
+
+
 def goal_lines(g: GoalAdviceDoc) -> list[str]:
     """The advice for one goal, the answer first, then its evidence."""
     lines = [f"{GOAL_WORDS[g.goal]}: {goal_headline(g)}"]
+    lines += [f"  {note}" for note in [level_note(g)] if note is not None]
     if g.outcome == "cannot-tell":
         lines += [f"  also: {c}" for c in reason_clauses(g)[1:]]
     else:  # a switch whose winner's runs split by its designed effect: how often it fired

@@ -43,3 +43,18 @@ def test_a_busy_machine_leads_the_answer_with_the_heaviest_named_and_what_would_
                     "4242) 99% of a CPU, python3 (pid 4243) 97% of a CPU, loop7 1.2k IO/s, 310 MB/s, 98% busy and 2 "
                     "more; a quieter time (or --on a spare) would decide")
     assert "keep" not in head and any("spans past ±10%" in c for c in reason_clauses(g)[1:])
+
+
+def test_a_switch_s_level_above_the_plain_one_says_why():
+    from dataclasses import replace
+
+    from iosched.core.present.advice_words import goal_lines, level_note
+
+    g = _goal()
+    e = replace(g.estimate, ratio=1.3, ci_low=1.2, ci_high=1.4, level=0.996)
+    switch = replace(g, outcome="switch", recommended="none", estimate=e, estimates=[e], reasons=[])
+    assert goal_lines(switch)[:2] == ["throughput: switch to none: +30% IOPS (99.6% CI +20% to +40%)",
+                                      "  99.6% CI: the level a repeated look needs for 95% overall"]
+    three = replace(switch, estimates=[e, e, e])
+    assert level_note(three) == "99.6% CI: the level repeated looks at 3 candidates need for 95% overall"
+    assert level_note(replace(switch, estimate=replace(e, level=0.95))) is None and level_note(g) is None
