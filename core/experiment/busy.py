@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -150,6 +151,7 @@ class BusyWatch:
             if device == self.device or device in self._seen:
                 continue
             self._seen.add(device)
+            self._seen.update(f"pid {pid}" for pid in re.findall(r"\bpid (\d+)", holder)[:1])  # named: not again
             self._name(f"{device} ({holder})")
             self._note(f"busy machine: another iosched loads {device} ({holder}) {when}; its IO and CPU compete "
                        "with this experiment's")

@@ -125,3 +125,17 @@ def test_the_watch_names_each_competitor_once_and_keeps_them_for_the_advice(monk
                     "busy machine: other devices were under load before the first run: loop1 100 IO/s, 0 MB/s, "
                     "90% busy; runs will vary with them"]
     assert watch.named == ["python3 (pid 12) 90% of a CPU", "loop1 100 IO/s, 0 MB/s, 90% busy"]
+
+
+def test_another_iosched_is_named_once_as_such_not_again_as_a_process(monkeypatch):
+    looks = iter([
+        Look(0.0, {12: proc(12, 1, "python3", 0)}, {}, frozenset()),
+        Look(1.0, {12: proc(12, 1, "python3", 90)}, {}, frozenset()),
+    ])
+    monkeypatch.setattr(busy_mod, "look", lambda root: next(looks))
+    monkeypatch.setattr(busy_mod, "cpu_busy", lambda root: None)
+    monkeypatch.setattr(busy_mod, "own_disks", lambda device, root: {device})
+    monkeypatch.setattr(busy_mod, "other_loads", lambda root: {"loop4": "pid 12, advise"})
+    watch = BusyWatch("loop0", "/nonexistent")
+    watch.before()
+    assert watch.named == ["loop4 (pid 12, advise)"]
