@@ -74,7 +74,10 @@ def run_case(dev: str, extra: list[str], budget: float) -> dict[str, object]:
         return {"wall": wall, "error": r.stderr.strip().splitlines()[-1][:160] if r.stderr.strip() else "?"}
     doc = json.loads(r.stdout)
     runs = sum(len(part["runs"]) for t in doc["tests"] for part in (t["pilot"], t["result"]) if part is not None)
-    answer = "; ".join(f"{g['goal']}: {g['recommended'] or 'keep'}" for g in doc["advice"]) or "no answer"
+    answer = "; ".join(f"{g['goal']}: " + (f"switch to {g['recommended']}" if g["outcome"] == "switch" else
+                                           "keep, shown equal" if g["outcome"] == "keep-equal" else
+                                           f"cannot tell ({', '.join(g['reasons'])})")
+                       for g in doc["advice"]) or "no answer"
     return {"wall": wall, "plan": doc["plan"]["seconds"], "runs": runs, "budget": doc.get("budget") or {},
             "answer": answer}
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Generic, TypeVar
 
-from iosched.core.advice.decision import decide_doc, goal_doc, recommended
+from iosched.core.advice.decision import decide_doc, goal_doc, recommended, with_budget_needed
 from iosched.core.advice.keep import keep_doc
 from iosched.core.advice.loads import Load, load_of, prepare, release
 from iosched.core.advice.observe import Observation, observation_lines
@@ -535,7 +535,7 @@ class AdvicePlan:
                     "reached its last look" if b is not None and b.stopped else
                     "no test reached its last look: no advice")
             return replace(doc, notes=[*doc.notes, note])
-        goals = [goal_doc(g, doc.rule.alpha) for g in advice.goals]
+        goals = with_budget_needed(doc, [goal_doc(g, doc.rule.alpha) for g in advice.goals])
         self.step("keep", "the commands and the udev rule")
         variants = {v.label: v for v in self.plan.variants}
         keeps = [keep_doc(doc.device, variants[label], self.rotational, self.root) for label in recommended(goals)

@@ -52,15 +52,23 @@ def looks_again(test: AdviceTestDoc) -> Looks:
     return looks
 
 
-def evidence_of(test: AdviceTestDoc, alpha: float, busy: Sequence[str] = ()) -> GoalEvidence | None:
-    """What the rule decides the test's goal on, once its last look was taken (None before): the estimates on its
-    figure and, for the survivors, the other figures stated beside it (at alpha, Holm over the survivors); every
-    variant's runs checked for two groups; its invalid runs, and what the busy watch
-    named."""
+def evidence_of(test: AdviceTestDoc, alpha: float, busy: Sequence[str] = (),
+                stopped: bool = False) -> GoalEvidence | None:
+    """What the rule decides the test's goal on, once its last look was taken (None before; ``stopped`` at the
+    budget: the runs it has, and a test never begun has nothing but its pilot's noise): the estimates on its figure
+    and, for the survivors, the other figures stated beside it (at alpha, Holm over the survivors); every variant's
+    runs checked for two groups; its invalid runs, and what the busy watch named."""
     looks = looks_again(test)
+    if stopped and not looks.done and test.result is not None and test.result.runs:
+        counts = [sum(1 for r in test.result.runs if r.variant == v) for v in [test.variants[0], *looks.active]]
+        looks.stop(min(counts), estimates(test.result, test.metric))
+    if stopped and test.result is None:  # not begun: its candidates without a run
+        none = tuple(Estimate(v, None, None, None, None, None, 0, "few-runs:variant") for v in test.variants[1:])
+        return GoalEvidence(test.goal, test.metric, test.variants[0], none, 0, level=test.level, busy=tuple(busy),
+                            stopped=True, noise=test.noise)
     if not looks.done or test.result is None:
         return None
-    ev = looks.evidence()
+    ev = replace(looks.evidence(), noise=test.noise)
     costs = []
     for metric in test.costs:
         judged = estimates(test.result, metric)
@@ -83,8 +91,9 @@ def rule_of(doc: AdviceDoc) -> Rule:
 def decide_doc(doc: AdviceDoc) -> Advice | None:
     """The advice over every goal from the saved runs; None while a test has not reached its last look."""
     evidence = []
+    stopped = doc.budget is not None and doc.budget.stopped
     for t in doc.tests:
-        ev = evidence_of(t, doc.rule.alpha, doc.busy)
+        ev = evidence_of(t, doc.rule.alpha, doc.busy, stopped)
         if ev is None:
             return None
         evidence.append(ev)
@@ -145,7 +154,7 @@ def decided_again(doc: AdviceDoc) -> AdviceDoc:
             return doc
         notes = doc.notes if doc.status != "final" else [*doc.notes, NOT_FROM_RUNS]
         return replace(doc, advice=[], tradeoff=None, keep=[], notes=notes)
-    goals = [goal_doc(g, doc.rule.alpha) for g in advice.goals]
+    goals = with_budget_needed(doc, [goal_doc(g, doc.rule.alpha) for g in advice.goals])
     saved = {k.variant: k for k in doc.keep}
     keeps = []
     for label in recommended(goals):
@@ -209,6 +218,26 @@ def goal_doc(g: GoalAdvice, alpha: float = 0.05) -> GoalAdviceDoc:
                                           worse_range=x.worse_range, worse_vs_baseline=x.worse_vs_baseline)
                                  for x in g.splits],
                          busy=list(g.busy), invalid_runs=g.invalid_runs, behind_runs=g.behind_runs)
+
+
+def with_budget_needed(doc: AdviceDoc, goals: list[GoalAdviceDoc]) -> list[GoalAdviceDoc]:
+    """The goals, each that cannot tell for the budget given about the --budget that would have run what every such
+    goal still needs: what ran so far, and each one's runs still needed a variant (the current setting and the
+    candidates still running) at the time a run took here. Unchanged when the tests did not stop at the budget, or
+    when a goal's runs needed are unknown."""
+    b = doc.budget
+    ran = sum(len(t.result.runs) if t.result else 0 for t in doc.tests) + \
+        sum(len(t.pilot.runs) if t.pilot else 0 for t in doc.tests)
+    if b is None or not b.stopped or not ran:
+        return goals
+    each = max(b.elapsed_s - b.before_s, 0.0) / ran
+    short = [(g, t) for g, t in zip(goals, doc.tests, strict=False) if "budget" in g.reasons]
+    if not short or any(g.runs_needed is None for g, _t in short):
+        return goals
+    more = sum(max(0, (g.runs_needed or 0) - g.runs_per_variant) *
+               (len(t.variants) - len({d.variant for d in t.dropped})) for g, t in short)
+    need = b.elapsed_s + more * each
+    return [replace(g, budget_needed_s=need) if "budget" in g.reasons else g for g in goals]
 
 
 def recommended(goals: Sequence[GoalAdviceDoc]) -> list[str]:

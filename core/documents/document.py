@@ -956,7 +956,7 @@ class EstimateDoc:
 
 
 Outcome = Literal["switch", "keep-equal", "cannot-tell"]
-Reason = Literal["too-wide", "two-groups", "busy", "too-few-runs", "unjudged", "replay-behind"]
+Reason = Literal["too-wide", "budget", "two-groups", "busy", "too-few-runs", "unjudged", "replay-behind"]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -1012,6 +1012,9 @@ class GoalAdviceDoc:
     busy: list[str] = field(default_factory=list, metadata={"doc": "what the busy-machine watch named"})
     invalid_runs: Count = 0
     behind_runs: Count = field(default=0, metadata={"doc": "invalid runs of a replay that fell behind its capture"})
+    budget_needed_s: float | None = field(default=None, metadata={
+        "doc": "budget: about the --budget, in seconds, that would give every goal stopped its runs_needed "
+               "(absent: not stopped at the budget, or unknown)", "absent": True})
 
 
 @dataclass(frozen=True, kw_only=True)

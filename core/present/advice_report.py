@@ -101,6 +101,8 @@ def advice_lines(doc: AdviceDoc) -> list[str]:
     p = doc.plan
     budget = f" of a {duration_words(p.budget_s)} budget" if p.budget_s is not None else ""
     took = f"; took {duration_words(doc.finished - doc.started)}" if doc.finished is not None else ""
+    if doc.budget is not None and doc.budget.stopped:
+        took += f", stopped at the budget {doc.budget.runs_short} run(s) at most short of the plan"
     lines += ["", f"plan: at most about {duration_words(p.seconds)}{budget}{took}; baseline {p.baseline.label}; "
                   f"candidates {', '.join(c.variant.label for c in p.candidates)}",
               f"  the tests {'would write' if doc.status == 'planned' else 'wrote'} to {p.target}"]

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import replace
 
-from iosched.core.advice.plan import GOAL_WORDS
+from iosched.core.advice.plan import GOAL_WORDS, budget_words
 from iosched.core.base.units import si
 from iosched.core.documents.document import AdviceRuleDoc, EstimateDoc, GoalAdviceDoc, SplitDoc
 from iosched.core.documents.metrics import ROLE_WORDS, metric_label, split_metric
@@ -104,23 +104,35 @@ def si_words(r: tuple[float, float]) -> str:
     return si(lo) if lo == hi else f"{si(lo)}–{si(hi)}"
 
 
+BUSY_SHOWN = 4  # other loads named in the answer's line; the notes name them all
+
+
+def busy_words(named: Sequence[str]) -> str:
+    """The other loads the busy watch named, the heaviest first, in a line: "python3 (pid 42) 99% of a CPU, loop7 …
+    and 3 more"."""
+    shown = ", ".join(named[:BUSY_SHOWN]) or "another load"
+    return shown + (f" and {len(named) - BUSY_SHOWN} more" if len(named) > BUSY_SHOWN else "")
+
+
 def reason_clauses(g: GoalAdviceDoc) -> list[str]:
     """Why a goal cannot tell, one clause a reason, each with what would decide it."""
     out: list[str] = []
-    for code in g.reasons:
+    for code in sorted(g.reasons, key=lambda c: c != "busy"):  # another load, when there was one, first: its cause
         if code == "too-wide":
-            judged = [e for e in g.estimates if e.ratio is not None]
-            if judged:
-                e = max(judged, key=lambda x: _better_end(g, x))
-                iv = _shown(g, e)
-                span = f"{_pct(iv[0])} to {_pct(iv[1])}" if iv is not None else "an interval unknown"
-                out.append(f"{e.variant} vs {g.baseline} {span} spans past ±{(g.margin or 0):.0%}; {runs_words(g)}")
-            else:
-                out.append(f"no interval to hold to ±{(g.margin or 0):.0%}; {runs_words(g)}")
+            widest = _widest(g)
+            out.append(f"{widest or 'no interval to hold to'} ±{(g.margin or 0):.0%}; {runs_words(g)}")
+        elif code == "budget":
+            widest = _widest(g)
+            where = (f"{widest} ±{(g.margin or 0):.0%} at {g.runs_per_variant} runs a variant, where the budget "
+                     "stopped the tests" if widest and g.runs_per_variant else
+                     "the budget stopped the tests before this one had runs to judge")
+            budget = (f": a budget of about {budget_words(g.budget_needed_s)} would" if g.budget_needed_s is not None
+                      else "" if g.runs_needed is not None else ": a larger --budget would")
+            out.append(f"{where}; {runs_words(g)}{budget}")
         elif code == "two-groups":
             out += [split_words(g, s) for s in g.splits]
         elif code == "busy":
-            out.append(f"the machine was busy beside the tests: {', '.join(g.busy) or 'another load'}; a quieter time "
+            out.append(f"the machine was busy beside the tests: {busy_words(g.busy)}; a quieter time "
                        "(or --on a spare) would decide")
         elif code == "too-few-runs":
             out.append(f"too few valid runs: {g.invalid_runs} invalid; more runs (a larger --budget) would decide")
@@ -130,6 +142,18 @@ def reason_clauses(g: GoalAdviceDoc) -> list[str]:
             out.append(f"{g.behind_runs} replay run(s) fell behind the capture's timing: the device or this machine "
                        "could not keep its pace")
     return out
+
+
+def _widest(g: GoalAdviceDoc) -> str | None:
+    """"none vs mq-deadline −5.0% to +31% spans past": the candidate whose shown interval reaches furthest the better
+    way; None when none was judged."""
+    judged = [e for e in g.estimates if e.ratio is not None]
+    if not judged:
+        return None
+    e = max(judged, key=lambda x: _better_end(g, x))
+    iv = _shown(g, e)
+    span = f"{_pct(iv[0])} to {_pct(iv[1])}" if iv is not None else "an interval unknown"
+    return f"{e.variant} vs {g.baseline} {span} spans past"
 
 
 def goal_headline(g: GoalAdviceDoc) -> str:
@@ -167,7 +191,8 @@ def short_words(g: GoalAdviceDoc) -> str:
     return f"cannot tell for {GOAL_WORDS[g.goal]} ({', '.join(REASON_WORDS.get(r, r) for r in g.reasons)})"
 
 
-REASON_WORDS = {"too-wide": "the intervals are too wide", "two-groups": "runs in two groups",
+REASON_WORDS = {"too-wide": "the intervals are too wide", "budget": "stopped at the budget",
+                "two-groups": "runs in two groups",
                 "busy": "a busy machine", "too-few-runs": "too few valid runs",
                 "unjudged": "a candidate could not be judged", "replay-behind": "a replay fell behind"}
 
@@ -198,9 +223,21 @@ def candidate_line(g: GoalAdviceDoc, e: EstimateDoc) -> str:
     return f"{e.variant} vs {g.baseline}: {shown_words(g, e)}"
 
 
+def level_note(g: GoalAdviceDoc) -> str | None:
+    """Why a switch's interval is wider than the plain 95%: "99.6% CI: the level a repeated look needs for 95%
+    overall" (several candidates: "repeated looks at 3 candidates need"); None at the plain level."""
+    e = g.estimate
+    if g.outcome != "switch" or e is None or e.level is None or e.level <= 1.0 - _alpha(g) + 1e-9:
+        return None
+    n = len(g.estimates)
+    who = f"repeated looks at {n} candidates need" if n > 1 else "a repeated look needs"
+    return f"{level_words(e.level)} CI: the level {who} for {level_words(1.0 - _alpha(g))} overall"
+
+
 def goal_lines(g: GoalAdviceDoc) -> list[str]:
     """The advice for one goal, the answer first, then its evidence."""
     lines = [f"{GOAL_WORDS[g.goal]}: {goal_headline(g)}"]
+    lines += [f"  {note}" for note in [level_note(g)] if note is not None]
     if g.outcome == "cannot-tell":
         lines += [f"  also: {c}" for c in reason_clauses(g)[1:]]
     else:  # a switch whose winner's runs split by its designed effect: how often it fired
@@ -221,8 +258,8 @@ def the_rule(rule: Rule | AdviceRuleDoc) -> list[str]:
         f"its interval shows it within {m} of the best there;",
         f"  keep, shown equal: no switch, and every candidate's {1 - 2 * a:.0%} interval (a one-sided test at "
         f"{a:g} each, all of which must pass: no correction needed) shows it no more than {m} better;",
-        "  cannot tell: neither, or runs in two groups, a busy machine, too few valid runs, a candidate not judged or "
-        "a replay fallen behind: said with what would decide it (exit 1);",
+        "  cannot tell: neither, or runs in two groups, a busy machine, too few valid runs, a candidate not judged, "
+        "a replay fallen behind or the tests stopped at the budget: said with what would decide it (exit 1);",
         "  a variant whose comparison crosses the sequential boundary in the worse direction at a look is "
         f"dropped: drops and wins together keep the error rate at {a:g} per goal.",
     ]

@@ -54,10 +54,11 @@ class Looks:
         self.dropped: list[Dropped] = []
         self.final: dict[str, Estimate] = {}
         self.reached = 0  # runs per variant at the last look taken
+        self.stopped = False  # the budget stopped the test before its last look (``stop``)
 
     @property
     def done(self) -> bool:
-        return self.reached == self.looks[-1] or not self.active
+        return self.reached == self.looks[-1] or not self.active or self.stopped
 
     def next_look(self) -> int | None:
         """Runs per variant at the next look (None: done)."""
@@ -80,6 +81,16 @@ class Looks:
             self.active.remove(v)
         return drops
 
+    def stop(self, runs: int, judged: Judged) -> None:
+        """The budget's stop in place of the looks not reached: the candidates still running judged on the runs
+        there are (``runs`` per variant, the fewest any has) at the per-look level, and final."""
+        if self.done:
+            return
+        self.final = {e.variant: e for e in estimates_of({v: judged[v] for v in self.active if v in judged},
+                                                         self.level)}
+        self.reached = max(self.reached, runs)
+        self.stopped = True
+
     def estimates(self) -> tuple[Estimate, ...]:
         """Every candidate's estimate, in the test's order: the survivors' at the last look, the dropped ones' at
         the look they left."""
@@ -88,4 +99,4 @@ class Looks:
 
     def evidence(self) -> GoalEvidence:
         return GoalEvidence(self.goal, self.metric, self.baseline, self.estimates(), self.reached, self.design,
-                            self.level)
+                            self.level, stopped=self.stopped)

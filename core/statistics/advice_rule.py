@@ -29,8 +29,11 @@ on the log scale, turned so that larger is better. Every goal ends in one of thr
    bfq's weight raise catches the reader in some runs and leaves it as it was in the others: then the switch stands,
    and the words say how often it fired), ``busy`` (the busy-machine watch saw other load: never keep beside it),
    ``too-few-runs`` (a candidate could not be judged for want of runs, or invalid runs left the interval too wide),
-   ``unjudged`` (a candidate could not be judged for another reason) and ``replay-behind`` (a replay fell behind its
-   capture: never keep).
+   ``unjudged`` (a candidate could not be judged for another reason), ``replay-behind`` (a replay fell behind its
+   capture: never keep) and ``budget`` (the tests stopped at the budget before their last look, and the runs they
+   have decide neither way: it stands for too-wide, too few runs and nothing judged, ``runs_needed`` at the noise
+   seen, or the pilot's when no test ran). A test stopped at the budget is judged on the runs it has, at its
+   boundary's per-look level: its stop takes the place of the looks it did not reach, so the error rate holds.
    A busy machine and a replay fallen behind stop a keep, not a switch: another load widens the runs' spread,
    which the interval carries, but a device kept from its pace cannot show a difference.
 
@@ -72,8 +75,9 @@ def higher_is_better(metric: str) -> bool:
 
 Outcome = Literal["switch", "keep-equal", "cannot-tell"]
 OUTCOMES: tuple[Outcome, ...] = ("switch", "keep-equal", "cannot-tell")
-Reason = Literal["too-wide", "two-groups", "busy", "too-few-runs", "unjudged", "replay-behind"]
-REASONS: tuple[Reason, ...] = ("too-wide", "two-groups", "busy", "too-few-runs", "unjudged", "replay-behind")
+Reason = Literal["too-wide", "budget", "two-groups", "busy", "too-few-runs", "unjudged", "replay-behind"]
+REASONS: tuple[Reason, ...] = ("too-wide", "budget", "two-groups", "busy", "too-few-runs", "unjudged",
+                               "replay-behind")
 FEW_RUNS = ("few-runs", "few-blocks")  # a judge's "cannot judge" codes for want of runs
 
 
@@ -148,6 +152,8 @@ class GoalEvidence:
     busy: tuple[str, ...] = ()  # what the busy-machine watch named (devices, processes); any: another load
     invalid_runs: int = 0  # runs of the test left out as invalid
     behind_runs: int = 0  # of those, a replay's that fell behind its capture
+    stopped: bool = False  # the budget stopped the test before its last look (its estimates: the runs it has)
+    noise: float | None = None  # the pilot's per-run noise (log scale): runs needed when no estimate says
 
 
 @dataclass(frozen=True)
@@ -185,6 +191,7 @@ class GoalAdvice:
     busy: tuple[str, ...] = ()
     invalid_runs: int = 0
     behind_runs: int = 0
+    stopped: bool = False
 
     @property
     def keep(self) -> bool:
@@ -331,10 +338,15 @@ def decide_goal(ev: GoalEvidence, others: Sequence[GoalEvidence], rule: Rule) ->
             reasons.append("unjudged")
         if ev.behind_runs:
             reasons.append("replay-behind")
+        if ev.stopped:  # what more runs would have settled: the budget's to say
+            short = {"too-wide", "too-few-runs"} | ({"unjudged"} if not ev.estimates else set())
+            reasons = [r for r in reasons if r not in short]
+            reasons.append("budget")
     needed = None
     if outcome == "cannot-tell":  # every candidate's test must pass: each at power ** (1 / m), so all at power
-        each = rule.power ** (1.0 / max(1, len(judged)))
-        needed = runs_to_decide(pooled_noise(ev.estimates), rule.margin, rule.alpha, each, ev.design)
+        m = len(judged) or max(1, len(ev.estimates))
+        each = rule.power ** (1.0 / m)
+        needed = runs_to_decide(pooled_noise(ev.estimates) or ev.noise, rule.margin, rule.alpha, each, ev.design)
     chosen = max(winners, key=lambda w: w[0])[1] if outcome == "switch" else None
     best = chosen or max(judged, key=lambda e: _oriented(e, higher)[0], default=None)
     costs = () if chosen is None else tuple((c.metric, e) for c in ev.costs for e in c.estimates
@@ -342,7 +354,7 @@ def decide_goal(ev: GoalEvidence, others: Sequence[GoalEvidence], rule: Rule) ->
     return GoalAdvice(ev.goal, ev.metric, ev.baseline, None if chosen is None else chosen.variant, best,
                       None if mde is None else math.expm1(mde), tuple(excluded), costs, unjudged, outcome,
                       tuple(r for r in REASONS if r in reasons), rule.margin, ev.estimates, ev.runs_per_variant,
-                      needed, ev.splits, ev.busy, ev.invalid_runs, ev.behind_runs)
+                      needed, ev.splits, ev.busy, ev.invalid_runs, ev.behind_runs, ev.stopped)
 
 
 def decide(evidence: Sequence[GoalEvidence], rule: Rule | None = None) -> Advice:

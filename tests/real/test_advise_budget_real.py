@@ -78,3 +78,30 @@ def test_a_terminal_is_asked_about_on_stdin_whatever_stdout_is(loopdev, private_
     assert piped.returncode == 2 and b"add --yes" in piped.stderr, piped.stderr
     assert b"plan for " + loopdev.name.encode() in piped.stdout  # the plan printed where a script reads it
     assert loopdev.current() == before
+
+
+def test_runs_longer_than_timed_stop_at_the_budget_and_answer_in_words(loopdev, private_journal, tmp_path):
+    """The command is timed at 0.3 s, then each run sleeps 2-3 s (seeded by a counter the runs share): the plan fits
+    the budget, the runs do not, and at the budget advise answers with what they show: cannot tell, the runs that
+    would decide and about the budget that would run them, exit 1."""
+    need_real("setpriv")
+    counter = tmp_path / "n"
+    counter.write_text("0")
+    cmd = (f"{sys.executable} -c \"import pathlib, random, time; p = pathlib.Path('{counter}'); n = int(p.read_text());"
+           " p.write_text(str(n + 1)); time.sleep(0.3 if n == 0 else random.Random(f'draw-{n}').uniform(2, 3))\"")
+    save = tmp_path / "advice.json"
+    r = run_cli("advise", loopdev.name, "--cmd", cmd, "--goal", "throughput", "--candidates", "mq-deadline",
+                "--settle", "0", "--budget", "25", "--yes", "--json", "--save", str(save), timeout=120)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    doc = json.loads(r.stdout)
+    valid("advice.schema.json", doc)
+    b = doc["budget"]
+    assert b["stopped"] and b["elapsed_s"] <= b["budget_s"] == 25, b
+    (g,) = doc["advice"]
+    assert g["outcome"] == "cannot-tell" and "budget" in g["reasons"] and "too-wide" not in g["reasons"], g
+    assert g["runs_needed"] is not None and g["budget_needed_s"] > 25, g
+    assert doc["keep"] == [] and loopdev.current() == loopdev.initial_scheduler
+    rep = run_cli("report", str(save), timeout=60)
+    assert rep.returncode == 0, rep.stderr
+    assert "where the budget stopped the tests" in rep.stdout and "runs a variant would decide" in rep.stdout
+    assert "a budget of about " in rep.stdout and "stopped at the budget" in rep.stdout, rep.stdout

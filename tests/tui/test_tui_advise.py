@@ -89,7 +89,13 @@ async def test_plan_changes_nothing_then_the_run_ends_in_a_card_with_persist(tmp
         doc = screen.doc
         assert doc is not None and doc.status == "final" and doc.advice[0].recommended == "kyber"
         answer = text_of(screen, "#answer")
-        assert answer.startswith("nvme0n1: switch to kyber: +") and "IOPS" in answer and "\n" not in answer
+        first, *rest = answer.splitlines()
+        assert first.startswith("nvme0n1: switch to kyber: +") and "IOPS" in first
+        # The interval's level above the plain 95% is said with why, in the words the command line prints.
+        level = first.split("(")[1].split(" CI")[0]
+        n = len(doc.advice[0].estimates)
+        assert level != "95%" and rest == [f"    {level} CI: the level repeated looks at {n} candidates need for 95% "
+                                           "overall"], answer
         assert "iosched report " in text_of(screen, "#text")
         assert "iosched set nvme0n1 kyber" in text_of(screen, "#keep")
         assert screen.query_one("#card").display

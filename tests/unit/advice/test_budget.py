@@ -4,6 +4,7 @@ stopped at the budget with what their runs show (a fake clock: no timed assertio
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -11,6 +12,7 @@ from advice_support import SimulatedRunner, nvme_disk
 from test_plan import ALL, GOALS, device
 
 from iosched.core.advice import request
+from iosched.core.advice.decision import decided_again
 from iosched.core.advice.plan import (
     MIN_RUN_S,
     MIN_RUNS,
@@ -24,10 +26,16 @@ from iosched.core.advice.plan import (
     smallest_s,
 )
 from iosched.core.advice.request import AdviceRequest, prepare_advice
+from iosched.core.base.decode import decode
+from iosched.core.base.encode import encode
 from iosched.core.base.errors import BadInput
+from iosched.core.documents.document import AdviceDoc
 from iosched.core.documents.params import parse_candidates
 from iosched.core.experiment import service
 from iosched.core.experiment.events import RunStarted
+from iosched.core.present.advice_report import advice_lines, headline
+
+from fixtree import FixTree
 
 FOUR = ("none", "mq-deadline", "kyber", "bfq")
 
@@ -145,28 +153,53 @@ def test_observe_that_cannot_fit_is_refused_before_capturing(tree, monkeypatch):
 # --- the tests stop at the budget ----------------------------------------------------------------------------------
 
 
-def test_the_tests_stop_at_the_budget_and_say_so(tree):
+def _stopped(tree, sim):
+    """A throughput advice over two candidates whose every run takes 4 s on the budget's clock, where the plan
+    counted 2.5: the tests stop at the 60 s budget."""
     nvme_disk(tree)
     req = AdviceRequest("nvme0n1", goals=("throughput",), candidates=tuple(parse_candidates("mq-deadline,kyber")),
                         runtime=1.0, settle=0.0, budget_s=60, root=tree.root)
     prep = prepare_advice(req)
     assert prep.plan.fits
-    advice = prep.plan_to_run(SimulatedRunner(noise=0.05))
+    advice = prep.plan_to_run(sim)
     now = [0.0]
     advice.clock, advice.accepted = (lambda: now[0]), 0.0
 
-    def each(e):  # every run takes 4 s on the budget's clock, where the plan counted 2.5
+    def each(e):
         if isinstance(e, RunStarted):
             now[0] += 4.0
 
-    outcome = service.run(advice, None, each)
-    doc = outcome.doc
+    doc = service.run(advice, None, each).doc
     assert doc.budget is not None and doc.budget.stopped and doc.budget.runs_short > 0
-    assert doc.budget.elapsed_s <= doc.budget.budget_s
-    assert doc.status == "final" and doc.advice == []
+    assert doc.budget.elapsed_s <= doc.budget.budget_s and doc.status == "final"
     ran = sum(len(t.result.runs) for t in doc.tests if t.result) + sum(len(t.pilot.runs) for t in doc.tests if t.pilot)
     assert ran == 14  # 58 s (the budget less what the end needs) of 4 s runs
-    assert any("stopped at the budget" in n for n in doc.notes)
+    assert f"stopped at the budget {doc.budget.runs_short} run(s) at most short" in "\n".join(advice_lines(doc))
+    again = decided_again(decode(AdviceDoc, json.loads(json.dumps(encode(doc))), "advice.json"))
+    assert again.advice == doc.advice  # `report FILE` decides the same from the saved runs
+    return doc
+
+
+def test_stopped_at_the_budget_the_noisy_runs_cannot_tell_and_say_what_budget_would(tree):
+    doc = _stopped(tree, SimulatedRunner(noise=0.3))
+    [g] = doc.advice
+    assert g.outcome == "cannot-tell" and g.reasons == ["budget"] and not doc.keep
+    assert g.runs_needed is not None and g.runs_needed > g.runs_per_variant > 0
+    assert g.budget_needed_s is not None and g.budget_needed_s > doc.budget.budget_s
+    head = headline(doc)
+    assert "cannot tell" in head and "where the budget stopped the tests" in head, head
+    assert f"about {g.runs_needed} runs a variant would decide" in head, head
+    assert f"a budget of about {budget_words(g.budget_needed_s)} would" in head, head
+
+
+def test_stopped_at_the_budget_runs_that_already_show_it_answer(tree):
+    """The answer is what the runs show: quiet runs where nothing differs are shown equal; a candidate 60% better
+    is a switch, budget or not."""
+    equal = _stopped(tree, SimulatedRunner(noise=0.02)).advice[0]
+    assert equal.outcome == "keep-equal" and equal.budget_needed_s is None
+    better = _stopped(FixTree(tree.root.parent / "again"),
+                      SimulatedRunner(noise=0.05, effects={"kyber": {"iops": 1.6}})).advice[0]
+    assert better.outcome == "switch" and better.recommended == "kyber"
 
 
 def test_within_the_budget_nothing_stops(tree):
@@ -195,7 +228,13 @@ def test_a_stop_in_the_pilot_begins_no_test(tree):
     doc = outcome.doc
     assert doc.budget is not None and doc.budget.stopped and doc.budget.elapsed_s <= 60
     assert [len(t.pilot.runs) if t.pilot else 0 for t in doc.tests] == [1, 0]
-    assert all(t.result is None for t in doc.tests) and doc.advice == []
+    assert all(t.result is None for t in doc.tests)
+    # No test ran: each goal cannot tell for the budget; the first's runs needed from its pilot's noise (one run:
+    # none to go by), a larger budget said.
+    assert [(g.goal, g.outcome, g.reasons) for g in doc.advice] == [("throughput", "cannot-tell", ["budget"]),
+                                                                    ("latency", "cannot-tell", ["budget"])]
+    text = "\n".join(advice_lines(doc))
+    assert "the budget stopped the tests before this one had runs to judge" in text, text
 
 
 def test_a_screens_refusal_names_its_fields_not_flags():

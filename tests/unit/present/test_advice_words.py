@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from iosched.core.present.advice_words import mde_words, the_rule
+from iosched.core.present.advice_words import goal_headline, mde_words, reason_clauses, the_rule
 from iosched.core.statistics.advice_rule import Rule
 
 
@@ -22,3 +22,39 @@ def test_the_smallest_effect_is_said_as_the_metric_moves():
     assert mde_words("iops", 0.04) == "+4.0%"
     assert mde_words("fg:clat_p50_us", -0.91) == "−91%" and mde_words("clat_p99_us", -0.2) == "−20%"
     assert mde_words("iops", None) == mde_words("iops", math.inf) == mde_words("iops", -1.0) == "unknown"
+
+
+def _goal(**kw: object):
+    from iosched.core.advice.decision import goal_doc
+    from iosched.core.statistics.advice_rule import Estimate, GoalEvidence, decide
+
+    e = Estimate("none", 1.02, 0.9, 1.15, 0.5, 0.2, 8, None, 0.95, 0.07, 14.0)
+    ev = GoalEvidence("throughput", "iops", "mq-deadline", (e,), 8, **kw)  # type: ignore[arg-type]
+    return goal_doc(decide([ev]).goals[0])
+
+
+def test_a_busy_machine_leads_the_answer_with_the_heaviest_named_and_what_would_decide():
+    named = ("load average 4.8 on 2 CPUs", "python3 (pid 4242) 99% of a CPU", "python3 (pid 4243) 97% of a CPU",
+             "loop7 1.2k IO/s, 310 MB/s, 98% busy", "fio (pid 77) 30% of a CPU", "loop3 40 IO/s, 25 MB/s, 20% busy")
+    g = _goal(busy=named)
+    assert g.outcome == "cannot-tell" and g.reasons == ["too-wide", "busy"]
+    head = goal_headline(g)
+    assert head == ("cannot tell: the machine was busy beside the tests: load average 4.8 on 2 CPUs, python3 (pid "
+                    "4242) 99% of a CPU, python3 (pid 4243) 97% of a CPU, loop7 1.2k IO/s, 310 MB/s, 98% busy and 2 "
+                    "more; a quieter time (or --on a spare) would decide")
+    assert "keep" not in head and any("spans past ±10%" in c for c in reason_clauses(g)[1:])
+
+
+def test_a_switch_s_level_above_the_plain_one_says_why():
+    from dataclasses import replace
+
+    from iosched.core.present.advice_words import goal_lines, level_note
+
+    g = _goal()
+    e = replace(g.estimate, ratio=1.3, ci_low=1.2, ci_high=1.4, level=0.996)
+    switch = replace(g, outcome="switch", recommended="none", estimate=e, estimates=[e], reasons=[])
+    assert goal_lines(switch)[:2] == ["throughput: switch to none: +30% IOPS (99.6% CI +20% to +40%)",
+                                      "  99.6% CI: the level a repeated look needs for 95% overall"]
+    three = replace(switch, estimates=[e, e, e])
+    assert level_note(three) == "99.6% CI: the level repeated looks at 3 candidates need for 95% overall"
+    assert level_note(replace(switch, estimate=replace(e, level=0.95))) is None and level_note(g) is None

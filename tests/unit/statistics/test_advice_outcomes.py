@@ -146,7 +146,21 @@ def test_too_few_runs_and_unjudged():
     g = decide([one(est("none", 1.1, 0.12), invalid_runs=4)]).goals[0]  # invalid runs left it too wide
     assert g.reasons == ("too-wide", "too-few-runs") and g.invalid_runs == 4
     assert decide([one()]).goals[0].reasons == ("unjudged",)  # nothing to judge
-    assert set(REASONS) == {"too-wide", "two-groups", "busy", "too-few-runs", "unjudged", "replay-behind"}
+    assert set(REASONS) == {"too-wide", "budget", "two-groups", "busy", "too-few-runs", "unjudged", "replay-behind"}
+
+
+def test_a_test_stopped_at_the_budget_answers_with_what_its_runs_show():
+    wide = decide([one(est("none", 1.05, 0.12), stopped=True)]).goals[0]
+    assert wide.outcome == "cannot-tell" and wide.reasons == ("budget",) and wide.stopped
+    assert wide.runs_needed is not None and wide.runs_needed > 8
+    assert decide([one(est("none", 1.4, 0.03), stopped=True)]).goals[0].outcome == "switch"
+    assert decide([one(est("none", 1.0, 0.01), stopped=True)]).goals[0].outcome == "keep-equal"
+    busy = decide([one(est("none", 1.05, 0.12), stopped=True, busy=("fio (pid 9) 90% of a CPU",))]).goals[0]
+    assert busy.reasons == ("budget", "busy")
+    never = Estimate("none", None, None, None, None, None, 0, "few-runs:variant")  # the test never began
+    g = decide([one(never, stopped=True, noise=0.1)]).goals[0]
+    assert g.outcome == "cannot-tell" and g.reasons == ("budget",)
+    assert g.runs_needed == runs_to_decide(0.1, 0.1, 0.05, 0.8)  # from the pilot's noise
 
 
 def test_a_candidate_left_out_by_another_goal_does_not_stop_a_keep():
