@@ -313,7 +313,7 @@ class AdvicePlan:
     runs: Runs | None = None  # each run's executor (None: this machine's, core/experiment/runner.py ``LocalRuns``)
     rule: Rule = field(default_factory=Rule)
     runtime: float | None = None  # a command's or job's run length as given (None: its own)
-    settle: float = 1.0
+    settle: float = 1.0  # the most quiet before a run (a test's own is its plan's: less for a fast device's reads)
     target_dir: str | None = None  # --dir: where a scratch file goes
     destroy_data: str | None = None  # the device's name, typed: a raw write over its data is allowed
     root: str | Path = "/"
@@ -460,8 +460,8 @@ class AdvicePlan:
         t, load = self.plan.tests[i], self.loads[i]
         waits = load.job is not None and why_no_wait(load.job) is None  # --steady: a one-stream job's runs wait
         segment = ComparePlan(self.tested_on, variants, job=load.job, cmd=load.cmd, background=load.background,
-                              runtime=self._runtime(t), repeat=repeat, settle=self.settle, root=self.root,
-                              steady=self.plan.steady if waits else None)
+                              runtime=self._runtime(t), repeat=repeat, settle=min(self.settle, t.settle_s),
+                              root=self.root, steady=self.plan.steady if waits else None)
         target = self._target(segment)
         executor = (self.runs or LocalRuns)(segment.setup(target), live.run.ctl)
         doc = segment.document(executor, target)
