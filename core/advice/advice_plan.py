@@ -500,7 +500,7 @@ class AdvicePlan:
     def _test(self, live: _Live, i: int) -> None:
         td = live.doc.tests[i]
         labels = {v.label: v for v in self.plan.variants}
-        looks = Looks(td.goal, td.metric, td.variants[0], td.variants[1:], td.looks, td.level)
+        looks = Looks(td.goal, td.metric, td.variants[0], td.variants[1:], td.looks, td.level, margin=self.rule.margin)
         result: CompareDoc | None = None
         while (n := looks.next_look()) is not None:
             before = result

@@ -41,9 +41,11 @@ from iosched.core.statistics.advice_rule import (
 from iosched.core.statistics.judge import estimates
 
 
-def looks_again(test: AdviceTestDoc) -> Looks:
-    """The test's looks taken again on its saved runs: each look on the runs the compare held when it was taken."""
-    looks = Looks(test.goal, test.metric, test.variants[0], test.variants[1:], test.looks, test.level)
+def looks_again(test: AdviceTestDoc, margin: float | None = None) -> Looks:
+    """The test's looks taken again on its saved runs: each look on the runs the compare held when it was taken; a
+    test that ended before its last look may have ended on a win (at ``margin``)."""
+    early = margin if len(test.looked) < len(test.looks) else None  # one that ran on to its last look did not
+    looks = Looks(test.goal, test.metric, test.variants[0], test.variants[1:], test.looks, test.level, margin=early)
     if test.result is None:
         return looks
     for n, count in zip(test.looks, test.looked, strict=False):
@@ -52,12 +54,13 @@ def looks_again(test: AdviceTestDoc) -> Looks:
     return looks
 
 
-def evidence_of(test: AdviceTestDoc, alpha: float, busy: Sequence[str] = ()) -> GoalEvidence | None:
+def evidence_of(test: AdviceTestDoc, alpha: float, busy: Sequence[str] = (),
+                margin: float | None = None) -> GoalEvidence | None:
     """What the rule decides the test's goal on, once its last look was taken (None before): the estimates on its
     figure and, for the survivors, the other figures stated beside it (at alpha, Holm over the survivors); every
     variant's runs checked for two groups; its invalid runs, and what the busy watch
     named."""
-    looks = looks_again(test)
+    looks = looks_again(test, margin)
     if not looks.done or test.result is None:
         return None
     ev = looks.evidence()
@@ -84,7 +87,7 @@ def decide_doc(doc: AdviceDoc) -> Advice | None:
     """The advice over every goal from the saved runs; None while a test has not reached its last look."""
     evidence = []
     for t in doc.tests:
-        ev = evidence_of(t, doc.rule.alpha, doc.busy)
+        ev = evidence_of(t, doc.rule.alpha, doc.busy, doc.rule.margin)
         if ev is None:
             return None
         evidence.append(ev)
