@@ -9,10 +9,10 @@ and the advice document (core/documents/document.py ``AdviceDoc``) kept after ev
   runs each test needs, never more than were accepted); then each goal's test in segments between the looks of its
   sequential schedule (core/statistics/advice_looks.py): each segment a compare (core/experiment/compare.py
   ``ComparePlan``) over the current setting and the candidates still running, through the one slot loop with this
-  machine's runs or a simulation's (the device put back after each), the clearly worse leaving at the looks. Where
-  its loads write is chosen as any experiment's is (core/experiment/local_plan.py ``choose_for``), once per kind of
-  load, and the busy machine is said as any experiment's is. Every test's runs are kept as one compare; the
-  document after every run.
+  machine's runs or a simulation's (the device put back after each), the clearly worse leaving at the looks, a win
+  from 6 runs a variant ending the test at its look. Where its loads write is chosen as any experiment's is
+  (core/experiment/local_plan.py ``choose_for``), once per kind of load, and the busy machine is said as any
+  experiment's is. Every test's runs are kept as one compare; the document after every run.
 - **judged**: the advice from the saved runs (core/advice/decision.py, the same looks again), then how to keep it.
 
 With a budget the tests stop at it: a run that would end past what the budget leaves is not started (``Budgeted``,
