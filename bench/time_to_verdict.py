@@ -11,7 +11,8 @@ Each experiment runs under each load named: quiet (whatever else the machine run
 beside each figure) and cpu (a busy loop per CPU started by this script, bench/common.py ``cpu_hog``).
 
 `--speed` is the two-arm case on a fast device in one command (a few minutes): none against bfq, batch runs of
-0.5 s with 0.2 s of settle, a loop device over tmpfs, three experiments quiet and three beside the CPU hog.
+0.5 s with 0.2 s of settle, a loop device over tmpfs, three experiments quiet and three beside the CPU hog
+(`--speed --loads quiet`: the quiet three alone, about a minute).
 
 Run as root: python3 -m bench.time_to_verdict [--runtime 2] [--settle 0.5] [--max-runs 12] [--every 1.6]
   [--duration 60] [--repeat 3] [--methods batch,alternation] [--no-control] [--loads quiet,cpu] [--under DIR]
@@ -77,16 +78,17 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="experiments per method")
     ap.add_argument("--methods", default="batch,alternation")
     ap.add_argument("--no-control", action="store_true", help="two arms only, without the A/A arm")
-    ap.add_argument("--loads", default="quiet", help="quiet, cpu (a busy loop per CPU), or both: quiet,cpu")
+    ap.add_argument("--loads", help="quiet, cpu (a busy loop per CPU), or both: quiet,cpu (default quiet; with "
+                    "--speed both)")
     ap.add_argument("--under", default=None, help="where the loop device's file lies (default: the temp directory)")
     ap.add_argument("--speed", action="store_true",
                     help="two arms, batch, 0.5 s runs, 0.2 s settle, on tmpfs, quiet and under the CPU hog")
     args = ap.parse_args()
     if args.speed:
         args.no_control, args.methods, args.runtime, args.settle = True, "batch", 0.5, 0.2
-        args.loads, args.under = "quiet,cpu", args.under or "/dev/shm"
+        args.loads, args.under = args.loads or "quiet,cpu", args.under or "/dev/shm"
     methods = args.methods.split(",")
-    loads = args.loads.split(",")
+    loads = (args.loads or "quiet").split(",")
     results: dict[tuple[str, str], list[tuple[float | None, JudgementDoc, str]]] = {}
     with extra_loop_devices(1, "1G", direct=True, under=args.under) as (path,):
         dev = Path(path).name
