@@ -47,6 +47,28 @@ def extra_loop_devices(count: int, size: str = "64M", direct: bool = False,
                 subprocess.run(["losetup", "-d", p], capture_output=True)
 
 
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages, as /proc/loadavg says them."""
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+@contextlib.contextmanager
+def cpu_hog(count: int | None = None) -> Iterator[int]:
+    """A controlled load: ``count`` busy loops (default one per CPU), each its own process at normal priority, for
+    as long as the block runs; always stopped afterwards. Yields how many run."""
+    n = count if count is not None else os.cpu_count() or 1
+    procs = [subprocess.Popen(["python3", "-c", "while True: pass"]) for _ in range(n)]
+    try:
+        time.sleep(1.0)  # the scheduler has spread them before the first measurement
+        yield n
+    finally:
+        for p in procs:
+            p.kill()
+        for p in procs:
+            p.wait()
+
+
 def process_cpu_seconds(pid: int) -> float:
     """utime + stime of a process and its waited-for children, in seconds."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()

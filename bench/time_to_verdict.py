@@ -7,18 +7,28 @@ out "no significant difference". The time is the wall time from the start of the
 turn at which the sequential boundary (core/statistics/sequential.py) was crossed; "-" means it never was. Each
 experiment is a plan of the experiment service, as `compare --until-verdict` runs it.
 
-Run as root: python3 -m bench.time_to_verdict [--runtime 2] [--max-runs 12] [--every 1.6] [--duration 60]
-  [--repeat 3] [--methods batch,alternation] [--no-control]  (--no-control: none, bfq only)
+Each experiment runs under each load named: quiet (whatever else the machine runs: its load average is printed
+beside each figure) and cpu (a busy loop per CPU started by this script, bench/common.py ``cpu_hog``).
+
+`--speed` is the two-arm case on a fast device in one command (a few minutes): none against bfq, batch runs of
+0.5 s with 0.2 s of settle, a loop device over tmpfs, three experiments quiet and three beside the CPU hog
+(`--speed --loads quiet`: the quiet three alone, about a minute).
+
+Run as root: python3 -m bench.time_to_verdict [--runtime 2] [--settle 0.5] [--max-runs 12] [--every 1.6]
+  [--duration 60] [--repeat 3] [--methods batch,alternation] [--no-control] [--loads quiet,cpu] [--under DIR]
+  [--speed]  (--no-control: none, bfq only)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import statistics
 import time
 from pathlib import Path
 
-from bench.common import extra_loop_devices
+from bench.common import cpu_hog, extra_loop_devices, load_average
 from iosched.core.documents.document import JudgementDoc
 from iosched.core.documents.params import parse_variants
 from iosched.core.experiment import service
@@ -51,7 +61,7 @@ def one(dev: str, args: argparse.Namespace, alternate: bool) -> tuple[float | No
                                target=TargetRequest(raw=True))
     else:
         job = CATALOG["randread-q16t2"].scaled(runtime=args.runtime)
-        plan = ComparePlan(dev, variants, job=job, settle=0.5, until_verdict=args.max_runs,
+        plan = ComparePlan(dev, variants, job=job, settle=args.settle, until_verdict=args.max_runs,
                            target=TargetRequest(raw=True))
     outcome = service.run(plan, None, event)
     assert outcome.doc.judgement is not None
@@ -61,41 +71,58 @@ def one(dev: str, args: argparse.Namespace, alternate: bool) -> tuple[float | No
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runtime", type=float, default=2.0, help="seconds per batch run")
+    ap.add_argument("--settle", type=float, default=0.5, help="batch: seconds of settle before each run")
     ap.add_argument("--max-runs", type=int, default=12, help="batch: most runs per variant")
     ap.add_argument("--every", type=float, default=1.6, help="alternation: seconds per turn (1 s discarded)")
     ap.add_argument("--duration", type=float, default=60.0, help="alternation: most seconds")
     ap.add_argument("--repeat", type=int, default=3, help="experiments per method")
     ap.add_argument("--methods", default="batch,alternation")
     ap.add_argument("--no-control", action="store_true", help="two arms only, without the A/A arm")
+    ap.add_argument("--loads", help="quiet, cpu (a busy loop per CPU), or both: quiet,cpu (default quiet; with "
+                    "--speed both)")
+    ap.add_argument("--under", default=None, help="where the loop device's file lies (default: the temp directory)")
+    ap.add_argument("--speed", action="store_true",
+                    help="two arms, batch, 0.5 s runs, 0.2 s settle, on tmpfs, quiet and under the CPU hog")
     args = ap.parse_args()
+    if args.speed:
+        args.no_control, args.methods, args.runtime, args.settle = True, "batch", 0.5, 0.2
+        args.loads, args.under = args.loads or "quiet,cpu", args.under or "/dev/shm"
     methods = args.methods.split(",")
-    results: dict[str, list[tuple[float | None, dict]]] = {"batch": [], "alternation": []}
-    with extra_loop_devices(1, "1G", direct=True) as (path,):
+    loads = (args.loads or "quiet").split(",")
+    results: dict[tuple[str, str], list[tuple[float | None, JudgementDoc, str]]] = {}
+    with extra_loop_devices(1, "1G", direct=True, under=args.under) as (path,):
         dev = Path(path).name
         arms = "none, bfq" if args.no_control else "none, bfq, none (A/A control)"
-        print(f"device {dev}; job randread-q16t2; variants {arms}; alpha 0.05; "
-              f"batch {args.runtime:g} s runs, 0.5 s settle, at most {args.max_runs} per variant; "
-              f"alternation {args.every:g} s turns (1 s discarded), at most {args.duration:g} s")
-        for i in range(args.repeat):
-            for name, alternate in (("batch", False), ("alternation", True)):
-                if name not in methods:
-                    continue
-                print(f"{name} #{i + 1}:", flush=True)
-                results[name].append(one(dev, args, alternate))
+        print(f"device {dev} (file under {args.under or 'the temp directory'}); job randread-q16t2; variants {arms}; "
+              f"alpha 0.05; batch {args.runtime:g} s runs, {args.settle:g} s settle, at most {args.max_runs} per "
+              f"variant; alternation {args.every:g} s turns (1 s discarded), at most {args.duration:g} s; "
+              f"{os.cpu_count()} CPUs")
+        for load in loads:
+            with cpu_hog() if load == "cpu" else contextlib.nullcontext(0) as hogs:
+                for i in range(args.repeat):
+                    for name, alternate in (("batch", False), ("alternation", True)):
+                        if name not in methods:
+                            continue
+                        before = load_average()
+                        print(f"{name} #{i + 1}, {load}{f' ({hogs} busy loops)' if hogs else ''}, load average "
+                              f"{before}:", flush=True)
+                        at, j = one(dev, args, alternate)
+                        results.setdefault((name, load), []).append((at, j, before.split()[0]))
     print()
-    print(f"{'method':<12} {'verdict after':>14}  bfq vs none (primary, IOPS)             A/A control")
-    for name, rows in results.items():
-        for at, j in rows:
+    print(f"{'method':<12} {'load':<6} {'verdict after':>14}  {'load avg':>8}  bfq vs none (primary, IOPS)"
+          "             A/A control")
+    for (name, load), rows in results.items():
+        for at, j, avg in rows:
             prim = {c.variant: c for c in j.comparisons if c.primary}
             bfq, ctl = prim["bfq"], prim.get("none#2")
             when = f"{at:.1f} s" if at is not None else "-"
             ci = (f"ratio {bfq.ratio:.2f} (CI {bfq.ci95[0]:.2f}-{bfq.ci95[1]:.2f})"
                   if bfq.ratio and bfq.ci95 else "-")
             aa = "-" if ctl is None else "SIGNIFICANT" if ctl.significant else "no difference"
-            print(f"{name:<12} {when:>14}  {ci:<38}  {aa}")
-        times = [at for at, _ in rows if at is not None]
+            print(f"{name:<12} {load:<6} {when:>14}  {avg:>8}  {ci:<38}  {aa}")
+        times = [at for at, _, _ in rows if at is not None]
         if times:
-            print(f"{name:<12} median {statistics.median(times):.1f} s over {len(times)} of {len(rows)}")
+            print(f"{name:<12} {load:<6} median {statistics.median(times):.1f} s over {len(times)} of {len(rows)}")
 
 
 if __name__ == "__main__":

@@ -38,7 +38,8 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "(default: every scheduler it offers and the tunings that matter for its class)")
     s.add_argument("--runtime", type=parse_seconds, metavar="S", help="seconds per run (scales the jobs)")
     s.add_argument("--size", type=parse_size, help="bytes a job covers, e.g. 256M (scales the jobs)")
-    s.add_argument("--settle", type=SETTLE, default=1.0, help="seconds of quiet before each run (default 1)")
+    s.add_argument("--settle", type=SETTLE, help="seconds of quiet before each run (default 1; 0.2 for the "
+                   "catalog's read tests on a fast device)")
     s.add_argument("--fill", type=FILL, metavar="PCT",
                    help="before the first test, trim the raw device tested (where it takes discards) and write its "
                         "first PCT%% with incompressible data, e.g. 50%%: an SSD half full, as it is used (its time is "

@@ -9,10 +9,10 @@ and the advice document (core/documents/document.py ``AdviceDoc``) kept after ev
   runs each test needs, never more than were accepted); then each goal's test in segments between the looks of its
   sequential schedule (core/statistics/advice_looks.py): each segment a compare (core/experiment/compare.py
   ``ComparePlan``) over the current setting and the candidates still running, through the one slot loop with this
-  machine's runs or a simulation's (the device put back after each), the clearly worse leaving at the looks. Where
-  its loads write is chosen as any experiment's is (core/experiment/local_plan.py ``choose_for``), once per kind of
-  load, and the busy machine is said as any experiment's is. Every test's runs are kept as one compare; the
-  document after every run.
+  machine's runs or a simulation's (the device put back after each), the clearly worse leaving at the looks, a win
+  from 6 runs a variant ending the test at its look. Where its loads write is chosen as any experiment's is
+  (core/experiment/local_plan.py ``choose_for``), once per kind of load, and the busy machine is said as any
+  experiment's is. Every test's runs are kept as one compare; the document after every run.
 - **judged**: the advice from the saved runs (core/advice/decision.py, the same looks again), then how to keep it.
 
 With a budget the tests stop at it: a run that would end past what the budget leaves is not started (``Budgeted``,
@@ -313,7 +313,7 @@ class AdvicePlan:
     runs: Runs | None = None  # each run's executor (None: this machine's, core/experiment/runner.py ``LocalRuns``)
     rule: Rule = field(default_factory=Rule)
     runtime: float | None = None  # a command's or job's run length as given (None: its own)
-    settle: float = 1.0
+    settle: float = 1.0  # the most quiet before a run (a test's own is its plan's: less for a fast device's reads)
     target_dir: str | None = None  # --dir: where a scratch file goes
     destroy_data: str | None = None  # the device's name, typed: a raw write over its data is allowed
     root: str | Path = "/"
@@ -460,8 +460,8 @@ class AdvicePlan:
         t, load = self.plan.tests[i], self.loads[i]
         waits = load.job is not None and why_no_wait(load.job) is None  # --steady: a one-stream job's runs wait
         segment = ComparePlan(self.tested_on, variants, job=load.job, cmd=load.cmd, background=load.background,
-                              runtime=self._runtime(t), repeat=repeat, settle=self.settle, root=self.root,
-                              steady=self.plan.steady if waits else None)
+                              runtime=self._runtime(t), repeat=repeat, settle=min(self.settle, t.settle_s),
+                              root=self.root, steady=self.plan.steady if waits else None)
         target = self._target(segment)
         executor = (self.runs or LocalRuns)(segment.setup(target), live.run.ctl)
         doc = segment.document(executor, target)
@@ -500,7 +500,7 @@ class AdvicePlan:
     def _test(self, live: _Live, i: int) -> None:
         td = live.doc.tests[i]
         labels = {v.label: v for v in self.plan.variants}
-        looks = Looks(td.goal, td.metric, td.variants[0], td.variants[1:], td.looks, td.level)
+        looks = Looks(td.goal, td.metric, td.variants[0], td.variants[1:], td.looks, td.level, margin=self.rule.margin)
         result: CompareDoc | None = None
         while (n := looks.next_look()) is not None:
             before = result

@@ -41,9 +41,11 @@ from iosched.core.statistics.advice_rule import (
 from iosched.core.statistics.judge import estimates
 
 
-def looks_again(test: AdviceTestDoc) -> Looks:
-    """The test's looks taken again on its saved runs: each look on the runs the compare held when it was taken."""
-    looks = Looks(test.goal, test.metric, test.variants[0], test.variants[1:], test.looks, test.level)
+def looks_again(test: AdviceTestDoc, margin: float | None = None) -> Looks:
+    """The test's looks taken again on its saved runs: each look on the runs the compare held when it was taken; a
+    test that ended before its last look may have ended on a win (at ``margin``)."""
+    early = margin if len(test.looked) < len(test.looks) else None  # one that ran on to its last look did not
+    looks = Looks(test.goal, test.metric, test.variants[0], test.variants[1:], test.looks, test.level, margin=early)
     if test.result is None:
         return looks
     for n, count in zip(test.looks, test.looked, strict=False):
@@ -53,12 +55,13 @@ def looks_again(test: AdviceTestDoc) -> Looks:
 
 
 def evidence_of(test: AdviceTestDoc, alpha: float, busy: Sequence[str] = (),
-                stopped: bool = False) -> GoalEvidence | None:
+                stopped: bool = False, margin: float | None = None) -> GoalEvidence | None:
     """What the rule decides the test's goal on, once its last look was taken (None before; ``stopped`` at the
-    budget: the runs it has, and a test never begun has nothing but its pilot's noise): the estimates on its figure
-    and, for the survivors, the other figures stated beside it (at alpha, Holm over the survivors); every variant's
-    runs checked for two groups; its invalid runs, and what the busy watch named."""
-    looks = looks_again(test)
+    budget: the runs it has, and a test never begun has nothing but its pilot's noise; a test that ended early may
+    have ended on a win at ``margin``): the estimates on its figure and, for the survivors, the other figures stated
+    beside it (at alpha, Holm over the survivors); every variant's runs checked for two groups; its invalid runs, and
+    what the busy watch named."""
+    looks = looks_again(test, margin)
     if stopped and not looks.done and test.result is not None and test.result.runs:
         counts = [sum(1 for r in test.result.runs if r.variant == v) for v in [test.variants[0], *looks.active]]
         looks.stop(min(counts), estimates(test.result, test.metric))
@@ -93,7 +96,7 @@ def decide_doc(doc: AdviceDoc) -> Advice | None:
     evidence = []
     stopped = doc.budget is not None and doc.budget.stopped
     for t in doc.tests:
-        ev = evidence_of(t, doc.rule.alpha, doc.busy, stopped)
+        ev = evidence_of(t, doc.rule.alpha, doc.busy, stopped, doc.rule.margin)
         if ev is None:
             return None
         evidence.append(ev)

@@ -46,7 +46,7 @@ class HostsAdvice:
     budget_s: float | None = None
     runtime: float | None = None
     size: int | None = None
-    settle: float = 1.0
+    settle: float | None = None  # None: each host's advise chooses, as for its device
     alpha: float = 0.05
     job: str | None = None  # a catalog job (a job file lies on this machine only)
     cmd: str | None = None  # a command each host times under each candidate (its own iosched runs it)
@@ -67,7 +67,7 @@ class HostsAdvice:
     def remote_argv(self, host: Host) -> list[str]:
         """The advice a host's iosched runs, from the checked values only (each word quoted by ssh_argv)."""
         argv = [self.iosched, "advise", host.device, "--yes", "--json", "--goal", self.goals,
-                "--settle", repr(self.settle), "--alpha", repr(self.alpha)]
+                "--alpha", repr(self.alpha)]
         for flag, value in (("--candidates", self.candidates), ("--job", self.job), ("--cmd", self.cmd)):
             if value is not None:
                 argv += [flag, value]
@@ -75,6 +75,8 @@ class HostsAdvice:
             argv += ["--budget", repr(self.budget_s)]
         if self.runtime is not None:
             argv += ["--runtime", repr(self.runtime)]
+        if self.settle is not None:
+            argv += ["--settle", repr(self.settle)]
         if self.size is not None:
             argv += ["--size", str(self.size)]
         return argv

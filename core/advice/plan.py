@@ -14,7 +14,10 @@ per goal:
   catalog is such a test already and runs as it is, judged on its own primary metric and trade-off.
 
 With no workload named, each goal's test is the catalog's: a saturating 4k random read, a depth-1 4k random read,
-the interactive reader beside a write flood.
+the interactive reader beside a write flood. On a fast device (non-rotational NVMe, SSD, loop or zram) the first two
+run ``FAST_RUN_S`` each, with ``FAST_SETTLE_S`` of quiet before each, unless --runtime and --settle say otherwise:
+a read there reaches its rate within milliseconds and a second is 10^4-10^6 requests, and a read leaves nothing to
+settle; what a short run adds is noise, which the pilot measures and the runs per variant follow.
 
 Each test's time is variants x runs x (one run + settle + the per-run overhead), plus a pilot at the current
 setting when the noise is not known yet. A command's run is timed once before the plan (``cmd_source`` with its
@@ -63,6 +66,11 @@ MAX_RUN_S = 60.0  # a longer capture replays its first minute
 CMD_GUESS_S = 10.0  # a command's length when it was not timed (--dry-run runs nothing, so it guesses)
 MIN_RUN_S = 5.0  # a catalog job shortened to fit the budget: two of the interactive foreground's bursts, 2.5 s apart
 FLOOD_SLOWDOWN = 2.0  # a command timed alone, run beside the write flood: planned at twice its time
+SETTLE_S = 1.0  # seconds of quiet before each run, unless --settle says
+FAST_KINDS = ("nvme", "ssd", "loop", "zram")  # non-rotational, these are fast devices (not mmc, network, virtual)
+FAST_RUN_S = 1.0  # the catalog's throughput and latency runs on a fast device (the catalog's own: 10 s)
+FAST_SETTLE_S = 0.2  # the quiet before each of those runs: reads leave no writeback, no cache to flush
+FAST_GOALS: tuple[Goal, ...] = ("throughput", "latency")  # interactive's bursts are 2.5 s apart: its runs stay
 
 GOAL_WORDS: dict[str, str] = {"throughput": "throughput", "latency": "tail latency", "interactive": "interactive use"}
 
@@ -307,6 +315,11 @@ def _run_s(src: WorkloadSource, pace: Pace, notes: list[str]) -> tuple[float, bo
     return max(src.seconds, 0.5), False
 
 
+def fast_device(dev: DeviceClass) -> bool:
+    """A device whose catalog read tests run short (``FAST_RUN_S``): non-rotational, of a kind known to be fast."""
+    return not dev.rotational and dev.kind in FAST_KINDS
+
+
 def _runs_for(noise: float | None, variants: int, alpha: float, max_runs: int) -> int:
     if noise is None:
         return min(DEFAULT_RUNS, max_runs)
@@ -330,7 +343,7 @@ def named_candidates(named: Sequence[Variant], baseline: Variant, goals: tuple[G
 
 def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: tuple[str, ...] | list[str],
                 tunables: dict[str, str], goals: tuple[Goal, ...] | list[Goal], source: WorkloadSource | None = None,
-                budget_s: float | None = None, noise: Mapping[Goal, float] | None = None, settle_s: float = 1.0,
+                budget_s: float | None = None, noise: Mapping[Goal, float] | None = None, settle_s: float | None = None,
                 alpha: float = 0.05, max_runs: int = MAX_RUNS, runtime: float | None = None,
                 size: int | None = None, only: Sequence[Variant] | None = None, untraced: str | None = None,
                 fill: FillPlan | None = None, tested_on: str | None = None, steady: SteadyWait | None = None,
@@ -340,7 +353,8 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
     and ``size`` scale the catalog's default tests (a job given is scaled by its caller); ``only``: the candidates
     named (``--candidates``) instead of every scheduler and the class's tunings; ``untraced``: why the block layer
     cannot be traced here (a capture then has no latency or interactive test); ``spent_s``: the budget's seconds
-    already spent (an --observe capture, a command timed)."""
+    already spent (an --observe capture, a command timed); ``settle_s``: None for the default (``SETTLE_S``, or
+    ``FAST_SETTLE_S`` for a fast device's catalog read tests)."""
     goals = tuple(g for g in GOALS if g in goals)
     if not goals:
         raise BadInput("no goal: throughput, latency, interactive or all")
@@ -364,8 +378,12 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
     else:
         cands = candidates_for(dev, schedulers, baseline, goals)
     tests: list[PlannedTest] = []
+    fast = source is None and fast_device(dev) and (runtime is None or settle_s is None)
     for goal in goals:
-        src = source or job_source(CATALOG[DEFAULT_JOBS[goal]].scaled(runtime=runtime, size=size))
+        short = fast and goal in FAST_GOALS
+        src = source or job_source(CATALOG[DEFAULT_JOBS[goal]].scaled(
+            runtime=FAST_RUN_S if short and runtime is None else runtime, size=size))
+        settle = FAST_SETTLE_S if short and settle_s is None else SETTLE_S if settle_s is None else settle_s
         for how, pace, metric, costs in _tests_for(goal, src, notes, untraced):
             run_s, guessed = _run_s(src, pace, notes)
             labels = tuple([baseline.label, *(c.variant.label for c in cands if goal in c.goals)])
@@ -377,13 +395,19 @@ def plan_advice(device: str, dev: DeviceClass, current: str | None, schedulers: 
                              "stream, and this test runs several, a command or a capture")
             tests.append(PlannedTest(goal, how, src, pace, metric, costs, labels, runs, run_s, writes,
                                      guessed or (pace == "full" and src.kind in ("capture", "replay")) or waits,
-                                     settle_s, float(steady.timeout_s) if steady is not None and waits else 0.0,
+                                     settle, float(steady.timeout_s) if steady is not None and waits else 0.0,
                                      src.kind == "job" and runtime is None and run_s > MIN_RUN_S))
     if not tests:
         if untraced is not None and source is not None and source.kind in ("capture", "replay"):
             raise BadInput(f"{untraced_words(untraced)}, so --goal {','.join(goals)} cannot judge it: use --goal "
                            "throughput, or run where block tracing works")
         raise BadInput("no test can judge these goals with this workload")
+    if fast and any(t.goal in FAST_GOALS for t in tests):
+        which = " and ".join(GOAL_WORDS[g] for g in FAST_GOALS if g in goals)
+        length = f"{FAST_RUN_S:g} s (--runtime sets them)" if runtime is None else f"{runtime:g} s"
+        quiet = f", with {FAST_SETTLE_S:g} s of quiet before each (--settle sets it)" if settle_s is None else ""
+        notes.append(f"a fast device ({dev.kind}, non-rotational): the catalog's {which} runs last {length}{quiet}: "
+                     "a read there reaches its rate at once and leaves nothing to settle")
     notes = list(dict.fromkeys(notes))
     pilot_s = 0.0 if noise else pilot_seconds(tests)
     plan = Plan(device, goals, baseline, tuple(cands), tuple(tests), pilot_s, budget_s, (), tuple(notes), fill,

@@ -18,6 +18,7 @@ from iosched.core.advice.observe import Observation, observe
 from iosched.core.advice.plan import (
     MIN_RUNS,
     PILOT_RUNS,
+    SETTLE_S,
     Plan,
     WorkloadSource,
     capture_source,
@@ -82,7 +83,7 @@ class AdviceRequest:
     candidates: tuple[Variant, ...] | None = None
     runtime: float | None = None  # seconds per run (scales a job or the catalog's tests)
     size: int | None = None
-    settle: float = 1.0
+    settle: float | None = None  # None: the plan's (core/advice/plan.py: 1 s, less for a fast device's reads)
     alpha: float = 0.05
     target_dir: str | None = None
     destroy_data: str | None = None
@@ -136,8 +137,8 @@ class Prepared:
         bench: a simulation's, core/experiment/simulated.py)."""
         r = self.request
         return AdvicePlan(self.doc, self.plan, r.tested_on, self.observation.device.rotational, runs,
-                          Rule(alpha=r.alpha), r.runtime, r.settle, r.target_dir, r.destroy_data, r.root, on_step,
-                          on_target, accepted=time.monotonic())
+                          Rule(alpha=r.alpha), r.runtime, SETTLE_S if r.settle is None else r.settle, r.target_dir,
+                          r.destroy_data, r.root, on_step, on_target, accepted=time.monotonic())
 
 
 def _source(r: AdviceRequest, summary: list[str], on_progress: Callable[[CaptureProgress], object] | None,

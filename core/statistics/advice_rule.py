@@ -410,6 +410,22 @@ def drop_at_look(estimates: Sequence[Estimate], metric: str, boundary_level: flo
     return out
 
 
+def wins_at_look(estimates: Sequence[Estimate], metric: str, margin: float) -> list[str]:
+    """The candidates that already win as the rule's switch asks (the other goals aside): the interval at the look's
+    level (the one that goes with its Holm-adjusted p-value) clears no change the better way, and the estimate is at
+    least ``margin`` better."""
+    higher = higher_is_better(metric)
+    bar = math.log1p(margin)
+    out = []
+    for e in estimates:
+        if not e.judged or e.ci_low is None or e.ci_high is None or e.ratio is None:
+            continue
+        point, lo, _hi = _oriented(e, higher)
+        if lo > 0.0 and point >= bar:
+            out.append(e.variant)
+    return out
+
+
 def estimates_of(judged: Mapping[str, RatioEstimate | CannotJudge], level: float) -> tuple[Estimate, ...]:
     """The rule's input from a judge's estimates (each variant against the current setting on one metric, Welch or
     paired, in order): Holm over the judgeable ones at ``level`` (alpha, or the sequential boundary's per-look level),

@@ -39,10 +39,11 @@ class SimulatedAdvice:
 
 
 def _test(rng: random.Random, sim: SimulatedGoal, noise: float, runs: int, alpha: float,
-          sequential: bool) -> tuple[GoalEvidence, int, list[tuple[str, str]]]:
+          sequential: bool, margin: float | None) -> tuple[GoalEvidence, int, list[tuple[str, str]]]:
     labels = list(sim.effects)
     looks = schedule(runs, sequential)
-    test = Looks(sim.goal, sim.metric, BASELINE, labels, looks, look_level(looks, alpha, len(labels) + 1))
+    test = Looks(sim.goal, sim.metric, BASELINE, labels, looks, look_level(looks, alpha, len(labels) + 1),
+                 margin=margin)
     values: dict[str, list[float]] = {v: [] for v in [BASELINE, *labels]}
     n = 0
     while (look := test.next_look()) is not None:
@@ -61,10 +62,12 @@ def _test(rng: random.Random, sim: SimulatedGoal, noise: float, runs: int, alpha
 def simulate_advice(rng: random.Random, goals: Sequence[SimulatedGoal], noise: float, runs: int,
                     alpha: float = 0.05, rule: Rule | None = None, sequential: bool = True) -> SimulatedAdvice:
     """One advice from simulated tests: ``runs`` per variant at most, log-normal noise ``noise`` per run."""
+    rule = rule or Rule(alpha=alpha)
     evidence, used, dropped = [], 0, []
     for sim in goals:
-        ev, n, d = _test(rng, sim, noise, runs, alpha, sequential)
+        # The old gate (at least the smallest effect seen) ran every test to its last look, as it was.
+        ev, n, d = _test(rng, sim, noise, runs, alpha, sequential, None if rule.at_least_mde else rule.margin)
         evidence.append(ev)
         used += n
         dropped += d
-    return SimulatedAdvice(decide(evidence, rule or Rule(alpha=alpha)), used, tuple(dropped))
+    return SimulatedAdvice(decide(evidence, rule), used, tuple(dropped))

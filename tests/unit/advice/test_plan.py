@@ -6,8 +6,11 @@ import pytest
 
 from iosched.core.advice.device_class import DeviceClass
 from iosched.core.advice.plan import (
+    FAST_RUN_S,
+    FAST_SETTLE_S,
     MIN_RUNS,
     RUN_OVERHEAD_S,
+    SETTLE_S,
     baseline_variant,
     capture_source,
     cmd_source,
@@ -47,7 +50,7 @@ def test_every_tuning_cites_its_kernel_document_and_fits_its_class():
 
 
 def test_default_tests_per_goal_and_the_baseline_first(tree):
-    plan = plan_advice("d0", device(), "none", ALL, {}, GOALS)
+    plan = plan_advice("d0", device("virtual"), "none", ALL, {}, GOALS)  # not known to be fast: the catalog's runs
     assert [(t.goal, t.source.ref, t.metric, t.costs) for t in plan.tests] == [
         ("throughput", "4k-randread", "iops", ("clat_p99_us",)),
         ("latency", "rnd4k-q1t1-read", "clat_p99_us", ("iops",)),
@@ -117,21 +120,45 @@ def test_a_contention_job_is_its_own_interactive_test():
     assert [t.goal for t in fair.tests] == ["throughput", "interactive"]
 
 
+def test_a_fast_devices_catalog_reads_run_short_unless_told():
+    plan = plan_advice("d0", device("nvme"), "none", ALL, {}, GOALS)
+    by = {t.goal: t for t in plan.tests}
+    for goal in ("throughput", "latency"):
+        t = by[goal]
+        assert (t.run_s, t.settle_s) == (FAST_RUN_S, FAST_SETTLE_S)
+        assert t.source.job is not None and t.source.job.runtime == FAST_RUN_S
+    assert by["interactive"].run_s == CATALOG["interactive-under-writes"].runtime  # its bursts are 2.5 s apart
+    assert by["interactive"].settle_s == SETTLE_S
+    assert any(n.startswith("a fast device (nvme, non-rotational)") for n in plan.notes)
+    told = plan_advice("d0", device("nvme"), "none", ALL, {}, ("throughput",), runtime=4.0, settle_s=1.0)
+    assert (told.tests[0].run_s, told.tests[0].settle_s) == (4.0, 1.0)
+    assert not any(n.startswith("a fast device") for n in told.notes)
+    quiet_given = plan_advice("d0", device("nvme"), "none", ALL, {}, ("throughput",), settle_s=0.5)
+    assert (quiet_given.tests[0].run_s, quiet_given.tests[0].settle_s) == (FAST_RUN_S, 0.5)
+    for slow in (device("hdd", rotational=True), device("virtual"), device("mmc")):
+        t = plan_advice("d0", slow, "none", ALL, {}, ("throughput",)).tests[0]
+        assert (t.run_s, t.settle_s) == (CATALOG["4k-randread"].runtime, SETTLE_S)
+    named = plan_advice("d0", device("nvme"), "none", ALL, {}, ("throughput",),
+                        job_source(CATALOG["randread-q16t2"])).tests[0]
+    assert named.run_s == CATALOG["randread-q16t2"].runtime  # a job the user named runs as it is
+
+
 def test_over_budget_the_tunings_go_first_then_runs_two_at_a_time():
-    full = plan_advice("d0", device(), "none", ALL, {}, GOALS)
+    slow = device("virtual")  # the catalog's own run lengths (a fast device's are short: the test below)
+    full = plan_advice("d0", slow, "none", ALL, {}, GOALS)
     order = [line.split(" (")[0].removeprefix("left out ") for line in
-             plan_advice("d0", device(), "none", ALL, {}, GOALS, budget_s=60).cuts if line.startswith("left out")]
+             plan_advice("d0", slow, "none", ALL, {}, GOALS, budget_s=60).cuts if line.startswith("left out")]
     assert order == ["kyber:read_lat_nsec=8000000:write_lat_nsec=40000000", "bfq:low_latency=0:slice_idle=0",
                      "kyber:read_lat_nsec=500000:write_lat_nsec=2500000", "mq-deadline:read_expire=100",
                      "bfq:slice_idle=0"]
-    some = plan_advice("d0", device(), "none", ALL, {}, GOALS, budget_s=full.seconds - 1)
+    some = plan_advice("d0", slow, "none", ALL, {}, GOALS, budget_s=full.seconds - 1)
     assert some.fits and some.cuts == ("left out kyber:read_lat_nsec=8000000:write_lat_nsec=40000000 (a looser "
                                        "target (8 ms, writes 40 ms): a deeper queue for throughput)",)
-    tight = plan_advice("d0", device(), "none", ALL, {}, GOALS, budget_s=900)
+    tight = plan_advice("d0", slow, "none", ALL, {}, GOALS, budget_s=900)
     assert not any(c.tuning for c in tight.candidates) and tight.fits
     assert all(t.runs % 2 == 0 and t.runs >= MIN_RUNS for t in tight.tests)
     assert tight.cuts[-1].startswith("at most ") and tight.cuts[-1].endswith("instead of 8")
-    hopeless = plan_advice("d0", device(), "none", ALL, {}, GOALS, budget_s=60)
+    hopeless = plan_advice("d0", slow, "none", ALL, {}, GOALS, budget_s=60)
     assert not hopeless.fits and all(t.runs == MIN_RUNS for t in hopeless.tests)
     assert "over budget by" in plan_lines(hopeless)[0]
 

@@ -19,6 +19,7 @@ from iosched.core.present.advice_words import (
     tradeoff_words,
     worded_goal,
 )
+from iosched.core.statistics.advice_looks import Looks
 from iosched.core.statistics.advice_rule import (
     Cost,
     Estimate,
@@ -30,6 +31,7 @@ from iosched.core.statistics.advice_rule import (
     higher_is_better,
     not_within,
     smallest_effect,
+    wins_at_look,
 )
 from iosched.core.statistics.advice_simulation import SimulatedGoal, simulate_advice
 from iosched.core.statistics.stats import log_ratio_welch, t_test_power
@@ -204,6 +206,38 @@ def test_drop_only_the_clearly_worse_at_the_boundary():
     assert drop_at_look(ests, "clat_p99_us", 0.01) == ["better"]  # for a latency, higher is worse
 
 
+def test_a_win_at_a_look_needs_the_interval_clear_and_the_margin_reached():
+    ests = [Estimate("clear", 1.3, 1.2, 1.4, 0.001, 0.1, 4), Estimate("small", 1.05, 1.02, 1.08, 0.001, 0.1, 4),
+            Estimate("unsure", 1.3, 0.9, 1.8, 0.3, 0.1, 4), Estimate("worse", 0.7, 0.6, 0.8, 0.001, 0.1, 4),
+            Estimate("odd", None, None, None, None, None, 1, "one run")]
+    assert wins_at_look(ests, "iops", 0.1) == ["clear"]  # small: clear of no change, short of the margin
+    assert wins_at_look(ests, "clat_p99_us", 0.1) == ["worse"]  # for a latency, lower is better
+
+
+def _judged(rng: random.Random, effects: dict[str, float], n: int, noise: float = 0.03) -> dict:
+    base = [100 * math.exp(rng.gauss(0, noise)) for _ in range(n)]
+    return {v: log_ratio_welch(base, [100 * f * math.exp(rng.gauss(0, noise)) for _ in range(n)])
+            for v, f in effects.items()}
+
+
+def test_a_test_ends_at_the_look_where_a_candidate_wins_given_the_margin():
+    rng = random.Random(7)
+    effects = {"fast": 1.4, "same": 1.0}
+    for margin, ends_at in ((0.1, 6), (None, 10)):  # not at 4: two groups may hide in 4 runs (WIN_RUNS)
+        looks = Looks("throughput", "iops", "cur", list(effects), (4, 6, 8, 10), 0.02, margin=margin)
+        while (n := looks.next_look()) is not None:
+            looks.look(n, _judged(rng, effects, n))
+        assert looks.done and looks.reached == ends_at and looks.won == (ends_at < 10)
+        ev = looks.evidence()
+        assert {e.variant for e in ev.estimates} == {"fast", "same"} and ev.runs_per_variant == ends_at
+        assert decide([ev], Rule(margin=0.1)).goals[0].recommended == "fast"
+    # Nothing wins: it runs to its last look, as without the margin.
+    looks = Looks("throughput", "iops", "cur", ["same"], (4, 6, 8), 0.02, margin=0.1)
+    while (n := looks.next_look()) is not None:
+        looks.look(n, _judged(rng, {"same": 1.0}, n))
+    assert looks.reached == 8 and not looks.won
+
+
 def test_estimates_of_a_judge_carry_holm_and_its_intervals():
     rng = random.Random(3)
     base = [100 * math.exp(rng.gauss(0, 0.05)) for _ in range(8)]
@@ -226,6 +260,9 @@ def test_simulated_runner_keeps_when_nothing_is_better_and_finds_a_clear_winner(
     better = [SimulatedGoal("throughput", "iops", {"a": 1.0, "b": 1.2})]
     found = [simulate_advice(rng, better, 0.05, 8) for _ in range(30)]
     assert sum(s.advice.goals[0].recommended == "b" for s in found) >= 27
+    clear = [SimulatedGoal("throughput", "iops", {"a": 1.0, "b": 1.4})]
+    early = simulate_advice(rng, clear, 0.05, 12)
+    assert early.advice.goals[0].recommended == "b" and early.runs == 3 * 6  # it won at 6 runs a variant, not 12
     worse = [SimulatedGoal("latency", "clat_p99_us", {"slow": 2.0, "same": 1.0})]
     dropped = simulate_advice(rng, worse, 0.05, 12)
     assert dropped.dropped == (("latency", "slow"),) and dropped.runs < 3 * 12  # it left at the first look
