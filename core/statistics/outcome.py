@@ -34,7 +34,8 @@ def equal_interval(e: RatioEstimate, alpha: float) -> tuple[float, float]:
 def interval_at(ratio: float, low: float, high: float, level: float, df: float, alpha: float) -> tuple[float, float]:
     """A t-based interval (``low``..``high`` at ``level`` on ``df``) made again at 1 - 2 alpha."""
     se = (math.log(high) - math.log(low)) / 2.0 / t_ppf(0.5 + level / 2.0, df)
-    half = t_ppf(1.0 - alpha, df) * se
+    # An alpha a hair under 0.5 (the flag's open end) leaves 1 - alpha at 0.5 in floating point: a zero-width level.
+    half = t_ppf(1.0 - alpha, df) * se if 1.0 - alpha > 0.5 else 0.0
     d = math.log(ratio)
     return math.exp(d - half), math.exp(min(d + half, 709.0))
 

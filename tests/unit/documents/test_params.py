@@ -9,7 +9,7 @@ import re
 from dataclasses import replace
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from saved_support import SAVED
 
@@ -146,6 +146,7 @@ def _saved(kind: str) -> dict:
 @given(alpha=st.floats(0.001, 0.5, exclude_max=True),
        figures=st.lists(st.one_of(st.floats(FIGURE_MIN, FIGURE_MAX), st.sampled_from([FIGURE_MIN, FIGURE_MAX, 1.0])),
                         min_size=4, max_size=4))
+@example(alpha=0.49999999999999994, figures=[1.0, 2.0, 1.5, 3.0])  # 1 - alpha is 0.5 in floating point
 def test_every_alpha_in_its_range_judges_whatever_the_runs_hold(alpha, figures):
     """A stated range is one every judge takes: no overflow, no refusal after the runs (an alpha of 1e-10 ran every
     run and then raised OverflowError), for runs as far apart as a figure may be."""
