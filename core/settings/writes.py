@@ -31,7 +31,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -336,11 +336,22 @@ def _owed_words(entry: JournalEntry, pending: PendingWrite) -> str:
             f"{pending.pid}): nothing is written to {entry.device} until it does")
 
 
+def _settle(entries: Iterable[JournalEntry]) -> None:
+    """Wait for the writes among ``entries`` still on their way whose writers this process abandoned when their wait
+    was cut short (see _Writer.settle), each up to its deadline."""
+    for e in entries:
+        if e.pending is not None:
+            _WRITER.settle(e.pending.pid, e.pending.since + write_deadline(e.attr))
+
+
 def owed_write(device: str, root: str | Path = "/") -> tuple[str, str] | None:
     """When the kernel still owes ``device`` a write (journaled as on its way, its writer alive: a stuck write, or one
-    whose wait was interrupted), the attribute and why nothing is written to the device meanwhile; else None. Read
-    without the journal lock."""
-    held = _owed(Journal(default_run_dir(root)).entries(), clear=False).get(device)
+    whose wait was interrupted), the attribute and why nothing is written to the device meanwhile; else None. A write
+    of this process's own whose wait was interrupted is waited for first (a put-back after Ctrl-C). Read without the
+    journal lock."""
+    entries = Journal(default_run_dir(root)).entries()
+    _settle(e for e in entries.values() if e.device == device)
+    held = _owed(entries, clear=False).get(device)
     return (held[0].attr, _owed_words(*held)) if held is not None else None
 
 
@@ -572,9 +583,7 @@ def restore(root: str | Path = "/", journal: Journal | None = None, dry_run: boo
         go(mine(found), None, why(found, clear=False))
         return outcomes
     with journal.locked() as entries:
-        for e in mine(entries):
-            if e.pending is not None:
-                _WRITER.settle(e.pending.pid, e.pending.since + write_deadline(e.attr))
+        _settle(mine(entries))
         go(mine(entries), entries, why(entries, clear=True))
     return outcomes
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -163,6 +164,41 @@ def test_a_write_the_kernel_still_holds_keeps_the_journal_and_is_named(disk, ker
         let_go(entries["sda/queue/scheduler"].pending.pid)
         writer_code(monkeypatch, REAL_CHILD)
         assert {o.status for o in restore(root=disk.root)} == {"unchanged"} and journal(disk) == {}
+
+
+def test_a_switch_whose_wait_ctrl_c_cut_short_is_waited_for_then_put_back(disk, kernel, monkeypatch):
+    """Ctrl-C lands while the kernel is in a switch that returns soon after (a matrix's next variant under load): the
+    put-back waits for that write, then puts the device back and leaves no journal entry behind."""
+    monkeypatch.setenv("IOSCHED_WRITE_DEADLINE", "60")
+    opening = "    try:\n        fd = os.open("
+    # The switch returns 0.6 s late, the file then reading as the kernel's would after it.
+    slow = REAL_CHILD.replace(opening, "    time.sleep(0.6)\n" + opening, 1).replace(
+        "os.write(fd, value)", "os.write(fd, b'none mq-deadline [kyber] bfq\\n')", 1)
+    assert slow.count("time.sleep(0.6)") == 1 and "[kyber]" in slow
+    writer_code(monkeypatch, slow)
+    cfg = Configurator("sda", [Variant("kyber", "kyber")], disk.root)
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.1)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            cfg.apply(Variant("kyber", "kyber"))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+    try:
+        assert journal(disk)["sda/queue/scheduler"].pending is not None
+        writer_code(monkeypatch, REAL_CHILD)
+        cfg.put_back()
+        assert read(disk, "queue/scheduler") == "none [mq-deadline] kyber bfq" and journal(disk) == {}
+    finally:
+        for proc in writes._WRITER.left:
+            proc.kill()
+            proc.wait()
+        writes._WRITER.left.clear()
 
 
 def test_a_killed_runs_device_is_put_back_from_its_file(disk, kernel, private_journal):
