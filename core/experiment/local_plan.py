@@ -171,16 +171,21 @@ class LocalPlan(Generic[D]):
     def go(self, run: Running[D]) -> D:
         fill = self.fill is not None and not self.going_on
         target = choose_for(self.device, self.jobs, self.target, self.root, fill=fill)
-        if target is not None and self.on_target is not None:
-            self.on_target(target)
-        # The fill, before any run (a resumed matrix's file keeps the conditions it began under).
-        conditions = None if self.going_on else prepare_conditions(
-            self.device, self.fill, self.waits, target, run.emit, run.ctl, self.root,
-            range_bytes=runs_range(self.jobs, self.target.size, self.target.default_size))
-        busy = BusyWatch(self.device, self.root, lambda text: run.emit(Note(text)))
-        busy.before()
-        emit = watched(busy, run.emit)
-        setup = self.setup(target)
+        try:
+            if target is not None and self.on_target is not None:
+                self.on_target(target)
+            # The fill, before any run (a resumed matrix's file keeps the conditions it began under).
+            conditions = None if self.going_on else prepare_conditions(
+                self.device, self.fill, self.waits, target, run.emit, run.ctl, self.root,
+                range_bytes=runs_range(self.jobs, self.target.size, self.target.default_size))
+            busy = BusyWatch(self.device, self.root, lambda text: run.emit(Note(text)))
+            busy.before()
+            emit = watched(busy, run.emit)
+            setup = self.setup(target)
+        except BaseException:  # Ctrl-C in the fill or the busy watch's first look: no executor owns the target yet
+            if target is not None:
+                target.release(self.root)
+            raise
         executor = (self.runs or (lambda s, c: self.executor(s, c, emit)))(setup, run.ctl)  # owns the targets now
         doc = self.document(executor, target)
         if conditions is not None:  # every document the runs keep carries them
