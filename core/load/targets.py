@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,9 @@ class Refused(BadInput):
         self.confirmable = confirmable  # True: the user may confirm by typing the device name
 
 
+RELEASE_TRIES = 20  # passes over a scratch folder at release, 50 ms apart
+
+
 @dataclass
 class Target:
     device: str
@@ -52,7 +56,13 @@ class Target:
         with self._lock:
             scratch, self.scratch_dir = self.scratch_dir, None
         if scratch:
-            shutil.rmtree(scratch, ignore_errors=True)
+            # A killed fio's last job process may still be leaving the folder (ending a direct write it was in):
+            # what it held when the first pass went is removed by the next, for up to about a second.
+            for _ in range(RELEASE_TRIES):
+                shutil.rmtree(scratch, ignore_errors=True)
+                if not os.path.lexists(scratch):
+                    break
+                time.sleep(0.05)
             _registry(root).joinpath(_reg_name(scratch)).unlink(missing_ok=True)
 
     def to_json(self) -> dict[str, Any]:

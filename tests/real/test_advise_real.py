@@ -168,7 +168,8 @@ def test_signals_mid_advice_put_everything_back(loopdev, tmp_path, private_journ
         _, err = p.communicate(timeout=30)
         assert p.returncode == code, err
         assert "Traceback" not in err
-        assert loopdev.current() == loopdev.initial_scheduler and list(scratch.iterdir()) == []
+        assert loopdev.current() == loopdev.initial_scheduler
+        assert list(scratch.iterdir()) == [], (sig.name, [str(f) for f in scratch.rglob("*")], err)
         no_fio_left(str(scratch))
         assert journal_empty(private_journal)
         doc = json.loads(save.read_text())
