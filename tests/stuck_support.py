@@ -46,3 +46,19 @@ def let_go(pid: int) -> None:
     (writer,) = [p for p in writes._WRITER.left if p.pid == pid]
     writer.kill()
     writer.wait()
+
+
+def late_child(seconds: float) -> str:
+    """Writer code whose every write returns ``seconds`` late (a switch under load), then lands as ever."""
+    code = REAL_CHILD.replace(_OPEN, f"    time.sleep({seconds})\n" + _OPEN, 1)
+    assert code != REAL_CHILD
+    return code
+
+
+def end_left_writers() -> None:
+    """Every writer abandoned so far ended and reaped (the kernel letting go), and the running one closed."""
+    for proc in writes._WRITER.left:
+        proc.kill()
+        proc.wait()
+    writes._WRITER.left.clear()
+    writes._WRITER.close()

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from stuck_support import REAL_CHILD, hanging_switches, let_go, writer_code
+from stuck_support import REAL_CHILD, end_left_writers, hanging_switches, late_child, let_go, writer_code
 
 from iosched.core.documents.params import Variant
 from iosched.core.experiment.variants import Configurator
@@ -170,11 +170,9 @@ def test_a_switch_whose_wait_ctrl_c_cut_short_is_waited_for_then_put_back(disk, 
     """Ctrl-C lands while the kernel is in a switch that returns soon after (a matrix's next variant under load): the
     put-back waits for that write, then puts the device back and leaves no journal entry behind."""
     monkeypatch.setenv("IOSCHED_WRITE_DEADLINE", "60")
-    opening = "    try:\n        fd = os.open("
     # The switch returns 0.6 s late, the file then reading as the kernel's would after it.
-    slow = REAL_CHILD.replace(opening, "    time.sleep(0.6)\n" + opening, 1).replace(
-        "os.write(fd, value)", "os.write(fd, b'none mq-deadline [kyber] bfq\\n')", 1)
-    assert slow.count("time.sleep(0.6)") == 1 and "[kyber]" in slow
+    slow = late_child(0.6).replace("os.write(fd, value)", "os.write(fd, b'none mq-deadline [kyber] bfq\\n')", 1)
+    assert "[kyber]" in slow
     writer_code(monkeypatch, slow)
     cfg = Configurator("sda", [Variant("kyber", "kyber")], disk.root)
 
@@ -195,10 +193,7 @@ def test_a_switch_whose_wait_ctrl_c_cut_short_is_waited_for_then_put_back(disk, 
         cfg.put_back()
         assert read(disk, "queue/scheduler") == "none [mq-deadline] kyber bfq" and journal(disk) == {}
     finally:
-        for proc in writes._WRITER.left:
-            proc.kill()
-            proc.wait()
-        writes._WRITER.left.clear()
+        end_left_writers()
 
 
 def test_a_killed_runs_device_is_put_back_from_its_file(disk, kernel, private_journal):

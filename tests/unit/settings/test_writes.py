@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from link_support import digest, make_victim, plant, plant_while_writing, temporaries
-from stuck_support import REAL_CHILD, hanging_switches, let_go, writer_code
+from stuck_support import REAL_CHILD, end_left_writers, hanging_switches, late_child, let_go, writer_code
 
 from iosched.core.base.errors import BadInput, DeviceGone, UnknownDevice, WriteNotApplied
 from iosched.core.kernel.processes import running
@@ -399,10 +399,7 @@ def test_a_put_back_waits_for_its_own_interrupted_write_and_then_puts_back(disk,
     """Ctrl-C lands while the kernel is in a write that returns soon after (a switch under load): the put-back that
     follows waits for that write, then reads the device and puts its original back, leaving no entry behind."""
     monkeypatch.setenv("IOSCHED_WRITE_DEADLINE", "60")
-    opening = "    try:\n        fd = os.open("
-    slow = REAL_CHILD.replace(opening, "    time.sleep(0.6)\n" + opening, 1)
-    assert slow != REAL_CHILD
-    writer_code(monkeypatch, slow)
+    writer_code(monkeypatch, late_child(0.6))
     disk.write("sys/block/sda/queue/read_ahead_kb", "128\n")
     try:
         with pytest.raises(KeyboardInterrupt), ctrl_c_after(0.1):
@@ -415,20 +412,13 @@ def test_a_put_back_waits_for_its_own_interrupted_write_and_then_puts_back(disk,
         assert (outcome.status, outcome.current) == ("restored", "256"), outcome  # the late write, then put back
         assert read(disk, "queue/read_ahead_kb") == "128" and journal(disk) == {}
     finally:
-        for proc in writes._WRITER.left:
-            proc.kill()
-            proc.wait()
-        writes._WRITER.left.clear()
-        writes._WRITER.close()
+        end_left_writers()
 
 
 def test_an_answer_is_never_read_as_the_answer_to_the_next_write(disk, monkeypatch):
     """A write whose wait was interrupted leaves its writer behind: the next write is answered by a new writer, not
     by the old one's late answer (a failing write read as ok, a good one as the failure before it)."""
-    opening = "    try:\n        fd = os.open("
-    slow = REAL_CHILD.replace(opening, "    time.sleep(0.5)\n" + opening, 1)
-    assert slow != REAL_CHILD
-    writer_code(monkeypatch, slow)
+    writer_code(monkeypatch, late_child(0.5))
     try:
         with pytest.raises(KeyboardInterrupt), ctrl_c_after(0.1):
             writes._raw_write(disk.root / "sys/block/sda/queue/read_ahead_kb", "256", "sda", "queue/read_ahead_kb")
@@ -436,11 +426,7 @@ def test_an_answer_is_never_read_as_the_answer_to_the_next_write(disk, monkeypat
         with pytest.raises(writes.IoschedError, match="opening sda queue failed: Is a directory"):
             writes._raw_write(disk.root / "sys/block/sda/queue", "1", "sda", "queue")
     finally:
-        for proc in writes._WRITER.left:
-            proc.kill()
-            proc.wait()
-        writes._WRITER.left.clear()
-        writes._WRITER.close()
+        end_left_writers()
 
 
 def test_a_write_killed_with_its_process_is_journaled_as_on_its_way(tree, tmp_path):
