@@ -28,7 +28,7 @@ from iosched.core.documents.params import parse_candidates
 from iosched.core.experiment.events import Note
 from iosched.core.experiment.slots import run_slots
 from iosched.core.fleet.fleet import Host, HostRun, OnItsOwn, OnItsOwnCourse, check_host_result
-from iosched.core.fleet.fleet_plan import check_remote
+from iosched.core.fleet.fleet_plan import check_remote, option_words
 from iosched.core.load.jobs import CATALOG
 
 if TYPE_CHECKING:
@@ -66,20 +66,10 @@ class HostsAdvice:
 
     def remote_argv(self, host: Host) -> list[str]:
         """The advice a host's iosched runs, from the checked values only (each word quoted by ssh_argv)."""
-        argv = [self.iosched, "advise", host.device, "--yes", "--json", "--goal", self.goals,
-                "--alpha", repr(self.alpha)]
-        for flag, value in (("--candidates", self.candidates), ("--job", self.job), ("--cmd", self.cmd)):
-            if value is not None:
-                argv += [flag, value]
-        if self.budget_s is not None:
-            argv += ["--budget", repr(self.budget_s)]
-        if self.runtime is not None:
-            argv += ["--runtime", repr(self.runtime)]
-        if self.settle is not None:
-            argv += ["--settle", repr(self.settle)]
-        if self.size is not None:
-            argv += ["--size", str(self.size)]
-        return argv
+        return [self.iosched, "advise", host.device, "--yes", "--json", "--goal", self.goals,
+                *option_words(("--alpha", self.alpha), ("--candidates", self.candidates), ("--job", self.job),
+                              ("--cmd", self.cmd), ("--budget", self.budget_s), ("--runtime", self.runtime),
+                              ("--settle", self.settle), ("--size", self.size))]
 
 
 def host_entry(r: HostRun) -> AdviceHostDoc:

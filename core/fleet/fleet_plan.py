@@ -98,20 +98,24 @@ class FleetSettings:
     def remote_argv(self, host: Host, job: str) -> list[str]:
         """The compare an independent host's iosched runs, from the checked values only."""
         argv = [self.iosched, "compare", host.device, "--schedulers", self.schedulers, "--job", job,
-                "--json", "--settle", repr(self.settle), "--alpha", repr(self.alpha)]
-        if self.repeat is not None:
-            argv += ["--repeat", str(self.repeat)]
-        if self.runtime is not None:
-            argv += ["--runtime", repr(self.runtime)]
-        if self.size is not None:
-            argv += ["--size", str(self.size)]
+                "--json", *option_words(("--settle", self.settle), ("--alpha", self.alpha), ("--repeat", self.repeat),
+                                        ("--runtime", self.runtime), ("--size", self.size))]
         if self.until_verdict:
-            argv += ["--until-verdict", "--max-runs", str(self.max_runs)]
-        if self.metric:
-            argv += ["--metric", self.metric]
+            argv += ["--until-verdict", *option_words(("--max-runs", self.max_runs))]
+        argv += option_words(("--metric", self.metric or None))
         if self.drop_caches is not None:
             argv.append("--drop-caches" if self.drop_caches else "--no-drop-caches")
         return argv
+
+
+def option_words(*options: tuple[str, str | float | None]) -> list[str]:
+    """A remote command line's words for each (flag, value) given a value (None: left out); a number as ``repr``
+    writes it, which reads back as the same number."""
+    words: list[str] = []
+    for flag, value in options:
+        if value is not None:
+            words += [flag, value if isinstance(value, str) else repr(value)]
+    return words
 
 
 def check_remote(iosched: str, ssh: str) -> None:
