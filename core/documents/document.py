@@ -1018,16 +1018,24 @@ class GoalAdviceDoc:
 
 
 @dataclass(frozen=True, kw_only=True)
-class KeepDoc:
-    """How to keep a recommendation: the commands for now, and the udev rule for every boot."""
+class _Keep:
+    """What keeping a recommendation comes to, on one device or on every disk of a model: the commands for now, and
+    the udev rule for every boot."""
 
     variant: str
     scheduler: str
     settings: dict[str, str]
-    commands: list[str] = field(metadata={"doc": "what sets it now (until the next boot)"})
-    rule: str | None = field(metadata={"doc": "the udev rule for this device (its most stable identity); null: none "
-                                              "can be made"})
+    commands: list[str] = field(metadata={"doc": "what sets it now, until the next boot (a model's: on each host)"})
+    rule: str | None = field(metadata={
+        "doc": "the udev rule: a device's for its most stable identity, a model's matching the model (null: none "
+               "made; warnings say why one could not be)"})
     scope: str | None = field(metadata={"doc": "what that rule reaches"})
+
+
+@dataclass(frozen=True, kw_only=True)
+class KeepDoc(_Keep):
+    """How to keep a recommendation: the commands for now, and the udev rule for every boot."""
+
     class_rule: str | None = field(metadata={"doc": "the same for every disk of the device's class"})
     class_scope: str | None
     warnings: list[str]
@@ -1122,16 +1130,9 @@ class ModelGoalDoc:
 
 
 @dataclass(frozen=True, kw_only=True)
-class ModelKeepDoc:
+class ModelKeepDoc(_Keep):
     """How to keep one model's recommendation on every disk of that model."""
 
-    variant: str
-    scheduler: str
-    settings: dict[str, str]
-    commands: list[str] = field(metadata={"doc": "what sets it now on each host (until the next boot)"})
-    rule: str | None = field(metadata={"doc": "the udev rule matching the model (null: none can be made, see "
-                                              "warnings)"})
-    scope: str | None = field(metadata={"doc": "what that rule reaches"})
     warnings: list[str]
 
 

@@ -12,7 +12,7 @@ from doc_support import experiment_doc, run_doc
 from iosched.core.base.decode import decode
 from iosched.core.base.encode import encode
 from iosched.core.documents import document
-from iosched.core.documents.document import CompareDoc, RunDoc, TraceDoc
+from iosched.core.documents.document import CompareDoc, KeepDoc, ModelKeepDoc, RunDoc, TraceDoc
 
 DECLARED = [cls for _, cls in inspect.getmembers(document, inspect.isclass)
             if dataclasses.is_dataclass(cls) and cls.__module__ == document.__name__]
@@ -74,3 +74,19 @@ def test_a_written_compare_reads_back_as_the_same_document() -> None:
     back = decode(CompareDoc, json.loads(text))
     assert back == doc
     assert all(isinstance(r, RunDoc) for r in back.runs) and back.runs[1].metrics["iops"] == 1001.0
+
+
+def test_a_keep_saved_before_its_shape_was_shared_reads_back_and_is_written_the_same() -> None:
+    """A device's keep and a model's share their first fields (one declaration); a file saved when each declared
+    its own reads back as before, and is written again key for key."""
+    device = {"variant": "bfq", "scheduler": "bfq", "settings": {"slice_idle": "0"},
+              "commands": ["iosched set sdb bfq", "iosched tune sdb slice_idle=0"],
+              "rule": 'ACTION=="add|change", ENV{ID_SERIAL}=="X1", ATTR{queue/scheduler}="bfq"', "scope": "serial X1",
+              "class_rule": None, "class_scope": None, "warnings": ["no rule for every rotational disk: …"],
+              "persisted": "/etc/udev/rules.d/60-iosched.rules"}
+    model = {"variant": "none", "scheduler": "none", "settings": {}, "commands": ["db1: iosched set sdb none"],
+             "rule": None, "scope": None, "warnings": ["no rule for the model: the devices name none"]}
+    for cls, saved in ((KeepDoc, device), (ModelKeepDoc, model)):
+        back = decode(cls, json.loads(json.dumps(saved)))
+        assert isinstance(back, cls) and back.commands == saved["commands"]
+        assert json.dumps(encode(back)) == json.dumps(saved)
