@@ -64,9 +64,11 @@ def _tty() -> bool:
 
 
 def _ask(question: str) -> str:
+    """The question and its prompt on stderr (input's own prompt goes to stdout, which may be a pipe or --json's)."""
     _err(question)
+    print("> ", end="", file=sys.stderr, flush=True)
     try:
-        return input("> ").strip()
+        return input().strip()
     except EOFError:
         return ""
 

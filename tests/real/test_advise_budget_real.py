@@ -74,6 +74,7 @@ def test_a_terminal_is_asked_about_on_stdin_whatever_stdout_is(loopdev, private_
     # stdout and stderr are pipes (`advise … | cat`), stdin a terminal: it asks, and "n" stops it.
     assert asked.returncode == 2 and b"run this plan" in asked.stderr, asked.stderr
     assert b"not accepted: nothing was changed" in asked.stderr
+    assert asked.stdout == b"", asked.stdout  # the question's prompt too is on stderr: stdout keeps the answer alone
     piped = _advise_with_stdin(loopdev.name, subprocess.DEVNULL)
     assert piped.returncode == 2 and b"add --yes" in piped.stderr, piped.stderr
     assert b"plan for " + loopdev.name.encode() in piped.stdout  # the plan printed where a script reads it
