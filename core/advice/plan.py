@@ -585,9 +585,9 @@ def plan_lines(plan: Plan, target: str | None = None) -> list[str]:
     lines = [f"plan for {plan.device} ({', '.join(GOAL_WORDS[g] for g in plan.goals)}): at most about "
              f"{duration_words(plan.seconds)}{spent}{budget}{over}"]
     per_goal = smallest_per_goal(plan)
-    least = "; ".join(f"{GOAL_WORDS[g]} {duration_words(s)}" for g, s in per_goal)
+    least = "; ".join(f"{GOAL_WORDS[g]} {budget_words(s)}" for g, s in per_goal)  # rounded up, as --budget reads
     lines.append(f"  smallest budget that can decide: {least}" + (
-        f"; all together {duration_words(smallest_s(plan))}" if len(per_goal) > 1 else ""))
+        f"; all together {budget_words(smallest_s(plan))}" if len(per_goal) > 1 else ""))
     lines.append(f"  baseline: {plan.baseline.label} (what {plan.device} has now)")
     for c in plan.candidates:
         cite = f"; {c.source}" if c.source else ""

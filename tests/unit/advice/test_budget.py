@@ -77,6 +77,22 @@ def test_the_smallest_budget_is_the_plan_cut_as_far_as_it_goes():
     assert "smallest budget that can decide: throughput " in "\n".join(plan_lines(plan))
 
 
+def test_the_smallest_budget_said_is_one_the_plan_accepts():
+    """The plan line's smallest budgets, given as --budget, fit: rounded up, never to a nearer figure below (2m20s
+    was said "2 min", which a refusal then asked to raise to 3m)."""
+    from iosched.core.documents.params import parse_budget_s
+
+    unit = {"s": 1, "m": 60, "min": 60, "h": 3600}
+    for goals in [(g,) for g in GOALS] + [GOALS]:
+        plan = plan_advice("d0", device(), "none", ALL, {}, goals, budget_s=3600)
+        line = next(x for x in plan_lines(plan) if "smallest budget that can decide" in x)
+        said = [float(n) * unit[u] for n, u in re.findall(r" (\d+(?:\.\d+)?) ?(min|s|m|h)(?=;|$)", line)]
+        assert len(said) == len(goals) + (len(goals) > 1), line
+        assert plan_advice("d0", device(), "none", ALL, {}, goals, budget_s=said[-1]).fits, line
+    least = 140.3  # a plan's smallest budget between two whole minutes
+    assert budget_words(least) == "3m" and parse_budget_s(budget_words(least)) >= least
+
+
 def _fits_with(words: str, budget: float, **plan_kw) -> None:
     """Each way a refusal names is planned again with the same budget: it fits."""
     for way in re.findall(r"--goal (\w+) alone|--candidates (\S+)\)|--budget (\S+) or more", words):
