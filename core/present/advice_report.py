@@ -84,7 +84,7 @@ def advice_lines(doc: AdviceDoc) -> list[str]:
     doc = worded_advice(doc)
     lines = [headline(doc)]
     for g in doc.advice:
-        lines += goal_lines(g)
+        lines += goal_lines(g, doc.rule.alpha)
     for k in doc.keep:
         lines += keep_lines(k, doc.device)
     if doc.advice and not doc.keep:
@@ -187,6 +187,6 @@ def outcome_lines(doc: AdviceDoc) -> list[str]:
     doc = worded_advice(doc)
     out: list[str] = []
     for g in doc.advice:
-        out += [line for line in goal_lines(g) if not line.startswith("  left out") and not line.startswith("  its")
-                and not line.startswith("  beside")]
+        out += [line for line in goal_lines(g, doc.rule.alpha) if not line.startswith("  left out")
+                and not line.startswith("  its") and not line.startswith("  beside")]
     return out

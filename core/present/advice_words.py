@@ -32,9 +32,14 @@ def _label(metric: str) -> str:
 
 
 def estimate_words(metric: str, e: EstimateDoc) -> str:
-    """"foreground p50 −95% (−97% to −90%)"."""
-    assert e.ratio is not None and e.ci_low is not None and e.ci_high is not None
-    return f"{_label(metric)} {_pct(e.ratio)} ({_pct(e.ci_low)} to {_pct(e.ci_high)})"
+    """"foreground p50 −95% (95% CI −97% to −90%)", its interval's level named where the document holds it; one the
+    judge could not take, "background MB/s: cannot judge (why)"."""
+    if e.ratio is None:
+        return f"{_label(metric)}: cannot judge ({e.cannot_judge or 'no estimate'})"
+    if e.ci_low is None or e.ci_high is None:
+        return f"{_label(metric)} {_pct(e.ratio)}"
+    level = f"{level_words(e.level)} CI " if e.level is not None else ""
+    return f"{_label(metric)} {_pct(e.ratio)} ({level}{_pct(e.ci_low)} to {_pct(e.ci_high)})"
 
 
 def level_words(level: float | None) -> str:
@@ -223,26 +228,26 @@ def candidate_line(g: GoalAdviceDoc, e: EstimateDoc) -> str:
     return f"{e.variant} vs {g.baseline}: {shown_words(g, e)}"
 
 
-def level_note(g: GoalAdviceDoc) -> str | None:
-    """Why a switch's interval is wider than the plain 95%: "99.6% CI: the level a repeated look needs for 95%
-    overall" (several candidates: "repeated looks at 3 candidates need"); None at the plain level."""
+def level_note(g: GoalAdviceDoc, alpha: float = 0.05) -> str | None:
+    """Why a switch's interval is wider than the rule's plain 1 - ``alpha``: "99.6% CI: the level a repeated look
+    needs for 95% overall" (several candidates: "repeated looks at 3 candidates need"); None at the plain level."""
     e = g.estimate
-    if g.outcome != "switch" or e is None or e.level is None or e.level <= 1.0 - _alpha(g) + 1e-9:
+    if g.outcome != "switch" or e is None or e.level is None or e.level <= 1.0 - alpha + 1e-9:
         return None
     n = len(g.estimates)
     who = f"repeated looks at {n} candidates need" if n > 1 else "a repeated look needs"
-    return f"{level_words(e.level)} CI: the level {who} for {level_words(1.0 - _alpha(g))} overall"
+    return f"{level_words(e.level)} CI: the level {who} for {level_words(1.0 - alpha)} overall"
 
 
-def goal_lines(g: GoalAdviceDoc) -> list[str]:
-    """The advice for one goal, the answer first, then its evidence."""
+def goal_lines(g: GoalAdviceDoc, alpha: float = 0.05) -> list[str]:
+    """The advice for one goal, the answer first, then its evidence (``alpha``: the rule's)."""
     lines = [f"{GOAL_WORDS[g.goal]}: {goal_headline(g)}"]
-    lines += [f"  {note}" for note in [level_note(g)] if note is not None]
+    lines += [f"  {note}" for note in [level_note(g, alpha)] if note is not None]
     if g.outcome == "cannot-tell":
         lines += [f"  also: {c}" for c in reason_clauses(g)[1:]]
     else:  # a switch whose winner's runs split by its designed effect: how often it fired
         lines += [f"  {split_words(g, x)}" for x in g.splits]
-    lines += [f"  {_cost_word(m, e)}: {estimate_words(m, e)}" for m, e in g.costs if e.ratio is not None]
+    lines += [f"  {_cost_word(m, e)}: {estimate_words(m, e)}" for m, e in g.costs]
     lines += [f"  left out: {v}: {why}" for v, why in g.excluded]
     lines += [f"  {n}" for n in g.notes]
     return lines

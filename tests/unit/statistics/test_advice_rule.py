@@ -166,7 +166,7 @@ def test_the_trade_off_in_one_sentence():
         "throughput (shown equal within 10%)")
     lines = goal_lines(said(advice.goals[0]))
     assert lines[0] == "interactive use: switch to bfq: −95% foreground p50 (95% CI −97% to −90%)"
-    assert lines[1] == "  its cost: background MB/s −30% (−40% to −20%)"
+    assert lines[1] == "  its cost: background MB/s −30% (95% CI −40% to −20%)"
 
 
 def test_a_winner_shown_much_worse_on_another_goal_is_left_out():
