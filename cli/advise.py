@@ -118,7 +118,8 @@ def _printer(quiet: bool):
             roles = "".join(f"  {r} p50 {si(m.get(f'{r}:{lat}_p50_us'))} µs p99 {si(m.get(f'{r}:{lat}_p99_us'))} µs "
                             f"{si(m.get(f'{r}:mb_s'))} MB/s" for r in roles_of(m))
             bad = "" if e.run.valid else f"  INVALID: {e.run.invalid_reason}"
-            line = f"run {e.index + 1}/{e.total} {e.label}  {main}  p99 {si(m.get(f'{lat}_p99_us'))} µs{roles}{bad}"
+            p99 = f"  p99 {si(m.get(f'{lat}_p99_us'))} µs" if "iops" in m else ""  # a command's run has none
+            line = f"run {e.index + 1}/{e.total} {e.label}  {main}{p99}{roles}{bad}"
             if tty:
                 rewrite_line(sys.stderr, line, "\n")
             else:

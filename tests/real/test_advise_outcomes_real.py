@@ -8,6 +8,7 @@ Short for CI (each well under a minute): `sleep`-like commands, two variants, on
 from __future__ import annotations
 
 import json
+import re
 import sys
 
 from conftest import need_real, run_cli
@@ -21,6 +22,7 @@ def test_a_command_no_scheduler_changes_is_kept_shown_equal(loopdev, private_jou
     doc = json.loads(save.read_text())
     (g,) = doc["advice"]
     first = r.stdout.splitlines()[0]
+    assert re.search(r"run \d+/\d+ .*  wall \d", r.stderr) and "p99" not in r.stderr, r.stderr  # no fio figure
     assert g["margin"] == 0.1 and g["better"] == "lower" and g["effect_level"] == 0.9, g
     if g["busy"]:  # another load beside the tests: never a keep
         assert r.returncode == 1 and g["outcome"] == "cannot-tell" and "busy" in g["reasons"], r.stdout
