@@ -229,7 +229,9 @@ def _show(args: argparse.Namespace, doc: AdviceDoc) -> None:
 def _persist(args: argparse.Namespace, doc: AdviceDoc) -> AdviceDoc:
     """--persist: the one setting recommended, as a udev rule through `iosched persist`'s own path, confirmed."""
     if not doc.keep:
-        _err("iosched: --persist: nothing to persist: keep what you have")
+        shown = doc.advice and all(g.outcome == "keep-equal" for g in doc.advice)
+        _err("iosched: --persist: nothing to persist: " + ("keep what you have (shown equal)" if shown else
+                                                           "the tests could not decide every goal"))
         return doc
     if len(doc.keep) > 1:
         _err("iosched: --persist: the goals recommend different settings ("

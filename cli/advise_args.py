@@ -18,8 +18,9 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                     "then test through the experiment service (the device put back after, on Ctrl-C, SIGTERM and a "
                     "lost session too), decide by a rule stated before the first run, and say how to keep it.",
         epilog="Without a terminal and without --yes the plan is printed and nothing runs (exit 2); --dry-run "
-               "prints it and exits 0. Exit 0 with an answer (a setting, or keep what you have), 1 when the tests "
-               "could not decide, 2 on bad input, 130/143/129 when stopped by Ctrl-C, SIGTERM or a lost session.")
+               "prints it and exits 0. Exit 0 with an answer (switch, or keep what you have, shown equal), 1 when "
+               "the tests could not decide, 2 on bad input, 130/143/129 when stopped by Ctrl-C, SIGTERM or a lost "
+               "session.")
     s.add_argument("device", help="whole-disk name, e.g. sda or nvme0n1")
     s.add_argument("--goal", default="all", metavar="GOAL",
                    help="throughput, latency (the tail, p99), interactive (a foreground beside a write flood), "

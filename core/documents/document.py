@@ -1065,8 +1065,9 @@ class AdviceDoc:
     tests: list[AdviceTestDoc] = field(metadata={"item": "test"})
     advice: list[GoalAdviceDoc] = field(metadata={"item": "goal", "doc": "per goal, once every test finished"})
     tradeoff: str | None = field(metadata={"doc": "the answer over every goal in one sentence"})
-    keep: list[KeepDoc] = field(metadata={"item": "recommendation",
-                                          "doc": "how to keep each setting recommended (none: keep what you have)"})
+    keep: list[KeepDoc] = field(metadata={
+        "item": "recommendation",
+        "doc": "how to keep each setting recommended (none: no goal switches: each kept, shown equal, or not decided)"})
     notes: list[str]
     conditions: ConditionsDoc | None = field(default=None, metadata={
         "doc": "what the tests were measured under: CPU, device model and firmware, fill level (absent: an older "

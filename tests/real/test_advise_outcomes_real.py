@@ -44,9 +44,14 @@ def test_a_command_whose_time_is_random_cannot_tell_and_names_the_runs_needed(lo
     counter.write_text("0")
     cmd = (f"{sys.executable} -c \"import pathlib, random, time; p = pathlib.Path('{counter}'); n = int(p.read_text());"
            " p.write_text(str(n + 1)); time.sleep(random.Random(f'draw-{n}').uniform(0.1, 0.9))\"")
+    rules = tmp_path / "60-iosched.rules"
     r = run_cli("advise", loopdev.name, "--goal", "throughput", "--cmd", cmd, "--candidates", "mq-deadline",
-                "--settle", "0.2", "--budget", "180", "--yes", "--json", timeout=240)
+                "--settle", "0.2", "--budget", "180", "--yes", "--json", "--persist", "--rules-file", str(rules),
+                timeout=240)
     assert r.returncode == 1, (r.stdout, r.stderr)
+    # --persist has nothing to write, and does not call that keeping what the device has.
+    assert "--persist: nothing to persist: the tests could not decide" in r.stderr, r.stderr
+    assert "keep what you have" not in r.stderr and not rules.exists()
     doc = json.loads(r.stdout)
     (g,) = doc["advice"]
     assert g["outcome"] == "cannot-tell" and g["recommended"] is None and "too-wide" in g["reasons"], g
