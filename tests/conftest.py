@@ -180,3 +180,13 @@ def one_sentence_exit_2(*args: str) -> str:
     assert out.returncode == 2, out
     assert len(out.stderr.strip().splitlines()) == 1 and "Traceback" not in out.stderr, out.stderr
     return out.stderr
+
+
+def drawn_sleep(directory: Path, draw: str) -> str:
+    """A `--cmd` that sleeps a time drawn afresh each run: ``draw`` is a Python expression of ``n``, the run's number
+    (counted in a file of ``directory`` the runs share, from 0), and ``r``, a random.Random seeded by it."""
+    counter = directory / "n"
+    counter.write_text("0")
+    return (f"{sys.executable} -c \"import pathlib, random, time; p = pathlib.Path('{counter}'); "
+            f"n = int(p.read_text()); p.write_text(str(n + 1)); r = random.Random(f'draw-{{n}}'); "
+            f"time.sleep({draw})\"")

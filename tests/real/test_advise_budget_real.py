@@ -15,7 +15,7 @@ import sys
 
 from schema_support import valid
 
-from conftest import need_real, run_cli
+from conftest import drawn_sleep, need_real, run_cli
 
 
 def test_a_short_command_under_a_small_budget_runs_within_it(loopdev, private_journal):
@@ -86,10 +86,7 @@ def test_runs_longer_than_timed_stop_at_the_budget_and_answer_in_words(loopdev, 
     the budget, the runs do not, and at the budget advise answers with what they show: cannot tell, the runs that
     would decide and about the budget that would run them, exit 1."""
     need_real("setpriv")
-    counter = tmp_path / "n"
-    counter.write_text("0")
-    cmd = (f"{sys.executable} -c \"import pathlib, random, time; p = pathlib.Path('{counter}'); n = int(p.read_text());"
-           " p.write_text(str(n + 1)); time.sleep(0.3 if n == 0 else random.Random(f'draw-{n}').uniform(2, 3))\"")
+    cmd = drawn_sleep(tmp_path, "0.3 if n == 0 else r.uniform(2, 3)")
     save = tmp_path / "advice.json"
     r = run_cli("advise", loopdev.name, "--cmd", cmd, "--goal", "throughput", "--candidates", "mq-deadline",
                 "--settle", "0", "--budget", "25", "--yes", "--json", "--save", str(save), timeout=120)

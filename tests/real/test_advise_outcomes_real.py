@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 
-from conftest import need_real, run_cli
+from conftest import drawn_sleep, need_real, run_cli
 
 
 def test_a_command_no_scheduler_changes_is_kept_shown_equal(loopdev, private_journal, tmp_path):
@@ -40,10 +39,7 @@ def test_a_command_no_scheduler_changes_is_kept_shown_equal(loopdev, private_jou
 def test_a_command_whose_time_is_random_cannot_tell_and_names_the_runs_needed(loopdev, private_journal, tmp_path):
     """Each run sleeps 0.1-0.9 s, seeded by a counter the runs share: a spread no small budget can settle."""
     need_real("fio")
-    counter = tmp_path / "n"
-    counter.write_text("0")
-    cmd = (f"{sys.executable} -c \"import pathlib, random, time; p = pathlib.Path('{counter}'); n = int(p.read_text());"
-           " p.write_text(str(n + 1)); time.sleep(random.Random(f'draw-{n}').uniform(0.1, 0.9))\"")
+    cmd = drawn_sleep(tmp_path, "r.uniform(0.1, 0.9)")
     rules = tmp_path / "60-iosched.rules"
     r = run_cli("advise", loopdev.name, "--goal", "throughput", "--cmd", cmd, "--candidates", "mq-deadline",
                 "--settle", "0.2", "--budget", "180", "--yes", "--json", "--persist", "--rules-file", str(rules),
