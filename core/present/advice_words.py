@@ -150,14 +150,14 @@ def reason_clauses(g: GoalAdviceDoc) -> list[str]:
 
 
 def _widest(g: GoalAdviceDoc) -> str | None:
-    """"none vs mq-deadline −5.0% to +31% spans past": the candidate whose shown interval reaches furthest the better
-    way; None when none was judged."""
+    """"none vs mq-deadline (90% CI −5.0% to +31%) spans past": the candidate whose shown interval reaches furthest
+    the better way, its level named as the evidence line names it; None when none was judged."""
     judged = [e for e in g.estimates if e.ratio is not None]
     if not judged:
         return None
     e = max(judged, key=lambda x: _better_end(g, x))
     iv = _shown(g, e)
-    span = f"{_pct(iv[0])} to {_pct(iv[1])}" if iv is not None else "an interval unknown"
+    span = f"({level_words(iv[2])} CI {_pct(iv[0])} to {_pct(iv[1])})" if iv is not None else "an interval unknown"
     return f"{e.variant} vs {g.baseline} {span} spans past"
 
 

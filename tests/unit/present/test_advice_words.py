@@ -45,6 +45,18 @@ def test_a_busy_machine_leads_the_answer_with_the_heaviest_named_and_what_would_
     assert "keep" not in head and any("spans past ±10%" in c for c in reason_clauses(g)[1:])
 
 
+def test_a_cannot_tell_names_the_level_of_the_interval_it_holds_to_the_margin():
+    """The reason names the interval as the evidence line does: the same ends, its level said."""
+    from iosched.core.present.advice_words import candidate_line
+
+    g = _goal()
+    assert g.outcome == "cannot-tell" and g.reasons == ["too-wide"]
+    (clause,) = reason_clauses(g)
+    level_and_ends = candidate_line(g, g.estimates[0]).split("(", 1)[1].rstrip(")")
+    assert level_and_ends.startswith("90% CI ") and f"none vs mq-deadline ({level_and_ends}) spans past ±10%" in clause
+    assert goal_headline(g).startswith(f"cannot tell: none vs mq-deadline ({level_and_ends}) spans past ±10%; ")
+
+
 def test_a_switch_s_level_above_the_plain_one_says_why():
     from dataclasses import replace
 
