@@ -103,6 +103,8 @@ def test_a_clearly_worse_candidate_leaves_at_a_look(tree):
     bfq_runs = [r for r in t.result.runs if r.variant == "bfq"]
     assert len(bfq_runs) == t.looks[0] < t.runs
     assert outcome.doc.advice[0].recommended is None
+    lines = [line.strip() for line in advice_lines(outcome.doc)]
+    assert f"bfq left at {t.looks[0]} runs per variant: clearly worse than none" in lines
 
 
 def test_candidates_behind_a_clear_leader_leave_at_a_look_and_the_saved_runs_decide_the_same(tree):
@@ -114,8 +116,8 @@ def test_candidates_behind_a_clear_leader_leave_at_a_look_and_the_saved_runs_dec
     assert all(set(labels) == {"none", "kyber"} for labels, _ in runner.segments[2:])
     (g,) = outcome.doc.advice
     assert g.outcome == "switch" and g.recommended == "kyber"
-    lines = advice_lines(outcome.doc)
-    assert f"  mq-deadline left at {t.looks[0]} runs per variant: clearly worse than the leading candidate" in lines
+    lines = [line.strip() for line in advice_lines(outcome.doc)]
+    assert f"mq-deadline left at {t.looks[0]} runs per variant: clearly worse than the leading candidate" in lines
     back = decode(AdviceDoc, json.loads(json.dumps(encode(outcome.doc))), "advice.json")
     again = decide_doc(back)
     assert again is not None and [goal_doc(x) for x in again.goals] == outcome.doc.advice
