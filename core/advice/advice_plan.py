@@ -84,7 +84,7 @@ from iosched.core.load.targets import Refused, Target, check_scratch_dir, why_no
 from iosched.core.settings.device_lock import load_lock
 from iosched.core.statistics.advice_looks import Looks, look_level, schedule
 from iosched.core.statistics.advice_rule import Goal, Rule
-from iosched.core.statistics.judge import estimates
+from iosched.core.statistics.judge import estimates, run_values
 from iosched.core.statistics.planning import pilot_noise
 from iosched.core.statistics.verdict import judge
 
@@ -514,7 +514,7 @@ class AdvicePlan:
             if self.stopped:  # the look not reached: the runs stand as they are
                 live.set_test(i, True, result=result)
                 break
-            drops = looks.look(n, estimates(result, td.metric))
+            drops = looks.look(n, estimates(result, td.metric), run_values(result, td.metric))
             t = live.doc.tests[i]
             live.set_test(i, True, result=result, looked=[*t.looked, len(result.runs)],
                           dropped=[*t.dropped, *(DroppedDoc(variant=v, at=n) for v in drops)])

@@ -38,7 +38,7 @@ from iosched.core.statistics.advice_rule import (
     higher_is_better,
     splits_of,
 )
-from iosched.core.statistics.judge import estimates
+from iosched.core.statistics.judge import estimates, run_values
 
 
 def looks_again(test: AdviceTestDoc, margin: float | None = None) -> Looks:
@@ -49,8 +49,10 @@ def looks_again(test: AdviceTestDoc, margin: float | None = None) -> Looks:
     if test.result is None:
         return looks
     for n, count in zip(test.looks, test.looked, strict=False):
+        if looks.done:  # a file saved by an earlier rule may hold looks this one did not need
+            break
         cut = replace(test.result, runs=test.result.runs[:count])
-        looks.look(n, estimates(cut, test.metric))
+        looks.look(n, estimates(cut, test.metric), run_values(cut, test.metric))
     return looks
 
 

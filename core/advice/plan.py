@@ -69,7 +69,10 @@ FLOOD_SLOWDOWN = 2.0  # a command timed alone, run beside the write flood: plann
 SETTLE_S = 1.0  # seconds of quiet before each run, unless --settle says
 FAST_KINDS = ("nvme", "ssd", "loop", "zram")  # non-rotational, these are fast devices (not mmc, network, virtual)
 FAST_RUN_S = 1.0  # the catalog's throughput and latency runs on a fast device (the catalog's own: 10 s)
-FAST_SETTLE_S = 0.2  # the quiet before each of those runs: reads leave no writeback, no cache to flush
+# The quiet before each of those runs: reads leave no writeback, no cache to flush; the previous run's fio has exited
+# (its requests completed) and a switch drains the queue before it returns: what is left is the kernel's deferred work
+# after a switch or an exit, milliseconds.
+FAST_SETTLE_S = 0.1
 FAST_GOALS: tuple[Goal, ...] = ("throughput", "latency")  # interactive's bursts are 2.5 s apart: its runs stay
 
 GOAL_WORDS: dict[str, str] = {"throughput": "throughput", "latency": "tail latency", "interactive": "interactive use"}

@@ -61,6 +61,16 @@ def keep_lines(k: KeepDoc, device: str) -> list[str]:
     return out
 
 
+def _than(t: AdviceTestDoc, g: GoalAdviceDoc | None, variant: str) -> str:
+    """What a variant that left early was shown worse than: the current setting (its comparison crossed the boundary
+    the worse way) or the leading candidate (core/statistics/advice_looks.py); nothing when the answer is not known."""
+    e = next((x for x in g.estimates if x.variant == variant), None) if g is not None else None
+    if e is None or e.ratio is None or e.p_adjusted is None:
+        return ""
+    worse = (e.ratio < 1.0) == (g is not None and g.better == "higher")
+    return f" than {t.variants[0]}" if worse and e.p_adjusted < t.level else " than the leading candidate"
+
+
 def test_lines(t: AdviceTestDoc, g: GoalAdviceDoc | None = None) -> list[str]:
     """One test's evidence: what ran, how many runs, what left early, and each candidate's comparison with the one
     interval its goal's answer shows."""
@@ -71,7 +81,7 @@ def test_lines(t: AdviceTestDoc, g: GoalAdviceDoc | None = None) -> list[str]:
            f"boundary p < {t.level:.4f})"
            + (f"; the pilot's noise {t.noise:.1%} per run" if t.noise is not None else "")]
     for d in t.dropped:
-        out.append(f"  {d.variant} left at {d.at} runs per variant: clearly worse")
+        out.append(f"  {d.variant} left at {d.at} runs per variant: clearly worse{_than(t, g, d.variant)}")
     if g is not None:
         out += [f"  {candidate_line(g, e)}" for e in g.estimates]
     elif r is not None and r.judgement is not None:

@@ -266,7 +266,8 @@ def the_rule(rule: Rule | AdviceRuleDoc) -> list[str]:
         "  cannot tell: neither, or runs in two groups, a busy machine, too few valid runs, a candidate not judged, "
         "a replay fallen behind or the tests stopped at the budget: said with what would decide it (exit 1);",
         "  a variant whose comparison crosses the sequential boundary in the worse direction at a look is "
-        f"dropped: drops and wins together keep the error rate at {a:g} per goal.",
+        f"dropped: drops and wins together keep the error rate at {a:g} per goal; while a candidate leads by "
+        f"{m} or more, one shown worse than it leaves too, never to be the switch, still counted by Holm.",
     ]
 
 

@@ -47,7 +47,9 @@ Clearly worse variants may leave early (``drop_at_look``): at an interim look of
 boundary's per-look level, in the worse direction, is dropped. The boundary is calibrated so that, with no
 difference anywhere, any crossing at any look (either direction, any variant) happens with probability alpha:
 a drop and a recommendation both need a crossing, so together they keep the overall error rate at alpha, per goal.
-A dropped variant was shown worse, so it passes the keep's test by its estimate at the look it left.
+A dropped variant was shown worse, so it passes the keep's test by its estimate at the look it left. A candidate may
+also leave shown worse than the test's leader (core/statistics/advice_looks.py, where the argument is): it is never
+the switch (``GoalEvidence.behind``) and it counts in Holm's family to the end.
 """
 
 from __future__ import annotations
@@ -154,6 +156,7 @@ class GoalEvidence:
     behind_runs: int = 0  # of those, a replay's that fell behind its capture
     stopped: bool = False  # the budget stopped the test before its last look (its estimates: the runs it has)
     noise: float | None = None  # the pilot's per-run noise (log scale): runs needed when no estimate says
+    behind: tuple[str, ...] = ()  # candidates that left shown worse than the test's leader: never its switch
 
 
 @dataclass(frozen=True)
@@ -312,7 +315,8 @@ def decide_goal(ev: GoalEvidence, others: Sequence[GoalEvidence], rule: Rule) ->
             excluded.append((e.variant, why))
             continue
         point, lo, _hi = _oriented(e, higher)
-        if lo > 0.0 and point >= bar and (not rule.at_least_mde or (mde is not None and point >= mde)):
+        if lo > 0.0 and point >= bar and (not rule.at_least_mde or (mde is not None and point >= mde)) and \
+                e.variant not in ev.behind:
             winners.append((point, e))
         bound = _better_bound(e, higher, rule.alpha)
         wide = wide or bound is None or bound >= bar
@@ -426,13 +430,17 @@ def wins_at_look(estimates: Sequence[Estimate], metric: str, margin: float) -> l
     return out
 
 
-def estimates_of(judged: Mapping[str, RatioEstimate | CannotJudge], level: float) -> tuple[Estimate, ...]:
+def estimates_of(judged: Mapping[str, RatioEstimate | CannotJudge], level: float,
+                 family: int = 0) -> tuple[Estimate, ...]:
     """The rule's input from a judge's estimates (each variant against the current setting on one metric, Welch or
     paired, in order): Holm over the judgeable ones at ``level`` (alpha, or the sequential boundary's per-look level),
-    each interval at the level that goes with its adjusted p-value (core/statistics/holm_intervals.py)."""
+    each interval at the level that goes with its adjusted p-value (core/statistics/holm_intervals.py). ``family``:
+    Holm's count when it is larger than the judgeable ones (candidates that left without being shown different from
+    the current setting count as comparisons that found nothing, p = 1)."""
     ok = [(v, e) for v, e in judged.items() if isinstance(e, RatioEstimate)]
-    intervals = holm_intervals([LogComparison.of(e) for _v, e in ok], level) if ok else []
-    by = {v: (e, h) for (v, e), h in zip(ok, intervals, strict=True)}
+    padding = [LogComparison(0.0, 1.0, 1.0)] * max(0, family - len(ok))  # p = 1: last in Holm's order
+    intervals = holm_intervals([*(LogComparison.of(e) for _v, e in ok), *padding], level) if ok else []
+    by = {v: (e, h) for (v, e), h in zip(ok, intervals[:len(ok)], strict=True)}
     out = []
     for v, e in judged.items():
         if isinstance(e, CannotJudge):

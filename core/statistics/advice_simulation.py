@@ -53,7 +53,7 @@ def _test(rng: random.Random, sim: SimulatedGoal, noise: float, runs: int, alpha
                 mode = factor if rng.random() < share else 1.0
                 values[v].append(1000.0 * sim.effects.get(v, 1.0) * mode * math.exp(rng.gauss(0.0, noise)))
             n += 1
-        test.look(look, {v: log_ratio_welch(values[BASELINE], values[v], 0.95) for v in test.active})
+        test.look(look, {v: log_ratio_welch(values[BASELINE], values[v], 0.95) for v in test.active}, values)
     used = sum(len(xs) for xs in values.values())
     ev = replace(test.evidence(), splits=splits_of(values, sim.metric))
     return ev, used, [(sim.goal, d.variant) for d in test.dropped]

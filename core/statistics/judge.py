@@ -208,6 +208,15 @@ def estimates_of(sample: Sample, metric: str, level: float = 0.95) -> dict[str, 
     return out
 
 
+def run_values(doc: ExperimentDoc, metric: str) -> dict[str, list[float]] | None:
+    """A batch compare's valid runs on one metric, per variant in run order (None for a live alternation's turns,
+    judged paired)."""
+    sample = sample_of(doc)
+    if sample.alternate:
+        return None
+    return {v: by.get(metric, []) for v, by in valid_values(sample).items()}
+
+
 def estimates(doc: ExperimentDoc, metric: str, level: float = 0.95) -> dict[str, Estimate]:
     """A compare's variants against its baseline on one metric (batch: Welch on logs; alternation: paired)."""
     return estimates_of(sample_of(doc), metric, level)

@@ -103,6 +103,25 @@ def test_a_clearly_worse_candidate_leaves_at_a_look(tree):
     bfq_runs = [r for r in t.result.runs if r.variant == "bfq"]
     assert len(bfq_runs) == t.looks[0] < t.runs
     assert outcome.doc.advice[0].recommended is None
+    lines = [line.strip() for line in advice_lines(outcome.doc)]
+    assert f"bfq left at {t.looks[0]} runs per variant: clearly worse than none" in lines
+
+
+def test_candidates_behind_a_clear_leader_leave_at_a_look_and_the_saved_runs_decide_the_same(tree):
+    prep = prepared(tree, budget=parse_budget("30m"))
+    runner = SimulatedRunner({"kyber": {"iops": 1.6}, "mq-deadline": {"iops": 1.2}}, noise=0.03)
+    outcome, _ = run(prep, runner)
+    (t,) = outcome.doc.tests
+    assert {d.variant for d in t.dropped} == {"mq-deadline", "bfq"} and {d.at for d in t.dropped} == {t.looks[0]}
+    assert all(set(labels) == {"none", "kyber"} for labels, _ in runner.segments[2:])
+    (g,) = outcome.doc.advice
+    assert g.outcome == "switch" and g.recommended == "kyber"
+    lines = [line.strip() for line in advice_lines(outcome.doc)]
+    assert f"mq-deadline left at {t.looks[0]} runs per variant: clearly worse than the leading candidate" in lines
+    back = decode(AdviceDoc, json.loads(json.dumps(encode(outcome.doc))), "advice.json")
+    again = decide_doc(back)
+    assert again is not None and [goal_doc(x) for x in again.goals] == outcome.doc.advice
+    assert looks_again(t, outcome.doc.rule.margin).behind == [d.variant for d in t.dropped]
 
 
 def test_a_large_win_ends_its_test_at_a_look_and_the_saved_runs_decide_the_same(tree):
