@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from iosched.core.experiment.service import Running, Saver
 
 
-def test_job(goal: str, job: str | None) -> str | None:
+def goal_job(goal: str, job: str | None) -> str | None:
     """The catalog job a goal's test runs as the catalog has it (None: it runs something else, which lockstep
     cannot: a plain job beside the write flood)."""
     if job is None:
@@ -63,7 +63,7 @@ def check_lockstep(s: HostsAdvice) -> list[str]:
                        "each host's own iosched (drop --lockstep)")
     jobs = []
     for goal in parse_goals(s.goals):
-        job = test_job(goal, s.job)
+        job = goal_job(goal, s.job)
         if job is None:
             raise BadInput(f"--lockstep: the {goal} test runs {s.job} beside a write flood, which no catalog job names "
                            "(a job with roles, or drop --lockstep)")
@@ -157,7 +157,7 @@ class LockstepAdvicePlan:
                 live = [h for h in self.hosts if h.name in docs]
                 if not live:
                     break
-                job = test_job(test.goal, s.job)
+                job = goal_job(test.goal, s.job)
                 assert job is not None  # check_lockstep refused the rest
                 fs = FleetSettings(",".join(test.variants), repeat=test.runs, runtime=test.run_s, size=s.size,
                                    settle=s.settle if s.settle is not None else SETTLE_S, alpha=s.alpha,
@@ -218,4 +218,5 @@ class LockstepAdvicePlan:
         return pooled(doc)
 
     def finished(self, doc: FleetAdviceDoc) -> int:
-        return sum(1 for h in doc.hosts if h.result is not None and h.result.status == "final")
+        """Hosts with a test's runs (a Ctrl-C after the first goal keeps what the hosts ran)."""
+        return sum(1 for h in doc.hosts if h.result is not None and any(t.result for t in h.result.tests))
