@@ -38,7 +38,7 @@ from iosched.core.documents.document import AdviceDoc, AdviceHostDoc, AdviceTest
 from iosched.core.experiment.events import Note
 from iosched.core.experiment.slots import run_slots
 from iosched.core.fleet.fleet import Host, HostRun, OnItsOwn, OnItsOwnCourse
-from iosched.core.fleet.fleet_plan import FleetSettings, run_job
+from iosched.core.fleet.fleet_plan import FleetSettings, HostsRun, run_job
 from iosched.core.load.jobs import CATALOG
 
 if TYPE_CHECKING:
@@ -113,7 +113,10 @@ class LockstepAdvicePlan:
     settings: HostsAdvice
     hosts: list[Host]
     started: float = field(default_factory=time.time)
+    # Who plans and who runs the tests when it is not the hosts over SSH: a test's simulation
+    # (core/fleet/simulated_hosts.py runs the lockstep slots).
     planner: Callable[[HostsAdvice, Sequence[Host], Callable[[str, str], None]], OnItsOwn] | None = None
+    hosts_run: HostsRun | None = None
 
     def check(self) -> None:
         check_lockstep(self.settings)
@@ -164,7 +167,8 @@ class LockstepAdvicePlan:
                                    metric=test.metric, ssh=s.ssh, iosched=s.iosched)
                 run.emit(Note(f"{test.goal}: {job}, {len(test.variants)} variants x {test.runs} runs on "
                               f"{len(live)} hosts in lockstep"))
-                fleet = run_job(fs, live, job, self.started, None, run.emit, lambda _doc: None, run.ctl)
+                fleet = run_job(fs, live, job, self.started, None, run.emit, lambda _doc: None, run.ctl,
+                               self.hosts_run)
                 for h in fleet.hosts:
                     if h.status == "done" and h.result is not None:
                         results[h.host][i] = h.result
