@@ -30,11 +30,12 @@ from typing import TYPE_CHECKING
 from iosched.core.advice.decision import decided_again, looks_again
 from iosched.core.advice.hosts import HostsAdvice, host_advice, pooled
 from iosched.core.advice.model_pool import model_of
-from iosched.core.advice.plan import DEFAULT_JOBS, SETTLE_S
+from iosched.core.advice.plan import DEFAULT_JOBS, MAX_RUNS, SETTLE_S
 from iosched.core.advice.request import parse_goals
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.terminal_text import printable
 from iosched.core.documents.document import AdviceDoc, AdviceHostDoc, AdviceTestDoc, CompareDoc, FleetAdviceDoc
+from iosched.core.documents.params import parse_variants
 from iosched.core.experiment.events import Note
 from iosched.core.experiment.slots import run_slots
 from iosched.core.fleet.fleet import Host, HostRun, OnItsOwn, OnItsOwnCourse
@@ -90,6 +91,26 @@ def looked_of(test: AdviceTestDoc, result: CompareDoc, margin: float | None) -> 
         if looks_again(replace(test, result=result, looked=out), margin).done:
             break
     return out
+
+
+MAX_TEST_RUN_S = 3600.0  # one run of a host's plan: a lockstep host waits out a run at most an hour (fleet's idle_s)
+
+
+def plan_fault(doc: AdviceDoc) -> str | None:
+    """Why a host's plan cannot be run in lockstep as it stands (None: it can): a host's plan is outside input, so
+    its variants are read through --schedulers' own parser and its runs and run length held to what `advise` plans."""
+    if not doc.tests:
+        return "its plan has no test"
+    for t in doc.tests:
+        try:
+            labels = [v.label for v in parse_variants(",".join(t.variants))]
+        except BadInput:
+            labels = []
+        if labels != list(t.variants):
+            return f"its {t.goal} test names variants iosched would not ({printable(','.join(t.variants)[:120])})"
+        if not 1 <= t.runs <= MAX_RUNS or not 0 < t.run_s <= MAX_TEST_RUN_S or not t.looks or t.looks[-1] > t.runs:
+            return f"its {t.goal} test plans {t.runs} runs of {t.run_s:g} s, beyond what advise plans"
+    return None
 
 
 def same_plan(a: AdviceDoc, b: AdviceDoc) -> str | None:
@@ -172,6 +193,8 @@ class LockstepAdvicePlan:
                 for h in fleet.hosts:
                     if h.status == "done" and h.result is not None:
                         results[h.host][i] = h.result
+                        entries[h.host] = replace(entries[h.host], scheduler_after=h.scheduler_after,
+                                                  put_back=h.put_back)  # as the controller found it after the test
                     else:
                         docs.pop(h.host, None)
                         entries[h.host] = replace(entries[h.host], status="failed", result=None,
@@ -194,6 +217,8 @@ class LockstepAdvicePlan:
                 status, reason = "failed", f"its plan did not read back: {e}"
         if result is not None and result.status != "planned" and status == "done":
             status, reason, result = "failed", "it sent no plan", None
+        if result is not None and (fault := plan_fault(result)) is not None:
+            status, reason, result = "failed", fault, None
         model, firmware = model_of(result) if result is not None else (None, None)
         return AdviceHostDoc(host=r.host.name, device=r.host.device, status=status, reason=reason,
                              scheduler_before=r.before, scheduler_after=r.after, put_back=r.put_back, model=model,

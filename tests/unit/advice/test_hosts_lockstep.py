@@ -56,3 +56,19 @@ def test_hosts_whose_plans_differ_are_told_apart(tmp_path):
     why = same_plan(a, other)
     assert why is not None and "its plan differs from the first host's (throughput:" in why and "drop --lockstep" in why
     assert "other goals" in (same_plan(a, replace(a, tests=[])) or "")
+
+
+def test_a_hosts_plan_is_outside_input(tmp_path):
+    from fixtree import FixTree
+
+    from iosched.core.advice.hosts_lockstep import plan_fault
+
+    a = advice_on(FixTree(tmp_path / "a"), 1.0, seed=1)
+    assert plan_fault(a) is None
+    (t,) = a.tests
+    for bad, why in [(replace(t, variants=[t.variants[0], 'bfq";rm']), "names variants iosched would not"),
+                     (replace(t, runs=10**9), "beyond what advise plans"),
+                     (replace(t, run_s=1e9), "beyond what advise plans"),
+                     (replace(t, looks=[t.runs + 2]), "beyond what advise plans")]:
+        assert why in (plan_fault(replace(a, tests=[bad])) or "")
+    assert plan_fault(replace(a, tests=[])) == "its plan has no test"
