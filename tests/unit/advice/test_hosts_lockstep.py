@@ -11,7 +11,7 @@ from test_model_pool import advice_on
 
 from iosched.core.advice.decision import decided_again
 from iosched.core.advice.hosts import HostsAdvice
-from iosched.core.advice.hosts_lockstep import check_lockstep, goal_job, looked_of, same_plan
+from iosched.core.advice.hosts_lockstep import check_lockstep, goal_job, looked_of, plan_fault, same_plan
 from iosched.core.base.errors import BadInput
 
 
@@ -60,8 +60,6 @@ def test_hosts_whose_plans_differ_are_told_apart(tmp_path):
 
 def test_a_hosts_plan_is_outside_input(tmp_path):
     from fixtree import FixTree
-
-    from iosched.core.advice.hosts_lockstep import plan_fault
 
     a = advice_on(FixTree(tmp_path / "a"), 1.0, seed=1)
     assert plan_fault(a) is None
