@@ -160,6 +160,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
         from iosched.cli.advise_hosts import cmd_advise_hosts
 
         return cmd_advise_hosts(args)
+    if getattr(args, "lockstep", False):
+        raise BadInput("--lockstep runs the advice on many hosts together: add --hosts")
     _check_paths(args)
     if args.persist and args.dry_run:
         raise BadInput("--dry-run changes nothing: --persist does not apply")

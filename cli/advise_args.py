@@ -72,6 +72,10 @@ def add_arguments(sub: argparse._SubParsersAction) -> None:
                         "hosts are pooled per device model: whether they agree, and who does not by how much, "
                         "before one answer per model and a udev rule matching the model (needs --yes; exit 1 when "
                         "a host gave no advice or a model could not decide)")
+    s.add_argument("--lockstep", action="store_true",
+                   help="with --hosts: each host plans (changing nothing), then each goal's test runs every variant "
+                        "on every host together through fio's server there, as `compare --hosts` does (catalog jobs "
+                        "only; the default is each host on its own)")
     s.add_argument("--remote-iosched", default="iosched", metavar="PATH",
                    help="with --hosts: the iosched command on the hosts")
     s.add_argument("--ssh", default="ssh", help=argparse.SUPPRESS)

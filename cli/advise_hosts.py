@@ -17,6 +17,7 @@ from pathlib import Path
 
 from iosched.cli.fleet import on_event
 from iosched.core.advice.hosts import HostsAdvice, HostsAdvicePlan, decided_hosts
+from iosched.core.advice.hosts_lockstep import LockstepAdvicePlan, check_lockstep
 from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.documents.document import FleetAdviceDoc
@@ -49,7 +50,10 @@ def check_hosts_args(args: argparse.Namespace) -> HostsAdvice:
     settings = HostsAdvice(goals=args.goal, candidates=candidates, budget_s=args.budget, runtime=args.runtime,
                            size=args.size, settle=args.settle, alpha=args.alpha, job=args.job, cmd=args.cmd,
                            ssh=args.ssh, iosched=args.remote_iosched)
-    settings.check()
+    if getattr(args, "lockstep", False):
+        check_lockstep(settings)
+    else:
+        settings.check()
     return settings
 
 
@@ -59,7 +63,8 @@ def cmd_advise_hosts(args: argparse.Namespace) -> int:
     if args.save is not None:
         check_save_path(args.save)
     saver = ResultFile(Path(args.save), keep_empty=True) if args.save is not None else None
-    outcome = service.run(HostsAdvicePlan(settings, hosts), saver, on_event)
+    plan = LockstepAdvicePlan(settings, hosts) if args.lockstep else HostsAdvicePlan(settings, hosts)
+    outcome = service.run(plan, saver, on_event)
     doc = outcome.doc
     if outcome.status != "final":
         if outcome.error is not None and not isinstance(outcome.error, KeyboardInterrupt):

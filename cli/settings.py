@@ -14,6 +14,7 @@ from iosched.core.settings.persist import (
     apply_hint,
     class_flag,
     class_label,
+    device_revision,
     diff,
     disk_kinds,
     earlier_rules_notice,
@@ -179,7 +180,7 @@ def _list_rules(path: Path, as_json: bool) -> int:
         print(f"no iosched rules in {path}{' (' + missing + ')' if missing else ''}")
     for r in rules:
         extra = "".join(f" {k}={v}" for k, v in r.settings)
-        print(f"{r.by}={r.match}: {r.scheduler}{extra}")
+        print(f"{r.named()}: {r.scheduler}{extra}")
     return 0
 
 
@@ -227,13 +228,16 @@ def _without_device_rules(args: argparse.Namespace, device: str, text: str) -> t
         ways.append(("serial", legacy))
     new, found = text, False
     for by, value in ways:
+        # A rule by model reaches this device on any firmware, or on its own (udev's ID_REVISION).
+        revisions = dict.fromkeys(("", device_revision(device, args.root))) if by == "model" else {"": None}
         if args.by == "auto" and by in SHARED_BY:
-            if without(new, by, value)[1]:
+            if any(without(new, by, value, rev)[1] for rev in revisions):
                 print(f"iosched: note: a rule by {by} ({value}) also covers {device} and other disks; "
                       f"remove it with --by {by}", file=sys.stderr)
             continue
-        new, gone = without(new, by, value)
-        found = found or gone
+        for rev in revisions:
+            new, gone = without(new, by, value, rev)
+            found = found or gone
         if gone and (by, value) == ("serial", legacy):
             print(f"iosched: note: the rule by serial {value} came from an earlier iosched that matched the short "
                   "serial, which ENV{ID_SERIAL} never holds: it had no effect", file=sys.stderr)

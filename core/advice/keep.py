@@ -12,7 +12,7 @@ from pathlib import Path
 from iosched.core.base.errors import BadInput
 from iosched.core.documents.document import KeepDoc, ModelKeepDoc
 from iosched.core.documents.params import Variant
-from iosched.core.settings.persist import Rule, safe_match
+from iosched.core.settings.persist import Rule, safe_model, safe_revision
 from iosched.core.settings.persist_target import match_label, rule_for
 
 
@@ -48,22 +48,31 @@ def keep_doc(device: str, v: Variant, rotational: bool, root: str | Path = "/") 
 
 
 def model_keep(model: str | None, firmware: str | None, v: Variant, hosts: list[tuple[str, str]]) -> ModelKeepDoc:
-    """The commands for each host (``hosts``: name, device) and one udev rule for every disk of ``model``: matched
-    as udev names the model (``ENV{ID_MODEL}``, what the hosts recorded; `iosched persist --by model`'s rule, so
-    `persist --list` and `--remove` know it), the same rule on every host of the fleet. The model comes from the
-    hosts' own words: one that cannot stand in a rule as it is makes none, said."""
+    """The commands for each host (``hosts``: name, device) and one udev rule for every disk of ``model`` on
+    ``firmware``: matched as udev names them (``ENV{ID_MODEL}`` and ``ENV{ID_REVISION}``, what the hosts recorded;
+    `iosched persist --by model`'s rule with the firmware beside, so `persist --list` and `--remove` know it), the
+    same rule on every host of the fleet. With no firmware recorded the rule matches the model on any firmware, said.
+    The model and firmware come from the hosts' own words: a model that cannot stand in a rule as it is makes none,
+    a firmware that cannot leaves the rule on the model alone; each said."""
     cmds = [f"{host}: {c}" for host, device in hosts for c in commands(device, v)]
     warnings: list[str] = []
     rule = scope = None
     if model is None:
         warnings.append("no rule for the model: the devices name none (set it on each host, or "
                         "`iosched persist` there)")
-    elif not safe_match(model):
+    elif not safe_model(model):
         warnings.append("no rule for the model: its name cannot be matched safely in a udev rule")
     else:
-        made = Rule("model", model, v.scheduler, v.settings)
+        revision = firmware if firmware is not None and safe_revision(firmware) else ""
+        made = Rule("model", model, v.scheduler, v.settings, revision=revision)
         rule, scope = made.line(), match_label("", "model", model)
-        if firmware is not None:
-            scope += f" (measured on firmware {firmware}: other firmware is matched too)"
+        if revision:
+            scope += f" on firmware {revision} (udev's ID_REVISION: a disk whose udev names no firmware is not matched)"
+        elif firmware is not None:
+            scope += " on any firmware"
+            warnings.append("the rule matches the model on any firmware: the firmware the hosts recorded cannot be "
+                            "matched safely in a udev rule")
+        else:
+            scope += " on any firmware (the hosts recorded none)"
     return ModelKeepDoc(variant=v.label, scheduler=v.scheduler, settings=dict(v.settings), commands=cmds, rule=rule,
                         scope=scope, warnings=warnings)

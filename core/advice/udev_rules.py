@@ -376,7 +376,7 @@ def queue_rules(device: str, root: str | Path = "/") -> tuple[list[RuleHit], lis
         rules = parse_rules_text(text, path)
         if not any(r.assigns() for r in rules):
             continue
-        ours = {r.line(): f"by={r.by} match={r.match}" for r in parse_rules(text)[0]}
+        ours = {r.line(): r.tag().removeprefix("# iosched: ") for r in parse_rules(text)[0]}
         best: dict[int, tuple[Match, str]] = {}
         for action in ACTIONS:  # a rule reaches the disk when it matches in either event
             for rule, verdict, reason in _walk(rules, facts, action):

@@ -1152,7 +1152,8 @@ class ModelAdviceDoc:
 @dataclass(frozen=True, kw_only=True)
 class FleetAdviceDoc:
     """`iosched advise --hosts` (`--json`, `--save`): each host's own advice, run by its own iosched at its own
-    pace, then pooled per device model (`report` decides every host again from its runs and pools again)."""
+    pace (or each goal's test in lockstep over the hosts, `--lockstep`), then pooled per device model (`report`
+    decides every host again from its runs and pools again)."""
 
     version: Annotated[int, Keywords(const=SCHEMA_VERSION)] = SCHEMA_VERSION
     kind: Literal["advice_fleet"]
@@ -1162,6 +1163,10 @@ class FleetAdviceDoc:
     alpha: float
     hosts: list[AdviceHostDoc] = field(metadata={"item": "host"})
     models: list[ModelAdviceDoc] = field(metadata={"item": "model", "doc": "the hosts pooled per model"})
+    mode: Literal["independent", "lockstep"] = field(default="independent", metadata={
+        "doc": "independent: each host's own iosched ran its whole advice; lockstep: each host planned, then each "
+               "goal's test ran every variant on every host together (absent: an older file, independent)",
+        "absent": True})
 
 def published_schemas() -> dict[str, Schema]:
     """docs/schema/'s files: name -> JSON Schema."""

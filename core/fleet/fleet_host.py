@@ -40,6 +40,7 @@ from iosched.core.experiment.variants import Configurator, check_variants, drift
 from iosched.core.live.monitor import Monitor
 from iosched.core.live.sampler import Sample
 from iosched.core.load.children import Child
+from iosched.core.load.conditions import read_conditions
 from iosched.core.load.fio import dies_with_us, fio_binary
 from iosched.core.load.jobs import Job
 from iosched.core.load.targets import Target, choose_target
@@ -198,7 +199,8 @@ class HostEnd:
                 self.t_origin = time.monotonic()
                 assert self.target is not None
                 yield {"ok": True, **documents.encode(sysinfo(self.device, self.root)), "original": self.cfg.snapshot(),
-                       "target": self.target.to_json(), "started": time.time()}
+                       "target": self.target.to_json(), "started": time.time(),
+                       "conditions": documents.encode(read_conditions(self.device, None, None, self.root))}
             finally:
                 with shielded():  # a second signal cannot cut the put-back short
                     try:

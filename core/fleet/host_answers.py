@@ -16,6 +16,7 @@ from iosched.core.base.decode import DecodeError, decode
 from iosched.core.base.schema import Keywords
 from iosched.core.documents.document import TargetDoc
 from iosched.core.kernel.device_doc import DeviceDoc, DeviceNameDoc
+from iosched.core.load.conditions import ConditionsDoc
 
 MAX_FIGURE = 1e15  # document.Measured's bound: no figure a run holds is larger
 # Seconds on a host's session clock (from its ready answer): a session lasts days at most, never centuries.
@@ -37,6 +38,7 @@ class Ready:
     original: dict[str, str]
     target: TargetDoc
     started: Annotated[float, Keywords(minimum=0, maximum=1e11)] = field(metadata={"doc": "wall clock, Unix s"})
+    conditions: ConditionsDoc | None = None  # CPU, device model and firmware (None: an iosched that sends none)
 
 
 @dataclass(frozen=True, kw_only=True)

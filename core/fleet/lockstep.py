@@ -656,7 +656,7 @@ def _document(run: HostRun, ready: Ready, plan: Lockstep, order: list[int], othe
         variants=[v.doc() for v in plan.variants], order=[plan.variants[i].label for i in order],
         repeat=plan.repeat, drop_caches=False, settle_s=plan.settle,
         workload=Workload(plan.job, target, plan.runtime).doc(), original=ready.original, runs=[], notes=[note],
-        status="running", traced=False, sequential=seq,
+        status="running", traced=False, sequential=seq, conditions=ready.conditions,
         primary_metric=plan.metric), 0.0  # what the boundary watches: a resumed fleet watches the same
 
 

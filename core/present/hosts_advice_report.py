@@ -123,7 +123,8 @@ def hosts_advice_lines(doc: FleetAdviceDoc) -> list[str]:
     """The whole fleet advice as `advise --hosts` prints it."""
     doc = worded_hosts_advice(doc)
     done = [h for h in doc.hosts if h.result is not None and h.status == "done"]
-    lines = [f"advise on {len(doc.hosts)} hosts: {len(done)} finished, pooled per device model "
+    how = " in lockstep (each goal's test on every host together)" if doc.mode == "lockstep" else ""
+    lines = [f"advise on {len(doc.hosts)} hosts{how}: {len(done)} finished, pooled per device model "
              f"({len(doc.models)} model{'s' if len(doc.models) != 1 else ''})"]
     first = next((h.result for h in done if h.result is not None), None)
     if first is not None:

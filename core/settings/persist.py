@@ -5,7 +5,9 @@ a ``# iosched: by=… match=…`` line, so rules merge by what they match (one r
 lines someone else put in the file are kept as they are. ``ENV{DEVTYPE}=="disk"`` keeps partitions out;
 ``TEST=="queue/scheduler"`` skips devices without an elevator.
 
-A rule matches one device (serial, WWN, model, kernel name) or a class of disks: every disk whose
+A rule matches one device (serial, WWN, model, kernel name) or a class of disks: a rule by model may name the
+firmware too (``ENV{ID_REVISION}``, what systemd's persistent-storage rules set from ata_id, scsi_id and NVMe's
+``firmware_rev``; its tag says ``revision=…``), one rule per model and firmware. A class of disks is every disk whose
 ``queue/rotational`` says 0 (non-rotational) or 1 (rotational), among the kinds ``DISK_KERNELS`` names. A class
 rule needs no device at hand (``build_class_rule``): its scheduler is one the mainline kernel has, one a disk here
 lists, or one whose module is installed for this kernel (the kernel loads it when udev writes its name), its
@@ -39,8 +41,12 @@ HEADER = ["# Written by iosched (`iosched persist`): one rule per match. Lines w
           "# above them are not iosched's and are left alone."]
 # Disk kinds a rule by rotational flag applies to (DEVTYPE=="disk" already keeps partitions out).
 DISK_KERNELS = "sd*|vd*|xvd*|hd*|nvme[0-9]*n[0-9]*|mmcblk[0-9]*"
-_TAG = re.compile(r"^# iosched: by=(?P<by>[a-z-]+) match=(?P<match>.*)$")
+_TAG = re.compile(r"^# iosched: by=(?P<by>[a-z-]+) match=(?P<match>.*?)(?: revision=(?P<revision>\S+))?$")
 _SAFE = re.compile(r'^[^"\\\n*?\[\]|]{1,120}$')  # no quotes, escapes or glob characters in a match value
+# A firmware revision as a rule matches it: one word (ATA's 8, SCSI's 4, NVMe's 8 characters), no quote, escape or
+# glob character; the tag line ends with it, so a model that holds " revision=" makes no rule by model.
+_SAFE_REVISION = re.compile(r'^[^"\\\s*?\[\]|]{1,40}$')
+REVISION_WORD = " revision="
 
 
 # The elevators the mainline kernel has: what a rule for disks not at hand may name, besides those this machine
@@ -99,6 +105,12 @@ class Rule:
     scheduler: str
     settings: tuple[tuple[str, str], ...] = ()
     in_queue: tuple[str, ...] = ()  # moved tunables this kernel keeps in queue/ (async_depth on newer kernels)
+    revision: str = ""  # a rule by model: the firmware it matches too ("" every firmware)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        """What the rule matches: one rule per key in the file."""
+        return self.by, self.match, self.revision
 
     def attr(self, key: str) -> str:
         """Where the rule writes setting ``key``, under /sys/block/DEV."""
@@ -110,7 +122,8 @@ class Rule:
         if self.by == "wwn":
             return f'ENV{{ID_WWN}}=="{self.match}"'
         if self.by == "model":
-            return f'ENV{{ID_MODEL}}=="{self.match}"'
+            firmware = f', ENV{{ID_REVISION}}=="{self.revision}"' if self.revision else ""
+            return f'ENV{{ID_MODEL}}=="{self.match}"{firmware}'
         if self.by == "rotational":
             return f'KERNEL=="{DISK_KERNELS}", ATTR{{queue/rotational}}=="{self.match}"'
         return f'KERNEL=="{self.match}"'
@@ -123,11 +136,18 @@ class Rule:
                 f'{self.matcher()}, TEST=="queue/scheduler", ' + ", ".join(assigns))
 
     def tag(self) -> str:
-        return f"# iosched: by={self.by} match={self.match}"
+        return f"# iosched: by={self.by} match={self.match}" + (REVISION_WORD + self.revision if self.revision else "")
+
+    def named(self) -> str:
+        """The rule's match in words for a listing: ``model=M`` (``revision=R`` beside it when it names one)."""
+        return f"{self.by}={self.match}" + (f"{REVISION_WORD}{self.revision}" if self.revision else "")
 
     def to_json(self) -> dict[str, Any]:
-        return {"by": self.by, "match": self.match, "scheduler": self.scheduler, "settings": dict(self.settings),
-                "rule": self.line()}
+        out = {"by": self.by, "match": self.match, "scheduler": self.scheduler, "settings": dict(self.settings),
+               "rule": self.line()}
+        if self.revision:
+            out["revision"] = self.revision
+        return out
 
 
 _ASSIGN = re.compile(r'ATTR\{queue/(iosched/)?([a-z0-9_]+)\}="([^"]*)"')
@@ -148,7 +168,10 @@ def parse_rules(text: str) -> tuple[list[Rule], list[str]]:
                 settings = tuple((k, v) for _, k, v in assigns if k != "scheduler")
                 in_queue = tuple(k for folder, k, _ in assigns
                                  if k != "scheduler" and not folder and setting_attr(k) != f"queue/{k}")
-                rules.append(Rule(m["by"], m["match"], sched, settings, in_queue))
+                match, revision = m["match"], m["revision"] or ""
+                if revision and (m["by"] != "model" or not safe_revision(revision)):  # a firmware names models only
+                    match, revision = f"{match}{REVISION_WORD}{revision}", ""
+                rules.append(Rule(m["by"], match, sched, settings, in_queue, revision))
                 i += 2
                 continue
         if lines[i] not in HEADER:
@@ -216,6 +239,25 @@ def safe_match(value: str) -> bool:
     return bool(_SAFE.match(value)) and value.isprintable()
 
 
+def safe_model(value: str) -> bool:
+    """Whether ``value`` can stand in a rule by model: a safe match that its tag line reads back as it was."""
+    return safe_match(value) and REVISION_WORD not in value
+
+
+def safe_revision(value: str) -> bool:
+    """Whether a firmware revision can stand in a rule by model as it is: one printable word, no quote, escape or
+    glob character."""
+    return bool(_SAFE_REVISION.match(value)) and value.isprintable()
+
+
+def device_revision(device: str, root: str | Path = "/") -> str:
+    """The firmware revision udev knows for ``device`` (``ID_REVISION``) as a rule by model would match it; "" when
+    udev knows none, or one no rule could match safely."""
+    dev = read_device(device, root)
+    value = udev_properties(root, dev.maj_min).get("ID_REVISION", "") if dev is not None else ""
+    return value if safe_revision(value) else ""
+
+
 def match_value(device: str, by: str, root: str | Path = "/") -> str:
     """What identifies ``device`` for a rule ``by`` serial, model, rotational flag or kernel name."""
     if by not in BY:
@@ -243,7 +285,7 @@ def match_value(device: str, by: str, root: str | Path = "/") -> str:
         value = udev_properties(root, dev.maj_min).get("ID_MODEL", "")  # sysfs's model is spelt differently
         if not value:
             raise BadInput(f"udev knows no model for {device} (no ID_MODEL): use --by kernel-name")
-    if not _SAFE.match(value):
+    if not _SAFE.match(value) or (by == "model" and not safe_model(value)):
         raise BadInput(f"the {by} of {device} ({value!r}) cannot be matched safely in a udev rule")
     return value
 
@@ -289,13 +331,15 @@ def build_class_rule(klass: str, scheduler: str, settings: list[tuple[str, str]]
 def merged(text: str, rule: Rule) -> str:
     """The rules file with ``rule`` in place of any rule of ours with the same match."""
     rules, foreign = parse_rules(text)
-    out = [r for r in rules if (r.by, r.match) != (rule.by, rule.match)]
+    out = [r for r in rules if r.key != rule.key]
     return render_rules([*out, rule], foreign)
 
 
-def without(text: str, by: str, match: str) -> tuple[str, bool]:
+def without(text: str, by: str, match: str, revision: str = "") -> tuple[str, bool]:
+    """The rules file without our rule matching ``by``/``match`` (and firmware ``revision``), and whether it was
+    there."""
     rules, foreign = parse_rules(text)
-    kept = [r for r in rules if (r.by, r.match) != (by, match)]
+    kept = [r for r in rules if r.key != (by, match, revision)]
     return render_rules(kept, foreign), len(kept) != len(rules)
 
 
@@ -325,6 +369,8 @@ def tuned_snippet(rule: Rule) -> str:
         lines.append(f"devices_udev_regex=ID_WWN={re.escape(rule.match)}")
     elif rule.by == "model":
         lines.append(f"devices_udev_regex=ID_MODEL={re.escape(rule.match)}")
+        if rule.revision:
+            lines.append(f"# tuned matches the model alone here: firmware {rule.revision} is not matched")
     else:
         kind = "non-rotational" if rule.match == "0" else "rotational"
         lines.append(f"# tuned's [disk] cannot test queue/rotational: list the {kind} disks with devices=")

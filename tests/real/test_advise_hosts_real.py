@@ -15,6 +15,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from schema_support import valid
 from test_fleet_real import host_namespaces
 
@@ -80,3 +81,55 @@ def test_what_cannot_reach_the_hosts_is_refused_before_any_host(make_loop, tmp_p
                                                          str(tmp_path))
     assert "catalog jobs" in one_sentence_exit_2("advise", loop.name, "--hosts", hosts, "--yes", "--job",
                                                  str(tmp_path / "mine.fio"))
+    assert "add --hosts" in one_sentence_exit_2("advise", loop.name, "--lockstep", "--yes")
+    assert "timed by each host's own iosched" in one_sentence_exit_2("advise", loop.name, "--hosts", hosts, "--yes",
+                                                                      "--lockstep", "--cmd", "true")
+    assert "beside a write flood" in one_sentence_exit_2("advise", loop.name, "--hosts", hosts, "--yes", "--lockstep",
+                                                         "--job", "4k-randread", "--goal", "interactive")
+
+
+@pytest.mark.plumbing  # its figures decide nothing asserted here: runs beside another test (tests/run)
+def test_lockstep_on_two_hosts_plans_then_runs_each_goal_together(make_loop, tmp_path):
+    """`--lockstep`: each host plans (nothing changed), then the goal's catalog job runs every variant on both hosts
+    together through each host's fio server; each host's runs become its planned test's, decided by the same rule,
+    pooled as one model; `report` decides both again to the same answers, and both devices are back."""
+    need_real("fio", "setpriv", "sshd", "ssh", "ssh-keygen", "ip")
+    loops = [make_loop("64M", tmp_path / f"disk{n}") for n in range(2)]
+    before = [Path(f"/sys/block/{lp.name}/queue/scheduler").read_text() for lp in loops]
+    with host_namespaces(tmp_path, 2) as (addresses, ssh):
+        hosts = tmp_path / "hosts"
+        hosts.write_text("".join(f"{a} {lp.name}\n" for a, lp in zip(addresses, loops, strict=True)))
+        iosched = str(Path(sys.executable).with_name("iosched"))
+        out = run_cli("advise", loops[0].name, "--hosts", str(hosts), "--lockstep", "--goal", "throughput",
+                      "--candidates", "bfq", "--runtime", "0.5", "--settle", "0", "--yes", "--remote-iosched", iosched,
+                      "--ssh", str(ssh), "--json", "--save", str(tmp_path / "advice.json"), timeout=240)
+    assert out.returncode in (0, 1), out.stderr[-3000:]
+    assert out.stdout, out.stderr[-3000:]
+    doc = json.loads(out.stdout)
+    valid("advice.schema.json", doc)
+    assert doc["kind"] == "advice_fleet" and doc["mode"] == "lockstep"
+    assert [h["status"] for h in doc["hosts"]] == ["done"] * 2, [h["reason"] for h in doc["hosts"]]
+    orders = []
+    for h in doc["hosts"]:
+        advice = h["result"]
+        assert advice["status"] == "final" and advice["advice"], advice["notes"]
+        (test,) = advice["tests"]
+        runs = test["result"]["runs"]
+        assert {r["variant"] for r in runs} == set(test["variants"]) and len(runs) == 2 * test["runs"]
+        assert test["looked"] and test["looked"][-1] <= len(runs)
+        assert "lockstep" in test["result"]["notes"][0]  # the fleet's compare, not the host's own advise
+        assert advice["conditions"]["device"] == h["device"]  # what the runs were measured under, from fleet-host
+        orders.append([r["variant"] for r in runs])
+    # In lockstep: the same variants in step on both hosts (each host's runs are on its own session's clock).
+    assert orders[0] == orders[1]
+    (model,) = doc["models"]
+    assert model["hosts"] == addresses and len(model["goals"]) == 1
+    assert [Path(f"/sys/block/{lp.name}/queue/scheduler").read_text() for lp in loops] == before
+    shown = run_cli("report", str(tmp_path / "advice.json"), "--json", timeout=60)
+    assert shown.returncode == out.returncode, shown.stderr
+    again = json.loads(shown.stdout)
+    assert [h["result"]["advice"][0]["outcome"] for h in again["hosts"]] == \
+        [h["result"]["advice"][0]["outcome"] for h in doc["hosts"]]
+    assert again["models"][0]["goals"][0]["pooled"] == model["goals"][0]["pooled"]
+    words = run_cli("report", str(tmp_path / "advice.json"), timeout=60).stdout
+    assert words.startswith("advise on 2 hosts in lockstep (each goal's test on every host together): 2 finished")

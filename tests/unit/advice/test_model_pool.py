@@ -110,8 +110,9 @@ def test_models_are_pooled_apart_and_the_rule_matches_the_model(advices):
     assert ssd.hosts == ["db1", "db2"] and ssd.goals[0].agree
     (k,) = ssd.keep
     assert k.rule == ('ACTION=="add|change", SUBSYSTEM=="block", ENV{DEVTYPE}=="disk", '
-                      f'ENV{{ID_MODEL}}=="{MODEL}", TEST=="queue/scheduler", ATTR{{queue/scheduler}}="kyber"')
-    assert k.scope.startswith(f"every disk of model {MODEL}") and "firmware 2B2QEXE7" in k.scope
+                      f'ENV{{ID_MODEL}}=="{MODEL}", ENV{{ID_REVISION}}=="2B2QEXE7", TEST=="queue/scheduler", '
+                      'ATTR{queue/scheduler}="kyber"')
+    assert k.scope.startswith(f"every disk of model {MODEL} on firmware 2B2QEXE7")
     assert k.commands == ["db1: iosched set nvme0n1 kyber", "db2: iosched set nvme0n1 kyber"]
     assert hdd.hosts == ["web1"] and hdd.goals[0].why == "one-host" and hdd.keep == []
     assert hdd.goals[0].pooled is not None and hdd.goals[0].pooled.outcome == "keep-equal"

@@ -188,3 +188,16 @@ def test_random_rules_text_never_raises(tree, text):
     for rule in parse_rules_text(text, Path("x.rules")):
         for action in ("add", "change"):
             assert match_rule(rule, facts, action)[0] in ("yes", "maybe", "no")
+
+
+def test_a_model_rule_with_firmware_reaches_the_disks_of_that_firmware_only(tree):
+    scsi_disk(tree)
+    tree.write("run/udev/data/b8:0", "E:ID_SERIAL=WDC_WD40EFRX_WD-1\nE:ID_MODEL=WDC_WD40EFRX\nE:ID_REVISION=82.00A82\n")
+    this = Rule("model", "WDC_WD40EFRX", "bfq", revision="82.00A82")
+    other = Rule("model", "WDC_WD40EFRX", "kyber", revision="80.00A80")
+    rules(tree, "etc/udev/rules.d/61-iosched.rules", merged(merged("", this), other))
+    hits, _ = queue_rules("sda", tree.root)
+    assert [(h.iosched, h.match) for h in hits if h.iosched] == [
+        ("by=model match=WDC_WD40EFRX revision=82.00A82", "yes"),
+        ("by=model match=WDC_WD40EFRX revision=80.00A80", "no")]
+    assert effective_scheduler_rule(hits).scheduler == "bfq"

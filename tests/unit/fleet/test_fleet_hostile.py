@@ -354,3 +354,19 @@ def test_any_number_from_a_host_is_a_run_a_failed_host_or_a_refusal(fleet, raw, 
         assert state == "done" and (code == 0 or "iosched: cannot judge" in err), (reason, err)
         host = next(h for h in doc["hosts"] if h["host"] == "h2")
         assert len(host["result"]["runs"]) == 4  # every run kept
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["cpu_model", "device", "device_model", "firmware", "fill", "steady", "x"]),
+                       st.one_of(st.none(), st.text(max_size=30), st.integers(), st.lists(st.integers(), max_size=2))))
+def test_a_ready_answers_conditions_decode_or_are_one_sentence(conditions):
+    """What a host says it measures under (its CPU, its device's model and firmware) is outside input too."""
+    answer = {"ok": True, "kernel": "6.1", "machine": "x86_64", "host": "h", "device": {"name": "sdb"},
+              "original": {"scheduler": "none"}, "started": 1.0, "conditions": conditions,
+              "target": {"device": "sdb", "path": "/dev/sdb", "kind": "device", "note": ""}}
+    got = read_answer(Ready, answer)
+    if isinstance(got, str):
+        assert got and "\n" not in got and len(got) < 200 and not any(w in got for w in PYTHON_WORDS), got
+    else:
+        assert got.conditions is not None and got.conditions.device == conditions["device"]
+        assert got.conditions.firmware == conditions.get("firmware")
