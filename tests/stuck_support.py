@@ -6,6 +6,7 @@ the next write starts one running the code given."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -46,6 +47,17 @@ def let_go(pid: int) -> None:
     (writer,) = [p for p in writes._WRITER.left if p.pid == pid]
     writer.kill()
     writer.wait()
+
+
+_READ = "    t0 = time.perf_counter()\n"
+
+
+def marking(code: str, mark: Path) -> str:
+    """Writer ``code`` that creates ``mark`` as soon as it holds a request, before it does anything with it: a test's
+    Ctrl-C then lands while the kernel has the write, however long the request took to arrive (a loaded machine)."""
+    marked = code.replace(_READ, f"    open({str(mark)!r}, 'w').close()\n" + _READ, 1)
+    assert marked != code
+    return marked
 
 
 def late_child(seconds: float) -> str:

@@ -15,13 +15,14 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from link_support import digest, make_victim, plant, plant_while_writing, temporaries
-from stuck_support import REAL_CHILD, end_left_writers, hanging_switches, late_child, let_go, writer_code
+from stuck_support import REAL_CHILD, end_left_writers, hanging_switches, late_child, let_go, marking, writer_code
 
 from iosched.core.base.errors import BadInput, DeviceGone, UnknownDevice, WriteNotApplied
 from iosched.core.kernel.processes import running
@@ -353,27 +354,41 @@ def test_iosched_ends_though_its_writer_is_stuck(tree, tmp_path):
 
 
 @contextlib.contextmanager
-def ctrl_c_after(seconds: float) -> Iterator[None]:
-    """Ctrl-C (KeyboardInterrupt in the main thread) ``seconds`` from now, as a terminal's would arrive."""
+def ctrl_c_once(mark: Path) -> Iterator[None]:
+    """Ctrl-C (KeyboardInterrupt in the main thread) as soon as the writer holds its request (it made ``mark``:
+    stuck_support.marking), as a terminal's would arrive while the kernel is in the write. Not at a set time: on a
+    loaded machine the request may not have reached the writer by then, and the test would see another case."""
     def interrupt(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
 
+    def watch() -> None:
+        end = time.monotonic() + 60
+        while not mark.exists() and time.monotonic() < end and not done.is_set():
+            time.sleep(0.005)
+        if not done.is_set():
+            signal.pthread_kill(main, signal.SIGALRM)
+
+    main, done = threading.main_thread().ident or 0, threading.Event()
     old = signal.signal(signal.SIGALRM, interrupt)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        done.set()
+        watcher.join()
         signal.signal(signal.SIGALRM, old)
 
 
-def test_a_write_whose_wait_is_interrupted_stays_journaled_as_on_its_way(disk, monkeypatch, stuck_switches):
+def test_a_write_whose_wait_is_interrupted_stays_journaled_as_on_its_way(disk, monkeypatch, stuck_switches,
+                                                                          tmp_path):
     """Ctrl-C (or SIGTERM's SystemExit) while the kernel is still in the write: the journal on disk holds the original
     and the value on its way, written before the request went, so the change the kernel makes later is restored."""
     monkeypatch.setenv("IOSCHED_WRITE_DEADLINE", "60")
     monkeypatch.setattr(writes, "SETTLE_S", 0.2)  # a put-back waits this long for the kernel, then leaves it
+    writer_code(monkeypatch, marking(writes._CHILD, tmp_path / "held"))  # the hanging writer, marking its request
     disk.write("sys/block/sda/queue/scheduler", "none [mq-deadline] kyber bfq\n")
-    with pytest.raises(KeyboardInterrupt), ctrl_c_after(0.5):
+    with pytest.raises(KeyboardInterrupt), ctrl_c_once(tmp_path / "held"):
         write_attr("sda", "queue/scheduler", "bfq", root=disk.root)
     (writer,) = stuck_switches  # abandoned, as at a deadline: its answer is no one's
     assert writer.poll() is None and writes._WRITER.proc is None
@@ -395,14 +410,14 @@ def test_a_write_whose_wait_is_interrupted_stays_journaled_as_on_its_way(disk, m
     assert read(disk, "queue/scheduler") == "none [mq-deadline] kyber bfq" and journal(disk) == {}
 
 
-def test_a_put_back_waits_for_its_own_interrupted_write_and_then_puts_back(disk, monkeypatch):
+def test_a_put_back_waits_for_its_own_interrupted_write_and_then_puts_back(disk, monkeypatch, tmp_path):
     """Ctrl-C lands while the kernel is in a write that returns soon after (a switch under load): the put-back that
     follows waits for that write, then reads the device and puts its original back, leaving no entry behind."""
     monkeypatch.setenv("IOSCHED_WRITE_DEADLINE", "60")
-    writer_code(monkeypatch, late_child(0.6))
+    writer_code(monkeypatch, marking(late_child(0.6), tmp_path / "held"))
     disk.write("sys/block/sda/queue/read_ahead_kb", "128\n")
     try:
-        with pytest.raises(KeyboardInterrupt), ctrl_c_after(0.1):
+        with pytest.raises(KeyboardInterrupt), ctrl_c_once(tmp_path / "held"):
             write_attr("sda", "queue/read_ahead_kb", "256", root=disk.root)
         entry = journal(disk)["sda/queue/read_ahead_kb"]
         assert entry.pending is not None and entry.pending.value == "256"
@@ -415,12 +430,12 @@ def test_a_put_back_waits_for_its_own_interrupted_write_and_then_puts_back(disk,
         end_left_writers()
 
 
-def test_an_answer_is_never_read_as_the_answer_to_the_next_write(disk, monkeypatch):
+def test_an_answer_is_never_read_as_the_answer_to_the_next_write(disk, monkeypatch, tmp_path):
     """A write whose wait was interrupted leaves its writer behind: the next write is answered by a new writer, not
     by the old one's late answer (a failing write read as ok, a good one as the failure before it)."""
-    writer_code(monkeypatch, late_child(0.5))
+    writer_code(monkeypatch, marking(late_child(0.5), tmp_path / "held"))
     try:
-        with pytest.raises(KeyboardInterrupt), ctrl_c_after(0.1):
+        with pytest.raises(KeyboardInterrupt), ctrl_c_once(tmp_path / "held"):
             writes._raw_write(disk.root / "sys/block/sda/queue/read_ahead_kb", "256", "sda", "queue/read_ahead_kb")
         # The next: a folder cannot be opened for writing; the late "ok" above must not answer it.
         with pytest.raises(writes.IoschedError, match="opening sda queue failed: Is a directory"):
