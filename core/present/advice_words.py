@@ -14,7 +14,7 @@ from iosched.core.advice.plan import GOAL_WORDS, budget_words
 from iosched.core.base.units import si
 from iosched.core.documents.document import AdviceRuleDoc, EstimateDoc, GoalAdviceDoc, SplitDoc
 from iosched.core.documents.metrics import ROLE_WORDS, metric_label, split_metric
-from iosched.core.present.sentences import level_text, reason_words
+from iosched.core.present.sentences import level_text, margin_text, reason_words
 from iosched.core.statistics.advice_rule import Exclusion, GoalAdvice, Rule, higher_is_better
 
 
@@ -125,10 +125,10 @@ def reason_clauses(g: GoalAdviceDoc) -> list[str]:
     for code in sorted(g.reasons, key=lambda c: c != "busy"):  # another load, when there was one, first: its cause
         if code == "too-wide":
             widest = _widest(g)
-            out.append(f"{widest or 'no interval to hold to'} ±{(g.margin or 0):.0%}; {runs_words(g)}")
+            out.append(f"{widest or 'no interval to hold to'} {_margin(g)}; {runs_words(g)}")
         elif code == "budget":
             widest = _widest(g)
-            where = (f"{widest} ±{(g.margin or 0):.0%} at {g.runs_per_variant} runs a variant, where the budget "
+            where = (f"{widest} {_margin(g)} at {g.runs_per_variant} runs a variant, where the budget "
                      "stopped the tests" if widest and g.runs_per_variant else
                      "the budget stopped the tests before this one had runs to judge")
             budget = (f": a budget of about {budget_words(g.budget_needed_s)} would" if g.budget_needed_s is not None
@@ -147,6 +147,11 @@ def reason_clauses(g: GoalAdviceDoc) -> list[str]:
             out.append(f"{g.behind_runs} replay run(s) fell behind the capture's timing: the device or this machine "
                        "could not keep its pace")
     return out
+
+
+def _margin(g: GoalAdviceDoc) -> str:
+    """The end of the margin a candidate's interval must stay below the better way: "+10%", "−9.1%" for a latency."""
+    return margin_text(g.margin or 0.0, "higher" if higher_is_better(g.metric) else "lower", minus="−")
 
 
 def _widest(g: GoalAdviceDoc) -> str | None:

@@ -8,6 +8,8 @@ escape codes.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from iosched.core.base.terminal_text import printable
 from iosched.core.documents.document import CellVerdictDoc, FleetDoc, FleetMatrixDoc, PooledDoc, PooledRowDoc
 from iosched.core.documents.metrics import metric_label
@@ -93,17 +95,21 @@ def matrix_lines(doc: FleetMatrixDoc) -> list[str]:
     lines.append(f"the matrix: each cell pooled over the hosts; {pooled.correction}, alpha {pooled.alpha:g}:")
     if not pooled.verdicts:
         lines.append("  no job had two hosts to pool")
+    rows = {(f.job, r.variant): r for f in doc.fleets if f.pooled is not None for r in f.pooled.pooled}
     for v in pooled.verdicts:  # the pooled sentence without its heterogeneity, which the job's lines give
-        lines.append(f"  {v.job}: {cell_sentence(v, pooled.alpha, pooled.cells)}")
+        lines.append(f"  {v.job}: {cell_sentence(v, pooled.alpha, pooled.cells, rows.get((v.job, v.variant)))}")
     return [printable(line) for line in lines]
 
 
-def cell_sentence(v: CellVerdictDoc, alpha: float, family: int) -> str:
-    """A fleet matrix's cell in words, from its numbers (its hosts' agreement is in its job's lines)."""
+def cell_sentence(v: CellVerdictDoc, alpha: float, family: int, pooled: PooledRowDoc | None = None) -> str:
+    """A fleet matrix's cell in words, from its numbers (its hosts' agreement is in its job's lines); its outcome
+    is its job's pooled row's (``pooled``: the same pool under the matrix's correction)."""
     if v.ratio is None or v.ci_low is None or v.ci_high is None or v.p_adjusted is None:
         return v.sentence if " " in v.sentence else f"{v.variant} vs {v.baseline}: {reason_words(v.sentence)}"
     row = PooledRowDoc(variant=v.variant, skipped=[], ratio=v.ratio, ci_low=v.ci_low, ci_high=v.ci_high,
                        p_adjusted=v.p_adjusted, sentence=v.sentence)
+    if pooled is not None and pooled.ratio == v.ratio and pooled.significant == v.significant:
+        row = replace(row, outcome=pooled.outcome, reasons=pooled.reasons, equal_interval=pooled.equal_interval)
     return pooled_sentence(row, v.metric, v.baseline, alpha, family)
 
 

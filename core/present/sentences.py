@@ -34,6 +34,7 @@ from iosched.core.documents.document import (
 )
 from iosched.core.documents.metrics import metric_label, metric_words, split_metric
 from iosched.core.experiment.events import LookReached
+from iosched.core.statistics.outcome import MARGIN
 from iosched.core.statistics.planning import PilotPlan
 from iosched.core.statistics.verdict import Standing
 
@@ -249,6 +250,42 @@ def verdict_sentence(c: ComparisonDoc, adjusted: bool, better: str | None = None
     return f"{v} vs {b}, {label}: {signed_percent(c.ratio)} {before} {interval}; not significant after, {p_text}"
 
 
+# --- the three outcomes ---------------------------------------------------------------------------------------------
+
+OUTCOME_REASONS = {"two-groups": "its runs disagree (two groups, below)", "too-few-runs": "too few valid runs",
+                   "unjudged": "it could not be judged", "replay-behind": "a replay fell behind its capture"}
+
+
+def margin_text(margin: float, better: str | None = None, minus: str = "-") -> str:
+    """A margin as the band it stands for, on the log scale as the outcome decides it (core/statistics/outcome.py):
+    "-9.1% to +10%" for 10%; ``better`` ("higher" or "lower"): only the end a change must pass the better way to
+    matter, "+10%" or "-9.1%"; ``minus``: the sign a page writes below no change ("−" on advise's)."""
+    low = signed_percent(1.0 / (1.0 + margin)).replace("-", minus)
+    high = signed_percent(1.0 + margin)
+    return high if better == "higher" else low if better == "lower" else f"{low} to {high}"
+
+
+def equal_shown(interval: tuple[float, float] | None, alpha: float) -> Shown | None:
+    """An equivalence interval as a sentence shows it: at 1 - 2 alpha, uncorrected."""
+    return None if interval is None else Shown(interval[0], interval[1], 1.0 - 2.0 * alpha, False)
+
+
+def outcome_sentence(who: str, label: str, ratio: float, shown: Shown, outcome: str, reasons: Sequence[str],
+                     margin: float, uncorrected: str = "") -> str:
+    """A comparison that is not significant, as every page says one (compare's summary, a matrix's cell, a fleet's
+    pooled row): "bfq vs none: equal within -9.1% to +10% in IOPS: +1.2% (90% CI -3.0% to +5.1%)", or "… cannot
+    tell in IOPS: +4.0% (90% CI -8.0% to +18%) reaches outside -9.1% to +10%", with why; ``uncorrected``: where
+    the test's interval leaves out no change before the correction its p-value carries, that said after it."""
+    iv = f"({signed_interval(shown)})"
+    m = margin_text(margin)
+    tail = f"; {uncorrected}" if uncorrected else ""
+    if outcome == "equal":
+        return f"{who}: equal within {m} in {label}: {signed_percent(ratio)} {iv}{tail}"
+    why = [f"reaches outside {m}" if r == "too-wide" else OUTCOME_REASONS.get(r, r) for r in reasons]
+    return (f"{who}: cannot tell in {label}: {signed_percent(ratio)} {iv}" + (f" {'; '.join(why)}" if why else "")
+            + tail)
+
+
 # --- a compare's judgement ------------------------------------------------------------------------------------------
 
 
@@ -320,8 +357,10 @@ def planning_note(doc: ExperimentDoc, metric: str, planning: PlanningDoc) -> str
 # --- a matrix's judgement -------------------------------------------------------------------------------------------
 
 
-def cell_sentence(c: CellDoc, first_look: int | None = None) -> str:
-    """A matrix cell's verdict: "4k-read: bfq: 8% fewer IOPS than none (95% CI 3–12%), adjusted p=0.01"."""
+def cell_sentence(c: CellDoc, first_look: int | None = None, alpha: float = 0.05) -> str:
+    """A matrix cell's verdict: "4k-read: bfq: 8% fewer IOPS than none (95% CI 3–12%), adjusted p=0.01"; one not
+    significant as compare's summary says it, equal within the margin or cannot tell ("4k-read: bfq vs none: equal
+    within -9.1% to +10% in IOPS: …"), an older file's (no outcome) as it was said."""
     label = metric_words(c.metric)[0]
     if c.ratio is None or c.ci95 is None or c.p_adjusted is None:
         why = reason_words(c.cannot_judge, f"{c.baseline} on {c.workload}", f"{c.variant} on {c.workload}",
@@ -332,6 +371,12 @@ def cell_sentence(c: CellDoc, first_look: int | None = None) -> str:
     if c.significant:
         at = f", decided at {c.decided_at} runs" if c.decided_at else ""
         return f"{c.workload}: {effect_words(c.metric, c.baseline, c.variant, c.ratio, lo, hi)}, {p}{at}"
+    shown = equal_shown(c.equal_interval, alpha)
+    if c.outcome in ("equal", "cannot-tell") and shown is not None:
+        after = ("" if lo <= 1.0 <= hi else f"before correcting for the matrix's comparisons (95% CI "
+                 f"{signed_percent(lo)} to {signed_percent(hi)}), not significant after, {p}")
+        return outcome_sentence(f"{c.workload}: {c.variant} vs {c.baseline}", metric_label(c.metric), c.ratio, shown,
+                                c.outcome, c.reasons, MARGIN, after)
     # The 95% CI where it holds no change; else the interval that carries the matrix's correction (a judgement of
     # today's, which holds it) or, in an older one without it, what holds.
     level = 0.95
@@ -345,10 +390,10 @@ def cell_sentence(c: CellDoc, first_look: int | None = None) -> str:
 
 
 def variant_sentence(cells: Sequence[CellDoc], variant: str) -> str:
-    """"bfq: fewer IOPS on 3 of 5 workloads (−8% to −37%); no significant difference on 2"; when each workload is
-    judged on its own metric (a contention group), each difference is named with its workload:
-    "bfq: lower foreground p50 latency on interactive-under-writes (−100%); no significant difference on 5 other
-    of 6 workloads"."""
+    """"bfq: fewer IOPS on 3 of 5 workloads (−8% to −37%); equal within -9.1% to +10% on 1; cannot tell on 1"; when
+    each workload is judged on its own metric (a contention group), each difference is named with its workload:
+    "bfq: lower foreground p50 latency on interactive-under-writes (−100%); cannot tell on 5 other of 6
+    workloads"."""
     mine = [c for c in cells if c.variant == variant]
     metrics = list(dict.fromkeys(c.metric for c in mine))
     if len(metrics) == 1:
@@ -359,13 +404,29 @@ def variant_sentence(cells: Sequence[CellDoc], variant: str) -> str:
         if c.significant and c.ratio is not None:
             label, _unit, more, fewer = metric_words(c.metric)
             parts.append(f"{more if c.ratio > 1 else fewer} {label} on {c.workload} ({minus_percent(c.ratio)})")
-    same = sum(1 for c in mine if not c.significant and not c.cannot_judge)
-    if same:
-        parts.append(f"no significant difference on {same}{' other' if parts else ''} of {len(mine)} workloads")
+    for outcome, count in _undecided(mine):
+        parts.append(f"{outcome} on {count}{' other' if parts else ''} of {len(mine)} workloads")
     unjudged = sum(1 for c in mine if c.cannot_judge)
     if unjudged:
         parts.append(f"cannot judge {unjudged} of {len(mine)} workloads")
     return f"{variant}: " + "; ".join(parts)
+
+
+def _undecided(mine: Sequence[CellDoc]) -> list[tuple[str, int]]:
+    """The judged cells not significant, counted by outcome as compare's summary words them: "equal within -9.1% to
+    +10%", "cannot tell" (outside the band, or why); an older file's cells (no outcome): "no significant
+    difference"."""
+    words = {"equal": f"equal within {margin_text(MARGIN)}", "cannot-tell": "cannot tell", None: NO_DIFFERENCE}
+    counts: dict[str, int] = {}
+    for c in mine:
+        if not c.significant and not c.cannot_judge:
+            key = words.get(c.outcome, NO_DIFFERENCE)
+            counts[key] = counts.get(key, 0) + 1
+    order = list(words.values())
+    return sorted(counts.items(), key=lambda kv: order.index(kv[0]))
+
+
+NO_DIFFERENCE = "no significant difference"  # an older file's words, judged before outcomes
 
 
 def _ratio(c: CellDoc) -> float:
@@ -386,10 +447,9 @@ def _clauses(mine: list[CellDoc], metric: str) -> str:
             hi = _ratio(max(sig, key=lambda c: abs(_ratio(c) - 1)))
             span = minus_percent(lo) if len(sig) == 1 else f"{minus_percent(lo)} to {minus_percent(hi)}"
             parts.append(f"{word} {label} on {len(sig)} of {n} workload{'s' if n > 1 else ''} ({span})")
-    same = sum(1 for c in mine if not c.significant and not c.cannot_judge)
-    if same:
-        parts.append(f"no significant difference on {same}" if parts else
-                     f"no significant difference in {label} on {same} of {n} workload{'s' if n > 1 else ''}")
+    for outcome, count in _undecided(mine):
+        parts.append(f"{outcome} on {count}" if parts else
+                     f"{outcome} in {label} on {count} of {n} workload{'s' if n > 1 else ''}")
     unjudged = [c for c in mine if c.cannot_judge]
     if unjudged:
         first = reason_words(unjudged[0].cannot_judge, f"{unjudged[0].baseline} on {unjudged[0].workload}",
@@ -532,6 +592,11 @@ def pooled_sentence(row: PooledRowDoc, metric: str, baseline: str, alpha: float,
     elif sig:
         words = (f"{row.variant} vs {baseline} over the hosts: {signed_percent(row.ratio)} ({signed_interval(shown)}), "
                  f"{p}: significant after correction, though this interval holds no change")
+    elif row.outcome in ("equal", "cannot-tell") and (equal := equal_shown(row.equal_interval, alpha)) is not None:
+        after = ("" if shown.holds_no_change else
+                 f"{before_correction(family)} ({signed_interval(shown)}), not significant after, {p}")
+        words = outcome_sentence(f"{row.variant} vs {baseline} over the hosts", metric_label(metric), row.ratio, equal,
+                                 row.outcome, row.reasons, MARGIN, after)
     elif shown.holds_no_change:
         words = (f"{row.variant} vs {baseline}: no significant difference over the hosts: {signed_percent(row.ratio)} "
                  f"({signed_interval(shown)}), {p}")

@@ -35,12 +35,16 @@ from iosched.core.present.sentences import (
     background_named,
     better_way,
     comparison_sentence,
+    equal_shown,
+    margin_text,
+    outcome_sentence,
     shown_interval,
     signed_interval,
     signed_percent,
 )
 from iosched.core.present.worded import worded_judgement
 from iosched.core.statistics.judge import at_last_look
+from iosched.core.statistics.outcome import MARGIN
 from iosched.core.statistics.verdict import cmd_metrics_of
 
 STRIP = 30  # cells of a runs strip
@@ -172,40 +176,26 @@ def ran_out(doc: ExperimentDoc, judgement: JudgementDoc, ways: Ways = CLI_WAYS) 
     return f"{said}; about {ways.runs.format(n=n)} would decide {diff}"
 
 
-OUTCOME_REASONS = {"two-groups": "its runs disagree (two groups, below)", "too-few-runs": "too few valid runs",
-                   "unjudged": "it could not be judged", "replay-behind": "a replay fell behind its capture"}
-
-
 def _equal_shown(c: ComparisonDoc, alpha: float) -> Shown | None:
     """The one interval an undecided comparison shows: its equivalence interval (at 1 - 2 alpha), else its own."""
-    if c.equal_interval is not None:
-        return Shown(c.equal_interval[0], c.equal_interval[1], 1.0 - 2.0 * alpha, False)
-    return shown_interval(c)
+    return equal_shown(c.equal_interval, alpha) or shown_interval(c)
 
 
 def no_difference(same: Sequence[ComparisonDoc], metric: str, alone: bool, margin: float | None = None,
                   alpha: float = 0.05) -> list[str]:
-    """The comparisons that are not significant: each shown equal within ±margin (its 1 - 2 alpha interval inside),
-    or cannot tell, with why; one line for all when every one is equal and nothing else was said."""
+    """The comparisons that are not significant: each shown equal within the margin's band (its 1 - 2 alpha
+    interval inside), or cannot tell, with why; one line for all when every one is equal and nothing else was
+    said."""
     label = metric_label(metric)
-    m = f"±{(margin if margin is not None else 0.1):.0%}"
+    m = margin if margin is not None else MARGIN
     shown = [(c, s) for c in same if c.ratio is not None and (s := _equal_shown(c, alpha)) is not None]
     if c_old := [c for c, _ in shown if c.outcome is None]:  # a file judged before outcomes: as it was said
         return [comparison_sentence(c, p_value=False) for c in c_old]
     if alone and len(shown) > 1 and all(c.outcome == "equal" for c, _ in shown):
         each = ", ".join(f"{c.variant} {signed_percent(c.ratio or 1.0)} ({signed_interval(s)})" for c, s in shown)
-        return [f"equal within {m} in {label}: {each}"]
-    said = []
-    for c, s in shown:
-        iv = f"({signed_interval(s)})"
-        if c.outcome == "equal":
-            said.append(f"{c.variant} vs {c.baseline}: equal within {m} in {label}: "
-                        f"{signed_percent(c.ratio or 1.0)} {iv}")
-            continue
-        why = [f"spans past {m}" if r == "too-wide" else OUTCOME_REASONS.get(r, r) for r in c.reasons]
-        said.append(f"{c.variant} vs {c.baseline}: cannot tell in {label}: {signed_percent(c.ratio or 1.0)} {iv}"
-                    + (f" {'; '.join(why)}" if why else ""))
-    return said
+        return [f"equal within {margin_text(m)} in {label}: {each}"]
+    return [outcome_sentence(f"{c.variant} vs {c.baseline}", label, c.ratio or 1.0, s, c.outcome or "cannot-tell",
+                             c.reasons, m) for c, s in shown]
 
 
 def role_cost(doc: ExperimentDoc, judgement: JudgementDoc, variant: str) -> str:

@@ -118,16 +118,16 @@ def worded_matrix_judgement(doc: MatrixDoc, j: MatrixJudgementDoc) -> MatrixJudg
     if j.summary or len(j.variants) < 2:  # read back with its words
         return j
     first = doc.sequential.looks[0] if doc.sequential is not None and doc.sequential.looks else None
-    cells = [c if c.is_baseline or c.verdict else _worded_cell(c, first) for c in j.cells]
+    cells = [c if c.is_baseline or c.verdict else _worded_cell(c, first, j.alpha) for c in j.cells]
     return replace(j, cells=cells, summary=[variant_sentence(cells, v) for v in j.variants[1:]],
                    planning=matrix_planning_lines(cells, len(j.variants)), method=matrix_method(doc, j.correction),
                    invalid=invalid_lines(doc))
 
 
-def _worded_cell(c: CellDoc, first: int | None) -> CellDoc:
+def _worded_cell(c: CellDoc, first: int | None, alpha: float) -> CellDoc:
     why = (reason_words(c.cannot_judge, f"{c.baseline} on {c.workload}", f"{c.variant} on {c.workload}", first)
            if c.cannot_judge is not None else None)
-    return replace(c, verdict=cell_sentence(c, first), cannot_judge=why)
+    return replace(c, verdict=cell_sentence(c, first, alpha), cannot_judge=why)
 
 
 def worded_fleet(doc: FleetDoc, cells: int | None = None) -> FleetDoc:

@@ -167,7 +167,7 @@ def test_matrix_verdict_per_cell_and_sentence():
     assert sig == {"w1", "w2", "w3"}
     (sentence,) = j["summary"]
     assert sentence.startswith("bfq: fewer IOPS on 3 of 5 workloads (−8% to −37%)")
-    assert sentence.endswith("no significant difference on 2")
+    assert sentence.endswith("equal within -9.1% to +10% on 2")
     w1 = next(c for c in j["cells"] if c["workload"] == "w1" and c["variant"] == "bfq")
     assert w1["mean"] == pytest.approx(sum(vals[("w1", "bfq")]) / 4)
     assert w1["p_adjusted"] >= w1["p_value"] and w1["verdict"].startswith("w1: bfq: 37% fewer IOPS than none (95% CI")

@@ -205,7 +205,7 @@ def test_a_matrix_page(tmp_path: Path) -> None:
     code_, out, err = call("report", str(path), "--markdown", "-")
     assert code_ == 0, err
     assert_well_formed(out)
-    assert "- **mq-deadline: no significant difference in IOPS on 2 of 2 workloads**" in out
+    assert "- **mq-deadline: cannot tell in IOPS on 2 of 2 workloads**" in out
     assert "| run | workload | variant | valid | IOPS |" in out
 
 

@@ -222,7 +222,9 @@ def test_a_cell_significant_alone_but_not_once_corrected_says_so():
 
     # Its interval (0.47-0.97) leaves out no change: the words say it is before correction, not "no difference".
     assert not row.significant and "no significant difference" not in said(row)
-    assert said(row).startswith("bfq vs none over the hosts: -32% before correcting for 2 comparisons "
-                                "(95% CI -53% to -3.0%); not significant after, adjusted p=0.09")
+    assert said(row).startswith("bfq vs none over the hosts: cannot tell in IOPS: -32% (90% CI -43% to -19%) "
+                                "reaches outside -9.1% to +10%; before correcting for 2 comparisons (95% CI -53% to "
+                                "-3.0%), not significant after, adjusted p=0.09")
     p = Pooled(0.9, 0.7, 1.2, 0.3, 1, 0.0, 0.0, 0.2, hosts)
-    assert "no significant difference over the hosts" in said(pooled_row(p, "none", "bfq", "iops", 0.6, 0.05))
+    assert said(pooled_row(p, "none", "bfq", "iops", 0.6, 0.05)).startswith(
+        "bfq vs none over the hosts: cannot tell in IOPS: -10% (90% CI ")
