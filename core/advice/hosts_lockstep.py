@@ -16,17 +16,23 @@ What lockstep cannot run is refused before any host is reached: a command (`--cm
 iosched), a job that is not run as the catalog has it (a plain job's interactive test runs it beside a write flood,
 which no catalog job names), a job fio's server cannot run. Lockstep has no pilot: each test runs the plan's runs
 without one, at --settle (else 1 s) between runs.
+
+With --budget, the lockstep tests' time is known once the hosts' plans are in: each test's variants x runs x (a run,
+the settle and what a lockstep run costs beyond them, ``FLEET_RUN_OVERHEAD_S``). A plan that cannot fit what the
+budget leaves is refused there, before any run, naming the budget that would fit.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from iosched.core.advice.advice_plan import END_S
 from iosched.core.advice.decision import decided_again, looks_again
 from iosched.core.advice.hosts import HostsAdvice, host_advice, pooled
 from iosched.core.advice.model_pool import model_of
@@ -113,6 +119,34 @@ def plan_fault(doc: AdviceDoc) -> str | None:
     return None
 
 
+# What a lockstep run costs beyond its runtime and settle: its window (0.11 s past the runtime) and the wait to the
+# next run's load (1.45-1.51 s: fio's server starting the job, the round trips), docs/performance.md, "A fleet in
+# lockstep" (bench/fleet_lockstep.py).
+FLEET_RUN_OVERHEAD_S = 1.6
+
+
+def lockstep_run_s(test: AdviceTestDoc, settle: float) -> float:
+    """One lockstep run of ``test``, as planned: its runtime, the settle and the fleet's own cost."""
+    return test.run_s + settle + FLEET_RUN_OVERHEAD_S
+
+
+def lockstep_s(tests: Sequence[AdviceTestDoc], settle: float) -> float:
+    """The lockstep tests' time at most: every variant's planned runs, each test's put-back and save after it."""
+    return sum(len(t.variants) * t.runs * lockstep_run_s(t, settle) + END_S for t in tests)
+
+
+def over_budget(tests: Sequence[AdviceTestDoc], settle: float, budget_s: float, spent_s: float) -> str | None:
+    """Why the lockstep tests cannot run in what the budget leaves (None: they fit), in one sentence."""
+    need = lockstep_s(tests, settle)
+    if spent_s + need <= budget_s:
+        return None
+    fit = math.ceil(spent_s + need)
+    return (f"--lockstep: the tests run their plan's runs on every host together, about {need:.0f} s, past the "
+            f"{max(budget_s - spent_s, 0.0):.0f} s the --budget of {budget_s:g} s leaves after the hosts' plans: "
+            f"--budget {fit}s would fit, or drop --lockstep (each host on its own, as compare's --independent: its "
+            "own pilot, and its tests stop at the budget); nothing was changed on any host")
+
+
 def same_plan(a: AdviceDoc, b: AdviceDoc) -> str | None:
     """Why ``b``'s tests cannot run in lockstep with ``a``'s (None: they can)."""
     ta = [(t.goal, t.metric, t.variants, t.runs, t.looks) for t in a.tests]
@@ -138,6 +172,7 @@ class LockstepAdvicePlan:
     # (core/fleet/simulated_hosts.py runs the lockstep slots).
     planner: Callable[[HostsAdvice, Sequence[Host], Callable[[str, str], None]], OnItsOwn] | None = None
     hosts_run: HostsRun | None = None
+    clock: Callable[[], float] = time.monotonic  # the budget's clock (a test's: a fake one)
 
     def check(self) -> None:
         check_lockstep(self.settings)
@@ -147,6 +182,8 @@ class LockstepAdvicePlan:
 
     def go(self, run: Running[FleetAdviceDoc]) -> FleetAdviceDoc:
         s = self.settings
+        start = self.clock()
+        settle = s.settle if s.settle is not None else SETTLE_S
         run.emit(Note(f"advise on {len(self.hosts)} hosts in lockstep: each host's plan first (nothing changed), then "
                       "each goal's test with every variant on every host together, pooled per device model"))
 
@@ -176,6 +213,10 @@ class LockstepAdvicePlan:
                                   goals=s.goals, alpha=s.alpha, hosts=[self.advised(entries[h.name], docs, results)
                                                                        for h in self.hosts], models=[])
 
+        if first is not None and s.budget_s is not None:
+            why = over_budget(first.tests, settle, s.budget_s, self.clock() - start)
+            if why is not None:
+                raise BadInput(why)
         if first is not None:
             for i, test in enumerate(first.tests):
                 live = [h for h in self.hosts if h.name in docs]
@@ -184,7 +225,7 @@ class LockstepAdvicePlan:
                 job = goal_job(test.goal, s.job)
                 assert job is not None  # check_lockstep refused the rest
                 fs = FleetSettings(",".join(test.variants), repeat=test.runs, runtime=test.run_s, size=s.size,
-                                   settle=s.settle if s.settle is not None else SETTLE_S, alpha=s.alpha,
+                                   settle=settle, alpha=s.alpha,
                                    metric=test.metric, ssh=s.ssh, iosched=s.iosched)
                 run.emit(Note(f"{test.goal}: {job}, {len(test.variants)} variants x {test.runs} runs on "
                               f"{len(live)} hosts in lockstep"))
