@@ -19,7 +19,11 @@ without one, at --settle (else 1 s) between runs.
 
 With --budget, the lockstep tests' time is known once the hosts' plans are in: each test's variants x runs x (a run,
 the settle and what a lockstep run costs beyond them, ``FLEET_RUN_OVERHEAD_S``). A plan that cannot fit what the
-budget leaves is refused there, before any run, naming the budget that would fit.
+budget leaves is refused there, before any run, naming the budget that would fit. During the tests the budget holds
+as on one host (core/advice/advice_plan.py ``Budgeted``): a run that would end past what it leaves (less
+``END_S``) is not begun, every host ends its session and puts its device back as at the end of a test, the
+remaining tests are not begun, and each host's advice is decided from the runs it has with the budget's stop (its
+``budget`` saying so, so `report` decides the same again): usually cannot tell, with the runs still needed.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from iosched.core.advice.advice_plan import END_S
+from iosched.core.advice.advice_plan import END_S, Budgeted
 from iosched.core.advice.decision import decided_again, looks_again
 from iosched.core.advice.hosts import HostsAdvice, host_advice, pooled
 from iosched.core.advice.model_pool import model_of
@@ -40,10 +44,17 @@ from iosched.core.advice.plan import DEFAULT_JOBS, MAX_RUNS, SETTLE_S
 from iosched.core.advice.request import parse_goals
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.terminal_text import printable
-from iosched.core.documents.document import AdviceDoc, AdviceHostDoc, AdviceTestDoc, CompareDoc, FleetAdviceDoc
+from iosched.core.documents.document import (
+    AdviceBudgetDoc,
+    AdviceDoc,
+    AdviceHostDoc,
+    AdviceTestDoc,
+    CompareDoc,
+    FleetAdviceDoc,
+)
 from iosched.core.documents.params import parse_variants
 from iosched.core.experiment.events import Note
-from iosched.core.experiment.slots import run_slots
+from iosched.core.experiment.slots import Executor, run_slots
 from iosched.core.fleet.fleet import Host, HostRun, OnItsOwn, OnItsOwnCourse
 from iosched.core.fleet.fleet_plan import FleetSettings, HostsRun, run_job
 from iosched.core.load.jobs import CATALOG
@@ -147,6 +158,16 @@ def over_budget(tests: Sequence[AdviceTestDoc], settle: float, budget_s: float, 
             "own pilot, and its tests stop at the budget); nothing was changed on any host")
 
 
+def held_to(deadline: float, run_s: float, clock: Callable[[], float], held: list[Budgeted[list[HostRun]]]
+            ) -> Callable[[Executor[list[HostRun]]], Executor[list[HostRun]]]:
+    """A lockstep test's executor held to the budget's deadline (each run ``run_s`` until one is measured), kept in
+    ``held`` so the caller learns whether it stopped there."""
+    def hold(inner: Executor[list[HostRun]]) -> Executor[list[HostRun]]:
+        held.append(Budgeted(inner, deadline, run_s, clock, []))
+        return held[-1]
+    return hold
+
+
 def same_plan(a: AdviceDoc, b: AdviceDoc) -> str | None:
     """Why ``b``'s tests cannot run in lockstep with ``a``'s (None: they can)."""
     ta = [(t.goal, t.metric, t.variants, t.runs, t.looks) for t in a.tests]
@@ -173,6 +194,9 @@ class LockstepAdvicePlan:
     planner: Callable[[HostsAdvice, Sequence[Host], Callable[[str, str], None]], OnItsOwn] | None = None
     hosts_run: HostsRun | None = None
     clock: Callable[[], float] = time.monotonic  # the budget's clock (a test's: a fake one)
+    start: float = 0.0  # the budget's clock as the advice began (set by ``go``)
+    planned_s: float = 0.0  # spent before the first lockstep run: the hosts' plans
+    stopped: bool = False  # the tests stopped at the budget
 
     def check(self) -> None:
         check_lockstep(self.settings)
@@ -182,7 +206,7 @@ class LockstepAdvicePlan:
 
     def go(self, run: Running[FleetAdviceDoc]) -> FleetAdviceDoc:
         s = self.settings
-        start = self.clock()
+        start = self.start = self.clock()
         settle = s.settle if s.settle is not None else SETTLE_S
         run.emit(Note(f"advise on {len(self.hosts)} hosts in lockstep: each host's plan first (nothing changed), then "
                       "each goal's test with every variant on every host together, pooled per device model"))
@@ -213,14 +237,21 @@ class LockstepAdvicePlan:
                                   goals=s.goals, alpha=s.alpha, hosts=[self.advised(entries[h.name], docs, results)
                                                                        for h in self.hosts], models=[])
 
+        self.planned_s = self.clock() - start
+        deadline: float | None = None
         if first is not None and s.budget_s is not None:
-            why = over_budget(first.tests, settle, s.budget_s, self.clock() - start)
+            why = over_budget(first.tests, settle, s.budget_s, self.planned_s)
             if why is not None:
                 raise BadInput(why)
+            deadline = start + s.budget_s - END_S
         if first is not None:
             for i, test in enumerate(first.tests):
                 live = [h for h in self.hosts if h.name in docs]
                 if not live:
+                    break
+                held: list[Budgeted[list[HostRun]]] = []
+                if deadline is not None and self.clock() + lockstep_run_s(test, settle) > deadline:
+                    self.stop_at_budget(run)  # not even one run: the hosts are not reached
                     break
                 job = goal_job(test.goal, s.job)
                 assert job is not None  # check_lockstep refused the rest
@@ -230,10 +261,14 @@ class LockstepAdvicePlan:
                 run.emit(Note(f"{test.goal}: {job}, {len(test.variants)} variants x {test.runs} runs on "
                               f"{len(live)} hosts in lockstep"))
                 fleet = run_job(fs, live, job, self.started, None, run.emit, lambda _doc: None, run.ctl,
-                               self.hosts_run)
+                                self.hosts_run, None if deadline is None else
+                                held_to(deadline, lockstep_run_s(test, settle), self.clock, held))
+                if any(b.stopped for b in held):
+                    self.stop_at_budget(run)
                 for h in fleet.hosts:
                     if h.status == "done" and h.result is not None:
-                        results[h.host][i] = h.result
+                        if h.result.runs:  # a test stopped before its first run was not begun
+                            results[h.host][i] = h.result
                         entries[h.host] = replace(entries[h.host], scheduler_after=h.scheduler_after,
                                                   put_back=h.put_back)  # as the controller found it after the test
                     else:
@@ -242,7 +277,14 @@ class LockstepAdvicePlan:
                                                   reason=f"its {test.goal} test: {h.reason or h.status}",
                                                   scheduler_after=h.scheduler_after, put_back=h.put_back)
                 run.keep(self.judged(document()))
+                if self.stopped:
+                    break
         return document()
+
+    def stop_at_budget(self, run: Running[FleetAdviceDoc]) -> None:
+        self.stopped = True
+        run.emit(Note(f"the budget ({self.settings.budget_s:g} s) leaves no time for another run: the tests stop "
+                      "here, every host's device put back, and each host's answer is what its runs show"))
 
     def plan_argv(self, host: Host) -> list[str]:
         """The plan a host's iosched makes, changing nothing."""
@@ -276,13 +318,24 @@ class LockstepAdvicePlan:
         margin = doc.rule.margin
         tests = [replace(t, result=ran[i], looked=looked_of(t, ran[i], margin), pilot=None) if i in ran else t
                  for i, t in enumerate(doc.tests)]
-        done = len(ran) == len(doc.tests)
+        done = len(ran) == len(doc.tests) or self.stopped
         conditions = next((c.conditions for c in ran.values() if c.conditions is not None), doc.conditions)
         advice = replace(doc, tests=tests, status="final" if done else "running", finished=time.time(),
-                         conditions=conditions)
+                         conditions=conditions, budget=self.budget(tests))
         advice = decided_again(advice)
         model, firmware = model_of(advice)
         return replace(e, status="done" if done else "running", result=advice, model=model, firmware=firmware)
+
+    def budget(self, tests: Sequence[AdviceTestDoc]) -> AdviceBudgetDoc | None:
+        """The budget as a host's advice held it: the hosts' plans counted before, and whether its tests stopped at
+        it with how many runs their plan still had."""
+        s = self.settings
+        if s.budget_s is None:
+            return None
+        planned = sum(len(t.variants) * t.runs for t in tests)
+        held = sum(len(t.result.runs) for t in tests if t.result is not None)
+        return AdviceBudgetDoc(budget_s=s.budget_s, before_s=self.planned_s, elapsed_s=self.clock() - self.start,
+                               stopped=self.stopped, runs_short=max(planned - held, 0) if self.stopped else 0)
 
     def judged(self, doc: FleetAdviceDoc) -> FleetAdviceDoc:
         return pooled(doc)
