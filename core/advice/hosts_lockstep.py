@@ -16,17 +16,27 @@ What lockstep cannot run is refused before any host is reached: a command (`--cm
 iosched), a job that is not run as the catalog has it (a plain job's interactive test runs it beside a write flood,
 which no catalog job names), a job fio's server cannot run. Lockstep has no pilot: each test runs the plan's runs
 without one, at --settle (else 1 s) between runs.
+
+With --budget, the lockstep tests' time is known once the hosts' plans are in: each test's variants x runs x (a run,
+the settle and what a lockstep run costs beyond them, ``FLEET_RUN_OVERHEAD_S``). A plan that cannot fit what the
+budget leaves is refused there, before any run, naming the budget that would fit. During the tests the budget holds
+as on one host (core/advice/advice_plan.py ``Budgeted``): a run that would end past what it leaves (less
+``END_S``) is not begun, every host ends its session and puts its device back as at the end of a test, the
+remaining tests are not begun, and each host's advice is decided from the runs it has with the budget's stop (its
+``budget`` saying so, so `report` decides the same again): usually cannot tell, with the runs still needed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from iosched.core.advice.advice_plan import END_S, Budgeted
 from iosched.core.advice.decision import decided_again, looks_again
 from iosched.core.advice.hosts import HostsAdvice, host_advice, pooled
 from iosched.core.advice.model_pool import model_of
@@ -34,10 +44,17 @@ from iosched.core.advice.plan import DEFAULT_JOBS, MAX_RUNS, SETTLE_S
 from iosched.core.advice.request import parse_goals
 from iosched.core.base.errors import BadInput, IoschedError
 from iosched.core.base.terminal_text import printable
-from iosched.core.documents.document import AdviceDoc, AdviceHostDoc, AdviceTestDoc, CompareDoc, FleetAdviceDoc
+from iosched.core.documents.document import (
+    AdviceBudgetDoc,
+    AdviceDoc,
+    AdviceHostDoc,
+    AdviceTestDoc,
+    CompareDoc,
+    FleetAdviceDoc,
+)
 from iosched.core.documents.params import parse_variants
 from iosched.core.experiment.events import Note
-from iosched.core.experiment.slots import run_slots
+from iosched.core.experiment.slots import Executor, run_slots
 from iosched.core.fleet.fleet import Host, HostRun, OnItsOwn, OnItsOwnCourse
 from iosched.core.fleet.fleet_plan import FleetSettings, HostsRun, run_job
 from iosched.core.load.jobs import CATALOG
@@ -113,6 +130,44 @@ def plan_fault(doc: AdviceDoc) -> str | None:
     return None
 
 
+# What a lockstep run costs beyond its runtime and settle: its window (0.11 s past the runtime) and the wait to the
+# next run's load (1.45-1.51 s: fio's server starting the job, the round trips), docs/performance.md, "A fleet in
+# lockstep" (bench/fleet_lockstep.py).
+FLEET_RUN_OVERHEAD_S = 1.6
+
+
+def lockstep_run_s(test: AdviceTestDoc, settle: float) -> float:
+    """One lockstep run of ``test``, as planned: its runtime, the settle and the fleet's own cost."""
+    return test.run_s + settle + FLEET_RUN_OVERHEAD_S
+
+
+def lockstep_s(tests: Sequence[AdviceTestDoc], settle: float) -> float:
+    """The lockstep tests' time at most: every variant's planned runs, each test's put-back and save after it."""
+    return sum(len(t.variants) * t.runs * lockstep_run_s(t, settle) + END_S for t in tests)
+
+
+def over_budget(tests: Sequence[AdviceTestDoc], settle: float, budget_s: float, spent_s: float) -> str | None:
+    """Why the lockstep tests cannot run in what the budget leaves (None: they fit), in one sentence."""
+    need = lockstep_s(tests, settle)
+    if spent_s + need <= budget_s:
+        return None
+    fit = math.ceil(spent_s + need)
+    return (f"--lockstep: the tests run their plan's runs on every host together, about {need:.0f} s, past the "
+            f"{max(budget_s - spent_s, 0.0):.0f} s the --budget of {budget_s:g} s leaves after the hosts' plans: "
+            f"--budget {fit}s would fit, or drop --lockstep (each host on its own, as compare's --independent: its "
+            "own pilot, and its tests stop at the budget); nothing was changed on any host")
+
+
+def held_to(deadline: float, run_s: float, clock: Callable[[], float], held: list[Budgeted[list[HostRun]]]
+            ) -> Callable[[Executor[list[HostRun]]], Executor[list[HostRun]]]:
+    """A lockstep test's executor held to the budget's deadline (each run ``run_s`` until one is measured), kept in
+    ``held`` so the caller learns whether it stopped there."""
+    def hold(inner: Executor[list[HostRun]]) -> Executor[list[HostRun]]:
+        held.append(Budgeted(inner, deadline, run_s, clock, []))
+        return held[-1]
+    return hold
+
+
 def same_plan(a: AdviceDoc, b: AdviceDoc) -> str | None:
     """Why ``b``'s tests cannot run in lockstep with ``a``'s (None: they can)."""
     ta = [(t.goal, t.metric, t.variants, t.runs, t.looks) for t in a.tests]
@@ -138,6 +193,10 @@ class LockstepAdvicePlan:
     # (core/fleet/simulated_hosts.py runs the lockstep slots).
     planner: Callable[[HostsAdvice, Sequence[Host], Callable[[str, str], None]], OnItsOwn] | None = None
     hosts_run: HostsRun | None = None
+    clock: Callable[[], float] = time.monotonic  # the budget's clock (a test's: a fake one)
+    start: float = 0.0  # the budget's clock as the advice began (set by ``go``)
+    planned_s: float = 0.0  # spent before the first lockstep run: the hosts' plans
+    stopped: bool = False  # the tests stopped at the budget
 
     def check(self) -> None:
         check_lockstep(self.settings)
@@ -147,6 +206,8 @@ class LockstepAdvicePlan:
 
     def go(self, run: Running[FleetAdviceDoc]) -> FleetAdviceDoc:
         s = self.settings
+        start = self.start = self.clock()
+        settle = s.settle if s.settle is not None else SETTLE_S
         run.emit(Note(f"advise on {len(self.hosts)} hosts in lockstep: each host's plan first (nothing changed), then "
                       "each goal's test with every variant on every host together, pooled per device model"))
 
@@ -176,23 +237,38 @@ class LockstepAdvicePlan:
                                   goals=s.goals, alpha=s.alpha, hosts=[self.advised(entries[h.name], docs, results)
                                                                        for h in self.hosts], models=[])
 
+        self.planned_s = self.clock() - start
+        deadline: float | None = None
+        if first is not None and s.budget_s is not None:
+            why = over_budget(first.tests, settle, s.budget_s, self.planned_s)
+            if why is not None:
+                raise BadInput(why)
+            deadline = start + s.budget_s - END_S
         if first is not None:
             for i, test in enumerate(first.tests):
                 live = [h for h in self.hosts if h.name in docs]
                 if not live:
                     break
+                held: list[Budgeted[list[HostRun]]] = []
+                if deadline is not None and self.clock() + lockstep_run_s(test, settle) > deadline:
+                    self.stop_at_budget(run)  # not even one run: the hosts are not reached
+                    break
                 job = goal_job(test.goal, s.job)
                 assert job is not None  # check_lockstep refused the rest
                 fs = FleetSettings(",".join(test.variants), repeat=test.runs, runtime=test.run_s, size=s.size,
-                                   settle=s.settle if s.settle is not None else SETTLE_S, alpha=s.alpha,
+                                   settle=settle, alpha=s.alpha,
                                    metric=test.metric, ssh=s.ssh, iosched=s.iosched)
                 run.emit(Note(f"{test.goal}: {job}, {len(test.variants)} variants x {test.runs} runs on "
                               f"{len(live)} hosts in lockstep"))
                 fleet = run_job(fs, live, job, self.started, None, run.emit, lambda _doc: None, run.ctl,
-                               self.hosts_run)
+                                self.hosts_run, None if deadline is None else
+                                held_to(deadline, lockstep_run_s(test, settle), self.clock, held))
+                if any(b.stopped for b in held):
+                    self.stop_at_budget(run)
                 for h in fleet.hosts:
                     if h.status == "done" and h.result is not None:
-                        results[h.host][i] = h.result
+                        if h.result.runs:  # a test stopped before its first run was not begun
+                            results[h.host][i] = h.result
                         entries[h.host] = replace(entries[h.host], scheduler_after=h.scheduler_after,
                                                   put_back=h.put_back)  # as the controller found it after the test
                     else:
@@ -201,7 +277,14 @@ class LockstepAdvicePlan:
                                                   reason=f"its {test.goal} test: {h.reason or h.status}",
                                                   scheduler_after=h.scheduler_after, put_back=h.put_back)
                 run.keep(self.judged(document()))
+                if self.stopped:
+                    break
         return document()
+
+    def stop_at_budget(self, run: Running[FleetAdviceDoc]) -> None:
+        self.stopped = True
+        run.emit(Note(f"the budget ({self.settings.budget_s:g} s) leaves no time for another run: the tests stop "
+                      "here, every host's device put back, and each host's answer is what its runs show"))
 
     def plan_argv(self, host: Host) -> list[str]:
         """The plan a host's iosched makes, changing nothing."""
@@ -235,13 +318,24 @@ class LockstepAdvicePlan:
         margin = doc.rule.margin
         tests = [replace(t, result=ran[i], looked=looked_of(t, ran[i], margin), pilot=None) if i in ran else t
                  for i, t in enumerate(doc.tests)]
-        done = len(ran) == len(doc.tests)
+        done = len(ran) == len(doc.tests) or self.stopped
         conditions = next((c.conditions for c in ran.values() if c.conditions is not None), doc.conditions)
         advice = replace(doc, tests=tests, status="final" if done else "running", finished=time.time(),
-                         conditions=conditions)
+                         conditions=conditions, budget=self.budget(tests))
         advice = decided_again(advice)
         model, firmware = model_of(advice)
         return replace(e, status="done" if done else "running", result=advice, model=model, firmware=firmware)
+
+    def budget(self, tests: Sequence[AdviceTestDoc]) -> AdviceBudgetDoc | None:
+        """The budget as a host's advice held it: the hosts' plans counted before, and whether its tests stopped at
+        it with how many runs their plan still had."""
+        s = self.settings
+        if s.budget_s is None:
+            return None
+        planned = sum(len(t.variants) * t.runs for t in tests)
+        held = sum(len(t.result.runs) for t in tests if t.result is not None)
+        return AdviceBudgetDoc(budget_s=s.budget_s, before_s=self.planned_s, elapsed_s=self.clock() - self.start,
+                               stopped=self.stopped, runs_short=max(planned - held, 0) if self.stopped else 0)
 
     def judged(self, doc: FleetAdviceDoc) -> FleetAdviceDoc:
         return pooled(doc)

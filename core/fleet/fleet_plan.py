@@ -27,7 +27,7 @@ from iosched.core.documents.params import parse_variants
 from iosched.core.documents.saved import read_experiment
 from iosched.core.experiment.control import Control
 from iosched.core.experiment.events import Event, Note
-from iosched.core.experiment.slots import Course, run_slots
+from iosched.core.experiment.slots import Course, Executor, run_slots
 from iosched.core.fleet.fleet import Host, HostRun, OnItsOwn, OnItsOwnCourse, check_host_result
 from iosched.core.fleet.lockstep import InLockstep, Lockstep, LockstepCourse, LockstepRuns, job_file_text
 from iosched.core.load.jobs import CATALOG
@@ -173,12 +173,14 @@ class HostResults:
 
 def run_job(settings: FleetSettings, hosts: Sequence[Host], job: str, started: float, resume: FleetDoc | None,
             emit: Callable[[Event], None], keep: Callable[[FleetDoc], None], ctl: Control | None = None,
-            hosts_run: HostsRun | None = None) -> FleetDoc:
+            hosts_run: HostsRun | None = None,
+            held: Callable[[Executor[list[HostRun]]], Executor[list[HostRun]]] | None = None) -> FleetDoc:
     """One catalog job's compare on every host, in lockstep or each by itself, through the one slot loop (core/
     experiment/slots.py); ``resume``: a saved fleet of this job to go on with (lockstep). ``keep`` hears the document
     after every slot; the finished one is returned, not yet pooled. Ctrl-C (any exception) ends every host's session
     and is raised, once ``keep`` has heard what finished. ``hosts_run``: who runs the slots (None: the hosts, over
-    SSH; a test or a bench: a simulation, core/fleet/simulated_hosts.py)."""
+    SSH; a test or a bench: a simulation, core/fleet/simulated_hosts.py); ``held``: the executor as a caller holds it
+    (an advice's budget: a slot that would end past it is not begun, and the slots end there as when done)."""
     results = HostResults(settings.schedulers)
 
     def document(runs: Sequence[HostRun]) -> FleetDoc:
@@ -211,7 +213,7 @@ def run_job(settings: FleetSettings, hosts: Sequence[Host], job: str, started: f
                         settings.until_verdict, settings.alpha, settings.metric or catalog_job.primary or "iops")
         lockstep = hosts_run.lockstep(plan, hosts, said) if hosts_run is not None else InLockstep(hosts, plan, said)
         executor, course = lockstep, LockstepCourse(lockstep)
-    runs = run_slots(course, executor, executor.runs, kept, emit, ctl)
+    runs = run_slots(course, executor if held is None else held(executor), executor.runs, kept, emit, ctl)
     return document(runs)
 
 
