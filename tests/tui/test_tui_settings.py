@@ -50,7 +50,10 @@ async def test_edit_a_tunable_then_restore_on_quit(tmp_path, make_loop):
         await pilot.pause()
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
-        await pilot.pause(0.3)
+        # The restore runs in a worker and the app exits once it is done: wait for that, not a set time (under load
+        # the test's context would otherwise end the app while the restore is still writing).
+        assert await wait_until(pilot, lambda: app.return_code is not None)
+    assert app.return_value == 0  # the restore said nothing failed
     assert (loop.sysdir / "queue/iosched/read_expire").read_text().strip() == "500"
 
 
